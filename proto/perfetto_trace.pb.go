@@ -691,6 +691,7 @@ type TracePacket struct {
 	//	*TracePacket_TrackEvent
 	//	*TracePacket_TrackDescriptor
 	//	*TracePacket_ClockSnapshot
+	//	*TracePacket_CompressedPackets
 	Data isTracePacket_Data `protobuf_oneof:"data"`
 	// Types that are valid to be assigned to OptionalTrustedPacketSequenceId:
 	//
@@ -789,6 +790,15 @@ func (x *TracePacket) GetClockSnapshot() *ClockSnapshot {
 	return nil
 }
 
+func (x *TracePacket) GetCompressedPackets() []byte {
+	if x != nil {
+		if x, ok := x.Data.(*TracePacket_CompressedPackets); ok {
+			return x.CompressedPackets
+		}
+	}
+	return nil
+}
+
 func (x *TracePacket) GetOptionalTrustedPacketSequenceId() isTracePacket_OptionalTrustedPacketSequenceId {
 	if x != nil {
 		return x.OptionalTrustedPacketSequenceId
@@ -859,11 +869,19 @@ type TracePacket_ClockSnapshot struct {
 	ClockSnapshot *ClockSnapshot `protobuf:"bytes,6,opt,name=clock_snapshot,json=clockSnapshot,oneof"`
 }
 
+type TracePacket_CompressedPackets struct {
+	// Zero or more encoded Trace.packet fields (tag, length, TracePacket)
+	// compressed with zlib's deflate. Each bundle should be under 512 KiB.
+	CompressedPackets []byte `protobuf:"bytes,50,opt,name=compressed_packets,json=compressedPackets,oneof"`
+}
+
 func (*TracePacket_TrackEvent) isTracePacket_Data() {}
 
 func (*TracePacket_TrackDescriptor) isTracePacket_Data() {}
 
 func (*TracePacket_ClockSnapshot) isTracePacket_Data() {}
+
+func (*TracePacket_CompressedPackets) isTracePacket_Data() {}
 
 type isTracePacket_OptionalTrustedPacketSequenceId interface {
 	isTracePacket_OptionalTrustedPacketSequenceId()
@@ -2547,14 +2565,15 @@ const file_perfetto_trace_proto_rawDesc = "" +
 	"\n" +
 	"\x14perfetto_trace.proto\x12\x0fperfetto.protos\"=\n" +
 	"\x05Trace\x124\n" +
-	"\x06packet\x18\x01 \x03(\v2\x1c.perfetto.protos.TracePacketR\x06packet\"\xbf\x06\n" +
+	"\x06packet\x18\x01 \x03(\v2\x1c.perfetto.protos.TracePacketR\x06packet\"\xf0\x06\n" +
 	"\vTracePacket\x12\x1c\n" +
 	"\ttimestamp\x18\b \x01(\x04R\ttimestamp\x12,\n" +
 	"\x12timestamp_clock_id\x18: \x01(\rR\x10timestampClockId\x12>\n" +
 	"\vtrack_event\x18\v \x01(\v2\x1b.perfetto.protos.TrackEventH\x00R\n" +
 	"trackEvent\x12M\n" +
 	"\x10track_descriptor\x18< \x01(\v2 .perfetto.protos.TrackDescriptorH\x00R\x0ftrackDescriptor\x12G\n" +
-	"\x0eclock_snapshot\x18\x06 \x01(\v2\x1e.perfetto.protos.ClockSnapshotH\x00R\rclockSnapshot\x12=\n" +
+	"\x0eclock_snapshot\x18\x06 \x01(\v2\x1e.perfetto.protos.ClockSnapshotH\x00R\rclockSnapshot\x12/\n" +
+	"\x12compressed_packets\x182 \x01(\fH\x00R\x11compressedPackets\x12=\n" +
 	"\x1atrusted_packet_sequence_id\x18\n" +
 	" \x01(\rH\x01R\x17trustedPacketSequenceId\x12B\n" +
 	"\rinterned_data\x18\f \x01(\v2\x1d.perfetto.protos.InternedDataR\finternedData\x12%\n" +
@@ -2851,6 +2870,7 @@ func file_perfetto_trace_proto_init() {
 		(*TracePacket_TrackEvent)(nil),
 		(*TracePacket_TrackDescriptor)(nil),
 		(*TracePacket_ClockSnapshot)(nil),
+		(*TracePacket_CompressedPackets)(nil),
 		(*TracePacket_TrustedPacketSequenceId)(nil),
 	}
 	file_perfetto_trace_proto_msgTypes[4].OneofWrappers = []any{

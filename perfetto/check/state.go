@@ -1,0 +1,557 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	pb "github.com/phasetrace/phasetrace/proto"
+)
+
+func (p *parser) define(idx int, m map[uint64]string, what string, iid uint64, v string) {
+	if iid == 0 {
+		p.problem("interned_data_tokenizer_errors", idx, "%s %q interned with iid 0", what, v)
+		return
+	}
+	if old, ok := m[iid]; ok && old != v {
+		p.problem("interned_data_tokenizer_errors", idx, "%s iid %d redefined from %q to %q without a clear", what, iid, old, v)
+	}
+	m[iid] = v
+}
+
+func (p *parser) clockSnapshot(idx int, seqID uint32, cs *pb.ClockSnapshot) {
+	p.anySnap = true
+	if pc := uint32(cs.GetPrimaryTraceClock()); pc != 0 {
+		if !p.hasPrim {
+			p.primary, p.hasPrim = pc, true
+		} else if pc != p.primary {
+			p.problem("clock_sync_mixed_clock_sources", idx, "primary_trace_clock %d after %d", pc, p.primary)
+		}
+	}
+	var snap snapshot
+	var series []string
+	hasBoot := false
+	for _, c := range cs.GetClocks() {
+		id := c.GetClockId()
+		key := clockKey{id: id}
+		if isSequenceClock(id) {
+			if seqID == 0 {
+				p.problem("invalid_clock_snapshots", idx, "sequence-scoped clock %d in a snapshot without trusted_packet_sequence_id", id)
+				return
+			}
+			key.seq = seqID
+		}
+		if id == clockBoottime {
+			hasBoot = true
+		}
+		unit := int64(c.GetUnitMultiplierNs())
+		if unit == 0 {
+			unit = 1
+		}
+		d := p.domains[key]
+		if d == nil {
+			d = &clockDomain{}
+			p.domains[key] = d
+		}
+		if !d.seen {
+			if c.GetIsIncremental() && !isSequenceClock(id) {
+				p.problem("invalid_clock_snapshots", idx, "global clock %d cannot use incremental encoding", id)
+				return
+			}
+			d.seen, d.incremental, d.unit = true, c.GetIsIncremental(), unit
+		} else if d.incremental != c.GetIsIncremental() || d.unit != unit {
+			p.problem("invalid_clock_snapshots", idx, "clock %d redeclared with other properties", id)
+			return
+		}
+		ns := int64(c.GetTimestamp()) * unit
+		if d.incremental {
+			d.last = ns
+		}
+		snap.clocks = append(snap.clocks, clockValue{key: key, ns: ns})
+		series = append(series, fmt.Sprintf("%d/%d", key.id, key.seq))
+	}
+	if !p.hasPrim && hasBoot {
+		p.primary, p.hasPrim = clockBoottime, true
+	}
+	// Snapshots with the same set of clocks form a series; each clock must
+	// not go backwards along it. The trace clock going backwards is an
+	// error; another clock is then only usable as a conversion target.
+	sort.Strings(series)
+	name := strings.Join(series, ",")
+	last := p.series[name]
+	if last == nil {
+		last = map[clockKey]int64{}
+		p.series[name] = last
+	} else {
+		for _, c := range snap.clocks {
+			if c.ns >= last[c.key] {
+				continue
+			}
+			if p.hasPrim && c.key == (clockKey{id: p.primary}) {
+				p.problem("invalid_clock_snapshots", idx, "trace clock %d is not monotonic: %d after %d", c.key.id, c.ns, last[c.key])
+			} else {
+				p.nonMono[c.key] = true
+			}
+		}
+	}
+	for _, c := range snap.clocks {
+		last[c.key] = c.ns
+	}
+	p.snaps = append(p.snaps, snap)
+}
+
+// timestamp resolves a packet's timestamp to an absolute value in its own
+// clock domain, applying incremental encoding in file order as the trace
+// processor's tokenizer does.
+func (p *parser) timestamp(idx int, seqID uint32, st *seqState, pkt *pb.TracePacket) (clockKey, int64, bool) {
+	id := pkt.GetTimestampClockId()
+	if id == 0 && st.defaults != nil {
+		id = st.defaults.GetTimestampClockId()
+	}
+	if id == 0 {
+		if !p.hasPrim {
+			return clockKey{}, int64(pkt.GetTimestamp()), true // trace time already
+		}
+		id = p.primary
+	}
+	key := clockKey{id: id}
+	if isSequenceClock(id) {
+		key.seq = seqID
+	}
+	d := p.domains[key]
+	if d == nil || !d.seen {
+		if isSequenceClock(id) {
+			p.problem("clock_sync_failure_unknown_source_clock", idx, "sequence-scoped clock %d on sequence %d has no ClockSnapshot", id, seqID)
+			return key, 0, false
+		}
+		return key, int64(pkt.GetTimestamp()), true
+	}
+	v := int64(pkt.GetTimestamp()) * d.unit
+	if d.incremental {
+		d.last += v
+		return key, d.last, true
+	}
+	return key, v, true
+}
+
+func (p *parser) descriptor(idx int, td *pb.TrackDescriptor) {
+	tr := Track{
+		UUID:        td.GetUuid(),
+		Parent:      td.GetParentUuid(),
+		Kind:        "track",
+		Description: td.GetDescription(),
+		ChildOrder:  int32(td.GetChildOrdering()),
+		Rank:        td.GetSiblingOrderRank(),
+		Merge:       int32(td.GetSiblingMergeBehavior()),
+		MergeKey:    td.GetSiblingMergeKey(),
+	}
+	tr.Name = td.GetName()
+	if tr.Name == "" {
+		tr.Name = td.GetStaticName()
+	}
+	switch {
+	case td.GetThread() != nil:
+		th := td.GetThread()
+		tr.Kind, tr.Pid, tr.Tid, tr.SortIndex = "thread", th.GetPid(), th.GetTid(), th.GetLegacySortIndex()
+		if tr.Name == "" {
+			tr.Name = th.GetThreadName()
+		}
+	case td.GetProcess() != nil:
+		pr := td.GetProcess()
+		tr.Kind, tr.Pid, tr.SortIndex, tr.Labels = "process", pr.GetPid(), pr.GetLegacySortIndex(), pr.GetProcessLabels()
+		if tr.Name == "" {
+			tr.Name = pr.GetProcessName()
+		}
+	case td.GetCounter() != nil:
+		c := td.GetCounter()
+		tr.Kind, tr.Unit, tr.UnitName = "counter", int32(c.GetUnit()), c.GetUnitName()
+	}
+	if tr.UUID == 0 {
+		p.problem("track_event_tokenizer_errors", idx, "track descriptor without a uuid (%q)", tr.Name)
+		return
+	}
+	if i, ok := p.tracks[tr.UUID]; ok {
+		if !equalTracks(p.t.Tracks[i], tr) {
+			p.problem("track_descriptor_conflict", idx, "track %d (%q) described twice, differently", tr.UUID, tr.Name)
+		}
+		return
+	}
+	p.tracks[tr.UUID] = len(p.t.Tracks)
+	p.t.Tracks = append(p.t.Tracks, tr)
+}
+
+func equalTracks(a, b Track) bool {
+	return a.UUID == b.UUID && a.Parent == b.Parent && a.Kind == b.Kind && a.Name == b.Name &&
+		a.Description == b.Description && a.Pid == b.Pid && a.Tid == b.Tid &&
+		slices.Equal(a.Labels, b.Labels) && a.SortIndex == b.SortIndex && a.ChildOrder == b.ChildOrder &&
+		a.Rank == b.Rank && a.Merge == b.Merge && a.MergeKey == b.MergeKey && a.Unit == b.Unit && a.UnitName == b.UnitName
+}
+
+func (p *parser) lookup(idx int, m map[uint64]string, what string, iid uint64) string {
+	v, ok := m[iid]
+	if !ok {
+		p.problem("interned_data_unknown_iid", idx, "%s iid %d is not defined on this sequence", what, iid)
+	}
+	return v
+}
+
+func (p *parser) trackEvent(idx int, st *seqState, te *pb.TrackEvent, key clockKey, ts int64) {
+	ev := event{packet: idx, key: key, ts: ts, typ: te.GetType()}
+	switch {
+	case te.TrackUuid != nil:
+		ev.track = te.GetTrackUuid()
+	case st.defaults.GetTrackEventDefaults().TrackUuid != nil:
+		ev.track = st.defaults.GetTrackEventDefaults().GetTrackUuid()
+	default:
+		p.problem("track_event_missing_track", idx, "track event without track_uuid and no default track on its sequence")
+		return
+	}
+	switch n := te.GetNameField().(type) {
+	case *pb.TrackEvent_NameIid:
+		ev.name = p.lookup(idx, st.names, "event name", n.NameIid)
+	case *pb.TrackEvent_Name:
+		ev.name = n.Name
+	}
+	var cats []string
+	for _, iid := range te.GetCategoryIids() {
+		cats = append(cats, p.lookup(idx, st.cats, "category", iid))
+	}
+	cats = append(cats, te.GetCategories()...)
+	ev.cat = strings.Join(cats, ",")
+	for _, a := range te.GetDebugAnnotations() {
+		ev.args = append(ev.args, p.annotation(idx, st, a, true))
+	}
+	ev.flows = te.GetFlowIds()
+	ev.tflows = te.GetTerminatingFlowIds()
+	if ev.typ == pb.TrackEvent_TYPE_COUNTER {
+		ev.counter = te
+	}
+	p.events = append(p.events, ev)
+}
+
+func (p *parser) annotation(idx int, st *seqState, a *pb.DebugAnnotation, named bool) Arg {
+	var arg Arg
+	if named {
+		switch n := a.GetNameField().(type) {
+		case *pb.DebugAnnotation_NameIid:
+			arg.Name = p.lookup(idx, st.annNames, "annotation name", n.NameIid)
+		case *pb.DebugAnnotation_Name:
+			arg.Name = n.Name
+		}
+	}
+	switch v := a.GetValue().(type) {
+	case *pb.DebugAnnotation_BoolValue:
+		arg.Value = v.BoolValue
+	case *pb.DebugAnnotation_UintValue:
+		arg.Value = v.UintValue
+	case *pb.DebugAnnotation_IntValue:
+		arg.Value = v.IntValue
+	case *pb.DebugAnnotation_DoubleValue:
+		arg.Value = v.DoubleValue
+	case *pb.DebugAnnotation_StringValue:
+		arg.Value = v.StringValue
+	case *pb.DebugAnnotation_StringValueIid:
+		arg.Value = p.lookup(idx, st.strs, "string value", v.StringValueIid)
+	case *pb.DebugAnnotation_PointerValue:
+		arg.Value = v.PointerValue
+	case *pb.DebugAnnotation_LegacyJsonValue:
+		arg.Value = v.LegacyJsonValue
+	case nil:
+		switch {
+		case len(a.GetDictEntries()) > 0:
+			dict := []Arg{}
+			for _, e := range a.GetDictEntries() {
+				dict = append(dict, p.annotation(idx, st, e, true))
+			}
+			arg.Value = dict
+		case len(a.GetArrayValues()) > 0:
+			arr := []any{}
+			for _, e := range a.GetArrayValues() {
+				arr = append(arr, p.annotation(idx, st, e, false).Value)
+			}
+			arg.Value = arr
+		}
+	}
+	return arg
+}
+
+// convert maps ts from clock src to clock dst through the snapshots: the
+// shortest chain of clocks, each hop through the snapshot whose source value
+// is the latest one not after ts (or the earliest snapshot), as the trace
+// processor's clock tracker does (offsets only).
+func (p *parser) convert(src clockKey, ts int64, dst clockKey) (int64, bool) {
+	if src == dst {
+		return ts, true
+	}
+	// Breadth-first search over clocks linked by snapshots.
+	prev := map[clockKey]clockKey{src: src}
+	queue := []clockKey{src}
+	found := false
+	for len(queue) > 0 && !found {
+		c := queue[0]
+		queue = queue[1:]
+		if p.nonMono[c] && c != src {
+			continue
+		}
+		for _, s := range p.snaps {
+			if !s.has(c) {
+				continue
+			}
+			for _, o := range s.clocks {
+				if _, seen := prev[o.key]; seen {
+					continue
+				}
+				prev[o.key] = c
+				if o.key == dst {
+					found = true
+				}
+				queue = append(queue, o.key)
+			}
+		}
+	}
+	if !found {
+		return 0, false
+	}
+	var path []clockKey
+	for c := dst; c != src; c = prev[c] {
+		path = append(path, c)
+	}
+	path = append(path, src)
+	slices.Reverse(path)
+	for i := 0; i+1 < len(path); i++ {
+		a, b := path[i], path[i+1]
+		var best *snapshot
+		var bestA int64
+		for j := range p.snaps {
+			s := &p.snaps[j]
+			av, okA := s.value(a)
+			_, okB := s.value(b)
+			if !okA || !okB {
+				continue
+			}
+			switch {
+			case best == nil:
+				best, bestA = s, av
+			case av <= ts && (bestA > ts || av >= bestA):
+				best, bestA = s, av
+			case bestA > ts && av < bestA:
+				best, bestA = s, av
+			}
+		}
+		bv, _ := best.value(b)
+		ts = ts - bestA + bv
+	}
+	return ts, true
+}
+
+func (s *snapshot) has(k clockKey) bool {
+	_, ok := s.value(k)
+	return ok
+}
+
+func (s *snapshot) value(k clockKey) (int64, bool) {
+	for _, c := range s.clocks {
+		if c.key == k {
+			return c.ns, true
+		}
+	}
+	return 0, false
+}
+
+func (p *parser) finish() *Trace {
+	t := &p.t
+	t.Packets = p.n
+	t.PrimaryClock = p.primary
+	trace := clockKey{id: p.primary}
+	// The trace processor bridges BOOTTIME to the trace clock for every
+	// protobuf file and logs an error when nothing relates them.
+	if p.hasPrim && p.primary != clockBoottime {
+		if _, ok := p.convert(clockKey{id: clockBoottime}, 0, trace); !ok {
+			p.problem("clock_sync_unrelatable_clock_domains", -1, "nothing relates BOOTTIME to the trace clock %d", p.primary)
+		}
+	}
+	for _, s := range p.snaps {
+		w, ok := s.value(clockKey{id: clockRealtime})
+		if !ok {
+			continue
+		}
+		for _, c := range s.clocks {
+			if c.key.id == clockRealtime {
+				continue
+			}
+			if ts, ok := p.convert(c.key, c.ns, trace); ok {
+				t.Wall = append(t.Wall, WallClock{TS: ts, Wall: w})
+				break
+			}
+		}
+	}
+	// Convert every event to the trace clock.
+	evs := p.events[:0]
+	for _, ev := range p.events {
+		if ev.key.id != 0 && p.hasPrim && ev.key != trace {
+			ts, ok := p.convert(ev.key, ev.ts, trace)
+			if !ok {
+				p.problem("clock_sync_failure_no_path", ev.packet, "no path from clock %d to the trace clock %d", ev.key.id, p.primary)
+				continue
+			}
+			ev.ts = ts
+		}
+		if ev.ts < 0 {
+			p.problem("track_event_negative_timestamp", ev.packet, "timestamp %d is before the trace clock's zero", ev.ts)
+		}
+		evs = append(evs, ev)
+	}
+	slices.SortStableFunc(evs, func(a, b event) int {
+		switch {
+		case a.ts < b.ts:
+			return -1
+		case a.ts > b.ts:
+			return 1
+		}
+		return 0
+	})
+	p.checkHierarchy()
+	p.replay(evs)
+	return t
+}
+
+func (p *parser) checkHierarchy() {
+	for _, tr := range p.t.Tracks {
+		if tr.Parent == 0 {
+			continue
+		}
+		if _, ok := p.tracks[tr.Parent]; !ok {
+			p.problem("track_descriptor_unknown_parent", -1, "track %d (%q) has parent %d, which is not described", tr.UUID, tr.Name, tr.Parent)
+			continue
+		}
+		seen := map[uint64]bool{tr.UUID: true}
+		for u := tr.Parent; u != 0; {
+			if seen[u] {
+				p.problem("track_event_track_hierarchy_loop", -1, "track %d (%q) is its own ancestor", tr.UUID, tr.Name)
+				break
+			}
+			seen[u] = true
+			i, ok := p.tracks[u]
+			if !ok {
+				break
+			}
+			u = p.t.Tracks[i].Parent
+		}
+	}
+}
+
+func (p *parser) replay(evs []event) {
+	t := &p.t
+	stacks := map[uint64][]int{}
+	open := map[uint64]int{}     // flow id → last slice
+	stepped := map[uint64]bool{} // flow id → has reached a second slice
+	unknown := map[uint64]bool{}
+	flows := func(ev *event, slice int) {
+		for _, id := range ev.flows {
+			if id == 0 {
+				p.problem("flow_invalid_id", ev.packet, "flow id 0 on %q", ev.name)
+				continue
+			}
+			if from, ok := open[id]; ok {
+				t.Flows = append(t.Flows, Flow{ID: id, From: from, To: slice})
+				stepped[id] = true
+			}
+			open[id] = slice
+		}
+		for _, id := range ev.tflows {
+			from, ok := open[id]
+			if !ok {
+				p.problem("flow_end_without_start", ev.packet, "flow %d terminated on %q without a start", id, ev.name)
+				continue
+			}
+			t.Flows = append(t.Flows, Flow{ID: id, From: from, To: slice})
+			delete(open, id)
+			delete(stepped, id)
+		}
+	}
+	for i := range evs {
+		ev := &evs[i]
+		ti, ok := p.tracks[ev.track]
+		if !ok {
+			if !unknown[ev.track] {
+				unknown[ev.track] = true
+				p.problem("track_event_unknown_track", ev.packet, "event %q on track %d, which has no TrackDescriptor", ev.name, ev.track)
+			}
+			continue
+		}
+		tr := &t.Tracks[ti]
+		st := stacks[ev.track]
+		switch ev.typ {
+		case pb.TrackEvent_TYPE_SLICE_BEGIN, pb.TrackEvent_TYPE_INSTANT:
+			if tr.Kind == "counter" {
+				p.problem("track_event_slice_on_counter_track", ev.packet, "slice %q on counter track %q", ev.name, tr.Name)
+				continue
+			}
+			s := Slice{Track: ev.track, Name: ev.name, Category: ev.cat, TS: ev.ts, Depth: len(st), Parent: -1, Args: ev.args}
+			if len(st) > 0 {
+				s.Parent = st[len(st)-1]
+			}
+			idx := len(t.Slices)
+			if ev.typ == pb.TrackEvent_TYPE_INSTANT {
+				s.Instant = true
+			} else {
+				s.Dur = -1
+				stacks[ev.track] = append(st, idx)
+			}
+			t.Slices = append(t.Slices, s)
+			flows(ev, idx)
+		case pb.TrackEvent_TYPE_SLICE_END:
+			if len(st) == 0 {
+				p.problem("misplaced_end_event", ev.packet, "end at %d on track %q with no open slice", ev.ts, tr.Name)
+				continue
+			}
+			top := st[len(st)-1]
+			t.Slices[top].Dur = ev.ts - t.Slices[top].TS
+			stacks[ev.track] = st[:len(st)-1]
+		case pb.TrackEvent_TYPE_COUNTER:
+			if tr.Kind != "counter" {
+				p.problem("track_event_counter_invalid_track_uuid", ev.packet, "counter value on track %q, which is not a counter track", tr.Name)
+				continue
+			}
+			c := Counter{Track: ev.track, TS: ev.ts}
+			switch v := ev.counter.GetCounterValueField().(type) {
+			case *pb.TrackEvent_CounterValue:
+				c.Int, c.Value = v.CounterValue, float64(v.CounterValue)
+			case *pb.TrackEvent_DoubleCounterValue:
+				c.Value, c.Float = v.DoubleCounterValue, true
+			default:
+				p.problem("track_event_counter_missing_value", ev.packet, "counter event without a value on %q", tr.Name)
+				continue
+			}
+			t.Counters = append(t.Counters, c)
+		default:
+			p.problem("track_event_parser_errors", ev.packet, "track event %q without a type", ev.name)
+		}
+	}
+	// Report what is left open, in a stable order.
+	var uuids []uint64
+	for u, st := range stacks {
+		if len(st) > 0 {
+			uuids = append(uuids, u)
+		}
+	}
+	slices.Sort(uuids)
+	for _, u := range uuids {
+		for _, i := range stacks[u] {
+			p.problem("slice_not_ended", -1, "slice %q at %d never ended", t.Slices[i].Name, t.Slices[i].TS)
+		}
+	}
+	var ids []uint64
+	for id := range open {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if stepped[id] {
+			p.problem("flow_unterminated", -1, "flow %d, last on %q, was never terminated", id, t.Slices[open[id]].Name)
+		} else {
+			p.problem("flow_without_destination", -1, "flow %d starts on %q and reaches no other event", id, t.Slices[open[id]].Name)
+		}
+	}
+}

@@ -1,0 +1,356 @@
+package perfetto
+
+import "slices"
+
+// FlowID names a flow: an arrow from one event to the next event carrying
+// the same id. Ids are global to the trace; zero is invalid.
+type FlowID uint64
+
+// FlowIDOf derives a FlowID from a key (FNV-1a), for callers that identify
+// hand-offs by a string such as "pid/run_id/slot".
+func FlowIDOf(key string) FlowID {
+	h := fnvString(fnvOffset, key)
+	if h == 0 {
+		h = 1
+	}
+	return FlowID(h)
+}
+
+// Slice is a span of time on a track: [TS, TS+Dur] in CLOCK_MONOTONIC ns.
+type Slice struct {
+	Name     string
+	Category string // optional
+	TS, Dur  int64
+	// Depth breaks ties between slices with identical start and end on one
+	// track: the lower Depth is the outer slice. Among equal intervals of
+	// equal Depth, the one given first is outer.
+	Depth int32
+	Args  []Arg
+	// Flows are started (first event with the id) or continued (later
+	// events) by this slice; EndFlows are terminated by it.
+	Flows    []FlowID
+	EndFlows []FlowID
+}
+
+// Instant is a point in time on a track, drawn nested in the slices that
+// contain it.
+type Instant struct {
+	Name     string
+	Category string
+	TS       int64
+	Args     []Arg
+	Flows    []FlowID
+	EndFlows []FlowID
+}
+
+// pendingSlice is a complete slice or instant waiting for Flush. Its
+// arguments and flows live in the writer's arenas.
+type pendingSlice struct {
+	name, cat          string
+	ts, end            int64
+	depth              int32
+	instant            bool
+	argStart, argEnd   int32
+	flowStart, flowMid int32 // flows [flowStart, flowMid) start or continue,
+	flowEnd            int32 // [flowMid, flowEnd) terminate
+}
+
+// Slice adds a complete slice to track t. It is written at the next Flush
+// or Close, nested by its interval among the slices of t: a slice that lies
+// within another (boundaries included) is its child. A slice that partially
+// overlaps another is refused with ErrOverlap. The writer copies s.Args,
+// s.Flows and s.EndFlows, so the caller may reuse them.
+func (w *Writer) Slice(t Track, s Slice) {
+	w.addPending(t, s.Name, s.Category, s.TS, s.Dur, s.Depth, false, s.Args, s.Flows, s.EndFlows)
+}
+
+// Instant adds an instant event to track t, written at the next Flush or
+// Close like a slice of zero duration.
+func (w *Writer) Instant(t Track, e Instant) {
+	w.addPending(t, e.Name, e.Category, e.TS, 0, 0, true, e.Args, e.Flows, e.EndFlows)
+}
+
+func (w *Writer) addPending(t Track, name, cat string, ts, dur int64, depth int32, instant bool, args []Arg, flows, endFlows []FlowID) {
+	if w.closed {
+		w.refuse(nil, name, ts, dur, ErrClosed)
+		return
+	}
+	st := w.track(t, name, ts)
+	if st == nil {
+		return
+	}
+	switch {
+	case ts < 0 || dur < 0 || ts+dur < ts:
+		w.refuse(st, name, ts, dur, ErrNegativeTimestamp)
+		return
+	case st.kind == trackCounter:
+		w.refuse(st, name, ts, dur, ErrWrongTrackKind)
+		return
+	case st.stream:
+		w.refuse(st, name, ts, dur, ErrMixedTrack)
+		return
+	case st.lo <= st.hi && ts+dur > st.lo && ts < st.hi:
+		w.refuse(st, name, ts, dur, ErrOutOfOrder)
+		return
+	}
+	p := pendingSlice{name: name, cat: cat, ts: ts, end: ts + dur, depth: depth, instant: instant}
+	w.args, p.argStart, p.argEnd = flatten(w.args, args)
+	p.flowStart = int32(len(w.flows))
+	w.flows = append(w.flows, flows...)
+	p.flowMid = int32(len(w.flows))
+	w.flows = append(w.flows, endFlows...)
+	p.flowEnd = int32(len(w.flows))
+	st.pending = append(st.pending, p)
+	if !st.dirty {
+		st.dirty = true
+		w.dirty = append(w.dirty, st)
+	}
+}
+
+func (w *Writer) refuse(st *trackState, name string, ts, dur int64, err error) {
+	w.stats.Dropped++
+	label := ""
+	if st != nil {
+		label = st.label
+	}
+	w.dataError(&EventError{Track: label, Name: name, TS: ts, Dur: dur, Err: err})
+}
+
+// Flush writes every slice and instant waiting since the last Flush and
+// returns the errors found since then. Slices given after a Flush must not
+// overlap the time range already flushed on their track (ErrOutOfOrder):
+// flush at points where each track's open work is complete.
+func (w *Writer) Flush() error {
+	w.flushSlices()
+	return w.result()
+}
+
+func (w *Writer) flushSlices() {
+	for _, t := range w.dirty {
+		w.flushTrack(t)
+		t.dirty = false
+	}
+	w.dirty = w.dirty[:0]
+	w.args = w.args[:0]
+	w.flows = w.flows[:0]
+}
+
+// flushTrack writes t's pending slices as begin/end events in an order whose
+// stable sort by timestamp (what the trace processor does) replays as the
+// nesting the intervals describe: sorted by start, then longest first, each
+// slice's end is written just before the first event at or after it that
+// lies outside it. The events come out in timestamp order, so ties keep
+// this order in the trace processor.
+func (w *Writer) flushTrack(t *trackState) {
+	ps := t.pending
+	order := w.order[:0]
+	for i := range ps {
+		order = append(order, int32(i))
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		pa, pb := &ps[a], &ps[b]
+		switch {
+		case pa.ts != pb.ts:
+			return cmpInt64(pa.ts, pb.ts)
+		case pa.end != pb.end:
+			return cmpInt64(pb.end, pa.end)
+		case pa.depth != pb.depth:
+			return cmpInt64(int64(pa.depth), int64(pb.depth))
+		}
+		return cmpInt64(int64(a), int64(b))
+	})
+	stack := w.stack[:0]
+	for _, i := range order {
+		p := &ps[i]
+		ok := true
+		for len(stack) > 0 {
+			top := &ps[stack[len(stack)-1]]
+			if p.end <= top.end { // p.ts >= top.ts by the sort: p nests in top
+				break
+			}
+			if p.ts < top.end {
+				w.stats.Dropped++
+				w.dataError(&EventError{Track: t.label, Name: p.name, TS: p.ts, Dur: p.end - p.ts, Other: describe(top), Err: ErrOverlap})
+				ok = false
+				break
+			}
+			w.writeEnd(t, top)
+			stack = stack[:len(stack)-1]
+		}
+		if !ok {
+			continue
+		}
+		w.writeBegin(t, p)
+		if t.lo > t.hi {
+			t.lo, t.hi = p.ts, p.end
+		} else {
+			t.lo, t.hi = min(t.lo, p.ts), max(t.hi, p.end)
+		}
+		if !p.instant {
+			stack = append(stack, i)
+		}
+	}
+	for len(stack) > 0 {
+		w.writeEnd(t, &ps[stack[len(stack)-1]])
+		stack = stack[:len(stack)-1]
+	}
+	w.order, w.stack = order, stack
+	clear(ps) // drop references to the caller's strings
+	t.pending = ps[:0]
+}
+
+func describe(p *pendingSlice) string {
+	return "\"" + p.name + "\" [" + itoa(p.ts) + ", +" + itoa(p.end-p.ts) + "]"
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (w *Writer) writeBegin(t *trackState, p *pendingSlice) {
+	b, s, m := w.eventStart(t, p.ts)
+	if p.instant {
+		b = appendVarintField(b, fEventType, typeInstant)
+		w.stats.Instants++
+	} else {
+		b = appendVarintField(b, fEventType, typeSliceBegin)
+		w.stats.Slices++
+	}
+	b = appendVarintField(b, fEventNameIID, s.internName(p.name))
+	if p.cat != "" {
+		b = appendVarintField(b, fEventCategoryIIDs, s.internCategory(p.cat))
+	}
+	b = w.appendAnnotations(b, s, w.args, p.argStart, p.argEnd, fEventAnnotations, true)
+	b = w.appendFlows(b, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd])
+	w.eventEnd(b, s, m)
+}
+
+func (w *Writer) appendFlows(b []byte, flows, endFlows []FlowID) []byte {
+	for _, f := range flows {
+		b = appendFixed64Field(b, fEventFlowIDs, uint64(f))
+	}
+	for _, f := range endFlows {
+		b = appendFixed64Field(b, fEventTermFlowIDs, uint64(f))
+	}
+	w.stats.Flows += int64(len(flows) + len(endFlows))
+	return b
+}
+
+func (w *Writer) writeEnd(t *trackState, p *pendingSlice) {
+	b, s, m := w.eventStart(t, p.end)
+	b = appendVarintField(b, fEventType, typeSliceEnd)
+	w.eventEnd(b, s, m)
+}
+
+// Begin opens a slice on t at s.TS (s.Dur is ignored) and writes it at
+// once; End closes the innermost open one. The caller orders Begin and End
+// as they should nest; equal timestamps keep the call order. A track takes
+// either Begin/End or complete slices, not both.
+func (w *Writer) Begin(t Track, s Slice) {
+	if w.closed {
+		w.refuse(nil, s.Name, s.TS, 0, ErrClosed)
+		return
+	}
+	st := w.track(t, s.Name, s.TS)
+	if st == nil {
+		return
+	}
+	switch {
+	case s.TS < 0:
+		w.refuse(st, s.Name, s.TS, 0, ErrNegativeTimestamp)
+		return
+	case st.kind == trackCounter:
+		w.refuse(st, s.Name, s.TS, 0, ErrWrongTrackKind)
+		return
+	case len(st.pending) > 0 || st.lo <= st.hi:
+		w.refuse(st, s.Name, s.TS, 0, ErrMixedTrack)
+		return
+	}
+	st.stream = true
+	st.open++
+	base := len(w.args)
+	var p pendingSlice
+	p.name, p.cat, p.ts = s.Name, s.Category, s.TS
+	w.args, p.argStart, p.argEnd = flatten(w.args, s.Args)
+	b, seq, m := w.eventStart(st, s.TS)
+	b = appendVarintField(b, fEventType, typeSliceBegin)
+	b = appendVarintField(b, fEventNameIID, seq.internName(p.name))
+	if p.cat != "" {
+		b = appendVarintField(b, fEventCategoryIIDs, seq.internCategory(p.cat))
+	}
+	b = w.appendAnnotations(b, seq, w.args, p.argStart, p.argEnd, fEventAnnotations, true)
+	b = w.appendFlows(b, s.Flows, s.EndFlows)
+	w.eventEnd(b, seq, m)
+	clear(w.args[base:])
+	w.args = w.args[:base]
+	w.stats.Slices++
+}
+
+// End closes the innermost slice opened by Begin on t, at ts.
+func (w *Writer) End(t Track, ts int64) {
+	if w.closed {
+		w.refuse(nil, "", ts, 0, ErrClosed)
+		return
+	}
+	st := w.track(t, "", ts)
+	if st == nil {
+		return
+	}
+	switch {
+	case ts < 0:
+		w.refuse(st, "", ts, 0, ErrNegativeTimestamp)
+		return
+	case st.open == 0:
+		w.refuse(st, "", ts, 0, ErrUnmatchedEnd)
+		return
+	}
+	st.open--
+	b, s, m := w.eventStart(st, ts)
+	b = appendVarintField(b, fEventType, typeSliceEnd)
+	w.eventEnd(b, s, m)
+}
+
+// Counter writes an integer value of counter track t at ts.
+func (w *Writer) Counter(t Track, ts int64, v int64) {
+	if b, s, m, ok := w.counterStart(t, ts); ok {
+		b = appendVarintField(b, fEventCounterValue, uint64(v))
+		w.eventEnd(b, s, m)
+	}
+}
+
+// CounterFloat writes a floating-point value of counter track t at ts.
+func (w *Writer) CounterFloat(t Track, ts int64, v float64) {
+	if b, s, m, ok := w.counterStart(t, ts); ok {
+		b = appendDoubleField(b, fEventDoubleCounter, v)
+		w.eventEnd(b, s, m)
+	}
+}
+
+func (w *Writer) counterStart(t Track, ts int64) ([]byte, *sequence, message, bool) {
+	if w.closed {
+		w.refuse(nil, "", ts, 0, ErrClosed)
+		return nil, nil, message{}, false
+	}
+	st := w.track(t, "", ts)
+	if st == nil {
+		return nil, nil, message{}, false
+	}
+	if ts < 0 {
+		w.refuse(st, "", ts, 0, ErrNegativeTimestamp)
+		return nil, nil, message{}, false
+	}
+	if st.kind != trackCounter {
+		w.refuse(st, "", ts, 0, ErrWrongTrackKind)
+		return nil, nil, message{}, false
+	}
+	b, s, m := w.eventStart(st, ts)
+	b = appendVarintField(b, fEventType, typeCounter)
+	w.stats.Counters++
+	return b, s, m, true
+}

@@ -1,0 +1,470 @@
+package perfetto
+
+import (
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Defaults of the writer's options.
+const (
+	// DefaultFlushThreshold is how many encoded bytes the writer buffers
+	// before it writes them to the underlying io.Writer.
+	DefaultFlushThreshold = 256 << 10
+	// DefaultInternLimit is how many interned strings a sequence may hold
+	// before the writer clears its incremental state and starts again,
+	// which bounds the writer's memory on inputs with unbounded distinct
+	// names or values.
+	DefaultInternLimit = 1 << 16
+	// DefaultBundleSize is how many bytes of packets go into one
+	// compressed bundle when compression is on (Perfetto wants bundles
+	// under 512 KiB).
+	DefaultBundleSize = 256 << 10
+	// MaxErrors is how many data errors the writer keeps for Flush and
+	// Close to return; later ones are only counted in Stats.
+	MaxErrors = 16
+)
+
+// Clock ids the writer uses (BuiltinClock and a sequence-scoped clock).
+const (
+	ClockRealtime    = 1  // BUILTIN_CLOCK_REALTIME: wall time, ns since the Unix epoch
+	ClockMonotonic   = 3  // BUILTIN_CLOCK_MONOTONIC: the trace clock, CLOCK_MONOTONIC ns
+	ClockBoottime    = 6  // BUILTIN_CLOCK_BOOTTIME: declared equal to MONOTONIC (see Writer)
+	ClockIncremental = 64 // sequence-scoped: CLOCK_MONOTONIC ns as deltas from the previous packet
+)
+
+// globalSequence carries the clock snapshots and track descriptors.
+const globalSequence = 1
+
+// Option configures a Writer.
+type Option func(*config)
+
+type config struct {
+	flushThreshold int
+	internLimit    int
+	bundleSize     int
+	delta          bool
+	compress       bool
+	level          int
+}
+
+// WithFlushThreshold sets how many bytes are buffered before they are
+// written to the underlying io.Writer (default DefaultFlushThreshold).
+func WithFlushThreshold(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.flushThreshold = n
+		}
+	}
+}
+
+// WithDeltaTimestamps turns delta-encoded timestamps on or off (default on).
+// With them on, each track's events are timestamped on an incremental clock
+// as the difference from the previous event, which shrinks the trace;
+// an event earlier than its predecessor is written with an absolute
+// CLOCK_MONOTONIC timestamp instead.
+func WithDeltaTimestamps(on bool) Option { return func(c *config) { c.delta = on } }
+
+// WithCompression bundles packets and compresses each bundle with zlib's
+// deflate at the given level (compress/zlib levels; 0 turns compression
+// off, the default). The trace processor and ui.perfetto.dev inflate such
+// bundles (TracePacket.compressed_packets) transparently.
+func WithCompression(level int) Option {
+	return func(c *config) {
+		c.compress = level != 0
+		c.level = level
+	}
+}
+
+// WithInternLimit sets how many strings one sequence interns before the
+// writer clears its incremental state (default DefaultInternLimit).
+func WithInternLimit(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.internLimit = n
+		}
+	}
+}
+
+// Writer writes a Perfetto protobuf trace to an io.Writer as a stream of
+// TracePackets. Timestamps are CLOCK_MONOTONIC nanoseconds; the trace's
+// clock is MONOTONIC, and BOOTTIME is declared equal to it so that the trace
+// processor relates every clock the file uses (no event is timestamped in
+// BOOTTIME). Wall time is added with WallClock.
+//
+// Complete slices (Slice) wait per track until Flush or Close, which writes
+// them so that the trace processor rebuilds exactly the nesting their
+// intervals describe, whatever order they were given in. Begin and End,
+// Instant and counter values are written as they come.
+//
+// A Writer's memory grows with the number of tracks, the distinct interned
+// strings (bounded by WithInternLimit) and the slices waiting for Flush —
+// not with the number of events written. Errors in the data (overlapping
+// slices, negative timestamps, ...) are counted in Stats and the first
+// MaxErrors are returned by Flush and Close; an error of the underlying
+// io.Writer stops the writer and is returned by every later Flush and Close.
+// A Writer is not safe for concurrent use.
+type Writer struct {
+	w   io.Writer
+	cfg config
+
+	out    []byte // encoded Trace bytes waiting for w
+	bundle []byte // packets waiting to be compressed
+	pkt    []byte // the packet being built
+	zbuf   bytes.Buffer
+	zw     *zlib.Writer
+
+	ioErr   error
+	errs    []error
+	closed  bool
+	started bool // the global sequence's first packet is written
+
+	tracks  map[uint64]*trackState
+	nextSeq uint32
+	dirty   []*trackState
+	args    []flatArg
+	flows   []FlowID
+	order   []int32 // scratch for Flush
+	stack   []int32 // scratch for Flush
+
+	wall  []clockPair
+	stats Stats
+}
+
+type clockPair struct{ mono, wall int64 }
+
+// Stats counts what a Writer wrote and what it refused.
+type Stats struct {
+	Packets  int64 // TracePackets written (compressed bundles count their contents)
+	Bytes    int64 // bytes written to the underlying io.Writer
+	Tracks   int   // track descriptors written
+	Slices   int64 // slices written (complete and Begin/End pairs)
+	Instants int64
+	Counters int64 // counter values
+	Flows    int64 // flow ids attached to events (starts, steps and ends)
+	Dropped  int64 // events refused because of an error in the data
+	Errors   int64 // data errors, including those past MaxErrors
+}
+
+// NewWriter returns a Writer that writes a trace to w.
+func NewWriter(w io.Writer, opts ...Option) *Writer {
+	c := config{
+		flushThreshold: DefaultFlushThreshold,
+		internLimit:    DefaultInternLimit,
+		bundleSize:     DefaultBundleSize,
+		delta:          true,
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	return &Writer{w: w, cfg: c, tracks: make(map[uint64]*trackState), nextSeq: globalSequence + 1}
+}
+
+// Stats returns the counts so far.
+func (w *Writer) Stats() Stats { return w.stats }
+
+// Sentinel errors, wrapped in *EventError.
+var (
+	ErrOverlap           = errors.New("slice partially overlaps another slice on the same track")
+	ErrNegativeTimestamp = errors.New("negative timestamp or duration")
+	ErrUnmatchedEnd      = errors.New("end without a matching begin")
+	ErrOutOfOrder        = errors.New("slice overlaps the time range of slices already flushed on the same track")
+	ErrMixedTrack        = errors.New("track mixes Begin/End with complete slices")
+	ErrUnknownTrack      = errors.New("unknown track")
+	ErrWrongTrackKind    = errors.New("event on a track of the wrong kind")
+	ErrClosed            = errors.New("writer is closed")
+)
+
+// EventError is an event the writer refused, with where it was headed.
+type EventError struct {
+	Track string // the track's label ("thread 12/34", a track name)
+	Name  string // the event's name, if any
+	TS    int64
+	Dur   int64
+	Other string // the conflicting slice, for ErrOverlap
+	Err   error  // one of the Err* sentinels
+}
+
+func (e *EventError) Error() string {
+	s := fmt.Sprintf("perfetto: %s: %v", e.Track, e.Err)
+	if e.Name != "" {
+		s += fmt.Sprintf(": %q [%d, +%d]", e.Name, e.TS, e.Dur)
+	}
+	if e.Other != "" {
+		s += " vs " + e.Other
+	}
+	return s
+}
+
+func (e *EventError) Unwrap() error { return e.Err }
+
+func (w *Writer) dataError(e *EventError) {
+	w.stats.Errors++
+	if len(w.errs) < MaxErrors {
+		w.errs = append(w.errs, e)
+	}
+}
+
+func (w *Writer) track(t Track, name string, ts int64) *trackState {
+	ts0 := w.tracks[t.uuid]
+	if ts0 == nil {
+		w.stats.Dropped++
+		w.dataError(&EventError{Track: "uuid " + strconv.FormatUint(t.uuid, 10), Name: name, TS: ts, Err: ErrUnknownTrack})
+	}
+	return ts0
+}
+
+// WallClock records that CLOCK_MONOTONIC read mono when CLOCK_REALTIME read
+// wall (both ns), so the UI can show wall time. Pairs are written at Close
+// as REALTIME clock snapshots in MONOTONIC order; the trace processor uses
+// the nearest one.
+func (w *Writer) WallClock(mono, wall int64) {
+	w.wall = append(w.wall, clockPair{mono, wall})
+}
+
+// globalPacketStart begins a packet on the global sequence, writing its
+// first packet (the trace's clock declaration) if needed.
+func (w *Writer) globalPacketStart() []byte {
+	if !w.started {
+		w.started = true
+		b := w.pkt[:0]
+		var m message
+		b, m = begin(b, fPacketClockSnapshot)
+		b = appendClock(b, ClockBoottime, 0, false)
+		b = appendClock(b, ClockMonotonic, 0, false)
+		b = appendVarintField(b, fSnapshotPrimary, ClockMonotonic)
+		b = m.end(b)
+		b = appendVarintField(b, fPacketSequenceID, globalSequence)
+		b = appendVarintField(b, fPacketSequenceFlags, seqIncrementalStateCleared)
+		b = appendVarintField(b, fPacketFirstOnSequence, 1)
+		w.pkt = b
+		w.emit(b)
+	}
+	return w.pkt[:0]
+}
+
+func (w *Writer) globalPacketEnd(b []byte) {
+	b = appendVarintField(b, fPacketSequenceID, globalSequence)
+	w.pkt = b
+	w.emit(b)
+}
+
+func appendClock(b []byte, id uint32, ts int64, incremental bool) []byte {
+	var m message
+	b, m = begin(b, fSnapshotClocks)
+	b = appendVarintField(b, fClockID, uint64(id))
+	b = appendVarintField(b, fClockTimestamp, uint64(ts))
+	if incremental {
+		b = appendVarintField(b, fClockIncrement, 1)
+	}
+	return m.end(b)
+}
+
+// sequenceFor returns t's sequence, starting it (or restarting it when its
+// interning tables are full) with a packet that clears incremental state and
+// declares the sequence's defaults and incremental clock.
+func (w *Writer) sequenceFor(t *trackState) *sequence {
+	s := t.seq
+	if s == nil {
+		s = &sequence{id: w.nextSeq, track: t.uuid}
+		w.nextSeq++
+		s.resetInterning()
+		t.seq = s
+	} else if s.started && s.entries < w.cfg.internLimit {
+		return s
+	} else {
+		s.resetInterning()
+	}
+	b := w.pkt[:0]
+	var m, dm, tm message
+	b, dm = begin(b, fPacketDefaults)
+	if w.cfg.delta {
+		b = appendVarintField(b, fDefaultsClockID, ClockIncremental)
+	} else {
+		b = appendVarintField(b, fDefaultsClockID, ClockMonotonic)
+	}
+	b, tm = begin(b, fDefaultsTrackEvent)
+	b = appendVarintField(b, fTEDefaultsTrack, t.uuid)
+	b = tm.end(b)
+	b = dm.end(b)
+	if w.cfg.delta {
+		b, m = begin(b, fPacketClockSnapshot)
+		b = appendClock(b, ClockIncremental, s.lastTS, true)
+		b = appendClock(b, ClockMonotonic, s.lastTS, false)
+		b = appendVarintField(b, fSnapshotPrimary, ClockMonotonic)
+		b = m.end(b)
+	}
+	b = appendVarintField(b, fPacketSequenceID, uint64(s.id))
+	b = appendVarintField(b, fPacketSequenceFlags, seqIncrementalStateCleared)
+	if !s.started {
+		b = appendVarintField(b, fPacketFirstOnSequence, 1)
+	}
+	s.started = true
+	w.pkt = b
+	w.emit(b)
+	return s
+}
+
+// eventStart begins the packet of an event at ts on t and opens its
+// TrackEvent message.
+func (w *Writer) eventStart(t *trackState, ts int64) ([]byte, *sequence, message) {
+	s := w.sequenceFor(t)
+	b := w.pkt[:0]
+	if w.cfg.delta && ts >= s.lastTS {
+		b = appendVarintField(b, fPacketTimestamp, uint64(ts-s.lastTS))
+		s.lastTS = ts
+	} else {
+		b = appendVarintField(b, fPacketTimestamp, uint64(ts))
+		if w.cfg.delta {
+			b = appendVarintField(b, fPacketTimestampClockID, ClockMonotonic)
+		}
+	}
+	var m message
+	b, m = begin(b, fPacketTrackEvent)
+	return b, s, m
+}
+
+// eventEnd closes the TrackEvent, adds the interned data it defined and the
+// sequence fields, and emits the packet.
+func (w *Writer) eventEnd(b []byte, s *sequence, m message) {
+	b = m.end(b)
+	if len(s.fresh) > 0 {
+		b = s.appendInterned(b)
+	}
+	b = appendVarintField(b, fPacketSequenceID, uint64(s.id))
+	b = appendVarintField(b, fPacketSequenceFlags, seqNeedsIncrementalState)
+	w.pkt = b
+	w.emit(b)
+}
+
+// emit appends one packet as field 1 of Trace, to the compression bundle or
+// to the output buffer.
+func (w *Writer) emit(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	w.stats.Packets++
+	if w.cfg.compress {
+		w.bundle = protowire.AppendTag(w.bundle, fTracePacket, protowire.BytesType)
+		w.bundle = protowire.AppendBytes(w.bundle, p)
+		if len(w.bundle) >= w.cfg.bundleSize {
+			w.compressBundle()
+		}
+		return
+	}
+	w.out = protowire.AppendTag(w.out, fTracePacket, protowire.BytesType)
+	w.out = protowire.AppendBytes(w.out, p)
+	if len(w.out) >= w.cfg.flushThreshold {
+		w.writeOut()
+	}
+}
+
+// compressBundle deflates the bundle into one compressed_packets packet.
+func (w *Writer) compressBundle() {
+	if len(w.bundle) == 0 {
+		return
+	}
+	w.zbuf.Reset()
+	if w.zw == nil {
+		zw, err := zlib.NewWriterLevel(&w.zbuf, w.cfg.level)
+		if err != nil {
+			w.ioErr = fmt.Errorf("perfetto: compression: %w", err)
+			w.bundle = w.bundle[:0]
+			return
+		}
+		w.zw = zw
+	} else {
+		w.zw.Reset(&w.zbuf)
+	}
+	_, err := w.zw.Write(w.bundle)
+	if err == nil {
+		err = w.zw.Close()
+	}
+	w.bundle = w.bundle[:0]
+	if err != nil {
+		w.ioErr = fmt.Errorf("perfetto: compression: %w", err)
+		return
+	}
+	w.out = protowire.AppendTag(w.out, fTracePacket, protowire.BytesType)
+	w.out = protowire.AppendVarint(w.out, uint64(protowire.SizeTag(fPacketCompressed)+protowire.SizeBytes(w.zbuf.Len())))
+	w.out = appendBytesField(w.out, fPacketCompressed, w.zbuf.Bytes())
+	if len(w.out) >= w.cfg.flushThreshold {
+		w.writeOut()
+	}
+}
+
+// writeOut writes the output buffer to the underlying writer.
+func (w *Writer) writeOut() {
+	if len(w.out) == 0 {
+		return
+	}
+	if w.ioErr == nil {
+		n, err := w.w.Write(w.out)
+		w.stats.Bytes += int64(n)
+		if err == nil && n < len(w.out) {
+			err = io.ErrShortWrite
+		}
+		if err != nil {
+			w.ioErr = fmt.Errorf("perfetto: writing trace: %w", err)
+		}
+	}
+	w.out = w.out[:0]
+}
+
+// result is what Flush and Close return: the I/O error, if any, then the
+// data errors kept since the last call.
+func (w *Writer) result() error {
+	errs := w.errs
+	w.errs = nil
+	if w.ioErr != nil {
+		errs = append([]error{w.ioErr}, errs...)
+	}
+	return errors.Join(errs...)
+}
+
+// Close writes the slices still waiting, the wall-clock snapshots and every
+// buffered byte, and returns the writer's errors. It does not close the
+// underlying io.Writer. A closed Writer refuses further events.
+func (w *Writer) Close() error {
+	if w.closed {
+		return ErrClosed
+	}
+	w.flushSlices()
+	if len(w.wall) > 0 {
+		slices.SortStableFunc(w.wall, func(a, b clockPair) int {
+			switch {
+			case a.mono < b.mono:
+				return -1
+			case a.mono > b.mono:
+				return 1
+			}
+			return 0
+		})
+		w.wall = slices.Compact(w.wall)
+		for _, p := range w.wall {
+			b := w.globalPacketStart()
+			var m message
+			b, m = begin(b, fPacketClockSnapshot)
+			b = appendClock(b, ClockMonotonic, p.mono, false)
+			b = appendClock(b, ClockRealtime, p.wall, false)
+			b = appendVarintField(b, fSnapshotPrimary, ClockMonotonic)
+			b = m.end(b)
+			w.globalPacketEnd(b)
+		}
+	}
+	w.globalPacketStart() // an empty trace still declares its clock
+	if w.cfg.compress {
+		w.compressBundle()
+	}
+	w.writeOut()
+	w.closed = true
+	return w.result()
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
