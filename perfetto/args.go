@@ -79,16 +79,21 @@ type flatArg struct {
 // the index range of the top-level entries.
 func flatten(arena []flatArg, args []Arg) ([]flatArg, int32, int32) {
 	start := int32(len(arena))
-	for _, a := range args {
+	nested := false
+	for i := range args {
+		a := &args[i]
 		arena = append(arena, flatArg{name: a.Name, str: a.str, num: a.num, kind: a.kind})
+		nested = nested || len(a.kids) > 0
 	}
-	for i, a := range args {
-		if len(a.kids) == 0 {
-			continue
+	if nested {
+		for i := range args {
+			if len(args[i].kids) == 0 {
+				continue
+			}
+			var s, e int32
+			arena, s, e = flatten(arena, args[i].kids)
+			arena[start+int32(i)].start, arena[start+int32(i)].end = s, e
 		}
-		var s, e int32
-		arena, s, e = flatten(arena, a.kids)
-		arena[start+int32(i)].start, arena[start+int32(i)].end = s, e
 	}
 	return arena, start, start + int32(len(args))
 }

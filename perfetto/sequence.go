@@ -1,6 +1,10 @@
 package perfetto
 
-import "google.golang.org/protobuf/encoding/protowire"
+import (
+	"unsafe"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
 
 // A sequence is one trusted_packet_sequence_id: the scope of interned data,
 // packet defaults and the incremental timestamp clock. The writer gives each
@@ -22,6 +26,21 @@ type sequence struct {
 type internTable struct {
 	ids  map[string]uint64
 	next uint64
+	// cache remembers recent strings by the address of their bytes: a
+	// string with the same address and length as a cached one (which the
+	// cache keeps alive) has the same contents, so the map lookup and its
+	// hashing are skipped for names a program passes again and again.
+	cache [64]cacheEntry
+}
+
+type cacheEntry struct {
+	s   string
+	iid uint64
+}
+
+func cacheSlot(v string) int {
+	p := uintptr(unsafe.Pointer(unsafe.StringData(v)))
+	return int((p>>3 ^ p>>9 ^ uintptr(len(v))) & 63)
 }
 
 // Kinds of interned entries, by InternedData field.
@@ -44,15 +63,22 @@ func (t *internTable) reset() {
 	} else {
 		clear(t.ids)
 	}
+	t.cache = [64]cacheEntry{}
 	t.next = 0
 }
 
 func (s *sequence) intern(t *internTable, kind uint8, v string) uint64 {
+	e := &t.cache[cacheSlot(v)]
+	if e.iid != 0 && len(e.s) == len(v) && unsafe.StringData(e.s) == unsafe.StringData(v) {
+		return e.iid
+	}
 	if iid, ok := t.ids[v]; ok {
+		e.s, e.iid = v, iid
 		return iid
 	}
 	t.next++
 	t.ids[v] = t.next
+	e.s, e.iid = v, t.next
 	s.fresh = append(s.fresh, freshEntry{kind: kind, iid: t.next, s: v})
 	s.entries++
 	return t.next

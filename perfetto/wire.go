@@ -100,10 +100,20 @@ const (
 	seqNeedsIncrementalState   = 2
 )
 
+// appendVarint appends v as a base-128 varint. It is protowire.AppendVarint
+// in a form the compiler inlines: the writer's hot path is mostly one- and
+// two-byte varints.
+func appendVarint(b []byte, v uint64) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
 // appendVarintField appends a varint field (tag and value).
 func appendVarintField(b []byte, num protowire.Number, v uint64) []byte {
-	b = protowire.AppendTag(b, num, protowire.VarintType)
-	return protowire.AppendVarint(b, v)
+	return appendVarint(appendVarint(b, uint64(num)<<3), v)
 }
 
 // appendSignedField appends an int32/int64 field: negative values take ten
@@ -114,14 +124,14 @@ func appendSignedField(b []byte, num protowire.Number, v int64) []byte {
 
 // appendBytesField appends a length-delimited field.
 func appendBytesField(b []byte, num protowire.Number, v []byte) []byte {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendBytes(b, v)
+	b = appendVarint(b, uint64(num)<<3|uint64(protowire.BytesType))
+	return append(appendVarint(b, uint64(len(v))), v...)
 }
 
 // appendStringField appends a string field.
 func appendStringField(b []byte, num protowire.Number, v string) []byte {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendString(b, v)
+	b = appendVarint(b, uint64(num)<<3|uint64(protowire.BytesType))
+	return append(appendVarint(b, uint64(len(v))), v...)
 }
 
 // appendFixed64Field appends a fixed64 field.
@@ -143,7 +153,7 @@ type message struct{ at int }
 
 // begin appends the tag of field num and reserves one byte for the length.
 func begin(b []byte, num protowire.Number) ([]byte, message) {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
+	b = appendVarint(b, uint64(num)<<3|uint64(protowire.BytesType))
 	return append(b, 0), message{at: len(b)}
 }
 

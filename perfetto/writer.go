@@ -351,15 +351,13 @@ func (w *Writer) emit(p []byte) {
 	}
 	w.stats.Packets++
 	if w.cfg.compress {
-		w.bundle = protowire.AppendTag(w.bundle, fTracePacket, protowire.BytesType)
-		w.bundle = protowire.AppendBytes(w.bundle, p)
+		w.bundle = appendBytesField(w.bundle, fTracePacket, p)
 		if len(w.bundle) >= w.cfg.bundleSize {
 			w.compressBundle()
 		}
 		return
 	}
-	w.out = protowire.AppendTag(w.out, fTracePacket, protowire.BytesType)
-	w.out = protowire.AppendBytes(w.out, p)
+	w.out = appendBytesField(w.out, fTracePacket, p)
 	if len(w.out) >= w.cfg.flushThreshold {
 		w.writeOut()
 	}
