@@ -145,22 +145,22 @@ func (w *Writer) flushTrack(t *trackState) {
 	ps := t.pending
 	order := w.order[:0]
 	for i := range ps {
-		order = append(order, int32(i))
+		order = append(order, sortKey{ts: ps[i].ts, end: ps[i].end, depth: ps[i].depth, i: int32(i)})
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		pa, pb := &ps[a], &ps[b]
+	slices.SortFunc(order, func(a, b sortKey) int {
 		switch {
-		case pa.ts != pb.ts:
-			return cmpInt64(pa.ts, pb.ts)
-		case pa.end != pb.end:
-			return cmpInt64(pb.end, pa.end)
-		case pa.depth != pb.depth:
-			return cmpInt64(int64(pa.depth), int64(pb.depth))
+		case a.ts != b.ts:
+			return cmpInt64(a.ts, b.ts)
+		case a.end != b.end:
+			return cmpInt64(b.end, a.end)
+		case a.depth != b.depth:
+			return cmpInt64(int64(a.depth), int64(b.depth))
 		}
-		return cmpInt64(int64(a), int64(b))
+		return cmpInt64(int64(a.i), int64(b.i))
 	})
 	stack := w.stack[:0]
-	for _, i := range order {
+	for _, k := range order {
+		i := k.i
 		p := &ps[i]
 		ok := true
 		for len(stack) > 0 {
@@ -197,6 +197,13 @@ func (w *Writer) flushTrack(t *trackState) {
 	w.order, w.stack = order, stack
 	clear(ps) // drop references to the caller's strings
 	t.pending = ps[:0]
+}
+
+// sortKey orders a track's pending slices for flushTrack.
+type sortKey struct {
+	ts, end int64
+	depth   int32
+	i       int32
 }
 
 func describe(p *pendingSlice) string {

@@ -5,7 +5,10 @@ import "encoding/binary"
 // Track is a timeline in the trace: a process, a thread, a custom track or a
 // counter track. The zero Track is "no track" (a custom track with no parent
 // sits at the top level).
-type Track struct{ uuid uint64 }
+type Track struct {
+	uuid uint64
+	st   *trackState // the writer's state of the track, to skip a lookup
+}
 
 // UUID is the track's uuid in the trace. It is derived from the track's
 // identity (its kind, pid, tid, parent and name or key), so the same input
@@ -97,6 +100,7 @@ const (
 // trackState is what the writer keeps per track: constant in the number of
 // events, apart from the slices waiting for the next Flush.
 type trackState struct {
+	w      *Writer
 	uuid   uint64
 	kind   byte
 	label  string // for error messages
@@ -159,6 +163,7 @@ func (w *Writer) newTrack(uuid, parent uint64, kind byte, label string, descript
 		}
 	}
 	t := &trackState{uuid: uuid, kind: kind, label: label, order: len(w.tracks), lo: 1, hi: 0}
+	t.w = w
 	w.tracks[uuid] = t
 	w.stats.Tracks++
 	b0 := w.globalPacketStart()
@@ -171,15 +176,15 @@ func (w *Writer) newTrack(uuid, parent uint64, kind byte, label string, descript
 	b0 = descriptor(b0)
 	b0 = m.end(b0)
 	w.globalPacketEnd(b0)
-	return Track{uuid}
+	return Track{uuid, t}
 }
 
 // Process returns the process track for s.Pid, writing its descriptor the
 // first time. Later calls with the same pid return the same track.
 func (w *Writer) Process(s ProcessSpec) Track {
 	uuid := trackUUID(trackProcess, 0, int64(s.Pid), 0, "", "")
-	if _, ok := w.tracks[uuid]; ok {
-		return Track{uuid}
+	if st, ok := w.tracks[uuid]; ok {
+		return Track{uuid, st}
 	}
 	return w.newTrack(uuid, 0, trackProcess, processLabel(s.Pid), func(b []byte) []byte {
 		if s.ChildOrder != ChildOrderDefault {
@@ -205,8 +210,8 @@ func (w *Writer) Process(s ProcessSpec) Track {
 // the first time.
 func (w *Writer) Thread(s ThreadSpec) Track {
 	uuid := trackUUID(trackThread, 0, int64(s.Pid), s.Tid, "", "")
-	if _, ok := w.tracks[uuid]; ok {
-		return Track{uuid}
+	if st, ok := w.tracks[uuid]; ok {
+		return Track{uuid, st}
 	}
 	return w.newTrack(uuid, 0, trackThread, threadLabel(s.Pid, s.Tid), func(b []byte) []byte {
 		var m message
@@ -228,8 +233,8 @@ func (w *Writer) Thread(s ThreadSpec) Track {
 // A zero parent puts the track at the top level.
 func (w *Writer) Track(parent Track, s TrackSpec) Track {
 	uuid := trackUUID(trackCustom, parent.uuid, 0, 0, s.Name, s.Key)
-	if _, ok := w.tracks[uuid]; ok {
-		return Track{uuid}
+	if st, ok := w.tracks[uuid]; ok {
+		return Track{uuid, st}
 	}
 	return w.newTrack(uuid, parent.uuid, trackCustom, s.Name, func(b []byte) []byte {
 		b = appendStringField(b, fTrackName, s.Name)
@@ -256,8 +261,8 @@ func (w *Writer) Track(parent Track, s TrackSpec) Track {
 // its descriptor the first time.
 func (w *Writer) CounterTrack(parent Track, s CounterSpec) Track {
 	uuid := trackUUID(trackCounter, parent.uuid, 0, 0, s.Name, s.Key)
-	if _, ok := w.tracks[uuid]; ok {
-		return Track{uuid}
+	if st, ok := w.tracks[uuid]; ok {
+		return Track{uuid, st}
 	}
 	return w.newTrack(uuid, parent.uuid, trackCounter, s.Name, func(b []byte) []byte {
 		b = appendStringField(b, fTrackName, s.Name)

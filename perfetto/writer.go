@@ -130,8 +130,8 @@ type Writer struct {
 	dirty   []*trackState
 	args    []flatArg
 	flows   []FlowID
-	order   []int32 // scratch for Flush
-	stack   []int32 // scratch for Flush
+	order   []sortKey // scratch for Flush
+	stack   []int32   // scratch for Flush
 
 	wall  []clockPair
 	stats Stats
@@ -212,7 +212,10 @@ func (w *Writer) dataError(e *EventError) {
 }
 
 func (w *Writer) track(t Track, name string, ts int64) *trackState {
-	ts0 := w.tracks[t.uuid]
+	ts0 := t.st
+	if ts0 == nil || ts0.w != w {
+		ts0 = w.tracks[t.uuid]
+	}
 	if ts0 == nil {
 		w.stats.Dropped++
 		w.dataError(&EventError{Track: "uuid " + strconv.FormatUint(t.uuid, 10), Name: name, TS: ts, Err: ErrUnknownTrack})
