@@ -213,8 +213,13 @@ func (p *parser) readPackets(br *bufio.Reader, base int64, nested bool) error {
 		if n > maxPacket {
 			return &FormatError{Offset: base + start, Err: fmt.Errorf("%w: packet of %d bytes", ErrFormat, n)}
 		}
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(br, buf); err != nil {
+		// Read what is there rather than trusting the length with an
+		// allocation: a corrupt length must not cost its size in memory.
+		buf, err := io.ReadAll(io.LimitReader(br, int64(n)))
+		if err == nil && uint64(len(buf)) < n {
+			err = io.ErrUnexpectedEOF
+		}
+		if err != nil {
 			return &FormatError{Offset: base + cr.n, Err: fmt.Errorf("%w: packet of %d bytes cut short: %v", ErrFormat, n, err)}
 		}
 		cr.n += int64(n)

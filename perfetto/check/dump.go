@@ -147,15 +147,22 @@ func trackLine(tr Track) string {
 		s += fmt.Sprintf(" rank=%d", tr.Rank)
 	}
 	if tr.ChildOrder != 0 {
-		s += fmt.Sprintf(" children=%s", [...]string{"unknown", "lexicographic", "chronological", "explicit"}[min(int(tr.ChildOrder), 3)])
+		s += " children=" + enumName(tr.ChildOrder, "unknown", "lexicographic", "chronological", "explicit")
 	}
 	if tr.Merge != 0 {
-		s += fmt.Sprintf(" merge=%s", [...]string{"unspecified", "by-name", "none", "by-key"}[min(int(tr.Merge), 3)])
+		s += " merge=" + enumName(tr.Merge, "unspecified", "by-name", "none", "by-key")
 	}
 	if tr.Description != "" {
 		s += fmt.Sprintf(" desc=%q", tr.Description)
 	}
 	return s
+}
+
+func enumName(v int32, names ...string) string {
+	if v >= 0 && int(v) < len(names) {
+		return names[v]
+	}
+	return strconv.Itoa(int(v))
 }
 
 // FormatValue formats an argument value as Dump does: integers in decimal,

@@ -201,7 +201,7 @@ func (p *parser) trackEvent(idx int, st *seqState, te *pb.TrackEvent, key clockK
 	switch {
 	case te.TrackUuid != nil:
 		ev.track = te.GetTrackUuid()
-	case st.defaults.GetTrackEventDefaults().TrackUuid != nil:
+	case st.defaults.GetTrackEventDefaults() != nil && st.defaults.GetTrackEventDefaults().TrackUuid != nil:
 		ev.track = st.defaults.GetTrackEventDefaults().GetTrackUuid()
 	default:
 		p.problem("track_event_missing_track", idx, "track event without track_uuid and no default track on its sequence")
