@@ -1,0 +1,138 @@
+// Package reduce turns an NPU runtime's device-phase buffers into the
+// device spans the runtime logs, and places device spans on the host
+// timeline with a bound on how wrong the placement can be.
+//
+// # Units
+//
+// Raw counter readings are [Cycles], counter frequencies [Hz], host and
+// device-domain times [Nanos], rate errors [PPB]. Conversions are exact
+// integer arithmetic with 128-bit intermediates ([Hz.Nanos] is the exact
+// floor of c·1e9/f and cannot overflow for any uint64 cycle count; it fails
+// only when the result exceeds int64 ns). The frequency always comes from
+// the data: a2a3 counters run at 50 MHz, a5 at 1 GHz, but nothing here
+// assumes either. The runtime itself converts with floating point and
+// truncates, which can come out 1 ns short of the exact floor; this package
+// always produces the exact floor.
+//
+// # Buffer layout
+//
+// One buffer per run, little-endian, written for T AICPU threads:
+//
+//	offset            size     content
+//	0                 8        task_timing_tail_used (0: the tail may be absent)
+//	8                 8        reserved
+//	16                160·T    phase records, thread-major: thread t, phase p at index t·10+p,
+//	                           each {start_cycle u64, end_cycle u64}
+//	16+160·T          256·T    optional task-timing tail, thread-major: thread t, slot s at
+//	                           index t·16+s, each {dispatch_cycle u64, finish_cycle u64}
+//
+// Phase wire order: 0 RunWall, 1 Preamble, 2 SoLoad, 3 GraphBuild,
+// 4 PostOrch, 5 OrchWindow, 6 SchedWindow, 7 ConfigValidate, 8 ArenaWire,
+// 9 SmReset. A buffer is either prefix-only (16+160·T bytes, accepted only
+// when task_timing_tail_used is 0) or full (16+416·T bytes). Because
+// 16+160·T and 16+416·T coincide for different T (T=13 prefix-only and T=5
+// full are both 2096 bytes), [DecodeBuffer] always takes the thread count.
+// Its errors are [*DecodeError] values carrying the byte offset and what was
+// expected there, unwrapping to [ErrThreads], [ErrTruncated],
+// [ErrTruncatedTail] or [ErrSize]. The decoded [Buffer] keeps every thread's
+// records.
+//
+// # Reduction
+//
+// [Reduce] folds the threads exactly as the runtime does on readback:
+//
+//   - A record counts only when it is complete: start != [Unset]
+//     (2^64−1, never stamped) and end > start (end 0 means never ended).
+//   - Each phase reduces to min(start) and max(end) over the complete
+//     records, valid only when max(end) > min(start). Slots reduce the same
+//     way to min(dispatch) and max(finish); the tail is read only when the
+//     header says it is used.
+//   - The result does not depend on the order of the threads.
+//   - The device origin (ts = 0) is the earliest reduced start among the
+//     sub-phases Preamble … SmReset, not RunWall. When no sub-phase was
+//     stamped (a host_build_graph run) slots use the earliest reduced
+//     dispatch instead.
+//
+// [Reduction.Spans] returns the spans the runtime logs, in its order and
+// with its names: chip.run.runner_run.device_wall at depth 2, ts 0, with
+// RunWall's duration (the runtime's bracket: RunWall really starts a little
+// before the origin), then chip.run.runner_run.device_wall.{preamble,
+// so_load, graph_build, config_validate, arena_wire, sm_reset, post_orch,
+// orch, sched} at depth 3, then device_wall.task_slot_<N> at depth 3. Offsets
+// and durations are exact floors; a span whose duration is 0 ns is not
+// emitted. A slot's duration is floor(finish−origin) − floor(dispatch−origin)
+// as the runtime computes it, and a slot dispatched before the origin is
+// dropped as the runtime drops it. Every [DeviceSpan] also carries its
+// absolute start cycle; RunWall's true start is available from
+// [Reduction.WallOffset] so a placement can draw device_wall where it
+// really began. Effective, the merged orch ∪ sched window, is derived by
+// [Reduction.Effective] as a [Derived] value, never as a stamped span.
+//
+// # Placement
+//
+// A [Placer] builds, per device clock domain ([Domain]: pid and device
+// id), a model from every piece of evidence and places each span of a [Run]
+// on the host CLOCK_MONOTONIC axis. All evidence is expressed as an interval
+// for the host instant at which the counter read the run's origin cycle
+// (origin_cyc); the intervals are intersected, the estimate is the middle
+// and the published bound is the half-width.
+//
+//   - Anchors ([Anchor]: a [CLOCK_ANCHOR] v=2 record or a valid calibration
+//     [Sample]). The counter read dev_cyc somewhere in [host_ns,
+//     host_ns+window_ns]; widened by one counter tick and by the reading's
+//     own quantisation (1 µs for device_uptime_us samples), that window
+//     holds the instant the counter became dev_cyc. Mapping to another
+//     counter value c adds the nominal distance (c−dev_cyc)·1e9/f scaled by
+//     every rate the model allows, so an anchor's interval widens with its
+//     distance from c. The anchors nearest c on each side (up to
+//     [DefaultNeighbours]) are intersected; narrow windows dominate.
+//   - Rate. The rate error ε (true counter rate / nominal − 1) lies within
+//     ±max rate error ([DefaultMaxRateError], 100 ppm, [WithMaxRateError]).
+//     When anchors span enough time the rate is estimated: among the anchors
+//     within half the rate horizon ([DefaultRateHorizon], [WithRateHorizon])
+//     of c, the four narrowest-window ones in the first quarter and in the
+//     last quarter are paired; each pair bounds the average rate between
+//     them by the counter's advance over the host window's least and most
+//     elapsed time; the pairs' intervals are intersected and widened by the
+//     rate stability ([DefaultRateStability], 0.05 ppm, [WithRateStability]).
+//     With sparse or short-lived anchors the pairs' intervals are wide and
+//     the maximum rate error governs.
+//   - Containment. RunWall lies inside its chip.run.runner_run host window
+//     [h0, h1]. From a buffer RunWall's extent relative to the origin is
+//     known exactly. From a log device_wall is only the runtime's bracket:
+//     its true start lies before the origin by at most its duration minus
+//     the stretch its sub-phases cover, and its end is at least that
+//     stretch after the origin. Either way this bounds the origin between
+//     h0 (less RunWall's lead) and h1 less the covered stretch, converted
+//     with the rate interval. Further enclosing host windows
+//     ([Run.Enclosing]: chip.run, the L3 node.dispatch … node.complete
+//     window) constrain it the same way.
+//
+// Each span's interval is the origin interval plus its device offset at
+// every allowed rate, plus allowances for floored ns offsets (the runtime's
+// floating-point conversion can be 1 ns short) and one counter tick. For a
+// device_wall read from a log it also spans the bracket, so its bound
+// includes it.
+//
+// The result for each span is a [Placement]: host start, bound in ns and
+// [Method]: [Aligned] (anchors contributed), [Contained] (only the
+// runner_run window) or [Unaligned] with the reason (no anchors for the
+// domain, no origin_cyc, no runner_run window). Devices on one host align
+// with each other through the host clock. An empty intersection is an
+// [*InconsistencyError] naming the two pieces of evidence that conflict
+// (a bad anchor, a wrong frequency, a runner_run window from another run);
+// it unwraps to [ErrInconsistent].
+//
+// The bound is guaranteed under these assumptions: every anchor's host
+// window brackets its counter read; the rate error never exceeds the
+// maximum; across the anchors of one rate estimate it moves by no more than
+// the rate stability; RunWall encloses every sub-phase and slot (the kernel
+// entry stamps it around everything a thread does). All arithmetic on the
+// timestamp path, including the ppb rate bounds, is integer.
+//
+// The accuracy test (go test ./reduce -run TestAccuracyTable -v) simulates
+// 60 s runs with drifting counters, anchors read at random points of 1–40 µs
+// host windows and realistic runner_run slack, and compares this model with
+// the two-point minimum-window method, containment alone and the nearest
+// anchor without rate correction.
+package reduce

@@ -1,0 +1,316 @@
+package reduce
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+var dom = Domain{PID: 7, Dev: 1}
+
+// logRun is a run as read back from a log: device_wall at ts=0 lasting
+// wall ns, a preamble at ts=0 and a post_orch ending at covered.
+func logRun(origin Cycles, wall, covered Nanos, rr *HostWindow) Run {
+	return Run{
+		Domain: dom, Origin: origin, HasOrigin: true, RunnerRun: rr,
+		Spans: []DeviceSpan{
+			{Name: WallName, Depth: 2, TS: 0, Dur: wall},
+			{Name: WallName + ".preamble", Depth: 3, TS: 0, Dur: 1000},
+			{Name: WallName + ".post_orch", Depth: 3, TS: covered - 1000, Dur: 1000},
+		},
+	}
+}
+
+func mustPlace(t *testing.T, p *Placer, run Run) []Placement {
+	t.Helper()
+	pl, err := p.Place(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
+}
+
+func TestPlaceSingleAnchor(t *testing.T) {
+	// 1 GHz: cycles are ns. The counter read 5_000_000 somewhere in
+	// host [1_000_000, 1_000_400].
+	p := NewPlacer()
+	if err := p.AddAnchor(dom, Anchor{HostNs: 1_000_000, WindowNs: 400, DevCyc: 5_000_000, DevFreq: 1e9}); err != nil {
+		t.Fatal(err)
+	}
+	pl := mustPlace(t, p, logRun(5_000_000, 10_000, 10_000, nil))
+	pre := pl[1]
+	if pre.Method != Aligned || pre.Reason != "" {
+		t.Fatalf("method %v %q", pre.Method, pre.Reason)
+	}
+	// Midpoint 1_000_200, half-window 200, plus a few ns for the
+	// counter's tick and floored offsets.
+	if pre.HostStart < 1_000_198 || pre.HostStart > 1_000_203 || pre.Bound < 200 || pre.Bound > 210 {
+		t.Errorf("preamble placed at %d ± %d, want ≈ 1_000_200 ± 200", pre.HostStart, pre.Bound)
+	}
+	// post_orch starts 9 µs after the origin: the 100 ppm rate bound
+	// adds ≈ 0.9 ns each side.
+	po := pl[2]
+	if po.HostStart < 1_009_198 || po.HostStart > 1_009_203 || po.Bound < pre.Bound {
+		t.Errorf("post_orch at %d ± %d", po.HostStart, po.Bound)
+	}
+}
+
+func TestPlaceBoundGrowsAwayFromAnchors(t *testing.T) {
+	p := NewPlacer()
+	for i := range 3 {
+		host := Nanos(1e9 + i*100_000_000)
+		if err := p.AddAnchor(dom, Anchor{HostNs: host, WindowNs: 1000, DevCyc: Cycles(host) * 2, DevFreq: 2e9}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var last Nanos
+	for i, dist := range []Nanos{0, 1e6, 1e8, 1e9, 1e10} {
+		c := Cycles(1e9+2e8+dist) * 2
+		pl := mustPlace(t, p, logRun(c, 1000, 1000, nil))
+		b := pl[1].Bound
+		if i > 0 && b <= last {
+			t.Errorf("%d ns past the last anchor: bound %d, not larger than %d", dist, b, last)
+		}
+		last = b
+	}
+}
+
+func TestPlaceDomainsAreSeparate(t *testing.T) {
+	p := NewPlacer()
+	if err := p.AddAnchor(Domain{PID: 7, Dev: 2}, Anchor{HostNs: 1000, WindowNs: 10, DevCyc: 1000, DevFreq: 1e9}); err != nil {
+		t.Fatal(err)
+	}
+	pl := mustPlace(t, p, logRun(1000, 100, 100, nil))
+	if pl[0].Method != Unaligned || !strings.Contains(pl[0].Reason, "no clock anchors") {
+		t.Errorf("anchor of dev 2 used for dev 1: %+v", pl[0])
+	}
+}
+
+func TestPlaceAnchorValidation(t *testing.T) {
+	p := NewPlacer()
+	for _, a := range []Anchor{
+		{HostNs: 1, WindowNs: -1, DevFreq: 1},
+		{HostNs: 1, WindowNs: 1, DevFreq: 0},
+		{HostNs: -1, WindowNs: 1, DevFreq: 1},
+	} {
+		if err := p.AddAnchor(dom, a); !errors.Is(err, ErrAnchor) {
+			t.Errorf("%+v: %v", a, err)
+		}
+	}
+	if err := p.AddAnchor(dom, Anchor{HostNs: 1, DevCyc: 1, DevFreq: 50e6}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddAnchor(dom, Anchor{HostNs: 2, DevCyc: 2, DevFreq: 1e9}); !errors.Is(err, ErrAnchor) {
+		t.Errorf("mixed frequencies in one domain: %v", err)
+	}
+}
+
+func TestPlaceContainedOnly(t *testing.T) {
+	// runner_run [1_000_000, 1_100_000]; device_wall 60 µs of which the
+	// sub-phases cover 58 µs from the origin.
+	rr := &HostWindow{Start: 1_000_000, Dur: 100_000}
+	pl := mustPlace(t, NewPlacer(), logRun(123, 60_000, 58_000, rr))
+	for i, x := range pl {
+		if x.Method != Contained || !strings.Contains(x.Reason, "no clock anchors") {
+			t.Fatalf("span %d: %v %q", i, x.Method, x.Reason)
+		}
+	}
+	// The origin lies in [h0, h1 − covered] = [1_000_000, 1_042_000]
+	// (widened by the 100 ppm rate bound over 58 µs and a tick).
+	pre := pl[1]
+	if pre.HostStart-pre.Bound > 1_000_000 || pre.HostStart+pre.Bound < 1_042_000 || pre.Bound > 21_020 {
+		t.Errorf("preamble %d ± %d, want ⊇ [1_000_000, 1_042_000] and tight", pre.HostStart, pre.Bound)
+	}
+	// device_wall from a log: its true start lies up to 60−58 = 2 µs
+	// before the origin, so its interval reaches 2 µs lower.
+	wall := pl[0]
+	if lo := wall.HostStart - wall.Bound; lo > 1_000_000-2_000 {
+		t.Errorf("device_wall interval starts at %d, want ≤ %d (bracket)", lo, 1_000_000-2_000)
+	}
+}
+
+func TestPlaceBufferKnowsWallStart(t *testing.T) {
+	rr := &HostWindow{Start: 1_000_000, Dur: 100_000}
+	run := logRun(123, 60_000, 58_000, rr)
+	fromLog := mustPlace(t, NewPlacer(), run)
+	run.Wall = &WallExtent{Start: -1500, End: 58_500}
+	fromBuf := mustPlace(t, NewPlacer(), run)
+	if fromBuf[0].Bound >= fromLog[0].Bound {
+		t.Errorf("device_wall bound from the buffer %d not below the log's %d", fromBuf[0].Bound, fromLog[0].Bound)
+	}
+	// With the true start known, device_wall's start is 1.5 µs before
+	// the preamble's.
+	if d := fromBuf[1].HostStart - fromBuf[0].HostStart; d < 1499 || d > 1501 {
+		t.Errorf("preamble − device_wall = %d, want 1500", d)
+	}
+}
+
+func TestPlaceEnclosingWindow(t *testing.T) {
+	// No runner_run, but the chip.run that contains it is known: the run
+	// is contained by it (and the reason still says runner_run is missing).
+	run := logRun(123, 60_000, 58_000, nil)
+	run.Enclosing = []HostWindow{{Start: 1_000_000, Dur: 500_000}}
+	pl := mustPlace(t, NewPlacer(), run)
+	if pl[1].Method != Contained || !strings.Contains(pl[1].Reason, "no runner_run window") {
+		t.Fatalf("%+v", pl[1])
+	}
+	if lo, hi := pl[1].HostStart-pl[1].Bound, pl[1].HostStart+pl[1].Bound; lo > 1_000_000 || hi < 1_442_000 || hi > 1_442_100 {
+		t.Errorf("origin interval [%d, %d], want ⊇ [1_000_000, 1_442_000]", lo, hi)
+	}
+	// An enclosing window that excludes runner_run is an inconsistency.
+	run.RunnerRun = &HostWindow{Start: 2_000_000, Dur: 100_000}
+	_, err := NewPlacer().Place(run)
+	var ie *InconsistencyError
+	if !errors.As(err, &ie) || ie.Low.Kind != EvidenceRunnerRun || ie.High.Kind != EvidenceEnclosing {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestPlaceUnaligned(t *testing.T) {
+	pl := mustPlace(t, NewPlacer(), logRun(1, 10, 10, nil))
+	for _, x := range pl {
+		if x.Method != Unaligned || !strings.Contains(x.Reason, "no runner_run window") || !strings.Contains(x.Reason, "no clock anchors") {
+			t.Errorf("%+v", x)
+		}
+	}
+	p := NewPlacer()
+	if err := p.AddAnchor(dom, Anchor{HostNs: 1, DevCyc: 1, DevFreq: 1e9}); err != nil {
+		t.Fatal(err)
+	}
+	run := logRun(1, 10, 10, nil)
+	run.HasOrigin = false
+	pl = mustPlace(t, p, run)
+	if pl[0].Method != Unaligned || !strings.Contains(pl[0].Reason, "origin_cyc") {
+		t.Errorf("%+v", pl[0])
+	}
+}
+
+func TestPlaceInconsistentContainment(t *testing.T) {
+	// The anchor puts the origin at ≈ 5_000_000, runner_run says it ran
+	// at 1_000_000: an inconsistency naming both.
+	p := NewPlacer()
+	if err := p.AddAnchor(dom, Anchor{HostNs: 5_000_000, WindowNs: 100, DevCyc: 9_000, DevFreq: 1e9}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.Place(logRun(9_000, 1000, 1000, &HostWindow{Start: 1_000_000, Dur: 10_000}))
+	var ie *InconsistencyError
+	if !errors.As(err, &ie) || !errors.Is(err, ErrInconsistent) {
+		t.Fatalf("err = %v", err)
+	}
+	if ie.Domain != dom || ie.Low.Kind != EvidenceAnchor || ie.High.Kind != EvidenceRunnerRun {
+		t.Errorf("conflict = %+v", ie)
+	}
+}
+
+func TestPlaceInconsistentAnchors(t *testing.T) {
+	// A wrong frequency: the counter advances at twice the claimed rate.
+	p := NewPlacer()
+	for i := range 10 {
+		host := Nanos(1e9 + i*1e8)
+		if err := p.AddAnchor(dom, Anchor{HostNs: host, WindowNs: 1000, DevCyc: Cycles(host) * 2, DevFreq: 1e9}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := p.Place(logRun(2e9*1.2, 1000, 1000, nil))
+	var ie *InconsistencyError
+	if !errors.As(err, &ie) || (ie.Low.Kind != EvidenceRate && ie.High.Kind != EvidenceRate) {
+		t.Fatalf("err = %v", err)
+	}
+	// An anchor whose host clock went backwards against the counter.
+	p = NewPlacer()
+	_ = p.AddAnchor(dom, Anchor{HostNs: 1e9, WindowNs: 10, DevCyc: 1e9, DevFreq: 1e9})
+	_ = p.AddAnchor(dom, Anchor{HostNs: 2e9, WindowNs: 10, DevCyc: 2e9, DevFreq: 1e9})
+	_ = p.AddAnchor(dom, Anchor{HostNs: 1.5e9 + 1e6, WindowNs: 10, DevCyc: 1.5e9, DevFreq: 1e9}) // 1 ms off: 2000 ppm
+	if _, err := p.Place(logRun(1.5e9, 1000, 1000, nil)); !errors.Is(err, ErrInconsistent) {
+		t.Errorf("outlier anchor: %v", err)
+	}
+	if err != nil && !strings.Contains(err.Error(), "anchor") {
+		t.Errorf("error does not name the evidence: %v", err)
+	}
+}
+
+func TestPlaceRateEstimateTightens(t *testing.T) {
+	// Anchors every 100 ms for 10 s with a +40 ppm drift; a run 50 ms from
+	// the nearest anchors. With the rate estimated the bound is far below
+	// what the 100 ppm maximum alone allows.
+	add := func(p *Placer) {
+		for i := range 100 {
+			host := Nanos(1e9 + i*1e8)
+			_ = p.AddAnchor(dom, Anchor{HostNs: host, WindowNs: 2000, DevCyc: Cycles(float64(host) * 1.00004), DevFreq: 1e9})
+		}
+	}
+	est, raw := NewPlacer(), NewPlacer(WithRateStability(2*DefaultMaxRateError))
+	add(est)
+	add(raw)
+	c := Cycles(float64(5.05e9) * 1.00004)
+	a := mustPlace(t, est, logRun(c, 1000, 1000, nil))[1]
+	b := mustPlace(t, raw, logRun(c, 1000, 1000, nil))[1]
+	if a.Bound*3 > b.Bound {
+		t.Errorf("bound with rate estimate %d, with 100 ppm only %d", a.Bound, b.Bound)
+	}
+	if d := a.HostStart - 5.05e9; d < -a.Bound || d > a.Bound {
+		t.Errorf("estimate off by %d > bound %d", d, a.Bound)
+	}
+}
+
+func TestPlaceIntoLength(t *testing.T) {
+	if err := NewPlacer().PlaceInto(make([]Placement, 1), logRun(1, 1, 1, nil)); err == nil {
+		t.Error("no error for a short output")
+	}
+}
+
+// Property: for random truths, placement's interval always contains the
+// truth, and it is never narrower than the spread of origins the anchors
+// alone cannot tell apart (shifting every read instant by the same amount
+// within all windows is consistent with the same evidence).
+func TestPlaceBoundNeverBelowEvidence(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for iter := range 300 {
+		freq := []Hz{50e6, 1e9, 1_800_000_000}[r.IntN(3)]
+		drift := (r.Float64()*2 - 1) * 80e-6
+		clk := simClock{freq: freq, c0: float64(r.Uint64N(1 << 40)), drift: drift}
+		p := NewPlacer()
+		n := 1 + r.IntN(12)
+		every := Nanos(1+r.IntN(500)) * ms
+		shiftLo, shiftHi := Nanos(-1<<62), Nanos(1<<62)
+		for i := range n {
+			start := Nanos(i)*every + uniform(r, 0, every/4)
+			w := uniform(r, 0, 40*us)
+			var read Nanos
+			switch r.IntN(3) {
+			case 0:
+				read = start
+			case 1:
+				read = start + w
+			default:
+				read = start + uniform(r, 0, w)
+			}
+			if err := p.AddAnchor(dom, Anchor{HostNs: start, WindowNs: w, DevCyc: clk.at(read), DevFreq: freq}); err != nil {
+				t.Fatal(err)
+			}
+			shiftLo = max(shiftLo, start-read)
+			shiftHi = min(shiftHi, start+w-read)
+		}
+		truth := uniform(r, 0, Nanos(n)*every+2*s)
+		c := clk.at(truth)
+		var rr *HostWindow
+		if r.IntN(2) == 0 {
+			h0 := truth - uniform(r, 0, 300*us)
+			rr = &HostWindow{Start: h0, Dur: truth - h0 + 2*us + uniform(r, 0, 300*us)}
+		}
+		run := logRun(c, 2000, 2000, rr)
+		run.Spans = run.Spans[1:2] // the preamble, starting at the origin
+		pl, err := p.Place(run)
+		if err != nil {
+			t.Fatalf("iteration %d: %v", iter, err)
+		}
+		x := pl[0]
+		if e := x.HostStart - truth; e > x.Bound || -e > x.Bound {
+			t.Fatalf("iteration %d: truth %d outside %d ± %d", iter, truth, x.HostStart, x.Bound)
+		}
+		if rr == nil && 2*x.Bound < shiftHi-shiftLo {
+			t.Fatalf("iteration %d: bound %d narrower than the evidence allows (%d)", iter, x.Bound, (shiftHi-shiftLo)/2)
+		}
+	}
+}
