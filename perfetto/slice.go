@@ -221,21 +221,21 @@ func cmpInt64(a, b int64) int {
 }
 
 func (w *Writer) writeBegin(t *trackState, p *pendingSlice) {
-	b, s, m := w.eventStart(t, p.ts)
+	e := w.eventStart(t, p.ts)
 	if p.instant {
-		b = appendVarintField(b, fEventType, typeInstant)
+		e.b = appendVarintField(e.b, fEventType, typeInstant)
 		w.stats.Instants++
 	} else {
-		b = appendVarintField(b, fEventType, typeSliceBegin)
+		e.b = appendVarintField(e.b, fEventType, typeSliceBegin)
 		w.stats.Slices++
 	}
-	b = appendVarintField(b, fEventNameIID, s.internName(p.name))
+	e.b = appendVarintField(e.b, fEventNameIID, e.s.internName(p.name))
 	if p.cat != "" {
-		b = appendVarintField(b, fEventCategoryIIDs, s.internCategory(p.cat))
+		e.b = appendVarintField(e.b, fEventCategoryIIDs, e.s.internCategory(p.cat))
 	}
-	b = w.appendAnnotations(b, s, w.args, p.argStart, p.argEnd, fEventAnnotations, true)
-	b = w.appendFlows(b, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd])
-	w.eventEnd(b, s, m)
+	e.b = w.appendAnnotations(e.b, e.s, w.args, p.argStart, p.argEnd, fEventAnnotations, true)
+	e.b = w.appendFlows(e.b, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd])
+	w.eventEnd(e)
 }
 
 func (w *Writer) appendFlows(b []byte, flows, endFlows []FlowID) []byte {
@@ -250,9 +250,9 @@ func (w *Writer) appendFlows(b []byte, flows, endFlows []FlowID) []byte {
 }
 
 func (w *Writer) writeEnd(t *trackState, p *pendingSlice) {
-	b, s, m := w.eventStart(t, p.end)
-	b = appendVarintField(b, fEventType, typeSliceEnd)
-	w.eventEnd(b, s, m)
+	e := w.eventStart(t, p.end)
+	e.b = appendVarintField(e.b, fEventType, typeSliceEnd)
+	w.eventEnd(e)
 }
 
 // Begin opens a slice on t at s.TS (s.Dur is ignored) and writes it at
@@ -285,15 +285,15 @@ func (w *Writer) Begin(t Track, s Slice) {
 	var p pendingSlice
 	p.name, p.cat, p.ts = s.Name, s.Category, s.TS
 	w.args, p.argStart, p.argEnd = flatten(w.args, s.Args)
-	b, seq, m := w.eventStart(st, s.TS)
-	b = appendVarintField(b, fEventType, typeSliceBegin)
-	b = appendVarintField(b, fEventNameIID, seq.internName(p.name))
+	e := w.eventStart(st, s.TS)
+	e.b = appendVarintField(e.b, fEventType, typeSliceBegin)
+	e.b = appendVarintField(e.b, fEventNameIID, e.s.internName(p.name))
 	if p.cat != "" {
-		b = appendVarintField(b, fEventCategoryIIDs, seq.internCategory(p.cat))
+		e.b = appendVarintField(e.b, fEventCategoryIIDs, e.s.internCategory(p.cat))
 	}
-	b = w.appendAnnotations(b, seq, w.args, p.argStart, p.argEnd, fEventAnnotations, true)
-	b = w.appendFlows(b, s.Flows, s.EndFlows)
-	w.eventEnd(b, seq, m)
+	e.b = w.appendAnnotations(e.b, e.s, w.args, p.argStart, p.argEnd, fEventAnnotations, true)
+	e.b = w.appendFlows(e.b, s.Flows, s.EndFlows)
+	w.eventEnd(e)
 	clear(w.args[base:])
 	w.args = w.args[:base]
 	w.stats.Slices++
@@ -318,46 +318,46 @@ func (w *Writer) End(t Track, ts int64) {
 		return
 	}
 	st.open--
-	b, s, m := w.eventStart(st, ts)
-	b = appendVarintField(b, fEventType, typeSliceEnd)
-	w.eventEnd(b, s, m)
+	e := w.eventStart(st, ts)
+	e.b = appendVarintField(e.b, fEventType, typeSliceEnd)
+	w.eventEnd(e)
 }
 
 // Counter writes an integer value of counter track t at ts.
 func (w *Writer) Counter(t Track, ts int64, v int64) {
-	if b, s, m, ok := w.counterStart(t, ts); ok {
-		b = appendVarintField(b, fEventCounterValue, uint64(v))
-		w.eventEnd(b, s, m)
+	if e, ok := w.counterStart(t, ts); ok {
+		e.b = appendVarintField(e.b, fEventCounterValue, uint64(v))
+		w.eventEnd(e)
 	}
 }
 
 // CounterFloat writes a floating-point value of counter track t at ts.
 func (w *Writer) CounterFloat(t Track, ts int64, v float64) {
-	if b, s, m, ok := w.counterStart(t, ts); ok {
-		b = appendDoubleField(b, fEventDoubleCounter, v)
-		w.eventEnd(b, s, m)
+	if e, ok := w.counterStart(t, ts); ok {
+		e.b = appendDoubleField(e.b, fEventDoubleCounter, v)
+		w.eventEnd(e)
 	}
 }
 
-func (w *Writer) counterStart(t Track, ts int64) ([]byte, *sequence, message, bool) {
+func (w *Writer) counterStart(t Track, ts int64) (event, bool) {
 	if w.closed {
 		w.refuse(nil, "", ts, 0, ErrClosed)
-		return nil, nil, message{}, false
+		return event{}, false
 	}
 	st := w.track(t, "", ts)
 	if st == nil {
-		return nil, nil, message{}, false
+		return event{}, false
 	}
 	if ts < 0 {
 		w.refuse(st, "", ts, 0, ErrNegativeTimestamp)
-		return nil, nil, message{}, false
+		return event{}, false
 	}
 	if st.kind != trackCounter {
 		w.refuse(st, "", ts, 0, ErrWrongTrackKind)
-		return nil, nil, message{}, false
+		return event{}, false
 	}
-	b, s, m := w.eventStart(st, ts)
-	b = appendVarintField(b, fEventType, typeCounter)
+	e := w.eventStart(st, ts)
+	e.b = appendVarintField(e.b, fEventType, typeCounter)
 	w.stats.Counters++
-	return b, s, m, true
+	return e, true
 }

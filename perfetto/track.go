@@ -166,7 +166,7 @@ func (w *Writer) newTrack(uuid, parent uint64, kind byte, label string, descript
 	t.w = w
 	w.tracks[uuid] = t
 	w.stats.Tracks++
-	b0 := w.globalPacketStart()
+	b0, pm := w.globalPacketStart()
 	var m message
 	b0, m = begin(b0, fPacketTrackDescriptor)
 	b0 = appendVarintField(b0, fTrackUUID, uuid)
@@ -175,7 +175,7 @@ func (w *Writer) newTrack(uuid, parent uint64, kind byte, label string, descript
 	}
 	b0 = descriptor(b0)
 	b0 = m.end(b0)
-	w.globalPacketEnd(b0)
+	w.globalPacketEnd(b0, pm)
 	return Track{uuid, t}
 }
 

@@ -116,7 +116,6 @@ type Writer struct {
 
 	out    []byte // encoded Trace bytes waiting for w
 	bundle []byte // packets waiting to be compressed
-	pkt    []byte // the packet being built
 	zbuf   bytes.Buffer
 	zw     *zlib.Writer
 
@@ -231,12 +230,40 @@ func (w *Writer) WallClock(mono, wall int64) {
 	w.wall = append(w.wall, clockPair{mono, wall})
 }
 
-// globalPacketStart begins a packet on the global sequence, writing its
-// first packet (the trace's clock declaration) if needed.
-func (w *Writer) globalPacketStart() []byte {
+// open starts a packet directly in the sink — the output buffer, or the
+// compression bundle — so that no packet is copied once built. Nothing else
+// may be written to the sink until close.
+func (w *Writer) open() ([]byte, message) {
+	if w.cfg.compress {
+		return begin(w.bundle, fTracePacket)
+	}
+	return begin(w.out, fTracePacket)
+}
+
+// close finishes the packet opened by open and writes out or compresses
+// what has accumulated past the thresholds.
+func (w *Writer) close(b []byte, m message) {
+	b = m.end(b)
+	w.stats.Packets++
+	if w.cfg.compress {
+		w.bundle = b
+		if len(w.bundle) >= w.cfg.bundleSize {
+			w.compressBundle()
+		}
+		return
+	}
+	w.out = b
+	if len(w.out) >= w.cfg.flushThreshold {
+		w.writeOut()
+	}
+}
+
+// globalPacketStart opens a packet on the global sequence, writing its first
+// packet (the trace's clock declaration) if needed.
+func (w *Writer) globalPacketStart() ([]byte, message) {
 	if !w.started {
 		w.started = true
-		b := w.pkt[:0]
+		b, pm := w.open()
 		var m message
 		b, m = begin(b, fPacketClockSnapshot)
 		b = appendClock(b, ClockBoottime, 0, false)
@@ -246,16 +273,14 @@ func (w *Writer) globalPacketStart() []byte {
 		b = appendVarintField(b, fPacketSequenceID, globalSequence)
 		b = appendVarintField(b, fPacketSequenceFlags, seqIncrementalStateCleared)
 		b = appendVarintField(b, fPacketFirstOnSequence, 1)
-		w.pkt = b
-		w.emit(b)
+		w.close(b, pm)
 	}
-	return w.pkt[:0]
+	return w.open()
 }
 
-func (w *Writer) globalPacketEnd(b []byte) {
+func (w *Writer) globalPacketEnd(b []byte, pm message) {
 	b = appendVarintField(b, fPacketSequenceID, globalSequence)
-	w.pkt = b
-	w.emit(b)
+	w.close(b, pm)
 }
 
 func appendClock(b []byte, id uint32, ts int64, incremental bool) []byte {
@@ -284,7 +309,7 @@ func (w *Writer) sequenceFor(t *trackState) *sequence {
 	} else {
 		s.resetInterning()
 	}
-	b := w.pkt[:0]
+	b, pm := w.open()
 	var m, dm, tm message
 	b, dm = begin(b, fPacketDefaults)
 	if w.cfg.delta {
@@ -309,16 +334,21 @@ func (w *Writer) sequenceFor(t *trackState) *sequence {
 		b = appendVarintField(b, fPacketFirstOnSequence, 1)
 	}
 	s.started = true
-	w.pkt = b
-	w.emit(b)
+	w.close(b, pm)
 	return s
 }
 
-// eventStart begins the packet of an event at ts on t and opens its
-// TrackEvent message.
-func (w *Writer) eventStart(t *trackState, ts int64) ([]byte, *sequence, message) {
+// event is a TrackEvent packet under construction.
+type event struct {
+	b             []byte
+	s             *sequence
+	packet, track message
+}
+
+// eventStart opens the packet of an event at ts on t and its TrackEvent.
+func (w *Writer) eventStart(t *trackState, ts int64) event {
 	s := w.sequenceFor(t)
-	b := w.pkt[:0]
+	b, pm := w.open()
 	if w.cfg.delta && ts >= s.lastTS {
 		b = appendVarintField(b, fPacketTimestamp, uint64(ts-s.lastTS))
 		s.lastTS = ts
@@ -328,42 +358,21 @@ func (w *Writer) eventStart(t *trackState, ts int64) ([]byte, *sequence, message
 			b = appendVarintField(b, fPacketTimestampClockID, ClockMonotonic)
 		}
 	}
-	var m message
-	b, m = begin(b, fPacketTrackEvent)
-	return b, s, m
+	var tm message
+	b, tm = begin(b, fPacketTrackEvent)
+	return event{b: b, s: s, packet: pm, track: tm}
 }
 
 // eventEnd closes the TrackEvent, adds the interned data it defined and the
-// sequence fields, and emits the packet.
-func (w *Writer) eventEnd(b []byte, s *sequence, m message) {
-	b = m.end(b)
-	if len(s.fresh) > 0 {
-		b = s.appendInterned(b)
+// sequence fields, and closes the packet.
+func (w *Writer) eventEnd(e event) {
+	b := e.track.end(e.b)
+	if len(e.s.fresh) > 0 {
+		b = e.s.appendInterned(b)
 	}
-	b = appendVarintField(b, fPacketSequenceID, uint64(s.id))
+	b = appendVarintField(b, fPacketSequenceID, uint64(e.s.id))
 	b = appendVarintField(b, fPacketSequenceFlags, seqNeedsIncrementalState)
-	w.pkt = b
-	w.emit(b)
-}
-
-// emit appends one packet as field 1 of Trace, to the compression bundle or
-// to the output buffer.
-func (w *Writer) emit(p []byte) {
-	if len(p) == 0 {
-		return
-	}
-	w.stats.Packets++
-	if w.cfg.compress {
-		w.bundle = appendBytesField(w.bundle, fTracePacket, p)
-		if len(w.bundle) >= w.cfg.bundleSize {
-			w.compressBundle()
-		}
-		return
-	}
-	w.out = appendBytesField(w.out, fTracePacket, p)
-	if len(w.out) >= w.cfg.flushThreshold {
-		w.writeOut()
-	}
+	w.close(b, e.packet)
 }
 
 // compressBundle deflates the bundle into one compressed_packets packet.
@@ -449,17 +458,20 @@ func (w *Writer) Close() error {
 		})
 		w.wall = slices.Compact(w.wall)
 		for _, p := range w.wall {
-			b := w.globalPacketStart()
+			b, pm := w.globalPacketStart()
 			var m message
 			b, m = begin(b, fPacketClockSnapshot)
 			b = appendClock(b, ClockMonotonic, p.mono, false)
 			b = appendClock(b, ClockRealtime, p.wall, false)
 			b = appendVarintField(b, fSnapshotPrimary, ClockMonotonic)
 			b = m.end(b)
-			w.globalPacketEnd(b)
+			w.globalPacketEnd(b, pm)
 		}
 	}
-	w.globalPacketStart() // an empty trace still declares its clock
+	if !w.started {
+		b, pm := w.globalPacketStart() // an empty trace still declares its clock
+		w.globalPacketEnd(b, pm)
+	}
 	if w.cfg.compress {
 		w.compressBundle()
 	}
