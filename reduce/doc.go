@@ -78,7 +78,7 @@
 // and the published bound is the half-width.
 //
 //   - Anchors ([Anchor]: a [CLOCK_ANCHOR] v=2 record or a valid calibration
-//     [Sample]). The counter read dev_cyc somewhere in [host_ns,
+//     calibration sample, see [CalibrationAnchors]). The counter read dev_cyc somewhere in [host_ns,
 //     host_ns+window_ns]; widened by one counter tick and by the reading's
 //     own quantisation (1 µs for device_uptime_us samples), that window
 //     holds the instant the counter became dev_cyc. Mapping to another

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// sample builds the buffer of one a2a3 run (50 MHz, 20 ns a cycle) on two
+// AICPU threads: thread 0 orchestrates, thread 1 schedules and finishes
+// last.
+func sample(t *testing.T) []byte {
+	t.Helper()
+	b, err := reduce.NewBuffer(2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const base = reduce.Cycles(1_000_000_000) // counter value when the run started
+	set := func(th int, p reduce.Phase, start, end reduce.Cycles) {
+		b.Phases[th*reduce.NumPhases+int(p)] = reduce.Record{Start: base + start, End: base + end}
+	}
+	set(0, reduce.RunWall, 0, 5000)
+	set(1, reduce.RunWall, 2, 5100)
+	set(0, reduce.Preamble, 10, 60)       // origin: the earliest sub-phase start
+	set(1, reduce.Preamble, 12, 70)       // max(end) over threads
+	set(0, reduce.GraphBuild, 70, 4000)   //
+	set(0, reduce.ConfigValidate, 70, 90) // prep, orchestrator thread only
+	set(0, reduce.ArenaWire, 90, 100)
+	set(0, reduce.SmReset, 100, 120)
+	set(0, reduce.OrchWindow, 120, 2000)
+	set(1, reduce.SchedWindow, 121, 3990)
+	set(1, reduce.PostOrch, 4000, 4100)
+	set(1, reduce.SoLoad, 60, 60) // zero length: not emitted
+	b.Header.TailUsed = 1
+	b.Slots[1*reduce.NumSlots+3] = reduce.Record{Start: base + 200, End: base + 900}
+	raw, err := b.AppendBinary(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func TestConvert(t *testing.T) {
+	var out bytes.Buffer
+	o := options{threads: 2, freq: 50_000_000, pid: 4100, tid: 4100, inv: 12, hid: "9f3c", dev: 1, perThread: true, mono: 7_000_000_000}
+	if err := convert(&out, "run.bin", sample(t), o); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sample.golden", out.Bytes())
+
+	// What it printed reads back as the runtime's device spans.
+	r := strace.NewReader(&out)
+	type got struct {
+		Name      string
+		Depth     int32
+		TS, Dur   int64
+		OriginCyc string
+	}
+	var spans []got
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Kind != strace.KindSpan || !rec.Span.IsDevice() {
+			t.Fatalf("unexpected record %+v", rec)
+		}
+		g := got{Name: rec.Span.Name, Depth: rec.Span.Depth, TS: rec.Span.TS, Dur: rec.Span.Dur}
+		if a, ok := rec.Span.Attr("origin_cyc"); ok {
+			g.OriginCyc = a.Value
+		}
+		spans = append(spans, g)
+	}
+	const w = "chip.run.runner_run.device_wall"
+	want := []got{
+		{Name: w, Depth: 2, TS: 0, Dur: 5100 * 20, OriginCyc: "1000000010"},
+		{Name: w + ".preamble", Depth: 3, TS: 0, Dur: 60 * 20},
+		{Name: w + ".graph_build", Depth: 3, TS: 60 * 20, Dur: 3930 * 20},
+		{Name: w + ".config_validate", Depth: 3, TS: 60 * 20, Dur: 20 * 20},
+		{Name: w + ".arena_wire", Depth: 3, TS: 80 * 20, Dur: 10 * 20},
+		{Name: w + ".sm_reset", Depth: 3, TS: 90 * 20, Dur: 20 * 20},
+		{Name: w + ".post_orch", Depth: 3, TS: 3990 * 20, Dur: 100 * 20},
+		{Name: w + ".orch", Depth: 3, TS: 110 * 20, Dur: 1880 * 20},
+		{Name: w + ".sched", Depth: 3, TS: 111 * 20, Dur: 3869 * 20},
+		{Name: w + ".task_slot_3", Depth: 3, TS: 190 * 20, Dur: 700 * 20},
+	}
+	if diff := cmp.Diff(want, spans); diff != "" {
+		t.Errorf("spans read back (-want +got):\n%s", diff)
+	}
+	if st := r.Stats(); st.Torn != 0 || st.Malformed != 0 {
+		t.Errorf("reading back lost records: %+v", st)
+	}
+}
+
+func TestBadBuffers(t *testing.T) {
+	raw := sample(t)
+	o := options{threads: 2, freq: 50_000_000, pid: 1, inv: 1, hid: "1", mono: 0}
+	for _, c := range []struct {
+		name    string
+		raw     []byte
+		threads int
+		want    error
+	}{
+		{"truncated", raw[:100], 2, reduce.ErrTruncated},
+		{"tail cut", raw[:len(raw)-8], 2, reduce.ErrTruncatedTail},
+		{"wrong thread count", raw, 3, reduce.ErrTruncatedTail},
+		{"no threads", raw, 0, reduce.ErrThreads},
+	} {
+		o.threads = c.threads
+		err := convert(io.Discard, "run.bin", c.raw, o)
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: error %v, want %v", c.name, err, c.want)
+			continue
+		}
+		var de *reduce.DecodeError
+		if !errors.As(err, &de) || !strings.HasPrefix(err.Error(), "run.bin: ") || !strings.Contains(err.Error(), "offset") {
+			t.Errorf("%s: error %q does not name the file and byte offset", c.name, err)
+		}
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		_ = os.WriteFile(path+".got", got, 0o644)
+		t.Errorf("%s differs (-want +got), new output kept in %s.got:\n%s", path, path, diff)
+	}
+}

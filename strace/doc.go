@@ -1,0 +1,92 @@
+// Package strace reads and writes the runtime's trace log: its [STRACE]
+// spans, [CLOCK_ANCHOR] clock anchors, legacy "bind phase=" lines and
+// "[stamp]" lines, plus the two artifacts beside the log
+// (host_phase_records.jsonl and the clock-calibration JSON).
+//
+// The Reader streams a log with bounded memory and loses nothing silently:
+// every record head is either returned as a typed Record or counted as torn,
+// of an unknown version, malformed, or inside an over-long line (Stats). The
+// Writer emits records byte for byte as the runtime does, so a Go program can
+// instrument itself into the same log.
+//
+// # Grammar
+//
+// Each line the runtime logs starts with a prefix: the CLOCK_MONOTONIC time
+// of the write, the pthread handle, the level and the function:
+//
+//	[mono_ns=<ns>][T0x<hex>][<LEVEL>] <func>: <payload>
+//
+// A span is one line, written when its scope exits (children before their
+// parents):
+//
+//	[mono_ns=1200][T0x7f3a][TIMING] emit_host_span: [STRACE] v=1 pid=4242 tid=4242 inv=7 hid=9f3c depth=1 name=chip.run.bind ts=1000 dur=150 ntensor=4
+//
+// The fields come in this order, separated by blanks:
+//
+//	v      format version; only 1 is defined (other versions are counted, never guessed)
+//	pid    process id (int32)          tid    OS thread id (int64)
+//	inv    invocation id (uint64): (pid, inv) groups one run's spans
+//	hid    callable hash, hex (uint64)
+//	depth  nesting depth (int32)
+//	name   dotted name, self-locating: chip.run.bind.args
+//	ts     start, ns (int64)           dur    duration, ns (int64)
+//	k=v    attributes, in order, to the end of the record
+//
+// The emitter percent-encodes bytes outside printable ASCII, and '%', '['
+// and ']', as %XX; in names also ' ' and '='. The reader decodes them. A
+// name is capped at NameCap bytes and the attribute text at AttrsCap bytes
+// (encoded); a field cut at its cap ends in '~', which the reader keeps and
+// flags (Span.NameTruncated, Span.AttrsTruncated, Attr.Truncated):
+//
+//	[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=2 name=ext.pypto.decode%20layer ts=5 dur=1 note=a%5Bb%5D path=/very/long/valu~
+//
+// Attribute values in canonical decimal are integers (Attr.Type, Int, Uint);
+// everything else is text. A span with clk=dev is a device span: its ts is
+// an offset from the run's device origin, on the device clock, not a host
+// time (Span.IsDevice):
+//
+//	[STRACE] v=1 pid=4242 tid=4242 inv=7 hid=9f3c depth=2 name=chip.run.runner_run.device_wall ts=0 dur=71000000 clk=dev origin_cyc=123456789 dev=0
+//
+// Each process writes one wall-clock anchor, valid only as this complete
+// record with nothing after it on its line; wall = wall_ns + (mono - mono_ns):
+//
+//	[mono_ns=100][T0x7f3a][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=4242 mono_ns=100 wall_ns=1767225600000000000
+//
+// A device clock anchor pairs a host window with one device counter reading
+// (the counter was read somewhere in [host_ns, host_ns+window_ns]). It is a
+// record of its own, never a span, and follows the same prefix and
+// nothing-trailing rules:
+//
+//	[mono_ns=900][T0x7f3a][TIMING] clock_anchor: [CLOCK_ANCHOR] v=2 pid=4242 tid=4242 dev=0 host_ns=880 window_ns=20 dev_cyc=5000000 dev_freq=50000000
+//
+// A runtime with a host prepare path logs its bind segments as legacy lines,
+// with raw (unencoded) attributes:
+//
+//	[mono_ns=2000][T0x7f3a][TIMING] host_phase_trace_end: [host_phase_trace.cpp:393] bind phase=host_orch start_ns=1010 dur_ns=40 tasks=47
+//
+// and a measurement recipe writes its command as the first line:
+//
+//	[stamp] 4d31f482 env SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1 python main.py --rounds 6
+//
+// # What real logs do
+//
+// Markers are found anywhere on a line, after any other text. Two records
+// can share one physical line: a record ends at the next log prefix, the
+// next [STRACE] or [CLOCK_ANCHOR], or the end of the line. Lines may end in
+// CRLF. A record cut mid-write (its text ends before its grammar completes)
+// is torn: counted, never turned into a measurement. A record whose bytes
+// break the grammar (a letter in a number, a value out of its type's range,
+// an anchor without its prefix or with text after it) is malformed. A line
+// longer than the maximum (WithMaxLine) is skipped and the heads inside it
+// are counted as lost. Stats.Check verifies that the counts add up.
+//
+// A torn record cut inside its last number (dur, or an anchor's last field)
+// cannot be told from a complete one; no reader can.
+//
+// # The model
+//
+// GroupInvocations groups spans by (pid, inv) and rebuilds each run's tree
+// from the dotted names (preferring a parent at depth-1), never from
+// timestamps, reporting orphans instead of guessing. FamilyOf, NodeLeaf and
+// ExtProducer classify names; BucketByHid finds decode and prefill callables.
+package strace

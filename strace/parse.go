@@ -1,0 +1,264 @@
+package strace
+
+// status of a record parse.
+type status uint8
+
+const (
+	stOK        status = iota
+	stTorn             // the record's text ended where more grammar was due
+	stMalformed        // a byte broke the grammar
+	stUnknown          // a version this package does not define
+)
+
+// parser walks the text of one record, b, from i. A parse is torn when b
+// ends before the grammar completes and every byte so far followed it, and
+// malformed at the first byte that does not. The first failure sticks.
+type parser struct {
+	b       []byte
+	i       int
+	st      status
+	field   string // the field being read when the parse failed
+	what    string // what was wrong with it
+	nameAt  int    // the span name's text, b[nameAt:nameEnd]
+	nameEnd int
+}
+
+func (p *parser) fail(st status, field, what string) bool {
+	if p.st == stOK {
+		p.st, p.field, p.what = st, field, what
+	}
+	return false
+}
+
+func (p *parser) reasonText() string {
+	if p.field == "" {
+		return p.what
+	}
+	return p.field + ": " + p.what
+}
+
+func (p *parser) atEnd() bool { return p.i >= len(p.b) }
+
+// space consumes one or more blanks before field.
+func (p *parser) space(field string) bool {
+	b, i := p.b, p.i
+	if i >= len(b) {
+		return p.fail(stTorn, field, "missing")
+	}
+	if b[i] != ' ' && b[i] != '\t' {
+		return p.fail(stMalformed, field, "expected a blank before it")
+	}
+	for i++; i < len(b) && (b[i] == ' ' || b[i] == '\t'); i++ {
+	}
+	p.i = i
+	return true
+}
+
+// next consumes the blanks and then the key k ("pid=") that start the
+// next field.
+func (p *parser) next(k string) bool {
+	b, i := p.b, p.i
+	if i < len(b) && b[i] == ' ' {
+		i++
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+			i++
+		}
+		if len(b)-i >= len(k) && string(b[i:i+len(k)]) == k {
+			p.i = i + len(k)
+			return true
+		}
+	}
+	return p.space(k[:len(k)-1]) && p.key(k)
+}
+
+// blanks consumes one or more blanks (for the log prefix, no reasons).
+func (p *parser) blanks() bool {
+	s := p.i
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t') {
+		p.i++
+	}
+	return p.i > s
+}
+
+// lit consumes the literal s (for the log prefix, no reasons).
+func (p *parser) lit(s string) bool {
+	if len(p.b)-p.i < len(s) || string(p.b[p.i:p.i+len(s)]) != s {
+		return false
+	}
+	p.i += len(s)
+	return true
+}
+
+// key consumes the literal k ("pid=").
+func (p *parser) key(k string) bool {
+	rest := p.b[p.i:]
+	if len(rest) >= len(k) && string(rest[:len(k)]) == k {
+		p.i += len(k)
+		return true
+	}
+	n := min(len(k), len(rest))
+	if string(rest[:n]) != k[:n] {
+		return p.fail(stMalformed, k[:len(k)-1], "expected "+k)
+	}
+	return p.fail(stTorn, k[:len(k)-1], "cut in its key")
+}
+
+// uint consumes one or more decimal digits and returns their value,
+// failing when it exceeds limit.
+func (p *parser) uint(field string, limit uint64) (uint64, bool) {
+	b, s := p.b, p.i
+	i := s
+	var u uint64
+	for ; i < len(b) && i-s < 19; i++ { // 19 digits cannot overflow
+		c := b[i] - '0'
+		if c > 9 {
+			break
+		}
+		u = u*10 + uint64(c)
+	}
+	for ; i < len(b); i++ {
+		c := b[i] - '0'
+		if c > 9 {
+			break
+		}
+		if u > (1<<64-1)/10 || u == (1<<64-1)/10 && c > (1<<64-1)%10 {
+			p.i = i
+			return 0, p.fail(stMalformed, field, "out of range")
+		}
+		u = u*10 + uint64(c)
+	}
+	p.i = i
+	if i == s {
+		if i >= len(b) {
+			return 0, p.fail(stTorn, field, "no value")
+		}
+		return 0, p.fail(stMalformed, field, "expected digits")
+	}
+	if u > limit {
+		return 0, p.fail(stMalformed, field, "out of range")
+	}
+	return u, true
+}
+
+// version checks a version number just read.
+func (p *parser) version(known bool) bool {
+	if !p.atEnd() {
+		if c := p.b[p.i]; c != ' ' && c != '\t' {
+			return p.fail(stMalformed, "v", "expected digits")
+		}
+	}
+	if !known {
+		return p.fail(stUnknown, "v", "version not defined")
+	}
+	return true
+}
+
+func (p *parser) u64(dst *uint64, field string) bool {
+	v, ok := p.uint(field, 1<<64-1)
+	*dst = v
+	return ok
+}
+
+// signed reads an optional '-' and digits in [-limit-1, limit].
+func (p *parser) signed(field string, limit uint64) (int64, bool) {
+	neg := p.i < len(p.b) && p.b[p.i] == '-'
+	if neg {
+		p.i++
+		u, ok := p.uint(field, limit+1)
+		return -int64(u), ok // -(limit+1) wraps to the minimum, as intended
+	}
+	u, ok := p.uint(field, limit)
+	return int64(u), ok
+}
+
+func (p *parser) i64(dst *int64, field string) bool {
+	v, ok := p.signed(field, maxInt64)
+	*dst = v
+	return ok
+}
+
+func (p *parser) i32(dst *int32, field string) bool {
+	v, ok := p.signed(field, 1<<31-1)
+	*dst = int32(v)
+	return ok
+}
+
+// hex reads one or more hex digits into a uint64.
+func (p *parser) hex(dst *uint64, field string) bool {
+	b, s := p.b, p.i
+	i := s
+	var u uint64
+	for ; i < len(b); i++ {
+		d, ok := unhex(b[i])
+		if !ok {
+			break
+		}
+		if u>>60 != 0 {
+			p.i = i
+			return p.fail(stMalformed, field, "out of range")
+		}
+		u = u<<4 | uint64(d)
+	}
+	p.i = i
+	if i == s {
+		if i >= len(b) {
+			return p.fail(stTorn, field, "no value")
+		}
+		return p.fail(stMalformed, field, "expected hex digits")
+	}
+	*dst = u
+	return true
+}
+
+// name reads the span name: the bytes up to the next blank.
+func (p *parser) name() bool {
+	b, i := p.b, p.i
+	p.nameAt = i
+	for i < len(b) && b[i] != ' ' && b[i] != '\t' {
+		i++
+	}
+	p.i, p.nameEnd = i, i
+	return true
+}
+
+// word reads a bind phase name: one or more of [A-Za-z0-9_].
+func (p *parser) word(field string) bool {
+	s := p.i
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			break
+		}
+		p.i++
+	}
+	if p.i == s {
+		if p.atEnd() {
+			return p.fail(stTorn, field, "no value")
+		}
+		return p.fail(stMalformed, field, "expected a word")
+	}
+	return true
+}
+
+// tail accepts the end of the text, or blanks before attribute text, after
+// the last fixed field.
+func (p *parser) tail(field string) bool {
+	if p.atEnd() {
+		return true
+	}
+	if c := p.b[p.i]; c != ' ' && c != '\t' {
+		return p.fail(stMalformed, field, "expected a blank after it")
+	}
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t') {
+		p.i++
+	}
+	return true
+}
+
+// end requires the end of the text after the last field.
+func (p *parser) end(field string) bool {
+	if !p.atEnd() {
+		return p.fail(stMalformed, field, "trailing text after it")
+	}
+	return true
+}

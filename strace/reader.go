@@ -1,0 +1,746 @@
+package strace
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+)
+
+// Reader defaults.
+const (
+	// DefaultMaxLine is the longest line, in bytes without its line end,
+	// that the reader parses. A longer line is skipped and counted.
+	DefaultMaxLine = 64 << 10
+	// MinMaxLine is the smallest maximum WithMaxLine accepts; smaller values
+	// are raised to it.
+	MinMaxLine = 256
+	// DefaultMaxProblems is how many problems Stats.Problems keeps.
+	DefaultMaxProblems = 16
+)
+
+type config struct {
+	name        string
+	maxLine     int
+	maxProblems int
+}
+
+// Option configures a Reader, a PhaseRecordsReader or ReadCalibration.
+type Option func(*config)
+
+// WithName names the input in positions and errors (usually its file name).
+func WithName(name string) Option { return func(c *config) { c.name = name } }
+
+// WithMaxLine sets the longest line, in bytes without its line end, that is
+// parsed; memory is bounded by it. The default is DefaultMaxLine.
+func WithMaxLine(n int) Option { return func(c *config) { c.maxLine = max(n, MinMaxLine) } }
+
+// WithMaxProblems sets how many problems Stats keeps with their positions
+// (all are counted). The default is DefaultMaxProblems.
+func WithMaxProblems(n int) Option { return func(c *config) { c.maxProblems = max(n, 0) } }
+
+func newConfig(opts []Option) config {
+	c := config{maxLine: DefaultMaxLine, maxProblems: DefaultMaxProblems}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// Reader reads records from a runtime log, in input order.
+//
+// A Reader never stops on bad input: torn records, unknown versions,
+// malformed records and over-long lines are counted in Stats (the first few
+// with their positions) and reading continues. Read returns an error other
+// than io.EOF only when the underlying reader fails.
+//
+// Strings in a returned Record never alias the reader's buffers and stay
+// valid; the Attrs slices of Span and BindPhase are reused by the next Read
+// (use Record.Clone to keep them).
+type Reader struct {
+	cfg   config
+	br    *bufio.Reader
+	stats Stats
+
+	line    []byte // the line being scanned, line end stripped; nil when none
+	lineNo  int64
+	lineOff int64 // input offset of line[0]
+	next    int64 // input offset of the next line
+	pos     int   // scan cursor in line
+
+	pfx    Prefix // the last log prefix seen on this line
+	pfxEnd int    // where it ends in line, or -1
+
+	err     error // sticky: io.EOF or the I/O error, returned once the line is done
+	attrs   []Attr
+	arena   arena
+	interns map[string]string
+	// the last level and function seen, checked before the intern map
+	lastLevel, lastFunc string
+	lastTail            string // "<LEVEL>]<blanks><func>:<blanks>" of the last prefix
+}
+
+// NewReader returns a Reader of r.
+func NewReader(r io.Reader, opts ...Option) *Reader {
+	cfg := newConfig(opts)
+	return &Reader{
+		cfg:     cfg,
+		br:      bufio.NewReaderSize(r, cfg.maxLine+2),
+		interns: make(map[string]string),
+		pfxEnd:  -1,
+	}
+}
+
+// Stats returns the counts so far. Problems is shared with the reader; use
+// Stats.Clone to keep a copy across further reads.
+func (r *Reader) Stats() Stats { return r.stats }
+
+// Read returns the next record. It returns io.EOF at the end of the input,
+// and another error only when the underlying reader fails.
+func (r *Reader) Read() (Record, error) {
+	var rec Record
+	for {
+		if r.line != nil {
+			if r.scan(&rec) {
+				return rec, nil
+			}
+			r.line = nil
+		}
+		if r.err != nil {
+			return Record{}, r.err
+		}
+		r.readLine()
+	}
+}
+
+// readLine loads the next line, skipping over-long ones.
+func (r *Reader) readLine() {
+	data, err := r.br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		r.skipLong(data)
+		return
+	}
+	if err != nil {
+		r.err = err
+	}
+	if len(data) == 0 {
+		return
+	}
+	r.lineNo++
+	r.stats.Lines++
+	r.stats.Bytes += int64(len(data))
+	r.lineOff = r.next
+	r.next += int64(len(data))
+	line := data
+	if line[len(line)-1] == '\n' {
+		line = line[:len(line)-1]
+	}
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	if len(line) > r.cfg.maxLine {
+		var hc headCounter
+		hc.feed(line)
+		r.countLong(&hc)
+		return
+	}
+	r.line = line
+	r.pos = 0
+	r.pfxEnd = -1
+}
+
+// skipLong consumes a line longer than the bufio buffer, counting the record
+// heads inside it.
+func (r *Reader) skipLong(first []byte) {
+	r.lineNo++
+	r.stats.Lines++
+	r.lineOff = r.next
+	var hc headCounter
+	data := first
+	for {
+		r.stats.Bytes += int64(len(data))
+		r.next += int64(len(data))
+		hc.feed(data)
+		if len(data) > 0 && data[len(data)-1] == '\n' {
+			break
+		}
+		var err error
+		data, err = r.br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			r.err = err
+			if len(data) > 0 {
+				r.stats.Bytes += int64(len(data))
+				r.next += int64(len(data))
+				hc.feed(data)
+			}
+			break
+		}
+	}
+	r.countLong(&hc)
+}
+
+func (r *Reader) countLong(hc *headCounter) {
+	r.stats.LongLines++
+	h := hc.heads
+	r.stats.Heads.Strace += h.Strace
+	r.stats.Heads.ClockAnchor += h.ClockAnchor
+	r.stats.Heads.BindPhase += h.BindPhase
+	r.stats.Heads.Stamp += h.Stamp
+	r.stats.InLongLines += h.Total()
+	r.problem(r.lineOff, ErrLineTooLong, "longer than "+strconv.Itoa(r.cfg.maxLine)+" bytes; "+
+		strconv.FormatInt(h.Total(), 10)+" record heads in it lost")
+}
+
+func (r *Reader) problem(off int64, err error, reason string) {
+	if len(r.stats.Problems) >= r.cfg.maxProblems {
+		r.stats.ProblemsOmitted++
+		return
+	}
+	r.stats.Problems = append(r.stats.Problems, &SyntaxError{
+		File: r.cfg.name, Line: r.lineNo, Offset: off, Err: err, Reason: reason,
+	})
+}
+
+// lost counts a head that did not become a record.
+func (r *Reader) lost(at int, p *parser) {
+	var err error
+	switch p.st {
+	case stTorn:
+		r.stats.Torn++
+		err = ErrTorn
+	case stUnknown:
+		r.stats.UnknownVersion++
+		err = ErrUnknownVersion
+	default:
+		r.stats.Malformed++
+		err = ErrMalformed
+	}
+	if len(r.stats.Problems) >= r.cfg.maxProblems {
+		r.stats.ProblemsOmitted++
+		return
+	}
+	r.problem(r.lineOff+int64(at), err, p.reasonText())
+}
+
+var (
+	markStrace = []byte("[STRACE]")
+	markAnchor = []byte("[CLOCK_ANCHOR]")
+	markStamp  = []byte("[stamp]")
+	markBind   = []byte("bind phase=")
+	markMono   = []byte("[mono_ns=")
+)
+
+// scan continues scanning the current line and fills rec with the next
+// record in it.
+func (r *Reader) scan(rec *Record) bool {
+	line := r.line
+	for r.pos < len(line) {
+		rest := line[r.pos:]
+		i := bytes.IndexByte(rest, '[')
+		gap := rest
+		if i >= 0 {
+			gap = rest[:i]
+		}
+		if len(gap) >= len(markBind) {
+			if j := r.findBind(line, r.pos, r.pos+len(gap)); j >= 0 {
+				if r.bindPhase(rec, j) {
+					return true
+				}
+				continue
+			}
+		}
+		if i < 0 {
+			r.pos = len(line)
+			break
+		}
+		at := r.pos + i
+		tail := line[at:]
+		switch {
+		case bytes.HasPrefix(tail, markMono):
+			if end, ok := r.parsePrefix(line, at, &r.pfx); ok {
+				r.pfxEnd = end
+				r.pos = end
+				continue
+			}
+		case bytes.HasPrefix(tail, markStrace):
+			if r.span(rec, at) {
+				return true
+			}
+			continue
+		case bytes.HasPrefix(tail, markAnchor):
+			if r.anchor(rec, at) {
+				return true
+			}
+			continue
+		case at == 0 && bytes.HasPrefix(tail, markStamp):
+			if r.stamp(rec) {
+				return true
+			}
+			continue
+		}
+		r.pos = at + 1
+	}
+	return false
+}
+
+// findBind returns the position of the first "bind phase=" head in
+// line[from:to], or -1.
+func (r *Reader) findBind(line []byte, from, to int) int {
+	for from < to {
+		j := bytes.Index(line[from:to], markBind)
+		if j < 0 {
+			return -1
+		}
+		at := from + j
+		if at == 0 || line[at-1] == ' ' || line[at-1] == '\t' || line[at-1] == ']' {
+			return at
+		}
+		from = at + 1
+	}
+	return -1
+}
+
+// boundary returns where a record starting at from ends: at the next log
+// prefix or record marker on the line, or at the end of the line.
+func (r *Reader) boundary(line []byte, from int) int {
+	for from < len(line) {
+		k := bytes.IndexByte(line[from:], '[')
+		if k < 0 {
+			return len(line)
+		}
+		at := from + k
+		tail := line[at:]
+		if bytes.HasPrefix(tail, markStrace) || bytes.HasPrefix(tail, markAnchor) {
+			return at
+		}
+		if bytes.HasPrefix(tail, markMono) {
+			var p Prefix
+			if _, ok := r.parsePrefix(line, at, &p); ok {
+				return at
+			}
+		}
+		from = at + 1
+	}
+	return len(line)
+}
+
+// prefixAt returns the log prefix that ends exactly at at.
+func (r *Reader) prefixAt(at int) Prefix {
+	if r.pfxEnd == at {
+		return r.pfx
+	}
+	return Prefix{}
+}
+
+func (r *Reader) begin(rec *Record, kind Kind, at int) {
+	*rec = Record{Kind: kind, Pos: Pos{File: r.cfg.name, Line: r.lineNo, Offset: r.lineOff + int64(at)}}
+	r.stats.Records.add(kind)
+}
+
+// span handles a [STRACE] head at at.
+func (r *Reader) span(rec *Record, at int) bool {
+	line := r.line
+	r.stats.Heads.Strace++
+	end := r.boundary(line, at+len(markStrace))
+	r.pos = end
+	p := parser{b: trimRight(line[at:end]), i: len(markStrace)}
+	var s Span
+	if p.next("v=") {
+		if v, ok := p.uint("v", 1<<32); ok && p.version(v == 1) {
+			_ = p.next("pid=") && p.i32(&s.Pid, "pid") &&
+				p.next("tid=") && p.i64(&s.Tid, "tid") &&
+				p.next("inv=") && p.u64(&s.Inv, "inv") &&
+				p.next("hid=") && p.hex(&s.Hid, "hid") &&
+				p.next("depth=") && p.i32(&s.Depth, "depth") &&
+				p.next("name=") && p.name() &&
+				p.next("ts=") && p.i64(&s.TS, "ts") &&
+				p.next("dur=") && p.i64(&s.Dur, "dur") &&
+				p.tail("dur")
+		}
+	}
+	if p.st != stOK {
+		r.lost(at, &p)
+		return false
+	}
+	r.begin(rec, KindSpan, at)
+	rec.Prefix = r.prefixAt(at)
+	s.NameTruncated = p.nameEnd > p.nameAt && p.b[p.nameEnd-1] == '~'
+	if text := p.b[p.nameAt:]; bytes.IndexByte(text, '%') < 0 {
+		// Nothing to decode: one copy holds the name and every attribute.
+		all := r.arena.str(text)
+		s.Name = all[:p.nameEnd-p.nameAt]
+		s.Attrs, s.AttrsTruncated = r.parseAttrs(p.b[p.i:], all[p.i-p.nameAt:], true)
+	} else {
+		s.Name = r.arena.decoded(p.b[p.nameAt:p.nameEnd])
+		s.Attrs, s.AttrsTruncated = r.parseAttrs(p.b[p.i:], "", true)
+	}
+	rec.Span = s
+	return true
+}
+
+// anchor handles a [CLOCK_ANCHOR] head at at.
+func (r *Reader) anchor(rec *Record, at int) bool {
+	line := r.line
+	r.stats.Heads.ClockAnchor++
+	end := r.boundary(line, at+len(markAnchor))
+	r.pos = end
+	p := parser{b: trimRight(line[at:end]), i: len(markAnchor)}
+	var kind Kind
+	var w WallAnchor
+	var d DeviceAnchor
+	if p.next("v=") {
+		if v, ok := p.uint("v", 1<<32); ok && p.version(v == 1 || v == 2) {
+			if v == 1 {
+				kind = KindWallAnchor
+				_ = p.next("pid=") && p.i32(&w.Pid, "pid") &&
+					p.next("mono_ns=") && p.i64(&w.MonoNS, "mono_ns") &&
+					p.next("wall_ns=") && p.i64(&w.WallNS, "wall_ns") &&
+					p.end("wall_ns")
+			} else {
+				kind = KindDeviceAnchor
+				_ = p.next("pid=") && p.i32(&d.Pid, "pid") &&
+					p.next("tid=") && p.i64(&d.Tid, "tid") &&
+					p.next("dev=") && p.i32(&d.Dev, "dev") &&
+					p.next("host_ns=") && p.i64(&d.HostNS, "host_ns") &&
+					p.next("window_ns=") && p.i64(&d.WindowNS, "window_ns") &&
+					p.next("dev_cyc=") && p.u64(&d.DevCyc, "dev_cyc") &&
+					p.next("dev_freq=") && p.u64(&d.DevFreq, "dev_freq") &&
+					p.end("dev_freq")
+				if p.st == stOK && d.WindowNS < 0 {
+					p.fail(stMalformed, "window_ns", "negative")
+				}
+				if p.st == stOK && d.DevFreq == 0 {
+					p.fail(stMalformed, "dev_freq", "zero")
+				}
+			}
+		}
+	}
+	pfx := r.prefixAt(at)
+	if p.st == stOK {
+		switch {
+		case end != len(line):
+			p.fail(stMalformed, "anchor", "another record follows on its line")
+		case !pfx.Present || pfx.Level != "TIMING" || pfx.Func != "clock_anchor":
+			p.fail(stMalformed, "anchor", "not preceded by its [TIMING] clock_anchor: log prefix")
+		}
+	}
+	if p.st != stOK {
+		r.lost(at, &p)
+		return false
+	}
+	r.begin(rec, kind, at)
+	rec.Prefix = pfx
+	rec.WallAnchor = w
+	rec.DeviceAnchor = d
+	return true
+}
+
+// bindPhase handles a "bind phase=" head at at.
+func (r *Reader) bindPhase(rec *Record, at int) bool {
+	line := r.line
+	r.stats.Heads.BindPhase++
+	end := r.boundary(line, at+len(markBind))
+	r.pos = end
+	p := parser{b: trimRight(line[at:end]), i: len(markBind)}
+	var b BindPhase
+	var phaseEnd int
+	if p.word("phase") {
+		phaseEnd = p.i
+		_ = p.next("start_ns=") && p.u64(&b.StartNS, "start_ns") &&
+			p.next("dur_ns=") && p.u64(&b.DurNS, "dur_ns") &&
+			p.tail("dur_ns")
+	}
+	if p.st != stOK {
+		r.lost(at, &p)
+		return false
+	}
+	r.begin(rec, KindBindPhase, at)
+	if r.pfxEnd >= 0 && r.pfxEnd <= at {
+		if src, ok := sourceTag(line[r.pfxEnd:at]); ok {
+			rec.Prefix = r.pfx
+			b.Source = r.arena.str(src)
+		}
+	}
+	b.Phase = r.arena.str(p.b[len(markBind):phaseEnd])
+	b.Attrs, _ = r.parseAttrs(p.b[p.i:], "", false)
+	rec.BindPhase = b
+	return true
+}
+
+// sourceTag accepts the text between a log prefix and a bind phase marker:
+// nothing, or one "[...]" tag and blanks.
+func sourceTag(b []byte) ([]byte, bool) {
+	if len(b) == 0 {
+		return nil, true
+	}
+	if b[0] != '[' {
+		return nil, false
+	}
+	k := bytes.IndexByte(b, ']')
+	if k < 0 || bytes.IndexByte(b[1:k], '[') >= 0 {
+		return nil, false
+	}
+	rest := b[k+1:]
+	if len(rest) == 0 {
+		return nil, false
+	}
+	for _, c := range rest {
+		if c != ' ' && c != '\t' {
+			return nil, false
+		}
+	}
+	return b[:k+1], true
+}
+
+// stamp handles a "[stamp]" head at the start of the line.
+func (r *Reader) stamp(rec *Record) bool {
+	r.stats.Heads.Stamp++
+	end := r.boundary(r.line, len(markStamp))
+	r.pos = end
+	line := r.line[:end]
+	if len(line) == len(markStamp) || line[len(markStamp)] != ' ' {
+		p := parser{}
+		if len(line) == len(markStamp) {
+			p.fail(stTorn, "stamp", "no text")
+		} else {
+			p.fail(stMalformed, "stamp", "expected a space after [stamp]")
+		}
+		r.lost(0, &p)
+		return false
+	}
+	r.begin(rec, KindStamp, 0)
+	rec.Stamp.Text = r.arena.str(line[len(markStamp)+1:])
+	return true
+}
+
+// parseAttrs splits attribute text into attributes. decode applies the span
+// encoding (bind phase attributes are raw). When same is not empty it holds
+// b's bytes and needs no decoding: keys and values are taken from it.
+func (r *Reader) parseAttrs(b []byte, same string, decode bool) ([]Attr, bool) {
+	attrs := r.attrs[:0]
+	for i := 0; i < len(b); {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+			i++
+		}
+		start := i
+		eq := -1
+		for i < len(b) && b[i] != ' ' && b[i] != '\t' {
+			if b[i] == '=' && eq < 0 {
+				eq = i
+			}
+			i++
+		}
+		if i == start {
+			break
+		}
+		attrs = append(attrs, Attr{})
+		a := &attrs[len(attrs)-1]
+		switch {
+		case eq < 0:
+			a.Bare = true
+			if same != "" {
+				a.Key = same[start:i]
+			} else {
+				a.Key = r.text(b[start:i], decode)
+			}
+		case same != "":
+			a.Key = same[start:eq]
+			a.Value = same[eq+1 : i]
+			a.Type, a.Int, a.Uint = typeValue(b[eq+1 : i])
+		default:
+			a.Key = r.text(b[start:eq], decode)
+			val := b[eq+1 : i]
+			a.Value = r.text(val, decode)
+			if decode && bytes.IndexByte(val, '%') >= 0 {
+				val = []byte(a.Value)
+			}
+			a.Type, a.Int, a.Uint = typeValue(val)
+		}
+	}
+	r.attrs = attrs
+	truncated := decode && len(b) > 0 && b[len(b)-1] == '~'
+	if truncated && len(attrs) > 0 {
+		attrs[len(attrs)-1].Truncated = true
+	}
+	if len(attrs) == 0 {
+		return nil, truncated
+	}
+	return attrs, truncated
+}
+
+func (r *Reader) text(b []byte, decode bool) string {
+	if decode {
+		return r.arena.decoded(b)
+	}
+	return r.arena.str(b)
+}
+
+// intern returns b as a string, shared between records for the few distinct
+// values a log prefix holds.
+func (r *Reader) intern(b []byte) string {
+	if string(b) == r.lastLevel {
+		return r.lastLevel
+	}
+	if string(b) == r.lastFunc {
+		return r.lastFunc
+	}
+	if s, ok := r.interns[string(b)]; ok {
+		return s
+	}
+	if len(r.interns) >= 4096 {
+		return r.arena.str(b)
+	}
+	s := string(b)
+	r.interns[s] = s
+	return s
+}
+
+// parsePrefix parses "[mono_ns=<ns>][T0x<hex>][<LEVEL>]<blanks><func>:<blanks>"
+// at line[at:], returning where it ends. func holds no blank, ':' or '['.
+func (r *Reader) parsePrefix(line []byte, at int, out *Prefix) (int, bool) {
+	p := parser{b: line, i: at + len(markMono)}
+	var pf Prefix
+	if !p.i64(&pf.MonoNS, "mono_ns") || !p.lit("][T0x") || !p.hex(&pf.Thread, "thread") || !p.lit("][") {
+		return 0, false
+	}
+	if t := r.lastTail; t != "" && len(line)-p.i >= len(t) && string(line[p.i:p.i+len(t)]) == t {
+		// The same level and function as the last prefix: the common case.
+		pf.Present, pf.Level, pf.Func = true, r.lastLevel, r.lastFunc
+		*out = pf
+		return p.i + len(t), true
+	}
+	tailAt := p.i
+	ls := p.i
+	for p.i < len(line) && 'A' <= line[p.i] && line[p.i] <= 'Z' {
+		p.i++
+	}
+	le := p.i
+	if le == ls || !p.lit("]") || !p.blanks() {
+		return 0, false
+	}
+	fs := p.i
+	for p.i < len(line) {
+		c := line[p.i]
+		if c == ':' || c == ' ' || c == '\t' || c == '[' {
+			break
+		}
+		p.i++
+	}
+	fe := p.i
+	if fe == fs || !p.lit(":") || !p.blanks() {
+		return 0, false
+	}
+	pf.Present = true
+	pf.Level = r.intern(line[ls:le])
+	r.lastLevel = pf.Level
+	pf.Func = r.intern(line[fs:fe])
+	r.lastFunc = pf.Func
+	if tail := line[tailAt:p.i]; string(tail) != r.lastTail {
+		r.lastTail = r.intern(tail)
+	}
+	*out = pf
+	return p.i, true
+}
+
+func trimRight(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// headCounter counts record heads in a line seen in pieces, by marker
+// occurrence.
+type headCounter struct {
+	heads Heads
+	tail  [16]byte
+	n     int   // bytes in tail
+	total int64 // bytes fed
+}
+
+const maxMark = 14 // len("[CLOCK_ANCHOR]")
+
+func (h *headCounter) feed(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if h.total == 0 && bytes.HasPrefix(b, markStamp) {
+		h.heads.Stamp++
+	}
+	// Heads that straddle the previous piece and this one.
+	if h.n > 0 {
+		var win [32]byte
+		w := append(win[:0], h.tail[:h.n]...)
+		w = append(w, b[:min(len(b), maxMark-1)]...)
+		prev := -1 // w[0] starts the line
+		if h.total > int64(h.n) {
+			prev = 0 // unknown but not a head boundary; only matters at i == 0, which cannot straddle
+		}
+		for i := 0; i < h.n; i++ {
+			h.countAt(w, i, h.n, prev)
+		}
+	}
+	// Heads inside this piece.
+	prev := -1
+	if h.n > 0 {
+		prev = int(h.tail[h.n-1])
+	}
+	for i := 0; i < len(b); {
+		k := indexHeadStart(b[i:])
+		if k < 0 {
+			break
+		}
+		h.countAt(b, i+k, 0, prev)
+		i += k + 1
+	}
+	h.total += int64(len(b))
+	// Keep the last bytes for the next piece.
+	if len(b) >= len(h.tail) {
+		h.n = copy(h.tail[:], b[len(b)-len(h.tail):])
+	} else {
+		keep := min(h.n, len(h.tail)-len(b))
+		copy(h.tail[:], h.tail[h.n-keep:h.n])
+		h.n = keep + copy(h.tail[keep:], b)
+	}
+}
+
+// indexHeadStart returns the first index that may start a head.
+func indexHeadStart(b []byte) int {
+	for i, c := range b {
+		if c == '[' || c == 'b' {
+			return i
+		}
+	}
+	return -1
+}
+
+// countAt counts a head that starts at w[i], fits in w and ends past
+// w[split-1]. prev is the byte before w[0], or -1 at the start of the line.
+func (h *headCounter) countAt(w []byte, i, split, prev int) {
+	t := w[i:]
+	switch {
+	case bytes.HasPrefix(t, markStrace):
+		if i+len(markStrace) > split {
+			h.heads.Strace++
+		}
+	case bytes.HasPrefix(t, markAnchor):
+		if i+len(markAnchor) > split {
+			h.heads.ClockAnchor++
+		}
+	case bytes.HasPrefix(t, markBind):
+		if i+len(markBind) <= split {
+			return
+		}
+		before := prev
+		if i > 0 {
+			before = int(w[i-1])
+		}
+		if before == -1 || before == ' ' || before == '\t' || before == ']' {
+			h.heads.BindPhase++
+		}
+	}
+}

@@ -1,0 +1,335 @@
+package strace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// logOptions are the reader options of a hand-made log.
+func logOptions(name string) []Option {
+	opts := []Option{WithName(name)}
+	if strings.HasPrefix(filepath.Base(name), "long_") {
+		opts = append(opts, WithMaxLine(MinMaxLine))
+	}
+	return opts
+}
+
+// readAll reads every record (cloned) and the final stats.
+func readAll(t testing.TB, r io.Reader, opts ...Option) ([]Record, Stats) {
+	t.Helper()
+	rd := NewReader(r, opts...)
+	var recs []Record
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("Read: %v", err)
+		}
+		recs = append(recs, rec.Clone())
+	}
+	st := rd.Stats()
+	if err := st.Check(); err != nil {
+		t.Fatal(err)
+	}
+	return recs, st
+}
+
+// dump renders records and stats as a stable, readable text.
+func dump(recs []Record, st Stats) string {
+	var b strings.Builder
+	for _, r := range recs {
+		fmt.Fprintf(&b, "%d@%d %s", r.Pos.Line, r.Pos.Offset, r.Kind)
+		if p := r.Prefix; p.Present {
+			fmt.Fprintf(&b, " [mono=%d thread=%#x %s %s]", p.MonoNS, p.Thread, p.Level, p.Func)
+		}
+		switch r.Kind {
+		case KindSpan:
+			s := r.Span
+			fmt.Fprintf(&b, " pid=%d tid=%d inv=%d hid=%#x depth=%d name=%q ts=%d dur=%d", s.Pid, s.Tid, s.Inv, s.Hid, s.Depth, s.Name, s.TS, s.Dur)
+			if s.NameTruncated {
+				b.WriteString(" name-truncated")
+			}
+			if s.AttrsTruncated {
+				b.WriteString(" attrs-truncated")
+			}
+			if s.IsDevice() {
+				b.WriteString(" device")
+			}
+			dumpAttrs(&b, s.Attrs)
+		case KindWallAnchor:
+			fmt.Fprintf(&b, " %+v", r.WallAnchor)
+		case KindDeviceAnchor:
+			fmt.Fprintf(&b, " %+v", r.DeviceAnchor)
+		case KindBindPhase:
+			bp := r.BindPhase
+			fmt.Fprintf(&b, " source=%q phase=%q start_ns=%d dur_ns=%d", bp.Source, bp.Phase, bp.StartNS, bp.DurNS)
+			dumpAttrs(&b, bp.Attrs)
+		case KindStamp:
+			fmt.Fprintf(&b, " %q commit=%q", r.Stamp.Text, r.Stamp.Commit())
+		}
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "-- stats --\nlines=%d bytes=%d long=%d\nheads=%+v\nrecords=%+v\ntorn=%d unknown=%d malformed=%d in-long-lines=%d\n",
+		st.Lines, st.Bytes, st.LongLines, st.Heads, st.Records, st.Torn, st.UnknownVersion, st.Malformed, st.InLongLines)
+	for _, p := range st.Problems {
+		fmt.Fprintf(&b, "problem %d@%d: %v: %s\n", p.Line, p.Offset, p.Err, p.Reason)
+	}
+	return b.String()
+}
+
+func dumpAttrs(b *strings.Builder, attrs []Attr) {
+	for _, a := range attrs {
+		b.WriteString("\n    ")
+		switch {
+		case a.Bare:
+			fmt.Fprintf(b, "bare %q", a.Key)
+		case a.Type == TypeInt:
+			fmt.Fprintf(b, "%q = int %d", a.Key, a.Int)
+		case a.Type == TypeUint:
+			fmt.Fprintf(b, "%q = uint %d", a.Key, a.Uint)
+		default:
+			fmt.Fprintf(b, "%q = %q", a.Key, a.Value)
+		}
+		if a.Truncated {
+			b.WriteString(" truncated")
+		}
+	}
+}
+
+func handMadeLogs(t testing.TB) []string {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join("testdata", "logs", "*.log"))
+	if err != nil || len(logs) == 0 {
+		t.Fatalf("no hand-made logs: %v", err)
+	}
+	return logs
+}
+
+// TestGolden reads every hand-made log and compares its dump with the
+// .golden file beside it (-update rewrites them).
+func TestGolden(t *testing.T) {
+	for _, path := range handMadeLogs(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, st := readAll(t, bytes.NewReader(data), logOptions(path)...)
+			got := dump(recs, st)
+			golden := strings.TrimSuffix(path, ".log") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("dump mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReaderInvariants checks properties that hold for every log: offsets
+// point at the record's marker, heads match an independent count of the
+// markers, and reading byte by byte or through a one-byte reader changes
+// nothing.
+func TestReaderInvariants(t *testing.T) {
+	logs := append(handMadeLogs(t), filepath.Join("testdata", "realistic.log"))
+	for _, path := range logs {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, st := readAll(t, bytes.NewReader(data), logOptions(path)...)
+			checkInvariants(t, data, recs, st)
+			recs2, st2 := readAll(t, iotest.OneByteReader(bytes.NewReader(data)), logOptions(path)...)
+			if diff := cmp.Diff(dump(recs, st), dump(recs2, st2)); diff != "" {
+				t.Errorf("one-byte reads differ (-whole +bytewise):\n%s", diff)
+			}
+		})
+	}
+}
+
+func checkInvariants(t testing.TB, data []byte, recs []Record, st Stats) {
+	t.Helper()
+	if err := st.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if st.Bytes != int64(len(data)) {
+		t.Errorf("Bytes = %d, want %d", st.Bytes, len(data))
+	}
+	if n := int64(bytes.Count(data, markStrace)); st.Heads.Strace != n {
+		t.Errorf("Heads.Strace = %d, but the input holds %d [STRACE]", st.Heads.Strace, n)
+	}
+	if n := int64(bytes.Count(data, markAnchor)); st.Heads.ClockAnchor != n {
+		t.Errorf("Heads.ClockAnchor = %d, but the input holds %d [CLOCK_ANCHOR]", st.Heads.ClockAnchor, n)
+	}
+	var lastOff int64 = -1
+	for _, r := range recs {
+		off := r.Pos.Offset
+		if off <= lastOff || off >= int64(len(data)) {
+			t.Fatalf("record at offset %d after %d (input %d bytes)", off, lastOff, len(data))
+		}
+		lastOff = off
+		var mark []byte
+		switch r.Kind {
+		case KindSpan:
+			mark = markStrace
+		case KindWallAnchor, KindDeviceAnchor:
+			mark = markAnchor
+		case KindBindPhase:
+			mark = markBind
+		case KindStamp:
+			mark = markStamp
+		}
+		if !bytes.HasPrefix(data[off:], mark) {
+			t.Errorf("%s at %v: input there is %q", r.Kind, r.Pos, data[off:min(len(data), int(off)+20)])
+		}
+	}
+}
+
+func TestProblemsArePositionedAndUnwrap(t *testing.T) {
+	in := "[STRACE] v=1 pid=1\n" + // torn
+		"[STRACE] v=9 pid=1\n" + // unknown version
+		"[STRACE] v=1 pid=x\n" + // malformed
+		strings.Repeat("x", 300) + "[STRACE]\n" // too long
+	_, st := readAll(t, strings.NewReader(in), WithName("f.log"), WithMaxLine(MinMaxLine))
+	want := []struct {
+		err  error
+		line int64
+		off  int64
+	}{
+		{ErrTorn, 1, 0}, {ErrUnknownVersion, 2, 19}, {ErrMalformed, 3, 38}, {ErrLineTooLong, 4, 57},
+	}
+	if len(st.Problems) != len(want) {
+		t.Fatalf("problems: %v", st.Problems)
+	}
+	for i, w := range want {
+		p := st.Problems[i]
+		var se *SyntaxError
+		if !errors.As(error(p), &se) || !errors.Is(p, w.err) || p.Line != w.line || p.Offset != w.off || p.File != "f.log" {
+			t.Errorf("problem %d = %v (line %d, offset %d), want %v at line %d offset %d", i, p, p.Line, p.Offset, w.err, w.line, w.off)
+		}
+		if !strings.HasPrefix(p.Error(), fmt.Sprintf("f.log:%d: byte %d: strace: ", w.line, w.off)) {
+			t.Errorf("Error() = %q", p.Error())
+		}
+	}
+	if st.InLongLines != 1 || st.LongLines != 1 {
+		t.Errorf("long lines: %+v", st)
+	}
+}
+
+func TestMaxProblems(t *testing.T) {
+	in := strings.Repeat("[STRACE] v=1 x\n", 10)
+	_, st := readAll(t, strings.NewReader(in), WithMaxProblems(3))
+	if len(st.Problems) != 3 || st.ProblemsOmitted != 7 || st.Malformed != 10 {
+		t.Errorf("problems kept %d, omitted %d, malformed %d", len(st.Problems), st.ProblemsOmitted, st.Malformed)
+	}
+}
+
+// TestLongLineAcrossChunks puts record heads across the boundaries of the
+// pieces an over-long line is read in.
+func TestLongLineAcrossChunks(t *testing.T) {
+	for shift := range 20 {
+		var b strings.Builder
+		b.WriteString(strings.Repeat("z", shift))
+		for b.Len() < 5000 {
+			b.WriteString(" [STRACE] v=1 pid=1 ]bind phase=a [CLOCK_ANCHOR] v=1 xbind phase=b ")
+		}
+		b.WriteString("\n[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=a ts=1 dur=1\n")
+		in := b.String()
+		recs, st := readAll(t, strings.NewReader(in), WithMaxLine(MinMaxLine))
+		checkInvariants(t, []byte(in), recs, st)
+		line := in[:strings.IndexByte(in, '\n')]
+		wantBind := int64(strings.Count(line, " [STRACE] v=1 pid=1 ]bind phase=a"))
+		if st.Heads.BindPhase != wantBind || len(recs) != 1 || st.LongLines != 1 {
+			t.Errorf("shift %d: bind heads %d, want %d; records %d; %+v", shift, st.Heads.BindPhase, wantBind, len(recs), st)
+		}
+	}
+}
+
+type failingReader struct {
+	data []byte
+	err  error
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if len(f.data) == 0 {
+		return 0, f.err
+	}
+	n := copy(p, f.data)
+	f.data = f.data[n:]
+	return n, nil
+}
+
+func TestIOErrorAfterRecords(t *testing.T) {
+	boom := errors.New("disk on fire")
+	r := NewReader(&failingReader{data: []byte("[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=a ts=1 dur=1\n[STRACE] v=1 pid=1 tid=1 inv=2 hid=1 depth=0 name=b ts=1 dur=1"), err: boom})
+	var names []string
+	var err error
+	for {
+		var rec Record
+		rec, err = r.Read()
+		if err != nil {
+			break
+		}
+		names = append(names, rec.Span.Name)
+	}
+	if !errors.Is(err, boom) || !cmp.Equal(names, []string{"a", "b"}) {
+		t.Errorf("names %v, err %v", names, err)
+	}
+	if _, err := r.Read(); !errors.Is(err, boom) {
+		t.Errorf("second Read: %v", err)
+	}
+}
+
+// TestAttrsReused documents the aliasing rule: Attrs is reused by the next
+// Read, strings are not.
+func TestAttrsReused(t *testing.T) {
+	r := NewReader(strings.NewReader("[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=a ts=1 dur=1 k=first\n" +
+		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=b ts=1 dur=1 k=second\n"))
+	first, _ := r.Read()
+	kept := first.Clone()
+	name := first.Span.Name
+	value := first.Span.Attrs[0].Value
+	if _, err := r.Read(); err != nil {
+		t.Fatal(err)
+	}
+	if kept.Span.Attrs[0].Value != "first" || name != "a" || value != "first" {
+		t.Errorf("kept %q, name %q, value %q", kept.Span.Attrs[0].Value, name, value)
+	}
+	if first.Span.Attrs[0].Value != "second" {
+		t.Errorf("the uncloned Attrs were expected to be reused")
+	}
+}
+
+func TestWallAnchorMapping(t *testing.T) {
+	a := WallAnchor{Pid: 1, MonoNS: 100, WallNS: 1_767_225_600_000_000_000}
+	if w, ok := a.Wall(150); !ok || w != 1_767_225_600_000_000_050 {
+		t.Errorf("Wall(150) = %d, %v", w, ok)
+	}
+	if _, ok := (WallAnchor{MonoNS: -maxInt64 - 1, WallNS: maxInt64}).Wall(maxInt64); ok {
+		t.Error("overflow not reported")
+	}
+	d := DeviceAnchor{HostNS: 1000, WindowNS: 21}
+	if mid, half := d.Mid(); mid != 1010 || half != 11 {
+		t.Errorf("Mid = %d ± %d", mid, half)
+	}
+}
