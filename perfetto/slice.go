@@ -89,8 +89,10 @@ func (w *Writer) addPending(t Track, name, cat string, ts, dur int64, depth int3
 	case st.stream:
 		w.refuse(st, name, ts, dur, ErrMixedTrack)
 		return
-	case st.lo <= st.hi && ts+dur > st.lo && ts < st.hi:
-		w.refuse(st, name, ts, dur, ErrOutOfOrder)
+	}
+	if r, err := st.conflict(ts, ts+dur); err != nil {
+		w.stats.Dropped++
+		w.dataError(&EventError{Track: st.label, Name: name, TS: ts, Dur: dur, Other: describeInterval(r), Err: err})
 		return
 	}
 	p := pendingSlice{name: name, cat: cat, ts: ts, end: ts + dur, depth: depth, instant: instant}
@@ -117,9 +119,16 @@ func (w *Writer) refuse(st *trackState, name string, ts, dur int64, err error) {
 }
 
 // Flush writes every slice and instant waiting since the last Flush and
-// returns the errors found since then. Slices given after a Flush must not
-// overlap the time range already flushed on their track (ErrOutOfOrder):
-// flush at points where each track's open work is complete.
+// returns the errors found since then.
+//
+// Slices given after a Flush may lie before, after or inside slices already
+// written on their track, or enclose them, because the trace processor
+// orders everything by timestamp. What it cannot do is put a later slice
+// outside an earlier one that starts at the same instant (equal timestamps
+// keep file order), or mend a partial overlap: flush at points where each
+// track's open work is complete. The writer refuses such slices when it can
+// see them — against the top-level slices of each track's last flush — with
+// ErrOutOfOrder or ErrOverlap.
 func (w *Writer) Flush() error {
 	w.flushSlices()
 	return w.result()
@@ -159,6 +168,7 @@ func (w *Writer) flushTrack(t *trackState) {
 		return cmpInt64(int64(a.i), int64(b.i))
 	})
 	stack := w.stack[:0]
+	roots := t.flushed[:0]
 	for _, k := range order {
 		i := k.i
 		p := &ps[i]
@@ -180,12 +190,10 @@ func (w *Writer) flushTrack(t *trackState) {
 		if !ok {
 			continue
 		}
-		w.writeBegin(t, p)
-		if t.lo > t.hi {
-			t.lo, t.hi = p.ts, p.end
-		} else {
-			t.lo, t.hi = min(t.lo, p.ts), max(t.hi, p.end)
+		if len(stack) == 0 {
+			roots = append(roots, interval{p.ts, p.end})
 		}
+		w.writeBegin(t, p)
 		if !p.instant {
 			stack = append(stack, i)
 		}
@@ -195,8 +203,38 @@ func (w *Writer) flushTrack(t *trackState) {
 		stack = stack[:len(stack)-1]
 	}
 	w.order, w.stack = order, stack
+	if len(roots) > maxRemembered {
+		roots = append(roots[:0], roots[len(roots)-maxRemembered:]...)
+	}
+	t.flushed = roots
+	t.wrote = true
 	clear(ps) // drop references to the caller's strings
 	t.pending = ps[:0]
+}
+
+// interval is a written slice's extent.
+type interval struct{ ts, end int64 }
+
+// maxRemembered bounds the top-level slices of a track's last flush that
+// later slices are checked against.
+const maxRemembered = 64
+
+// conflict checks a slice [ts, end] given after a flush against the
+// top-level slices that flush wrote on the track.
+func (t *trackState) conflict(ts, end int64) (interval, error) {
+	for _, r := range t.flushed {
+		switch {
+		case ts == r.ts && end > r.end:
+			return r, ErrOutOfOrder
+		case ts < r.ts && end > r.ts && end < r.end, ts > r.ts && ts < r.end && end > r.end:
+			return r, ErrOverlap
+		}
+	}
+	return interval{}, nil
+}
+
+func describeInterval(r interval) string {
+	return "[" + itoa(r.ts) + ", +" + itoa(r.end-r.ts) + "] written before"
 }
 
 // sortKey orders a track's pending slices for flushTrack.
@@ -275,7 +313,7 @@ func (w *Writer) Begin(t Track, s Slice) {
 	case st.kind == trackCounter:
 		w.refuse(st, s.Name, s.TS, 0, ErrWrongTrackKind)
 		return
-	case len(st.pending) > 0 || st.lo <= st.hi:
+	case len(st.pending) > 0 || st.wrote:
 		w.refuse(st, s.Name, s.TS, 0, ErrMixedTrack)
 		return
 	}

@@ -108,7 +108,8 @@ type trackState struct {
 	order  int   // creation order, for deterministic flushes
 	open   int   // slices begun with Begin and not yet ended
 	stream bool  // the track has had Begin/End events
-	lo, hi int64 // time range of the slices already flushed (lo > hi: none)
+	wrote   bool       // complete slices have been flushed on the track
+	flushed []interval // top-level slices of the last flush, the last maxRemembered
 
 	pending []pendingSlice
 	dirty   bool // listed in Writer.dirty
@@ -162,7 +163,7 @@ func (w *Writer) newTrack(uuid, parent uint64, kind byte, label string, descript
 			w.dataError(&EventError{Track: label, Err: ErrUnknownTrack})
 		}
 	}
-	t := &trackState{uuid: uuid, kind: kind, label: label, order: len(w.tracks), lo: 1, hi: 0}
+	t := &trackState{uuid: uuid, kind: kind, label: label, order: len(w.tracks)}
 	t.w = w
 	w.tracks[uuid] = t
 	w.stats.Tracks++

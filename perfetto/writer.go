@@ -173,7 +173,7 @@ var (
 	ErrOverlap           = errors.New("slice partially overlaps another slice on the same track")
 	ErrNegativeTimestamp = errors.New("negative timestamp or duration")
 	ErrUnmatchedEnd      = errors.New("end without a matching begin")
-	ErrOutOfOrder        = errors.New("slice overlaps the time range of slices already flushed on the same track")
+	ErrOutOfOrder        = errors.New("slice would enclose a slice already flushed on its track that starts at the same instant")
 	ErrMixedTrack        = errors.New("track mixes Begin/End with complete slices")
 	ErrUnknownTrack      = errors.New("unknown track")
 	ErrWrongTrackKind    = errors.New("event on a track of the wrong kind")

@@ -286,21 +286,25 @@ func TestSliceErrors(t *testing.T) {
 	if overlap == nil || overlap.Name != "overlaps a" || overlap.Other != `"a" [0, +10]` {
 		t.Errorf("overlap error %+v, want %q refused against its neighbour", overlap, "overlaps a")
 	}
-	// After a flush, a slice inside the flushed range is refused.
-	w.Slice(th, perfetto.Slice{Name: "late", TS: 3, Dur: 1})
+	// After a flush, a slice may nest inside what was written, but not
+	// enclose a written slice that starts with it, nor overlap one.
+	w.Slice(th, perfetto.Slice{Name: "late", TS: 0, Dur: 20})
+	w.Slice(th, perfetto.Slice{Name: "late overlap", TS: 8, Dur: 5})
 	w.Slice(th, perfetto.Slice{Name: "later, fine", TS: 10, Dur: 1})
-	if err := w.Flush(); !errors.Is(err, perfetto.ErrOutOfOrder) {
-		t.Errorf("Flush error %v, want ErrOutOfOrder", err)
+	w.Slice(th, perfetto.Slice{Name: "inside, fine", TS: 3, Dur: 1})
+	err = w.Flush()
+	if !errors.Is(err, perfetto.ErrOutOfOrder) || !errors.Is(err, perfetto.ErrOverlap) {
+		t.Errorf("Flush error %v, want ErrOutOfOrder and ErrOverlap", err)
 	}
 	if err := w.Close(); err != nil {
 		t.Errorf("Close: %v (errors already returned by Flush must not repeat)", err)
 	}
 	st := w.Stats()
-	if st.Slices != 2 || st.Dropped != 6 || st.Errors != 6 {
-		t.Errorf("stats %+v, want 2 slices written and 6 refused", st)
+	if st.Slices != 3 || st.Dropped != 7 || st.Errors != 7 {
+		t.Errorf("stats %+v, want 3 slices written and 7 refused", st)
 	}
 	tr := readBack(t, buf.Bytes())
-	want := []span{{Name: "a", TS: 0, Dur: 10}, {Name: "later, fine", TS: 10, Dur: 1}}
+	want := []span{{Name: "a", TS: 0, Dur: 10}, {Name: "inside, fine", TS: 3, Dur: 1, Depth: 1, Parent: "a"}, {Name: "later, fine", TS: 10, Dur: 1}}
 	if diff := cmp.Diff(want, spansOf(tr, th.UUID())); diff != "" {
 		t.Errorf("slices (-want +got):\n%s", diff)
 	}

@@ -1,0 +1,520 @@
+package phasetrace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// Defaults of the converter's options.
+const (
+	// DefaultFlowHorizon is how long, in log time, a node.submit or
+	// node.dispatch waits for the other end of its hand-off before it is
+	// drawn: 10 s.
+	DefaultFlowHorizon int64 = 10_000_000_000
+	// DefaultFlushSlices is how many slices the converter hands to the
+	// trace writer between flushes, which bounds its memory.
+	DefaultFlushSlices = 1 << 14
+	// DefaultMaxPending bounds the runs whose root span has not come yet;
+	// past it the oldest is drawn as found and counted incomplete.
+	DefaultMaxPending = 4096
+)
+
+// Option configures Convert.
+type Option func(*config)
+
+type config struct {
+	records     []Input
+	calibration []calibrationInput
+	placement   []reduce.Option
+	writer      []perfetto.Option
+	flowHorizon int64
+	flushSlices int
+	maxPending  int
+	maxLine     int
+	progress    func(read int64)
+}
+
+type calibrationInput struct {
+	pid int32
+	dev int64
+	in  Input
+}
+
+// WithPhaseRecords adds a host_phase_records.jsonl artifact: its records are
+// drawn inside the chip.run.bind of their (pid, inv), and where they cover a
+// bind the log's own bind segments for it are not drawn a second time.
+func WithPhaseRecords(in Input) Option {
+	return func(c *config) { c.records = append(c.records, in) }
+}
+
+// WithCalibration adds the runtime's clock-calibration artifact for the
+// device clock domain (pid, dev); its valid samples are clock anchors.
+func WithCalibration(pid int32, dev int64, in Input) Option {
+	return func(c *config) { c.calibration = append(c.calibration, calibrationInput{pid, dev, in}) }
+}
+
+// WithPlacement passes options to the placement model (reduce.NewPlacer),
+// such as reduce.WithMaxRateError.
+func WithPlacement(opts ...reduce.Option) Option {
+	return func(c *config) { c.placement = append(c.placement, opts...) }
+}
+
+// WithWriterOptions passes options to the trace writer (perfetto.NewWriter),
+// such as perfetto.WithCompression.
+func WithWriterOptions(opts ...perfetto.Option) Option {
+	return func(c *config) { c.writer = append(c.writer, opts...) }
+}
+
+// WithFlowHorizon sets how long (log time, ns) hand-off spans wait for their
+// other end (default DefaultFlowHorizon).
+func WithFlowHorizon(ns int64) Option {
+	return func(c *config) {
+		if ns > 0 {
+			c.flowHorizon = ns
+		}
+	}
+}
+
+// WithMaxLine sets the longest log line read (default strace.DefaultMaxLine).
+func WithMaxLine(n int) Option { return func(c *config) { c.maxLine = n } }
+
+// WithProgress calls fn with the number of input bytes read so far (both
+// passes count), now and then.
+func WithProgress(fn func(read int64)) Option { return func(c *config) { c.progress = fn } }
+
+// ErrNoInput is returned by Convert when it is given no log.
+var ErrNoInput = errors.New("phasetrace: no input log")
+
+// Convert reads the runtime logs and writes one Perfetto trace to w: host
+// spans on their process and thread tracks (a thread that interleaves runs
+// split into pipeline-slot lanes), device phases on device tracks placed on
+// the host timeline with a published bound, node.submit → node.dispatch
+// hand-offs as flows, the bind stage's segments, and wall time where a
+// [CLOCK_ANCHOR] is known. It returns a summary of what was read, written,
+// placed and not drawn.
+//
+// Every log is read twice: a first pass learns lanes, labels and clock
+// anchors, the second draws. Memory grows with the number of processes,
+// threads, tracks and clock anchors, and with the runs in flight at once —
+// not with the number of runs converted. The same inputs give the same
+// bytes.
+func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
+	if len(logs) == 0 {
+		return nil, ErrNoInput
+	}
+	cfg := config{flowHorizon: DefaultFlowHorizon, flushSlices: DefaultFlushSlices, maxPending: DefaultMaxPending, maxLine: strace.DefaultMaxLine}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c := &converter{cfg: cfg, scan: newScan(), sum: &Summary{}, notes: map[string]int{}}
+	c.progress = &progressCounter{fn: cfg.progress}
+
+	// Pass 1.
+	for _, in := range logs {
+		if err := c.withInput(in, func(r io.Reader) error {
+			_, err := c.scan.scanLog(r, in.Name, cfg.maxLine)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	c.scan.decide()
+	if err := c.loadArtifacts(); err != nil {
+		return nil, err
+	}
+	c.buildPlacer()
+
+	// Pass 2.
+	c.w = perfetto.NewWriter(w, cfg.writer...)
+	c.declareTracks()
+	for _, in := range logs {
+		var st strace.Stats
+		if err := c.withInput(in, func(r io.Reader) error {
+			var err error
+			st, err = c.convertLog(r, in.Name)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		c.sum.Inputs = append(c.sum.Inputs, inputSummary(in.Name, st))
+	}
+	c.finish()
+	err := c.w.Close()
+	ws := c.w.Stats()
+	c.sum.Output = OutputSummary{Bytes: ws.Bytes, Packets: ws.Packets, Tracks: ws.Tracks, Slices: ws.Slices, Instants: ws.Instants, Flows: ws.Flows, Counters: ws.Counters}
+	c.sum.notDrawn("refused by the trace writer (see the error)", ws.Dropped)
+	if err != nil {
+		return c.sum, fmt.Errorf("phasetrace: writing the trace: %w", err)
+	}
+	return c.sum, nil
+}
+
+func (c *converter) withInput(in Input, fn func(io.Reader) error) error {
+	rc, err := in.Open()
+	if err != nil {
+		return fmt.Errorf("phasetrace: %s: %w", in.Name, err)
+	}
+	err = fn(c.progress.wrap(rc))
+	if cerr := rc.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("phasetrace: %s: %w", in.Name, err)
+	}
+	return nil
+}
+
+func inputSummary(name string, st strace.Stats) InputSummary {
+	s := InputSummary{
+		Name: name, Bytes: st.Bytes, Lines: st.Lines,
+		Records: map[string]int64{
+			"span": st.Records.Spans, "wall-anchor": st.Records.WallAnchors, "device-anchor": st.Records.DeviceAnchors,
+			"bind-phase": st.Records.BindPhases, "stamp": st.Records.Stamps,
+		},
+		Torn: st.Torn, UnknownVersion: st.UnknownVersion, Malformed: st.Malformed, LongLines: st.LongLines, InLongLines: st.InLongLines,
+	}
+	for _, p := range st.Problems {
+		s.Problems = append(s.Problems, p.Error())
+	}
+	if st.ProblemsOmitted > 0 {
+		s.Problems = append(s.Problems, fmt.Sprintf("... and %d more", st.ProblemsOmitted))
+	}
+	return s
+}
+
+// progressCounter counts the bytes read through the readers it wraps.
+type progressCounter struct {
+	fn   func(int64)
+	n    int64
+	last int64
+}
+
+func (p *progressCounter) wrap(r io.Reader) io.Reader {
+	if p.fn == nil {
+		return r
+	}
+	return &countingReader{r: r, p: p}
+}
+
+type countingReader struct {
+	r io.Reader
+	p *progressCounter
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.p.n += int64(n)
+	if c.p.n-c.p.last >= 4<<20 || err == io.EOF {
+		c.p.last = c.p.n
+		c.p.fn(c.p.n)
+	}
+	return n, err
+}
+
+// converter is the state of one conversion.
+type converter struct {
+	cfg      config
+	scan     *scanResult
+	sum      *Summary
+	notes    map[string]int
+	progress *progressCounter
+	w        *perfetto.Writer
+
+	placer, containOnly *reduce.Placer
+	freq                map[reduce.Domain]reduce.Hz
+	devices             map[reduce.Domain]*DeviceSummary
+
+	cal        []loadedCalibration
+	procTracks map[int32]perfetto.Track
+	records    map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
+
+	pending   map[invKey]*invBuf
+	order     int64 // arrival counter, for the oldest pending run
+	bindLines []bindLine
+	flows     flowWindow
+	handed    int // slices handed to the writer since the last flush
+	now       int64
+}
+
+type invKey struct {
+	pid int32
+	inv uint64
+}
+
+// invBuf holds one run's spans until its root comes.
+type invBuf struct {
+	key   invKey
+	first int64 // arrival order of its first span
+	spans []strace.Span
+}
+
+// bindLine is a legacy "bind phase=" line waiting for the chip.run.bind
+// that contains it.
+type bindLine struct {
+	rec  strace.BindPhase
+	pos  strace.Pos
+	logT uint64 // the log prefix's thread handle
+}
+
+// maxBindLines bounds the bind-phase lines waiting for their bind.
+const maxBindLines = 4096
+
+func (c *converter) note(kind, format string, args ...any) {
+	c.sum.note(kind, c.notes, format, args...)
+}
+
+// declareTracks writes the process tracks in their order (scheduler parents
+// first, then chip children, then external producers, each by pid) and
+// every thread's name.
+func (c *converter) declareTracks() {
+	c.procTracks = map[int32]perfetto.Track{}
+	procs := make([]*procInfo, 0, len(c.scan.procs))
+	for _, p := range c.scan.procs {
+		procs = append(procs, p)
+	}
+	sort.Slice(procs, func(i, j int) bool {
+		if a, b := procs[i].rank(), procs[j].rank(); a != b {
+			return a < b
+		}
+		return procs[i].pid < procs[j].pid
+	})
+	for i, p := range procs {
+		c.procTracks[p.pid] = c.w.Process(perfetto.ProcessSpec{Pid: p.pid, Name: p.label(), SortIndex: int32(i + 1)})
+		for _, wa := range p.wall {
+			c.w.WallClock(wa.MonoNS, wa.WallNS)
+			c.sum.WallAnchors++
+		}
+	}
+	c.sum.WallTime = c.sum.WallAnchors > 0
+	threads := make([]*threadInfo, 0, len(c.scan.threads))
+	for _, t := range c.scan.threads {
+		threads = append(threads, t)
+	}
+	sort.Slice(threads, func(i, j int) bool {
+		if threads[i].key.pid != threads[j].key.pid {
+			return threads[i].key.pid < threads[j].key.pid
+		}
+		return threads[i].key.tid < threads[j].key.tid
+	})
+	for _, t := range threads {
+		c.threadTrack(t.key.pid, t.key.tid)
+	}
+}
+
+func (c *converter) processTrack(pid int32) perfetto.Track {
+	if t, ok := c.procTracks[pid]; ok {
+		return t
+	}
+	p := c.scan.proc(pid)
+	t := c.w.Process(perfetto.ProcessSpec{Pid: pid, Name: p.label()})
+	c.procTracks[pid] = t
+	return t
+}
+
+// threadTrack is the real-tid lane of a thread.
+func (c *converter) threadTrack(pid int32, tid int64) perfetto.Track {
+	c.processTrack(pid)
+	return c.w.Thread(perfetto.ThreadSpec{Pid: pid, Tid: tid, Name: c.scan.thread(pid, tid).threadName()})
+}
+
+// laneTrack is the lane of a run on thread (pid, tid) holding pipeline slot
+// slot, when the thread is split; else its real-tid lane.
+func (c *converter) laneTrack(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
+	t := c.scan.thread(pid, tid)
+	if !t.split || !hasSlot {
+		return c.threadTrack(pid, tid), false
+	}
+	name := "pipeline slot " + itoa(slot) + " (tid " + itoa(tid) + ")"
+	return c.w.Track(c.processTrack(pid), perfetto.TrackSpec{
+		Name:        name,
+		Key:         "lane " + itoa(tid) + "/" + itoa(slot),
+		Description: "runs of thread " + itoa(tid) + " that held pipeline slot " + itoa(slot) + "; the thread drove several runs at once",
+		Merge:       perfetto.MergeNone,
+	}), true
+}
+
+// convertLog is the second pass over one log.
+func (c *converter) convertLog(r io.Reader, name string) (strace.Stats, error) {
+	rd := strace.NewReader(r, strace.WithName(name), strace.WithMaxLine(c.cfg.maxLine))
+	c.now = 0
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return rd.Stats(), err
+		}
+		switch rec.Kind {
+		case strace.KindSpan:
+			c.span(&rec.Span)
+		case strace.KindBindPhase:
+			c.bindPhase(&rec)
+		}
+	}
+	// The log is over: draw what still waits.
+	c.flows.drain(c, true)
+	c.flushPending()
+	c.sum.notDrawn("bind phase lines outside every chip.run.bind", int64(len(c.bindLines)))
+	c.bindLines = c.bindLines[:0]
+	return rd.Stats(), nil
+}
+
+func (c *converter) span(sp *strace.Span) {
+	if end := sp.End(); !sp.IsDevice() && end > c.now {
+		c.now = end
+	}
+	fam := strace.FamilyOf(sp.Name)
+	switch {
+	case sp.IsDevice() || fam.HasInvocation():
+		c.addToRun(sp)
+	case fam == strace.FamilyNode:
+		c.flows.add(c, sp.Clone())
+	default: // ext.: on the thread that emitted it, never grouped into runs
+		c.host(c.threadTrack(sp.Pid, sp.Tid), sp, nil, false)
+	}
+	c.flows.drain(c, false)
+	c.maybeFlush()
+}
+
+func (c *converter) addToRun(sp *strace.Span) {
+	k := invKey{sp.Pid, sp.Inv}
+	b := c.pending[k]
+	if b == nil {
+		if c.pending == nil {
+			c.pending = map[invKey]*invBuf{}
+		}
+		if len(c.pending) >= c.cfg.maxPending {
+			c.flushOldest()
+		}
+		c.order++
+		b = &invBuf{key: k, first: c.order}
+		c.pending[k] = b
+	}
+	b.spans = append(b.spans, sp.Clone())
+	if sp.Depth == 0 && !sp.IsDevice() {
+		delete(c.pending, k)
+		c.run(b, true)
+	}
+}
+
+func (c *converter) flushOldest() {
+	var oldest *invBuf
+	for _, b := range c.pending {
+		if oldest == nil || b.first < oldest.first {
+			oldest = b
+		}
+	}
+	if oldest != nil {
+		delete(c.pending, oldest.key)
+		c.run(oldest, false)
+	}
+}
+
+// flushPending draws the runs whose root never came, oldest first.
+func (c *converter) flushPending() {
+	bufs := make([]*invBuf, 0, len(c.pending))
+	for _, b := range c.pending {
+		bufs = append(bufs, b)
+	}
+	sort.Slice(bufs, func(i, j int) bool { return bufs[i].first < bufs[j].first })
+	for _, b := range bufs {
+		delete(c.pending, b.key)
+		c.run(b, false)
+	}
+}
+
+func (c *converter) bindPhase(rec *strace.Record) {
+	if len(c.bindLines) >= maxBindLines {
+		c.sum.notDrawn("bind phase lines outside every chip.run.bind", 1)
+		c.bindLines = c.bindLines[1:]
+	}
+	c.bindLines = append(c.bindLines, bindLine{rec: rec.BindPhase.Clone(), pos: rec.Pos, logT: rec.Prefix.Thread})
+}
+
+// host hands one host span to the writer on track t, with its identity and
+// every attribute as typed arguments.
+func (c *converter) host(t perfetto.Track, sp *strace.Span, extra []perfetto.Arg, laneSplit bool) {
+	c.hostFlows(t, sp, extra, laneSplit, nil, nil)
+}
+
+// hostFlows is host with flows attached: flows start or continue at the
+// span, endFlows end there.
+func (c *converter) hostFlows(t perfetto.Track, sp *strace.Span, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
+	args := make([]perfetto.Arg, 0, 5+len(sp.Attrs)+len(extra))
+	args = append(args, perfetto.Uint("inv", sp.Inv), perfetto.String("hid", hex(sp.Hid)), perfetto.Int("depth", int64(sp.Depth)))
+	if laneSplit {
+		args = append(args, perfetto.Int("os_tid", sp.Tid))
+	}
+	args = appendAttrs(args, sp.Attrs)
+	if sp.NameTruncated || sp.AttrsTruncated {
+		args = append(args, perfetto.Bool("truncated_by_emitter", true))
+	}
+	args = append(args, extra...)
+	c.slice(t, perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows})
+}
+
+func (c *converter) slice(t perfetto.Track, s perfetto.Slice) {
+	c.w.Slice(t, s)
+	c.handed++
+}
+
+// maybeFlush lets the writer write what it holds once enough has been
+// handed to it. It is called only between whole runs, so a run's tree is
+// always resolved in one flush.
+func (c *converter) maybeFlush() {
+	if c.handed >= c.cfg.flushSlices {
+		c.handed = 0
+		if err := c.w.Flush(); err != nil {
+			c.note("writer", "%v", err)
+		}
+	}
+}
+
+// appendAttrs adds a span's attributes as typed arguments, in order.
+func appendAttrs(args []perfetto.Arg, attrs []strace.Attr) []perfetto.Arg {
+	for _, a := range attrs {
+		if a.Bare {
+			args = append(args, perfetto.Bool(a.Key, true))
+			continue
+		}
+		switch a.Type {
+		case strace.TypeInt:
+			args = append(args, perfetto.Int(a.Key, a.Int))
+		case strace.TypeUint:
+			args = append(args, perfetto.Uint(a.Key, a.Uint))
+		default:
+			args = append(args, perfetto.String(a.Key, a.Value))
+		}
+	}
+	return args
+}
+
+func (c *converter) finish() {
+	c.sum.Devices = c.sum.Devices[:0]
+	doms := make([]reduce.Domain, 0, len(c.devices))
+	for d := range c.devices {
+		doms = append(doms, d)
+	}
+	sort.Slice(doms, func(i, j int) bool {
+		if doms[i].PID != doms[j].PID {
+			return doms[i].PID < doms[j].PID
+		}
+		return doms[i].Dev < doms[j].Dev
+	})
+	for _, d := range doms {
+		ds := c.devices[d]
+		ds.Bound.finish()
+		c.sum.Devices = append(c.sum.Devices, *ds)
+	}
+}
+
+func itoa(v int64) string { return fmt.Sprint(v) }
+
+func hex(v uint64) string { return fmt.Sprintf("%x", v) }

@@ -1,0 +1,27 @@
+package phasetrace_test
+
+import (
+	"bytes"
+	"os"
+	"testing"
+
+	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/perfetto/check"
+)
+
+func TestRealisticLog(t *testing.T) {
+	var out bytes.Buffer
+	sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.File("strace/testdata/realistic.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum.WriteText(os.Stdout)
+	tr, err := check.ReadBytes(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	tr.Dump(os.Stdout)
+}

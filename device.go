@@ -1,0 +1,333 @@
+package phasetrace
+
+import (
+	"errors"
+	"math/bits"
+	"strings"
+
+	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// effectiveName names the derived orch ∪ sched window so that it cannot be
+// taken for a phase the device stamped.
+const effectiveName = "Effective (derived: orch ∪ sched)"
+
+// noDevice is the device id of a run whose device_wall names none.
+const noDevice = -1
+
+func (c *converter) buildPlacer() {
+	c.placer = reduce.NewPlacer(c.cfg.placement...)
+	c.containOnly = reduce.NewPlacer(c.cfg.placement...)
+	c.freq = map[reduce.Domain]reduce.Hz{}
+	c.devices = map[reduce.Domain]*DeviceSummary{}
+	for _, d := range sortedDomains(c.scan.anchors) {
+		for _, a := range c.scan.anchors[d] {
+			err := c.placer.AddAnchor(d, reduce.Anchor{
+				HostNs: reduce.Nanos(a.HostNS), WindowNs: reduce.Nanos(a.WindowNS),
+				DevCyc: reduce.Cycles(a.DevCyc), DevFreq: reduce.Hz(a.DevFreq),
+			})
+			if err != nil {
+				c.note("anchor", "clock anchor of %v at host %d ns not used: %v", d, a.HostNS, err)
+				continue
+			}
+			c.freq[d] = reduce.Hz(a.DevFreq)
+			c.deviceSummary(d).Anchors++
+		}
+	}
+	for _, ci := range c.cal {
+		d := reduce.Domain{PID: int64(ci.pid), Dev: ci.dev}
+		anchors, skipped, err := reduce.CalibrationAnchors(ci.cal, c.freq[d])
+		as := &c.sum.Artifacts[ci.summary]
+		as.Skipped += int64(skipped)
+		if err != nil {
+			as.Note = err.Error()
+			continue
+		}
+		for _, a := range anchors {
+			if err := c.placer.AddAnchor(d, a); err != nil {
+				as.Skipped++
+				c.note("anchor", "calibration sample of %v at host %d ns not used: %v", d, a.HostNs, err)
+				continue
+			}
+			c.freq[d] = a.DevFreq
+			c.deviceSummary(d).Anchors++
+		}
+	}
+}
+
+func sortedDomains[V any](m map[reduce.Domain]V) []reduce.Domain {
+	ds := make([]reduce.Domain, 0, len(m))
+	for d := range m {
+		ds = append(ds, d)
+	}
+	for i := 1; i < len(ds); i++ {
+		for j := i; j > 0 && less(ds[j], ds[j-1]); j-- {
+			ds[j], ds[j-1] = ds[j-1], ds[j]
+		}
+	}
+	return ds
+}
+
+func less(a, b reduce.Domain) bool {
+	if a.PID != b.PID {
+		return a.PID < b.PID
+	}
+	return a.Dev < b.Dev
+}
+
+func (c *converter) deviceSummary(d reduce.Domain) *DeviceSummary {
+	ds := c.devices[d]
+	if ds == nil {
+		ds = &DeviceSummary{Pid: int32(d.PID), Dev: d.Dev}
+		c.devices[d] = ds
+	}
+	return ds
+}
+
+// device places one run's device spans on the host timeline and draws them
+// on the device's tracks under the run's process.
+func (c *converter) device(k invKey, root, runner *strace.Span, spans []*strace.Span) {
+	if len(spans) == 0 {
+		return
+	}
+	dev, hasDev := int64(noDevice), false
+	run := reduce.Run{Spans: make([]reduce.DeviceSpan, len(spans))}
+	for i, s := range spans {
+		run.Spans[i] = reduce.DeviceSpan{Name: s.Name, Depth: int(s.Depth), TS: reduce.Nanos(s.TS), Dur: reduce.Nanos(s.Dur)}
+		if s.Name != reduce.WallName {
+			continue
+		}
+		if a, ok := s.Attr("dev"); ok && a.Type == strace.TypeInt {
+			dev, hasDev = a.Int, true
+		}
+		if a, ok := s.Attr("origin_cyc"); ok {
+			switch a.Type {
+			case strace.TypeInt:
+				run.Origin, run.HasOrigin = reduce.Cycles(a.Int), a.Int >= 0
+			case strace.TypeUint:
+				run.Origin, run.HasOrigin = reduce.Cycles(a.Uint), true
+			}
+		}
+	}
+	run.Domain = reduce.Domain{PID: int64(k.pid), Dev: dev}
+	ds := c.deviceSummary(run.Domain)
+	ds.Runs++
+	if runner != nil {
+		run.RunnerRun = &reduce.HostWindow{Start: reduce.Nanos(runner.TS), Dur: reduce.Nanos(runner.Dur)}
+	}
+	if root != nil && root.Name == rootName {
+		run.Enclosing = []reduce.HostWindow{{Start: reduce.Nanos(root.TS), Dur: reduce.Nanos(root.Dur)}}
+	}
+	extraReason := ""
+	if !hasDev {
+		extraReason = "device_wall names no dev="
+	}
+	pl, err := c.placer.Place(run)
+	if err != nil {
+		ds.Inconsists++
+		c.note("inconsistent", "run pid=%d inv=%d: %v; placed by containment alone", k.pid, k.inv, err)
+		why := "clock anchors disagree with containment: " + strings.TrimPrefix(err.Error(), "reduce: ")
+		pl, err = c.containOnly.Place(run)
+		for i := range pl {
+			pl[i].Reason = why
+		}
+	}
+	if err != nil {
+		var ie *reduce.InconsistencyError
+		if errors.As(err, &ie) {
+			c.note("inconsistent", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
+		}
+		ds.Unaligned += int64(len(spans))
+		reason := "no placement consistent with its host windows"
+		addReason(ds, reason, int64(len(spans)))
+		c.sum.notDrawn("device spans with no consistent placement", int64(len(spans)))
+		return
+	}
+	c.drawDevice(k, ds, run, spans, pl, extraReason)
+}
+
+func joinReason(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+func addReason(ds *DeviceSummary, r string, n int64) {
+	if ds.Reasons == nil {
+		ds.Reasons = map[string]int64{}
+	}
+	ds.Reasons[r] += n
+}
+
+// drawDevice draws placed device spans. Every sub-phase is mapped to the
+// host axis by one monotonic map (the placed origin plus the device offset
+// scaled by the estimated rate), so spans nested on the device stay nested
+// on the host. device_wall from a log is the runtime's bracket: it is drawn
+// over its own placed interval, widened where needed to cover its
+// sub-phases.
+func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []*strace.Span, pl []reduce.Placement, extraReason string) {
+	if pl[0].Method == reduce.Unaligned {
+		for _, p := range pl {
+			addReason(ds, joinReason(p.Reason, extraReason), 1)
+		}
+		ds.Unaligned += int64(len(spans))
+		c.sum.notDrawn("device spans with no host evidence to place them", int64(len(spans)))
+		return
+	}
+	// The reference span for the map: the longest sub-phase.
+	ref := -1
+	wall := -1
+	for i, s := range run.Spans {
+		if s.Name == reduce.WallName {
+			wall = i
+			continue
+		}
+		if ref < 0 || s.Dur > run.Spans[ref].Dur {
+			ref = i
+		}
+	}
+	if ref < 0 {
+		ref = wall
+	}
+	r := run.Spans[ref]
+	scale := func(x reduce.Nanos) int64 { return mulDiv(int64(x), int64(pl[ref].HostDur), int64(r.Dur)) }
+	h0 := int64(pl[ref].HostStart) - scale(r.TS)
+	type drawn struct {
+		start, end, bound int64
+	}
+	out := make([]drawn, len(spans))
+	lo, hi := int64(maxInt64), int64(-maxInt64)
+	for i, s := range run.Spans {
+		if i == wall {
+			continue
+		}
+		st, en := h0+scale(s.TS), h0+scale(s.TS+s.Dur)
+		bound := int64(pl[i].Bound) + absInt64(st-int64(pl[i].HostStart))
+		out[i] = drawn{st, en, bound}
+		lo, hi = min(lo, st), max(hi, en)
+	}
+	if wall >= 0 {
+		st := int64(pl[wall].HostStart)
+		en := st + int64(pl[wall].HostDur)
+		bound := int64(pl[wall].Bound)
+		if lo < st {
+			bound += st - lo
+			st = lo
+		}
+		en = max(en, hi)
+		out[wall] = drawn{st, en, bound}
+	}
+
+	group := c.deviceGroup(k.pid, run.Domain.Dev)
+	method := pl[0].Method.String()
+	reason := joinReason(pl[0].Reason, extraReason)
+	freq := c.freq[run.Domain]
+	var orch, sched = -1, -1
+	for i, s := range spans {
+		d := out[i]
+		args := []perfetto.Arg{
+			perfetto.Uint("inv", s.Inv), perfetto.String("hid", hex(s.Hid)), perfetto.Int("depth", int64(s.Depth)),
+		}
+		args = appendAttrs(args, s.Attrs)
+		args = append(args, perfetto.Int("device_ts", s.TS), perfetto.Int("device_dur", s.Dur))
+		if run.HasOrigin && freq != 0 && i != wall && s.TS >= 0 {
+			if cyc, err := freq.Cycles(reduce.Nanos(s.TS)); err == nil {
+				if sum, carry := bits.Add64(uint64(run.Origin), uint64(cyc), 0); carry == 0 {
+					args = append(args, perfetto.Uint("start_cyc", sum))
+				}
+			}
+		}
+		args = append(args, perfetto.String("placement", method), perfetto.Int("bound_ns", d.bound))
+		if reason != "" {
+			args = append(args, perfetto.String("placement_reason", reason))
+		}
+		t, short := c.deviceTrack(group, s.Name)
+		switch short {
+		case "orch":
+			orch = i
+		case "sched":
+			sched = i
+		}
+		c.slice(t, perfetto.Slice{Name: s.Name, TS: d.start, Dur: d.end - d.start, Depth: s.Depth, Args: args})
+		ds.Bound.add(d.bound)
+		switch pl[i].Method {
+		case reduce.Aligned:
+			ds.Aligned++
+		case reduce.Contained:
+			ds.Contained++
+			addReason(ds, "contained: "+reason, 1)
+		}
+	}
+	if orch >= 0 && sched >= 0 {
+		o, s := run.Spans[orch], run.Spans[sched]
+		ts, end := min(o.TS, s.TS), max(o.TS+o.Dur, s.TS+s.Dur)
+		st, en := min(out[orch].start, out[sched].start), max(out[orch].end, out[sched].end)
+		args := []perfetto.Arg{
+			perfetto.Uint("inv", spans[orch].Inv), perfetto.String("hid", hex(spans[orch].Hid)),
+			perfetto.Bool("derived", true), perfetto.String("derived_from", "orch ∪ sched"),
+			perfetto.Int("device_ts", int64(ts)), perfetto.Int("device_dur", int64(end-ts)),
+			perfetto.String("placement", method), perfetto.Int("bound_ns", max(out[orch].bound, out[sched].bound)),
+		}
+		t := c.w.Track(group, perfetto.TrackSpec{Name: "effective (derived)", Rank: 4, Merge: perfetto.MergeNone,
+			Description: "orch ∪ sched: the merged window of the concurrent orchestrator and scheduler, derived here, never stamped by the device"})
+		c.slice(t, perfetto.Slice{Name: effectiveName, TS: st, Dur: en - st, Args: args})
+	}
+}
+
+// deviceGroup is the track grouping one device's lanes under its process.
+func (c *converter) deviceGroup(pid int32, dev int64) perfetto.Track {
+	name := "device " + itoa(dev)
+	if dev == noDevice {
+		name = "device (unnamed)"
+	}
+	return c.w.Track(c.processTrack(pid), perfetto.TrackSpec{
+		Name: name, Key: name, Rank: int32(1000 + max(dev, 0)), ChildOrder: perfetto.ChildOrderExplicit, Merge: perfetto.MergeNone,
+		Description: "AICPU phases of " + name + " placed on the host timeline; each slice says how it was placed and its bound in ns",
+	})
+}
+
+// deviceTrack is the lane of a device span: orch and sched (concurrent) and
+// each task slot on lanes of their own, device_wall and the sequential
+// phases together.
+func (c *converter) deviceTrack(group perfetto.Track, name string) (perfetto.Track, string) {
+	short := strings.TrimPrefix(strings.TrimPrefix(name, reduce.WallName), ".")
+	switch {
+	case short == "orch":
+		return c.w.Track(group, perfetto.TrackSpec{Name: "orch", Rank: 2, Merge: perfetto.MergeNone, Description: "orchestrator thread's submit window"}), short
+	case short == "sched":
+		return c.w.Track(group, perfetto.TrackSpec{Name: "sched", Rank: 3, Merge: perfetto.MergeNone, Description: "scheduler threads' dispatch window, concurrent with orch"}), short
+	case strings.HasPrefix(short, "task_slot_"):
+		return c.w.Track(group, perfetto.TrackSpec{Name: strings.ReplaceAll(short, "_", " "), Rank: 10, Merge: perfetto.MergeNone, Description: "tagged task's dispatch → finish window"}), short
+	}
+	return c.w.Track(group, perfetto.TrackSpec{Name: "phases", Rank: 1, Merge: perfetto.MergeNone, Description: "device_wall and its sequential phases"}), short
+}
+
+// mulDiv is floor(a·b/c) for a, b ≥ 0 and c > 0 with a 128-bit product;
+// c == 0 gives a.
+func mulDiv(a, b, c int64) int64 {
+	if c <= 0 || a < 0 || b < 0 {
+		return a
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return a
+	}
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	if q > maxInt64 {
+		return a
+	}
+	return int64(q)
+}
+
+func absInt64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}

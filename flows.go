@@ -1,0 +1,205 @@
+package phasetrace
+
+import (
+	"strconv"
+
+	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// Hand-offs drawn as flows:
+//
+//   - node.submit → node.dispatch, matched as the runtime's own tooling
+//     matches them: same pid, run_id and task slot (task_slot, or slot),
+//     the latest submit that starts no later than the dispatch;
+//   - node.dispatch → the chip.run it launched, where the run's root
+//     carries the dispatch's run_id and a non-zero dispatch_id.
+//
+// The spans of a hand-off are logged when they end, so either end may come
+// first. Node spans therefore wait in a window until the log has moved
+// FlowHorizon past their end, and are drawn with the flows found by then.
+
+type flowKey struct {
+	pid     int32
+	runID   int64
+	slot    int64
+	hasSlot bool
+}
+
+type nodeSpan struct {
+	span     strace.Span
+	leaf     string
+	key      flowKey
+	hasKey   bool
+	match    *nodeSpan // a dispatch's best submit so far
+	linked   bool      // a dispatch's flow is fixed
+	flows    []perfetto.FlowID
+	endFlows []perfetto.FlowID
+	released bool
+}
+
+// flowWindow holds node spans until their hand-offs are known.
+type flowWindow struct {
+	spans   []*nodeSpan // in arrival order
+	submits map[flowKey][]*nodeSpan
+	waiting map[flowKey][]*nodeSpan // dispatches without a submit yet
+}
+
+func (f *flowWindow) add(c *converter, sp strace.Span) {
+	n := &nodeSpan{span: sp}
+	n.leaf, _ = strace.NodeLeaf(sp.Name)
+	n.key, n.hasKey = nodeFlowKey(&sp)
+	f.spans = append(f.spans, n)
+	if !n.hasKey {
+		return
+	}
+	if f.submits == nil {
+		f.submits, f.waiting = map[flowKey][]*nodeSpan{}, map[flowKey][]*nodeSpan{}
+	}
+	switch n.leaf {
+	case "submit":
+		f.submits[n.key] = append(f.submits[n.key], n)
+		// A dispatch logged before this submit may belong to it.
+		for _, d := range f.waiting[n.key] {
+			if !d.released && !d.linked && n.span.TS <= d.span.TS && (d.match == nil || n.span.TS > d.match.span.TS) {
+				d.match = n
+			}
+		}
+	case "dispatch":
+		var best *nodeSpan
+		for _, s := range f.submits[n.key] {
+			if !s.released && s.span.TS <= n.span.TS && (best == nil || s.span.TS > best.span.TS) {
+				best = s
+			}
+		}
+		n.match = best
+		f.waiting[n.key] = append(f.waiting[n.key], n)
+	}
+}
+
+func nodeFlowKey(sp *strace.Span) (flowKey, bool) {
+	run, ok := sp.Attr("run_id")
+	if !ok || run.Type != strace.TypeInt {
+		return flowKey{}, false
+	}
+	slot, ok := sp.Attr("task_slot")
+	if !ok {
+		slot, ok = sp.Attr("slot")
+	}
+	if !ok || slot.Type != strace.TypeInt {
+		return flowKey{}, false
+	}
+	return flowKey{pid: sp.Pid, runID: run.Int, slot: slot.Int, hasSlot: true}, true
+}
+
+// linkRun finds the node.dispatch that launched the run whose root is
+// root, and returns the flow ids that end at the root.
+func (f *flowWindow) linkRun(c *converter, root *strace.Span) []perfetto.FlowID {
+	run, ok1 := root.Attr("run_id")
+	did, ok2 := root.Attr("dispatch_id")
+	if !ok1 || !ok2 || run.Type != strace.TypeInt || did.Type != strace.TypeInt || did.Int == 0 {
+		return nil
+	}
+	var best *nodeSpan
+	for _, n := range f.spans {
+		if n.released || n.leaf != "dispatch" || n.span.Pid == root.Pid || n.span.TS > root.TS {
+			continue
+		}
+		r, ok1 := n.span.Attr("run_id")
+		d, ok2 := n.span.Attr("dispatch_id")
+		if !ok1 || !ok2 || r.Type != strace.TypeInt || d.Type != strace.TypeInt || r.Int != run.Int || d.Int != did.Int {
+			continue
+		}
+		if best == nil || n.span.TS > best.span.TS {
+			best = n
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	id := perfetto.FlowIDOf("launch " + strconv.FormatInt(int64(best.span.Pid), 10) + " " + strconv.FormatInt(best.span.TS, 10) +
+		" -> " + strconv.FormatInt(int64(root.Pid), 10) + " " + strconv.FormatUint(root.Inv, 10))
+	best.flows = append(best.flows, id)
+	c.sum.flow("node.dispatch → chip.run")
+	return []perfetto.FlowID{id}
+}
+
+// drain draws the node spans the log has moved FlowHorizon past (all of
+// them at the end of the log), in arrival order.
+func (f *flowWindow) drain(c *converter, all bool) {
+	n := 0
+	for _, s := range f.spans {
+		if !all && s.span.End() > c.now-c.cfg.flowHorizon {
+			break
+		}
+		f.release(c, s)
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	clear(f.spans[:n])
+	f.spans = f.spans[n:]
+	if all || len(f.spans) == 0 {
+		f.spans = nil
+		f.submits, f.waiting = nil, nil
+		return
+	}
+	// Forget released spans in the indexes.
+	for k, l := range f.submits {
+		f.submits[k] = prune(l)
+		if len(f.submits[k]) == 0 {
+			delete(f.submits, k)
+		}
+	}
+	for k, l := range f.waiting {
+		f.waiting[k] = prune(l)
+		if len(f.waiting[k]) == 0 {
+			delete(f.waiting, k)
+		}
+	}
+}
+
+func prune(l []*nodeSpan) []*nodeSpan {
+	kept := l[:0]
+	for _, s := range l {
+		if !s.released {
+			kept = append(kept, s)
+		}
+	}
+	clear(l[len(kept):])
+	return kept
+}
+
+// release draws one node span. A submit takes the flows of the dispatches
+// matched to it so far; a dispatch released before its submit gives the
+// submit its flow; a dispatch whose submit was already drawn, or never
+// came, is drawn without one and counted.
+func (f *flowWindow) release(c *converter, s *nodeSpan) {
+	switch {
+	case s.leaf == "submit" && s.hasKey:
+		for _, d := range f.waiting[s.key] {
+			if !d.released && !d.linked && d.match == s {
+				link(c, s, d)
+			}
+		}
+	case s.leaf == "dispatch" && s.hasKey && !s.linked:
+		if s.match != nil && !s.match.released {
+			link(c, s.match, s)
+		} else {
+			c.sum.notDrawn("hand-off arrows: node.dispatch with no node.submit of its run_id and task slot within the flow horizon", 1)
+		}
+	}
+	s.released = true
+	c.hostFlows(c.threadTrack(s.span.Pid, s.span.Tid), &s.span, nil, false, s.flows, s.endFlows)
+}
+
+// link draws a flow from submit to dispatch.
+func link(c *converter, submit, dispatch *nodeSpan) {
+	id := perfetto.FlowIDOf("dispatch " + strconv.FormatInt(int64(dispatch.span.Pid), 10) + " " +
+		strconv.FormatInt(dispatch.span.Tid, 10) + " " + strconv.FormatInt(dispatch.span.TS, 10))
+	submit.flows = append(submit.flows, id)
+	dispatch.endFlows = append(dispatch.endFlows, id)
+	dispatch.linked = true
+	c.sum.flow("node.submit → node.dispatch")
+}

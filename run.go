@@ -1,0 +1,175 @@
+package phasetrace
+
+import (
+	"strings"
+
+	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// Names of the spans a run is drawn around.
+const (
+	rootName   = "chip.run"
+	bindName   = "chip.run.bind"
+	runnerName = "chip.run.runner_run"
+)
+
+// bindSegments are the bind stage's own segments (chip.run.bind.<segment>);
+// every other phase of a host_phase_records pass is an orchestrator
+// operation inside host_orch.
+var bindSegments = map[string]bool{
+	"args": true, "arena_build": true, "static_arena": true, "gm_heap": true, "shared_mem": true,
+	"runtime_init": true, "host_orch": true, "graph_pack": true, "graph_upload": true,
+	"relocate": true, "sm_h2d": true, "arena_h2d": true, "host_view_close": true,
+}
+
+// run draws one run: its host spans on its lane, the bind stage's
+// breakdown inside its chip.run.bind, and its device spans placed on the
+// host timeline. complete is false for a run whose root never came.
+func (c *converter) run(b *invBuf, complete bool) {
+	c.sum.Invocations++
+	if !complete {
+		c.sum.Incomplete++
+	}
+	var host, dev []*strace.Span
+	var root, bind, runner *strace.Span
+	for i := range b.spans {
+		s := &b.spans[i]
+		if s.IsDevice() {
+			dev = append(dev, s)
+			continue
+		}
+		host = append(host, s)
+		switch {
+		case s.Depth == 0 && (root == nil || s.Name == rootName):
+			root = s
+		case s.Name == bindName && bind == nil:
+			bind = s
+		case s.Name == runnerName && runner == nil:
+			runner = s
+		}
+	}
+	var slot int64
+	hasSlot := false
+	if root != nil {
+		if a, ok := root.Attr("slot_id"); ok && a.Type == strace.TypeInt {
+			slot, hasSlot = a.Int, true
+		}
+	}
+
+	passes := c.records[b.key]
+	delete(c.records, b.key)
+	covered := map[string]bool{}
+	for _, p := range passes {
+		for _, r := range p.Records {
+			if bindSegments[r.Phase] {
+				covered[r.Phase] = true
+			}
+		}
+	}
+
+	drawnSegments := map[string]bool{}
+	for _, s := range host {
+		lane, split := c.laneTrack(s.Pid, s.Tid, slot, hasSlot)
+		seg, isSeg := strings.CutPrefix(s.Name, bindName+".")
+		if isSeg && covered[seg] {
+			c.sum.notDrawn("bind segment spans superseded by host_phase_records", 1)
+			continue
+		}
+		if isSeg {
+			drawnSegments[seg] = true
+		}
+		var extra []perfetto.Arg
+		if cpu, ok := s.Attr("cpu_ns"); ok && cpu.Type == strace.TypeInt && isSeg {
+			extra = append(extra, perfetto.Int("on_cpu_ns", cpu.Int), perfetto.Int("off_cpu_ns", s.Dur-cpu.Int))
+		}
+		var endFlows []perfetto.FlowID
+		if s == root {
+			endFlows = c.flows.linkRun(c, s)
+		}
+		c.hostFlows(lane, s, extra, split, nil, endFlows)
+	}
+
+	if bind != nil {
+		lane, _ := c.laneTrack(bind.Pid, bind.Tid, slot, hasSlot)
+		c.drawRecords(lane, bind, passes)
+		c.drawBindLines(lane, bind, covered, drawnSegments)
+	} else if len(passes) > 0 {
+		c.sum.notDrawn("host_phase_records passes without their chip.run.bind", int64(len(passes)))
+	}
+	c.device(b.key, root, runner, dev)
+	c.maybeFlush()
+}
+
+// drawRecords draws the host_phase_records of a run inside its bind: bind
+// segments directly under the bind on its lane, orchestrator operations a
+// level deeper under host_orch — on the recording worker's own thread when
+// a worker recorded them.
+func (c *converter) drawRecords(lane perfetto.Track, bind *strace.Span, passes []strace.PhasePass) {
+	for _, p := range passes {
+		for _, r := range p.Records {
+			if r.EndNS < r.StartNS || r.StartNS > maxInt64 || r.EndNS > maxInt64 {
+				c.sum.notDrawn("host_phase_records entries with an impossible interval", 1)
+				continue
+			}
+			tid := bind.Tid
+			if r.HasTid && r.Tid > 0 {
+				tid = r.Tid
+			}
+			name, depth, thread := bindName+"."+r.Phase, bind.Depth+1, "host_main"
+			t := lane
+			if !bindSegments[r.Phase] {
+				name, depth = bindName+".host_orch."+r.Phase, bind.Depth+2
+				switch {
+				case (r.Phase == "record_node" || r.Phase == "build_definition") && tid != bind.Tid:
+					thread = "graph_record_worker"
+				case r.Phase == "graph_submit":
+					thread = "graph_submit_main"
+				}
+				if tid != bind.Tid {
+					t = c.threadTrack(bind.Pid, tid)
+				}
+			}
+			args := []perfetto.Arg{
+				perfetto.Uint("inv", bind.Inv), perfetto.String("hid", hex(bind.Hid)), perfetto.Int("depth", int64(depth)),
+				perfetto.String("src", "host_phase_records"), perfetto.String("host_phase_thread", thread),
+			}
+			if r.HasDetail {
+				args = append(args, perfetto.Uint("detail", r.Detail))
+			}
+			if r.HasTid {
+				args = append(args, perfetto.Int("os_tid", r.Tid))
+			}
+			c.slice(t, perfetto.Slice{Name: name, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args})
+		}
+	}
+}
+
+// drawBindLines draws the legacy "bind phase=" lines whose interval lies
+// inside bind, unless the artifact or the log's own segment spans already
+// drew that segment for this bind.
+func (c *converter) drawBindLines(lane perfetto.Track, bind *strace.Span, covered, drawn map[string]bool) {
+	kept := c.bindLines[:0]
+	for _, l := range c.bindLines {
+		start, dur := l.rec.StartNS, l.rec.DurNS
+		if start > maxInt64 || dur > maxInt64 || int64(start) < bind.TS || int64(start)+int64(dur) > bind.End() {
+			kept = append(kept, l)
+			continue
+		}
+		if covered[l.rec.Phase] || drawn[l.rec.Phase] {
+			c.sum.notDrawn("bind phase lines superseded by host_phase_records or segment spans", 1)
+			continue
+		}
+		args := []perfetto.Arg{perfetto.Uint("inv", bind.Inv), perfetto.String("hid", hex(bind.Hid)), perfetto.Int("depth", int64(bind.Depth+1))}
+		args = appendAttrs(args, l.rec.Attrs)
+		args = append(args, perfetto.String("log_thread", "0x"+hex(l.logT)), perfetto.String("src", "bind_phase"))
+		if l.rec.Source != "" {
+			args = append(args, perfetto.String("source", l.rec.Source))
+		}
+		c.slice(lane, perfetto.Slice{Name: bindName + "." + l.rec.Phase, TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args})
+	}
+	clear(c.bindLines[len(kept):])
+	c.bindLines = kept
+}
+
+const maxInt64 = 1<<63 - 1

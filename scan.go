@@ -1,0 +1,293 @@
+package phasetrace
+
+import (
+	"io"
+	"sort"
+	"strconv"
+
+	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// The first pass over the logs learns what the conversion must know before
+// it draws anything, in memory that grows with the number of processes,
+// threads and clock anchors — never with the number of spans:
+//
+//   - which threads interleave runs and must be split into pipeline-slot
+//     lanes (their depth-0 spans overlap, each run's root names its slot,
+//     and runs sharing a slot never overlap);
+//   - what to call each process and thread (by the families and roles of
+//     the spans they emitted);
+//   - every clock anchor, so that a run is placed with the anchors that
+//     come after it in the log as well as those before.
+
+type threadKey struct {
+	pid int32
+	tid int64
+}
+
+type slotState struct {
+	maxEnd  int64
+	overlap bool
+}
+
+type threadInfo struct {
+	key threadKey
+
+	// Lane splitting, from our own depth-0 host spans in log order (runs
+	// are logged when they end, so a root overlaps an earlier one exactly
+	// when it starts before the latest end seen).
+	roots        int64
+	rootMaxEnd   int64
+	rootsOverlap bool
+	rootNoSlot   bool
+	slots        map[int64]*slotState
+	split        bool // decided after the scan
+
+	// Naming.
+	facade, scheduler, worker bool
+	workerID                  int64
+	workerIDs                 int // distinct worker ids seen (0, 1 or 2 meaning "several")
+	chip                      bool
+	ours                      int64 // spans of our families
+	external                  int64
+	producers                 map[string]bool
+	recordWorker, submitMain  bool // host_phase_records drew worker records here
+}
+
+type procInfo struct {
+	pid        int32
+	node, chip bool
+	ours       bool
+	producers  map[string]bool
+	wall       []strace.WallAnchor
+	devices    map[int64]bool
+}
+
+type scanResult struct {
+	threads map[threadKey]*threadInfo
+	procs   map[int32]*procInfo
+	anchors map[reduce.Domain][]strace.DeviceAnchor
+}
+
+func newScan() *scanResult {
+	return &scanResult{
+		threads: map[threadKey]*threadInfo{},
+		procs:   map[int32]*procInfo{},
+		anchors: map[reduce.Domain][]strace.DeviceAnchor{},
+	}
+}
+
+func (s *scanResult) thread(pid int32, tid int64) *threadInfo {
+	k := threadKey{pid, tid}
+	t := s.threads[k]
+	if t == nil {
+		t = &threadInfo{key: k, slots: map[int64]*slotState{}, producers: map[string]bool{}}
+		s.threads[k] = t
+	}
+	return t
+}
+
+func (s *scanResult) proc(pid int32) *procInfo {
+	p := s.procs[pid]
+	if p == nil {
+		p = &procInfo{pid: pid, producers: map[string]bool{}, devices: map[int64]bool{}}
+		s.procs[pid] = p
+	}
+	return p
+}
+
+// scanLog reads one log for the first pass.
+func (s *scanResult) scanLog(r io.Reader, name string, maxLine int) (strace.Stats, error) {
+	rd := strace.NewReader(r, strace.WithName(name), strace.WithMaxLine(maxLine))
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			return rd.Stats(), nil
+		}
+		if err != nil {
+			return rd.Stats(), err
+		}
+		switch rec.Kind {
+		case strace.KindSpan:
+			s.scanSpan(&rec.Span)
+		case strace.KindWallAnchor:
+			p := s.proc(rec.WallAnchor.Pid)
+			p.wall = append(p.wall, rec.WallAnchor)
+		case strace.KindDeviceAnchor:
+			a := rec.DeviceAnchor
+			d := reduce.Domain{PID: int64(a.Pid), Dev: int64(a.Dev)}
+			s.anchors[d] = append(s.anchors[d], a)
+		}
+	}
+}
+
+func (s *scanResult) scanSpan(sp *strace.Span) {
+	fam := strace.FamilyOf(sp.Name)
+	p := s.proc(sp.Pid)
+	if sp.IsDevice() {
+		p.ours = true
+		if sp.Depth == 2 {
+			if a, ok := sp.Attr("dev"); ok && a.Type == strace.TypeInt {
+				p.devices[a.Int] = true
+			}
+		}
+		return
+	}
+	t := s.thread(sp.Pid, sp.Tid)
+	if fam == strace.FamilyExt {
+		t.external++
+		if prod, _, ok := strace.ExtProducer(sp.Name); ok {
+			t.producers[prod] = true
+			if len(p.producers) < 64 {
+				p.producers[prod] = true
+			}
+		}
+		return
+	}
+	t.ours++
+	p.ours = true
+	switch fam {
+	case strace.FamilyNode:
+		p.node = true
+		role, _ := sp.Attr("role")
+		leaf, _ := strace.NodeLeaf(sp.Name)
+		switch {
+		case role.Value == "facade" || leaf == "graph_build" || leaf == "submit":
+			t.facade = true
+		case role.Value == "scheduler":
+			t.scheduler = true
+		default:
+			t.worker = true
+		}
+		if role.Value == "worker" {
+			if id, ok := sp.Attr("worker_id"); ok && id.Type == strace.TypeInt {
+				switch {
+				case t.workerIDs == 0:
+					t.workerID, t.workerIDs = id.Int, 1
+				case t.workerIDs == 1 && id.Int != t.workerID:
+					t.workerIDs = 2
+				}
+			}
+		}
+	case strace.FamilyChip:
+		p.chip = true
+		t.chip = true
+	}
+	if sp.Depth != 0 {
+		return
+	}
+	end := sp.End()
+	if t.roots > 0 && sp.TS < t.rootMaxEnd {
+		t.rootsOverlap = true
+	}
+	t.roots++
+	t.rootMaxEnd = max(t.rootMaxEnd, end)
+	slot, ok := sp.Attr("slot_id")
+	if !ok || slot.Type != strace.TypeInt {
+		t.rootNoSlot = true
+		return
+	}
+	st := t.slots[slot.Int]
+	if st == nil {
+		if len(t.slots) >= maxSlots {
+			t.rootNoSlot = true // too many to be pipeline slots
+			return
+		}
+		st = &slotState{maxEnd: end}
+		t.slots[slot.Int] = st
+		return
+	}
+	if sp.TS < st.maxEnd {
+		st.overlap = true
+	}
+	st.maxEnd = max(st.maxEnd, end)
+}
+
+// maxSlots bounds the pipeline slots a thread may be split into.
+const maxSlots = 64
+
+// decide fixes each thread's lane split: a thread is split into one lane
+// per pipeline slot when its runs overlap, every run names its slot, there
+// are at least two slots and runs sharing a slot never overlap. Otherwise it
+// keeps its real tid (a thread that ran sequentially is never fragmented).
+func (s *scanResult) decide() {
+	for _, t := range s.threads {
+		if !t.rootsOverlap || t.rootNoSlot || len(t.slots) < 2 {
+			continue
+		}
+		ok := true
+		for _, st := range t.slots {
+			ok = ok && !st.overlap
+		}
+		t.split = ok
+	}
+}
+
+// threadName names a thread's lane from what it emitted, as the runtime's
+// users know them.
+func (t *threadInfo) threadName() string {
+	switch {
+	case t.recordWorker && !t.chip:
+		return "graph record worker"
+	case t.submitMain && !t.chip:
+		return "graph submit main"
+	case t.facade:
+		return "orchestrator / facade"
+	case t.scheduler:
+		return "scheduler"
+	case t.worker && t.workerIDs == 1:
+		return "worker " + strconv.FormatInt(t.workerID, 10)
+	case t.worker:
+		return "worker"
+	case t.chip:
+		return "chip child"
+	case t.ours == 0 && len(t.producers) > 0:
+		return "ext " + joinSorted(t.producers, "/")
+	}
+	return "tid " + strconv.FormatInt(t.key.tid, 10)
+}
+
+// label names a process as the runtime's users know it.
+func (p *procInfo) label() string {
+	pid := strconv.FormatInt(int64(p.pid), 10)
+	switch {
+	case p.node:
+		return "simpler node (pid=" + pid + ")"
+	case !p.ours:
+		named := joinSorted(p.producers, "/")
+		if named == "" {
+			named = "unattributed"
+		}
+		return "external producer " + named + " (pid=" + pid + ")"
+	}
+	return "simpler chip child (pid=" + pid + ")"
+}
+
+// rank orders processes: scheduler parents (node) first, then chip
+// children, then external producers, each by pid.
+func (p *procInfo) rank() int {
+	switch {
+	case p.node:
+		return 0
+	case !p.ours:
+		return 2
+	}
+	return 1
+}
+
+func joinSorted(set map[string]bool, sep string) string {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := ""
+	for i, k := range keys {
+		if i > 0 {
+			out += sep
+		}
+		out += k
+	}
+	return out
+}

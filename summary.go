@@ -1,0 +1,232 @@
+package phasetrace
+
+import (
+	"fmt"
+	"io"
+	"math/bits"
+	"sort"
+	"strings"
+)
+
+// Summary is what a conversion read, wrote, placed and lost. It marshals to
+// JSON as the converter's machine-readable report.
+type Summary struct {
+	Inputs    []InputSummary    `json:"inputs"`
+	Artifacts []ArtifactSummary `json:"artifacts,omitempty"`
+	Output    OutputSummary     `json:"output"`
+	Devices   []DeviceSummary   `json:"devices,omitempty"`
+	// WallTime says whether wall time is recoverable: some process wrote a
+	// [CLOCK_ANCHOR] v=1 record, written to the trace as a REALTIME clock
+	// snapshot.
+	WallTime    bool  `json:"wall_time"`
+	WallAnchors int64 `json:"wall_anchors"`
+	// Invocations counts the (pid, inv) runs converted; Incomplete those
+	// whose root span never came (drawn as found).
+	Invocations int64 `json:"invocations"`
+	Incomplete  int64 `json:"incomplete_invocations"`
+	// Flows counts the hand-offs drawn, by kind.
+	Flows map[string]int64 `json:"flows,omitempty"`
+	// NotDrawn counts complete records that are not in the trace, by the
+	// reason; together with the readers' own losses nothing is unaccounted.
+	NotDrawn map[string]int64 `json:"not_drawn,omitempty"`
+	// Notes are conditions worth a look (an inconsistency between clock
+	// anchors and containment, a dispatch that matched no submit, ...),
+	// the first few of each kind.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// InputSummary is what the reader kept of one log.
+type InputSummary struct {
+	Name           string           `json:"name"`
+	Bytes          int64            `json:"bytes"`
+	Lines          int64            `json:"lines"`
+	Records        map[string]int64 `json:"records"`
+	Torn           int64            `json:"torn"`
+	UnknownVersion int64            `json:"unknown_version"`
+	Malformed      int64            `json:"malformed"`
+	LongLines      int64            `json:"long_lines"`
+	InLongLines    int64            `json:"heads_in_long_lines"`
+	Problems       []string         `json:"problems,omitempty"`
+}
+
+// ArtifactSummary is what was read of one artifact.
+type ArtifactSummary struct {
+	Name      string `json:"name"`
+	Kind      string `json:"kind"` // "host_phase_records" or "calibration"
+	Items     int64  `json:"items"`
+	Torn      int64  `json:"torn,omitempty"`
+	Malformed int64  `json:"malformed,omitempty"`
+	Skipped   int64  `json:"skipped,omitempty"` // invalid calibration samples, passes without a bind
+	Note      string `json:"note,omitempty"`
+}
+
+// OutputSummary counts what the trace holds.
+type OutputSummary struct {
+	Bytes    int64 `json:"bytes"`
+	Packets  int64 `json:"packets"`
+	Tracks   int   `json:"tracks"`
+	Slices   int64 `json:"slices"`
+	Instants int64 `json:"instants"`
+	Flows    int64 `json:"flow_ids"`
+	Counters int64 `json:"counter_values"`
+}
+
+// DeviceSummary says how one device clock domain's spans were placed.
+type DeviceSummary struct {
+	Pid        int32            `json:"pid"`
+	Dev        int64            `json:"dev"`
+	Anchors    int64            `json:"anchors"`
+	Runs       int64            `json:"runs"`
+	Aligned    int64            `json:"aligned"`
+	Contained  int64            `json:"contained"`
+	Unaligned  int64            `json:"unaligned"`
+	Reasons    map[string]int64 `json:"reasons,omitempty"`
+	Bound      BoundStats       `json:"bound_ns"`
+	Inconsists int64            `json:"inconsistent_runs,omitempty"`
+}
+
+// BoundStats is the distribution of the published placement bounds of the
+// spans drawn, in ns. Quantiles are upper edges of power-of-two buckets
+// (a bound in (2^(k-1), 2^k] is counted as 2^k), so they are never smaller
+// than the true quantile.
+type BoundStats struct {
+	Count  int64 `json:"count"`
+	Min    int64 `json:"min"`
+	Median int64 `json:"median_at_most"`
+	P90    int64 `json:"p90_at_most"`
+	Max    int64 `json:"max"`
+
+	hist [65]int64
+}
+
+func (b *BoundStats) add(v int64) {
+	if v < 0 {
+		v = 0
+	}
+	if b.Count == 0 || v < b.Min {
+		b.Min = v
+	}
+	b.Max = max(b.Max, v)
+	b.Count++
+	b.hist[bits.Len64(uint64(v))]++
+}
+
+func (b *BoundStats) finish() {
+	q := func(f int64) int64 {
+		need := (b.Count*f + 99) / 100
+		var n int64
+		for k, c := range b.hist {
+			n += c
+			if n >= need && c > 0 {
+				if k == 0 {
+					return 0
+				}
+				if k >= 63 {
+					return b.Max
+				}
+				return min(int64(1)<<k-1, b.Max)
+			}
+		}
+		return b.Max
+	}
+	if b.Count > 0 {
+		b.Median, b.P90 = q(50), q(90)
+	}
+}
+
+func (s *Summary) notDrawn(reason string, n int64) {
+	if n == 0 {
+		return
+	}
+	if s.NotDrawn == nil {
+		s.NotDrawn = map[string]int64{}
+	}
+	s.NotDrawn[reason] += n
+}
+
+func (s *Summary) flow(kind string) {
+	if s.Flows == nil {
+		s.Flows = map[string]int64{}
+	}
+	s.Flows[kind]++
+}
+
+// maxNotes bounds the notes kept per kind.
+const maxNotes = 8
+
+func (s *Summary) note(kind string, counts map[string]int, format string, args ...any) {
+	counts[kind]++
+	if counts[kind] <= maxNotes {
+		s.Notes = append(s.Notes, fmt.Sprintf(format, args...))
+	}
+}
+
+// WriteText writes a short human summary: what was read, what was lost and
+// why, how device spans were placed.
+func (s *Summary) WriteText(w io.Writer) error {
+	var b strings.Builder
+	for _, in := range s.Inputs {
+		fmt.Fprintf(&b, "read %s: %d lines, %d spans, %d clock anchors, %d bind phases",
+			in.Name, in.Lines, in.Records["span"], in.Records["wall-anchor"]+in.Records["device-anchor"], in.Records["bind-phase"])
+		if lost := in.Torn + in.UnknownVersion + in.Malformed + in.InLongLines; lost > 0 {
+			fmt.Fprintf(&b, "; lost %d records (%d torn, %d unknown version, %d malformed, %d in %d over-long lines)",
+				lost, in.Torn, in.UnknownVersion, in.Malformed, in.InLongLines, in.LongLines)
+		}
+		b.WriteString("\n")
+		for _, p := range in.Problems {
+			fmt.Fprintf(&b, "  %s\n", p)
+		}
+	}
+	for _, a := range s.Artifacts {
+		fmt.Fprintf(&b, "read %s (%s): %d items", a.Name, a.Kind, a.Items)
+		if a.Torn+a.Malformed+a.Skipped > 0 {
+			fmt.Fprintf(&b, ", %d torn, %d malformed, %d skipped", a.Torn, a.Malformed, a.Skipped)
+		}
+		if a.Note != "" {
+			fmt.Fprintf(&b, " (%s)", a.Note)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "wrote %d invocations", s.Invocations)
+	if s.Incomplete > 0 {
+		fmt.Fprintf(&b, " (%d without their root span)", s.Incomplete)
+	}
+	fmt.Fprintf(&b, ": %d tracks, %d slices, %d instants, %d flow ids, %d counter values, %d bytes\n",
+		s.Output.Tracks, s.Output.Slices, s.Output.Instants, s.Output.Flows, s.Output.Counters, s.Output.Bytes)
+	for _, k := range sortedKeys(s.Flows) {
+		fmt.Fprintf(&b, "  flows %s: %d\n", k, s.Flows[k])
+	}
+	for _, d := range s.Devices {
+		fmt.Fprintf(&b, "device pid=%d dev=%d: %d runs, %d anchors; spans aligned %d, contained %d, unaligned %d",
+			d.Pid, d.Dev, d.Runs, d.Anchors, d.Aligned, d.Contained, d.Unaligned)
+		if d.Bound.Count > 0 {
+			fmt.Fprintf(&b, "; bound min %d ns, median <= %d ns, p90 <= %d ns, max %d ns", d.Bound.Min, d.Bound.Median, d.Bound.P90, d.Bound.Max)
+		}
+		b.WriteString("\n")
+		for _, r := range sortedKeys(d.Reasons) {
+			fmt.Fprintf(&b, "  %d spans: %s\n", d.Reasons[r], r)
+		}
+	}
+	if s.WallTime {
+		fmt.Fprintf(&b, "wall time: known (%d clock anchors)\n", s.WallAnchors)
+	} else {
+		b.WriteString("wall time: unknown (no [CLOCK_ANCHOR] v=1 record)\n")
+	}
+	for _, k := range sortedKeys(s.NotDrawn) {
+		fmt.Fprintf(&b, "not drawn: %d %s\n", s.NotDrawn[k], k)
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
