@@ -100,14 +100,14 @@ const (
 // trackState is what the writer keeps per track: constant in the number of
 // events, apart from the slices waiting for the next Flush.
 type trackState struct {
-	w      *Writer
-	uuid   uint64
-	kind   byte
-	label  string // for error messages
-	seq    *sequence
-	order  int   // creation order, for deterministic flushes
-	open   int   // slices begun with Begin and not yet ended
-	stream bool  // the track has had Begin/End events
+	w       *Writer
+	uuid    uint64
+	kind    byte
+	label   string // for error messages
+	seq     *sequence
+	order   int        // creation order, for deterministic flushes
+	open    int        // slices begun with Begin and not yet ended
+	stream  bool       // the track has had Begin/End events
 	wrote   bool       // complete slices have been flushed on the track
 	flushed []interval // top-level slices of the last flush, the last maxRemembered
 
