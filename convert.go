@@ -133,19 +133,15 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	// Pass 2.
 	c.w = perfetto.NewWriter(w, cfg.writer...)
 	c.declareTracks()
-	for _, in := range logs {
-		var st strace.Stats
-		if err := c.withInput(in, func(r io.Reader) error {
-			var err error
-			st, err = c.convertLog(r, in.Name)
-			return err
-		}); err != nil {
-			return nil, err
-		}
-		c.sum.Inputs = append(c.sum.Inputs, inputSummary(in.Name, st))
+	stats, err := c.convertLogs(logs)
+	if err != nil {
+		return nil, err
+	}
+	for i, in := range logs {
+		c.sum.Inputs = append(c.sum.Inputs, inputSummary(in.Name, stats[i]))
 	}
 	c.finish()
-	err := c.w.Close()
+	err = c.w.Close()
 	ws := c.w.Stats()
 	c.sum.Output = OutputSummary{Bytes: ws.Bytes, Packets: ws.Packets, Tracks: ws.Tracks, Slices: ws.Slices, Instants: ws.Instants, Flows: ws.Flows, Counters: ws.Counters}
 	c.sum.notDrawn("refused by the trace writer (see the error)", ws.Dropped)
@@ -339,31 +335,91 @@ func (c *converter) laneTrack(pid int32, tid int64, slot int64, hasSlot bool) (p
 	}), true
 }
 
-// convertLog is the second pass over one log.
-func (c *converter) convertLog(r io.Reader, name string) (strace.Stats, error) {
-	rd := strace.NewReader(r, strace.WithName(name), strace.WithMaxLine(c.cfg.maxLine))
-	c.now = 0
-	for {
-		rec, err := rd.Read()
-		if err == io.EOF {
-			break
+// source is one log of the second pass and its next record.
+type source struct {
+	in   Input
+	rc   io.ReadCloser
+	rd   *strace.Reader
+	rec  strace.Record
+	key  int64 // when the record was written (its prefix's mono_ns)
+	done bool
+}
+
+func (s *source) next() error {
+	rec, err := s.rd.Read()
+	if err == io.EOF {
+		s.done = true
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("phasetrace: %s: %w", s.in.Name, err)
+	}
+	s.rec = rec
+	if rec.Prefix.Present {
+		s.key = rec.Prefix.MonoNS // a record without a prefix keeps its place
+	}
+	return nil
+}
+
+// convertLogs is the second pass. Several logs are read together, record by
+// record in the order they were written (by their log prefixes' monotonic
+// time), so that logs of different processes merge on one axis as if they
+// were one log, and hand-offs across them connect.
+func (c *converter) convertLogs(logs []Input) ([]strace.Stats, error) {
+	srcs := make([]*source, len(logs))
+	defer func() {
+		for _, s := range srcs {
+			if s != nil && s.rc != nil {
+				s.rc.Close()
+			}
 		}
+	}()
+	for i, in := range logs {
+		rc, err := in.Open()
 		if err != nil {
-			return rd.Stats(), err
+			return nil, fmt.Errorf("phasetrace: %s: %w", in.Name, err)
 		}
-		switch rec.Kind {
-		case strace.KindSpan:
-			c.span(&rec.Span)
-		case strace.KindBindPhase:
-			c.bindPhase(&rec)
+		s := &source{in: in, rc: rc, rd: strace.NewReader(c.progress.wrap(rc), strace.WithName(in.Name), strace.WithMaxLine(c.cfg.maxLine))}
+		srcs[i] = s
+		if err := s.next(); err != nil {
+			return nil, err
 		}
 	}
-	// The log is over: draw what still waits.
+	for {
+		var cur *source
+		for _, s := range srcs {
+			if !s.done && (cur == nil || s.key < cur.key) {
+				cur = s
+			}
+		}
+		if cur == nil {
+			break
+		}
+		switch cur.rec.Kind {
+		case strace.KindSpan:
+			c.span(&cur.rec.Span)
+		case strace.KindBindPhase:
+			c.bindPhase(&cur.rec)
+		}
+		if err := cur.next(); err != nil {
+			return nil, err
+		}
+	}
+	// The logs are over: draw what still waits.
 	c.flows.drain(c, true)
 	c.flushPending()
 	c.sum.notDrawn("bind phase lines outside every chip.run.bind", int64(len(c.bindLines)))
-	c.bindLines = c.bindLines[:0]
-	return rd.Stats(), nil
+	c.bindLines = nil
+	stats := make([]strace.Stats, len(srcs))
+	for i, s := range srcs {
+		stats[i] = s.rd.Stats()
+		err := s.rc.Close()
+		s.rc = nil
+		if err != nil {
+			return nil, fmt.Errorf("phasetrace: %s: %w", s.in.Name, err)
+		}
+	}
+	return stats, nil
 }
 
 func (c *converter) span(sp *strace.Span) {

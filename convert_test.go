@@ -11,7 +11,7 @@ import (
 
 func TestRealisticLog(t *testing.T) {
 	var out bytes.Buffer
-	sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.File("strace/testdata/realistic.log")})
+	sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.File("examples/strace2perfetto/sample.log")})
 	if err != nil {
 		t.Fatal(err)
 	}
