@@ -62,7 +62,7 @@ type truthKey struct {
 }
 
 type generator struct {
-	truth map[truthKey]int64 // true host start of every device span, when wanted
+	truth   map[truthKey]int64 // true host start of every device span, when wanted
 	cfg     genConfig
 	rnd     *rand.Rand
 	lines   []genLine
