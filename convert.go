@@ -410,6 +410,12 @@ func (c *converter) convertLogs(logs []Input) ([]strace.Stats, error) {
 	c.flushPending()
 	c.sum.notDrawn("bind phase lines outside every chip.run.bind", int64(len(c.bindLines)))
 	c.bindLines = nil
+	left := 0
+	for _, ps := range c.records {
+		left += len(ps)
+	}
+	c.sum.notDrawn("host_phase_records passes without their chip.run.bind", int64(left))
+	c.records = nil
 	stats := make([]strace.Stats, len(srcs))
 	for i, s := range srcs {
 		stats[i] = s.rd.Stats()

@@ -2,26 +2,433 @@ package phasetrace_test
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 )
 
-func TestRealisticLog(t *testing.T) {
+// convert runs a conversion and reads the trace back, failing on anything
+// the trace processor would report.
+func convert(t *testing.T, inputs []phasetrace.Input, opts ...phasetrace.Option) (*check.Trace, *phasetrace.Summary, []byte) {
+	t.Helper()
 	var out bytes.Buffer
-	sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.File("examples/strace2perfetto/sample.log")})
+	sum, err := phasetrace.Convert(&out, inputs, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum.WriteText(os.Stdout)
 	tr, err := check.ReadBytes(out.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := tr.Err(); err != nil {
+		t.Fatalf("the trace processor would report: %v", err)
+	}
+	return tr, sum, out.Bytes()
+}
+
+func sampleInput(t *testing.T) phasetrace.Input {
+	b, err := os.ReadFile(samplePath)
+	if err != nil {
 		t.Fatal(err)
 	}
-	tr.Dump(os.Stdout)
+	return phasetrace.Bytes("sample.log", b)
+}
+
+// golden compares got with testdata/name; -update rewrites it. On a
+// mismatch the new output is kept beside it as name.got.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		_ = os.WriteFile(path+".got", got, 0o644)
+		t.Errorf("%s differs (-want +got), new output kept in %s.got:\n%s", path, path, diff)
+	}
+}
+
+func TestSampleGolden(t *testing.T) {
+	tr, sum, _ := convert(t, []phasetrace.Input{sampleInput(t)})
+	var dump, text bytes.Buffer
+	if err := tr.Dump(&dump); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sample.golden", dump.Bytes())
+	if err := sum.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sample.summary", text.Bytes())
+}
+
+func TestDeterministic(t *testing.T) {
+	_, _, a := convert(t, []phasetrace.Input{sampleInput(t)})
+	_, _, b := convert(t, []phasetrace.Input{sampleInput(t)})
+	if !bytes.Equal(a, b) {
+		t.Error("the same input gave different bytes")
+	}
+}
+
+// argOf returns a slice's argument.
+func argOf(s check.Slice, name string) (any, bool) {
+	for _, a := range s.Args {
+		if a.Name == name {
+			return a.Value, true
+		}
+	}
+	return nil, false
+}
+
+func trackName(tr *check.Trace, uuid uint64) string {
+	t, _ := tr.Track(uuid)
+	return t.Name
+}
+
+// TestDevicePlacementHoldsTheTruth converts a generated log whose device
+// side is simulated (counter offsets, drift, anchors read at random points
+// of their windows) and checks every drawn device span against the instant
+// it really started: the published bound must always hold.
+func TestDevicePlacementHoldsTheTruth(t *testing.T) {
+	for _, cfg := range []genConfig{
+		{Seed: 11, Rounds: 40, AnchorEvry: 100_000_000, Pipelined: true},
+		{Seed: 12, Rounds: 40, AnchorEvry: 1_000_000_000},
+		{Seed: 13, Rounds: 20}, // no anchors: containment alone
+	} {
+		t.Run(fmt.Sprintf("anchors every %d ms", cfg.AnchorEvry/1e6), func(t *testing.T) {
+			log, truth := generatedWithTruth(cfg)
+			tr, sum, _ := convert(t, []phasetrace.Input{phasetrace.Bytes("gen.log", log)})
+			checked, aligned := 0, 0
+			var worst int64
+			for _, s := range tr.Slices {
+				if !strings.HasPrefix(s.Name, "chip.run.runner_run.device_wall") {
+					continue
+				}
+				inv, _ := argOf(s, "inv")
+				bound, _ := argOf(s, "bound_ns")
+				method, _ := argOf(s, "placement")
+				tk, _ := tr.Track(s.Track)
+				parent, _ := tr.Track(tk.Parent)
+				proc, _ := tr.Track(parent.Parent)
+				want, ok := truth[truthKey{proc.Pid, inv.(uint64), s.Name}]
+				if !ok {
+					t.Fatalf("no truth for %s of pid %d inv %v", s.Name, proc.Pid, inv)
+				}
+				err := s.TS - want
+				if err < 0 {
+					err = -err
+				}
+				worst = max(worst, err)
+				if err > bound.(int64) {
+					t.Errorf("%s pid %d inv %v drawn at %d, truly at %d: error %d ns exceeds its bound %d ns (%s)", s.Name, proc.Pid, inv, s.TS, want, err, bound, method)
+				}
+				checked++
+				if method == "aligned" {
+					aligned++
+				}
+			}
+			if checked != len(truth) {
+				t.Errorf("checked %d device spans, the log has %d", checked, len(truth))
+			}
+			if cfg.AnchorEvry > 0 && aligned != checked {
+				t.Errorf("%d of %d spans aligned", aligned, checked)
+			}
+			if cfg.AnchorEvry == 0 && (aligned != 0 || sum.Devices[0].Contained == 0) {
+				t.Errorf("without anchors: %d aligned, summary %+v", aligned, sum.Devices)
+			}
+			t.Logf("%d device spans, worst error %d ns, bounds %+v", checked, worst, sum.Devices[0].Bound)
+		})
+	}
+}
+
+func TestPipelinedThreadSplitsIntoSlotLanes(t *testing.T) {
+	tr, _, _ := convert(t, []phasetrace.Input{phasetrace.Bytes("gen.log", generated(genConfig{Seed: 3, Rounds: 8, Pipelined: true}))})
+	lanes := map[string][]check.Slice{}
+	for _, s := range tr.Slices {
+		if s.Name == "chip.run" {
+			name := trackName(tr, s.Track)
+			lanes[name] = append(lanes[name], s)
+		}
+	}
+	var names []string
+	for n := range lanes {
+		names = append(names, n)
+	}
+	want := []string{"chip child", "pipeline slot 0 (tid 4100)", "pipeline slot 1 (tid 4100)"}
+	if diff := cmp.Diff(want, sortStrings(names)); diff != "" {
+		t.Fatalf("lanes of chip.run (-want +got):\n%s", diff)
+	}
+	for name, runs := range lanes {
+		for i, r := range runs {
+			if slot, _ := argOf(r, "slot_id"); strings.HasPrefix(name, "pipeline") && fmt.Sprint(slot) != name[len("pipeline slot "):len("pipeline slot ")+1] {
+				t.Errorf("run with slot_id %v on lane %q", slot, name)
+			}
+			if i > 0 && r.TS < runs[i-1].TS+runs[i-1].Dur {
+				t.Errorf("lane %q: runs overlap", name)
+			}
+			if r.Depth != 0 {
+				t.Errorf("lane %q: a run nested in another (depth %d)", name, r.Depth)
+			}
+		}
+	}
+	// The sequential rank keeps its real tid, named after its role.
+	if runs := lanes["chip child"]; len(runs) != 8 {
+		t.Errorf("%d runs on the sequential rank's thread, want 8", len(runs))
+	}
+}
+
+func TestHandOffFlows(t *testing.T) {
+	tr, sum, _ := convert(t, []phasetrace.Input{sampleInput(t)})
+	kinds := map[string]int{}
+	for _, f := range tr.Flows {
+		from, to := tr.Slices[f.From], tr.Slices[f.To]
+		kind := from.Name + " -> " + to.Name
+		kinds[kind]++
+		switch kind {
+		case "node.submit -> node.dispatch":
+			for _, k := range []string{"run_id", "task_slot"} {
+				a, _ := argOf(from, k)
+				b, _ := argOf(to, k)
+				if a != b {
+					t.Errorf("flow joins %s %v to %v", k, a, b)
+				}
+			}
+			if from.TS > to.TS {
+				t.Errorf("submit at %d after its dispatch at %d", from.TS, to.TS)
+			}
+		case "node.dispatch -> chip.run":
+			a, _ := argOf(from, "dispatch_id")
+			b, _ := argOf(to, "dispatch_id")
+			if a != b {
+				t.Errorf("launch flow joins dispatch_id %v to %v", a, b)
+			}
+		default:
+			t.Errorf("unexpected flow %s", kind)
+		}
+	}
+	want := map[string]int{"node.submit -> node.dispatch": 24, "node.dispatch -> chip.run": 24}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("flows (-want +got):\n%s", diff)
+	}
+	if sum.Flows["node.submit → node.dispatch"] != 24 {
+		t.Errorf("summary flows %v", sum.Flows)
+	}
+}
+
+func TestMergedLogsGiveTheSameTrace(t *testing.T) {
+	// The L3 parent's records in one file and the ranks' in another, as
+	// separate processes would write them: merged by write time, the trace
+	// is the one a single shared log gives.
+	b, _ := os.ReadFile(samplePath)
+	var l3, ranks bytes.Buffer
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if bytes.Contains(line, []byte("pid=4000 ")) && bytes.Count(line, []byte("[STRACE]"))+bytes.Count(line, []byte("[CLOCK_ANCHOR]")) == 1 {
+			l3.Write(line)
+		} else {
+			ranks.Write(line)
+		}
+	}
+	one, _, _ := convert(t, []phasetrace.Input{sampleInput(t)})
+	two, sum, _ := convert(t, []phasetrace.Input{phasetrace.Bytes("l3.log", l3.Bytes()), phasetrace.Bytes("ranks.log", ranks.Bytes())})
+	var a, c bytes.Buffer
+	one.Dump(&a)
+	two.Dump(&c)
+	if diff := cmp.Diff(a.String(), c.String()); diff != "" {
+		t.Errorf("merged trace differs (-one log +two logs):\n%s", diff)
+	}
+	if len(sum.Inputs) != 2 || sum.Inputs[0].Records["span"]+sum.Inputs[1].Records["span"] != 656 {
+		t.Errorf("inputs %+v", sum.Inputs)
+	}
+}
+
+func TestBindStage(t *testing.T) {
+	tr, sum, _ := convert(t, []phasetrace.Input{sampleInput(t)})
+	// The legacy "bind phase=" lines of rank 4200 are drawn inside their
+	// chip.run.bind.
+	legacy := 0
+	for _, s := range tr.Slices {
+		if src, _ := argOf(s, "src"); src == "bind_phase" {
+			legacy++
+			if s.Parent < 0 || tr.Slices[s.Parent].Name != "chip.run.bind" {
+				t.Errorf("legacy segment %s not inside chip.run.bind", s.Name)
+			}
+		}
+		// Segment spans show their time off the CPU.
+		if strings.HasPrefix(s.Name, "chip.run.bind.") {
+			on, ok1 := argOf(s, "on_cpu_ns")
+			off, ok2 := argOf(s, "off_cpu_ns")
+			if ok1 != ok2 || (ok1 && on.(int64)+off.(int64) != s.Dur) {
+				t.Errorf("%s: on %v + off %v != dur %d", s.Name, on, off, s.Dur)
+			}
+		}
+	}
+	if legacy != 40 || sum.NotDrawn != nil {
+		t.Errorf("%d legacy segments drawn, not drawn %v", legacy, sum.NotDrawn)
+	}
+}
+
+func TestPhaseRecordsWin(t *testing.T) {
+	// host_phase_records for rank 4100's run inv=2: its segments come from
+	// the artifact and the log's own segment spans for that bind are not
+	// drawn a second time; orchestrator operations recorded on a worker
+	// thread land there.
+	tr0, _, _ := convert(t, []phasetrace.Input{sampleInput(t)})
+	var bind check.Slice
+	for _, s := range tr0.Slices {
+		if inv, _ := argOf(s, "inv"); s.Name == "chip.run.bind" && inv == uint64(2) && strings.Contains(trackName(tr0, s.Track), "4100") {
+			bind = s
+		}
+	}
+	if bind.Name == "" {
+		t.Fatal("no bind of pid 4100 inv 2")
+	}
+	b0 := bind.TS
+	records := fmt.Sprintf(`{"pid": 4100, "inv": 2, "clock": "host_monotonic_ns", "dropped": 0, "records": [`+
+		`{"phase": "args", "start_ns": %d, "end_ns": %d}, {"phase": "host_orch", "start_ns": %d, "end_ns": %d}, `+
+		`{"phase": "submit_task", "start_ns": %d, "end_ns": %d, "detail": 3}, {"phase": "record_node", "start_ns": %d, "end_ns": %d, "tid": 4199}]}
+{"pid": 4100, "inv": 99, "records": []}
+{"pid": 41`, b0, b0+1000, b0+2000, b0+9000, b0+2500, b0+2600, b0+3000, b0+4000)
+	tr, sum, _ := convert(t, []phasetrace.Input{sampleInput(t)}, phasetrace.WithPhaseRecords(phasetrace.Bytes("host_phase_records.jsonl", []byte(records))))
+	got := map[string][]string{}
+	for _, s := range tr.Slices {
+		if inv, _ := argOf(s, "inv"); inv == uint64(2) && strings.HasPrefix(s.Name, "chip.run.bind.") && s.TS >= b0 && s.TS < bind.TS+bind.Dur {
+			src, _ := argOf(s, "src")
+			got[s.Name] = append(got[s.Name], fmt.Sprintf("%v on %s", src, trackName(tr, s.Track)))
+		}
+	}
+	lane := trackName(tr, bind.Track)
+	want := map[string][]string{
+		"chip.run.bind.args":                  {"host_phase_records on " + lane},
+		"chip.run.bind.host_orch":             {"host_phase_records on " + lane},
+		"chip.run.bind.host_orch.submit_task": {"host_phase_records on " + lane},
+		"chip.run.bind.host_orch.record_node": {"host_phase_records on graph record worker"},
+		"chip.run.bind.arena_build":           {"<nil> on " + lane},
+		"chip.run.bind.runtime_init":          {"<nil> on " + lane},
+		"chip.run.bind.graph_pack":            {"<nil> on " + lane},
+		"chip.run.bind.static_arena":          {"<nil> on " + lane},
+		"chip.run.bind.shared_mem":            {"<nil> on " + lane},
+		"chip.run.bind.gm_heap":               {"<nil> on " + lane},
+		"chip.run.bind.host_view_close":       {"<nil> on " + lane},
+		"chip.run.bind.arena_h2d":             {"<nil> on " + lane},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("bind segments of pid 4100 inv 2 (-want +got):\n%s", diff)
+	}
+	if n := sum.NotDrawn["bind segment spans superseded by host_phase_records"]; n != 2 {
+		t.Errorf("superseded segments %d, want 2 (args, host_orch)", n)
+	}
+	if n := sum.NotDrawn["host_phase_records passes without their chip.run.bind"]; n != 1 {
+		t.Errorf("passes without a bind: %d, want 1 (inv 99)", n)
+	}
+	if a := sum.Artifacts[0]; a.Items != 2 || a.Torn != 1 {
+		t.Errorf("artifact summary %+v, want 2 passes and a torn last line", a)
+	}
+}
+
+func TestWallTimeAndLabels(t *testing.T) {
+	tr, sum, _ := convert(t, []phasetrace.Input{sampleInput(t)})
+	if !sum.WallTime || len(tr.Wall) != 3 || tr.Wall[0].Wall-tr.Wall[0].TS != 1_767_225_600_000_000_000 {
+		t.Errorf("wall time %v, snapshots %+v", sum.WallTime, tr.Wall)
+	}
+	var procs []string
+	for _, tk := range tr.Tracks {
+		if tk.Kind == "process" {
+			procs = append(procs, fmt.Sprintf("%d %s", tk.SortIndex, tk.Name))
+		}
+	}
+	want := []string{"1 simpler node (pid=4000)", "2 simpler chip child (pid=4100)", "3 simpler chip child (pid=4200)", "4 external producer serving (pid=4300)"}
+	if diff := cmp.Diff(want, procs); diff != "" {
+		t.Errorf("processes (-want +got):\n%s", diff)
+	}
+	// An ext. span stays on the thread that emitted it and encloses the run
+	// it wrapped.
+	for _, s := range tr.Slices {
+		if s.Name == "chip.run" && trackName(tr, s.Track) == "chip child" && (s.Parent < 0 || tr.Slices[s.Parent].Name != "ext.pypto.decode_step") {
+			t.Errorf("chip.run at %d not inside its ext.pypto.decode_step", s.TS)
+		}
+	}
+}
+
+func TestReaderLossesReachTheSummary(t *testing.T) {
+	log := append([]byte(nil), generated(genConfig{Seed: 5, Rounds: 2})...)
+	log = append(log, "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=7 pid=1 tid=1 inv=1 hid=1 depth=0 name=x ts=1 dur=1\n"...)
+	log = append(log, "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=zz depth=0 name=x ts=1 dur=1\n"...)
+	log = append(log, "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=4100 tid=4100 inv=7 hid=1 depth=1 name=chip.run.bind ts=5 dur=1\n"...)
+	log = append(log, "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=4100 tid=4100 inv=7 hid=1 depth=1 name=chip.run.bi"...)
+	_, sum, _ := convert(t, []phasetrace.Input{phasetrace.Bytes("cut.log", log)})
+	in := sum.Inputs[0]
+	if in.Torn != 1 || in.UnknownVersion != 1 || in.Malformed != 1 || len(in.Problems) != 3 {
+		t.Errorf("input summary %+v", in)
+	}
+	if sum.Incomplete != 1 {
+		t.Errorf("%d incomplete runs, want 1 (inv 7 never closed)", sum.Incomplete)
+	}
+	var text bytes.Buffer
+	sum.WriteText(&text)
+	for _, want := range []string{"lost 3 records (1 torn, 1 unknown version, 1 malformed", "cut.log:", "without their root span"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("summary text lacks %q:\n%s", want, text.String())
+		}
+	}
+}
+
+func TestInconsistentAnchorsAreReported(t *testing.T) {
+	// The reader's own sample has clock anchors that contradict its runs'
+	// runner_run windows: those runs are placed by containment and say why.
+	tr, sum, _ := convert(t, []phasetrace.Input{phasetrace.File("strace/testdata/realistic.log")})
+	var d *phasetrace.DeviceSummary
+	for i := range sum.Devices {
+		if sum.Devices[i].Pid == 3200 {
+			d = &sum.Devices[i]
+		}
+	}
+	if d == nil || d.Inconsists == 0 || d.Contained == 0 {
+		t.Fatalf("device summary %+v", sum.Devices)
+	}
+	found := false
+	for _, s := range tr.Slices {
+		if r, ok := argOf(s, "placement_reason"); ok && strings.Contains(r.(string), "clock anchors disagree with containment") {
+			found = true
+			if m, _ := argOf(s, "placement"); m != "contained" {
+				t.Errorf("%s placed %v despite inconsistent anchors", s.Name, m)
+			}
+		}
+	}
+	if !found || len(sum.Notes) == 0 {
+		t.Error("no slice or note says the anchors disagree")
+	}
+}
+
+func TestNoInput(t *testing.T) {
+	if _, err := phasetrace.Convert(&bytes.Buffer{}, nil); !errors.Is(err, phasetrace.ErrNoInput) {
+		t.Errorf("error %v, want ErrNoInput", err)
+	}
+	_, err := phasetrace.Convert(&bytes.Buffer{}, []phasetrace.Input{phasetrace.File("testdata/does-not-exist.log")})
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "does-not-exist.log") {
+		t.Errorf("error %v, want the missing file named", err)
+	}
+}
+
+func sortStrings(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
 }
