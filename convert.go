@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
+	"sync"
 
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
@@ -19,7 +21,7 @@ const (
 	DefaultFlowHorizon int64 = 10_000_000_000
 	// DefaultFlushSlices is how many slices the converter hands to the
 	// trace writer between flushes, which bounds its memory.
-	DefaultFlushSlices = 1 << 14
+	DefaultFlushSlices = 1 << 12
 	// DefaultMaxPending bounds the runs whose root span has not come yet;
 	// past it the oldest is drawn as found and counted incomplete.
 	DefaultMaxPending = 4096
@@ -112,7 +114,7 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c := &converter{cfg: cfg, scan: newScan(), sum: &Summary{}, notes: map[string]int{}}
+	c := &converter{cfg: cfg, scan: newScan(), sum: &Summary{}, notes: map[string]int{}, lanes: map[laneKey]perfetto.Track{}}
 	c.progress = &progressCounter{fn: cfg.progress}
 
 	// Pass 1.
@@ -184,9 +186,11 @@ func inputSummary(name string, st strace.Stats) InputSummary {
 	return s
 }
 
-// progressCounter counts the bytes read through the readers it wraps.
+// progressCounter counts the bytes read through the readers it wraps
+// (from several goroutines in the second pass) and reports now and then.
 type progressCounter struct {
 	fn   func(int64)
+	mu   sync.Mutex
 	n    int64
 	last int64
 }
@@ -205,11 +209,14 @@ type countingReader struct {
 
 func (c *countingReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
-	c.p.n += int64(n)
-	if c.p.n-c.p.last >= 4<<20 || err == io.EOF {
-		c.p.last = c.p.n
-		c.p.fn(c.p.n)
+	p := c.p
+	p.mu.Lock()
+	p.n += int64(n)
+	if p.n-p.last >= 4<<20 || err == io.EOF {
+		p.last = p.n
+		p.fn(p.n)
 	}
+	p.mu.Unlock()
 	return n, err
 }
 
@@ -228,6 +235,8 @@ type converter struct {
 
 	cal        []loadedCalibration
 	procTracks map[int32]perfetto.Track
+	lanes      map[laneKey]perfetto.Track
+	args       []perfetto.Arg                // reused for each slice's arguments
 	records    map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
 
 	pending   map[invKey]*invBuf
@@ -315,48 +324,122 @@ func (c *converter) processTrack(pid int32) perfetto.Track {
 
 // threadTrack is the real-tid lane of a thread.
 func (c *converter) threadTrack(pid int32, tid int64) perfetto.Track {
+	k := laneKey{pid: pid, tid: tid, slot: -1}
+	if t, ok := c.lanes[k]; ok {
+		return t
+	}
 	c.processTrack(pid)
-	return c.w.Thread(perfetto.ThreadSpec{Pid: pid, Tid: tid, Name: c.scan.thread(pid, tid).threadName()})
+	t := c.w.Thread(perfetto.ThreadSpec{Pid: pid, Tid: tid, Name: c.scan.thread(pid, tid).threadName()})
+	c.lanes[k] = t
+	return t
+}
+
+// laneKey names a lane: a thread's real-tid lane (slot -1) or one of its
+// pipeline-slot lanes.
+type laneKey struct {
+	pid  int32
+	tid  int64
+	slot int64
 }
 
 // laneTrack is the lane of a run on thread (pid, tid) holding pipeline slot
 // slot, when the thread is split; else its real-tid lane.
 func (c *converter) laneTrack(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
 	t := c.scan.thread(pid, tid)
-	if !t.split || !hasSlot {
+	if !t.split || !hasSlot || slot < 0 {
 		return c.threadTrack(pid, tid), false
 	}
+	k := laneKey{pid: pid, tid: tid, slot: slot}
+	if t, ok := c.lanes[k]; ok {
+		return t, true
+	}
 	name := "pipeline slot " + itoa(slot) + " (tid " + itoa(tid) + ")"
-	return c.w.Track(c.processTrack(pid), perfetto.TrackSpec{
+	lane := c.w.Track(c.processTrack(pid), perfetto.TrackSpec{
 		Name:        name,
 		Key:         "lane " + itoa(tid) + "/" + itoa(slot),
 		Description: "runs of thread " + itoa(tid) + " that held pipeline slot " + itoa(slot) + "; the thread drove several runs at once",
 		Merge:       perfetto.MergeNone,
-	}), true
+	})
+	c.lanes[k] = lane
+	return lane, true
 }
 
-// source is one log of the second pass and its next record.
+// source is one log of the second pass and its next record. A goroutine
+// parses the log ahead of the conversion (on another core) and hands over
+// batches of records that own their memory.
 type source struct {
-	in   Input
-	rc   io.ReadCloser
-	rd   *strace.Reader
-	rec  strace.Record
-	key  int64 // when the record was written (its prefix's mono_ns)
-	done bool
+	in      Input
+	rc      io.ReadCloser
+	rd      *strace.Reader
+	batches chan recordBatch
+	batch   recordBatch
+	pos     int
+	rec     *strace.Record
+	key     int64 // when the record was written (its prefix's mono_ns)
+	done    bool
+}
+
+type recordBatch struct {
+	recs []strace.Record
+	err  error
+}
+
+// batchSize is how many records a parsing goroutine hands over at once.
+const batchSize = 256
+
+// parse runs in its own goroutine: it reads the log and sends its records
+// (spans and bind-phase lines, the records the second pass draws) in
+// batches, then closes the channel. stop ends it early.
+func (s *source) parse(stop <-chan struct{}) {
+	defer close(s.batches)
+	b := make([]strace.Record, 0, batchSize)
+	send := func(err error) bool {
+		select {
+		case s.batches <- recordBatch{recs: b, err: err}:
+			b = make([]strace.Record, 0, batchSize)
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	for {
+		rec, err := s.rd.Read()
+		if err == io.EOF {
+			if len(b) > 0 {
+				send(nil)
+			}
+			return
+		}
+		if err != nil {
+			send(err)
+			return
+		}
+		if rec.Kind != strace.KindSpan && rec.Kind != strace.KindBindPhase {
+			continue
+		}
+		b = append(b, rec.Clone())
+		if len(b) == batchSize && !send(nil) {
+			return
+		}
+	}
 }
 
 func (s *source) next() error {
-	rec, err := s.rd.Read()
-	if err == io.EOF {
-		s.done = true
-		return nil
+	for s.pos >= len(s.batch.recs) {
+		b, ok := <-s.batches
+		if !ok {
+			s.done = true
+			return nil
+		}
+		if b.err != nil {
+			return fmt.Errorf("phasetrace: %s: %w", s.in.Name, b.err)
+		}
+		s.batch, s.pos = b, 0
 	}
-	if err != nil {
-		return fmt.Errorf("phasetrace: %s: %w", s.in.Name, err)
-	}
-	s.rec = rec
-	if rec.Prefix.Present {
-		s.key = rec.Prefix.MonoNS // a record without a prefix keeps its place
+	s.rec = &s.batch.recs[s.pos]
+	s.pos++
+	if s.rec.Prefix.Present {
+		s.key = s.rec.Prefix.MonoNS // a record without a prefix keeps its place
 	}
 	return nil
 }
@@ -367,9 +450,16 @@ func (s *source) next() error {
 // were one log, and hand-offs across them connect.
 func (c *converter) convertLogs(logs []Input) ([]strace.Stats, error) {
 	srcs := make([]*source, len(logs))
+	stop := make(chan struct{})
 	defer func() {
+		close(stop)
 		for _, s := range srcs {
-			if s != nil && s.rc != nil {
+			if s == nil {
+				continue
+			}
+			for range s.batches { // let the parser finish before closing its input
+			}
+			if s.rc != nil {
 				s.rc.Close()
 			}
 		}
@@ -379,8 +469,12 @@ func (c *converter) convertLogs(logs []Input) ([]strace.Stats, error) {
 		if err != nil {
 			return nil, fmt.Errorf("phasetrace: %s: %w", in.Name, err)
 		}
-		s := &source{in: in, rc: rc, rd: strace.NewReader(c.progress.wrap(rc), strace.WithName(in.Name), strace.WithMaxLine(c.cfg.maxLine))}
+		s := &source{in: in, rc: rc, rd: strace.NewReader(c.progress.wrap(rc), strace.WithName(in.Name), strace.WithMaxLine(c.cfg.maxLine)),
+			batches: make(chan recordBatch, 4)}
 		srcs[i] = s
+		go s.parse(stop)
+	}
+	for _, s := range srcs {
 		if err := s.next(); err != nil {
 			return nil, err
 		}
@@ -399,7 +493,7 @@ func (c *converter) convertLogs(logs []Input) ([]strace.Stats, error) {
 		case strace.KindSpan:
 			c.span(&cur.rec.Span)
 		case strace.KindBindPhase:
-			c.bindPhase(&cur.rec)
+			c.bindPhase(cur.rec)
 		}
 		if err := cur.next(); err != nil {
 			return nil, err
@@ -418,7 +512,7 @@ func (c *converter) convertLogs(logs []Input) ([]strace.Stats, error) {
 	c.records = nil
 	stats := make([]strace.Stats, len(srcs))
 	for i, s := range srcs {
-		stats[i] = s.rd.Stats()
+		stats[i] = s.rd.Stats() // the parser is done: its channel is closed
 		err := s.rc.Close()
 		s.rc = nil
 		if err != nil {
@@ -429,15 +523,16 @@ func (c *converter) convertLogs(logs []Input) ([]strace.Stats, error) {
 }
 
 func (c *converter) span(sp *strace.Span) {
-	if end := sp.End(); !sp.IsDevice() && end > c.now {
+	dev := sp.IsDevice()
+	if end := sp.End(); !dev && end > c.now {
 		c.now = end
 	}
 	fam := strace.FamilyOf(sp.Name)
 	switch {
-	case sp.IsDevice() || fam.HasInvocation():
-		c.addToRun(sp)
+	case dev || fam.HasInvocation():
+		c.addToRun(sp, dev)
 	case fam == strace.FamilyNode:
-		c.flows.add(c, sp.Clone())
+		c.flows.add(c, *sp)
 	default: // ext.: on the thread that emitted it, never grouped into runs
 		c.host(c.threadTrack(sp.Pid, sp.Tid), sp, nil, false)
 	}
@@ -445,7 +540,7 @@ func (c *converter) span(sp *strace.Span) {
 	c.maybeFlush()
 }
 
-func (c *converter) addToRun(sp *strace.Span) {
+func (c *converter) addToRun(sp *strace.Span, dev bool) {
 	k := invKey{sp.Pid, sp.Inv}
 	b := c.pending[k]
 	if b == nil {
@@ -459,8 +554,8 @@ func (c *converter) addToRun(sp *strace.Span) {
 		b = &invBuf{key: k, first: c.order}
 		c.pending[k] = b
 	}
-	b.spans = append(b.spans, sp.Clone())
-	if sp.Depth == 0 && !sp.IsDevice() {
+	b.spans = append(b.spans, *sp) // the record owns its attributes
+	if sp.Depth == 0 && !dev {
 		delete(c.pending, k)
 		c.run(b, true)
 	}
@@ -497,7 +592,7 @@ func (c *converter) bindPhase(rec *strace.Record) {
 		c.sum.notDrawn("bind phase lines outside every chip.run.bind", 1)
 		c.bindLines = c.bindLines[1:]
 	}
-	c.bindLines = append(c.bindLines, bindLine{rec: rec.BindPhase.Clone(), pos: rec.Pos, logT: rec.Prefix.Thread})
+	c.bindLines = append(c.bindLines, bindLine{rec: rec.BindPhase, pos: rec.Pos, logT: rec.Prefix.Thread})
 }
 
 // host hands one host span to the writer on track t, with its identity and
@@ -509,7 +604,7 @@ func (c *converter) host(t perfetto.Track, sp *strace.Span, extra []perfetto.Arg
 // hostFlows is host with flows attached: flows start or continue at the
 // span, endFlows end there.
 func (c *converter) hostFlows(t perfetto.Track, sp *strace.Span, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
-	args := make([]perfetto.Arg, 0, 5+len(sp.Attrs)+len(extra))
+	args := c.args[:0]
 	args = append(args, perfetto.Uint("inv", sp.Inv), perfetto.String("hid", hex(sp.Hid)), perfetto.Int("depth", int64(sp.Depth)))
 	if laneSplit {
 		args = append(args, perfetto.Int("os_tid", sp.Tid))
@@ -520,6 +615,7 @@ func (c *converter) hostFlows(t perfetto.Track, sp *strace.Span, extra []perfett
 	}
 	args = append(args, extra...)
 	c.slice(t, perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows})
+	c.args = args[:0] // the writer copied them
 }
 
 func (c *converter) slice(t perfetto.Track, s perfetto.Slice) {
@@ -577,6 +673,6 @@ func (c *converter) finish() {
 	}
 }
 
-func itoa(v int64) string { return fmt.Sprint(v) }
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
-func hex(v uint64) string { return fmt.Sprintf("%x", v) }
+func hex(v uint64) string { return strconv.FormatUint(v, 16) }

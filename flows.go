@@ -40,10 +40,14 @@ type nodeSpan struct {
 
 // flowWindow holds node spans until their hand-offs are known.
 type flowWindow struct {
-	spans   []*nodeSpan // in arrival order
-	submits map[flowKey][]*nodeSpan
-	waiting map[flowKey][]*nodeSpan // dispatches without a submit yet
+	spans    []*nodeSpan // in arrival order
+	submits  map[flowKey][]*nodeSpan
+	waiting  map[flowKey][]*nodeSpan   // dispatches, for submits that come after them
+	launches map[launchKey][]*nodeSpan // dispatches by (run_id, dispatch_id)
+	released int                       // released spans still in the indexes
 }
+
+type launchKey struct{ runID, dispatchID int64 }
 
 func (f *flowWindow) add(c *converter, sp strace.Span) {
 	n := &nodeSpan{span: sp}
@@ -54,7 +58,7 @@ func (f *flowWindow) add(c *converter, sp strace.Span) {
 		return
 	}
 	if f.submits == nil {
-		f.submits, f.waiting = map[flowKey][]*nodeSpan{}, map[flowKey][]*nodeSpan{}
+		f.submits, f.waiting, f.launches = map[flowKey][]*nodeSpan{}, map[flowKey][]*nodeSpan{}, map[launchKey][]*nodeSpan{}
 	}
 	switch n.leaf {
 	case "submit":
@@ -74,6 +78,10 @@ func (f *flowWindow) add(c *converter, sp strace.Span) {
 		}
 		n.match = best
 		f.waiting[n.key] = append(f.waiting[n.key], n)
+		if did, ok := n.span.Attr("dispatch_id"); ok && did.Type == strace.TypeInt && did.Int != 0 {
+			lk := launchKey{n.key.runID, did.Int}
+			f.launches[lk] = append(f.launches[lk], n)
+		}
 	}
 }
 
@@ -101,13 +109,8 @@ func (f *flowWindow) linkRun(c *converter, root *strace.Span) []perfetto.FlowID 
 		return nil
 	}
 	var best *nodeSpan
-	for _, n := range f.spans {
-		if n.released || n.leaf != "dispatch" || n.span.Pid == root.Pid || n.span.TS > root.TS {
-			continue
-		}
-		r, ok1 := n.span.Attr("run_id")
-		d, ok2 := n.span.Attr("dispatch_id")
-		if !ok1 || !ok2 || r.Type != strace.TypeInt || d.Type != strace.TypeInt || r.Int != run.Int || d.Int != did.Int {
+	for _, n := range f.launches[launchKey{run.Int, did.Int}] {
+		if n.released || n.span.Pid == root.Pid || n.span.TS > root.TS {
 			continue
 		}
 		if best == nil || n.span.TS > best.span.TS {
@@ -142,10 +145,22 @@ func (f *flowWindow) drain(c *converter, all bool) {
 	f.spans = f.spans[n:]
 	if all || len(f.spans) == 0 {
 		f.spans = nil
-		f.submits, f.waiting = nil, nil
+		f.submits, f.waiting, f.launches = nil, nil, nil
+		f.released = 0
 		return
 	}
-	// Forget released spans in the indexes.
+	// Forget released spans in the indexes, now and then.
+	f.released += n
+	if f.released < 256 || f.released < len(f.spans) {
+		return
+	}
+	f.released = 0
+	for k, l := range f.launches {
+		f.launches[k] = prune(l)
+		if len(f.launches[k]) == 0 {
+			delete(f.launches, k)
+		}
+	}
 	for k, l := range f.submits {
 		f.submits[k] = prune(l)
 		if len(f.submits[k]) == 0 {

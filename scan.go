@@ -1,6 +1,8 @@
 package phasetrace
 
 import (
+	"bufio"
+	"bytes"
 	"io"
 	"sort"
 	"strconv"
@@ -99,7 +101,7 @@ func (s *scanResult) proc(pid int32) *procInfo {
 
 // scanLog reads one log for the first pass.
 func (s *scanResult) scanLog(r io.Reader, name string, maxLine int) (strace.Stats, error) {
-	rd := strace.NewReader(r, strace.WithName(name), strace.WithMaxLine(maxLine))
+	rd := strace.NewReader(newScanFilter(r), strace.WithName(name), strace.WithMaxLine(maxLine))
 	for {
 		rec, err := rd.Read()
 		if err == io.EOF {
@@ -111,14 +113,22 @@ func (s *scanResult) scanLog(r io.Reader, name string, maxLine int) (strace.Stat
 		switch rec.Kind {
 		case strace.KindSpan:
 			s.scanSpan(&rec.Span)
-		case strace.KindWallAnchor:
-			p := s.proc(rec.WallAnchor.Pid)
-			p.wall = append(p.wall, rec.WallAnchor)
-		case strace.KindDeviceAnchor:
-			a := rec.DeviceAnchor
-			d := reduce.Domain{PID: int64(a.Pid), Dev: int64(a.Dev)}
-			s.anchors[d] = append(s.anchors[d], a)
+		case strace.KindWallAnchor, strace.KindDeviceAnchor:
+			s.scanRecord(&rec)
 		}
+	}
+}
+
+// scanRecord keeps a clock anchor.
+func (s *scanResult) scanRecord(rec *strace.Record) {
+	switch rec.Kind {
+	case strace.KindWallAnchor:
+		p := s.proc(rec.WallAnchor.Pid)
+		p.wall = append(p.wall, rec.WallAnchor)
+	case strace.KindDeviceAnchor:
+		a := rec.DeviceAnchor
+		d := reduce.Domain{PID: int64(a.Pid), Dev: int64(a.Dev)}
+		s.anchors[d] = append(s.anchors[d], a)
 	}
 }
 
@@ -290,4 +300,79 @@ func joinSorted(set map[string]bool, sep string) string {
 		out += k
 	}
 	return out
+}
+
+// scanFilter passes to the first pass only the lines it learns from: clock
+// anchors, depth-0 spans, and node and external spans. Every other line
+// (most of a log: the spans inside runs, device spans, other log text) is
+// skipped without being parsed, which makes the first pass cheap.
+type scanFilter struct {
+	br      *bufio.Reader
+	pending []byte // a kept line not yet handed out
+	long    bool   // inside a line longer than the buffer: keep passing it
+}
+
+func newScanFilter(r io.Reader) *scanFilter {
+	return &scanFilter{br: bufio.NewReaderSize(r, 1<<16)}
+}
+
+var (
+	depthMark  = []byte(" depth=")
+	anchorMark = []byte("[CLOCK_ANCHOR]")
+)
+
+func (f *scanFilter) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		if len(f.pending) > 0 {
+			c := copy(p[n:], f.pending)
+			f.pending = f.pending[c:]
+			n += c
+			continue
+		}
+		line, err := f.br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			f.pending, f.long = line, true
+			continue
+		case f.long:
+			f.pending, f.long = line, false
+		case keepLine(line):
+			f.pending = line
+		}
+		if err != nil {
+			if len(f.pending) > 0 {
+				continue
+			}
+			if n > 0 && err == io.EOF {
+				return n, nil
+			}
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// keepLine reports whether a line holds a clock anchor, a depth-0 span or
+// a node or external span. A span's fields come in a fixed order, so its
+// depth and name are found right after " depth=".
+func keepLine(line []byte) bool {
+	rest := line
+	for {
+		i := bytes.Index(rest, depthMark)
+		if i < 0 {
+			break
+		}
+		rest = rest[i+len(depthMark):]
+		if len(rest) > 1 && rest[0] == '0' && rest[1] == ' ' {
+			return true
+		}
+		if j := bytes.IndexByte(rest, ' '); j >= 0 {
+			name := rest[j:]
+			if bytes.HasPrefix(name, []byte(" name=node.")) || bytes.HasPrefix(name, []byte(" name=network")) || bytes.HasPrefix(name, []byte(" name=ext.")) {
+				return true
+			}
+		}
+	}
+	return bytes.Contains(line, anchorMark)
 }

@@ -207,6 +207,12 @@ func (w *Writer) flushTrack(t *trackState) {
 		roots = append(roots[:0], roots[len(roots)-maxRemembered:]...)
 	}
 	t.flushed = roots
+	if len(roots) > 0 {
+		t.flushedLo, t.flushedHi = roots[0].ts, roots[0].end
+		for _, r := range roots[1:] {
+			t.flushedLo, t.flushedHi = min(t.flushedLo, r.ts), max(t.flushedHi, r.end)
+		}
+	}
 	t.wrote = true
 	clear(ps) // drop references to the caller's strings
 	t.pending = ps[:0]
@@ -222,6 +228,9 @@ const maxRemembered = 64
 // conflict checks a slice [ts, end] given after a flush against the
 // top-level slices that flush wrote on the track.
 func (t *trackState) conflict(ts, end int64) (interval, error) {
+	if len(t.flushed) == 0 || end < t.flushedLo || ts > t.flushedHi {
+		return interval{}, nil
+	}
 	for _, r := range t.flushed {
 		switch {
 		case ts == r.ts && end > r.end:

@@ -110,6 +110,8 @@ type trackState struct {
 	stream  bool       // the track has had Begin/End events
 	wrote   bool       // complete slices have been flushed on the track
 	flushed []interval // top-level slices of the last flush, the last maxRemembered
+	// flushedLo and flushedHi bound flushed, to check most slices at once.
+	flushedLo, flushedHi int64
 
 	pending []pendingSlice
 	dirty   bool // listed in Writer.dirty

@@ -83,6 +83,23 @@ func run(args []string, stdin io.Reader, stderr io.Writer) int {
 }
 
 func convert(logs []string, out string, records, calibration []string, summaryJSON string, compress int, quiet bool, stdin io.Reader, stderr io.Writer) error {
+	var opts []phasetrace.Option
+	for _, r := range records {
+		if _, err := os.Stat(r); err != nil {
+			return err
+		}
+		opts = append(opts, phasetrace.WithPhaseRecords(phasetrace.File(r)))
+	}
+	for _, c := range calibration {
+		pid, dev, file, err := parseCalibration(c)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(file); err != nil {
+			return err
+		}
+		opts = append(opts, phasetrace.WithCalibration(pid, dev, phasetrace.File(file)))
+	}
 	var inputs []phasetrace.Input
 	var cleanup []func()
 	defer func() {
@@ -114,23 +131,6 @@ func convert(logs []string, out string, records, calibration []string, summaryJS
 	}
 	if out == "" {
 		out = outputName(logs[0])
-	}
-	var opts []phasetrace.Option
-	for _, r := range records {
-		if _, err := os.Stat(r); err != nil {
-			return err
-		}
-		opts = append(opts, phasetrace.WithPhaseRecords(phasetrace.File(r)))
-	}
-	for _, c := range calibration {
-		pid, dev, file, err := parseCalibration(c)
-		if err != nil {
-			return err
-		}
-		if _, err := os.Stat(file); err != nil {
-			return err
-		}
-		opts = append(opts, phasetrace.WithCalibration(pid, dev, phasetrace.File(file)))
 	}
 	if compress != 0 {
 		opts = append(opts, phasetrace.WithWriterOptions(perfetto.WithCompression(compress)))

@@ -1,0 +1,170 @@
+package phasetrace_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+var (
+	benchSize = flag.Int("convsize", 8<<20, "bytes of generated log BenchmarkConvert converts")
+	genLog    = flag.String("genlog", "", "TestGenerateLog writes a generated log of -gensize bytes to this file")
+	genSize   = flag.Int64("gensize", 1<<30, "bytes of log TestGenerateLog writes")
+)
+
+// benchConfig is the shape of the benchmark logs: the sample's, longer.
+func benchConfig(rounds int) genConfig {
+	return genConfig{Seed: 99, Rounds: rounds, AnchorEvry: 100_000_000, Pipelined: true, Legacy: true, Ext: true}
+}
+
+// roundsFor estimates the rounds that make a log of size bytes.
+func roundsFor(size int64) int {
+	per := int64(len(generated(benchConfig(64)))) / 64
+	return int(size/per) + 1
+}
+
+// BenchmarkConvert converts a generated log end to end (both passes,
+// placement, flows, the trace writer) and reports its throughput, the
+// trace's size against the same spans as Chrome-trace JSON (the format of
+// the runtime's own swimlane tool), and allocations.
+//
+//	go test -run XXX -bench Convert -benchtime 3x -convsize 104857600 .
+func BenchmarkConvert(b *testing.B) {
+	log := generated(benchConfig(roundsFor(int64(*benchSize))))
+	in := []phasetrace.Input{phasetrace.Bytes("bench.log", log)}
+	for _, c := range []struct {
+		name string
+		opts []phasetrace.Option
+	}{
+		{"plain", nil},
+		{"deflate", []phasetrace.Option{phasetrace.WithWriterOptions(perfetto.WithCompression(1))}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var out countingWriter
+			b.SetBytes(int64(len(log)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				out.n = 0
+				if _, err := phasetrace.Convert(&out, in, c.opts...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			js := chromeJSONSize(b, log)
+			b.ReportMetric(float64(out.n)/float64(len(log)), "trace/log")
+			b.ReportMetric(float64(js)/float64(out.n), "json/trace")
+		})
+	}
+}
+
+type countingWriter struct{ n int64 }
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return len(p), nil
+}
+
+// chromeJSONSize is the size of the log's spans as Chrome-trace JSON
+// complete events with their attributes as args, as the runtime's swimlane
+// tool writes them.
+func chromeJSONSize(tb testing.TB, log []byte) int64 {
+	r := strace.NewReader(bytes.NewReader(log))
+	var out countingWriter
+	bw := bufio.NewWriter(&out)
+	bw.WriteString(`{"traceEvents":[`)
+	enc := json.NewEncoder(bw)
+	first := true
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if rec.Kind != strace.KindSpan {
+			continue
+		}
+		s := &rec.Span
+		args := map[string]any{"inv": s.Inv, "hid": hexString(s.Hid), "depth": s.Depth, "os_tid": s.Tid}
+		for _, a := range s.Attrs {
+			switch a.Type {
+			case strace.TypeInt:
+				args[a.Key] = a.Int
+			case strace.TypeUint:
+				args[a.Key] = a.Uint
+			default:
+				args[a.Key] = a.Value
+			}
+		}
+		if !first {
+			bw.WriteByte(',')
+		}
+		first = false
+		enc.Encode(map[string]any{"name": s.Name, "ph": "X", "ts": float64(s.TS) / 1000, "dur": float64(s.Dur) / 1000, "pid": s.Pid, "tid": s.Tid, "args": args})
+	}
+	bw.WriteString("]}")
+	bw.Flush()
+	return out.n
+}
+
+func hexString(v uint64) string {
+	const digits = "0123456789abcdef"
+	if v == 0 {
+		return "0"
+	}
+	var b [16]byte
+	i := len(b)
+	for v > 0 {
+		i--
+		b[i] = digits[v&15]
+		v >>= 4
+	}
+	return string(b[i:])
+}
+
+// TestGenerateLog writes a large generated log for measuring the converter
+// command, e.g. its peak memory on 1 GB:
+//
+//	go test -run TestGenerateLog -genlog /tmp/big.log -gensize 1073741824 .
+//	/usr/bin/time -v go run ./examples/strace2perfetto -o /tmp/big.pftrace /tmp/big.log
+func TestGenerateLog(t *testing.T) {
+	if *genLog == "" {
+		t.Skip("no -genlog file given")
+	}
+	f, err := os.Create(*genLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	cw := &sizeWriter{w: bw}
+	cfg := benchConfig(roundsFor(*genSize))
+	generate(cw, cfg)
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %d bytes (%d rounds) to %s", cw.n, cfg.Rounds, *genLog)
+}
+
+type sizeWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (s *sizeWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	s.n += int64(n)
+	return n, err
+}
