@@ -1,0 +1,442 @@
+package reduce
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/big"
+	"math/bits"
+	"regexp"
+	"sort"
+	"strconv"
+
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// Log is what the analyses read from one runtime log (or several
+// concatenated, see [Concat]): its complete spans, its "[stamp]" lines, its
+// torch_backend_autoload records and the reader's account of what it lost.
+type Log struct {
+	Name  string
+	Spans []strace.Span // complete spans in input order; each owns its Attrs
+	// Stamps are the "[stamp]" lines in input order. A measurement recipe
+	// writes one as the first line of every run's log.
+	Stamps []LogStamp
+	// Autoload holds every torch_backend_autoload record in input order,
+	// repeats included (see [Log.AutoloadDistinct]).
+	Autoload []AutoloadRecord
+	// Stats is the reader's account of the input: torn, malformed and
+	// unknown-version records are counted there, never turned into spans.
+	Stats strace.Stats
+}
+
+// LogStamp is a "[stamp]" line of a log.
+type LogStamp struct {
+	Text   string // everything after "[stamp] "
+	Offset int64  // byte offset of the line in the (concatenated) input
+	Span   int    // number of spans before it: Log.Spans[Span:] follow it
+}
+
+// AutoloadRecord is a torch_backend_autoload timing record, the text from
+// "torch_backend_autoload" to its torch_npu_loaded field:
+//
+//	torch_backend_autoload setting=0 raw="0" raw_truncated=false effective=disabled torch_imported=true torch_npu_loaded=false
+type AutoloadRecord struct {
+	Text   string
+	Offset int64 // byte offset of its line in the (concatenated) input
+}
+
+// Stamp returns the text of the first "[stamp]" line and whether there is one.
+func (l *Log) Stamp() (string, bool) {
+	if len(l.Stamps) == 0 {
+		return "", false
+	}
+	return l.Stamps[0].Text, true
+}
+
+// AutoloadDistinct returns the distinct torch_backend_autoload records in
+// the order they first appear.
+func (l *Log) AutoloadDistinct() []string {
+	var out []string
+	seen := make(map[string]bool)
+	for _, a := range l.Autoload {
+		if !seen[a.Text] {
+			seen[a.Text] = true
+			out = append(out, a.Text)
+		}
+	}
+	return out
+}
+
+// autoloadPattern matches a torch_backend_autoload record; raw and
+// raw_truncated are optional (older emitters lack them), raw is null or a
+// JSON string.
+var autoloadPattern = regexp.MustCompile(`torch_backend_autoload setting=\S+ ` +
+	`(?:raw=(?:null|"(?:\\.|[^"\\])*") raw_truncated=(?:true|false) )?effective=\S+ ` +
+	`torch_imported=(?:true|false) torch_npu_loaded=(?:true|false)`)
+
+var autoloadWord = []byte("torch_backend_autoload")
+
+// lineTap sees every byte the strace reader reads and picks out the
+// torch_backend_autoload records, which are plain log lines rather than
+// records of the strace grammar. Memory is bounded by max: the rest of a
+// longer line is not examined.
+type lineTap struct {
+	max   int
+	off   int64 // input offset of buf[0]
+	next  int64 // input offset of the next byte written
+	buf   []byte
+	found []AutoloadRecord
+}
+
+func (t *lineTap) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if room := t.max - len(t.buf); room > 0 {
+			take := min(room, len(chunk))
+			t.buf = append(t.buf, chunk[:take]...)
+		}
+		t.next += int64(len(chunk))
+		if i < 0 {
+			break
+		}
+		t.line()
+		t.next++ // the newline
+		t.off = t.next
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// line examines the buffered line and starts the next.
+func (t *lineTap) line() {
+	if bytes.Contains(t.buf, autoloadWord) {
+		if m := autoloadPattern.Find(t.buf); m != nil {
+			t.found = append(t.found, AutoloadRecord{Text: string(m), Offset: t.off})
+		}
+	}
+	t.buf = t.buf[:0]
+}
+
+// ReadLog reads a runtime log with [strace.NewReader] (named name in
+// positions and problems) and keeps what the analyses need. Bad records
+// never stop it: they are counted in Log.Stats. The error is the
+// underlying reader's, with the name.
+func ReadLog(name string, r io.Reader, opts ...strace.Option) (*Log, error) {
+	tap := &lineTap{max: strace.DefaultMaxLine}
+	all := append([]strace.Option{strace.WithName(name)}, opts...)
+	rd := strace.NewReader(io.TeeReader(r, tap), all...)
+	l := &Log{Name: name}
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		switch rec.Kind {
+		case strace.KindSpan:
+			l.Spans = append(l.Spans, rec.Span.Clone())
+		case strace.KindStamp:
+			l.Stamps = append(l.Stamps, LogStamp{Text: rec.Stamp.Text, Offset: rec.Pos.Offset, Span: len(l.Spans)})
+		}
+	}
+	if len(tap.buf) > 0 {
+		tap.line()
+	}
+	l.Autoload = tap.found
+	l.Stats = rd.Stats().Clone()
+	return l, nil
+}
+
+// Concat joins logs read separately into one, as if the files had been
+// concatenated: offsets and span positions of each later log are shifted
+// past the earlier ones, and the statistics are added up.
+func Concat(name string, logs ...*Log) *Log {
+	out := &Log{Name: name}
+	var off int64
+	for _, l := range logs {
+		base := len(out.Spans)
+		out.Spans = append(out.Spans, l.Spans...)
+		for _, s := range l.Stamps {
+			s.Offset += off
+			s.Span += base
+			out.Stamps = append(out.Stamps, s)
+		}
+		for _, a := range l.Autoload {
+			a.Offset += off
+			out.Autoload = append(out.Autoload, a)
+		}
+		addStats(&out.Stats, &l.Stats)
+		off += l.Stats.Bytes
+	}
+	return out
+}
+
+func addStats(dst, src *strace.Stats) {
+	dst.Lines += src.Lines
+	dst.Bytes += src.Bytes
+	dst.LongLines += src.LongLines
+	dst.Heads.Strace += src.Heads.Strace
+	dst.Heads.ClockAnchor += src.Heads.ClockAnchor
+	dst.Heads.BindPhase += src.Heads.BindPhase
+	dst.Heads.Stamp += src.Heads.Stamp
+	dst.Records.Spans += src.Records.Spans
+	dst.Records.WallAnchors += src.Records.WallAnchors
+	dst.Records.DeviceAnchors += src.Records.DeviceAnchors
+	dst.Records.BindPhases += src.Records.BindPhases
+	dst.Records.Stamps += src.Records.Stamps
+	dst.Torn += src.Torn
+	dst.UnknownVersion += src.UnknownVersion
+	dst.Malformed += src.Malformed
+	dst.InLongLines += src.InLongLines
+	dst.Problems = append(dst.Problems, src.Problems...)
+	dst.ProblemsOmitted += src.ProblemsOmitted
+}
+
+// Repetitions splits a log at its "[stamp]" lines: a measurement recipe
+// starts every run's log with one, so a log holding several runs appended
+// one after another holds one repetition per stamp. Spans before the first
+// stamp form a repetition of their own (without a stamp). A log without
+// stamps is one repetition. Stats stay with the whole log.
+func (l *Log) Repetitions() []*Log {
+	if len(l.Stamps) == 0 {
+		return []*Log{l}
+	}
+	var out []*Log
+	if first := l.Stamps[0]; first.Span > 0 {
+		out = append(out, l.slice(fmt.Sprintf("%s (before its first stamp)", l.Name), 0, first.Span, -1, first.Offset, nil))
+	}
+	for i, s := range l.Stamps {
+		end, endOff := len(l.Spans), int64(-1)
+		if i+1 < len(l.Stamps) {
+			end, endOff = l.Stamps[i+1].Span, l.Stamps[i+1].Offset
+		}
+		name := l.Name
+		if len(l.Stamps) > 1 {
+			name = fmt.Sprintf("%s (repetition %d)", l.Name, i+1)
+		}
+		stamp := s
+		out = append(out, l.slice(name, s.Span, end, s.Offset, endOff, &stamp))
+	}
+	return out
+}
+
+// slice returns the spans [from, to) and the autoload records in the byte
+// range [fromOff, toOff) (toOff < 0: to the end; fromOff < 0: from the start).
+func (l *Log) slice(name string, from, to int, fromOff, toOff int64, stamp *LogStamp) *Log {
+	out := &Log{Name: name, Spans: l.Spans[from:to:to]}
+	if stamp != nil {
+		s := *stamp
+		s.Span = 0
+		out.Stamps = []LogStamp{s}
+	}
+	for _, a := range l.Autoload {
+		if (fromOff < 0 || a.Offset >= fromOff) && (toOff < 0 || a.Offset < toOff) {
+			out.Autoload = append(out.Autoload, a)
+		}
+	}
+	return out
+}
+
+// Median is the exact median of integer nanosecond values: the middle value
+// (Lo == Hi), or for an even count the mean of the two middle ones, which
+// can fall on a half nanosecond.
+type Median struct{ Lo, Hi int64 }
+
+// Nanos returns the median in nanoseconds (exact below 2^52 ns).
+func (m Median) Nanos() float64 { return pyHalfSum(m.Lo, m.Hi) }
+
+// medianSorted returns the median of sorted values; zero when empty.
+func medianSorted(s []int64) Median {
+	n := len(s)
+	if n == 0 {
+		return Median{}
+	}
+	if n%2 == 1 {
+		return Median{s[n/2], s[n/2]}
+	}
+	return Median{s[n/2-1], s[n/2]}
+}
+
+// Spread is the minimum, median and maximum of integer nanosecond (or
+// count) values, with how many there were.
+type Spread struct {
+	N        int
+	Min, Max int64
+	Median   Median
+}
+
+func spreadOf(values []int64) Spread {
+	if len(values) == 0 {
+		return Spread{}
+	}
+	s := append([]int64(nil), values...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return Spread{N: len(s), Min: s[0], Max: s[len(s)-1], Median: medianSorted(s)}
+}
+
+// sum128 is an exact two's-complement sum of int64 values.
+type sum128 struct {
+	hi int64
+	lo uint64
+}
+
+func (s *sum128) add(v int64) {
+	lo, carry := bits.Add64(s.lo, uint64(v), 0)
+	s.hi += int64(carry)
+	if v < 0 {
+		s.hi--
+	}
+	s.lo = lo
+}
+
+func (s sum128) big() *big.Int {
+	b := new(big.Int).SetInt64(s.hi)
+	b.Lsh(b, 64)
+	return b.Add(b, new(big.Int).SetUint64(s.lo))
+}
+
+// truncMean returns the mean of values truncated toward zero, exactly.
+func truncMean(values []int64) int64 {
+	if len(values) == 0 {
+		return 0
+	}
+	var s sum128
+	for _, v := range values {
+		s.add(v)
+	}
+	return new(big.Int).Quo(s.big(), big.NewInt(int64(len(values)))).Int64()
+}
+
+// The renderers print what the runtime's Python tools print for the same
+// log, so they reproduce the tools' floating-point arithmetic exactly:
+// values become float64 the way Python converts an int, sums accumulate
+// left to right, and "%.Nf" is the correctly rounded decimal of the binary
+// double (strconv and Python's format agree on it, ties to even).
+
+// pyFloat converts an int as Python's float(int) does (round to nearest).
+func pyFloat(v int64) float64 { return float64(v) }
+
+// pyHalfSum is Python's (a + b) / 2.0 for ints a and b: the exact integer
+// sum converted once, then halved.
+func pyHalfSum(a, b int64) float64 {
+	sum := a + b // wraps on overflow, detected below
+	// Overflow when a and b have the same sign and the sum does not.
+	if (a >= 0) == (b >= 0) && (sum >= 0) != (a >= 0) {
+		f, _ := new(big.Float).SetInt(new(big.Int).Add(big.NewInt(a), big.NewInt(b))).Float64()
+		return f / 2.0
+	}
+	return float64(sum) / 2.0
+}
+
+// pySum adds floats left to right, as Python's sum() does before 3.12.
+func pySum(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// fmtF formats like Python's f"{x:.{prec}f}".
+func fmtF(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
+
+// usText is Python's f"{ns / 1000.0:.1f}".
+func usText(ns int64) string { return fmtF(pyFloat(ns)/1000.0, 1) }
+
+// medianUS is the Python tools' median in µs: (a + b) / 2.0 / 1000.0.
+func medianUS(m Median) float64 { return pyHalfSum(m.Lo, m.Hi) / 1000.0 }
+
+// hidText prints a callable hash as the log writes it.
+func hidText(hid uint64) string { return strconv.FormatUint(hid, 16) }
+
+// callable is one hid bucket in the order the reference tables list them.
+type callable struct {
+	hid  uint64
+	role strace.Role
+	invs []*strace.Invocation // ordered by inv, then pid
+}
+
+// callables groups spans into invocations and buckets them by hid, most
+// invoked first; buckets with as many invocations keep the order in which
+// their first invocation appears by (pid, inv). The busiest bucket is
+// decode when it holds more than one invocation; a bucket of one is
+// prefill.
+func callables(spans []strace.Span) []callable {
+	invs := strace.GroupInvocations(spans)
+	first := make(map[uint64]int)
+	for i, inv := range invs {
+		if _, ok := first[inv.Hid]; !ok {
+			first[inv.Hid] = i
+		}
+	}
+	buckets := strace.BucketByHid(invs)
+	sort.SliceStable(buckets, func(i, j int) bool {
+		if ni, nj := len(buckets[i].Invocations), len(buckets[j].Invocations); ni != nj {
+			return ni > nj
+		}
+		return first[buckets[i].Hid] < first[buckets[j].Hid]
+	})
+	out := make([]callable, len(buckets))
+	for i, b := range buckets {
+		role := strace.RoleOther
+		switch n := len(b.Invocations); {
+		case i == 0 && n > 1:
+			role = strace.RoleDecode
+		case n == 1:
+			role = strace.RolePrefill
+		}
+		out[i] = callable{hid: b.Hid, role: role, invs: b.Invocations}
+	}
+	return out
+}
+
+// rootSpan is the invocation's first depth-0 span in input order.
+func rootSpan(inv *strace.Invocation) *strace.Span {
+	for _, s := range inv.Spans {
+		if s.Depth == 0 {
+			return s
+		}
+	}
+	return nil
+}
+
+// byName maps each span name of an invocation to its earliest-starting
+// span (the first in input order among equal starts).
+func byName(inv *strace.Invocation) map[string]*strace.Span {
+	m := make(map[string]*strace.Span, len(inv.Spans))
+	for _, s := range inv.Spans {
+		if prev, ok := m[s.Name]; !ok || s.TS < prev.TS {
+			m[s.Name] = s
+		}
+	}
+	return m
+}
+
+// errWriter remembers the first write error so renderers can write freely.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+func (e *errWriter) println(s string) {
+	if e.err == nil {
+		_, e.err = io.WriteString(e.w, s+"\n")
+	}
+}
+
+// noMarkers is what every table prints when a log has no invocations.
+const noMarkers = "No [STRACE] markers found."

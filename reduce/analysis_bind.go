@@ -1,0 +1,730 @@
+package reduce
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// BindSpan is the span the host_build_graph runtime subdivides into one
+// chip.run.bind.<segment> span per segment.
+const BindSpan = "chip.run.bind"
+
+// BindSegments are the segments of a bind this package knows, in the
+// display order of the runtime's tool (not execution order).
+var BindSegments = []string{
+	"args",
+	"arena_build",
+	"runtime_init",
+	"host_orch",
+	"graph_pack",
+	"static_arena",
+	"shared_mem",
+	"gm_heap",
+	"arena_h2d",
+	"host_view_close",
+}
+
+// ControlPlaneSegments are summed within each bind into the control-plane
+// subtotal. It is an instrumented subtotal, not the whole cost between the
+// caller's data being in place and the device starting: Graph task binding,
+// compact execution-image preparation and A5 scheduler work have no
+// segment.
+var ControlPlaneSegments = []string{"host_orch", "graph_pack", "arena_h2d"}
+
+// Errors of [AnalyzeBinds].
+var (
+	// ErrNoBinds: the log has no chip.run.bind.<segment> spans forming a
+	// bind (SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1 unset, or the host log was
+	// moved to the session spool).
+	ErrNoBinds = errors.New("no chip.run.bind.<segment> spans")
+	// ErrAllCold: every bind is a rank's cold first bind (a run with
+	// --rounds 1); a warm bind needs two rounds or more.
+	ErrAllCold = errors.New("every bind is a rank's cold bind")
+)
+
+// BindSegment is one chip.run.bind.<segment> span of a bind.
+type BindSegment struct {
+	Name  string // the segment, e.g. host_orch
+	Dur   int64  // ns
+	Attrs []strace.Attr
+}
+
+// Int returns an integer attribute of the segment (cpu_ns, minflt, nvcsw,
+// nivcsw, spilled, tasks, bytes, ...).
+func (s BindSegment) Int(key string) (int64, bool) {
+	for _, a := range s.Attrs {
+		if a.Key == key && !a.Bare {
+			return a.Int64()
+		}
+	}
+	return 0, false
+}
+
+// Bind is one bind: the segment spans sharing one (pid, inv).
+type Bind struct {
+	Pid      int32
+	Inv      uint64
+	TS       int64         // earliest segment start: orders a rank's binds
+	Cold     bool          // dropped as its rank's warm-up bind
+	Segments []BindSegment // known segments in display order, then unknown ones by name
+}
+
+// Segment returns the bind's segment named name.
+func (b *Bind) Segment(name string) (BindSegment, bool) {
+	for _, s := range b.Segments {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return BindSegment{}, false
+}
+
+// SegmentStats is the spread of one segment's durations over the warm
+// binds that have it.
+type SegmentStats struct {
+	Name         string
+	ControlPlane bool
+	Spread
+}
+
+// BindTotal is one warm bind's control-plane subtotal: its present
+// control-plane segments summed within the bind.
+type BindTotal struct {
+	Pid   int32
+	Inv   uint64
+	Parts []int64 // per ControlPlane.Present segment, ns
+	Sum   int64
+}
+
+// ControlPlane is the control-plane subtotal of a log. Its statistic is the
+// minimum over warm binds of the per-bind sums, never a sum of per-segment
+// minima: those come from different binds and add up to a total no bind
+// achieved.
+type ControlPlane struct {
+	Present  []string // control-plane segments some warm bind has
+	Absent   []string // control-plane segments no warm bind has (retired or not emitted)
+	Partial  []string // present in some warm binds but not all: those binds are excluded
+	Totals   []BindTotal
+	Spread       // of Totals' sums; N == 0 when no bind is complete
+	Excluded int // warm binds left out for lacking a partial segment
+}
+
+// CPUStats splits a segment's time into on-CPU (cpu_ns, the bind thread's
+// CPU clock) and off-CPU (dur − cpu_ns: blocked or preempted), with the
+// process's voluntary and involuntary context switches, over the warm binds
+// whose segment carries cpu_ns.
+type CPUStats struct {
+	Name          string
+	N             int
+	Dur           Spread
+	OnCPU, OffCPU Spread
+	Nvcsw, Nivcsw Spread // N == 0 when the counter is absent
+}
+
+// CountSequence is one counter of one segment, bind by bind for one rank
+// (pid), cold bind first, so warm-up decay is visible.
+type CountSequence struct {
+	Pid     int32
+	Segment string
+	Counter string
+	Values  []int64
+	Cold    []bool // per value: the rank's cold bind
+}
+
+// BindWarningKind says what a [BindWarning] is about.
+type BindWarningKind uint8
+
+// Bind warnings.
+const (
+	WarnNoStamp          BindWarningKind = iota + 1 // no "[stamp]" line: the command and commit are unknown
+	WarnNoAutoload                                  // no torch_backend_autoload record: backend-autoload state unknown
+	WarnUnknownSegment                              // a segment this package does not know (e.g. graph_upload): reported, excluded
+	WarnAbsentSegment                               // a control-plane segment no warm bind has: total over fewer segments
+	WarnPartialSegment                              // a control-plane segment only some warm binds have: those binds excluded
+	WarnSpilled                                     // graph_pack spilled ≠ 0 on a bind after the process's first
+	WarnNotABind                                    // a segment group without host_orch is not a bind
+	WarnDuplicateSegment                            // a bind logged the same segment twice: the last one is kept
+	WarnRanks                                       // the rank count disagrees with the processes or the rounds
+	WarnNoTotal                                     // no warm bind carries every present control-plane segment
+)
+
+var bindWarningNames = [...]string{"", "no-stamp", "no-autoload", "unknown-segment", "absent-segment",
+	"partial-segment", "spilled", "not-a-bind", "duplicate-segment", "ranks", "no-total"}
+
+func (k BindWarningKind) String() string {
+	if int(k) < len(bindWarningNames) && k != 0 {
+		return bindWarningNames[k]
+	}
+	return fmt.Sprintf("BindWarningKind(%d)", int(k))
+}
+
+// BindWarning is something the bind statistics want the reader to know.
+type BindWarning struct {
+	Kind BindWarningKind
+	Text string
+}
+
+// RanksSource says where a rank count came from.
+type RanksSource uint8
+
+// Rank count sources.
+const (
+	RanksFromProcesses RanksSource = iota // one rank per pid in the log
+	RanksGiven                            // WithRanks
+	RanksFromRounds                       // WithRounds: binds / rounds
+)
+
+// BindStats is the bind-segment statistics of one log.
+type BindStats struct {
+	Name     string
+	Stamp    string // first "[stamp]" line; HasStamp says whether there is one
+	HasStamp bool
+	Autoload []string // distinct torch_backend_autoload records
+	// Ranks is the rank count the cold binds were dropped by, from
+	// RanksFrom; Processes the number of pids with binds.
+	Ranks     int
+	RanksFrom RanksSource
+	Processes int
+	KeepFirst bool
+	Binds     []Bind // ordered by pid, then start
+	Warm      int
+	Cold      int
+	Segments  []SegmentStats // known segments with warm values, display order
+	Unknown   []SegmentStats // unknown segments, by name: never in a total
+	ControlPlane
+	CPU       []CPUStats      // segments whose warm binds carry cpu_ns, display order
+	Sequences []CountSequence // minflt per rank and segment
+	Warnings  []BindWarning
+}
+
+// BindOption configures [AnalyzeBinds] and [CompareBinds].
+type BindOption func(*bindConfig)
+
+type bindConfig struct {
+	ranks, rounds int
+	keepFirst     bool
+}
+
+// WithRanks sets the number of ranks; one cold bind is dropped per rank.
+func WithRanks(n int) BindOption { return func(c *bindConfig) { c.ranks = n } }
+
+// WithRounds gives the rounds the run was made with, so the rank count is
+// inferred as binds / rounds (at least 1).
+func WithRounds(n int) BindOption { return func(c *bindConfig) { c.rounds = n } }
+
+// WithKeepFirst keeps the cold binds in the statistics, to look at them
+// deliberately.
+func WithKeepFirst() BindOption { return func(c *bindConfig) { c.keepFirst = true } }
+
+// AnalyzeBinds computes the bind-segment statistics of a log: binds are the
+// host chip.run.bind.<segment> spans grouped by (pid, inv) (a group without
+// host_orch is not a bind); one cold bind per rank is dropped — each
+// process's first when the ranks are the processes, else the earliest
+// binds; per segment the min / median / max over the warm binds; the
+// control-plane subtotal summed within each bind; on/off-CPU per segment;
+// minflt sequences per rank; and warnings for an unknown, absent or partial
+// segment, a spill after a process's first bind, and a missing stamp or
+// autoload record.
+//
+// It fails with ErrNoBinds or ErrAllCold; the returned stats then still
+// hold the stamp, the autoload records and whatever binds were found.
+func AnalyzeBinds(l *Log, opts ...BindOption) (*BindStats, error) {
+	var cfg bindConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	st := &BindStats{Name: l.Name, KeepFirst: cfg.keepFirst}
+	st.Stamp, st.HasStamp = l.Stamp()
+	st.Autoload = l.AutoloadDistinct()
+	if !st.HasStamp {
+		st.warn(WarnNoStamp, "no `[stamp]` line: the command and commit behind these numbers have to be established by hand before comparing them to anything")
+	}
+	if len(st.Autoload) == 0 {
+		st.warn(WarnNoAutoload, "no `torch_backend_autoload` record: backend-autoload state must be established before comparing this log")
+	}
+	st.Binds = st.collect(l.Spans)
+	if len(st.Binds) == 0 {
+		return st, fmt.Errorf("%s: %w", l.Name, ErrNoBinds)
+	}
+	st.markCold(cfg)
+	var warm []*Bind
+	for i := range st.Binds {
+		if !st.Binds[i].Cold {
+			warm = append(warm, &st.Binds[i])
+		}
+	}
+	st.Warm, st.Cold = len(warm), len(st.Binds)-len(warm)
+	st.sequences()
+	st.spilled()
+	if len(warm) == 0 {
+		return st, fmt.Errorf("%s: %w: %d bind(s) over %d rank(s)", l.Name, ErrAllCold, len(st.Binds), st.Ranks)
+	}
+	st.segmentStats(warm)
+	st.controlPlane(warm)
+	st.cpuStats(warm)
+	return st, nil
+}
+
+func (st *BindStats) warn(k BindWarningKind, format string, args ...any) {
+	st.Warnings = append(st.Warnings, BindWarning{Kind: k, Text: fmt.Sprintf(format, args...)})
+}
+
+var knownSegment = func() map[string]int {
+	m := make(map[string]int)
+	for i, s := range BindSegments {
+		m[s] = i
+	}
+	return m
+}()
+
+// collect groups the segment spans into binds ordered by pid, then start.
+func (st *BindStats) collect(spans []strace.Span) []Bind {
+	type key struct {
+		pid int32
+		inv uint64
+	}
+	prefix := BindSpan + "."
+	groups := make(map[key]*Bind)
+	var order []*Bind
+	for i := range spans {
+		s := &spans[i]
+		if !strings.HasPrefix(s.Name, prefix) || s.IsDevice() {
+			continue
+		}
+		seg := s.Name[len(prefix):]
+		if seg == "" || strings.Contains(seg, ".") {
+			continue // an orchestrator operation inside a segment, not a segment
+		}
+		k := key{s.Pid, s.Inv}
+		b := groups[k]
+		if b == nil {
+			b = &Bind{Pid: s.Pid, Inv: s.Inv, TS: s.TS}
+			groups[k] = b
+			order = append(order, b)
+		}
+		b.TS = min(b.TS, s.TS)
+		bs := BindSegment{Name: seg, Dur: s.Dur, Attrs: s.Attrs}
+		replaced := false
+		for j := range b.Segments {
+			if b.Segments[j].Name == seg {
+				b.Segments[j] = bs
+				replaced = true
+				st.warn(WarnDuplicateSegment, "pid %d inv %d logged %s more than once; the last one is kept", s.Pid, s.Inv, seg)
+			}
+		}
+		if !replaced {
+			b.Segments = append(b.Segments, bs)
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].Pid != order[j].Pid {
+			return order[i].Pid < order[j].Pid
+		}
+		return order[i].TS < order[j].TS
+	})
+	var binds []Bind
+	notBinds := 0
+	for _, b := range order {
+		if _, ok := b.Segment("host_orch"); !ok {
+			notBinds++
+			continue
+		}
+		sort.SliceStable(b.Segments, func(i, j int) bool { return segmentLess(b.Segments[i].Name, b.Segments[j].Name) })
+		binds = append(binds, *b)
+	}
+	if notBinds > 0 {
+		st.warn(WarnNotABind, "%d segment group(s) without host_orch are not binds and were left out", notBinds)
+	}
+	return binds
+}
+
+func segmentLess(a, b string) bool {
+	ia, ka := knownSegment[a]
+	ib, kb := knownSegment[b]
+	switch {
+	case ka && kb:
+		return ia < ib
+	case ka != kb:
+		return ka
+	}
+	return a < b
+}
+
+// markCold marks one cold bind per rank.
+func (st *BindStats) markCold(cfg bindConfig) {
+	firsts := make(map[int32]int) // pid -> index of its first bind
+	var pids []int32
+	for i, b := range st.Binds {
+		if _, ok := firsts[b.Pid]; !ok {
+			firsts[b.Pid] = i
+			pids = append(pids, b.Pid)
+		}
+	}
+	st.Processes = len(pids)
+	st.Ranks, st.RanksFrom = st.Processes, RanksFromProcesses
+	switch {
+	case cfg.ranks > 0:
+		st.Ranks, st.RanksFrom = cfg.ranks, RanksGiven
+	case cfg.rounds > 0:
+		st.Ranks, st.RanksFrom = max(1, len(st.Binds)/cfg.rounds), RanksFromRounds
+		if len(st.Binds)%cfg.rounds != 0 {
+			st.warn(WarnRanks, "%d binds do not divide into %d rounds: a bind is missing or extra", len(st.Binds), cfg.rounds)
+		}
+	}
+	if st.Ranks != st.Processes {
+		st.warn(WarnRanks, "ranks=%d but binds come from %d process(es): the %d earliest binds are taken as the cold ones",
+			st.Ranks, st.Processes, min(st.Ranks, len(st.Binds)))
+	}
+	if cfg.keepFirst {
+		return
+	}
+	if st.Ranks == st.Processes {
+		for _, pid := range pids {
+			st.Binds[firsts[pid]].Cold = true
+		}
+		return
+	}
+	idx := make([]int, len(st.Binds))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return st.Binds[idx[a]].TS < st.Binds[idx[b]].TS })
+	for _, i := range idx[:min(st.Ranks, len(idx))] {
+		st.Binds[i].Cold = true
+	}
+}
+
+func segmentValues(warm []*Bind, name string) []int64 {
+	var vals []int64
+	for _, b := range warm {
+		if s, ok := b.Segment(name); ok {
+			vals = append(vals, s.Dur)
+		}
+	}
+	return vals
+}
+
+func (st *BindStats) segmentStats(warm []*Bind) {
+	cp := make(map[string]bool)
+	for _, s := range ControlPlaneSegments {
+		cp[s] = true
+	}
+	for _, name := range BindSegments {
+		if vals := segmentValues(warm, name); len(vals) > 0 {
+			st.Segments = append(st.Segments, SegmentStats{Name: name, ControlPlane: cp[name], Spread: spreadOf(vals)})
+		}
+	}
+	unknown := make(map[string]bool)
+	for _, b := range warm {
+		for _, s := range b.Segments {
+			if _, ok := knownSegment[s.Name]; !ok {
+				unknown[s.Name] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(unknown))
+	for n := range unknown {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		st.Unknown = append(st.Unknown, SegmentStats{Name: n, Spread: spreadOf(segmentValues(warm, n))})
+	}
+	if len(names) > 0 {
+		st.warn(WarnUnknownSegment, "segments this tool does not know about: %s (reported, and left out of every total)", strings.Join(names, ", "))
+	}
+}
+
+func (st *BindStats) controlPlane(warm []*Bind) {
+	c := &st.ControlPlane
+	for _, name := range ControlPlaneSegments {
+		n := 0
+		for _, b := range warm {
+			if _, ok := b.Segment(name); ok {
+				n++
+			}
+		}
+		switch {
+		case n == 0:
+			c.Absent = append(c.Absent, name)
+		case n < len(warm):
+			c.Present = append(c.Present, name)
+			c.Partial = append(c.Partial, name)
+		default:
+			c.Present = append(c.Present, name)
+		}
+	}
+	var sums []int64
+	for _, b := range warm {
+		t := BindTotal{Pid: b.Pid, Inv: b.Inv}
+		complete := true
+		for _, name := range c.Present {
+			s, ok := b.Segment(name)
+			if !ok {
+				complete = false
+				break
+			}
+			t.Parts = append(t.Parts, s.Dur)
+			t.Sum += s.Dur
+		}
+		if !complete {
+			c.Excluded++
+			continue
+		}
+		c.Totals = append(c.Totals, t)
+		sums = append(sums, t.Sum)
+	}
+	c.Spread = spreadOf(sums)
+	if len(c.Absent) > 0 && len(c.Present) > 0 {
+		st.warn(WarnAbsentSegment, "the control-plane total is over %d of %d segments; absent from every bind: %s",
+			len(c.Present), len(ControlPlaneSegments), strings.Join(c.Absent, ", "))
+	}
+	if len(c.Partial) > 0 {
+		st.warn(WarnPartialSegment, "%s is missing from some binds but not all; those %d bind(s) are excluded, and the total may not describe the run",
+			strings.Join(c.Partial, ", "), c.Excluded)
+	}
+	if len(c.Totals) == 0 {
+		st.warn(WarnNoTotal, "no bind carries any of %s; the control-plane total is not computable", strings.Join(ControlPlaneSegments, ", "))
+	}
+}
+
+func (st *BindStats) cpuStats(warm []*Bind) {
+	for _, name := range BindSegments {
+		var dur, on, off, vol, invol []int64
+		for _, b := range warm {
+			s, ok := b.Segment(name)
+			if !ok {
+				continue
+			}
+			cpu, ok := s.Int("cpu_ns")
+			if !ok {
+				continue
+			}
+			dur = append(dur, s.Dur)
+			on = append(on, cpu)
+			off = append(off, satSub64(s.Dur, cpu))
+			if v, ok := s.Int("nvcsw"); ok {
+				vol = append(vol, v)
+			}
+			if v, ok := s.Int("nivcsw"); ok {
+				invol = append(invol, v)
+			}
+		}
+		if len(on) == 0 {
+			continue
+		}
+		st.CPU = append(st.CPU, CPUStats{Name: name, N: len(on), Dur: spreadOf(dur), OnCPU: spreadOf(on), OffCPU: spreadOf(off),
+			Nvcsw: spreadOf(vol), Nivcsw: spreadOf(invol)})
+	}
+}
+
+// sequences lists minflt bind by bind for every rank and known segment.
+func (st *BindStats) sequences() {
+	var pids []int32
+	seen := make(map[int32]bool)
+	for _, b := range st.Binds {
+		if !seen[b.Pid] {
+			seen[b.Pid] = true
+			pids = append(pids, b.Pid)
+		}
+	}
+	for _, pid := range pids {
+		for _, name := range BindSegments {
+			seq := CountSequence{Pid: pid, Segment: name, Counter: "minflt"}
+			for _, b := range st.Binds {
+				if b.Pid != pid {
+					continue
+				}
+				s, ok := b.Segment(name)
+				if !ok {
+					continue
+				}
+				if v, ok := s.Int("minflt"); ok {
+					seq.Values = append(seq.Values, v)
+					seq.Cold = append(seq.Cold, b.Cold)
+				}
+			}
+			if len(seq.Values) > 0 {
+				st.Sequences = append(st.Sequences, seq)
+			}
+		}
+	}
+}
+
+// spilled warns about graph_pack spilled ≠ 0 after a process's first bind.
+func (st *BindStats) spilled() {
+	seen := make(map[int32]bool)
+	for _, b := range st.Binds {
+		first := !seen[b.Pid]
+		seen[b.Pid] = true
+		if first {
+			continue
+		}
+		s, ok := b.Segment("graph_pack")
+		if !ok {
+			continue
+		}
+		if v, ok := s.Int("spilled"); ok && v != 0 {
+			st.warn(WarnSpilled, "pid %d inv %d: graph_pack spilled=%d after the process's first bind: the Definitions outgrew the retained staging and the copies are back",
+				b.Pid, b.Inv, v)
+		}
+	}
+}
+
+// msText is Python's f"{ns / 1e6:{width}.3f}".
+func msText(ns int64) string { return fmtF(pyFloat(ns)/1e6, 3) }
+
+// msMedian is Python's statistics.median of the values ns / 1e6.
+func msMedian(m Median) float64 {
+	return (pyFloat(m.Lo)/1e6 + pyFloat(m.Hi)/1e6) / 2
+}
+
+// WriteBinds prints the statistics: the stamp and autoload records (or
+// that they are missing), the per-segment min / median / max in ms over the
+// warm binds (control-plane segments starred), the control-plane total row
+// (the minimum of the per-bind sums), unknown segments, warnings, the
+// on/off-CPU split and the per-bind minflt sequences.
+func WriteBinds(w io.Writer, st *BindStats) error {
+	ew := &errWriter{w: w}
+	if st == nil {
+		return nil
+	}
+	ew.println(st.Name)
+	if st.HasStamp {
+		ew.println("  " + st.Stamp)
+	} else {
+		ew.println("  (no `[stamp]` line: the command and commit behind these numbers have")
+		ew.println("   to be established by hand before comparing them to anything)")
+	}
+	if len(st.Autoload) > 0 {
+		for _, a := range st.Autoload {
+			ew.println("  " + a)
+		}
+	} else {
+		ew.println("  (no `torch_backend_autoload` record: backend-autoload state")
+		ew.println("   must be established before comparing this log)")
+	}
+	ew.printf("  %d binds, %d warm (%d cold dropped, ranks=%d)\n\n", len(st.Binds), st.Warm, st.Cold, st.Ranks)
+	if st.Warm == 0 {
+		writeBindWarnings(ew, st)
+		return ew.err
+	}
+	ew.printf("  %-18s%10s%10s%10s   n\n", "phase", "min", "median", "max")
+	for _, s := range st.Segments {
+		mark := " "
+		if s.ControlPlane {
+			mark = "*"
+		}
+		ew.printf(" %s%-18s%10s%10s%10s  %3d\n", mark, s.Name, msText(s.Min), fmtF(msMedian(s.Median), 3), msText(s.Max), s.N)
+	}
+	if len(st.Unknown) > 0 {
+		names := make([]string, len(st.Unknown))
+		for i, u := range st.Unknown {
+			names[i] = u.Name
+		}
+		ew.printf("\n  segments this tool does not know about: %s\n", strings.Join(names, ", "))
+		ew.println("  (reported and left out of every total)")
+	}
+	c := &st.ControlPlane
+	if len(c.Totals) > 0 {
+		lo, mid, hi := totalSpreadMS(c)
+		ew.println("\n  * = control plane, summed within each bind and then:")
+		ew.printf("    total%-13s%10s%10s%10s  %3d   (ms)\n", "", fmtF(lo, 3), fmtF(mid, 3), fmtF(hi, 3), len(c.Totals))
+		if len(c.Absent) > 0 {
+			ew.printf("    over %d of %d segments; absent from every\n", len(c.Present), len(ControlPlaneSegments))
+			ew.printf("    bind: %s\n", strings.Join(c.Absent, ", "))
+		}
+		if len(c.Partial) > 0 {
+			ew.printf("    WARNING: %s is missing from some binds but not all;\n", strings.Join(c.Partial, ", "))
+			ew.println("    those binds are excluded, and the total may not describe the run")
+		}
+		ew.println("\n  The total is the minimum of per-bind sums, never a sum of the min column.")
+	} else {
+		ew.printf("\n  no bind carries any of %s; the control-plane total is not computable\n", strings.Join(ControlPlaneSegments, ", "))
+	}
+	if len(st.CPU) > 0 {
+		ew.println("\n  on/off CPU, medians over warm binds (ms; off = dur - cpu_ns):")
+		ew.printf("  %-18s%10s%10s%10s%8s%8s   n\n", "segment", "dur", "on-CPU", "off-CPU", "nvcsw", "nivcsw")
+		for _, s := range st.CPU {
+			ew.printf("  %-18s%10s%10s%10s%8s%8s  %3d\n", s.Name, fmtF(msMedian(s.Dur.Median), 3), fmtF(msMedian(s.OnCPU.Median), 3),
+				fmtF(msMedian(s.OffCPU.Median), 3), countMedian(s.Nvcsw), countMedian(s.Nivcsw), s.N)
+		}
+	}
+	if len(st.Sequences) > 0 {
+		ew.println("\n  control-plane minflt bind by bind, per rank ([cold] bind first):")
+		for _, q := range st.Sequences {
+			if !slices.Contains(ControlPlaneSegments, q.Segment) {
+				continue
+			}
+			var vals []string
+			for i, v := range q.Values {
+				if q.Cold[i] {
+					vals = append(vals, fmt.Sprintf("[%d]", v))
+				} else {
+					vals = append(vals, fmt.Sprint(v))
+				}
+			}
+			ew.printf("    pid %-8d %-16s %s\n", q.Pid, q.Segment, strings.Join(vals, " "))
+		}
+	}
+	writeBindWarnings(ew, st)
+	return ew.err
+}
+
+func writeBindWarnings(ew *errWriter, st *BindStats) {
+	var shown []BindWarning
+	for _, wn := range st.Warnings {
+		switch wn.Kind {
+		case WarnNoStamp, WarnNoAutoload, WarnUnknownSegment, WarnAbsentSegment, WarnPartialSegment, WarnNoTotal:
+			continue // already said above the table or beside the total
+		}
+		shown = append(shown, wn)
+	}
+	if len(shown) == 0 {
+		return
+	}
+	ew.println("")
+	for _, wn := range shown {
+		ew.printf("  warning: %s\n", wn.Text)
+	}
+}
+
+// countMedian prints the median of a counter, "-" when it is absent.
+func countMedian(s Spread) string {
+	if s.N == 0 {
+		return "-"
+	}
+	if s.Median.Lo == s.Median.Hi {
+		return fmt.Sprint(s.Median.Lo)
+	}
+	return fmtF(s.Median.Nanos(), 1)
+}
+
+// totalSpreadMS is the runtime tool's min / median / max of the per-bind
+// sums, each sum formed from its parts in ms left to right.
+func totalSpreadMS(c *ControlPlane) (lo, mid, hi float64) {
+	sums := make([]float64, len(c.Totals))
+	for i, t := range c.Totals {
+		parts := make([]float64, len(t.Parts))
+		for j, p := range t.Parts {
+			parts[j] = pyFloat(p) / 1e6
+		}
+		sums[i] = pySum(parts)
+	}
+	sort.Float64s(sums)
+	n := len(sums)
+	if n == 0 {
+		return 0, 0, 0
+	}
+	mid = sums[n/2]
+	if n%2 == 0 {
+		mid = (sums[n/2-1] + sums[n/2]) / 2
+	}
+	return sums[0], mid, sums[n-1]
+}
