@@ -118,7 +118,8 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	c.progress = &progressCounter{fn: cfg.progress}
 
 	// Pass 1.
-	for _, in := range logs {
+	for i, in := range logs {
+		c.scan.input = i
 		if err := c.withInput(in, func(r io.Reader) error {
 			_, err := c.scan.scanLog(r, in.Name, cfg.maxLine)
 			return err
@@ -127,6 +128,7 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 		}
 	}
 	c.scan.decide()
+	c.shift = c.scan.shifts(len(logs))
 	if err := c.loadArtifacts(); err != nil {
 		return nil, err
 	}
@@ -236,6 +238,7 @@ type converter struct {
 	cal        []loadedCalibration
 	procTracks map[int32]perfetto.Track
 	lanes      map[laneKey]perfetto.Track
+	shift      []int64                       // per log: added to its host timestamps (another host's clock)
 	args       []perfetto.Arg                // reused for each slice's arguments
 	records    map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
 
@@ -377,6 +380,7 @@ type source struct {
 	rec     *strace.Record
 	key     int64 // when the record was written (its prefix's mono_ns)
 	done    bool
+	shift   int64 // added to the log's host times
 }
 
 type recordBatch struct {
@@ -438,6 +442,17 @@ func (s *source) next() error {
 	}
 	s.rec = &s.batch.recs[s.pos]
 	s.pos++
+	if d := s.shift; d != 0 {
+		// A log from another host: move its host times onto the first
+		// log's axis (device-clock spans keep their device offsets).
+		s.rec.Prefix.MonoNS += d
+		switch {
+		case s.rec.Kind == strace.KindSpan && !s.rec.Span.IsDevice():
+			s.rec.Span.TS += d
+		case s.rec.Kind == strace.KindBindPhase:
+			s.rec.BindPhase.StartNS = uint64(int64(s.rec.BindPhase.StartNS) + d)
+		}
+	}
 	if s.rec.Prefix.Present {
 		s.key = s.rec.Prefix.MonoNS // a record without a prefix keeps its place
 	}
@@ -470,7 +485,7 @@ func (c *converter) convertLogs(logs []Input) ([]strace.Stats, error) {
 			return nil, fmt.Errorf("phasetrace: %s: %w", in.Name, err)
 		}
 		s := &source{in: in, rc: rc, rd: strace.NewReader(c.progress.wrap(rc), strace.WithName(in.Name), strace.WithMaxLine(c.cfg.maxLine)),
-			batches: make(chan recordBatch, 4)}
+			batches: make(chan recordBatch, 4), shift: c.shift[i]}
 		srcs[i] = s
 		go s.parse(stop)
 	}

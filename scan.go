@@ -70,6 +70,14 @@ type scanResult struct {
 	threads map[threadKey]*threadInfo
 	procs   map[int32]*procInfo
 	anchors map[reduce.Domain][]strace.DeviceAnchor
+
+	// input is the log being scanned; firstWall its first wall anchor.
+	input     int
+	firstWall []*strace.WallAnchor
+	// anchorInput and wallInput say which log each anchor came from, so
+	// that a log from another host can be shifted onto the first's axis.
+	anchorInput map[reduce.Domain][]int
+	wallInput   map[int32][]int
 }
 
 func newScan() *scanResult {
@@ -77,6 +85,9 @@ func newScan() *scanResult {
 		threads: map[threadKey]*threadInfo{},
 		procs:   map[int32]*procInfo{},
 		anchors: map[reduce.Domain][]strace.DeviceAnchor{},
+
+		anchorInput: map[reduce.Domain][]int{},
+		wallInput:   map[int32][]int{},
 	}
 }
 
@@ -125,10 +136,19 @@ func (s *scanResult) scanRecord(rec *strace.Record) {
 	case strace.KindWallAnchor:
 		p := s.proc(rec.WallAnchor.Pid)
 		p.wall = append(p.wall, rec.WallAnchor)
+		s.wallInput[p.pid] = append(s.wallInput[p.pid], s.input)
+		for len(s.firstWall) <= s.input {
+			s.firstWall = append(s.firstWall, nil)
+		}
+		if s.firstWall[s.input] == nil {
+			w := rec.WallAnchor
+			s.firstWall[s.input] = &w
+		}
 	case strace.KindDeviceAnchor:
 		a := rec.DeviceAnchor
 		d := reduce.Domain{PID: int64(a.Pid), Dev: int64(a.Dev)}
 		s.anchors[d] = append(s.anchors[d], a)
+		s.anchorInput[d] = append(s.anchorInput[d], s.input)
 	}
 }
 
@@ -375,4 +395,46 @@ func keepLine(line []byte) bool {
 		}
 	}
 	return bytes.Contains(line, anchorMark)
+}
+
+// hostGap is how far apart two logs' CLOCK_MONOTONIC origins must be, as
+// their wall-clock anchors tell, to be taken for different hosts (on one
+// host they agree to within clock adjustments).
+const hostGap = int64(1_000_000_000)
+
+// shifts returns, per log, what to add to its host timestamps to put it on
+// the first anchored log's axis: zero for logs from the same host (or with
+// no wall-clock anchor), the difference of the two hosts' monotonic clocks
+// for a log from another host. It also shifts the anchors it holds.
+func (s *scanResult) shifts(n int) []int64 {
+	out := make([]int64, n)
+	var ref *strace.WallAnchor
+	for i := 0; i < n && i < len(s.firstWall); i++ {
+		w := s.firstWall[i]
+		if w == nil {
+			continue
+		}
+		if ref == nil {
+			ref = w
+			continue
+		}
+		// The same wall instant is mono here and ref.MonoNS + (w.WallNS -
+		// ref.WallNS) on the reference host.
+		d := (w.WallNS - ref.WallNS) - (w.MonoNS - ref.MonoNS)
+		if d > hostGap || d < -hostGap {
+			out[i] = d
+		}
+	}
+	for d, as := range s.anchors {
+		for j := range as {
+			as[j].HostNS += out[s.anchorInput[d][j]]
+		}
+	}
+	for pid, ins := range s.wallInput {
+		p := s.procs[pid]
+		for j := range p.wall {
+			p.wall[j].MonoNS += out[ins[j]]
+		}
+	}
+	return out
 }
