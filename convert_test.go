@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
+	"github.com/phasetrace/phasetrace/strace"
 )
 
 // convert runs a conversion and reads the trace back, failing on anything
@@ -431,4 +433,61 @@ func sortStrings(s []string) []string {
 		}
 	}
 	return out
+}
+
+// TestLogsFromTwoHosts moves one rank to another host — its CLOCK_MONOTONIC
+// 3 days ahead, its wall clock the same — in a log of its own: the two logs
+// convert to the same trace as the one log, their wall-clock anchors
+// putting the second host's times back on the first's axis.
+func TestLogsFromTwoHosts(t *testing.T) {
+	b, _ := os.ReadFile(samplePath)
+	const ahead = 3 * 24 * 3600 * 1_000_000_000
+	var hostA, hostB bytes.Buffer
+	r := strace.NewReader(bytes.NewReader(b))
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid := rec.Span.Pid
+		switch rec.Kind {
+		case strace.KindWallAnchor:
+			pid = rec.WallAnchor.Pid
+		case strace.KindDeviceAnchor:
+			pid = rec.DeviceAnchor.Pid
+		}
+		out := &hostA
+		if pid == 4200 || (rec.Kind == strace.KindBindPhase && rec.Prefix.Thread == 0x7f3a2d6ff640) {
+			out = &hostB
+			rec.Prefix.MonoNS += ahead
+			switch rec.Kind {
+			case strace.KindSpan:
+				if !rec.Span.IsDevice() {
+					rec.Span.TS += ahead
+				}
+			case strace.KindWallAnchor:
+				rec.WallAnchor.MonoNS += ahead
+			case strace.KindDeviceAnchor:
+				rec.DeviceAnchor.HostNS += ahead
+			case strace.KindBindPhase:
+				rec.BindPhase.StartNS += ahead
+			}
+		}
+		line, err := strace.AppendRecord(nil, &rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Write(line)
+	}
+	one, _, _ := convert(t, []phasetrace.Input{sampleInput(t)})
+	two, _, _ := convert(t, []phasetrace.Input{phasetrace.Bytes("hostA.log", hostA.Bytes()), phasetrace.Bytes("hostB.log", hostB.Bytes())})
+	var a, c bytes.Buffer
+	one.Dump(&a)
+	two.Dump(&c)
+	if diff := cmp.Diff(a.String(), c.String()); diff != "" {
+		t.Errorf("two hosts' logs differ from one log (-one +two):\n%s", diff)
+	}
 }
