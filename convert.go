@@ -114,7 +114,7 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c := &converter{cfg: cfg, scan: newScan(), sum: &Summary{}, notes: map[string]int{}, lanes: map[laneKey]perfetto.Track{}}
+	c := &converter{cfg: cfg, scan: newScan(), sum: &Summary{}, notes: map[string]int{}, lanes: map[laneKey]perfetto.Track{}, devLanes: map[devLane]perfetto.Track{}}
 	c.progress = &progressCounter{fn: cfg.progress}
 
 	// Pass 1.
@@ -238,6 +238,7 @@ type converter struct {
 	cal        []loadedCalibration
 	procTracks map[int32]perfetto.Track
 	lanes      map[laneKey]perfetto.Track
+	devLanes   map[devLane]perfetto.Track
 	shift      []int64                       // per log: added to its host timestamps (another host's clock)
 	args       []perfetto.Arg                // reused for each slice's arguments
 	records    map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)

@@ -247,7 +247,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		if reason != "" {
 			args = append(args, perfetto.String("placement_reason", reason))
 		}
-		t, short := c.deviceTrack(group, s.Name)
+		t, short := c.deviceTrack(k.pid, run.Domain.Dev, group, s.Name)
 		switch short {
 		case "orch":
 			orch = i
@@ -282,6 +282,23 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 
 // deviceGroup is the track grouping one device's lanes under its process.
 func (c *converter) deviceGroup(pid int32, dev int64) perfetto.Track {
+	k := devLane{pid, dev, "\x00group"}
+	if t, ok := c.devLanes[k]; ok {
+		return t
+	}
+	t := c.newDeviceGroup(pid, dev)
+	c.devLanes[k] = t
+	return t
+}
+
+// devLane names a device track: a device's group or one of its lanes.
+type devLane struct {
+	pid  int32
+	dev  int64
+	lane string
+}
+
+func (c *converter) newDeviceGroup(pid int32, dev int64) perfetto.Track {
 	name := "device " + itoa(dev)
 	if dev == noDevice {
 		name = "device (unnamed)"
@@ -295,17 +312,27 @@ func (c *converter) deviceGroup(pid int32, dev int64) perfetto.Track {
 // deviceTrack is the lane of a device span: orch and sched (concurrent) and
 // each task slot on lanes of their own, device_wall and the sequential
 // phases together.
-func (c *converter) deviceTrack(group perfetto.Track, name string) (perfetto.Track, string) {
+func (c *converter) deviceTrack(pid int32, dev int64, group perfetto.Track, name string) (perfetto.Track, string) {
 	short := strings.TrimPrefix(strings.TrimPrefix(name, reduce.WallName), ".")
+	k := devLane{pid, dev, short}
+	if t, ok := c.devLanes[k]; ok {
+		return t, short
+	}
+	t := c.newDeviceTrack(group, short)
+	c.devLanes[k] = t
+	return t, short
+}
+
+func (c *converter) newDeviceTrack(group perfetto.Track, short string) perfetto.Track {
 	switch {
 	case short == "orch":
-		return c.w.Track(group, perfetto.TrackSpec{Name: "orch", Rank: 2, Merge: perfetto.MergeNone, Description: "orchestrator thread's submit window"}), short
+		return c.w.Track(group, perfetto.TrackSpec{Name: "orch", Rank: 2, Merge: perfetto.MergeNone, Description: "orchestrator thread's submit window"})
 	case short == "sched":
-		return c.w.Track(group, perfetto.TrackSpec{Name: "sched", Rank: 3, Merge: perfetto.MergeNone, Description: "scheduler threads' dispatch window, concurrent with orch"}), short
+		return c.w.Track(group, perfetto.TrackSpec{Name: "sched", Rank: 3, Merge: perfetto.MergeNone, Description: "scheduler threads' dispatch window, concurrent with orch"})
 	case strings.HasPrefix(short, "task_slot_"):
-		return c.w.Track(group, perfetto.TrackSpec{Name: strings.ReplaceAll(short, "_", " "), Rank: 10, Merge: perfetto.MergeNone, Description: "tagged task's dispatch → finish window"}), short
+		return c.w.Track(group, perfetto.TrackSpec{Name: strings.ReplaceAll(short, "_", " "), Rank: 10, Merge: perfetto.MergeNone, Description: "tagged task's dispatch → finish window"})
 	}
-	return c.w.Track(group, perfetto.TrackSpec{Name: "phases", Rank: 1, Merge: perfetto.MergeNone, Description: "device_wall and its sequential phases"}), short
+	return c.w.Track(group, perfetto.TrackSpec{Name: "phases", Rank: 1, Merge: perfetto.MergeNone, Description: "device_wall and its sequential phases"})
 }
 
 // mulDiv is floor(a·b/c) for a, b ≥ 0 and c > 0 with a 128-bit product;
