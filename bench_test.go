@@ -168,3 +168,20 @@ func (s *sizeWriter) Write(p []byte) (int, error) {
 	s.n += int64(n)
 	return n, err
 }
+
+var jsonOf = flag.String("jsonof", "", "TestChromeJSONSize reports the size of this log's spans as Chrome-trace JSON")
+
+// TestChromeJSONSize reports how large a log's spans are as Chrome-trace
+// JSON, to compare a converted trace against:
+//
+//	go test -run TestChromeJSONSize -jsonof /tmp/mid.log -v .
+func TestChromeJSONSize(t *testing.T) {
+	if *jsonOf == "" {
+		t.Skip("no -jsonof file given")
+	}
+	b, err := os.ReadFile(*jsonOf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d bytes of log, %d bytes as Chrome-trace JSON", *jsonOf, len(b), chromeJSONSize(t, b))
+}
