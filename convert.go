@@ -261,6 +261,9 @@ type invBuf struct {
 	key   invKey
 	first int64 // arrival order of its first span
 	spans []strace.Span
+	// bindLogT is the log-prefix thread handle of its chip.run.bind: the
+	// legacy bind phase lines of that bind carry the same handle.
+	bindLogT uint64
 }
 
 // bindLine is a legacy "bind phase=" line waiting for the chip.run.bind
@@ -507,7 +510,7 @@ func (c *converter) convertLogs(logs []Input) ([]strace.Stats, error) {
 		}
 		switch cur.rec.Kind {
 		case strace.KindSpan:
-			c.span(&cur.rec.Span)
+			c.span(&cur.rec.Span, cur.rec.Prefix.Thread)
 		case strace.KindBindPhase:
 			c.bindPhase(cur.rec)
 		}
@@ -538,7 +541,9 @@ func (c *converter) convertLogs(logs []Input) ([]strace.Stats, error) {
 	return stats, nil
 }
 
-func (c *converter) span(sp *strace.Span) {
+// span takes one span; logT is the thread handle of its log prefix (0 when
+// it had none).
+func (c *converter) span(sp *strace.Span, logT uint64) {
 	dev := sp.IsDevice()
 	if end := sp.End(); !dev && end > c.now {
 		c.now = end
@@ -546,7 +551,7 @@ func (c *converter) span(sp *strace.Span) {
 	fam := strace.FamilyOf(sp.Name)
 	switch {
 	case dev || fam.HasInvocation():
-		c.addToRun(sp, dev)
+		c.addToRun(sp, dev, logT)
 	case fam == strace.FamilyNode:
 		c.flows.add(c, *sp)
 	default: // ext.: on the thread that emitted it, never grouped into runs
@@ -556,7 +561,7 @@ func (c *converter) span(sp *strace.Span) {
 	c.maybeFlush()
 }
 
-func (c *converter) addToRun(sp *strace.Span, dev bool) {
+func (c *converter) addToRun(sp *strace.Span, dev bool, logT uint64) {
 	k := invKey{sp.Pid, sp.Inv}
 	b := c.pending[k]
 	if b == nil {
@@ -571,6 +576,9 @@ func (c *converter) addToRun(sp *strace.Span, dev bool) {
 		c.pending[k] = b
 	}
 	b.spans = append(b.spans, *sp) // the record owns its attributes
+	if sp.Name == bindName && !dev {
+		b.bindLogT = logT
+	}
 	if sp.Depth == 0 && !dev {
 		delete(c.pending, k)
 		c.run(b, true)

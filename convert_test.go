@@ -491,3 +491,28 @@ func TestLogsFromTwoHosts(t *testing.T) {
 		t.Errorf("two hosts' logs differ from one log (-one +two):\n%s", diff)
 	}
 }
+
+// A legacy "bind phase=" line names no pid: when two ranks bind at once it
+// belongs to the bind its own thread (the log prefix's handle) wrote.
+func TestBindLineFollowsItsThread(t *testing.T) {
+	const log = `[mono_ns=100][T0xa][TIMING] bind_phases: bind phase=args start_ns=20 dur_ns=10 cpu_ns=5
+[mono_ns=150][T0xb][TIMING] emit_host_span: [STRACE] v=1 pid=2 tid=2 inv=1 hid=1 depth=2 name=chip.run.bind.args ts=15 dur=30 cpu_ns=20
+[mono_ns=160][T0xb][TIMING] emit_host_span: [STRACE] v=1 pid=2 tid=2 inv=1 hid=1 depth=1 name=chip.run.bind ts=10 dur=100 
+[mono_ns=170][T0xb][TIMING] emit_host_span: [STRACE] v=1 pid=2 tid=2 inv=1 hid=1 depth=0 name=chip.run ts=10 dur=150 
+[mono_ns=180][T0xa][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=1 name=chip.run.bind ts=5 dur=100 
+[mono_ns=190][T0xa][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=chip.run ts=5 dur=150 
+`
+	tr, sum, _ := convert(t, []phasetrace.Input{phasetrace.Bytes("two.log", []byte(log))})
+	var got []string
+	for _, s := range tr.Slices {
+		if s.Name == "chip.run.bind.args" {
+			src, _ := argOf(s, "src")
+			tk, _ := tr.Track(s.Track)
+			got = append(got, fmt.Sprintf("%d %v", tk.Pid, src))
+		}
+	}
+	want := []string{"2 <nil>", "1 bind_phase"}
+	if diff := cmp.Diff(want, got); diff != "" || sum.NotDrawn != nil {
+		t.Errorf("bind segments (-want +got):\n%s\nnot drawn: %v", diff, sum.NotDrawn)
+	}
+}

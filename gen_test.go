@@ -69,7 +69,6 @@ type generator struct {
 	seq     int
 	written int
 	w       io.Writer
-	buf     []byte
 }
 
 func (g *generator) emit(at int64, handle uint64, rec strace.Record) {

@@ -93,7 +93,7 @@ func (c *converter) run(b *invBuf, complete bool) {
 	if bind != nil {
 		lane, _ := c.laneTrack(bind.Pid, bind.Tid, slot, hasSlot)
 		c.drawRecords(lane, bind, passes)
-		c.drawBindLines(lane, bind, covered, drawnSegments)
+		c.drawBindLines(lane, bind, b.bindLogT, covered, drawnSegments)
 	} else if len(passes) > 0 {
 		c.sum.notDrawn("host_phase_records passes without their chip.run.bind", int64(len(passes)))
 	}
@@ -147,12 +147,15 @@ func (c *converter) drawRecords(lane perfetto.Track, bind *strace.Span, passes [
 
 // drawBindLines draws the legacy "bind phase=" lines whose interval lies
 // inside bind, unless the artifact or the log's own segment spans already
-// drew that segment for this bind.
-func (c *converter) drawBindLines(lane perfetto.Track, bind *strace.Span, covered, drawn map[string]bool) {
+// drew that segment for this bind. A line carries no pid: it belongs to the
+// bind written by the same thread (the log prefixes' thread handle) whose
+// interval contains it.
+func (c *converter) drawBindLines(lane perfetto.Track, bind *strace.Span, logT uint64, covered, drawn map[string]bool) {
 	kept := c.bindLines[:0]
 	for _, l := range c.bindLines {
 		start, dur := l.rec.StartNS, l.rec.DurNS
-		if start > maxInt64 || dur > maxInt64 || int64(start) < bind.TS || int64(start)+int64(dur) > bind.End() {
+		if start > maxInt64 || dur > maxInt64 || int64(start) < bind.TS || int64(start)+int64(dur) > bind.End() ||
+			(logT != 0 && l.logT != 0 && l.logT != logT) {
 			kept = append(kept, l)
 			continue
 		}
