@@ -239,8 +239,10 @@ type converter struct {
 	procTracks map[int32]perfetto.Track
 	lanes      map[laneKey]perfetto.Track
 	devLanes   map[devLane]perfetto.Track
-	shift      []int64                       // per log: added to its host timestamps (another host's clock)
-	args       []perfetto.Arg                // reused for each slice's arguments
+	shift      []int64        // per log: added to its host timestamps (another host's clock)
+	args       []perfetto.Arg // reused for each slice's arguments
+	lastHid    uint64
+	lastHidStr string
 	records    map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
 
 	pending   map[invKey]*invBuf
@@ -629,7 +631,7 @@ func (c *converter) host(t perfetto.Track, sp *strace.Span, extra []perfetto.Arg
 // span, endFlows end there.
 func (c *converter) hostFlows(t perfetto.Track, sp *strace.Span, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
 	args := c.args[:0]
-	args = append(args, perfetto.Uint("inv", sp.Inv), perfetto.String("hid", hex(sp.Hid)), perfetto.Int("depth", int64(sp.Depth)))
+	args = append(args, perfetto.Uint("inv", sp.Inv), perfetto.String("hid", c.hidString(sp.Hid)), perfetto.Int("depth", int64(sp.Depth)))
 	if laneSplit {
 		args = append(args, perfetto.Int("os_tid", sp.Tid))
 	}
@@ -700,3 +702,13 @@ func (c *converter) finish() {
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 func hex(v uint64) string { return strconv.FormatUint(v, 16) }
+
+// hidString is hex(hid), remembered: a run's spans share their hid, and a
+// log has few callables.
+func (c *converter) hidString(h uint64) string {
+	if h == c.lastHid && c.lastHidStr != "" {
+		return c.lastHidStr
+	}
+	c.lastHid, c.lastHidStr = h, hex(h)
+	return c.lastHidStr
+}

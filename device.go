@@ -232,7 +232,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 	for i, s := range spans {
 		d := out[i]
 		args := []perfetto.Arg{
-			perfetto.Uint("inv", s.Inv), perfetto.String("hid", hex(s.Hid)), perfetto.Int("depth", int64(s.Depth)),
+			perfetto.Uint("inv", s.Inv), perfetto.String("hid", c.hidString(s.Hid)), perfetto.Int("depth", int64(s.Depth)),
 		}
 		args = appendAttrs(args, s.Attrs)
 		args = append(args, perfetto.Int("device_ts", s.TS), perfetto.Int("device_dur", s.Dur))
@@ -269,7 +269,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		ts, end := min(o.TS, s.TS), max(o.TS+o.Dur, s.TS+s.Dur)
 		st, en := min(out[orch].start, out[sched].start), max(out[orch].end, out[sched].end)
 		args := []perfetto.Arg{
-			perfetto.Uint("inv", spans[orch].Inv), perfetto.String("hid", hex(spans[orch].Hid)),
+			perfetto.Uint("inv", spans[orch].Inv), perfetto.String("hid", c.hidString(spans[orch].Hid)),
 			perfetto.Bool("derived", true), perfetto.String("derived_from", "orch ∪ sched"),
 			perfetto.Int("device_ts", int64(ts)), perfetto.Int("device_dur", int64(end-ts)),
 			perfetto.String("placement", method), perfetto.Int("bound_ns", max(out[orch].bound, out[sched].bound)),

@@ -131,7 +131,7 @@ func (c *converter) drawRecords(lane perfetto.Track, bind *strace.Span, passes [
 				}
 			}
 			args := []perfetto.Arg{
-				perfetto.Uint("inv", bind.Inv), perfetto.String("hid", hex(bind.Hid)), perfetto.Int("depth", int64(depth)),
+				perfetto.Uint("inv", bind.Inv), perfetto.String("hid", c.hidString(bind.Hid)), perfetto.Int("depth", int64(depth)),
 				perfetto.String("src", "host_phase_records"), perfetto.String("host_phase_thread", thread),
 			}
 			if r.HasDetail {
@@ -163,7 +163,7 @@ func (c *converter) drawBindLines(lane perfetto.Track, bind *strace.Span, logT u
 			c.sum.notDrawn("bind phase lines superseded by host_phase_records or segment spans", 1)
 			continue
 		}
-		args := []perfetto.Arg{perfetto.Uint("inv", bind.Inv), perfetto.String("hid", hex(bind.Hid)), perfetto.Int("depth", int64(bind.Depth+1))}
+		args := []perfetto.Arg{perfetto.Uint("inv", bind.Inv), perfetto.String("hid", c.hidString(bind.Hid)), perfetto.Int("depth", int64(bind.Depth+1))}
 		args = appendAttrs(args, l.rec.Attrs)
 		args = append(args, perfetto.String("log_thread", "0x"+hex(l.logT)), perfetto.String("src", "bind_phase"))
 		if l.rec.Source != "" {
