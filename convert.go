@@ -114,7 +114,8 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c := &converter{cfg: cfg, scan: newScan(), sum: &Summary{}, notes: map[string]int{}, lanes: map[laneKey]perfetto.Track{}, devLanes: map[devLane]perfetto.Track{}}
+	c := &converter{cfg: cfg, scan: newScan(), sum: &Summary{}, notes: map[string]int{}, lanes: map[laneKey]perfetto.Track{}, devLanes: map[devLane]perfetto.Track{},
+		covered: map[string]bool{}, drawnSegments: map[string]bool{}}
 	c.progress = &progressCounter{fn: cfg.progress}
 
 	// Pass 1.
@@ -243,7 +244,9 @@ type converter struct {
 	args       []perfetto.Arg // reused for each slice's arguments
 	lastHid    uint64
 	lastHidStr string
-	records    map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
+	// covered and drawnSegments are run's scratch sets of bind segments.
+	covered, drawnSegments map[string]bool
+	records                map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
 
 	pending   map[invKey]*invBuf
 	order     int64 // arrival counter, for the oldest pending run
@@ -641,12 +644,14 @@ func (c *converter) hostFlows(t perfetto.Track, sp *strace.Span, extra []perfett
 	}
 	args = append(args, extra...)
 	c.slice(t, perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows})
-	c.args = args[:0] // the writer copied them
 }
 
 func (c *converter) slice(t perfetto.Track, s perfetto.Slice) {
 	c.w.Slice(t, s)
 	c.handed++
+	if cap(s.Args) > cap(c.args) {
+		c.args = s.Args[:0] // the writer copied the arguments: reuse the buffer
+	}
 }
 
 // maybeFlush lets the writer write what it holds once enough has been

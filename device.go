@@ -231,9 +231,9 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 	var orch, sched = -1, -1
 	for i, s := range spans {
 		d := out[i]
-		args := []perfetto.Arg{
+		args := append(c.args[:0],
 			perfetto.Uint("inv", s.Inv), perfetto.String("hid", c.hidString(s.Hid)), perfetto.Int("depth", int64(s.Depth)),
-		}
+		)
 		args = appendAttrs(args, s.Attrs)
 		args = append(args, perfetto.Int("device_ts", s.TS), perfetto.Int("device_dur", s.Dur))
 		if run.HasOrigin && freq != 0 && i != wall && s.TS >= 0 {
@@ -268,12 +268,12 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		o, s := run.Spans[orch], run.Spans[sched]
 		ts, end := min(o.TS, s.TS), max(o.TS+o.Dur, s.TS+s.Dur)
 		st, en := min(out[orch].start, out[sched].start), max(out[orch].end, out[sched].end)
-		args := []perfetto.Arg{
+		args := append(c.args[:0],
 			perfetto.Uint("inv", spans[orch].Inv), perfetto.String("hid", c.hidString(spans[orch].Hid)),
 			perfetto.Bool("derived", true), perfetto.String("derived_from", "orch ∪ sched"),
 			perfetto.Int("device_ts", int64(ts)), perfetto.Int("device_dur", int64(end-ts)),
 			perfetto.String("placement", method), perfetto.Int("bound_ns", max(out[orch].bound, out[sched].bound)),
-		}
+		)
 		t := c.w.Track(group, perfetto.TrackSpec{Name: "effective (derived)", Rank: 4, Merge: perfetto.MergeNone,
 			Description: "orch ∪ sched: the merged window of the concurrent orchestrator and scheduler, derived here, never stamped by the device"})
 		c.slice(t, perfetto.Slice{Name: effectiveName, TS: st, Dur: en - st, Args: args})

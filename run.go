@@ -59,7 +59,9 @@ func (c *converter) run(b *invBuf, complete bool) {
 
 	passes := c.records[b.key]
 	delete(c.records, b.key)
-	covered := map[string]bool{}
+	covered, drawnSegments := c.covered, c.drawnSegments
+	clear(covered)
+	clear(drawnSegments)
 	for _, p := range passes {
 		for _, r := range p.Records {
 			if bindSegments[r.Phase] {
@@ -68,7 +70,6 @@ func (c *converter) run(b *invBuf, complete bool) {
 		}
 	}
 
-	drawnSegments := map[string]bool{}
 	for _, s := range host {
 		lane, split := c.laneTrack(s.Pid, s.Tid, slot, hasSlot)
 		seg, isSeg := strings.CutPrefix(s.Name, bindName+".")
@@ -130,10 +131,10 @@ func (c *converter) drawRecords(lane perfetto.Track, bind *strace.Span, passes [
 					t = c.threadTrack(bind.Pid, tid)
 				}
 			}
-			args := []perfetto.Arg{
+			args := append(c.args[:0],
 				perfetto.Uint("inv", bind.Inv), perfetto.String("hid", c.hidString(bind.Hid)), perfetto.Int("depth", int64(depth)),
 				perfetto.String("src", "host_phase_records"), perfetto.String("host_phase_thread", thread),
-			}
+			)
 			if r.HasDetail {
 				args = append(args, perfetto.Uint("detail", r.Detail))
 			}
@@ -163,7 +164,7 @@ func (c *converter) drawBindLines(lane perfetto.Track, bind *strace.Span, logT u
 			c.sum.notDrawn("bind phase lines superseded by host_phase_records or segment spans", 1)
 			continue
 		}
-		args := []perfetto.Arg{perfetto.Uint("inv", bind.Inv), perfetto.String("hid", c.hidString(bind.Hid)), perfetto.Int("depth", int64(bind.Depth+1))}
+		args := append(c.args[:0], perfetto.Uint("inv", bind.Inv), perfetto.String("hid", c.hidString(bind.Hid)), perfetto.Int("depth", int64(bind.Depth+1)))
 		args = appendAttrs(args, l.rec.Attrs)
 		args = append(args, perfetto.String("log_thread", "0x"+hex(l.logT)), perfetto.String("src", "bind_phase"))
 		if l.rec.Source != "" {
