@@ -325,6 +325,7 @@ type parser struct {
 	events  []event
 	hasPrim bool
 	anySnap bool
+	paths   map[pathKey]pathResult // conversions found, by clock pair
 }
 
 func newParser() *parser {

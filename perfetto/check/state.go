@@ -284,7 +284,52 @@ func (p *parser) convert(src clockKey, ts int64, dst clockKey) (int64, bool) {
 	if src == dst {
 		return ts, true
 	}
-	// Breadth-first search over clocks linked by snapshots.
+	hops, ok := p.path(src, dst)
+	if !ok {
+		return 0, false
+	}
+	for _, h := range hops {
+		var best *snapshot
+		var bestA int64
+		for _, j := range h.snaps {
+			s := &p.snaps[j]
+			av, _ := s.value(h.a)
+			switch {
+			case best == nil:
+				best, bestA = s, av
+			case av <= ts && (bestA > ts || av >= bestA):
+				best, bestA = s, av
+			case bestA > ts && av < bestA:
+				best, bestA = s, av
+			}
+		}
+		bv, _ := best.value(h.b)
+		ts = ts - bestA + bv
+	}
+	return ts, true
+}
+
+// hop is one step of a clock conversion: from clock a to clock b through
+// one of the snapshots that hold both.
+type hop struct {
+	a, b  clockKey
+	snaps []int
+}
+
+type pathKey struct{ src, dst clockKey }
+
+type pathResult struct {
+	hops []hop
+	ok   bool
+}
+
+// path finds the shortest chain of clocks from src to dst (breadth-first
+// over clocks linked by snapshots), once per pair: the snapshots are all
+// read before any conversion.
+func (p *parser) path(src, dst clockKey) ([]hop, bool) {
+	if r, ok := p.paths[pathKey{src, dst}]; ok {
+		return r.hops, r.ok
+	}
 	prev := map[clockKey]clockKey{src: src}
 	queue := []clockKey{src}
 	found := false
@@ -310,39 +355,29 @@ func (p *parser) convert(src clockKey, ts int64, dst clockKey) (int64, bool) {
 			}
 		}
 	}
-	if !found {
-		return 0, false
-	}
-	var path []clockKey
-	for c := dst; c != src; c = prev[c] {
-		path = append(path, c)
-	}
-	path = append(path, src)
-	slices.Reverse(path)
-	for i := 0; i+1 < len(path); i++ {
-		a, b := path[i], path[i+1]
-		var best *snapshot
-		var bestA int64
-		for j := range p.snaps {
-			s := &p.snaps[j]
-			av, okA := s.value(a)
-			_, okB := s.value(b)
-			if !okA || !okB {
-				continue
-			}
-			switch {
-			case best == nil:
-				best, bestA = s, av
-			case av <= ts && (bestA > ts || av >= bestA):
-				best, bestA = s, av
-			case bestA > ts && av < bestA:
-				best, bestA = s, av
-			}
+	var hops []hop
+	if found {
+		var chain []clockKey
+		for c := dst; c != src; c = prev[c] {
+			chain = append(chain, c)
 		}
-		bv, _ := best.value(b)
-		ts = ts - bestA + bv
+		chain = append(chain, src)
+		slices.Reverse(chain)
+		for i := 0; i+1 < len(chain); i++ {
+			h := hop{a: chain[i], b: chain[i+1]}
+			for j := range p.snaps {
+				if p.snaps[j].has(h.a) && p.snaps[j].has(h.b) {
+					h.snaps = append(h.snaps, j)
+				}
+			}
+			hops = append(hops, h)
+		}
 	}
-	return ts, true
+	if p.paths == nil {
+		p.paths = map[pathKey]pathResult{}
+	}
+	p.paths[pathKey{src, dst}] = pathResult{hops, found}
+	return hops, found
 }
 
 func (s *snapshot) has(k clockKey) bool {
