@@ -65,48 +65,16 @@ func Array(name string, elems ...Arg) Arg { return Arg{Name: name, kind: KindArr
 // Kind reports the type of the value.
 func (a Arg) Kind() Kind { return a.kind }
 
-// flatArg is an Arg copied into the writer's arena while its slice waits to
-// be written: the caller may reuse its own slices as soon as the call returns.
-type flatArg struct {
-	name       string
-	str        string
-	num        uint64
-	kind       Kind
-	start, end int32 // children in the arena
-}
-
-// flatten copies args (and their nested children) into arena and returns
-// the index range of the top-level entries.
-func flatten(arena []flatArg, args []Arg) ([]flatArg, int32, int32) {
-	start := int32(len(arena))
-	nested := false
+// appendAnnotations encodes args as DebugAnnotation fields numbered num,
+// interning names and string values on seq (named: the entries carry their
+// names; array elements do not).
+func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number, named bool) []byte {
 	for i := range args {
 		a := &args[i]
-		arena = append(arena, flatArg{name: a.Name, str: a.str, num: a.num, kind: a.kind})
-		nested = nested || len(a.kids) > 0
-	}
-	if nested {
-		for i := range args {
-			if len(args[i].kids) == 0 {
-				continue
-			}
-			var s, e int32
-			arena, s, e = flatten(arena, args[i].kids)
-			arena[start+int32(i)].start, arena[start+int32(i)].end = s, e
-		}
-	}
-	return arena, start, start + int32(len(args))
-}
-
-// appendAnnotations encodes the arena range [start, end) as DebugAnnotation
-// fields numbered num, interning names and string values on seq.
-func (w *Writer) appendAnnotations(b []byte, seq *sequence, arena []flatArg, start, end int32, num protowire.Number, named bool) []byte {
-	for i := start; i < end; i++ {
-		a := &arena[i]
 		var m message
 		b, m = begin(b, num)
 		if named {
-			b = appendVarintField(b, fAnnNameIID, seq.internAnnName(a.name))
+			b = appendVarintField(b, fAnnNameIID, seq.internAnnName(a.Name))
 		}
 		switch a.kind {
 		case KindInt:
@@ -124,9 +92,9 @@ func (w *Writer) appendAnnotations(b []byte, seq *sequence, arena []flatArg, sta
 				b = appendStringField(b, fAnnString, a.str)
 			}
 		case KindDict:
-			b = w.appendAnnotations(b, seq, arena, a.start, a.end, fAnnDictEntries, true)
+			b = appendAnnotations(b, seq, a.kids, fAnnDictEntries, true)
 		case KindArray:
-			b = w.appendAnnotations(b, seq, arena, a.start, a.end, fAnnArrayValues, false)
+			b = appendAnnotations(b, seq, a.kids, fAnnArrayValues, false)
 		}
 		b = m.end(b)
 	}

@@ -43,16 +43,18 @@ type Instant struct {
 	EndFlows []FlowID
 }
 
-// pendingSlice is a complete slice or instant waiting for Flush. Its
-// arguments and flows live in the writer's arenas.
+// pendingSlice is a complete slice or instant waiting for Flush. Its name
+// and arguments are already interned and encoded (in the writer's byte
+// arena) on its track's sequence; its flows live in the flow arena.
 type pendingSlice struct {
-	name, cat          string
 	ts, end            int64
+	name, cat          uint64 // interned ids; cat 0: none
 	depth              int32
 	instant            bool
-	argStart, argEnd   int32
+	argStart, argEnd   int32 // encoded DebugAnnotations in Writer.enc
 	flowStart, flowMid int32 // flows [flowStart, flowMid) start or continue,
 	flowEnd            int32 // [flowMid, flowEnd) terminate
+	label              string
 }
 
 // Slice adds a complete slice to track t. It is written at the next Flush
@@ -95,8 +97,19 @@ func (w *Writer) addPending(t Track, name, cat string, ts, dur int64, depth int3
 		w.dataError(&EventError{Track: st.label, Name: name, TS: ts, Dur: dur, Other: describeInterval(r), Err: err})
 		return
 	}
-	p := pendingSlice{name: name, cat: cat, ts: ts, end: ts + dur, depth: depth, instant: instant}
-	w.args, p.argStart, p.argEnd = flatten(w.args, args)
+	// Intern and encode now, on the track's sequence: the caller's
+	// arguments need not outlive the call, and the flush only copies bytes.
+	// The sequence restarts (clearing its interning) only while nothing
+	// encoded against it waits.
+	seq := w.sequenceFor(st, len(st.pending) == 0)
+	p := pendingSlice{ts: ts, end: ts + dur, depth: depth, instant: instant, label: name}
+	p.name = seq.internName(name)
+	if cat != "" {
+		p.cat = seq.internCategory(cat)
+	}
+	p.argStart = int32(len(w.enc))
+	w.enc = appendAnnotations(w.enc, seq, args, fEventAnnotations, true)
+	p.argEnd = int32(len(w.enc))
 	p.flowStart = int32(len(w.flows))
 	w.flows = append(w.flows, flows...)
 	p.flowMid = int32(len(w.flows))
@@ -140,7 +153,7 @@ func (w *Writer) flushSlices() {
 		t.dirty = false
 	}
 	w.dirty = w.dirty[:0]
-	w.args = w.args[:0]
+	w.enc = w.enc[:0]
 	w.flows = w.flows[:0]
 }
 
@@ -180,7 +193,7 @@ func (w *Writer) flushTrack(t *trackState) {
 			}
 			if p.ts < top.end {
 				w.stats.Dropped++
-				w.dataError(&EventError{Track: t.label, Name: p.name, TS: p.ts, Dur: p.end - p.ts, Other: describe(top), Err: ErrOverlap})
+				w.dataError(&EventError{Track: t.label, Name: p.label, TS: p.ts, Dur: p.end - p.ts, Other: describe(top), Err: ErrOverlap})
 				ok = false
 				break
 			}
@@ -254,7 +267,7 @@ type sortKey struct {
 }
 
 func describe(p *pendingSlice) string {
-	return "\"" + p.name + "\" [" + itoa(p.ts) + ", +" + itoa(p.end-p.ts) + "]"
+	return "\"" + p.label + "\" [" + itoa(p.ts) + ", +" + itoa(p.end-p.ts) + "]"
 }
 
 func cmpInt64(a, b int64) int {
@@ -276,12 +289,14 @@ func (w *Writer) writeBegin(t *trackState, p *pendingSlice) {
 		e.b = appendVarintField(e.b, fEventType, typeSliceBegin)
 		w.stats.Slices++
 	}
-	e.b = appendVarintField(e.b, fEventNameIID, e.s.internName(p.name))
-	if p.cat != "" {
-		e.b = appendVarintField(e.b, fEventCategoryIIDs, e.s.internCategory(p.cat))
+	e.b = appendVarintField(e.b, fEventNameIID, p.name)
+	if p.cat != 0 {
+		e.b = appendVarintField(e.b, fEventCategoryIIDs, p.cat)
 	}
-	e.b = w.appendAnnotations(e.b, e.s, w.args, p.argStart, p.argEnd, fEventAnnotations, true)
-	e.b = w.appendFlows(e.b, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd])
+	e.b = append(e.b, w.enc[p.argStart:p.argEnd]...)
+	if p.flowEnd > p.flowStart {
+		e.b = w.appendFlows(e.b, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd])
+	}
 	w.eventEnd(e)
 }
 
@@ -328,21 +343,15 @@ func (w *Writer) Begin(t Track, s Slice) {
 	}
 	st.stream = true
 	st.open++
-	base := len(w.args)
-	var p pendingSlice
-	p.name, p.cat, p.ts = s.Name, s.Category, s.TS
-	w.args, p.argStart, p.argEnd = flatten(w.args, s.Args)
 	e := w.eventStart(st, s.TS)
 	e.b = appendVarintField(e.b, fEventType, typeSliceBegin)
-	e.b = appendVarintField(e.b, fEventNameIID, e.s.internName(p.name))
-	if p.cat != "" {
-		e.b = appendVarintField(e.b, fEventCategoryIIDs, e.s.internCategory(p.cat))
+	e.b = appendVarintField(e.b, fEventNameIID, e.s.internName(s.Name))
+	if s.Category != "" {
+		e.b = appendVarintField(e.b, fEventCategoryIIDs, e.s.internCategory(s.Category))
 	}
-	e.b = w.appendAnnotations(e.b, e.s, w.args, p.argStart, p.argEnd, fEventAnnotations, true)
+	e.b = appendAnnotations(e.b, e.s, s.Args, fEventAnnotations, true)
 	e.b = w.appendFlows(e.b, s.Flows, s.EndFlows)
 	w.eventEnd(e)
-	clear(w.args[base:])
-	w.args = w.args[:base]
 	w.stats.Slices++
 }
 

@@ -127,7 +127,7 @@ type Writer struct {
 	tracks  map[uint64]*trackState
 	nextSeq uint32
 	dirty   []*trackState
-	args    []flatArg
+	enc     []byte // encoded arguments of the slices waiting for Flush
 	flows   []FlowID
 	order   []sortKey // scratch for Flush
 	stack   []int32   // scratch for Flush
@@ -294,17 +294,18 @@ func appendClock(b []byte, id uint32, ts int64, incremental bool) []byte {
 	return m.end(b)
 }
 
-// sequenceFor returns t's sequence, starting it (or restarting it when its
-// interning tables are full) with a packet that clears incremental state and
-// declares the sequence's defaults and incremental clock.
-func (w *Writer) sequenceFor(t *trackState) *sequence {
+// sequenceFor returns t's sequence, starting it with a packet that clears
+// incremental state and declares the sequence's defaults and incremental
+// clock — or restarting it so when its interning tables are full and
+// restart allows (nothing encoded against the current tables waits).
+func (w *Writer) sequenceFor(t *trackState, restart bool) *sequence {
 	s := t.seq
 	if s == nil {
 		s = &sequence{id: w.nextSeq, track: t.uuid}
 		w.nextSeq++
 		s.resetInterning()
 		t.seq = s
-	} else if s.started && s.entries < w.cfg.internLimit {
+	} else if s.started && (s.entries < w.cfg.internLimit || !restart) {
 		return s
 	} else {
 		s.resetInterning()
@@ -346,8 +347,11 @@ type event struct {
 }
 
 // eventStart opens the packet of an event at ts on t and its TrackEvent.
+// Events of slices waiting for a flush were encoded against the sequence's
+// current interning, so the sequence restarts only on tracks that stream
+// (Begin/End, counters), where nothing waits.
 func (w *Writer) eventStart(t *trackState, ts int64) event {
-	s := w.sequenceFor(t)
+	s := w.sequenceFor(t, len(t.pending) == 0)
 	b, pm := w.open()
 	if w.cfg.delta && ts >= s.lastTS {
 		b = appendVarintField(b, fPacketTimestamp, uint64(ts-s.lastTS))

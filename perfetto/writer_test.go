@@ -14,8 +14,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/check"
+	pb "github.com/phasetrace/phasetrace/proto"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -372,23 +375,55 @@ func TestInternLimitClearsState(t *testing.T) {
 	var buf bytes.Buffer
 	w := perfetto.NewWriter(&buf, perfetto.WithInternLimit(8))
 	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
+	c := w.CounterTrack(th, perfetto.CounterSpec{Name: "c"})
+	streamed := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 2})
 	var want []span
 	for i := range 100 {
 		name := fmt.Sprintf("name%d", i%37)
 		w.Slice(th, perfetto.Slice{Name: name, TS: int64(i * 10), Dur: 5, Args: []perfetto.Arg{perfetto.String("v", fmt.Sprint(i))}})
 		want = append(want, span{Name: name, TS: int64(i * 10), Dur: 5})
+		w.Begin(streamed, perfetto.Slice{Name: name, TS: int64(i * 10), Args: []perfetto.Arg{perfetto.String("v", fmt.Sprint(i))}})
+		w.End(streamed, int64(i*10+5))
+		w.Counter(c, int64(i*10), int64(i))
+		if i%7 == 6 {
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// The tables were cleared and refilled many times on every sequence.
+	var trace pb.Trace
+	if err := proto.Unmarshal(buf.Bytes(), &trace); err != nil {
+		t.Fatal(err)
+	}
+	clears := map[uint32]int{}
+	for _, p := range trace.GetPacket() {
+		if p.GetSequenceFlags()&uint32(pb.TracePacket_SEQ_INCREMENTAL_STATE_CLEARED) != 0 {
+			clears[p.GetTrustedPacketSequenceId()]++
+		}
+	}
+	if clears[2] < 5 || clears[3] < 5 {
+		t.Errorf("incremental-state clears per sequence: %v", clears)
+	}
 	tr := readBack(t, buf.Bytes())
+	if diff := cmp.Diff(want, spansOf(tr, streamed.UUID())); diff != "" {
+		t.Errorf("streamed slices (-want +got):\n%s", diff)
+	}
 	if diff := cmp.Diff(want, spansOf(tr, th.UUID())); diff != "" {
 		t.Errorf("slices (-want +got):\n%s", diff)
 	}
-	for i, s := range tr.Slices {
+	i := 0
+	for _, s := range tr.Slices {
+		if s.Track != th.UUID() {
+			continue
+		}
 		if got := s.Args[0].Value; got != fmt.Sprint(i) {
 			t.Fatalf("slice %d arg %v, want %q", i, got, fmt.Sprint(i))
 		}
+		i++
 	}
 }
 
