@@ -397,6 +397,22 @@ type recordBatch struct {
 	err  error
 }
 
+// internTable canonicalises the strings a log repeats (span names,
+// attribute keys), up to maxInterned distinct ones.
+type internTable struct{ m map[string]string }
+
+const maxInterned = 1 << 14
+
+func (t *internTable) of(s string) string {
+	if c, ok := t.m[s]; ok {
+		return c
+	}
+	if len(t.m) < maxInterned {
+		t.m[s] = s
+	}
+	return s
+}
+
 // batchSize is how many records a parsing goroutine hands over at once.
 const batchSize = 256
 
@@ -406,6 +422,7 @@ const batchSize = 256
 func (s *source) parse(stop <-chan struct{}) {
 	defer close(s.batches)
 	b := make([]strace.Record, 0, batchSize)
+	names := internTable{m: map[string]string{}}
 	send := func(err error) bool {
 		select {
 		case s.batches <- recordBatch{recs: b, err: err}:
@@ -430,7 +447,16 @@ func (s *source) parse(stop <-chan struct{}) {
 		if rec.Kind != strace.KindSpan && rec.Kind != strace.KindBindPhase {
 			continue
 		}
-		b = append(b, rec.Clone())
+		rec = rec.Clone()
+		if rec.Kind == strace.KindSpan {
+			// One string per distinct name and key: the trace writer then
+			// knows repeats by their address instead of hashing them again.
+			rec.Span.Name = names.of(rec.Span.Name)
+			for i := range rec.Span.Attrs {
+				rec.Span.Attrs[i].Key = names.of(rec.Span.Attrs[i].Key)
+			}
+		}
+		b = append(b, rec)
 		if len(b) == batchSize && !send(nil) {
 			return
 		}
