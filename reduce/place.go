@@ -180,6 +180,12 @@ type domainState struct {
 	freq    Hz
 	anchors []anchorRec
 	sorted  bool
+
+	// The last rate estimate, for the anchors [rateL, rateR).
+	rateValid    bool
+	rateL, rateR int
+	rateMemo     rateRange
+	rateErr      error
 }
 
 // Placer places device spans on the host timeline from clock anchors and
@@ -223,7 +229,7 @@ func (p *Placer) AddAnchor(d Domain, a Anchor) error {
 		hi:    satAdd(satAdd(a.HostNs, a.WindowNs), w),
 		index: len(ds.anchors),
 	})
-	ds.sorted = false
+	ds.sorted, ds.rateValid = false, false
 	return nil
 }
 
@@ -301,6 +307,20 @@ func (p *Placer) rate(ds *domainState, c Cycles) (rateRange, error) {
 	if n < 2 {
 		return full, nil
 	}
+	// The estimate depends only on the anchors in [L, R): runs close in
+	// time share it.
+	if ds.rateValid && ds.rateL == L && ds.rateR == R {
+		return ds.rateMemo, ds.rateErr
+	}
+	r, err := p.rateOf(ds, L, R, full)
+	ds.rateValid, ds.rateL, ds.rateR, ds.rateMemo, ds.rateErr = true, L, R, r, err
+	return r, err
+}
+
+// rateOf estimates the rate from the anchors in [L, R).
+func (p *Placer) rateOf(ds *domainState, L, R int, full rateRange) (rateRange, error) {
+	rho := p.cfg.maxRate
+	n := R - L
 	g := max(1, n/4)
 	early := bestConditioned(ds.anchors[L:L+g], 4)
 	late := bestConditioned(ds.anchors[R-g:R], 4)
