@@ -370,10 +370,12 @@ func TestReaderLossesReachTheSummary(t *testing.T) {
 	log = append(log, "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=7 pid=1 tid=1 inv=1 hid=1 depth=0 name=x ts=1 dur=1\n"...)
 	log = append(log, "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=zz depth=0 name=x ts=1 dur=1\n"...)
 	log = append(log, "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=4100 tid=4100 inv=7 hid=1 depth=1 name=chip.run.bind ts=5 dur=1\n"...)
+	long := "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=x ts=1 dur=1 big=" + strings.Repeat("x", 70_000) + "\n"
+	log = append(log, long...)
 	log = append(log, "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=4100 tid=4100 inv=7 hid=1 depth=1 name=chip.run.bi"...)
 	_, sum, _ := convert(t, []phasetrace.Input{phasetrace.Bytes("cut.log", log)})
 	in := sum.Inputs[0]
-	if in.Torn != 1 || in.UnknownVersion != 1 || in.Malformed != 1 || len(in.Problems) != 3 {
+	if in.Torn != 1 || in.UnknownVersion != 1 || in.Malformed != 1 || in.LongLines != 1 || in.InLongLines != 1 || len(in.Problems) != 4 {
 		t.Errorf("input summary %+v", in)
 	}
 	if sum.Incomplete != 1 {
@@ -381,7 +383,7 @@ func TestReaderLossesReachTheSummary(t *testing.T) {
 	}
 	var text bytes.Buffer
 	sum.WriteText(&text)
-	for _, want := range []string{"lost 3 records (1 torn, 1 unknown version, 1 malformed", "cut.log:", "without their root span"} {
+	for _, want := range []string{"lost 4 records (1 torn, 1 unknown version, 1 malformed, 1 in 1 over-long lines)", "cut.log:", "without their root span"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("summary text lacks %q:\n%s", want, text.String())
 		}
