@@ -58,12 +58,11 @@ type threadInfo struct {
 }
 
 type procInfo struct {
-	pid        int32
-	node, chip bool
-	ours       bool
-	producers  map[string]bool
-	wall       []strace.WallAnchor
-	devices    map[int64]bool
+	pid       int32
+	node      bool
+	ours      bool
+	producers map[string]bool
+	wall      []strace.WallAnchor
 }
 
 type scanResult struct {
@@ -104,7 +103,7 @@ func (s *scanResult) thread(pid int32, tid int64) *threadInfo {
 func (s *scanResult) proc(pid int32) *procInfo {
 	p := s.procs[pid]
 	if p == nil {
-		p = &procInfo{pid: pid, producers: map[string]bool{}, devices: map[int64]bool{}}
+		p = &procInfo{pid: pid, producers: map[string]bool{}}
 		s.procs[pid] = p
 	}
 	return p
@@ -157,11 +156,6 @@ func (s *scanResult) scanSpan(sp *strace.Span) {
 	p := s.proc(sp.Pid)
 	if sp.IsDevice() {
 		p.ours = true
-		if sp.Depth == 2 {
-			if a, ok := sp.Attr("dev"); ok && a.Type == strace.TypeInt {
-				p.devices[a.Int] = true
-			}
-		}
 		return
 	}
 	t := s.thread(sp.Pid, sp.Tid)
@@ -201,7 +195,6 @@ func (s *scanResult) scanSpan(sp *strace.Span) {
 			}
 		}
 	case strace.FamilyChip:
-		p.chip = true
 		t.chip = true
 	}
 	if sp.Depth != 0 {
