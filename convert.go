@@ -275,7 +275,6 @@ type invBuf struct {
 // that contains it.
 type bindLine struct {
 	rec  strace.BindPhase
-	pos  strace.Pos
 	logT uint64 // the log prefix's thread handle
 }
 
@@ -647,7 +646,7 @@ func (c *converter) bindPhase(rec *strace.Record) {
 		c.sum.notDrawn("bind phase lines outside every chip.run.bind", 1)
 		c.bindLines = c.bindLines[1:]
 	}
-	c.bindLines = append(c.bindLines, bindLine{rec: rec.BindPhase, pos: rec.Pos, logT: rec.Prefix.Thread})
+	c.bindLines = append(c.bindLines, bindLine{rec: rec.BindPhase, logT: rec.Prefix.Thread})
 }
 
 // host hands one host span to the writer on track t, with its identity and
