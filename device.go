@@ -125,8 +125,10 @@ func (c *converter) device(k invKey, root, runner *strace.Span, spans []*strace.
 		extraReason = "device_wall names no dev="
 	}
 	pl, err := c.placer.Place(run)
+	generic := "" // the summary's reason, when the slices carry a detailed one
 	if err != nil {
 		ds.Inconsists++
+		generic = "clock anchors disagree with containment (see the notes)"
 		c.note("inconsistent", "run pid=%d inv=%d: %v; placed by containment alone", k.pid, k.inv, err)
 		why := "clock anchors disagree with containment: " + strings.TrimPrefix(err.Error(), "reduce: ")
 		pl, err = c.containOnly.Place(run)
@@ -145,7 +147,7 @@ func (c *converter) device(k invKey, root, runner *strace.Span, spans []*strace.
 		c.sum.notDrawn("device spans with no consistent placement", int64(len(spans)))
 		return
 	}
-	c.drawDevice(k, ds, run, spans, pl, extraReason)
+	c.drawDevice(k, ds, run, spans, pl, extraReason, generic)
 }
 
 func joinReason(a, b string) string {
@@ -171,7 +173,7 @@ func addReason(ds *DeviceSummary, r string, n int64) {
 // on the host. device_wall from a log is the runtime's bracket: it is drawn
 // over its own placed interval, widened where needed to cover its
 // sub-phases.
-func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []*strace.Span, pl []reduce.Placement, extraReason string) {
+func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []*strace.Span, pl []reduce.Placement, extraReason, generic string) {
 	if pl[0].Method == reduce.Unaligned {
 		for _, p := range pl {
 			addReason(ds, joinReason(p.Reason, extraReason), 1)
@@ -227,6 +229,10 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 	group := c.deviceGroup(k.pid, run.Domain.Dev)
 	method := pl[0].Method.String()
 	reason := joinReason(pl[0].Reason, extraReason)
+	counted := reason // the summary counts by a reason that does not vary run to run
+	if generic != "" {
+		counted = joinReason(generic, extraReason)
+	}
 	freq := c.freq[run.Domain]
 	var orch, sched = -1, -1
 	for i, s := range spans {
@@ -261,7 +267,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 			ds.Aligned++
 		case reduce.Contained:
 			ds.Contained++
-			addReason(ds, "contained: "+reason, 1)
+			addReason(ds, "contained: "+counted, 1)
 		}
 	}
 	if orch >= 0 && sched >= 0 {
