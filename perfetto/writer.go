@@ -8,6 +8,8 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -74,7 +76,9 @@ func WithDeltaTimestamps(on bool) Option { return func(c *config) { c.delta = on
 // WithCompression bundles packets and compresses each bundle with zlib's
 // deflate at the given level (compress/zlib levels; 0 turns compression
 // off, the default). The trace processor and ui.perfetto.dev inflate such
-// bundles (TracePacket.compressed_packets) transparently.
+// bundles (TracePacket.compressed_packets) transparently. Bundles are
+// compressed and written, in order, by a goroutine of the Writer's own,
+// which Close waits for: a Writer with compression must be closed.
 func WithCompression(level int) Option {
 	return func(c *config) {
 		c.compress = level != 0
@@ -116,8 +120,7 @@ type Writer struct {
 
 	out    []byte // encoded Trace bytes waiting for w
 	bundle []byte // packets waiting to be compressed
-	zbuf   bytes.Buffer
-	zw     *zlib.Writer
+	comp   *compressor
 
 	ioErr   error
 	errs    []error
@@ -165,7 +168,8 @@ func NewWriter(w io.Writer, opts ...Option) *Writer {
 	return &Writer{w: w, cfg: c, tracks: make(map[uint64]*trackState), nextSeq: globalSequence + 1}
 }
 
-// Stats returns the counts so far.
+// Stats returns the counts so far. With compression on, Bytes counts what
+// was written when the Writer was closed.
 func (w *Writer) Stats() Stats { return w.stats }
 
 // Sentinel errors, wrapped in *EventError.
@@ -248,7 +252,7 @@ func (w *Writer) close(b []byte, m message) {
 	if w.cfg.compress {
 		w.bundle = b
 		if len(w.bundle) >= w.cfg.bundleSize {
-			w.compressBundle()
+			w.sendBundle()
 		}
 		return
 	}
@@ -379,38 +383,95 @@ func (w *Writer) eventEnd(e event) {
 	w.close(b, e.packet)
 }
 
-// compressBundle deflates the bundle into one compressed_packets packet.
-func (w *Writer) compressBundle() {
+// compressor deflates bundles of packets on a goroutine of its own, in
+// order, and writes them: with compression on, the goroutine that calls the
+// Writer only encodes, and it never touches the underlying io.Writer.
+type compressor struct {
+	in    chan []byte // full bundles, in order
+	free  chan []byte // emptied bundle buffers, to reuse
+	done  chan struct{}
+	bytes atomic.Int64
+	mu    sync.Mutex
+	err   error // the first compression or write error
+}
+
+// sendBundle hands the bundle to the compressor and takes a fresh buffer.
+func (w *Writer) sendBundle() {
 	if len(w.bundle) == 0 {
 		return
 	}
-	w.zbuf.Reset()
-	if w.zw == nil {
-		zw, err := zlib.NewWriterLevel(&w.zbuf, w.cfg.level)
-		if err != nil {
-			w.ioErr = fmt.Errorf("perfetto: compression: %w", err)
-			w.bundle = w.bundle[:0]
-			return
-		}
-		w.zw = zw
-	} else {
-		w.zw.Reset(&w.zbuf)
+	if w.comp == nil {
+		w.comp = &compressor{in: make(chan []byte, 2), free: make(chan []byte, 4), done: make(chan struct{})}
+		go w.comp.run(w.w, w.cfg.level)
 	}
-	_, err := w.zw.Write(w.bundle)
-	if err == nil {
-		err = w.zw.Close()
+	w.comp.in <- w.bundle
+	select {
+	case b := <-w.comp.free:
+		w.bundle = b[:0]
+	default:
+		w.bundle = make([]byte, 0, w.cfg.bundleSize+w.cfg.bundleSize/4)
 	}
-	w.bundle = w.bundle[:0]
+}
+
+func (c *compressor) run(dst io.Writer, level int) {
+	defer close(c.done)
+	var zbuf bytes.Buffer
+	zw, err := zlib.NewWriterLevel(&zbuf, level)
 	if err != nil {
-		w.ioErr = fmt.Errorf("perfetto: compression: %w", err)
-		return
+		c.fail(fmt.Errorf("perfetto: compression: %w", err))
 	}
-	w.out = protowire.AppendTag(w.out, fTracePacket, protowire.BytesType)
-	w.out = protowire.AppendVarint(w.out, uint64(protowire.SizeTag(fPacketCompressed)+protowire.SizeBytes(w.zbuf.Len())))
-	w.out = appendBytesField(w.out, fPacketCompressed, w.zbuf.Bytes())
-	if len(w.out) >= w.cfg.flushThreshold {
-		w.writeOut()
+	var out []byte
+	for b := range c.in {
+		if c.failed() {
+			continue // drain: nothing more is written after an error
+		}
+		zbuf.Reset()
+		zw.Reset(&zbuf)
+		_, err := zw.Write(b)
+		if err == nil {
+			err = zw.Close()
+		}
+		if err != nil {
+			c.fail(fmt.Errorf("perfetto: compression: %w", err))
+			continue
+		}
+		out = protowire.AppendTag(out[:0], fTracePacket, protowire.BytesType)
+		out = protowire.AppendVarint(out, uint64(protowire.SizeTag(fPacketCompressed)+protowire.SizeBytes(zbuf.Len())))
+		out = appendBytesField(out, fPacketCompressed, zbuf.Bytes())
+		n, err := dst.Write(out)
+		c.bytes.Add(int64(n))
+		if err == nil && n < len(out) {
+			err = io.ErrShortWrite
+		}
+		if err != nil {
+			c.fail(fmt.Errorf("perfetto: writing trace: %w", err))
+		}
+		select {
+		case c.free <- b:
+		default:
+		}
 	}
+}
+
+func (c *compressor) fail(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.mu.Unlock()
+}
+
+func (c *compressor) failed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err != nil
+}
+
+// finish waits for the compressor to write every bundle sent.
+func (c *compressor) finish() error {
+	close(c.in)
+	<-c.done
+	return c.err
 }
 
 // writeOut writes the output buffer to the underlying writer.
@@ -436,6 +497,11 @@ func (w *Writer) writeOut() {
 func (w *Writer) result() error {
 	errs := w.errs
 	w.errs = nil
+	if w.ioErr == nil && w.comp != nil {
+		w.comp.mu.Lock()
+		w.ioErr = w.comp.err
+		w.comp.mu.Unlock()
+	}
 	if w.ioErr != nil {
 		errs = append([]error{w.ioErr}, errs...)
 	}
@@ -477,7 +543,14 @@ func (w *Writer) Close() error {
 		w.globalPacketEnd(b, pm)
 	}
 	if w.cfg.compress {
-		w.compressBundle()
+		w.sendBundle()
+		if w.comp != nil {
+			if err := w.comp.finish(); err != nil && w.ioErr == nil {
+				w.ioErr = err
+			}
+			w.stats.Bytes += w.comp.bytes.Load()
+			w.comp = nil
+		}
 	}
 	w.writeOut()
 	w.closed = true

@@ -580,3 +580,22 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Errorf("%s differs (-want +got), new output kept in %s.got:\n%s", path, path, diff)
 	}
 }
+
+func TestCompressedWriteErrorsAreReturned(t *testing.T) {
+	w := perfetto.NewWriter(&failingWriter{after: 0}, perfetto.WithCompression(1))
+	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
+	for i := range 50_000 {
+		w.Slice(th, perfetto.Slice{Name: "s", TS: int64(i * 10), Dur: 5, Args: []perfetto.Arg{perfetto.Int("i", int64(i))}})
+		if i%1000 == 999 {
+			w.Flush() // may or may not see the error yet: bundles are written in the background
+		}
+	}
+	if err := w.Close(); !errors.Is(err, errDisk) {
+		t.Errorf("Close: %v, want the writer's error", err)
+	}
+	bad := perfetto.NewWriter(&bytes.Buffer{}, perfetto.WithCompression(42))
+	bad.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
+	if err := bad.Close(); err == nil {
+		t.Error("Close with an invalid compression level: no error")
+	}
+}

@@ -63,7 +63,7 @@ func run(args []string, stdin io.Reader, stderr io.Writer) int {
 	fs.Var(&records, "records", "host_phase_records.jsonl `file` (repeatable)")
 	fs.Var(&calibration, "calibration", "clock-calibration samples of a device, as `PID:DEV=FILE` (repeatable)")
 	summaryJSON := fs.String("summary-json", "", "write the conversion summary as JSON to `file`")
-	compress := fs.Int("compress", 0, "deflate the trace at zlib `level` (0: off)")
+	compress := fs.Int("compress", 5, "deflate the trace at zlib `level`, 1 (fastest) to 9 (smallest); 0: off")
 	quiet := fs.Bool("q", false, "print no summary")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: strace2perfetto [flags] [LOG ...]\n\nConverts runtime logs (- for stdin, .gz accepted) to a Perfetto trace.\nWith no LOG, converts an embedded sample to %s.\n\n", sampleOut)
