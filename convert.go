@@ -452,7 +452,11 @@ func (s *source) parse(stop <-chan struct{}) {
 			// knows repeats by their address instead of hashing them again.
 			rec.Span.Name = names.of(rec.Span.Name)
 			for i := range rec.Span.Attrs {
-				rec.Span.Attrs[i].Key = names.of(rec.Span.Attrs[i].Key)
+				a := &rec.Span.Attrs[i]
+				a.Key = names.of(a.Key)
+				if a.Type == strace.TypeString && len(a.Value) <= 64 {
+					a.Value = names.of(a.Value) // short values repeat: roles, clk=dev, ...
+				}
 			}
 		}
 		b = append(b, rec)
