@@ -412,6 +412,25 @@ func (t *internTable) of(s string) string {
 	return s
 }
 
+// attrArena hands out attribute slices carved from larger blocks.
+type attrArena struct{ block []strace.Attr }
+
+const attrBlock = 4096
+
+// copy returns a copy of attrs that no later copy overlaps (its capacity is
+// its length).
+func (a *attrArena) copy(attrs []strace.Attr) []strace.Attr {
+	if len(attrs) == 0 {
+		return nil
+	}
+	if len(a.block)+len(attrs) > cap(a.block) {
+		a.block = make([]strace.Attr, 0, max(attrBlock, len(attrs)))
+	}
+	n := len(a.block)
+	a.block = append(a.block, attrs...)
+	return a.block[n : n+len(attrs) : n+len(attrs)]
+}
+
 // batchSize is how many records a parsing goroutine hands over at once.
 const batchSize = 256
 
@@ -422,6 +441,7 @@ func (s *source) parse(stop <-chan struct{}) {
 	defer close(s.batches)
 	b := make([]strace.Record, 0, batchSize)
 	names := internTable{m: map[string]string{}}
+	var arena attrArena
 	send := func(err error) bool {
 		select {
 		case s.batches <- recordBatch{recs: b, err: err}:
@@ -446,7 +466,10 @@ func (s *source) parse(stop <-chan struct{}) {
 		if rec.Kind != strace.KindSpan && rec.Kind != strace.KindBindPhase {
 			continue
 		}
-		rec = rec.Clone()
+		// The record owns its attributes from here: copied into a shared
+		// arena (one allocation for many records, not one each).
+		rec.Span.Attrs = arena.copy(rec.Span.Attrs)
+		rec.BindPhase.Attrs = arena.copy(rec.BindPhase.Attrs)
 		if rec.Kind == strace.KindSpan {
 			// One string per distinct name and key: the trace writer then
 			// knows repeats by their address instead of hashing them again.
