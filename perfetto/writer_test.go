@@ -599,3 +599,44 @@ func TestCompressedWriteErrorsAreReturned(t *testing.T) {
 		t.Error("Close with an invalid compression level: no error")
 	}
 }
+
+// Slices given after a flush may enclose slices already written (an
+// external producer's span logged after the runs it wrapped): the trace
+// processor's sort puts them outside, as long as they start earlier.
+func TestEnclosingAfterFlush(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for iter := 0; iter < 100; iter++ {
+		var want []span
+		tree(r, 1000, 1200, 1, "s", &want, "")
+		var buf bytes.Buffer
+		w := perfetto.NewWriter(&buf)
+		th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
+		// The runs first, flushed; then the wrappers around them, each
+		// starting before what it wraps.
+		for _, s := range want {
+			w.Slice(th, perfetto.Slice{Name: s.Name, TS: s.TS, Dur: s.Dur, Depth: int32(s.Depth)})
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		w.Slice(th, perfetto.Slice{Name: "outer", TS: 990, Dur: 230})
+		w.Slice(th, perfetto.Slice{Name: "wrapper", TS: 995, Dur: 215, Depth: 1})
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		tr := readBack(t, buf.Bytes())
+		got := spansOf(tr, th.UUID())
+		expect := []span{{Name: "outer", TS: 990, Dur: 230}, {Name: "wrapper", TS: 995, Dur: 215, Depth: 1, Parent: "outer"}}
+		for _, s := range want {
+			s.Depth++ // under the wrapper
+			if s.Parent == "" {
+				s.Parent = "wrapper"
+			}
+			expect = append(expect, s)
+		}
+		sortSpans := cmpopts.SortSlices(func(a, b span) bool { return a.Name < b.Name })
+		if diff := cmp.Diff(expect, got, sortSpans); diff != "" {
+			t.Fatalf("iteration %d (-want +got):\n%s", iter, diff)
+		}
+	}
+}
