@@ -319,6 +319,9 @@ func (c *converter) declareTracks() {
 		return threads[i].key.tid < threads[j].key.tid
 	})
 	for _, t := range threads {
+		if t.split {
+			continue // its runs go to slot lanes; its own track appears only if something lands on it
+		}
 		c.threadTrack(t.key.pid, t.key.tid)
 	}
 }

@@ -141,7 +141,6 @@ func generateTruth(w io.Writer, cfg genConfig, truth map[truthKey]int64) {
 	inv := map[int32]uint64{}
 	hids := []uint64{0x51a7c0de42f00d17, 0x9f3c2a11d00db1e5}
 	var prevRunnerEnd [2]int64
-	prevRoundStart := t
 	var prevClaimEnd [2]int64
 	for round := 0; round < cfg.Rounds; round++ {
 		roundStart := t
@@ -192,8 +191,13 @@ func generateTruth(w io.Writer, cfg genConfig, truth map[truthKey]int64) {
 			nextAnchor += cfg.AnchorEvry
 		}
 		t += 200_000 + g.rnd.Int64N(100_000)
-		g.flushBefore(prevRoundStart - 10_000_000)
-		prevRoundStart = roundStart
+		// Every later line starts at or after the next round's start, or
+		// after the pipelined rank's next preparation.
+		next := t
+		if cfg.Pipelined {
+			next = min(next, prevRunnerEnd[0]-5_000_000)
+		}
+		g.flushBefore(next - 1_000_000)
 	}
 	g.flushBefore(1 << 62)
 	if cfg.Quirks {

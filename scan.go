@@ -197,7 +197,9 @@ func (s *scanResult) scanSpan(sp *strace.Span) {
 	case strace.FamilyChip:
 		t.chip = true
 	}
-	if sp.Depth != 0 {
+	// Runs are what a thread may interleave; node spans are hand-offs drawn
+	// on the thread that wrote them.
+	if sp.Depth != 0 || !fam.HasInvocation() {
 		return
 	}
 	end := sp.End()
