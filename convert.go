@@ -264,8 +264,9 @@ type invKey struct {
 // invBuf holds one run's spans until its root comes.
 type invBuf struct {
 	key   invKey
-	first int64 // arrival order of its first span
-	spans []strace.Span
+	first int64         // arrival order of its first span
+	host  []strace.Span // its host spans, in log order
+	dev   []strace.Span // its device (clk=dev) spans, in log order
 	// bindLogT is the log-prefix thread handle of its chip.run.bind: the
 	// legacy bind phase lines of that bind carry the same handle.
 	bindLogT uint64
@@ -635,7 +636,12 @@ func (c *converter) addToRun(sp *strace.Span, dev bool, logT uint64) {
 		b = &invBuf{key: k, first: c.order}
 		c.pending[k] = b
 	}
-	b.spans = append(b.spans, *sp) // the record owns its attributes
+	// The record owns its attributes.
+	if dev {
+		b.dev = append(b.dev, *sp)
+	} else {
+		b.host = append(b.host, *sp)
+	}
 	if sp.Name == bindName && !dev {
 		b.bindLogT = logT
 	}

@@ -31,15 +31,15 @@ func (c *converter) run(b *invBuf, complete bool) {
 	if !complete {
 		c.sum.Incomplete++
 	}
-	var host, dev []*strace.Span
+	host := make([]*strace.Span, len(b.host))
+	dev := make([]*strace.Span, len(b.dev))
+	for i := range b.dev {
+		dev[i] = &b.dev[i]
+	}
 	var root, bind, runner *strace.Span
-	for i := range b.spans {
-		s := &b.spans[i]
-		if s.IsDevice() {
-			dev = append(dev, s)
-			continue
-		}
-		host = append(host, s)
+	for i := range b.host {
+		s := &b.host[i]
+		host[i] = s
 		switch {
 		case s.Depth == 0 && (root == nil || s.Name == rootName):
 			root = s
