@@ -748,17 +748,7 @@ func appendAttrs(args []perfetto.Arg, attrs []strace.Attr) []perfetto.Arg {
 
 func (c *converter) finish() {
 	c.sum.Devices = c.sum.Devices[:0]
-	doms := make([]reduce.Domain, 0, len(c.devices))
-	for d := range c.devices {
-		doms = append(doms, d)
-	}
-	sort.Slice(doms, func(i, j int) bool {
-		if doms[i].PID != doms[j].PID {
-			return doms[i].PID < doms[j].PID
-		}
-		return doms[i].Dev < doms[j].Dev
-	})
-	for _, d := range doms {
+	for _, d := range sortedDomains(c.devices) {
 		ds := c.devices[d]
 		ds.Bound.finish()
 		c.sum.Devices = append(c.sum.Devices, *ds)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -171,7 +172,7 @@ func TestPipelinedThreadSplitsIntoSlotLanes(t *testing.T) {
 		names = append(names, n)
 	}
 	want := []string{"chip child", "pipeline slot 0 (tid 4100)", "pipeline slot 1 (tid 4100)"}
-	if diff := cmp.Diff(want, sortStrings(names)); diff != "" {
+	if diff := cmp.Diff(want, slices.Sorted(slices.Values(names))); diff != "" {
 		t.Fatalf("lanes of chip.run (-want +got):\n%s", diff)
 	}
 	for name, runs := range lanes {
@@ -425,16 +426,6 @@ func TestNoInput(t *testing.T) {
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "does-not-exist.log") {
 		t.Errorf("error %v, want the missing file named", err)
 	}
-}
-
-func sortStrings(s []string) []string {
-	out := append([]string(nil), s...)
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
 }
 
 // TestLogsFromTwoHosts moves one rank to another host — its CLOCK_MONOTONIC

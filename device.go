@@ -1,8 +1,10 @@
 package phasetrace
 
 import (
+	"cmp"
 	"errors"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/phasetrace/phasetrace/perfetto"
@@ -62,19 +64,10 @@ func sortedDomains[V any](m map[reduce.Domain]V) []reduce.Domain {
 	for d := range m {
 		ds = append(ds, d)
 	}
-	for i := 1; i < len(ds); i++ {
-		for j := i; j > 0 && less(ds[j], ds[j-1]); j-- {
-			ds[j], ds[j-1] = ds[j-1], ds[j]
-		}
-	}
+	slices.SortFunc(ds, func(a, b reduce.Domain) int {
+		return cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.Dev, b.Dev))
+	})
 	return ds
-}
-
-func less(a, b reduce.Domain) bool {
-	if a.PID != b.PID {
-		return a.PID < b.PID
-	}
-	return a.Dev < b.Dev
 }
 
 func (c *converter) deviceSummary(d reduce.Domain) *DeviceSummary {

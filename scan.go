@@ -52,7 +52,6 @@ type threadInfo struct {
 	workerIDs                 int // distinct worker ids seen (0, 1 or 2 meaning "several")
 	chip                      bool
 	ours                      int64 // spans of our families
-	external                  int64
 	producers                 map[string]bool
 	recordWorker, submitMain  bool // host_phase_records drew worker records here
 }
@@ -160,7 +159,6 @@ func (s *scanResult) scanSpan(sp *strace.Span) {
 	}
 	t := s.thread(sp.Pid, sp.Tid)
 	if fam == strace.FamilyExt {
-		t.external++
 		if prod, _, ok := strace.ExtProducer(sp.Name); ok {
 			t.producers[prod] = true
 			if len(p.producers) < 64 {

@@ -11,8 +11,7 @@ import (
 // track that has events a sequence of its own, whose TracePacketDefaults
 // name the track, so events carry neither a track uuid nor a clock id.
 type sequence struct {
-	id    uint32
-	track uint64 // default track_uuid of the sequence's events
+	id uint32
 
 	names, cats, annNames, strs internTable
 	fresh                       []freshEntry // entries to define in the packet being built

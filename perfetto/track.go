@@ -105,7 +105,6 @@ type trackState struct {
 	kind    byte
 	label   string // for error messages
 	seq     *sequence
-	order   int        // creation order, for deterministic flushes
 	open    int        // slices begun with Begin and not yet ended
 	stream  bool       // the track has had Begin/End events
 	wrote   bool       // complete slices have been flushed on the track
@@ -165,7 +164,7 @@ func (w *Writer) newTrack(uuid, parent uint64, kind byte, label string, descript
 			w.dataError(&EventError{Track: label, Err: ErrUnknownTrack})
 		}
 	}
-	t := &trackState{uuid: uuid, kind: kind, label: label, order: len(w.tracks)}
+	t := &trackState{uuid: uuid, kind: kind, label: label}
 	t.w = w
 	w.tracks[uuid] = t
 	w.stats.Tracks++

@@ -305,7 +305,7 @@ func appendClock(b []byte, id uint32, ts int64, incremental bool) []byte {
 func (w *Writer) sequenceFor(t *trackState, restart bool) *sequence {
 	s := t.seq
 	if s == nil {
-		s = &sequence{id: w.nextSeq, track: t.uuid}
+		s = &sequence{id: w.nextSeq}
 		w.nextSeq++
 		s.resetInterning()
 		t.seq = s

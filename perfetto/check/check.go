@@ -324,7 +324,6 @@ type parser struct {
 	tracks  map[uint64]int // uuid → index in t.Tracks
 	events  []event
 	hasPrim bool
-	anySnap bool
 	paths   map[pathKey]pathResult // conversions found, by clock pair
 }
 

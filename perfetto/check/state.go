@@ -21,7 +21,6 @@ func (p *parser) define(idx int, m map[uint64]string, what string, iid uint64, v
 }
 
 func (p *parser) clockSnapshot(idx int, seqID uint32, cs *pb.ClockSnapshot) {
-	p.anySnap = true
 	if pc := uint32(cs.GetPrimaryTraceClock()); pc != 0 {
 		if !p.hasPrim {
 			p.primary, p.hasPrim = pc, true
