@@ -230,3 +230,20 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Lossless reports whether every record read reached the trace as it was
+// logged: the readers lost nothing, and the converter dropped, set aside,
+// moved or repaired nothing.
+func (s *Summary) Lossless() bool {
+	for _, in := range s.Inputs {
+		if in.Torn+in.UnknownVersion+in.Malformed+in.InLongLines > 0 {
+			return false
+		}
+	}
+	for _, a := range s.Artifacts {
+		if a.Torn+a.Malformed+a.Skipped > 0 {
+			return false
+		}
+	}
+	return len(s.NotDrawn) == 0
+}
