@@ -3,6 +3,7 @@ package phasetrace
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"sort"
 	"strconv"
@@ -19,12 +20,15 @@ const (
 	// node.dispatch waits for the other end of its hand-off before it is
 	// drawn: 10 s.
 	DefaultFlowHorizon int64 = 10_000_000_000
-	// DefaultFlushSlices is how many slices the converter hands to the
+)
+
+const (
+	// defaultFlushSlices is how many slices the converter hands to the
 	// trace writer between flushes, which bounds its memory.
-	DefaultFlushSlices = 1 << 12
-	// DefaultMaxPending bounds the runs whose root span has not come yet;
+	defaultFlushSlices = 1 << 12
+	// defaultMaxPending bounds the runs whose root span has not come yet;
 	// past it the oldest is drawn as found and counted incomplete.
-	DefaultMaxPending = 4096
+	defaultMaxPending = 4096
 )
 
 // Option configures Convert.
@@ -39,6 +43,7 @@ type config struct {
 	flushSlices int
 	maxPending  int
 	maxLine     int
+	maxTracks   int
 	progress    func(read int64)
 }
 
@@ -86,12 +91,29 @@ func WithFlowHorizon(ns int64) Option {
 // WithMaxLine sets the longest log line read (default strace.DefaultMaxLine).
 func WithMaxLine(n int) Option { return func(c *config) { c.maxLine = n } }
 
+// WithMaxTracks sets how many tracks the trace may have (default
+// perfetto.DefaultMaxTracks). The spans of threads, lanes and devices past
+// the limit are not drawn and are counted, which bounds the memory a log
+// with very many distinct pids and tids can take.
+func WithMaxTracks(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxTracks = n
+		}
+	}
+}
+
 // WithProgress calls fn with the number of input bytes read so far (both
 // passes count), now and then.
 func WithProgress(fn func(read int64)) Option { return func(c *config) { c.progress = fn } }
 
-// ErrNoInput is returned by Convert when it is given no log.
-var ErrNoInput = errors.New("phasetrace: no input log")
+// Errors of Convert that mean the API was misused. Everything wrong with
+// the data is counted in the Summary instead; every other error Convert
+// returns is an I/O error of an input or of w.
+var (
+	ErrNoInput      = errors.New("phasetrace: no input log")
+	ErrInvalidInput = errors.New("phasetrace: input has no Open function")
+)
 
 // Convert reads the runtime logs and writes one Perfetto trace to w: host
 // spans on their process and thread tracks (a thread that interleaves runs
@@ -99,7 +121,18 @@ var ErrNoInput = errors.New("phasetrace: no input log")
 // the host timeline with a published bound, node.submit → node.dispatch
 // hand-offs as flows, the bind stage's segments, and wall time where a
 // [CLOCK_ANCHOR] is known. It returns a summary of what was read, written,
-// placed and not drawn.
+// placed, repaired, moved and not drawn.
+//
+// Bad data never fails a conversion: a record that cannot be drawn as
+// logged is repaired (only where the repair is exact and small: the
+// runtime's own ns truncation), moved to an overflow lane beside its track,
+// or left out — and counted in the Summary with the reason and where it
+// is, and marked on the slice where one is drawn. Convert returns an error
+// only when an input cannot be read or w cannot be written (the summary
+// then says what was done so far), or for misuse (ErrNoInput,
+// ErrInvalidInput). No goroutine of Convert outlives it; a panic of the
+// caller's own code (an input's reader, w, a progress function) is raised
+// again on the caller's goroutine.
 //
 // Every log is read twice: a first pass learns lanes, labels and clock
 // anchors, the second draws. Memory grows with the number of processes,
@@ -110,21 +143,37 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	if len(logs) == 0 {
 		return nil, ErrNoInput
 	}
-	cfg := config{flowHorizon: DefaultFlowHorizon, flushSlices: DefaultFlushSlices, maxPending: DefaultMaxPending, maxLine: strace.DefaultMaxLine}
+	for i, in := range logs {
+		if in.Open == nil {
+			return nil, fmt.Errorf("%w: input %d (%q)", ErrInvalidInput, i, in.Name)
+		}
+	}
+	cfg := config{flowHorizon: DefaultFlowHorizon, flushSlices: defaultFlushSlices, maxPending: defaultMaxPending, maxLine: strace.DefaultMaxLine,
+		maxTracks: perfetto.DefaultMaxTracks}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c := &converter{cfg: cfg, scan: newScan(), sum: &Summary{}, notes: map[string]int{}, lanes: map[laneKey]perfetto.Track{}, devLanes: map[devLane]perfetto.Track{},
-		covered: map[string]bool{}, drawnSegments: map[string]bool{}}
+	for _, in := range append(append([]Input(nil), cfg.records...), calibrationInputs(cfg.calibration)...) {
+		if in.Open == nil {
+			return nil, fmt.Errorf("%w: artifact %q", ErrInvalidInput, in.Name)
+		}
+	}
+	sum := &Summary{}
+	c := &converter{cfg: cfg, sum: sum, led: newLedger(sum), notes: map[string]int{}, lanes: map[laneKey]perfetto.Track{}, devLanes: map[devLane]perfetto.Track{},
+		covered: map[string]bool{}, drawnSegments: map[string]bool{}, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 	c.progress = &progressCounter{fn: cfg.progress}
+	c.recent = newRecentSpans(c.seeds)
+	for _, in := range logs {
+		c.names = append(c.names, in.Name)
+	}
 
-	// Pass 1.
-	for i, in := range logs {
-		c.scan.input = i
-		if err := c.withInput(in, func(r io.Reader) error {
-			_, err := c.scan.scanLog(r, in.Name, cfg.maxLine)
-			return err
-		}); err != nil {
+	// Pass 1, again without the captures that repeat earlier ones if there
+	// are any.
+	if err := c.firstPass(logs, nil); err != nil {
+		return nil, err
+	}
+	if c.repeats != nil {
+		if err := c.firstPass(logs, c.repeats); err != nil {
 			return nil, err
 		}
 	}
@@ -136,24 +185,63 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	c.buildPlacer()
 
 	// Pass 2.
-	c.w = perfetto.NewWriter(w, cfg.writer...)
-	c.declareTracks()
-	stats, err := c.convertLogs(logs)
-	if err != nil {
-		return nil, err
-	}
-	for i, in := range logs {
-		c.sum.Inputs = append(c.sum.Inputs, inputSummary(in.Name, stats[i]))
+	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(cfg.maxTracks), perfetto.WithOverflowFunc(c.overflowed)}, cfg.writer...)
+	c.w = perfetto.NewWriter(w, wopts...)
+	stats, err := c.secondPass(logs)
+	for i, st := range stats {
+		c.sum.Inputs = append(c.sum.Inputs, inputSummary(logs[i].Name, st))
+		c.sum.Spans.Read += st.Records.Spans
 	}
 	c.finish()
-	err = c.w.Close()
+	werr := c.w.Close()
 	ws := c.w.Stats()
 	c.sum.Output = OutputSummary{Bytes: ws.Bytes, Packets: ws.Packets, Tracks: ws.Tracks, Slices: ws.Slices, Instants: ws.Instants, Flows: ws.Flows, Counters: ws.Counters}
-	c.sum.notDrawn("refused by the trace writer (see the error)", ws.Dropped)
 	if err != nil {
-		return c.sum, fmt.Errorf("phasetrace: writing the trace: %w", err)
+		return c.sum, err
+	}
+	if werr != nil {
+		if errors.Is(werr, perfetto.ErrWrite) {
+			return c.sum, fmt.Errorf("phasetrace: writing the trace: %w", werr)
+		}
+		// The converter hands the writer nothing it refuses; should it
+		// refuse something all the same, the trace is still whole
+		// otherwise, and the refusal is reported.
+		c.led.notDrawn("refused by the trace writer", strace.Pos{}, werr.Error(), ws.Dropped)
 	}
 	return c.sum, nil
+}
+
+func calibrationInputs(cs []calibrationInput) []Input {
+	out := make([]Input, len(cs))
+	for i, c := range cs {
+		out[i] = c.in
+	}
+	return out
+}
+
+// firstPass scans every log, leaving out the lines of skip, and finds the
+// captures that repeat earlier ones.
+func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
+	c.scan = newScan()
+	caps := make([][]capture, len(logs))
+	for i, in := range logs {
+		c.scan.input = i
+		var sk []repeat
+		if skip != nil {
+			sk = skip[i]
+		}
+		if err := c.withInput(in, func(r io.Reader) error {
+			var err error
+			caps[i], err = c.scan.scanLog(r, in.Name, c.cfg.maxLine, c.seeds, sk)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	if skip == nil {
+		c.repeats = repeats(c.names, caps)
+	}
+	return nil
 }
 
 func (c *converter) withInput(in Input, fn func(io.Reader) error) error {
@@ -228,9 +316,16 @@ type converter struct {
 	cfg      config
 	scan     *scanResult
 	sum      *Summary
+	led      *ledger
 	notes    map[string]int
 	progress *progressCounter
 	w        *perfetto.Writer
+	names    []string // the logs' names
+
+	// Repeated records: captures left out per log, and recent spans.
+	seeds   [2]maphash.Seed
+	repeats [][]repeat
+	recent  *recentSpans
 
 	placer, containOnly *reduce.Placer
 	freq                map[reduce.Domain]reduce.Hz
@@ -252,6 +347,7 @@ type converter struct {
 	order     int64 // arrival counter, for the oldest pending run
 	bindLines []bindLine
 	flows     flowWindow
+	nextFlow  perfetto.FlowID
 	handed    int // slices handed to the writer since the last flush
 	now       int64
 }
@@ -261,12 +357,18 @@ type invKey struct {
 	inv uint64
 }
 
+// heldSpan is a span waiting to be drawn, with where it was read.
+type heldSpan struct {
+	strace.Span
+	pos strace.Pos
+}
+
 // invBuf holds one run's spans until its root comes.
 type invBuf struct {
 	key   invKey
-	first int64         // arrival order of its first span
-	host  []strace.Span // its host spans, in log order
-	dev   []strace.Span // its device (clk=dev) spans, in log order
+	first int64      // arrival order of its first span
+	host  []heldSpan // its host spans, in log order
+	dev   []heldSpan // its device (clk=dev) spans, in log order
 	// bindLogT is the log-prefix thread handle of its chip.run.bind: the
 	// legacy bind phase lines of that bind carry the same handle.
 	bindLogT uint64
@@ -276,6 +378,7 @@ type invBuf struct {
 // that contains it.
 type bindLine struct {
 	rec  strace.BindPhase
+	pos  strace.Pos
 	logT uint64 // the log prefix's thread handle
 }
 
@@ -286,9 +389,16 @@ func (c *converter) note(kind, format string, args ...any) {
 	c.sum.note(kind, c.notes, format, args...)
 }
 
+// flowID returns a fresh flow id: ids count up, so no two hand-offs share
+// one whatever their spans hold.
+func (c *converter) flowID() perfetto.FlowID {
+	c.nextFlow++
+	return c.nextFlow
+}
+
 // declareTracks writes the process tracks in their order (scheduler parents
-// first, then chip children, then external producers, each by pid) and
-// every thread's name.
+// first, then chip children, then external producers, each by pid), the
+// wall-clock anchors that agree, and every thread's name.
 func (c *converter) declareTracks() {
 	c.procTracks = map[int32]perfetto.Track{}
 	procs := make([]*procInfo, 0, len(c.scan.procs))
@@ -302,13 +412,13 @@ func (c *converter) declareTracks() {
 		return procs[i].pid < procs[j].pid
 	})
 	for i, p := range procs {
-		c.procTracks[p.pid] = c.w.Process(perfetto.ProcessSpec{Pid: p.pid, Name: p.label(), SortIndex: int32(i + 1)})
-		for _, wa := range p.wall {
-			c.w.WallClock(wa.MonoNS, wa.WallNS)
-			c.sum.WallAnchors++
+		if t, ok := c.newTrack(func() perfetto.Track {
+			return c.w.Process(perfetto.ProcessSpec{Pid: p.pid, Name: p.label(), SortIndex: int32(i + 1)})
+		}); ok {
+			c.procTracks[p.pid] = t
 		}
 	}
-	c.sum.WallTime = c.sum.WallAnchors > 0
+	c.wallClocks(procs)
 	threads := make([]*threadInfo, 0, len(c.scan.threads))
 	for _, t := range c.scan.threads {
 		threads = append(threads, t)
@@ -327,25 +437,86 @@ func (c *converter) declareTracks() {
 	}
 }
 
-func (c *converter) processTrack(pid int32) perfetto.Track {
-	if t, ok := c.procTracks[pid]; ok {
-		return t
+// wallTolerance is how far apart two wall-clock anchors' offsets (wall −
+// mono) may be and still describe one clock: NTP slews the wall clock by far
+// less; a larger gap means a clock that was set, or a log from another boot.
+const wallTolerance = hostGap
+
+// wallClocks writes the wall-clock anchors as REALTIME snapshots. The first
+// anchor (by pid, then log order) sets the wall clock's offset; an anchor
+// whose offset disagrees with it by more than wallTolerance is set aside
+// and counted, and a process that wrote more than one anchor is noted (the
+// runtime writes one per process).
+func (c *converter) wallClocks(procs []*procInfo) {
+	var ref *strace.WallAnchor
+	for _, p := range procs {
+		if len(p.wall) > 1 {
+			c.note("wall", "pid %d wrote %d wall-clock anchors ([CLOCK_ANCHOR] v=1; one per process is expected): %s and %s", p.pid, len(p.wall), at(p.wallAt[0]), at(p.wallAt[1]))
+		}
+		for j, wa := range p.wall {
+			if ref == nil {
+				ref = &p.wall[j]
+			}
+			d, ok1 := subInt64(wa.WallNS-wa.MonoNS, ref.WallNS-ref.MonoNS)
+			if !ok1 || d > wallTolerance || d < -wallTolerance {
+				c.led.notDrawn("wall-clock anchors that disagree with the first by more than 1 s", p.wallAt[j],
+					"pid "+itoa(int64(p.pid))+": wall − mono differs by "+itoa(d)+" ns from the anchor of pid "+itoa(int64(ref.Pid)), 1)
+				continue
+			}
+			c.w.WallClock(wa.MonoNS, wa.WallNS)
+			c.sum.WallAnchors++
+		}
 	}
-	p := c.scan.proc(pid)
-	t := c.w.Process(perfetto.ProcessSpec{Pid: pid, Name: p.label()})
-	c.procTracks[pid] = t
-	return t
+	c.sum.WallTime = c.sum.WallAnchors > 0
 }
 
-// threadTrack is the real-tid lane of a thread.
+func subInt64(a, b int64) (int64, bool) {
+	d := a - b
+	return d, (d < a) == (b > 0)
+}
+
+// newTrack creates a track unless the trace's track limit is reached.
+func (c *converter) newTrack(mk func() perfetto.Track) (perfetto.Track, bool) {
+	if c.w.TracksLeft() <= 0 {
+		return perfetto.Track{}, false
+	}
+	t := mk()
+	return t, !t.IsZero()
+}
+
+func (c *converter) processTrack(pid int32) (perfetto.Track, bool) {
+	if t, ok := c.procTracks[pid]; ok {
+		return t, true
+	}
+	p := c.scan.proc(pid)
+	t, ok := c.newTrack(func() perfetto.Track { return c.w.Process(perfetto.ProcessSpec{Pid: pid, Name: p.label()}) })
+	if ok {
+		c.procTracks[pid] = t
+	}
+	return t, ok
+}
+
+// threadTrack is the real-tid lane of a thread (the zero Track past the
+// track limit).
 func (c *converter) threadTrack(pid int32, tid int64) perfetto.Track {
 	k := laneKey{pid: pid, tid: tid, slot: -1}
 	if t, ok := c.lanes[k]; ok {
 		return t
 	}
-	c.processTrack(pid)
-	t := c.w.Thread(perfetto.ThreadSpec{Pid: pid, Tid: tid, Name: c.scan.thread(pid, tid).threadName()})
-	c.lanes[k] = t
+	if _, ok := c.processTrack(pid); !ok {
+		return perfetto.Track{}
+	}
+	info := c.scan.thread(pid, tid)
+	name := info.threadName()
+	if info.split && len(info.producers) > 0 {
+		// A split thread's runs are on slot lanes: what lands on its own
+		// track is what it emitted outside them.
+		name = "ext " + joinSorted(info.producers, "/")
+	}
+	t, ok := c.newTrack(func() perfetto.Track { return c.w.Thread(perfetto.ThreadSpec{Pid: pid, Tid: tid, Name: name}) })
+	if ok {
+		c.lanes[k] = t
+	}
 	return t
 }
 
@@ -368,191 +539,40 @@ func (c *converter) laneTrack(pid int32, tid int64, slot int64, hasSlot bool) (p
 	if t, ok := c.lanes[k]; ok {
 		return t, true
 	}
+	proc, ok := c.processTrack(pid)
+	if !ok {
+		return perfetto.Track{}, true
+	}
 	name := "pipeline slot " + itoa(slot) + " (tid " + itoa(tid) + ")"
-	lane := c.w.Track(c.processTrack(pid), perfetto.TrackSpec{
-		Name:        name,
-		Key:         "lane " + itoa(tid) + "/" + itoa(slot),
-		Description: "runs of thread " + itoa(tid) + " that held pipeline slot " + itoa(slot) + "; the thread drove several runs at once",
-		Merge:       perfetto.MergeNone,
+	lane, ok := c.newTrack(func() perfetto.Track {
+		return c.w.Track(proc, perfetto.TrackSpec{
+			Name:        name,
+			Key:         "lane " + itoa(tid) + "/" + itoa(slot),
+			Description: "runs of thread " + itoa(tid) + " that held pipeline slot " + itoa(slot) + "; the thread drove several runs at once",
+			Merge:       perfetto.MergeNone,
+		})
 	})
-	c.lanes[k] = lane
+	if ok {
+		c.lanes[k] = lane
+	}
 	return lane, true
 }
 
-// source is one log of the second pass and its next record. A goroutine
-// parses the log ahead of the conversion (on another core) and hands over
-// batches of records that own their memory.
-type source struct {
-	in      Input
-	rc      io.ReadCloser
-	rd      *strace.Reader
-	batches chan recordBatch
-	batch   recordBatch
-	pos     int
-	rec     *strace.Record
-	key     int64 // when the record was written (its prefix's mono_ns)
-	done    bool
-	shift   int64 // added to the log's host times
-}
-
-type recordBatch struct {
-	recs []strace.Record
-	err  error
-}
-
-// internTable canonicalises the strings a log repeats (span names,
-// attribute keys), up to maxInterned distinct ones.
-type internTable struct{ m map[string]string }
-
-const maxInterned = 1 << 14
-
-func (t *internTable) of(s string) string {
-	if c, ok := t.m[s]; ok {
-		return c
-	}
-	if len(t.m) < maxInterned {
-		t.m[s] = s
-	}
-	return s
-}
-
-// attrArena hands out attribute slices carved from larger blocks.
-type attrArena struct{ block []strace.Attr }
-
-const attrBlock = 4096
-
-// copy returns a copy of attrs that no later copy overlaps (its capacity is
-// its length).
-func (a *attrArena) copy(attrs []strace.Attr) []strace.Attr {
-	if len(attrs) == 0 {
-		return nil
-	}
-	if len(a.block)+len(attrs) > cap(a.block) {
-		a.block = make([]strace.Attr, 0, max(attrBlock, len(attrs)))
-	}
-	n := len(a.block)
-	a.block = append(a.block, attrs...)
-	return a.block[n : n+len(attrs) : n+len(attrs)]
-}
-
-// batchSize is how many records a parsing goroutine hands over at once.
-const batchSize = 256
-
-// parse runs in its own goroutine: it reads the log and sends its records
-// (spans and bind-phase lines, the records the second pass draws) in
-// batches, then closes the channel. stop ends it early.
-func (s *source) parse(stop <-chan struct{}) {
-	defer close(s.batches)
-	b := make([]strace.Record, 0, batchSize)
-	names := internTable{m: map[string]string{}}
-	var arena attrArena
-	send := func(err error) bool {
-		select {
-		case s.batches <- recordBatch{recs: b, err: err}:
-			b = make([]strace.Record, 0, batchSize)
-			return true
-		case <-stop:
-			return false
-		}
-	}
-	for {
-		rec, err := s.rd.Read()
-		if err == io.EOF {
-			if len(b) > 0 {
-				send(nil)
-			}
-			return
-		}
-		if err != nil {
-			send(err)
-			return
-		}
-		if rec.Kind != strace.KindSpan && rec.Kind != strace.KindBindPhase {
-			continue
-		}
-		// The record owns its attributes from here: copied into a shared
-		// arena (one allocation for many records, not one each).
-		rec.Span.Attrs = arena.copy(rec.Span.Attrs)
-		rec.BindPhase.Attrs = arena.copy(rec.BindPhase.Attrs)
-		if rec.Kind == strace.KindSpan {
-			// One string per distinct name and key: the trace writer then
-			// knows repeats by their address instead of hashing them again.
-			rec.Span.Name = names.of(rec.Span.Name)
-			for i := range rec.Span.Attrs {
-				a := &rec.Span.Attrs[i]
-				a.Key = names.of(a.Key)
-				if a.Type == strace.TypeString && len(a.Value) <= 64 {
-					a.Value = names.of(a.Value) // short values repeat: roles, clk=dev, ...
-				}
-			}
-		}
-		b = append(b, rec)
-		if len(b) == batchSize && !send(nil) {
-			return
-		}
-	}
-}
-
-func (s *source) next() error {
-	for s.pos >= len(s.batch.recs) {
-		b, ok := <-s.batches
-		if !ok {
-			s.done = true
-			return nil
-		}
-		if b.err != nil {
-			return fmt.Errorf("phasetrace: %s: %w", s.in.Name, b.err)
-		}
-		s.batch, s.pos = b, 0
-	}
-	s.rec = &s.batch.recs[s.pos]
-	s.pos++
-	if d := s.shift; d != 0 {
-		// A log from another host: move its host times onto the first
-		// log's axis (device-clock spans keep their device offsets).
-		s.rec.Prefix.MonoNS += d
-		switch {
-		case s.rec.Kind == strace.KindSpan && !s.rec.Span.IsDevice():
-			s.rec.Span.TS += d
-		case s.rec.Kind == strace.KindBindPhase:
-			s.rec.BindPhase.StartNS = uint64(int64(s.rec.BindPhase.StartNS) + d)
-		}
-	}
-	if s.rec.Prefix.Present {
-		s.key = s.rec.Prefix.MonoNS // a record without a prefix keeps its place
-	}
-	return nil
-}
-
-// convertLogs is the second pass. Several logs are read together, record by
-// record in the order they were written (by their log prefixes' monotonic
-// time), so that logs of different processes merge on one axis as if they
-// were one log, and hand-offs across them connect.
-func (c *converter) convertLogs(logs []Input) ([]strace.Stats, error) {
-	srcs := make([]*source, len(logs))
-	stop := make(chan struct{})
+// secondPass draws. Several logs are read together, record by record in the
+// order they were written (by their log prefixes' monotonic time), so that
+// logs of different processes merge on one axis as if they were one log,
+// and hand-offs across them connect. It returns the readers' statistics of
+// the logs it read, also when it fails.
+func (c *converter) secondPass(logs []Input) (stats []strace.Stats, err error) {
+	c.declareTracks()
+	srcs, stop := c.openSources(logs)
 	defer func() {
-		close(stop)
-		for _, s := range srcs {
-			if s == nil {
-				continue
-			}
-			for range s.batches { // let the parser finish before closing its input
-			}
-			if s.rc != nil {
-				s.rc.Close()
-			}
-		}
+		stats = closeSources(srcs, stop, &err)
 	}()
-	for i, in := range logs {
-		rc, err := in.Open()
-		if err != nil {
-			return nil, fmt.Errorf("phasetrace: %s: %w", in.Name, err)
+	for _, s := range srcs {
+		if s.openErr != nil {
+			return nil, s.openErr
 		}
-		s := &source{in: in, rc: rc, rd: strace.NewReader(c.progress.wrap(rc), strace.WithName(in.Name), strace.WithMaxLine(c.cfg.maxLine)),
-			batches: make(chan recordBatch, 4), shift: c.shift[i]}
-		srcs[i] = s
-		go s.parse(stop)
 	}
 	for _, s := range srcs {
 		if err := s.next(); err != nil {
@@ -569,12 +589,7 @@ func (c *converter) convertLogs(logs []Input) ([]strace.Stats, error) {
 		if cur == nil {
 			break
 		}
-		switch cur.rec.Kind {
-		case strace.KindSpan:
-			c.span(&cur.rec.Span, cur.rec.Prefix.Thread)
-		case strace.KindBindPhase:
-			c.bindPhase(cur.rec)
-		}
+		c.record(cur)
 		if err := cur.next(); err != nil {
 			return nil, err
 		}
@@ -582,47 +597,94 @@ func (c *converter) convertLogs(logs []Input) ([]strace.Stats, error) {
 	// The logs are over: draw what still waits.
 	c.flows.drain(c, true)
 	c.flushPending()
-	c.sum.notDrawn("bind phase lines outside every chip.run.bind", int64(len(c.bindLines)))
-	c.bindLines = nil
-	left := 0
-	for _, ps := range c.records {
-		left += len(ps)
+	for _, l := range c.bindLines {
+		c.led.notDrawn("bind phase lines outside every chip.run.bind", l.pos, "phase="+l.rec.Phase, 1)
 	}
-	c.sum.notDrawn("host_phase_records passes without their chip.run.bind", int64(left))
-	c.records = nil
-	stats := make([]strace.Stats, len(srcs))
-	for i, s := range srcs {
-		stats[i] = s.rd.Stats() // the parser is done: its channel is closed
-		err := s.rc.Close()
-		s.rc = nil
-		if err != nil {
-			return nil, fmt.Errorf("phasetrace: %s: %w", s.in.Name, err)
+	c.bindLines = nil
+	for _, ps := range c.records {
+		for _, p := range ps {
+			c.led.notDrawn("host_phase_records passes without their chip.run.bind", p.Pos, "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
 		}
 	}
-	return stats, nil
+	c.records = nil
+	return nil, nil
 }
 
-// span takes one span; logT is the thread handle of its log prefix (0 when
-// it had none).
-func (c *converter) span(sp *strace.Span, logT uint64) {
+// record takes the record the source holds: it is left out when it repeats
+// an earlier one, else drawn (or held until its run is complete).
+func (c *converter) record(s *source) {
+	rec := s.rec
+	if c.repeats == nil {
+		// Nothing repeats.
+	} else if r, ok := repeatOf(c.repeats[s.index], &s.repeat, rec.Pos.Line); ok {
+		detail := "lines " + itoa(r.first) + "–" + itoa(r.last) + " repeat " + r.of
+		if rec.Kind == strace.KindSpan {
+			c.led.dropSpan(reasonRepeatedCapture, rec.Pos, detail, 1)
+		} else {
+			c.led.notDrawn(reasonRepeatedCapture, rec.Pos, detail, 1)
+		}
+		return
+	}
+	switch rec.Kind {
+	case strace.KindSpan:
+		c.span(rec)
+	case strace.KindBindPhase:
+		c.bindPhase(rec)
+	}
+}
+
+// Reasons a span is not drawn.
+const (
+	reasonRepeatedCapture = "duplicate: a capture that repeats an earlier one byte for byte"
+	reasonRepeatedSpan    = "duplicate: the same span again"
+	reasonTrackLimit      = "over the trace's track limit"
+)
+
+// span takes one span.
+func (c *converter) span(rec *strace.Record) {
+	sp := &rec.Span
 	dev := sp.IsDevice()
+	if reason, detail := checkSpan(sp, dev); reason != "" {
+		c.led.dropSpan(reason, rec.Pos, detail, 1)
+		return
+	}
+	if c.recent.repeated(sp) {
+		c.led.dropSpan(reasonRepeatedSpan, rec.Pos, sp.Name, 1)
+		return
+	}
 	if end := sp.End(); !dev && end > c.now {
 		c.now = end
 	}
 	fam := strace.FamilyOf(sp.Name)
 	switch {
 	case dev || fam.HasInvocation():
-		c.addToRun(sp, dev, logT)
+		c.addToRun(rec, dev)
 	case fam == strace.FamilyNode:
-		c.flows.add(c, *sp)
+		c.flows.add(c, heldSpan{*sp, rec.Pos})
 	default: // ext.: on the thread that emitted it, never grouped into runs
-		c.host(c.threadTrack(sp.Pid, sp.Tid), sp, nil, false)
+		c.host(c.threadTrack(sp.Pid, sp.Tid), &heldSpan{*sp, rec.Pos}, nil, false)
 	}
 	c.flows.drain(c, false)
 	c.maybeFlush()
 }
 
-func (c *converter) addToRun(sp *strace.Span, dev bool, logT uint64) {
+// checkSpan says why a span cannot be drawn at all: its interval is not one.
+// A device span's ts may be negative (an offset before the run's origin);
+// a host span's may not.
+func checkSpan(sp *strace.Span, dev bool) (reason, detail string) {
+	switch {
+	case sp.Dur < 0:
+		return "negative duration", "dur=" + itoa(sp.Dur)
+	case !dev && sp.TS < 0:
+		return "negative host timestamp", "ts=" + itoa(sp.TS)
+	case sp.TS+sp.Dur < sp.TS:
+		return "ts + dur beyond the int64 range", "ts=" + itoa(sp.TS) + " dur=" + itoa(sp.Dur)
+	}
+	return "", ""
+}
+
+func (c *converter) addToRun(rec *strace.Record, dev bool) {
+	sp := &rec.Span
 	k := invKey{sp.Pid, sp.Inv}
 	b := c.pending[k]
 	if b == nil {
@@ -638,12 +700,12 @@ func (c *converter) addToRun(sp *strace.Span, dev bool, logT uint64) {
 	}
 	// The record owns its attributes.
 	if dev {
-		b.dev = append(b.dev, *sp)
+		b.dev = append(b.dev, heldSpan{*sp, rec.Pos})
 	} else {
-		b.host = append(b.host, *sp)
+		b.host = append(b.host, heldSpan{*sp, rec.Pos})
 	}
 	if sp.Name == bindName && !dev {
-		b.bindLogT = logT
+		b.bindLogT = rec.Prefix.Thread
 	}
 	if sp.Depth == 0 && !dev {
 		delete(c.pending, k)
@@ -679,21 +741,22 @@ func (c *converter) flushPending() {
 
 func (c *converter) bindPhase(rec *strace.Record) {
 	if len(c.bindLines) >= maxBindLines {
-		c.sum.notDrawn("bind phase lines outside every chip.run.bind", 1)
+		l := c.bindLines[0]
+		c.led.notDrawn("bind phase lines outside every chip.run.bind", l.pos, "phase="+l.rec.Phase, 1)
 		c.bindLines = c.bindLines[1:]
 	}
-	c.bindLines = append(c.bindLines, bindLine{rec: rec.BindPhase, logT: rec.Prefix.Thread})
+	c.bindLines = append(c.bindLines, bindLine{rec: rec.BindPhase, pos: rec.Pos, logT: rec.Prefix.Thread})
 }
 
-// host hands one host span to the writer on track t, with its identity and
-// every attribute as typed arguments.
-func (c *converter) host(t perfetto.Track, sp *strace.Span, extra []perfetto.Arg, laneSplit bool) {
+// host draws one host span on track t, with its identity and every
+// attribute as typed arguments.
+func (c *converter) host(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool) {
 	c.hostFlows(t, sp, extra, laneSplit, nil, nil)
 }
 
 // hostFlows is host with flows attached: flows start or continue at the
 // span, endFlows end there.
-func (c *converter) hostFlows(t perfetto.Track, sp *strace.Span, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
+func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
 	args := c.args[:0]
 	args = append(args, perfetto.Uint("inv", sp.Inv), perfetto.String("hid", c.hidString(sp.Hid)), perfetto.Int("depth", int64(sp.Depth)))
 	if laneSplit {
@@ -704,26 +767,54 @@ func (c *converter) hostFlows(t perfetto.Track, sp *strace.Span, extra []perfett
 		args = append(args, perfetto.Bool("truncated_by_emitter", true))
 	}
 	args = append(args, extra...)
-	c.slice(t, perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows})
+	if c.slice(t, perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: c.led.ref(sp.pos)}, sp.pos) {
+		c.led.drawn()
+	}
 }
 
-func (c *converter) slice(t perfetto.Track, s perfetto.Slice) {
+// slice hands one slice to the writer, unless its track is over the track
+// limit or its interval is not one after placement (a device span mapped
+// outside the int64 range); it reports whether it did. Callers count the
+// slices of spans as drawn; the reasons it refuses are counted here.
+func (c *converter) slice(t perfetto.Track, s perfetto.Slice, p strace.Pos) bool {
+	switch {
+	case t.IsZero():
+		c.led.dropSpan(reasonTrackLimit, p, s.Name, 1)
+		return false
+	case s.TS < 0 || s.Dur < 0 || s.TS+s.Dur < s.TS:
+		c.led.dropSpan("placed outside the trace's time range", p, s.Name+" at "+itoa(s.TS)+" +"+itoa(s.Dur), 1)
+		return false
+	}
 	c.w.Slice(t, s)
 	c.handed++
 	if cap(s.Args) > cap(c.args) {
 		c.args = s.Args[:0] // the writer copied the arguments: reuse the buffer
 	}
+	return true
+}
+
+// overflowed counts a slice the writer moved to an overflow lane.
+func (c *converter) overflowed(o perfetto.Overflow) {
+	reason := "could not nest on its track"
+	switch {
+	case errors.Is(o.Err, perfetto.ErrOverlap):
+		reason = "partially overlaps another slice on its track"
+	case errors.Is(o.Err, perfetto.ErrTooDeep):
+		reason = "nested deeper than the trace processor keeps (" + itoa(perfetto.MaxDepth) + " levels)"
+	case errors.Is(o.Err, perfetto.ErrOutOfOrder), errors.Is(o.Err, perfetto.ErrUnverifiable):
+		reason = "lies among slices drawn long before (time runs backwards)"
+	}
+	c.led.moved(reason, c.led.pos(o.Ref), o.Name+" on "+o.Track+": "+o.Err.Error())
 }
 
 // maybeFlush lets the writer write what it holds once enough has been
 // handed to it. It is called only between whole runs, so a run's tree is
-// always resolved in one flush.
+// always resolved in one flush. An I/O error stops nothing here: the
+// writer keeps it, and Convert returns it at the end.
 func (c *converter) maybeFlush() {
 	if c.handed >= c.cfg.flushSlices {
 		c.handed = 0
-		if err := c.w.Flush(); err != nil {
-			c.note("writer", "%v", err)
-		}
+		c.w.Flush()
 	}
 }
 

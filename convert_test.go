@@ -331,7 +331,7 @@ func TestPhaseRecordsWin(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("bind segments of pid 4100 inv 2 (-want +got):\n%s", diff)
 	}
-	if n := sum.NotDrawn["bind segment spans superseded by host_phase_records"]; n != 2 {
+	if n := sum.Spans.Superseded; n != 2 {
 		t.Errorf("superseded segments %d, want 2 (args, host_orch)", n)
 	}
 	if n := sum.NotDrawn["host_phase_records passes without their chip.run.bind"]; n != 1 {

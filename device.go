@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/phasetrace/phasetrace/perfetto"
@@ -81,13 +82,15 @@ func (c *converter) deviceSummary(d reduce.Domain) *DeviceSummary {
 
 // device places one run's device spans on the host timeline and draws them
 // on the device's tracks under the run's process.
-func (c *converter) device(k invKey, root, runner *strace.Span, spans []*strace.Span) {
+func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan) {
 	if len(spans) == 0 {
 		return
 	}
+	fixes := repairTruncation(spans)
 	dev, hasDev := int64(noDevice), false
 	run := reduce.Run{Spans: make([]reduce.DeviceSpan, len(spans))}
-	for i, s := range spans {
+	for i := range spans {
+		s := &spans[i]
 		run.Spans[i] = reduce.DeviceSpan{Name: s.Name, Depth: int(s.Depth), TS: reduce.Nanos(s.TS), Dur: reduce.Nanos(s.Dur)}
 		if s.Name != reduce.WallName {
 			continue
@@ -137,10 +140,10 @@ func (c *converter) device(k invKey, root, runner *strace.Span, spans []*strace.
 		ds.Unaligned += int64(len(spans))
 		reason := "no placement consistent with its host windows"
 		addReason(ds, reason, int64(len(spans)))
-		c.sum.notDrawn("device spans with no consistent placement", int64(len(spans)))
+		c.led.dropSpan("device spans with no consistent placement", spans[0].pos, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10), int64(len(spans)))
 		return
 	}
-	c.drawDevice(k, ds, run, spans, pl, extraReason, generic)
+	c.drawDevice(k, ds, run, spans, fixes, pl, extraReason, generic)
 }
 
 func joinReason(a, b string) string {
@@ -166,13 +169,13 @@ func addReason(ds *DeviceSummary, r string, n int64) {
 // on the host. device_wall from a log is the runtime's bracket: it is drawn
 // over its own placed interval, widened where needed to cover its
 // sub-phases.
-func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []*strace.Span, pl []reduce.Placement, extraReason, generic string) {
+func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, fixes map[int]truncationFix, pl []reduce.Placement, extraReason, generic string) {
 	if pl[0].Method == reduce.Unaligned {
 		for _, p := range pl {
 			addReason(ds, joinReason(p.Reason, extraReason), 1)
 		}
 		ds.Unaligned += int64(len(spans))
-		c.sum.notDrawn("device spans with no host evidence to place them", int64(len(spans)))
+		c.led.dropSpan("device spans with no host evidence to place them", spans[0].pos, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+joinReason(pl[0].Reason, extraReason), int64(len(spans)))
 		return
 	}
 	// The reference span for the map: the longest sub-phase.
@@ -203,7 +206,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 			continue
 		}
 		st, en := h0+scale(s.TS), h0+scale(s.TS+s.Dur)
-		bound := int64(pl[i].Bound) + absInt64(st-int64(pl[i].HostStart))
+		bound := int64(pl[i].Bound) + absInt64(st-int64(pl[i].HostStart)) + fixes[i].shift
 		out[i] = drawn{st, en, bound}
 		lo, hi = min(lo, st), max(hi, en)
 	}
@@ -228,7 +231,8 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 	}
 	freq := c.freq[run.Domain]
 	var orch, sched = -1, -1
-	for i, s := range spans {
+	for i := range spans {
+		s := &spans[i]
 		d := out[i]
 		args := append(c.args[:0],
 			perfetto.Uint("inv", s.Inv), perfetto.String("hid", c.hidString(s.Hid)), perfetto.Int("depth", int64(s.Depth)),
@@ -246,14 +250,25 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		if reason != "" {
 			args = append(args, perfetto.String("placement_reason", reason))
 		}
-		t, short := c.deviceTrack(k.pid, run.Domain.Dev, group, s.Name)
-		switch short {
+		fix, fixed := fixes[i]
+		if fixed {
+			args = append(args, perfetto.Int("logged_device_ts", fix.ts), perfetto.Int("logged_device_dur", fix.dur), perfetto.String("repair", fix.what))
+		}
+		lane := deviceLane(s.Name)
+		t := c.deviceTrack(k.pid, run.Domain.Dev, group, lane)
+		switch lane {
 		case "orch":
 			orch = i
 		case "sched":
 			sched = i
 		}
-		c.slice(t, perfetto.Slice{Name: s.Name, TS: d.start, Dur: d.end - d.start, Depth: s.Depth, Args: args})
+		if !c.slice(t, perfetto.Slice{Name: s.Name, TS: d.start, Dur: d.end - d.start, Depth: s.Depth, Args: args, Ref: c.led.ref(s.pos)}, s.pos) {
+			continue
+		}
+		c.led.drawn()
+		if fixed {
+			c.led.repaired(reasonTruncation, s.pos, s.Name+": "+fix.what)
+		}
 		ds.Bound.add(d.bound)
 		switch pl[i].Method {
 		case reduce.Aligned:
@@ -273,20 +288,35 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 			perfetto.Int("device_ts", int64(ts)), perfetto.Int("device_dur", int64(end-ts)),
 			perfetto.String("placement", method), perfetto.Int("bound_ns", max(out[orch].bound, out[sched].bound)),
 		)
-		t := c.w.Track(group, perfetto.TrackSpec{Name: "effective (derived)", Rank: 4, Merge: perfetto.MergeNone,
-			Description: "orch ∪ sched: the merged window of the concurrent orchestrator and scheduler, derived here, never stamped by the device"})
-		c.slice(t, perfetto.Slice{Name: effectiveName, TS: st, Dur: en - st, Args: args})
+		t := c.deviceTrack(k.pid, run.Domain.Dev, group, "effective")
+		c.other(t, perfetto.Slice{Name: effectiveName, TS: st, Dur: en - st, Args: args}, spans[orch].pos, "derived Effective windows")
 	}
 }
 
-// deviceGroup is the track grouping one device's lanes under its process.
+// deviceGroup is the track grouping one device's lanes under its process
+// (the zero Track past the track limit).
 func (c *converter) deviceGroup(pid int32, dev int64) perfetto.Track {
 	k := devLane{pid, dev, "\x00group"}
 	if t, ok := c.devLanes[k]; ok {
 		return t
 	}
-	t := c.newDeviceGroup(pid, dev)
-	c.devLanes[k] = t
+	proc, ok := c.processTrack(pid)
+	if !ok {
+		return perfetto.Track{}
+	}
+	name := "device " + itoa(dev)
+	if dev == noDevice {
+		name = "device (unnamed)"
+	}
+	t, ok := c.newTrack(func() perfetto.Track {
+		return c.w.Track(proc, perfetto.TrackSpec{
+			Name: name, Key: name, Rank: int32(1000 + max(dev, 0)), ChildOrder: perfetto.ChildOrderExplicit, Merge: perfetto.MergeNone,
+			Description: "AICPU phases of " + name + " placed on the host timeline; each slice says how it was placed and its bound in ns",
+		})
+	})
+	if ok {
+		c.devLanes[k] = t
+	}
 	return t
 }
 
@@ -297,41 +327,147 @@ type devLane struct {
 	lane string
 }
 
-func (c *converter) newDeviceGroup(pid int32, dev int64) perfetto.Track {
-	name := "device " + itoa(dev)
-	if dev == noDevice {
-		name = "device (unnamed)"
-	}
-	return c.w.Track(c.processTrack(pid), perfetto.TrackSpec{
-		Name: name, Key: name, Rank: int32(1000 + max(dev, 0)), ChildOrder: perfetto.ChildOrderExplicit, Merge: perfetto.MergeNone,
-		Description: "AICPU phases of " + name + " placed on the host timeline; each slice says how it was placed and its bound in ns",
-	})
-}
-
-// deviceTrack is the lane of a device span: orch and sched (concurrent) and
-// each task slot on lanes of their own, device_wall and the sequential
-// phases together.
-func (c *converter) deviceTrack(pid int32, dev int64, group perfetto.Track, name string) (perfetto.Track, string) {
+// deviceLane is the lane a device span is drawn on: orch and sched
+// (concurrent) and each task slot on lanes of their own, device_wall and
+// the sequential phases together on "phases".
+func deviceLane(name string) string {
 	short := strings.TrimPrefix(strings.TrimPrefix(name, reduce.WallName), ".")
-	k := devLane{pid, dev, short}
-	if t, ok := c.devLanes[k]; ok {
-		return t, short
+	switch {
+	case short == "orch", short == "sched", strings.HasPrefix(short, "task_slot_"):
+		return short
 	}
-	t := c.newDeviceTrack(group, short)
-	c.devLanes[k] = t
-	return t, short
+	return "phases"
 }
 
-func (c *converter) newDeviceTrack(group perfetto.Track, short string) perfetto.Track {
+// deviceTrack is the track of a device lane (the zero Track past the
+// track limit).
+func (c *converter) deviceTrack(pid int32, dev int64, group perfetto.Track, lane string) perfetto.Track {
+	k := devLane{pid, dev, lane}
+	if t, ok := c.devLanes[k]; ok {
+		return t
+	}
+	if group.IsZero() {
+		return perfetto.Track{}
+	}
+	t, ok := c.newTrack(func() perfetto.Track { return c.newDeviceTrack(group, lane) })
+	if ok {
+		c.devLanes[k] = t
+	}
+	return t
+}
+
+func (c *converter) newDeviceTrack(group perfetto.Track, lane string) perfetto.Track {
 	switch {
-	case short == "orch":
+	case lane == "orch":
 		return c.w.Track(group, perfetto.TrackSpec{Name: "orch", Rank: 2, Merge: perfetto.MergeNone, Description: "orchestrator thread's submit window"})
-	case short == "sched":
+	case lane == "sched":
 		return c.w.Track(group, perfetto.TrackSpec{Name: "sched", Rank: 3, Merge: perfetto.MergeNone, Description: "scheduler threads' dispatch window, concurrent with orch"})
-	case strings.HasPrefix(short, "task_slot_"):
-		return c.w.Track(group, perfetto.TrackSpec{Name: strings.ReplaceAll(short, "_", " "), Rank: 10, Merge: perfetto.MergeNone, Description: "tagged task's dispatch → finish window"})
+	case lane == "effective":
+		return c.w.Track(group, perfetto.TrackSpec{Name: "effective (derived)", Rank: 4, Merge: perfetto.MergeNone,
+			Description: "orch ∪ sched: the merged window of the concurrent orchestrator and scheduler, derived here, never stamped by the device"})
+	case strings.HasPrefix(lane, "task_slot_"):
+		return c.w.Track(group, perfetto.TrackSpec{Name: strings.ReplaceAll(lane, "_", " "), Rank: 10, Merge: perfetto.MergeNone, Description: "tagged task's dispatch → finish window"})
 	}
 	return c.w.Track(group, perfetto.TrackSpec{Name: "phases", Rank: 1, Merge: perfetto.MergeNone, Description: "device_wall and its sequential phases"})
+}
+
+// truncationSlack is the most the runtime's ns conversion can move a logged
+// device boundary against another that the device stamped at the same
+// cycle. The runtime logs ts = int(double(start−origin)/freq·1e9) and
+// dur = int(double(end−start)/freq·1e9) separately, each truncated, and
+// each computed with a relative rounding error under 2^-51, which is below
+// 1/3 ns for offsets under 10^14 ns (a day). So a logged start lies in
+// (s−1−ε, s+ε] of the true start s and a logged end ts+dur in
+// (e−2−2ε, e+2ε] of the true end e. Two phases that abut on the device
+// (one's end cycle is the next one's start) can therefore appear to
+// overlap by at most 1 ns; a child that ends at its parent's end cycle can
+// appear to end up to 2 ns past it; a child that starts at its parent's
+// start cycle can appear to start up to 1 ns before it. 2 ns covers all
+// three.
+const truncationSlack = 2
+
+// reasonTruncation counts the repairs of truncationSlack.
+const reasonTruncation = "device boundary within the runtime's ns truncation (2 ns) of its neighbour's: clamped to it"
+
+// truncationFix is a repaired device span's logged values.
+type truncationFix struct {
+	ts, dur int64
+	shift   int64 // how far its start moved, added to its bound
+	what    string
+}
+
+// maxRepairSpans bounds the spans of one lane of one run that are compared
+// pairwise for truncation overlaps.
+const maxRepairSpans = 64
+
+// repairTruncation undoes, on each device lane of one run, the overlaps the
+// runtime's truncating conversion makes of boundaries the device stamped
+// at the same cycle (see truncationSlack): a phase that overlaps its
+// predecessor by at most 2 ns starts where the predecessor ends; a child
+// that ends at most 2 ns past its parent ends with it; a child that starts
+// at most 2 ns before its parent starts with it. It changes spans in place
+// and returns the logged values of those it changed. Larger overlaps are
+// not the conversion: they are drawn as they are (on an overflow lane, by
+// the trace writer).
+func repairTruncation(spans []heldSpan) map[int]truncationFix {
+	if len(spans) < 2 {
+		return nil
+	}
+	var fixes map[int]truncationFix
+	fix := func(i int, what string) {
+		if fixes == nil {
+			fixes = map[int]truncationFix{}
+		}
+		f, ok := fixes[i]
+		if !ok {
+			f = truncationFix{ts: spans[i].TS, dur: spans[i].Dur}
+		}
+		f.what = joinReason(f.what, what)
+		fixes[i] = f
+	}
+	lanes := make([]string, len(spans))
+	count := map[string]int{}
+	for i := range spans {
+		lanes[i] = deviceLane(spans[i].Name)
+		count[lanes[i]]++
+	}
+	for pass := 0; pass < 3; pass++ {
+		changed := false
+		for i := range spans {
+			for j := range spans {
+				a, b := &spans[i], &spans[j]
+				if i == j || lanes[i] != lanes[j] || count[lanes[i]] > maxRepairSpans {
+					continue
+				}
+				aEnd, bEnd := a.TS+a.Dur, b.TS+b.Dur
+				if !(a.TS < b.TS && b.TS < aEnd && aEnd < bEnd) {
+					continue // a and b nest or are apart
+				}
+				switch over, out, early := aEnd-b.TS, bEnd-aEnd, b.TS-a.TS; {
+				case over <= truncationSlack:
+					fix(j, "started "+itoa(over)+" ns before "+a.Name+" ended")
+					b.TS, b.Dur = aEnd, b.Dur-over
+				case out <= truncationSlack:
+					fix(j, "ended "+itoa(out)+" ns after "+a.Name)
+					b.Dur -= out
+				case early <= truncationSlack:
+					fix(i, "started "+itoa(early)+" ns before "+b.Name)
+					a.TS, a.Dur = b.TS, a.Dur-early
+				default:
+					continue
+				}
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	for i, f := range fixes {
+		f.shift = absInt64(spans[i].TS - f.ts)
+		fixes[i] = f
+	}
+	return fixes
 }
 
 // mulDiv is floor(a·b/c) for a, b ≥ 0 and c > 0 with a 128-bit product;

@@ -1,8 +1,6 @@
 package phasetrace
 
 import (
-	"strconv"
-
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -27,7 +25,7 @@ type flowKey struct {
 }
 
 type nodeSpan struct {
-	span     strace.Span
+	span     heldSpan
 	leaf     string
 	key      flowKey
 	hasKey   bool
@@ -49,10 +47,10 @@ type flowWindow struct {
 
 type launchKey struct{ runID, dispatchID int64 }
 
-func (f *flowWindow) add(c *converter, sp strace.Span) {
+func (f *flowWindow) add(c *converter, sp heldSpan) {
 	n := &nodeSpan{span: sp}
 	n.leaf, _ = strace.NodeLeaf(sp.Name)
-	n.key, n.hasKey = nodeFlowKey(&sp)
+	n.key, n.hasKey = nodeFlowKey(&sp.Span)
 	f.spans = append(f.spans, n)
 	if !n.hasKey {
 		return
@@ -120,8 +118,7 @@ func (f *flowWindow) linkRun(c *converter, root *strace.Span) []perfetto.FlowID 
 	if best == nil {
 		return nil
 	}
-	id := perfetto.FlowIDOf("launch " + strconv.FormatInt(int64(best.span.Pid), 10) + " " + strconv.FormatInt(best.span.TS, 10) +
-		" -> " + strconv.FormatInt(int64(root.Pid), 10) + " " + strconv.FormatUint(root.Inv, 10))
+	id := c.flowID()
 	best.flows = append(best.flows, id)
 	c.sum.flow("node.dispatch → chip.run")
 	return []perfetto.FlowID{id}
@@ -202,7 +199,7 @@ func (f *flowWindow) release(c *converter, s *nodeSpan) {
 		if s.match != nil && !s.match.released {
 			link(c, s.match, s)
 		} else {
-			c.sum.notDrawn("hand-off arrows: node.dispatch with no node.submit of its run_id and task slot within the flow horizon", 1)
+			c.led.unlinked("node.dispatch with no node.submit of its run_id and task slot within the flow horizon")
 		}
 	}
 	s.released = true
@@ -211,8 +208,7 @@ func (f *flowWindow) release(c *converter, s *nodeSpan) {
 
 // link draws a flow from submit to dispatch.
 func link(c *converter, submit, dispatch *nodeSpan) {
-	id := perfetto.FlowIDOf("dispatch " + strconv.FormatInt(int64(dispatch.span.Pid), 10) + " " +
-		strconv.FormatInt(dispatch.span.Tid, 10) + " " + strconv.FormatInt(dispatch.span.TS, 10))
+	id := c.flowID()
 	submit.flows = append(submit.flows, id)
 	dispatch.endFlows = append(dispatch.endFlows, id)
 	dispatch.linked = true

@@ -1,6 +1,7 @@
 package phasetrace
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/phasetrace/phasetrace/perfetto"
@@ -31,22 +32,19 @@ func (c *converter) run(b *invBuf, complete bool) {
 	if !complete {
 		c.sum.Incomplete++
 	}
-	host := make([]*strace.Span, len(b.host))
-	dev := make([]*strace.Span, len(b.dev))
-	for i := range b.dev {
-		dev[i] = &b.dev[i]
-	}
-	var root, bind, runner *strace.Span
+	// The run's root is its chip.run (else its first depth-0 span); its
+	// bind and runner_run are found by name, whatever their depth.
+	var root, bind, runner *heldSpan
 	for i := range b.host {
 		s := &b.host[i]
-		host[i] = s
 		switch {
-		case s.Depth == 0 && (root == nil || s.Name == rootName):
-			root = s
 		case s.Name == bindName && bind == nil:
 			bind = s
 		case s.Name == runnerName && runner == nil:
 			runner = s
+		}
+		if s.Depth == 0 && (root == nil || s.Name == rootName && root.Name != rootName) {
+			root = s
 		}
 	}
 	var slot int64
@@ -62,19 +60,22 @@ func (c *converter) run(b *invBuf, complete bool) {
 	covered, drawnSegments := c.covered, c.drawnSegments
 	clear(covered)
 	clear(drawnSegments)
-	for _, p := range passes {
-		for _, r := range p.Records {
-			if bindSegments[r.Phase] {
-				covered[r.Phase] = true
+	if bind != nil {
+		for _, p := range passes {
+			for _, r := range p.Records {
+				if bindSegments[r.Phase] {
+					covered[r.Phase] = true
+				}
 			}
 		}
 	}
 
-	for _, s := range host {
+	for i := range b.host {
+		s := &b.host[i]
 		lane, split := c.laneTrack(s.Pid, s.Tid, slot, hasSlot)
 		seg, isSeg := strings.CutPrefix(s.Name, bindName+".")
 		if isSeg && covered[seg] {
-			c.sum.notDrawn("bind segment spans superseded by host_phase_records", 1)
+			c.sum.Spans.Superseded++
 			continue
 		}
 		if isSeg {
@@ -86,7 +87,7 @@ func (c *converter) run(b *invBuf, complete bool) {
 		}
 		var endFlows []perfetto.FlowID
 		if s == root {
-			endFlows = c.flows.linkRun(c, s)
+			endFlows = c.flows.linkRun(c, &s.Span)
 		}
 		c.hostFlows(lane, s, extra, split, nil, endFlows)
 	}
@@ -95,10 +96,12 @@ func (c *converter) run(b *invBuf, complete bool) {
 		lane, _ := c.laneTrack(bind.Pid, bind.Tid, slot, hasSlot)
 		c.drawRecords(lane, bind, passes)
 		c.drawBindLines(lane, bind, b.bindLogT, covered, drawnSegments)
-	} else if len(passes) > 0 {
-		c.sum.notDrawn("host_phase_records passes without their chip.run.bind", int64(len(passes)))
+	} else {
+		for _, p := range passes {
+			c.led.notDrawn("host_phase_records passes without their chip.run.bind", p.Pos, "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
+		}
 	}
-	c.device(b.key, root, runner, dev)
+	c.device(b.key, root, runner, b.dev)
 	c.maybeFlush()
 }
 
@@ -106,11 +109,11 @@ func (c *converter) run(b *invBuf, complete bool) {
 // segments directly under the bind on its lane, orchestrator operations a
 // level deeper under host_orch — on the recording worker's own thread when
 // a worker recorded them.
-func (c *converter) drawRecords(lane perfetto.Track, bind *strace.Span, passes []strace.PhasePass) {
+func (c *converter) drawRecords(lane perfetto.Track, bind *heldSpan, passes []strace.PhasePass) {
 	for _, p := range passes {
 		for _, r := range p.Records {
 			if r.EndNS < r.StartNS || r.StartNS > maxInt64 || r.EndNS > maxInt64 {
-				c.sum.notDrawn("host_phase_records entries with an impossible interval", 1)
+				c.led.notDrawn("host_phase_records entries with an impossible interval", p.Pos, "phase="+r.Phase, 1)
 				continue
 			}
 			tid := bind.Tid
@@ -141,7 +144,7 @@ func (c *converter) drawRecords(lane perfetto.Track, bind *strace.Span, passes [
 			if r.HasTid {
 				args = append(args, perfetto.Int("os_tid", r.Tid))
 			}
-			c.slice(t, perfetto.Slice{Name: name, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args})
+			c.other(t, perfetto.Slice{Name: name, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args}, p.Pos, "host_phase_records entries")
 		}
 	}
 }
@@ -151,7 +154,7 @@ func (c *converter) drawRecords(lane perfetto.Track, bind *strace.Span, passes [
 // drew that segment for this bind. A line carries no pid: it belongs to the
 // bind written by the same thread (the log prefixes' thread handle) whose
 // interval contains it.
-func (c *converter) drawBindLines(lane perfetto.Track, bind *strace.Span, logT uint64, covered, drawn map[string]bool) {
+func (c *converter) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint64, covered, drawn map[string]bool) {
 	kept := c.bindLines[:0]
 	for _, l := range c.bindLines {
 		start, dur := l.rec.StartNS, l.rec.DurNS
@@ -161,7 +164,7 @@ func (c *converter) drawBindLines(lane perfetto.Track, bind *strace.Span, logT u
 			continue
 		}
 		if covered[l.rec.Phase] || drawn[l.rec.Phase] {
-			c.sum.notDrawn("bind phase lines superseded by host_phase_records or segment spans", 1)
+			c.led.superseded("bind phase lines drawn by host_phase_records or segment spans", 1)
 			continue
 		}
 		args := append(c.args[:0], perfetto.Uint("inv", bind.Inv), perfetto.String("hid", c.hidString(bind.Hid)), perfetto.Int("depth", int64(bind.Depth+1)))
@@ -170,10 +173,30 @@ func (c *converter) drawBindLines(lane perfetto.Track, bind *strace.Span, logT u
 		if l.rec.Source != "" {
 			args = append(args, perfetto.String("source", l.rec.Source))
 		}
-		c.slice(lane, perfetto.Slice{Name: bindName + "." + l.rec.Phase, TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args})
+		c.other(lane, perfetto.Slice{Name: bindName + "." + l.rec.Phase, TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.pos, "bind phase lines")
 	}
 	clear(c.bindLines[len(kept):])
 	c.bindLines = kept
 }
 
 const maxInt64 = 1<<63 - 1
+
+// other draws a slice that is not a span of the log (a bind phase line, a
+// host_phase_records entry); what reasons the writer cannot take it for
+// are counted under what.
+func (c *converter) other(t perfetto.Track, s perfetto.Slice, p strace.Pos, what string) {
+	switch {
+	case t.IsZero():
+		c.led.notDrawn(what+" over the trace's track limit", p, s.Name, 1)
+		return
+	case s.TS < 0 || s.Dur < 0 || s.TS+s.Dur < s.TS:
+		c.led.notDrawn(what+" outside the trace's time range", p, s.Name, 1)
+		return
+	}
+	s.Ref = c.led.ref(p)
+	c.w.Slice(t, s)
+	c.handed++
+	if cap(s.Args) > cap(c.args) {
+		c.args = s.Args[:0]
+	}
+}

@@ -3,6 +3,7 @@ package phasetrace
 import (
 	"bufio"
 	"bytes"
+	"hash/maphash"
 	"io"
 	"sort"
 	"strconv"
@@ -62,6 +63,7 @@ type procInfo struct {
 	ours      bool
 	producers map[string]bool
 	wall      []strace.WallAnchor
+	wallAt    []strace.Pos
 }
 
 type scanResult struct {
@@ -93,7 +95,7 @@ func (s *scanResult) thread(pid int32, tid int64) *threadInfo {
 	k := threadKey{pid, tid}
 	t := s.threads[k]
 	if t == nil {
-		t = &threadInfo{key: k, slots: map[int64]*slotState{}, producers: map[string]bool{}}
+		t = &threadInfo{key: k}
 		s.threads[k] = t
 	}
 	return t
@@ -102,22 +104,24 @@ func (s *scanResult) thread(pid int32, tid int64) *threadInfo {
 func (s *scanResult) proc(pid int32) *procInfo {
 	p := s.procs[pid]
 	if p == nil {
-		p = &procInfo{pid: pid, producers: map[string]bool{}}
+		p = &procInfo{pid: pid}
 		s.procs[pid] = p
 	}
 	return p
 }
 
-// scanLog reads one log for the first pass.
-func (s *scanResult) scanLog(r io.Reader, name string, maxLine int) (strace.Stats, error) {
-	rd := strace.NewReader(newScanFilter(r), strace.WithName(name), strace.WithMaxLine(maxLine))
+// scanLog reads one log for the first pass, leaving out the lines of skip,
+// and returns its captures.
+func (s *scanResult) scanLog(r io.Reader, name string, maxLine int, seeds [2]maphash.Seed, skip []repeat) ([]capture, error) {
+	cut := newCaptureCutter(seeds)
+	rd := strace.NewReader(newScanFilter(r, cut, skip), strace.WithName(name), strace.WithMaxLine(maxLine))
 	for {
 		rec, err := rd.Read()
 		if err == io.EOF {
-			return rd.Stats(), nil
+			return cut.finish(), nil
 		}
 		if err != nil {
-			return rd.Stats(), err
+			return nil, err
 		}
 		switch rec.Kind {
 		case strace.KindSpan:
@@ -134,6 +138,7 @@ func (s *scanResult) scanRecord(rec *strace.Record) {
 	case strace.KindWallAnchor:
 		p := s.proc(rec.WallAnchor.Pid)
 		p.wall = append(p.wall, rec.WallAnchor)
+		p.wallAt = append(p.wallAt, rec.Pos)
 		s.wallInput[p.pid] = append(s.wallInput[p.pid], s.input)
 		for len(s.firstWall) <= s.input {
 			s.firstWall = append(s.firstWall, nil)
@@ -160,9 +165,11 @@ func (s *scanResult) scanSpan(sp *strace.Span) {
 	t := s.thread(sp.Pid, sp.Tid)
 	if fam == strace.FamilyExt {
 		if prod, _, ok := strace.ExtProducer(sp.Name); ok {
-			t.producers[prod] = true
-			if len(p.producers) < 64 {
-				p.producers[prod] = true
+			if len(t.producers) < maxProducers {
+				setAdd(&t.producers, prod)
+			}
+			if len(p.producers) < maxProducers {
+				setAdd(&p.producers, prod)
 			}
 		}
 		return
@@ -213,6 +220,9 @@ func (s *scanResult) scanSpan(sp *strace.Span) {
 	}
 	st := t.slots[slot.Int]
 	if st == nil {
+		if t.slots == nil {
+			t.slots = map[int64]*slotState{}
+		}
 		if len(t.slots) >= maxSlots {
 			t.rootNoSlot = true // too many to be pipeline slots
 			return
@@ -229,6 +239,17 @@ func (s *scanResult) scanSpan(sp *strace.Span) {
 
 // maxSlots bounds the pipeline slots a thread may be split into.
 const maxSlots = 64
+
+// maxProducers bounds the external producers a thread or process is named
+// after.
+const maxProducers = 64
+
+func setAdd(m *map[string]bool, k string) {
+	if *m == nil {
+		*m = map[string]bool{}
+	}
+	(*m)[k] = true
+}
 
 // decide fixes each thread's lane split: a thread is split into one lane
 // per pipeline slot when its runs overlap, every run names its slot, there
@@ -251,9 +272,9 @@ func (s *scanResult) decide() {
 // users know them.
 func (t *threadInfo) threadName() string {
 	switch {
-	case t.recordWorker && !t.chip:
+	case t.recordWorker:
 		return "graph record worker"
-	case t.submitMain && !t.chip:
+	case t.submitMain:
 		return "graph submit main"
 	case t.facade:
 		return "orchestrator / facade"
@@ -316,17 +337,24 @@ func joinSorted(set map[string]bool, sep string) string {
 }
 
 // scanFilter passes to the first pass only the lines it learns from: clock
-// anchors, depth-0 spans, and node and external spans. Every other line
-// (most of a log: the spans inside runs, device spans, other log text) is
-// skipped without being parsed, which makes the first pass cheap.
+// anchors, depth-0 spans, node and external spans, and device_wall spans
+// (a device-clock span is what proves a process with no run root of its own
+// to be the runtime's). Every other line (most of a log: the spans inside
+// runs, the device sub-phases, other log text) is skipped without being
+// parsed, which makes the first pass cheap. It also cuts the log into
+// captures (see captures) and skips the lines of captures known to repeat
+// an earlier one.
 type scanFilter struct {
 	br      *bufio.Reader
 	pending []byte // a kept line not yet handed out
-	long    bool   // inside a line longer than the buffer: keep passing it
+	long    bool   // inside a line longer than the buffer
+	cut     *captureCutter
+	skip    []repeat // lines to leave out: captures repeating earlier ones
+	next    int      // in skip
 }
 
-func newScanFilter(r io.Reader) *scanFilter {
-	return &scanFilter{br: bufio.NewReaderSize(r, 1<<16)}
+func newScanFilter(r io.Reader, cut *captureCutter, skip []repeat) *scanFilter {
+	return &scanFilter{br: bufio.NewReaderSize(r, 1<<16), cut: cut, skip: skip}
 }
 
 var (
@@ -344,14 +372,22 @@ func (f *scanFilter) Read(p []byte) (int, error) {
 			continue
 		}
 		line, err := f.br.ReadSlice('\n')
+		ln := f.cut.feed(line)
+		_, skipped := repeatOf(f.skip, &f.next, ln)
 		switch {
+		case skipped:
+			f.long = err == bufio.ErrBufferFull
 		case err == bufio.ErrBufferFull:
+			// Over-long lines pass whole: the reader counts them.
 			f.pending, f.long = line, true
 			continue
 		case f.long:
 			f.pending, f.long = line, false
 		case keepLine(line):
 			f.pending = line
+		}
+		if err == bufio.ErrBufferFull {
+			continue
 		}
 		if err != nil {
 			if len(f.pending) > 0 {
@@ -382,7 +418,8 @@ func keepLine(line []byte) bool {
 		}
 		if j := bytes.IndexByte(rest, ' '); j >= 0 {
 			name := rest[j:]
-			if bytes.HasPrefix(name, []byte(" name=node.")) || bytes.HasPrefix(name, []byte(" name=network")) || bytes.HasPrefix(name, []byte(" name=ext.")) {
+			if bytes.HasPrefix(name, []byte(" name=node.")) || bytes.HasPrefix(name, []byte(" name=network")) || bytes.HasPrefix(name, []byte(" name=ext.")) ||
+				bytes.HasPrefix(name, []byte(" name=chip.run.runner_run.device_wall ")) {
 				return true
 			}
 		}

@@ -24,15 +24,65 @@ type Summary struct {
 	// whose root span never came (drawn as found).
 	Invocations int64 `json:"invocations"`
 	Incomplete  int64 `json:"incomplete_invocations"`
-	// Flows counts the hand-offs drawn, by kind.
-	Flows map[string]int64 `json:"flows,omitempty"`
-	// NotDrawn counts complete records that are not in the trace, by the
-	// reason; together with the readers' own losses nothing is unaccounted.
-	NotDrawn map[string]int64 `json:"not_drawn,omitempty"`
+	// Flows counts the hand-offs drawn, by kind; Unlinked the hand-off
+	// spans drawn without an arrow, by the reason.
+	Flows    map[string]int64 `json:"flows,omitempty"`
+	Unlinked map[string]int64 `json:"unlinked,omitempty"`
+	// Spans accounts for every complete span record the readers returned:
+	// each is drawn, superseded or not drawn for a named reason.
+	Spans SpanAccount `json:"spans"`
+	// Repaired counts slices drawn after an exact, small repair of their
+	// record, by the repair; each such slice carries its logged values.
+	Repaired map[string]int64 `json:"repaired,omitempty"`
+	// Moved counts slices drawn on an overflow lane beside their track
+	// because they could not nest where they belong, by the reason; each
+	// carries the reason as its overflow_reason argument.
+	Moved map[string]int64 `json:"moved,omitempty"`
+	// NotDrawn counts the other complete records that are not in the
+	// trace (bind phase lines, host_phase_records entries, clock anchors
+	// set aside), by the reason; Superseded those drawn from another source
+	// instead. Together with the readers' own losses and Spans nothing is
+	// unaccounted.
+	NotDrawn   map[string]int64 `json:"not_drawn,omitempty"`
+	Superseded map[string]int64 `json:"superseded,omitempty"`
+	// Examples says where the first few records of each reason above are,
+	// and what was wrong with them.
+	Examples []Example `json:"examples,omitempty"`
 	// Notes are conditions worth a look (an inconsistency between clock
 	// anchors and containment, a dispatch that matched no submit, ...),
 	// the first few of each kind.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// SpanAccount accounts for the complete span records read:
+// Read == Drawn + Superseded + the sum of NotDrawn.
+type SpanAccount struct {
+	Read       int64 `json:"read"`
+	Drawn      int64 `json:"drawn"`
+	Superseded int64 `json:"superseded,omitempty"` // bind segments the host_phase_records artifact draws instead
+	// NotDrawn counts the spans left out of the trace, by the reason.
+	NotDrawn map[string]int64 `json:"not_drawn,omitempty"`
+}
+
+// Check verifies the account: every span read is drawn, superseded or
+// counted under a reason.
+func (a SpanAccount) Check() error {
+	n := a.Drawn + a.Superseded
+	for _, v := range a.NotDrawn {
+		n += v
+	}
+	if n != a.Read {
+		return fmt.Errorf("phasetrace: %d spans read, but %d drawn + %d superseded + %d not drawn", a.Read, a.Drawn, a.Superseded, n-a.Drawn-a.Superseded)
+	}
+	return nil
+}
+
+// Example is where a record that was repaired, moved, set aside or not
+// drawn came from.
+type Example struct {
+	Reason string `json:"reason"`
+	At     string `json:"at"` // file:line
+	Detail string `json:"detail,omitempty"`
 }
 
 // InputSummary is what the reader kept of one log.
@@ -134,16 +184,6 @@ func (b *BoundStats) finish() {
 	}
 }
 
-func (s *Summary) notDrawn(reason string, n int64) {
-	if n == 0 {
-		return
-	}
-	if s.NotDrawn == nil {
-		s.NotDrawn = map[string]int64{}
-	}
-	s.NotDrawn[reason] += n
-}
-
 func (s *Summary) flow(kind string) {
 	if s.Flows == nil {
 		s.Flows = map[string]int64{}
@@ -212,14 +252,39 @@ func (s *Summary) WriteText(w io.Writer) error {
 	} else {
 		b.WriteString("wall time: unknown (no [CLOCK_ANCHOR] v=1 record)\n")
 	}
-	for _, k := range sortedKeys(s.NotDrawn) {
-		fmt.Fprintf(&b, "not drawn: %d %s\n", s.NotDrawn[k], k)
+	fmt.Fprintf(&b, "spans: %d read, %d drawn", s.Spans.Read, s.Spans.Drawn)
+	if s.Spans.Superseded > 0 {
+		fmt.Fprintf(&b, ", %d superseded by host_phase_records", s.Spans.Superseded)
 	}
+	b.WriteString("\n")
+	writeCounts(&b, "span not drawn", s.Spans.NotDrawn, s.Examples)
+	writeCounts(&b, "repaired", s.Repaired, s.Examples)
+	writeCounts(&b, "moved to an overflow lane", s.Moved, s.Examples)
+	writeCounts(&b, "not drawn", s.NotDrawn, s.Examples)
+	writeCounts(&b, "superseded", s.Superseded, nil)
+	writeCounts(&b, "hand-off without an arrow", s.Unlinked, nil)
 	for _, n := range s.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCounts writes one line per reason, with the examples of it.
+func writeCounts(b *strings.Builder, what string, counts map[string]int64, examples []Example) {
+	for _, k := range sortedKeys(counts) {
+		fmt.Fprintf(b, "%s: %d %s\n", what, counts[k], k)
+		for _, e := range examples {
+			if e.Reason != k {
+				continue
+			}
+			fmt.Fprintf(b, "  %s", e.At)
+			if e.Detail != "" {
+				fmt.Fprintf(b, ": %s", e.Detail)
+			}
+			b.WriteString("\n")
+		}
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -233,7 +298,8 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // Lossless reports whether every record read reached the trace as it was
 // logged: the readers lost nothing, and the converter dropped, set aside,
-// moved or repaired nothing.
+// moved or repaired nothing. (Bind segments superseded by the
+// host_phase_records artifact are not a loss.)
 func (s *Summary) Lossless() bool {
 	for _, in := range s.Inputs {
 		if in.Torn+in.UnknownVersion+in.Malformed+in.InLongLines > 0 {
@@ -245,5 +311,5 @@ func (s *Summary) Lossless() bool {
 			return false
 		}
 	}
-	return len(s.NotDrawn) == 0
+	return len(s.Spans.NotDrawn) == 0 && len(s.NotDrawn) == 0 && len(s.Repaired) == 0 && len(s.Moved) == 0
 }

@@ -1,0 +1,173 @@
+package phasetrace_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/perfetto/check"
+)
+
+// spanLine formats one [STRACE] record as the runtime writes it.
+func spanLine(mono int64, pid, tid int64, inv uint64, depth int, name string, ts, dur int64, attrs string) string {
+	if attrs != "" {
+		attrs = " " + attrs
+	}
+	return fmt.Sprintf("[mono_ns=%d][T0x%x][TIMING] emit_host_span: [STRACE] v=1 pid=%d tid=%d inv=%d hid=9f3c depth=%d name=%s ts=%d dur=%d%s\n",
+		mono, tid, pid, tid, inv, depth, name, ts, dur, attrs)
+}
+
+func wallLine(mono, pid, monoNS, wallNS int64) string {
+	return fmt.Sprintf("[mono_ns=%d][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=%d mono_ns=%d wall_ns=%d\n", mono, pid, monoNS, wallNS)
+}
+
+// chipRun is one run of pid as the runtime logs it: host spans on scope
+// exit, then its device spans, then its root. dev holds the device
+// sub-phases as name, ts, dur triples.
+func chipRun(pid int64, inv uint64, start int64, dev ...any) string {
+	var b strings.Builder
+	b.WriteString(spanLine(start+300_000, pid, pid, inv, 1, "chip.run.bind", start, 300_000, ""))
+	rr := start + 400_000
+	b.WriteString(spanLine(rr+20_000_000, pid, pid, inv, 1, "chip.run.runner_run", rr, 20_000_000, ""))
+	b.WriteString(spanLine(rr+20_100_000, pid, pid, inv, 2, "chip.run.runner_run.device_wall", 0, 19_000_000, "clk=dev dev=0"))
+	for i := 0; i+2 < len(dev); i += 3 {
+		b.WriteString(spanLine(rr+20_100_000, pid, pid, inv, 3, "chip.run.runner_run.device_wall."+dev[i].(string), int64(dev[i+1].(int)), int64(dev[i+2].(int)), "clk=dev"))
+	}
+	b.WriteString(spanLine(rr+20_200_000, pid, pid, inv, 0, "chip.run", start, 20_700_000, "slot_id=0"))
+	return b.String()
+}
+
+// wholeTrace checks what every conversion must give: a trace that reads
+// back clean, and an account in which every span read is drawn or counted
+// under a reason — with as many span slices in the trace as the summary
+// says were drawn.
+func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace {
+	t.Helper()
+	tr, err := check.ReadBytes(out)
+	if err != nil {
+		t.Fatalf("the trace does not decode: %v", err)
+	}
+	if err := tr.Err(); err != nil {
+		t.Fatalf("the trace processor would report: %v", err)
+	}
+	if err := sum.Spans.Check(); err != nil {
+		t.Fatal(err)
+	}
+	var read int64
+	for _, in := range sum.Inputs {
+		read += in.Records["span"]
+	}
+	if read != sum.Spans.Read {
+		t.Errorf("summary: %d spans read by the readers, %d in the account", read, sum.Spans.Read)
+	}
+	if n := spanSlices(tr); n != sum.Spans.Drawn {
+		t.Errorf("the trace holds %d slices of spans, the summary says %d were drawn", n, sum.Spans.Drawn)
+	}
+	processorAgrees(t, out, tr)
+	return tr
+}
+
+// spanSlices counts the slices of a trace that are spans of the log: not
+// the derived Effective windows, bind phase lines or host_phase_records.
+func spanSlices(tr *check.Trace) int64 {
+	var n int64
+	for _, s := range tr.Slices {
+		if s.Instant || strings.HasPrefix(s.Name, "Effective") {
+			continue
+		}
+		if src, ok := argOf(s, "src"); ok && (src == "bind_phase" || src == "host_phase_records") {
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// hostileLogs are logs with everything wrong that the runtime or a user
+// can produce; each must still convert to a whole trace.
+func hostileLogs() []struct {
+	name string
+	logs []string
+	opts []phasetrace.Option
+} {
+	abut := chipRun(4100, 1, 1_000_000,
+		"preamble", 0, 300_000, "graph_build", 300_000, 15_000_000,
+		"config_validate", 317_580, 5_215_980, "arena_wire", 5_533_559, 4_000_000, // 1 ns overlap, the runtime's truncation
+		"sm_reset", 9_533_559, 1_000_000,
+		"orch", 10_600_000, 3_000_000, "sched", 10_600_100, 4_000_000)
+	var chain strings.Builder
+	for d := 10_000; d >= 0; d-- {
+		chain.WriteString(spanLine(int64(20_000_000-d), 4300, 4300, 0, d, "ext.app.level", int64(1_000_000+d), int64(20_000_000-2*d), ""))
+	}
+	submit := "[mono_ns=5000][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4001 inv=0 hid=0 depth=0 name=node.submit ts=1000 dur=2000 run_id=1 task_slot=0 role=facade\n" +
+		"[mono_ns=9000][T0x2][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4002 inv=0 hid=0 depth=0 name=node.dispatch ts=4000 dur=3000 run_id=1 task_slot=0 role=scheduler dispatch_id=1\n"
+	var manyPids strings.Builder
+	for p := 1; p <= 300; p++ {
+		manyPids.WriteString(spanLine(int64(p), int64(10_000+p), int64(10_000+p), 0, 0, "ext.app.step", int64(p*10), 5, ""))
+	}
+	bindRoot := spanLine(2_000_000, 4100, 4100, 7, 0, "chip.run.bind", 1_000_000, 500_000, "") +
+		spanLine(2_000_000, 4100, 4100, 7, 1, "chip.run.bind.args", 1_000_000, 100_000, "")
+	return []struct {
+		name string
+		logs []string
+		opts []phasetrace.Option
+	}{
+		{"device phases abutting, overlapping by the runtime's truncation", []string{abut}, nil},
+		{"negative host dur", []string{spanLine(10, 1, 1, 1, 0, "chip.run", 100, -1, "")}, nil},
+		{"ts+dur overflows", []string{spanLine(10, 1, 1, 1, 0, "chip.run", 9_000_000_000_000_000_000, 900_000_000_000_000_000, "")}, nil},
+		{"device span with a negative dur", []string{chipRun(4100, 1, 1_000_000, "preamble", 0, -5)}, nil},
+		{"top-level spans overlapping by 1 ns", []string{spanLine(10, 1, 1, 1, 0, "chip.run", 100, 50, "") + spanLine(20, 1, 1, 2, 0, "chip.run", 149, 50, "")}, nil},
+		{"10 001 nested spans", []string{chain.String()}, nil},
+		{"one log given twice", []string{abut + submit, abut + submit}, nil},
+		{"two captures concatenated", []string{submit + abut + submit + abut}, nil},
+		{"repeated hand-off pair", []string{submit + submit + submit}, nil},
+		{"last line cut mid-number", []string{chipRun(4100, 1, 1_000_000) + spanLine(30_000_000, 4100, 4100, 2, 0, "chip.run", 25_000_000, 62850, "")[:120]}, nil},
+		{"wall anchors 10^15 ns apart", []string{wallLine(1, 4100, 100, 1_700_000_000_000_000_000) + wallLine(2, 4100, 200, 1_701_000_000_000_000_000) + chipRun(4100, 1, 1_000_000)}, nil},
+		{"a bind at depth 0", []string{bindRoot}, nil},
+		{"device spans are the only proof", []string{spanLine(5, 4500, 4500, 3, 2, "chip.run.runner_run.device_wall", 0, 100, "clk=dev dev=0") + spanLine(6, 4500, 4501, 0, 0, "ext.app.x", 10, 5, "")}, nil},
+		{"huge ids", []string{spanLine(10, 2147483647, 9223372036854775807, 18446744073709551615, 0, "chip.run", 100, 50, "")}, nil},
+		{"over the track limit", []string{manyPids.String()}, []phasetrace.Option{phasetrace.WithMaxTracks(64)}},
+		{"empty", []string{""}, nil},
+		{"not a log", []string{"hello\nworld\n\x00\xff"}, nil},
+	}
+}
+
+func TestHostileLogs(t *testing.T) {
+	for _, tc := range hostileLogs() {
+		t.Run(tc.name, func(t *testing.T) {
+			var inputs []phasetrace.Input
+			for i, l := range tc.logs {
+				inputs = append(inputs, phasetrace.Bytes(fmt.Sprintf("log%d", i), []byte(l)))
+			}
+			var out bytes.Buffer
+			sum, err := phasetrace.Convert(&out, inputs, tc.opts...)
+			if err != nil {
+				t.Fatalf("Convert: %v", err)
+			}
+			wholeTrace(t, out.Bytes(), sum)
+			if testing.Verbose() {
+				sum.WriteText(tWriter{t})
+			}
+		})
+	}
+}
+
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(b []byte) (int, error) { w.t.Log(string(b)); return len(b), nil }
+
+func TestMisuseIsAnError(t *testing.T) {
+	if _, err := phasetrace.Convert(io.Discard, nil); !errors.Is(err, phasetrace.ErrNoInput) {
+		t.Errorf("no input: %v", err)
+	}
+	if _, err := phasetrace.Convert(io.Discard, []phasetrace.Input{{}}); !errors.Is(err, phasetrace.ErrInvalidInput) {
+		t.Errorf("zero Input: %v", err)
+	}
+	if _, err := phasetrace.Convert(io.Discard, []phasetrace.Input{phasetrace.Bytes("a", nil)}, phasetrace.WithPhaseRecords(phasetrace.Input{Name: "r"})); !errors.Is(err, phasetrace.ErrInvalidInput) {
+		t.Errorf("zero artifact Input: %v", err)
+	}
+}
