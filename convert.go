@@ -187,6 +187,12 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	// Pass 2.
 	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(cfg.maxTracks), perfetto.WithOverflowFunc(c.overflowed)}, cfg.writer...)
 	c.w = perfetto.NewWriter(w, wopts...)
+	closed := false
+	defer func() {
+		if !closed { // a panic of the caller's reader: stop the writer's goroutine too
+			c.w.Close()
+		}
+	}()
 	stats, err := c.secondPass(logs)
 	for i, st := range stats {
 		c.sum.Inputs = append(c.sum.Inputs, inputSummary(logs[i].Name, st))
@@ -194,6 +200,7 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	}
 	c.finish()
 	werr := c.w.Close()
+	closed = true
 	ws := c.w.Stats()
 	c.sum.Output = OutputSummary{Bytes: ws.Bytes, Packets: ws.Packets, Tracks: ws.Tracks, Slices: ws.Slices, Instants: ws.Instants, Flows: ws.Flows, Counters: ws.Counters}
 	if err != nil {
