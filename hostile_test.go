@@ -89,11 +89,14 @@ func spanSlices(tr *check.Trace) int64 {
 
 // hostileLogs are logs with everything wrong that the runtime or a user
 // can produce; each must still convert to a whole trace.
-func hostileLogs() []struct {
-	name string
-	logs []string
-	opts []phasetrace.Option
-} {
+type hostileLog struct {
+	name  string
+	logs  []string
+	opts  []phasetrace.Option
+	check func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary)
+}
+
+func hostileLogs() []hostileLog {
 	abut := chipRun(4100, 1, 1_000_000,
 		"preamble", 0, 300_000, "graph_build", 300_000, 15_000_000,
 		"config_validate", 317_580, 5_215_980, "arena_wire", 5_533_559, 4_000_000, // 1 ns overlap, the runtime's truncation
@@ -109,30 +112,67 @@ func hostileLogs() []struct {
 	for p := 1; p <= 300; p++ {
 		manyPids.WriteString(spanLine(int64(p), int64(10_000+p), int64(10_000+p), 0, 0, "ext.app.step", int64(p*10), 5, ""))
 	}
-	bindRoot := spanLine(2_000_000, 4100, 4100, 7, 0, "chip.run.bind", 1_000_000, 500_000, "") +
-		spanLine(2_000_000, 4100, 4100, 7, 1, "chip.run.bind.args", 1_000_000, 100_000, "")
-	return []struct {
-		name string
-		logs []string
-		opts []phasetrace.Option
-	}{
-		{"device phases abutting, overlapping by the runtime's truncation", []string{abut}, nil},
-		{"negative host dur", []string{spanLine(10, 1, 1, 1, 0, "chip.run", 100, -1, "")}, nil},
-		{"ts+dur overflows", []string{spanLine(10, 1, 1, 1, 0, "chip.run", 9_000_000_000_000_000_000, 900_000_000_000_000_000, "")}, nil},
-		{"device span with a negative dur", []string{chipRun(4100, 1, 1_000_000, "preamble", 0, -5)}, nil},
-		{"top-level spans overlapping by 1 ns", []string{spanLine(10, 1, 1, 1, 0, "chip.run", 100, 50, "") + spanLine(20, 1, 1, 2, 0, "chip.run", 149, 50, "")}, nil},
-		{"10 001 nested spans", []string{chain.String()}, nil},
-		{"one log given twice", []string{abut + submit, abut + submit}, nil},
-		{"two captures concatenated", []string{submit + abut + submit + abut}, nil},
-		{"repeated hand-off pair", []string{submit + submit + submit}, nil},
-		{"last line cut mid-number", []string{chipRun(4100, 1, 1_000_000) + spanLine(30_000_000, 4100, 4100, 2, 0, "chip.run", 25_000_000, 62850, "")[:120]}, nil},
-		{"wall anchors 10^15 ns apart", []string{wallLine(1, 4100, 100, 1_700_000_000_000_000_000) + wallLine(2, 4100, 200, 1_701_000_000_000_000_000) + chipRun(4100, 1, 1_000_000)}, nil},
-		{"a bind at depth 0", []string{bindRoot}, nil},
-		{"device spans are the only proof", []string{spanLine(5, 4500, 4500, 3, 2, "chip.run.runner_run.device_wall", 0, 100, "clk=dev dev=0") + spanLine(6, 4500, 4501, 0, 0, "ext.app.x", 10, 5, "")}, nil},
-		{"huge ids", []string{spanLine(10, 2147483647, 9223372036854775807, 18446744073709551615, 0, "chip.run", 100, 50, "")}, nil},
-		{"over the track limit", []string{manyPids.String()}, []phasetrace.Option{phasetrace.WithMaxTracks(64)}},
-		{"empty", []string{""}, nil},
-		{"not a log", []string{"hello\nworld\n\x00\xff"}, nil},
+	bindRoot := spanLine(2_000_000, 4100, 4100, 7, 1, "chip.run.bind.args", 1_000_000, 100_000, "") +
+		spanLine(2_000_000, 4100, 4100, 7, 0, "chip.run.bind", 1_000_000, 500_000, "")
+	cut := spanLine(30_000_000, 4100, 4100, 2, 0, "chip.run", 25_000_000, 62850, "")
+	cut = cut[:len(cut)-len("850\n")]
+	return []hostileLog{
+		{"device phases abutting, overlapping by the runtime's truncation", []string{abut}, nil, func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+			if len(sum.Repaired) != 1 || sum.Moved != nil {
+				t.Errorf("repaired %v, moved %v: want the one truncation repaired", sum.Repaired, sum.Moved)
+			}
+			for _, s := range tr.Slices {
+				if s.Name == "chip.run.runner_run.device_wall.arena_wire" {
+					ts, _ := argOf(s, "logged_device_ts")
+					dur, _ := argOf(s, "logged_device_dur")
+					if ts != int64(5_533_559) || dur != int64(4_000_000) {
+						t.Errorf("arena_wire logged as ts=%v dur=%v", ts, dur)
+					}
+				}
+			}
+		}},
+		{"negative host dur", []string{spanLine(10, 1, 1, 1, 0, "chip.run", 100, -1, "")}, nil, nil},
+		{"ts+dur overflows", []string{spanLine(10, 1, 1, 1, 0, "chip.run", 9_000_000_000_000_000_000, 900_000_000_000_000_000, "")}, nil, nil},
+		{"device span with a negative dur", []string{chipRun(4100, 1, 1_000_000, "preamble", 0, -5)}, nil, nil},
+		{"top-level spans overlapping by 1 ns", []string{spanLine(10, 1, 1, 1, 0, "chip.run", 100, 50, "") + spanLine(20, 1, 1, 2, 0, "chip.run", 149, 50, "")}, nil, nil},
+		{"10 001 nested spans", []string{chain.String()}, nil, nil},
+		{"one log given twice", []string{abut + submit, abut + submit}, nil, repeated(13, 1)},
+		{"two captures concatenated", []string{submit + abut + submit + abut}, nil, repeated(13, 1)},
+		{"repeated hand-off pair", []string{submit + submit + submit}, nil, repeated(4, 1)},
+		{"last line cut mid-number", []string{chipRun(4100, 1, 1_000_000) + cut}, nil, nil},
+		{"wall anchors 10^15 ns apart", []string{wallLine(1, 4100, 100, 1_700_000_000_000_000_000) + wallLine(2, 4100, 200, 1_701_000_000_000_000_000) + chipRun(4100, 1, 1_000_000)}, nil,
+			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+				if sum.WallAnchors != 1 || len(tr.Wall) != 1 || len(sum.NotDrawn) != 1 || len(sum.Notes) != 1 {
+					t.Errorf("wall anchors written %d (%d in the trace), set aside %v, notes %q: want one written, one set aside, a note", sum.WallAnchors, len(tr.Wall), sum.NotDrawn, sum.Notes)
+				}
+			}},
+		{"a bind at depth 0", []string{bindRoot}, nil, nil},
+		{"device spans are the only proof", []string{spanLine(5, 4500, 4500, 3, 2, "chip.run.runner_run.device_wall", 0, 100, "clk=dev dev=0") + spanLine(6, 4500, 4501, 0, 0, "ext.app.x", 10, 5, "")}, nil,
+			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+				if tk := tr.Tracks[0]; tk.Kind != "process" || tk.Name != "simpler chip child (pid=4500)" {
+					t.Errorf("process track %+v, want a chip child", tk)
+				}
+			}},
+		{"huge ids", []string{spanLine(10, 2147483647, 9223372036854775807, 18446744073709551615, 0, "chip.run", 100, 50, "")}, nil, nil},
+		{"over the track limit", []string{manyPids.String()}, []phasetrace.Option{phasetrace.WithMaxTracks(64)}, nil},
+		{"empty", []string{""}, nil, nil},
+		{"not a log", []string{"hello\nworld\n\x00\xff"}, nil, nil},
+	}
+}
+
+// repeated checks that n spans were left out as repeats and the one
+// hand-off drawn once.
+func repeated(n int64, flows int) func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+	return func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+		var dup int64
+		for reason, v := range sum.Spans.NotDrawn {
+			if strings.HasPrefix(reason, "duplicate") {
+				dup += v
+			}
+		}
+		if dup != n || len(tr.Flows) != flows {
+			t.Errorf("%d repeated spans left out (%v), %d flows: want %d and %d", dup, sum.Spans.NotDrawn, len(tr.Flows), n, flows)
+		}
 	}
 }
 
@@ -148,7 +188,10 @@ func TestHostileLogs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Convert: %v", err)
 			}
-			wholeTrace(t, out.Bytes(), sum)
+			tr := wholeTrace(t, out.Bytes(), sum)
+			if tc.check != nil {
+				tc.check(t, tr, sum)
+			}
 			if testing.Verbose() {
 				sum.WriteText(tWriter{t})
 			}
