@@ -32,4 +32,34 @@
 // (torn, unknown version, malformed), what was drawn, how each device's
 // spans were placed and the distribution of their bounds, and what was not
 // drawn and why.
+//
+// # Bad data never costs the trace
+//
+// Convert fails only when an input cannot be read or the trace cannot be
+// written, or when it is called wrongly. Everything wrong with the data is
+// handled record by record, counted in the Summary with the reason and the
+// file:line of the first few, and marked on the slice where one is drawn:
+//
+//   - repaired, only where the repair is exact and small: a device phase
+//     whose logged boundary lies within the runtime's own ns truncation
+//     (2 ns) of its neighbour's is clamped to it; the slice carries
+//     logged_device_ts, logged_device_dur and repair, and its bound grows
+//     by the shift;
+//   - moved to an overflow lane beside its track ("<track> (overflow N)"),
+//     with an overflow_reason argument, when it cannot nest where it
+//     belongs: it partially overlaps another slice, it is nested deeper
+//     than the trace processor keeps (512 levels), or it lands among
+//     slices written long before (time running backwards);
+//   - left out: a span whose interval is not one (negative duration,
+//     negative host time, ts + dur past the int64 range), a repeat (a
+//     capture that repeats an earlier one byte for byte — a log given
+//     twice, or two captures concatenated — or a span equal to one of the
+//     last 65 536), a span of a track past the track limit (WithMaxTracks),
+//     a device span with no evidence to place it; a wall-clock anchor that
+//     disagrees with the first by more than a second is set aside.
+//
+// The account is exact: Summary.Spans.Check verifies that every complete
+// span read is drawn, superseded (a bind segment the host_phase_records
+// artifact draws instead) or counted under a reason, and
+// Summary.Lossless says whether anything at all was lost or changed.
 package phasetrace

@@ -146,7 +146,24 @@ func hostileLogs() []hostileLog {
 					t.Errorf("wall anchors written %d (%d in the trace), set aside %v, notes %q: want one written, one set aside, a note", sum.WallAnchors, len(tr.Wall), sum.NotDrawn, sum.Notes)
 				}
 			}},
-		{"a bind at depth 0", []string{bindRoot}, nil, nil},
+		{"a bind at depth 0", []string{bindRoot}, []phasetrace.Option{phasetrace.WithPhaseRecords(phasetrace.Bytes("host_phase_records.jsonl", []byte(
+			`{"pid": 4100, "inv": 7, "records": [{"phase": "args", "start_ns": 1000000, "end_ns": 1050000}, {"phase": "graph_submit", "start_ns": 1200000, "end_ns": 1300000, "tid": 4100}]}`+"\n")))},
+			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+				records := 0
+				for _, s := range tr.Slices {
+					if src, _ := argOf(s, "src"); src == "host_phase_records" {
+						records++
+					}
+				}
+				if records != 2 || sum.Spans.Superseded != 1 {
+					t.Errorf("%d record slices drawn, %d segment spans superseded: want 2 and 1", records, sum.Spans.Superseded)
+				}
+				for _, tk := range tr.Tracks {
+					if tk.Kind == "thread" && tk.Name != "graph submit main" {
+						t.Errorf("thread %d is named %q, want the records' own label", tk.Tid, tk.Name)
+					}
+				}
+			}},
 		{"device spans are the only proof", []string{spanLine(5, 4500, 4500, 3, 2, "chip.run.runner_run.device_wall", 0, 100, "clk=dev dev=0") + spanLine(6, 4500, 4501, 0, 0, "ext.app.x", 10, 5, "")}, nil,
 			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 				if tk := tr.Tracks[0]; tk.Kind != "process" || tk.Name != "simpler chip child (pid=4500)" {
