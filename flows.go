@@ -9,9 +9,14 @@ import (
 //
 //   - node.submit → node.dispatch, matched as the runtime's own tooling
 //     matches them: same pid, run_id and task slot (task_slot, or slot),
-//     the latest submit that starts no later than the dispatch;
+//     the latest submit that starts before the dispatch;
 //   - node.dispatch → the chip.run it launched, where the run's root
-//     carries the dispatch's run_id and a non-zero dispatch_id.
+//     carries the dispatch's run_id and a non-zero dispatch_id and starts
+//     after it.
+//
+// An arrow's start must be strictly earlier than its end: the trace
+// processor orders events by time, and an arrow whose ends share an
+// instant may reach its end before its start (and is then lost).
 //
 // The spans of a hand-off are logged when they end, so either end may come
 // first. Node spans therefore wait in a window until the log has moved
@@ -63,14 +68,14 @@ func (f *flowWindow) add(c *converter, sp heldSpan) {
 		f.submits[n.key] = append(f.submits[n.key], n)
 		// A dispatch logged before this submit may belong to it.
 		for _, d := range f.waiting[n.key] {
-			if !d.released && !d.linked && n.span.TS <= d.span.TS && (d.match == nil || n.span.TS > d.match.span.TS) {
+			if !d.released && !d.linked && n.span.TS < d.span.TS && (d.match == nil || n.span.TS > d.match.span.TS) {
 				d.match = n
 			}
 		}
 	case "dispatch":
 		var best *nodeSpan
 		for _, s := range f.submits[n.key] {
-			if !s.released && s.span.TS <= n.span.TS && (best == nil || s.span.TS > best.span.TS) {
+			if !s.released && s.span.TS < n.span.TS && (best == nil || s.span.TS > best.span.TS) {
 				best = s
 			}
 		}
@@ -108,7 +113,7 @@ func (f *flowWindow) linkRun(c *converter, root *strace.Span) []perfetto.FlowID 
 	}
 	var best *nodeSpan
 	for _, n := range f.launches[launchKey{run.Int, did.Int}] {
-		if n.released || n.span.Pid == root.Pid || n.span.TS > root.TS {
+		if n.released || n.span.Pid == root.Pid || n.span.TS >= root.TS {
 			continue
 		}
 		if best == nil || n.span.TS > best.span.TS {
