@@ -8,11 +8,23 @@
 //	go run ./examples/devicebuffer -threads N -freq HZ [-pid P -tid T -inv I -hid H -dev D] [-per-thread] FILE
 //
 // The thread count is required: buffer sizes for different thread counts
-// can coincide. -per-thread also lists every thread's raw records. A bad
-// buffer exits non-zero with the byte offset and what was expected there.
+// can coincide. -per-thread also lists every thread's raw records. Flags may
+// come before or after FILE; -- ends the flags.
+//
+// A buffer for N threads is at most 16 + 416·N bytes (header, phase
+// records, task-timing tail); a larger FILE is refused by its size before
+// it is read, and a pipe or a growing file is never read past that size.
+// A bad buffer is reported with the byte offset and what was expected
+// there.
+//
+// Exit status: 0 the records were printed; 1 failure (FILE cannot be read,
+// is too large or is not a valid buffer for N threads, or the output cannot
+// be written); 2 usage error (an unknown flag, a missing or bad flag value,
+// not exactly one FILE).
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,6 +34,13 @@ import (
 
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
 )
 
 type options struct {
@@ -37,37 +56,126 @@ type options struct {
 }
 
 func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the whole command with its streams, returning the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
 	var o options
-	flag.IntVar(&o.threads, "threads", 0, "number of AICPU threads the buffer was written for (required)")
-	flag.Uint64Var(&o.freq, "freq", 0, "device counter frequency in Hz, e.g. 50000000 on a2a3 (required)")
-	flag.Int64Var(&o.pid, "pid", int64(os.Getpid()), "pid written in the records")
-	flag.Int64Var(&o.tid, "tid", -1, "tid written in the records (default: the pid)")
-	flag.Uint64Var(&o.inv, "inv", 1, "invocation id written in the records")
-	flag.StringVar(&o.hid, "hid", "0", "callable hash written in the records (hex)")
-	flag.Int64Var(&o.dev, "dev", 0, "device id written on device_wall")
-	flag.BoolVar(&o.perThread, "per-thread", false, "also list each thread's raw records")
-	flag.Int64Var(&o.mono, "mono", -1, "CLOCK_MONOTONIC ns written in the log prefixes (default: now)")
-	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: devicebuffer -threads N -freq HZ [-pid P -tid T -inv I -hid H -dev D] [-per-thread] FILE\n")
-		flag.PrintDefaults()
+	fs := flag.NewFlagSet("devicebuffer", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&o.threads, "threads", 0, "number of AICPU threads the buffer was written for (required)")
+	fs.Uint64Var(&o.freq, "freq", 0, "device counter frequency in Hz, e.g. 50000000 on a2a3 (required)")
+	fs.Int64Var(&o.pid, "pid", int64(os.Getpid()), "pid written in the records")
+	fs.Int64Var(&o.tid, "tid", -1, "tid written in the records (default: the pid)")
+	fs.Uint64Var(&o.inv, "inv", 1, "invocation id written in the records")
+	fs.StringVar(&o.hid, "hid", "0", "callable hash written in the records (hex)")
+	fs.Int64Var(&o.dev, "dev", 0, "device id written on device_wall")
+	fs.BoolVar(&o.perThread, "per-thread", false, "also list each thread's raw records")
+	fs.Int64Var(&o.mono, "mono", -1, "CLOCK_MONOTONIC ns written in the log prefixes (default: now)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: devicebuffer -threads N -freq HZ [-pid P -tid T -inv I -hid H -dev D] [-per-thread] FILE\n\n"+
+			"Exit status: 0 records printed; 1 failure (unreadable, too large or bad buffer); 2 usage error.\n\nFlags:\n")
+		fs.PrintDefaults()
 	}
-	flag.Parse()
-	if flag.NArg() != 1 || o.threads <= 0 || o.freq == 0 {
-		flag.Usage()
-		os.Exit(2)
+	files, err := parseAnywhere(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
 	}
-	if err := run(os.Stdout, flag.Arg(0), o); err != nil {
-		fmt.Fprintln(os.Stderr, "devicebuffer:", err)
-		os.Exit(1)
+	if err != nil {
+		return exitUsage // the flag package has said why
+	}
+	if err := o.check(files); err != nil {
+		fmt.Fprintf(stderr, "devicebuffer: %v\nRun devicebuffer -h for usage.\n", err)
+		return exitUsage
+	}
+	raw, err := readBuffer(files[0], o.threads)
+	if err == nil {
+		err = convert(stdout, files[0], raw, o)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "devicebuffer:", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// parseAnywhere parses fs's flags wherever they are among args: parsing
+// resumes after each positional argument, and -- ends the flags. It returns
+// the positional arguments.
+func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); len(rest) == 0 || n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
 	}
 }
 
-func run(out io.Writer, path string, o options) error {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return err
+// check validates the flags' values and the file arguments.
+func (o *options) check(files []string) error {
+	switch {
+	case len(files) != 1:
+		return fmt.Errorf("want one FILE, have %d", len(files))
+	case o.threads < 1 || o.threads > reduce.MaxThreads:
+		return fmt.Errorf("-threads %d: want 1 to %d (required)", o.threads, reduce.MaxThreads)
+	case o.freq == 0:
+		return errors.New("-freq: want the device counter frequency in Hz (required)")
+	case o.pid < 0 || o.pid > 1<<31-1:
+		return fmt.Errorf("-pid %d: out of range", o.pid)
 	}
-	return convert(out, path, raw, o)
+	if _, err := strconv.ParseUint(o.hid, 16, 64); err != nil {
+		return fmt.Errorf("-hid %q: want a hex callable hash", o.hid)
+	}
+	return nil
+}
+
+// readBuffer reads the buffer in path, never more than the largest valid
+// buffer for threads threads: a regular file is refused by its size before
+// it is read, and reading stops past that size in any case (a pipe, a file
+// that grows).
+func readBuffer(path string, threads int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory", path)
+	}
+	limit := int64(reduce.FullSize(threads))
+	if st.Mode().IsRegular() && st.Size() > limit {
+		return nil, tooLarge(path, threads, fmt.Sprint(st.Size()))
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(raw)) > limit {
+		return nil, tooLarge(path, threads, "more")
+	}
+	return raw, nil
+}
+
+// tooLarge is the error of a buffer with more bytes than threads threads
+// can have.
+func tooLarge(path string, threads int, have string) error {
+	full := reduce.FullSize(threads)
+	return fmt.Errorf("%s: %w", path, &reduce.DecodeError{
+		Offset: full,
+		Want:   fmt.Sprintf("end of buffer (%d threads: %d or %d bytes); have %s bytes", threads, reduce.PrefixSize(threads), full, have),
+		Err:    reduce.ErrSize,
+	})
 }
 
 func convert(out io.Writer, path string, raw []byte, o options) error {

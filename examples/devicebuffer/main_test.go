@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -150,5 +153,132 @@ func golden(t *testing.T, name string, got []byte) {
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		_ = os.WriteFile(path+".got", got, 0o644)
 		t.Errorf("%s differs (-want +got), new output kept in %s.got:\n%s", path, path, diff)
+	}
+}
+
+// goldenArgs are the flags sample.golden was written with.
+var goldenArgs = []string{"-threads", "2", "-freq", "50000000", "-pid", "4100", "-tid", "4100", "-inv", "12", "-hid", "9f3c", "-dev", "1", "-per-thread", "-mono", "7000000000"}
+
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	raw := sample(t)
+	bin := filepath.Join(dir, "run.bin")
+	dash := filepath.Join(dir, "-run.bin")
+	os.WriteFile(bin, raw, 0o644)
+	os.WriteFile(dash, raw, 0o644)
+	for _, args := range [][]string{
+		append(slices.Clone(goldenArgs), bin),
+		append([]string{bin}, goldenArgs...),                         // flags after the file
+		slices.Concat(goldenArgs[:6], []string{bin}, goldenArgs[6:]), // and around it
+		slices.Concat(goldenArgs, []string{"--", dash}),              // -- ends the flags
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != exitOK {
+			t.Errorf("%q: exit %d: %s", args, code, stderr.String())
+			continue
+		}
+		golden(t, "sample.golden", stdout.Bytes())
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	dir := t.TempDir()
+	raw := sample(t)
+	bin := filepath.Join(dir, "run.bin")
+	os.WriteFile(bin, raw, 0o644)
+	short := filepath.Join(dir, "short.bin")
+	os.WriteFile(short, raw[:100], 0o644)
+	huge := filepath.Join(dir, "huge.bin")
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(5 << 30); err != nil { // sparse: nothing is written
+		t.Fatal(err)
+	}
+	f.Close()
+	req := []string{"-threads", "2", "-freq", "50000000"}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-h"}, exitOK, "Exit status: 0"},
+		{req, exitUsage, "want one FILE, have 0"},
+		{append(slices.Clone(req), bin, bin), exitUsage, "want one FILE, have 2"},
+		{[]string{bin, "-freq", "1"}, exitUsage, "-threads 0: want 1 to 65536"},
+		{[]string{bin, "-freq", "1", "-threads", "65537"}, exitUsage, "-threads 65537"},
+		{[]string{bin, "-threads", "2"}, exitUsage, "-freq"},
+		{append(slices.Clone(req), bin, "-hid", "xyz"), exitUsage, `-hid "xyz"`},
+		{append(slices.Clone(req), bin, "-pid", "-1"), exitUsage, "-pid -1"},
+		{append(slices.Clone(req), bin, "-bogus"), exitUsage, "flag provided but not defined"},
+		{append(slices.Clone(req), bin, "-threads"), exitUsage, "flag needs an argument"},
+		{append(slices.Clone(req), filepath.Join(dir, "missing.bin")), exitFail, "missing.bin"},
+		{append(slices.Clone(req), dir), exitFail, "is a directory"},
+		{append(slices.Clone(req), short), exitFail, "short.bin: reduce: device-phase buffer: offset 96: truncated buffer"},
+		{append(slices.Clone(req), huge), exitFail, "huge.bin: reduce: device-phase buffer: offset 848: wrong buffer size: want end of buffer (2 threads: 336 or 848 bytes); have 5368709120 bytes"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(c.args, &stdout, &stderr)
+		if code != c.code || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d mentioning %q", c.args, code, stderr.String(), c.code, c.want)
+		}
+		if code != exitOK && stdout.Len() != 0 {
+			t.Errorf("%q: printed %q", c.args, stdout.String())
+		}
+	}
+}
+
+// TestReadBufferLimit: a pipe is read no further than the largest valid
+// buffer (an endless one included); one that size or smaller is read
+// whole.
+func TestReadBufferLimit(t *testing.T) {
+	raw := sample(t)
+	if len(raw) != reduce.FullSize(2) {
+		t.Fatalf("sample is %d bytes, want the full size %d", len(raw), reduce.FullSize(2))
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want error
+	}{
+		{"full buffer", raw, nil},
+		{"one byte more", append(slices.Clone(raw), 0), reduce.ErrSize},
+		{"endless", nil, reduce.ErrSize},
+	} {
+		fifo := filepath.Join(t.TempDir(), "buf.fifo")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Skip("no FIFOs:", err)
+		}
+		wrote := make(chan struct{})
+		go func() {
+			defer close(wrote)
+			w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer w.Close()
+			if c.data != nil {
+				w.Write(c.data) // fails once the reader stops: a broken pipe
+				return
+			}
+			for chunk := make([]byte, 4096); ; { // until the reader stops
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		}()
+		got, err := readBuffer(fifo, 2)
+		<-wrote
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: error %v, want %v", c.name, err, c.want)
+		}
+		if c.want == nil && !bytes.Equal(got, raw) {
+			t.Errorf("%s: read %d bytes, want %d", c.name, len(got), len(raw))
+		}
+		if c.want != nil && !strings.Contains(fmt.Sprint(err), "have more bytes") {
+			t.Errorf("%s: error %v does not say the buffer has more bytes", c.name, err)
+		}
 	}
 }

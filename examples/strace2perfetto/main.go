@@ -4,27 +4,57 @@
 //
 //	go run ./examples/strace2perfetto [flags] [LOG ...]
 //
-// LOG may be - (standard input) or a .gz file. With no LOG it converts an
-// embedded, real-shaped sample — an L3 parent and two chip ranks with
-// device phases, clock anchors, hand-offs and bind segments — to
-// phasetrace-sample.pftrace.
+// LOG may be - (standard input) or a .gz file. The converter reads every log
+// twice, so standard input and any LOG that is not a regular file (a pipe
+// such as <(zcat run.log.gz)) are first copied to $TMPDIR. With no LOG it
+// converts an embedded, real-shaped sample — an L3 parent and two chip ranks
+// with device phases, clock anchors, hand-offs and bind segments — to
+// phasetrace-sample.pftrace. Flags may come before, between or after the
+// logs; -- ends the flags.
 //
 // Flags:
 //
-//	-o FILE                    output (default: the first log's name with .pftrace)
+//	-o FILE                    output (default: the first log's name with .pftrace); - is standard output
 //	-records FILE              host_phase_records.jsonl (repeatable)
 //	-calibration PID:DEV=FILE  clock-calibration samples of a device (repeatable)
-//	-summary-json FILE         the conversion summary, machine-readable
-//	-compress N                deflate the trace at zlib level N (0: off)
+//	-summary-json FILE         the conversion summary, machine-readable; - is standard output
+//	-compress N                deflate the trace at zlib level N, 1 (fastest) to 9 (smallest); 0: off (default 5)
+//	-strict                    exit 3 when anything was lost or repaired
 //	-q                         no summary on stderr
 //
-// It prints a short summary to stderr — what was read, what was lost and
-// why, how device spans were placed, where the trace is — shows progress on
-// large inputs when stderr is a terminal, and exits non-zero with a clear
-// message for unreadable input.
+// Bad data never costs the trace: records that cannot be used are repaired,
+// set aside or dropped and counted. The summary printed to stderr says what
+// was read, what was lost and why, how device spans were placed and where
+// the trace is. Progress is shown on large inputs when stderr is a terminal.
+//
+// # Output
+//
+// A regular file (or a symbolic link to one) is written to a hidden file
+// beside it and renamed into place only when the trace is complete, so a
+// failed or interrupted conversion leaves an earlier file as it was.
+// Anything else — a character device such as /dev/null, a FIFO,
+// /dev/stdout — is written in place, never replaced. An output or summary
+// file that is one of the files read (a LOG, -records, -calibration) is
+// refused before anything is read.
+//
+// SIGINT or SIGTERM stops a conversion: the hidden partial output and the
+// copy of standard input are removed, and the command exits 1. A second
+// signal ends it at once.
+//
+// # Exit status
+//
+//	0  a trace was written; the summary says what was repaired or dropped
+//	1  failure: an input cannot be read, the output or the summary file cannot
+//	   be written, the conversion failed or was interrupted (a trace already
+//	   in place is kept when only -summary-json failed)
+//	2  usage error: an unknown flag, a bad flag value, - given twice, an output
+//	   that is one of the inputs; nothing was read or written
+//	3  only with -strict: the trace was written, but something was lost or
+//	   repaired (the summary is not lossless)
 package main
 
 import (
+	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -46,145 +76,342 @@ var sample []byte
 // sampleOut is where the embedded sample is converted to.
 const sampleOut = "phasetrace-sample.pftrace"
 
-type listFlag []string
+// Exit statuses.
+const (
+	exitOK     = 0 // a trace was written
+	exitFail   = 1 // I/O failure, unreadable input, interrupted
+	exitUsage  = 2 // bad flags or flag values
+	exitStrict = 3 // -strict: the trace was written but is not lossless
+)
 
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+const usageText = `usage: strace2perfetto [flags] [LOG ...]
+
+Converts runtime logs (- for stdin, .gz accepted) to a Perfetto trace.
+With no LOG, converts an embedded sample to %s.
+Flags may come before, between or after the logs; -- ends the flags.
+-o - writes the trace to standard output; devices and FIFOs are written
+in place; a regular file is replaced only once the trace is complete.
+
+Exit status: 0 trace written; 1 failure (I/O, unreadable input,
+interrupted); 2 usage error; 3 with -strict, trace written but something
+was lost or repaired.
+
+Flags:
+`
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stderr))
+	ctx, stop := signalContext()
+	c := &command{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, file: phasetrace.File, converted: stop}
+	code := c.run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
 }
 
-func run(args []string, stdin io.Reader, stderr io.Writer) int {
+// run is the whole command with its streams, returning the exit status.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &command{stdin: stdin, stdout: stdout, stderr: stderr, file: phasetrace.File}
+	return c.run(ctx, args)
+}
+
+// command is the command's surroundings.
+type command struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// file makes the input a named regular file is read from
+	// (phasetrace.File; tests replace it).
+	file func(path string) phasetrace.Input
+	// converted, when set, is called once the conversion is over and the
+	// trace in place (main restores default signal handling with it).
+	converted func()
+}
+
+// config is what the command line asks for.
+type config struct {
+	logs        []string
+	out         string
+	records     []string
+	calibration []calibration
+	summaryJSON string
+	compress    int
+	quiet       bool
+	strict      bool
+}
+
+type calibration struct {
+	pid  int32
+	dev  int64
+	file string
+}
+
+// parse reads the command line. It returns nil and the exit status when the
+// command is over (help, or a usage error already reported).
+func parse(args []string, stderr io.Writer) (*config, int) {
+	var cfg config
 	fs := flag.NewFlagSet("strace2perfetto", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.String("o", "", "output trace `file` (default: the first log's name with .pftrace)")
-	var records, calibration listFlag
-	fs.Var(&records, "records", "host_phase_records.jsonl `file` (repeatable)")
-	fs.Var(&calibration, "calibration", "clock-calibration samples of a device, as `PID:DEV=FILE` (repeatable)")
-	summaryJSON := fs.String("summary-json", "", "write the conversion summary as JSON to `file`")
-	compress := fs.Int("compress", 5, "deflate the trace at zlib `level`, 1 (fastest) to 9 (smallest); 0: off")
-	quiet := fs.Bool("q", false, "print no summary")
+	fs.StringVar(&cfg.out, "o", "", "output trace `file`, - for standard output (default: the first log's name with .pftrace)")
+	fs.Func("records", "host_phase_records.jsonl `file` (repeatable)", func(v string) error {
+		cfg.records = append(cfg.records, v)
+		return nil
+	})
+	fs.Func("calibration", "clock-calibration samples of a device, as `PID:DEV=FILE` (repeatable)", func(v string) error {
+		c, err := parseCalibration(v)
+		if err == nil {
+			cfg.calibration = append(cfg.calibration, c)
+		}
+		return err
+	})
+	fs.StringVar(&cfg.summaryJSON, "summary-json", "", "write the conversion summary as JSON to `file`, - for standard output")
+	fs.IntVar(&cfg.compress, "compress", 5, "deflate the trace at zlib `level`, 1 (fastest) to 9 (smallest); 0: off")
+	fs.BoolVar(&cfg.strict, "strict", false, "exit 3 when anything was lost or repaired (the trace is still written)")
+	fs.BoolVar(&cfg.quiet, "q", false, "print no summary")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: strace2perfetto [flags] [LOG ...]\n\nConverts runtime logs (- for stdin, .gz accepted) to a Perfetto trace.\nWith no LOG, converts an embedded sample to %s.\n\n", sampleOut)
+		fmt.Fprintf(stderr, usageText, sampleOut)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	logs, err := parseAnywhere(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, exitOK
 	}
-	if err := convert(fs.Args(), *out, records, calibration, *summaryJSON, *compress, *quiet, stdin, stderr); err != nil {
-		fmt.Fprintln(stderr, "strace2perfetto:", err)
-		return 1
+	if err != nil {
+		return nil, exitUsage // the flag package has said why
 	}
-	return 0
+	cfg.logs = logs
+	if err := cfg.check(); err != nil {
+		fmt.Fprintf(stderr, "strace2perfetto: %v\nRun strace2perfetto -h for usage.\n", err)
+		return nil, exitUsage
+	}
+	return &cfg, exitOK
 }
 
-func convert(logs []string, out string, records, calibration []string, summaryJSON string, compress int, quiet bool, stdin io.Reader, stderr io.Writer) error {
-	var opts []phasetrace.Option
-	for _, r := range records {
-		if _, err := os.Stat(r); err != nil {
-			return err
+// parseAnywhere parses fs's flags wherever they are among args: parsing
+// resumes after each positional argument, and -- ends the flags. It returns
+// the positional arguments.
+func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
 		}
-		opts = append(opts, phasetrace.WithPhaseRecords(phasetrace.File(r)))
+		rest := fs.Args()
+		if n := len(args) - len(rest); len(rest) == 0 || n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
 	}
-	for _, c := range calibration {
-		pid, dev, file, err := parseCalibration(c)
-		if err != nil {
-			return err
-		}
-		if _, err := os.Stat(file); err != nil {
-			return err
-		}
-		opts = append(opts, phasetrace.WithCalibration(pid, dev, phasetrace.File(file)))
+}
+
+// check validates the values of the flags, before anything is read.
+func (cfg *config) check() error {
+	if cfg.compress < 0 || cfg.compress > 9 {
+		return fmt.Errorf("-compress %d: want a zlib level from 0 (off) to 9", cfg.compress)
 	}
-	var inputs []phasetrace.Input
-	var cleanup []func()
-	defer func() {
-		for _, f := range cleanup {
-			f()
-		}
-	}()
-	for _, l := range logs {
-		if l != "-" {
-			if _, err := os.Stat(l); err != nil {
-				return err
-			}
-			inputs = append(inputs, phasetrace.File(l))
-			continue
-		}
-		// The converter reads its input twice: keep stdin in a file.
-		in, done, err := spool(stdin)
-		if err != nil {
-			return fmt.Errorf("reading standard input: %w", err)
-		}
-		cleanup = append(cleanup, done)
-		inputs = append(inputs, in)
-	}
-	if len(inputs) == 0 {
-		inputs = append(inputs, phasetrace.Bytes("embedded sample", sample))
-		if out == "" {
-			out = sampleOut
+	stdin := 0
+	for _, l := range cfg.logs {
+		if l == "-" {
+			stdin++
 		}
 	}
-	if out == "" {
-		out = outputName(logs[0])
+	if stdin > 1 {
+		return errors.New("- (standard input) given more than once")
 	}
-	if compress != 0 {
-		opts = append(opts, phasetrace.WithWriterOptions(perfetto.WithCompression(compress)))
+	if cfg.out == "-" && cfg.summaryJSON == "-" {
+		return errors.New("-o - and -summary-json - both name standard output")
 	}
-	if isTerminal(stderr) && !quiet {
+	return nil
+}
+
+// parseCalibration parses PID:DEV=FILE.
+func parseCalibration(v string) (calibration, error) {
+	key, file, ok := strings.Cut(v, "=")
+	p, d, ok2 := strings.Cut(key, ":")
+	if !ok || !ok2 || file == "" {
+		return calibration{}, errors.New("want PID:DEV=FILE")
+	}
+	pv, err1 := strconv.ParseInt(p, 10, 32)
+	dv, err2 := strconv.ParseInt(d, 10, 64)
+	if err1 != nil || err2 != nil {
+		return calibration{}, errors.New("PID and DEV must be integers")
+	}
+	return calibration{pid: int32(pv), dev: dv, file: file}, nil
+}
+
+func (c *command) run(ctx context.Context, args []string) int {
+	cfg, code := parse(args, c.stderr)
+	if cfg == nil {
+		return code
+	}
+	return c.convert(ctx, cfg)
+}
+
+// fail reports err and returns code.
+func (c *command) fail(code int, err error) int {
+	fmt.Fprintln(c.stderr, "strace2perfetto:", err)
+	return code
+}
+
+// convert checks the files named, converts and writes the trace, then the
+// summary.
+func (c *command) convert(ctx context.Context, cfg *config) int {
+	read, err := checkInputs(cfg)
+	if err != nil {
+		return c.fail(exitFail, err)
+	}
+	out := cfg.out
+	switch {
+	case out != "":
+	case len(cfg.logs) == 0:
+		out = sampleOut
+	default:
+		out = outputName(cfg.logs[0])
+	}
+	if err := clash(read, c.written(out, cfg.summaryJSON)); err != nil {
+		return c.fail(exitUsage, err)
+	}
+	dst, err := openOutput(out, c.stdout)
+	if err != nil {
+		return c.fail(exitFail, err)
+	}
+	defer dst.abort()
+	inputs, removeCopies, err := c.inputs(ctx, cfg, read)
+	if err != nil {
+		return c.fail(exitFail, interrupted(ctx, err))
+	}
+	opts, progress := c.options(ctx, cfg)
+	sum, err := phasetrace.Convert(interruptibleWriter{ctx, dst}, inputs, opts...)
+	removeCopies()
+	if progress {
+		fmt.Fprint(c.stderr, "\r               \r")
+	}
+	if err == nil {
+		err = ctx.Err() // interrupted after the last read: keep nothing
+	}
+	if err == nil {
+		err = dst.commit()
+	}
+	if c.converted != nil {
+		c.converted()
+	}
+	code := exitOK
+	if err != nil {
+		if sum != nil && !cfg.quiet {
+			sum.WriteText(c.stderr)
+		}
+		code = c.fail(exitFail, interrupted(ctx, err))
+	} else if !cfg.quiet {
+		sum.WriteText(c.stderr)
+		fmt.Fprintf(c.stderr, "trace: %s (open it in https://ui.perfetto.dev)\n", dst.name)
+	}
+	if sum != nil && cfg.summaryJSON != "" && ctx.Err() == nil {
+		if err := writeSummary(cfg.summaryJSON, c.stdout, sum); err != nil {
+			code = c.fail(exitFail, fmt.Errorf("-summary-json: %w", err))
+		}
+	}
+	if code == exitOK && cfg.strict && !sum.Lossless() {
+		if !cfg.quiet {
+			fmt.Fprintln(c.stderr, "strace2perfetto: -strict: records were lost or repaired (see the summary); the trace is kept")
+		}
+		code = exitStrict
+	}
+	return code
+}
+
+// interrupted says so when err is the end of an interrupted conversion.
+func interrupted(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() == nil:
+		return err
+	case errors.Is(err, ctx.Err()):
+		return errors.New("interrupted: no trace written, partial files removed")
+	}
+	return fmt.Errorf("interrupted: no trace written, partial files removed; before that: %w", err)
+}
+
+// options are the converter's options for cfg, and whether they show
+// progress.
+func (c *command) options(ctx context.Context, cfg *config) (opts []phasetrace.Option, progress bool) {
+	for _, r := range cfg.records {
+		opts = append(opts, phasetrace.WithPhaseRecords(interruptible(ctx, c.file(r))))
+	}
+	for _, cal := range cfg.calibration {
+		opts = append(opts, phasetrace.WithCalibration(cal.pid, cal.dev, interruptible(ctx, c.file(cal.file))))
+	}
+	if cfg.compress != 0 {
+		opts = append(opts, phasetrace.WithWriterOptions(perfetto.WithCompression(cfg.compress)))
+	}
+	if isTerminal(c.stderr) && !cfg.quiet {
 		total := int64(0)
-		for _, l := range logs {
-			if st, err := os.Stat(l); err == nil {
+		for _, l := range cfg.logs {
+			if st, err := os.Stat(l); err == nil && st.Mode().IsRegular() {
 				total += 2 * st.Size() // two passes
 			}
 		}
 		if total > 64<<20 {
 			opts = append(opts, phasetrace.WithProgress(func(read int64) {
-				fmt.Fprintf(stderr, "\rconverting: %3d%%", min(100, read*100/total))
+				fmt.Fprintf(c.stderr, "\rconverting: %3d%%", min(100, read*100/total))
 			}))
-			defer fmt.Fprint(stderr, "\r               \r")
+			progress = true
 		}
 	}
+	return opts, progress
+}
 
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".strace2perfetto-*")
+// inputs are the converter's inputs for the logs: named regular files as
+// they are; standard input and other files that can be read only once are
+// copied to $TMPDIR first, since the converter reads every log twice. The
+// function returned removes the copies.
+func (c *command) inputs(ctx context.Context, cfg *config, read []namedFile) ([]phasetrace.Input, func(), error) {
+	var removes []func()
+	remove := func() {
+		for _, r := range removes {
+			r()
+		}
+		removes = nil
+	}
+	if len(cfg.logs) == 0 {
+		return []phasetrace.Input{interruptible(ctx, phasetrace.Bytes("embedded sample", sample))}, remove, nil
+	}
+	var inputs []phasetrace.Input
+	for i, l := range cfg.logs {
+		var in phasetrace.Input
+		var err error
+		var rm func()
+		switch {
+		case l == "-":
+			in, rm, err = spool(ctx, "stdin", func() (io.ReadCloser, error) { return io.NopCloser(c.stdin), nil })
+		case !read[i].info.Mode().IsRegular():
+			in, rm, err = spool(ctx, l, func() (io.ReadCloser, error) { return os.Open(l) })
+		default:
+			in = c.file(l)
+		}
+		if err != nil {
+			remove()
+			return nil, nil, err
+		}
+		if rm != nil {
+			removes = append(removes, rm)
+		}
+		inputs = append(inputs, interruptible(ctx, in))
+	}
+	return inputs, remove, nil
+}
+
+// writeSummary writes the summary as JSON to path ("-": stdout).
+func writeSummary(path string, stdout io.Writer, sum *phasetrace.Summary) error {
+	b, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	sum, convErr := phasetrace.Convert(tmp, inputs, opts...)
-	if cerr := tmp.Close(); convErr == nil && cerr != nil {
-		convErr = cerr
-	}
-	if sum != nil && summaryJSON != "" {
-		b, err := json.MarshalIndent(sum, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(summaryJSON, append(b, '\n'), 0o644); err != nil {
-			return err
-		}
-	}
-	if convErr != nil {
-		if sum != nil && !quiet {
-			sum.WriteText(stderr)
-		}
-		return convErr
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+	dst, err := openOutput(path, stdout)
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
+	defer dst.abort()
+	if _, err := dst.Write(append(b, '\n')); err != nil {
 		return err
 	}
-	if !quiet {
-		sum.WriteText(stderr)
-		fmt.Fprintf(stderr, "trace: %s (open it in https://ui.perfetto.dev)\n", out)
-	}
-	return nil
+	return dst.commit()
 }
 
 // outputName is the log's name with .pftrace instead of its extension(s).
@@ -197,42 +424,6 @@ func outputName(log string) string {
 		base = strings.TrimSuffix(base, ext)
 	}
 	return base + ".pftrace"
-}
-
-// parseCalibration parses PID:DEV=FILE.
-func parseCalibration(v string) (pid int32, dev int64, file string, err error) {
-	key, file, ok := strings.Cut(v, "=")
-	p, d, ok2 := strings.Cut(key, ":")
-	if !ok || !ok2 || file == "" {
-		return 0, 0, "", fmt.Errorf("-calibration %q: want PID:DEV=FILE", v)
-	}
-	pv, err1 := strconv.ParseInt(p, 10, 32)
-	dv, err2 := strconv.ParseInt(d, 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, 0, "", fmt.Errorf("-calibration %q: PID and DEV must be integers", v)
-	}
-	return int32(pv), dv, file, nil
-}
-
-// spool copies r to a temporary file, so that it can be read twice.
-func spool(r io.Reader) (phasetrace.Input, func(), error) {
-	f, err := os.CreateTemp("", "strace2perfetto-stdin-*")
-	if err != nil {
-		return phasetrace.Input{}, nil, err
-	}
-	done := func() { os.Remove(f.Name()) }
-	if _, err := io.Copy(f, r); err != nil {
-		f.Close()
-		done()
-		return phasetrace.Input{}, nil, err
-	}
-	if err := f.Close(); err != nil {
-		done()
-		return phasetrace.Input{}, nil, err
-	}
-	in := phasetrace.File(f.Name())
-	in.Name = "stdin"
-	return in, done, nil
 }
 
 // isTerminal reports whether w is a character device (a terminal).

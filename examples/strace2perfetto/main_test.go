@@ -3,12 +3,21 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 )
 
@@ -19,12 +28,15 @@ func chdir(t *testing.T) string {
 	return dir
 }
 
-func readTrace(t *testing.T, path string) *check.Trace {
+// runArgs runs the command with a background context.
+func runArgs(args []string, stdin io.Reader) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(context.Background(), args, stdin, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func decode(t *testing.T, b []byte) *check.Trace {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tr, err := check.ReadBytes(b)
 	if err != nil {
 		t.Fatal(err)
@@ -35,19 +47,52 @@ func readTrace(t *testing.T, path string) *check.Trace {
 	return tr
 }
 
+func readTrace(t *testing.T, path string) *check.Trace {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decode(t, b)
+}
+
+// cleanLog is the embedded sample without its last line, a record the
+// runtime was killed in the middle of: nothing in it is lost.
+func cleanLog() []byte {
+	b := bytes.TrimSuffix(sample, []byte("\n"))
+	return b[:bytes.LastIndexByte(b, '\n')+1]
+}
+
+// names lists the directory's entries.
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns []string
+	for _, e := range es {
+		ns = append(ns, e.Name())
+	}
+	return ns
+}
+
 func TestEmbeddedSample(t *testing.T) {
 	chdir(t)
-	var stderr bytes.Buffer
-	if code := run(nil, strings.NewReader(""), &stderr); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
+	code, stdout, stderr := runArgs(nil, strings.NewReader(""))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if stdout != "" {
+		t.Errorf("wrote %d bytes to stdout", len(stdout))
 	}
 	tr := readTrace(t, sampleOut)
 	if len(tr.Slices) == 0 || len(tr.Flows) == 0 {
 		t.Errorf("sample trace has %d slices, %d flows", len(tr.Slices), len(tr.Flows))
 	}
 	for _, want := range []string{"read embedded sample:", "lost 1 records (1 torn", "device pid=4100 dev=0", "aligned", "wall time: known", "trace: " + sampleOut, "ui.perfetto.dev"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("summary lacks %q:\n%s", want, stderr.String())
+		if !strings.Contains(stderr, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stderr)
 		}
 	}
 }
@@ -63,13 +108,12 @@ func TestFlags(t *testing.T) {
 	os.WriteFile("run.log.gz", gz.Bytes(), 0o644)
 	os.WriteFile("cal.json", []byte(`{"device_timestamp_unit": "syscnt_cycles", "raw_device_timestamp_unit": "syscnt_cycles", "samples": [
 	  {"position": "pre_host_orchestration", "sample_idx": 0, "host_before_ns": 5000000000, "device_cycles": 1, "host_after_ns": 4000000000}]}`), 0o644)
-	var stderr bytes.Buffer
-	code := run([]string{"-calibration", "4100:0=cal.json", "-summary-json", "sum.json", "-q", "run.log.gz"}, strings.NewReader(""), &stderr)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
+	code, _, stderr := runArgs([]string{"-calibration", "4100:0=cal.json", "-summary-json", "sum.json", "-q", "run.log.gz"}, strings.NewReader(""))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if stderr.Len() != 0 {
-		t.Errorf("-q printed %q", stderr.String())
+	if stderr != "" {
+		t.Errorf("-q printed %q", stderr)
 	}
 	readTrace(t, "run.pftrace")
 	var sum struct {
@@ -87,36 +131,492 @@ func TestFlags(t *testing.T) {
 		t.Errorf("summary %s", b)
 	}
 
-	stderr.Reset()
-	if code := run([]string{"-o", filepath.Join(dir, "in.pftrace"), "-"}, bytes.NewReader(sample), &stderr); code != 0 {
-		t.Fatalf("stdin: exit %d: %s", code, stderr.String())
+	code, _, stderr = runArgs([]string{"-o", filepath.Join(dir, "in.pftrace"), "-"}, bytes.NewReader(sample))
+	if code != exitOK {
+		t.Fatalf("stdin: exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stderr.String(), "read stdin:") {
-		t.Errorf("stdin summary: %s", stderr.String())
+	if !strings.Contains(stderr, "read stdin:") {
+		t.Errorf("stdin summary: %s", stderr)
 	}
 	readTrace(t, "in.pftrace")
 }
 
+func TestFlagsAnywhere(t *testing.T) {
+	chdir(t)
+	os.WriteFile("run.log", sample, 0o644)
+	os.WriteFile("-dash.log", sample, 0o644)
+	for _, c := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"run.log", "-o", "x.pftrace", "-q"}, "x.pftrace"},
+		{[]string{"-q", "run.log", "-compress", "0", "-o=y.pftrace"}, "y.pftrace"},
+		{[]string{"-q", "-o", "z.pftrace", "--", "-dash.log"}, "z.pftrace"},
+	} {
+		code, _, stderr := runArgs(c.args, strings.NewReader(""))
+		if code != exitOK {
+			t.Errorf("%q: exit %d: %s", c.args, code, stderr)
+			continue
+		}
+		readTrace(t, c.out)
+	}
+	for _, n := range names(t, ".") {
+		if strings.HasPrefix(n, ".strace2perfetto") || n == "-o" || n == "-q.pftrace" {
+			t.Errorf("left %s", n)
+		}
+	}
+}
+
 func TestErrors(t *testing.T) {
 	chdir(t)
+	os.WriteFile("run.log", sample, 0o644)
+	os.Mkdir("adir", 0o755)
 	for _, c := range []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"missing.log"}, 1, "missing.log"},
-		{[]string{"-calibration", "nope", "x.log"}, 1, "want PID:DEV=FILE"},
-		{[]string{"-records", "missing.jsonl"}, 1, "missing.jsonl"},
-		{[]string{"-bogus"}, 2, "flag provided but not defined"},
+		{[]string{"missing.log"}, exitFail, "missing.log"},
+		{[]string{"adir"}, exitFail, "adir: is a directory"},
+		{[]string{"-records", "missing.jsonl", "run.log"}, exitFail, "missing.jsonl"},
+		{[]string{"-calibration", "1:0=missing.json", "run.log"}, exitFail, "missing.json"},
+		{[]string{"-o", "nodir/x.pftrace", "run.log"}, exitFail, "nodir/x.pftrace: directory nodir does not exist"},
+		{[]string{"-o", "adir", "run.log"}, exitFail, "adir: is a directory"},
+		{[]string{"-calibration", "nope", "run.log"}, exitUsage, "want PID:DEV=FILE"},
+		{[]string{"-calibration", "a:0=run.log", "run.log"}, exitUsage, "must be integers"},
+		{[]string{"-compress", "99", "run.log"}, exitUsage, "-compress 99"},
+		{[]string{"run.log", "-compress", "-1"}, exitUsage, "-compress -1"},
+		{[]string{"-", "-"}, exitUsage, "more than once"},
+		{[]string{"-o", "-", "-summary-json", "-"}, exitUsage, "both name standard output"},
+		{[]string{"-o", "a.pftrace", "-summary-json", "./a.pftrace", "run.log"}, exitUsage, "are the same file"},
+		{[]string{"-bogus"}, exitUsage, "flag provided but not defined"},
+		{[]string{"run.log", "-o"}, exitUsage, "flag needs an argument"},
 	} {
-		var stderr bytes.Buffer
-		if code := run(c.args, strings.NewReader(""), &stderr); code != c.code || !strings.Contains(stderr.String(), c.want) {
-			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", c.args, code, stderr.String(), c.code, c.want)
+		code, _, stderr := runArgs(c.args, strings.NewReader(""))
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d mentioning %q", c.args, code, stderr, c.code, c.want)
+		}
+		if strings.Contains(stderr, ".strace2perfetto-") {
+			t.Errorf("%q: the message names the hidden file: %s", c.args, stderr)
 		}
 	}
-	if _, err := os.Stat("x.pftrace"); err == nil {
-		t.Error("a failed conversion left an output file")
+	if got := names(t, "."); !slices.Equal(got, []string{"adir", "run.log"}) {
+		t.Errorf("failed runs left %q", got)
 	}
+}
+
+func TestHelp(t *testing.T) {
+	code, _, stderr := runArgs([]string{"-h"}, strings.NewReader(""))
+	if code != exitOK {
+		t.Errorf("-h: exit %d", code)
+	}
+	for _, want := range []string{"usage: strace2perfetto", "Exit status: 0", "-strict", "-o - writes the trace to standard output"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("usage lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// TestOutputIsInput: a file the command would write that is one of the
+// files it reads is refused before anything is read, and left as it was.
+func TestOutputIsInput(t *testing.T) {
+	dir := chdir(t)
+	os.WriteFile("run.log", sample, 0o640)
+	os.WriteFile("rec.jsonl", nil, 0o600)
+	os.WriteFile("cal.json", []byte(`{"samples": []}`), 0o604)
+	os.Symlink("run.log", "link.log")
+	os.Link("run.log", "hard.log")
+	os.Mkdir("sub", 0o755)
+	stdoutFile := func() io.Writer {
+		f, err := os.OpenFile("run.log", os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	for _, c := range []struct {
+		name   string
+		args   []string
+		stdout func() io.Writer
+	}{
+		{"same path", []string{"-o", "run.log", "run.log"}, nil},
+		{"another path", []string{"-o", "sub/../run.log", "run.log"}, nil},
+		{"absolute path", []string{"run.log", "-o", filepath.Join(dir, "run.log")}, nil},
+		{"symbolic link", []string{"-o", "link.log", "run.log"}, nil},
+		{"hard link", []string{"-o", "hard.log", "run.log"}, nil},
+		{"second log", []string{"-o", "run.log", "cal.json", "run.log"}, nil},
+		{"records", []string{"-records", "rec.jsonl", "-o", "rec.jsonl", "run.log"}, nil},
+		{"calibration", []string{"-calibration", "4100:0=cal.json", "-o", "cal.json", "run.log"}, nil},
+		{"summary", []string{"-summary-json", "run.log", "-o", "x.pftrace", "run.log"}, nil},
+		{"summary on calibration", []string{"-calibration", "4100:0=cal.json", "-summary-json", "cal.json", "run.log"}, nil},
+		{"stdout", []string{"-o", "-", "run.log"}, stdoutFile},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			type state struct {
+				Data string
+				Mode os.FileMode
+			}
+			snap := func() map[string]state {
+				m := map[string]state{}
+				for _, n := range []string{"run.log", "rec.jsonl", "cal.json"} {
+					b, _ := os.ReadFile(n)
+					st, _ := os.Stat(n)
+					m[n] = state{string(b), st.Mode()}
+				}
+				return m
+			}
+			before := snap()
+			var stdout, stderr bytes.Buffer
+			var out io.Writer = &stdout
+			if c.stdout != nil {
+				out = c.stdout()
+			}
+			cmd := &command{stdin: strings.NewReader(""), stdout: out, stderr: &stderr,
+				file: func(path string) phasetrace.Input {
+					t.Errorf("opened %s", path)
+					return phasetrace.File(path)
+				}}
+			if code := cmd.run(context.Background(), c.args); code != exitUsage || !strings.Contains(stderr.String(), "refusing to overwrite an input") {
+				t.Errorf("exit %d, %s; want exit %d, refused", code, stderr.String(), exitUsage)
+			}
+			if diff := cmp.Diff(before, snap()); diff != "" {
+				t.Errorf("inputs changed (-before +after):\n%s", diff)
+			}
+			if l, err := os.Lstat("link.log"); err != nil || l.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("link.log is no longer a link")
+			}
+			if got := names(t, "."); !slices.Equal(got, []string{"cal.json", "hard.log", "link.log", "rec.jsonl", "run.log", "sub"}) {
+				t.Errorf("directory holds %q", got)
+			}
+		})
+	}
+}
+
+func TestStdoutOutput(t *testing.T) {
+	chdir(t)
+	os.WriteFile("run.log", sample, 0o644)
+	code, stdout, stderr := runArgs([]string{"run.log", "-o", "-"}, strings.NewReader(""))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if tr := decode(t, []byte(stdout)); len(tr.Slices) == 0 {
+		t.Error("no slices on stdout")
+	}
+	if !strings.Contains(stderr, "trace: standard output") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	if got := names(t, "."); !slices.Equal(got, []string{"run.log"}) {
+		t.Errorf("directory holds %q", got)
+	}
+
+	// The summary to stdout, the trace to a file.
+	code, stdout, stderr = runArgs([]string{"run.log", "-q", "-summary-json", "-"}, strings.NewReader(""))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var sum phasetrace.Summary
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || len(sum.Inputs) != 1 {
+		t.Errorf("summary on stdout: %v: %s", err, stdout)
+	}
+	readTrace(t, "run.pftrace")
+}
+
+func TestDevNullOutput(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root could replace /dev/null")
+	}
+	before, err := os.Lstat("/dev/null")
+	if err != nil || before.Mode()&os.ModeCharDevice == 0 {
+		t.Skip("no /dev/null character device")
+	}
+	code, _, stderr := runArgs([]string{"-q", "-o", "/dev/null"}, strings.NewReader(""))
+	if code != exitOK {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	after, err := os.Lstat("/dev/null")
+	if err != nil || after.Mode() != before.Mode() || !os.SameFile(before, after) {
+		t.Fatalf("/dev/null is now %v (%v), was %v", after.Mode(), err, before.Mode())
+	}
+	for _, n := range names(t, "/dev") {
+		if strings.HasPrefix(n, ".strace2perfetto") {
+			t.Errorf("left /dev/%s", n)
+		}
+	}
+}
+
+func TestFIFOOutput(t *testing.T) {
+	chdir(t)
+	if err := syscall.Mkfifo("trace.fifo", 0o600); err != nil {
+		t.Skip("no FIFOs:", err)
+	}
+	got := make(chan []byte)
+	go func() {
+		f, err := os.Open("trace.fifo")
+		if err != nil {
+			t.Error(err)
+			got <- nil
+			return
+		}
+		b, err := io.ReadAll(f)
+		if err != nil {
+			t.Error(err)
+		}
+		f.Close()
+		got <- b
+	}()
+	code, _, stderr := runArgs([]string{"-q", "-o", "trace.fifo"}, strings.NewReader(""))
+	b := <-got
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	decode(t, b)
+	if st, err := os.Lstat("trace.fifo"); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("trace.fifo is no longer a FIFO: %v %v", st, err)
+	}
+	if got := names(t, "."); !slices.Equal(got, []string{"trace.fifo"}) {
+		t.Errorf("directory holds %q", got)
+	}
+}
+
+// TestLinkOutputs: a link to a regular file replaces the file it names;
+// a link to an open file descriptor (/dev/fd/N, like /dev/stdout) is
+// written in place.
+func TestLinkOutputs(t *testing.T) {
+	chdir(t)
+	os.Mkdir("runs", 0o755)
+	os.WriteFile("runs/7.pftrace", []byte("old"), 0o640)
+	os.Symlink("runs/7.pftrace", "latest.pftrace")
+	if code, _, stderr := runArgs([]string{"-q", "-o", "latest.pftrace"}, strings.NewReader("")); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if l, err := os.Lstat("latest.pftrace"); err != nil || l.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link was replaced")
+	}
+	readTrace(t, "runs/7.pftrace")
+	if st, _ := os.Stat("runs/7.pftrace"); st.Mode().Perm() != 0o640 {
+		t.Errorf("replaced file has mode %v, want 0640", st.Mode())
+	}
+
+	f, err := os.Create("fd.pftrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	before, _ := f.Stat()
+	path := filepath.Join("/dev/fd", strconv.Itoa(int(f.Fd())))
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("no /dev/fd:", err)
+	}
+	if code, _, stderr := runArgs([]string{"-q", "-o", path}, strings.NewReader("")); code != exitOK {
+		t.Fatalf("%s: exit %d: %s", path, code, stderr)
+	}
+	after, err := os.Stat("fd.pftrace")
+	if err != nil || !os.SameFile(before, after) {
+		t.Errorf("fd.pftrace was replaced, not written in place")
+	}
+	readTrace(t, "fd.pftrace")
+}
+
+// TestCompressBeforeReading: a bad -compress is refused before any input
+// is opened or standard input read.
+func TestCompressBeforeReading(t *testing.T) {
+	chdir(t)
+	os.WriteFile("run.log", sample, 0o644)
+	var stderr bytes.Buffer
+	cmd := &command{stdin: failReader{t}, stdout: io.Discard, stderr: &stderr,
+		file: func(path string) phasetrace.Input {
+			return phasetrace.Input{Name: path, Open: func() (io.ReadCloser, error) {
+				t.Errorf("opened %s", path)
+				return nil, os.ErrInvalid
+			}}
+		}}
+	if code := cmd.run(context.Background(), []string{"run.log", "-", "-compress", "99"}); code != exitUsage {
+		t.Errorf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "-compress 99: want a zlib level from 0 (off) to 9") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	if got := names(t, "."); !slices.Equal(got, []string{"run.log"}) {
+		t.Errorf("directory holds %q", got)
+	}
+}
+
+type failReader struct{ t *testing.T }
+
+func (r failReader) Read([]byte) (int, error) {
+	r.t.Error("read standard input")
+	return 0, io.EOF
+}
+
+// TestSummaryJSONFails: a summary file that cannot be written costs
+// neither the trace nor its report.
+func TestSummaryJSONFails(t *testing.T) {
+	chdir(t)
+	os.WriteFile("run.log", sample, 0o644)
+	os.Mkdir("sum.json", 0o755)
+	code, _, stderr := runArgs([]string{"-summary-json", "sum.json", "run.log"}, strings.NewReader(""))
+	if code != exitFail {
+		t.Errorf("exit %d, want %d", code, exitFail)
+	}
+	for _, want := range []string{"trace: run.pftrace", "strace2perfetto: -summary-json: ", "sum.json"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q: %s", want, stderr)
+		}
+	}
+	readTrace(t, "run.pftrace")
+}
+
+func TestStrict(t *testing.T) {
+	chdir(t)
+	clean := cleanLog()
+	mid := bytes.IndexByte(clean[len(clean)/2:], '\n') + len(clean)/2 + 1
+	torn := slices.Concat(clean[:mid], []byte("[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=chip.run\n"), clean[mid:])
+	os.WriteFile("clean.log", clean, 0o644)
+	os.WriteFile("torn.log", torn, 0o644)
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"-strict", "clean.log"}, exitOK},
+		{[]string{"-strict", "torn.log"}, exitStrict},
+		{[]string{"torn.log", "-strict", "-q"}, exitStrict},
+		{[]string{"torn.log"}, exitOK},
+		{[]string{"-strict"}, exitStrict}, // the embedded sample ends in a torn record
+		{[]string{"-strict", "-"}, exitOK},
+	} {
+		os.Remove("clean.pftrace")
+		os.Remove("torn.pftrace")
+		os.Remove("stdin.pftrace")
+		os.Remove(sampleOut)
+		code, _, stderr := runArgs(c.args, bytes.NewReader(clean))
+		if code != c.code {
+			t.Errorf("%q: exit %d, want %d: %s", c.args, code, c.code, stderr)
+		}
+		if code == exitStrict && !slices.Contains(c.args, "-q") && !strings.Contains(stderr, "-strict: records were lost or repaired") {
+			t.Errorf("%q: stderr %s", c.args, stderr)
+		}
+		if code == exitStrict && slices.Contains(c.args, "-q") && stderr != "" {
+			t.Errorf("%q: -q printed %s", c.args, stderr)
+		}
+		out := map[bool]string{true: "torn.pftrace", false: "clean.pftrace"}[slices.Contains(c.args, "torn.log")]
+		switch {
+		case slices.Contains(c.args, "-"):
+			out = "stdin.pftrace"
+		case !slices.Contains(c.args, "torn.log") && !slices.Contains(c.args, "clean.log"):
+			out = sampleOut
+		}
+		readTrace(t, out) // kept whatever the exit status
+	}
+}
+
+// blockingLog is a log whose reads wait until ctx is done and then never
+// end: a conversion of it ends only by being interrupted.
+type blockingLog struct {
+	ctx     context.Context
+	started chan struct{}
+	once    sync.Once
+}
+
+func newBlockingLog(ctx context.Context) *blockingLog {
+	return &blockingLog{ctx: ctx, started: make(chan struct{})}
+}
+
+func (b *blockingLog) Read(p []byte) (int, error) {
+	b.once.Do(func() { close(b.started) })
+	<-b.ctx.Done()
+	return copy(p, "[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=chip.run ts=1 dur=1\n"), nil
+}
+
+func (b *blockingLog) input(name string) phasetrace.Input {
+	return phasetrace.Input{Name: name, Open: func() (io.ReadCloser, error) { return io.NopCloser(b), nil }}
+}
+
+// interruptTest runs args, where block.log or stdin is b, and calls
+// interrupt once b is read; it checks that the run exits 1 and leaves no
+// partial output or copy of standard input.
+func interruptTest(t *testing.T, ctx context.Context, b *blockingLog, stdin io.Reader, args []string, interrupt func()) {
+	t.Helper()
+	dir := chdir(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	os.WriteFile("block.log", nil, 0o644)
+	if stdin == nil {
+		stdin = b
+	}
+	var stderr bytes.Buffer
+	cmd := &command{stdin: stdin, stdout: io.Discard, stderr: &stderr,
+		file: func(path string) phasetrace.Input {
+			if path == "block.log" {
+				return b.input(path)
+			}
+			return phasetrace.File(path)
+		}}
+	done := make(chan int)
+	go func() { done <- cmd.run(ctx, args) }()
+	<-b.started
+	hidden := 0
+	for _, n := range names(t, dir) {
+		if strings.HasPrefix(n, ".strace2perfetto-") {
+			hidden++
+		}
+	}
+	if hidden != 1 {
+		t.Errorf("%d hidden outputs while converting, want 1", hidden)
+	}
+	if slices.Contains(args, "-") && len(names(t, tmp)) != 1 {
+		t.Errorf("TMPDIR holds %q while converting, want the copy of stdin", names(t, tmp))
+	}
+	interrupt()
+	if code := <-done; code != exitFail {
+		t.Errorf("exit %d, want %d", code, exitFail)
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	if got := names(t, dir); !slices.Equal(got, []string{"block.log"}) {
+		t.Errorf("directory holds %q after the interruption", got)
+	}
+	if got := names(t, tmp); len(got) != 0 {
+		t.Errorf("TMPDIR holds %q after the interruption", got)
+	}
+}
+
+func TestInterrupted(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		args  []string
+		stdin bool // stdin blocks, not block.log
+	}{
+		{"log", []string{"-o", "out.pftrace", "block.log"}, false},
+		{"stdin copied, then log", []string{"-o", "out.pftrace", "-", "block.log"}, false},
+		{"while copying stdin", []string{"-o", "out.pftrace", "-"}, true},
+		{"records", []string{"-o", "out.pftrace", "-records", "block.log", "-"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			b := newBlockingLog(ctx)
+			var stdin io.Reader = bytes.NewReader(sample)
+			if c.stdin {
+				stdin = nil
+			}
+			interruptTest(t, ctx, b, stdin, c.args, cancel)
+		})
+	}
+}
+
+// TestSIGINT sends SIGINT to the test process while the signal is caught
+// by the command's own handler.
+func TestSIGINT(t *testing.T) {
+	ctx, stop := signalContext()
+	defer stop()
+	b := newBlockingLog(ctx)
+	interruptTest(t, ctx, b, bytes.NewReader(sample), []string{"-q", "-o", "out.pftrace", "-", "block.log"}, func() {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestOutputName(t *testing.T) {

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/phasetrace/phasetrace"
+)
+
+// signalContext is a context done at the first SIGINT or SIGTERM. That
+// signal also restores their default handling, so that a second one ends
+// the process at once; stop restores it too.
+func signalContext() (ctx context.Context, stop context.CancelFunc) {
+	ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
+	return ctx, stop
+}
+
+// interruptible is in with readers that fail with ctx's error once ctx is
+// done, so that a conversion stops at its next read.
+func interruptible(ctx context.Context, in phasetrace.Input) phasetrace.Input {
+	open := in.Open
+	in.Open = func() (io.ReadCloser, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rc, err := open()
+		if err != nil {
+			return nil, err
+		}
+		return &interruptibleReader{ctx: ctx, ReadCloser: rc}, nil
+	}
+	return in
+}
+
+type interruptibleReader struct {
+	ctx context.Context
+	io.ReadCloser
+}
+
+func (r *interruptibleReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := r.ReadCloser.Read(p)
+	if cerr := r.ctx.Err(); cerr != nil {
+		err = cerr // a read that waited for the interruption
+	}
+	return n, err
+}
+
+// interruptibleWriter fails with ctx's error once ctx is done.
+type interruptibleWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (w interruptibleWriter) Write(p []byte) (int, error) {
+	if err := w.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return w.w.Write(p)
+}
+
+// spool copies what open returns to a file in $TMPDIR, so that it can be
+// read twice, and returns it as an input named name with the function that
+// removes it. It returns when ctx is done even if the copy is waiting to
+// read (a terminal, a pipe nobody writes to): the copy is then removed and
+// the reader abandoned.
+func spool(ctx context.Context, name string, open func() (io.ReadCloser, error)) (phasetrace.Input, func(), error) {
+	f, err := os.CreateTemp("", "strace2perfetto-stdin-*")
+	if err != nil {
+		return phasetrace.Input{}, nil, err
+	}
+	remove := func() { os.Remove(f.Name()) }
+	copied := make(chan error, 1)
+	go func() {
+		rc, err := open()
+		if err == nil {
+			_, err = io.Copy(f, &interruptibleReader{ctx: ctx, ReadCloser: rc})
+			rc.Close()
+		}
+		copied <- err
+	}()
+	select {
+	case err = <-copied:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		remove()
+		if ctx.Err() == nil {
+			err = fmt.Errorf("%s: copying to a temporary file: %w", name, err)
+		}
+		return phasetrace.Input{}, nil, err
+	}
+	in := phasetrace.File(f.Name())
+	in.Name = name
+	return in, remove, nil
+}
