@@ -80,8 +80,20 @@
 // longer than the maximum (WithMaxLine) is skipped and the heads inside it
 // are counted as lost. Stats.Check verifies that the counts add up.
 //
-// A torn record cut inside its last number (dur, or an anchor's last field)
-// cannot be told from a complete one; no reader can.
+// The runtime ends every line it writes, so a last line without a line end
+// was cut while it was being written. The last record on it, of any kind,
+// is never returned, even where its grammar looks complete (dur=62 may be
+// the start of dur=62850): it is counted as torn, at its position, with
+// ErrUnterminated, and Stats.Unterminated says the input did not end with
+// a line end. Records that the next record head ends on that line are
+// complete and kept; text that is no record needs no line end. Here the
+// first span is kept and the second counted as torn:
+//
+//	[mono_ns=1300][T0x7f3a][TIMING] emit_host_span: [STRACE] v=1 pid=4242 tid=4242 inv=7 hid=9f3c depth=0 name=chip.run ts=900 dur=400 [mono_ns=1301][T0x7f3b][TIMING] emit_host_span: [STRACE] v=1 pid=4243 tid=4243 inv=3 hid=9f3c depth=3 name=chip.run.runner_run.device_wall.orch ts=0 dur=62<end of input>
+//
+// (A failing underlying reader ends the input the same way.) A record torn
+// inside its last number in the middle of the log, where the next record on
+// its line ends it, cannot be told from a complete one; no reader can.
 //
 // # The model
 //

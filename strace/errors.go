@@ -10,6 +10,12 @@ var (
 	// ErrTorn: the record ends (at the end of its line, or where the next
 	// record begins) before its grammar is complete: it was cut mid-write.
 	ErrTorn = errors.New("torn record")
+	// ErrUnterminated: the record is the last on the input's last line,
+	// which has no line end. The runtime ends every line it writes, so the
+	// log was cut while this record was being written: it may be cut, even
+	// where its grammar looks complete (dur=62 of dur=62850). It is counted
+	// as torn, and errors.Is(err, ErrTorn) holds for it too.
+	ErrUnterminated = fmt.Errorf("%w: the log ends inside this record, which may be cut", ErrTorn)
 	// ErrMalformed: the record's text does not follow the grammar.
 	ErrMalformed = errors.New("malformed record")
 	// ErrUnknownVersion: the record has a version this package does not

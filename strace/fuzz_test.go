@@ -2,10 +2,13 @@ package strace
 
 import (
 	"bytes"
+	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // FuzzReader: no input panics the reader, memory stays bounded by the
@@ -21,6 +24,7 @@ func FuzzReader(f *testing.F) {
 		if st.Lines > 0 && st.Lines != int64(bytes.Count(data, []byte("\n")))+boolInt(data[len(data)-1] != '\n') {
 			t.Errorf("Lines = %d", st.Lines)
 		}
+		checkUnterminated(t, data, recs, st)
 		var out bytes.Buffer
 		w := NewWriter(&out)
 		for _, r := range recs {
@@ -36,6 +40,49 @@ func FuzzReader(f *testing.F) {
 			t.Errorf("read, write, read (-first +second):\n%s", diff)
 		}
 	})
+}
+
+// checkUnterminated compares the reading of data with that of data ended by
+// a line end: if data's last line has none, its last record is the only
+// difference, counted as torn instead of returned.
+func checkUnterminated(t *testing.T, data []byte, recs []Record, st Stats) {
+	t.Helper()
+	open := len(data) > 0 && data[len(data)-1] != '\n'
+	if st.Unterminated != open {
+		t.Fatalf("Unterminated = %v for input ending %q", st.Unterminated, data[max(0, len(data)-8):])
+	}
+	if !open {
+		return
+	}
+	full, st2 := readAll(t, bytes.NewReader(append(data[:len(data):len(data)], '\n')), WithMaxLine(MinMaxLine))
+	cut := int64(len(full) - len(recs))
+	if cut < 0 || cut > 1 || st.Torn != st2.Torn+cut ||
+		st.Malformed != st2.Malformed || st.UnknownVersion != st2.UnknownVersion || st.InLongLines != st2.InLongLines {
+		t.Fatalf("without the line end %d records, stats %+v; with it %d, %+v", len(recs), st, len(full), st2)
+	}
+	if diff := cmp.Diff(full[:len(recs)], recs, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("records before the cut differ (-with line end +without):\n%s", diff)
+	}
+	if cut == 1 {
+		last := full[len(full)-1].Pos
+		if last.Line != st.Lines || !hasProblemAt(st, ErrUnterminated, last.Offset) {
+			t.Errorf("the record at %v is not counted as cut: %v", last, st.Problems)
+		}
+	}
+}
+
+// hasProblemAt reports whether a kept problem unwraps to err at offset off,
+// or whether problems were omitted.
+func hasProblemAt(st Stats, err error, off int64) bool {
+	if st.ProblemsOmitted > 0 {
+		return true
+	}
+	for _, p := range st.Problems {
+		if errors.Is(p, err) && p.Offset == off {
+			return true
+		}
+	}
+	return false
 }
 
 func boolInt(b bool) int64 {
@@ -96,6 +143,34 @@ func FuzzRoundtrip(f *testing.F) {
 		if diff := cmp.Diff(in[2].WallAnchor, recs[2].WallAnchor); diff != "" {
 			t.Errorf("wall anchor (-wrote +read):\n%s", diff)
 		}
+		// The same records with the log cut in the last one (before its
+		// line end, inside its last number, in and after its marker, and
+		// where cyc says): the records before it are read as they were,
+		// and the last one is never returned, only counted as torn where
+		// the log ends.
+		lastAt := strings.LastIndexByte(first[:len(first)-1], '\n') + 1
+		markAt := lastAt + strings.Index(first[lastAt:], "[CLOCK_ANCHOR]")
+		cuts := []int{len(first) - 1, len(first) - 2, markAt + 5, markAt + len("[CLOCK_ANCHOR]"),
+			lastAt + 1 + int(cyc%uint64(len(first)-lastAt-1))}
+		for _, cut := range cuts {
+			in := first[:cut]
+			recs2, st2 := readAll(t, strings.NewReader(in), WithMaxLine(len(first)))
+			if !reflect.DeepEqual(recs[:2], recs2) {
+				t.Fatalf("cut at %d of %q (-whole +cut):\n%s", cut, first, cmp.Diff(recs[:2], recs2))
+			}
+			if !st2.Unterminated {
+				t.Errorf("cut at %d: not unterminated", cut)
+			}
+			heads := int64(0)
+			if cut >= markAt+len("[CLOCK_ANCHOR]") {
+				heads = 1 // a cut inside the marker leaves no head
+			}
+			if st2.Heads.ClockAnchor != 1+heads || st2.Torn != heads || st2.Lost() != heads ||
+				heads == 1 && !hasProblemAt(st2, ErrUnterminated, int64(markAt)) {
+				t.Fatalf("cut at %d of %q: %+v", cut, first, st2)
+			}
+		}
+
 		// Writing what was read gives the same bytes.
 		var again bytes.Buffer
 		w2 := NewWriter(&again)

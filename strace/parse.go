@@ -8,6 +8,7 @@ const (
 	stTorn             // the record's text ended where more grammar was due
 	stMalformed        // a byte broke the grammar
 	stUnknown          // a version this package does not define
+	stCut              // the input ended inside the record, without a line end
 )
 
 // parser walks the text of one record, b, from i. A parse is torn when b

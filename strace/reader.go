@@ -55,6 +55,10 @@ func newConfig(opts []Option) config {
 // with their positions) and reading continues. Read returns an error other
 // than io.EOF only when the underlying reader fails.
 //
+// The last record on a last line without a line end (the input ended, or
+// the underlying reader failed, inside it) is never returned: it may be cut,
+// and it is counted as torn with ErrUnterminated.
+//
 // Strings in a returned Record never alias the reader's buffers and stay
 // valid; the Attrs slices of Span and BindPhase are reused by the next Read
 // (use Record.Clone to keep them).
@@ -68,6 +72,7 @@ type Reader struct {
 	lineOff int64 // input offset of line[0]
 	next    int64 // input offset of the next line
 	pos     int   // scan cursor in line
+	open    bool  // the line has no line end: the input stopped inside it
 
 	pfx    Prefix // the last log prefix seen on this line
 	pfxEnd int    // where it ends in line, or -1
@@ -133,11 +138,16 @@ func (r *Reader) readLine() {
 	r.lineOff = r.next
 	r.next += int64(len(data))
 	line := data
-	if line[len(line)-1] == '\n' {
+	open := line[len(line)-1] != '\n'
+	if !open {
 		line = line[:len(line)-1]
 	}
+	r.stats.Unterminated = open
 	if len(line) > 0 && line[len(line)-1] == '\r' {
+		// A lone CR at the end of the input: the cut fell inside the
+		// line end, after the line's text.
 		line = line[:len(line)-1]
+		open = false
 	}
 	if len(line) > r.cfg.maxLine {
 		var hc headCounter
@@ -146,6 +156,7 @@ func (r *Reader) readLine() {
 		return
 	}
 	r.line = line
+	r.open = open
 	r.pos = 0
 	r.pfxEnd = -1
 }
@@ -177,6 +188,7 @@ func (r *Reader) skipLong(first []byte) {
 				r.next += int64(len(data))
 				hc.feed(data)
 			}
+			r.stats.Unterminated = len(data) == 0 || data[len(data)-1] != '\n'
 			break
 		}
 	}
@@ -212,6 +224,9 @@ func (r *Reader) lost(at int, p *parser) {
 	case stTorn:
 		r.stats.Torn++
 		err = ErrTorn
+	case stCut:
+		r.stats.Torn++
+		err = ErrUnterminated
 	case stUnknown:
 		r.stats.UnknownVersion++
 		err = ErrUnknownVersion
@@ -328,6 +343,22 @@ func (r *Reader) boundary(line []byte, from int) int {
 	return len(line)
 }
 
+// cut makes the parse of a record that ends at end a cut one when nothing
+// follows it on a line without a line end: the input stopped inside it, so
+// it may be cut even where its grammar completed (field names what was read
+// last). A record whose bytes break the grammar stays malformed.
+func (r *Reader) cut(p *parser, end int, field string) {
+	if !r.open || end != len(r.line) {
+		return
+	}
+	switch p.st {
+	case stOK:
+		p.st, p.field, p.what = stCut, field, "no line end after it"
+	case stTorn:
+		p.st = stCut
+	}
+}
+
 // prefixAt returns the log prefix that ends exactly at at.
 func (r *Reader) prefixAt(at int) Prefix {
 	if r.pfxEnd == at {
@@ -362,6 +393,7 @@ func (r *Reader) span(rec *Record, at int) bool {
 				p.tail("dur")
 		}
 	}
+	r.cut(&p, end, lastField(&p, "dur"))
 	if p.st != stOK {
 		r.lost(at, &p)
 		return false
@@ -428,6 +460,11 @@ func (r *Reader) anchor(rec *Record, at int) bool {
 			p.fail(stMalformed, "anchor", "not preceded by its [TIMING] clock_anchor: log prefix")
 		}
 	}
+	last := "wall_ns"
+	if kind == KindDeviceAnchor {
+		last = "dev_freq"
+	}
+	r.cut(&p, end, last)
 	if p.st != stOK {
 		r.lost(at, &p)
 		return false
@@ -454,6 +491,7 @@ func (r *Reader) bindPhase(rec *Record, at int) bool {
 			p.next("dur_ns=") && p.u64(&b.DurNS, "dur_ns") &&
 			p.tail("dur_ns")
 	}
+	r.cut(&p, end, lastField(&p, "dur_ns"))
 	if p.st != stOK {
 		r.lost(at, &p)
 		return false
@@ -502,13 +540,15 @@ func (r *Reader) stamp(rec *Record) bool {
 	end := r.boundary(r.line, len(markStamp))
 	r.pos = end
 	line := r.line[:end]
-	if len(line) == len(markStamp) || line[len(markStamp)] != ' ' {
-		p := parser{}
-		if len(line) == len(markStamp) {
-			p.fail(stTorn, "stamp", "no text")
-		} else {
-			p.fail(stMalformed, "stamp", "expected a space after [stamp]")
-		}
+	var p parser
+	switch {
+	case len(line) == len(markStamp):
+		p.fail(stTorn, "stamp", "no text")
+	case line[len(markStamp)] != ' ':
+		p.fail(stMalformed, "stamp", "expected a space after [stamp]")
+	}
+	r.cut(&p, end, "stamp")
+	if p.st != stOK {
 		r.lost(0, &p)
 		return false
 	}
@@ -644,6 +684,15 @@ func (r *Reader) parsePrefix(line []byte, at int, out *Prefix) (int, bool) {
 	}
 	*out = pf
 	return p.i, true
+}
+
+// lastField names what a parse that completed read last: the attributes
+// when there are any, else the last fixed field.
+func lastField(p *parser, field string) string {
+	if p.i < len(p.b) {
+		return "attributes"
+	}
+	return field
 }
 
 func trimRight(b []byte) []byte {

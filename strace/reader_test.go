@@ -12,6 +12,7 @@ import (
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // logOptions are the reader options of a hand-made log.
@@ -80,8 +81,12 @@ func dump(recs []Record, st Stats) string {
 		}
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "-- stats --\nlines=%d bytes=%d long=%d\nheads=%+v\nrecords=%+v\ntorn=%d unknown=%d malformed=%d in-long-lines=%d\n",
-		st.Lines, st.Bytes, st.LongLines, st.Heads, st.Records, st.Torn, st.UnknownVersion, st.Malformed, st.InLongLines)
+	fmt.Fprintf(&b, "-- stats --\nlines=%d bytes=%d long=%d", st.Lines, st.Bytes, st.LongLines)
+	if st.Unterminated {
+		b.WriteString(" unterminated")
+	}
+	fmt.Fprintf(&b, "\nheads=%+v\nrecords=%+v\ntorn=%d unknown=%d malformed=%d in-long-lines=%d\n",
+		st.Heads, st.Records, st.Torn, st.UnknownVersion, st.Malformed, st.InLongLines)
 	for _, p := range st.Problems {
 		fmt.Fprintf(&b, "problem %d@%d: %v: %s\n", p.Line, p.Offset, p.Err, p.Reason)
 	}
@@ -279,9 +284,14 @@ func (f *failingReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// TestIOErrorAfterRecords: a failing reader ends the input like a cut: the
+// records before it are returned, the one it stopped inside is not, and the
+// error is returned once they are.
 func TestIOErrorAfterRecords(t *testing.T) {
 	boom := errors.New("disk on fire")
-	r := NewReader(&failingReader{data: []byte("[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=a ts=1 dur=1\n[STRACE] v=1 pid=1 tid=1 inv=2 hid=1 depth=0 name=b ts=1 dur=1"), err: boom})
+	r := NewReader(&failingReader{data: []byte("[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=a ts=1 dur=1\n" +
+		"[STRACE] v=1 pid=1 tid=1 inv=2 hid=1 depth=0 name=b ts=1 dur=1\n" +
+		"[STRACE] v=1 pid=1 tid=1 inv=3 hid=1 depth=0 name=c ts=1 dur=1"), err: boom})
 	var names []string
 	var err error
 	for {
@@ -294,6 +304,9 @@ func TestIOErrorAfterRecords(t *testing.T) {
 	}
 	if !errors.Is(err, boom) || !cmp.Equal(names, []string{"a", "b"}) {
 		t.Errorf("names %v, err %v", names, err)
+	}
+	if st := r.Stats(); st.Torn != 1 || !st.Unterminated || len(st.Problems) != 1 || !errors.Is(st.Problems[0], ErrUnterminated) {
+		t.Errorf("stats %+v", st)
 	}
 	if _, err := r.Read(); !errors.Is(err, boom) {
 		t.Errorf("second Read: %v", err)
@@ -331,5 +344,100 @@ func TestWallAnchorMapping(t *testing.T) {
 	d := DeviceAnchor{HostNS: 1000, WindowNS: 21}
 	if mid, half := d.Mid(); mid != 1010 || half != 11 {
 		t.Errorf("Mid = %d ± %d", mid, half)
+	}
+}
+
+// TestUnterminatedLastLine: the runtime ends every line it writes, so a last
+// line without a line end was cut while it was written. Its last record is
+// never returned (dur=62 of dur=62850 would be a 62 ns span): it is counted
+// as torn, at its position, with ErrUnterminated. Records that the next
+// record head ends on that line are complete.
+func TestUnterminatedLastLine(t *testing.T) {
+	const (
+		pfx    = "[mono_ns=9][T0x1][TIMING] emit_host_span: "
+		apfx   = "[mono_ns=9][T0x1][TIMING] clock_anchor: "
+		span   = "[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=a ts=1 dur=62850"
+		wall   = "[CLOCK_ANCHOR] v=1 pid=1 mono_ns=5 wall_ns=1767225600000000000"
+		device = "[CLOCK_ANCHOR] v=2 pid=1 tid=1 dev=0 host_ns=5 window_ns=20 dev_cyc=5000000 dev_freq=50000000"
+		bind   = "[hbg_bind.cpp:88] bind phase=host_orch start_ns=1010 dur_ns=40 tasks=47"
+	)
+	type want struct {
+		recs    int
+		torn    int64
+		other   int64 // malformed + unknown + in long lines
+		line    int64 // of the torn record
+		off     int64 // of the torn record's marker
+		reason  string
+		cutOpen bool // Stats.Unterminated
+	}
+	for _, tc := range []struct {
+		name string
+		in   string
+		want want
+	}{
+		{"cut mid-number", pfx + span + "\n" + pfx + span[:len(span)-3],
+			want{1, 1, 0, 2, int64(len(pfx + span + "\n" + pfx)), "dur: no line end after it", true}},
+		{"cut after the attributes", pfx + span + " clk=dev",
+			want{0, 1, 0, 1, int64(len(pfx)), "attributes: no line end after it", true}},
+		{"cut in a key", pfx + span[:len(span)-8],
+			want{0, 1, 0, 1, int64(len(pfx)), "dur: cut in its key", true}},
+		{"two records on the last line", pfx + span + " " + pfx + span[:len(span)-3],
+			want{1, 1, 0, 1, int64(len(pfx + span + " " + pfx)), "dur: no line end after it", true}},
+		{"two records, no prefix between", pfx + span + " k=v" + span,
+			want{1, 1, 0, 1, int64(len(pfx + span + " k=v")), "dur: no line end after it", true}},
+		{"CRLF lines, the last cut", pfx + span + "\r\n" + pfx + span[:len(span)-1],
+			want{1, 1, 0, 2, int64(len(pfx + span + "\r\n" + pfx)), "dur: no line end after it", true}},
+		{"CRLF complete", pfx + span + "\r\n" + pfx + span + "\r\n", want{2, 0, 0, 0, 0, "", false}},
+		{"cut between CR and LF", pfx + span + "\r\n" + pfx + span + "\r", want{2, 0, 0, 0, 0, "", true}},
+		{"complete last line", pfx + span + "\n" + pfx + span + "\n", want{2, 0, 0, 0, 0, "", false}},
+		{"text after the last record's prefix", pfx + span + " [mono_ns=10][T0x1][INFO] main: done",
+			want{1, 0, 0, 0, 0, "", true}},
+		{"text only", pfx + span + "\nsome log text without [STRACE markers", want{1, 0, 0, 0, 0, "", true}},
+		{"wall anchor", apfx + wall, want{0, 1, 0, 1, int64(len(apfx)), "wall_ns: no line end after it", true}},
+		{"device anchor", pfx + span + "\n" + apfx + device,
+			want{1, 1, 0, 2, int64(len(pfx + span + "\n" + apfx)), "dev_freq: no line end after it", true}},
+		{"bind phase", pfx + span + "\n" + pfx + bind,
+			want{1, 1, 0, 2, int64(len(pfx + span + "\n" + pfx + "[hbg_bind.cpp:88] ")), "attributes: no line end after it", true}},
+		{"bind phase without attributes", "bind phase=a start_ns=1 dur_ns=4",
+			want{0, 1, 0, 1, 0, "dur_ns: no line end after it", true}},
+		{"stamp", "[stamp] 4d31f482 python main.py --rounds", want{0, 1, 0, 1, 0, "stamp: no line end after it", true}},
+		{"malformed stays malformed", pfx + "[STRACE] v=1 pid=x", want{0, 0, 1, 0, 0, "", true}},
+		{"unknown version stays unknown", pfx + "[STRACE] v=7 pid=1", want{0, 0, 1, 0, 0, "", true}},
+		{"over-long last line", pfx + span + "\n" + strings.Repeat("x", 300) + pfx + span, want{1, 0, 1, 0, 0, "", true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs, st := readAll(t, strings.NewReader(tc.in), WithName("cut.log"), WithMaxLine(MinMaxLine))
+			checkInvariants(t, []byte(tc.in), recs, st)
+			w := tc.want
+			if len(recs) != w.recs || st.Torn != w.torn || st.Malformed+st.UnknownVersion+st.InLongLines != w.other || st.Unterminated != w.cutOpen {
+				t.Fatalf("%d records, stats %+v; want %+v", len(recs), st, w)
+			}
+			for _, r := range recs {
+				if r.Kind == KindSpan && r.Span.Dur != 62850 {
+					t.Errorf("span read with dur %d", r.Span.Dur)
+				}
+			}
+			if w.torn == 0 {
+				for _, p := range st.Problems {
+					if errors.Is(p, ErrUnterminated) {
+						t.Errorf("unexpected %v", p)
+					}
+				}
+				return
+			}
+			p := st.Problems[len(st.Problems)-1]
+			if !errors.Is(p, ErrUnterminated) || !errors.Is(p, ErrTorn) || p.Line != w.line || p.Offset != w.off || p.Reason != w.reason {
+				t.Errorf("problem %v (line %d, byte %d, reason %q); want line %d, byte %d, reason %q", p, p.Line, p.Offset, p.Reason, w.line, w.off, w.reason)
+			}
+			if !strings.Contains(p.Error(), "the log ends inside this record, which may be cut") {
+				t.Errorf("Error() = %q", p.Error())
+			}
+			// The same input with its line end: the cut record is the only
+			// difference.
+			full, st2 := readAll(t, strings.NewReader(tc.in+"\n"), WithMaxLine(MinMaxLine))
+			if diff := cmp.Diff(full[:len(recs)], recs, ignorePos, cmpopts.EquateEmpty()); diff != "" || st2.Unterminated || st2.Torn+int64(len(full)) != st.Torn+int64(len(recs)) {
+				t.Errorf("with a line end: %d records, stats %+v; diff %s", len(full), st2, diff)
+			}
+		})
 	}
 }

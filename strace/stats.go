@@ -53,11 +53,15 @@ type Stats struct {
 	Lines     int64 // physical lines, a last line without newline included
 	Bytes     int64 // bytes consumed
 	LongLines int64 // lines over the maximum length, skipped
+	// Unterminated says the input did not end with a line end ('\n'): the
+	// log was cut while a line was being written. The last record on that
+	// line, if any, is counted as torn (ErrUnterminated).
+	Unterminated bool
 
 	Heads   Heads  // record heads seen
 	Records Counts // complete records returned, by kind
 
-	Torn           int64 // heads whose record was cut before its grammar completed
+	Torn           int64 // heads whose record was cut before its grammar completed, or by the end of the input
 	UnknownVersion int64 // heads with a version other than the defined ones
 	Malformed      int64 // heads whose record breaks the grammar
 	InLongLines    int64 // heads inside skipped over-long lines
