@@ -351,7 +351,8 @@ type converter struct {
 	records                map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
 
 	pending   map[invKey]*invBuf
-	order     int64 // arrival counter, for the oldest pending run
+	openRoots map[laneKey]*invBuf // per thread and slot, its run whose root came first
+	order     int64                 // arrival counter, for the oldest pending run
 	bindLines []bindLine
 	flows     flowWindow
 	nextFlow  perfetto.FlowID
@@ -379,6 +380,9 @@ type invBuf struct {
 	// bindLogT is the log-prefix thread handle of its chip.run.bind: the
 	// legacy bind phase lines of that bind carry the same handle.
 	bindLogT uint64
+	// openOn is the thread and slot whose open root this run is, when its
+	// root came first.
+	openOn *laneKey
 }
 
 // bindLine is a legacy "bind phase=" line waiting for the chip.run.bind
@@ -714,10 +718,32 @@ func (c *converter) addToRun(rec *strace.Record, dev bool) {
 	if sp.Name == bindName && !dev {
 		b.bindLogT = rec.Prefix.Thread
 	}
-	if sp.Depth == 0 && !dev {
-		delete(c.pending, k)
-		c.run(b, true)
+	if sp.Depth != 0 || dev {
+		return
 	}
+	// A root closes its run: the runtime writes a span when its scope
+	// ends, so the root comes last. A root that comes first (a producer
+	// that writes parents before children) keeps its run open for the
+	// spans that follow, until the next root of its thread and pipeline
+	// slot comes, or the log ends.
+	tk := laneKey{sp.Pid, sp.Tid, -1}
+	if a, ok := sp.Attr("slot_id"); ok && a.Type == strace.TypeInt {
+		tk.slot = a.Int
+	}
+	if open := c.openRoots[tk]; open != nil && open != b {
+		delete(c.pending, open.key)
+		c.run(open)
+	}
+	if len(b.host) == 1 && len(b.dev) == 0 {
+		if c.openRoots == nil {
+			c.openRoots = map[laneKey]*invBuf{}
+		}
+		c.openRoots[tk] = b
+		b.openOn = &tk
+		return
+	}
+	delete(c.pending, k)
+	c.run(b)
 }
 
 func (c *converter) flushOldest() {
@@ -729,11 +755,12 @@ func (c *converter) flushOldest() {
 	}
 	if oldest != nil {
 		delete(c.pending, oldest.key)
-		c.run(oldest, false)
+		c.run(oldest)
 	}
 }
 
-// flushPending draws the runs whose root never came, oldest first.
+// flushPending draws the runs still waiting (whose root never came, or
+// came first), oldest first.
 func (c *converter) flushPending() {
 	bufs := make([]*invBuf, 0, len(c.pending))
 	for _, b := range c.pending {
@@ -742,7 +769,7 @@ func (c *converter) flushPending() {
 	sort.Slice(bufs, func(i, j int) bool { return bufs[i].first < bufs[j].first })
 	for _, b := range bufs {
 		delete(c.pending, b.key)
-		c.run(b, false)
+		c.run(b)
 	}
 }
 

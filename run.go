@@ -26,12 +26,12 @@ var bindSegments = map[string]bool{
 
 // run draws one run: its host spans on its lane, the bind stage's
 // breakdown inside its chip.run.bind, and its device spans placed on the
-// host timeline. complete is false for a run whose root never came.
-func (c *converter) run(b *invBuf, complete bool) {
-	c.sum.Invocations++
-	if !complete {
-		c.sum.Incomplete++
+// host timeline. A run whose root never came is drawn as found.
+func (c *converter) run(b *invBuf) {
+	if b.openOn != nil && c.openRoots[*b.openOn] == b {
+		delete(c.openRoots, *b.openOn)
 	}
+	c.sum.Invocations++
 	// The run's root is its chip.run (else its first depth-0 span); its
 	// bind and runner_run are found by name, whatever their depth.
 	var root, bind, runner *heldSpan
@@ -46,6 +46,9 @@ func (c *converter) run(b *invBuf, complete bool) {
 		if s.Depth == 0 && (root == nil || s.Name == rootName && root.Name != rootName) {
 			root = s
 		}
+	}
+	if root == nil {
+		c.sum.Incomplete++
 	}
 	var slot int64
 	hasSlot := false
