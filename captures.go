@@ -66,6 +66,7 @@ func (c *captureCutter) feed(piece []byte) int64 {
 			if c.hasMono && mono < c.maxMono-hostGap {
 				c.cut()
 				c.cur.first = line
+				c.maxMono = mono // the new capture's own time
 			}
 			if !c.hasMono || mono > c.maxMono {
 				c.maxMono, c.hasMono = mono, true

@@ -108,6 +108,7 @@ func hostileLogs() []hostileLog {
 	}
 	submit := "[mono_ns=5000][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4001 inv=0 hid=0 depth=0 name=node.submit ts=1000 dur=2000 run_id=1 task_slot=0 role=facade\n" +
 		"[mono_ns=9000][T0x2][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4002 inv=0 hid=0 depth=0 name=node.dispatch ts=4000 dur=3000 run_id=1 task_slot=0 role=scheduler dispatch_id=1\n"
+	capture := chipRun(4100, 1, 5_000_000_000) + chipRun(4100, 2, 7_000_000_000)
 	var manyPids strings.Builder
 	for p := 1; p <= 300; p++ {
 		manyPids.WriteString(spanLine(int64(p), int64(10_000+p), int64(10_000+p), 0, 0, "ext.app.step", int64(p*10), 5, ""))
@@ -138,6 +139,8 @@ func hostileLogs() []hostileLog {
 		{"10 001 nested spans", []string{chain.String()}, nil, nil},
 		{"one log given twice", []string{abut + submit, abut + submit}, nil, repeated(13, 1)},
 		{"two captures concatenated", []string{submit + abut + submit + abut}, nil, repeated(13, 1)},
+		{"two captures concatenated, seconds long", []string{capture + capture}, nil, repeated(8, 0)},
+		{"two captures, the second longer", []string{capture + capture + chipRun(4100, 3, 9_000_000_000)}, nil, repeated(8, 0)},
 		{"repeated hand-off pair", []string{submit + submit + submit}, nil, repeated(4, 1)},
 		{"last line cut mid-number", []string{chipRun(4100, 1, 1_000_000) + cut}, nil, nil},
 		{"wall anchors 10^15 ns apart", []string{wallLine(1, 4100, 100, 1_700_000_000_000_000_000) + wallLine(2, 4100, 200, 1_701_000_000_000_000_000) + chipRun(4100, 1, 1_000_000)}, nil,

@@ -114,7 +114,8 @@ func (s *scanResult) proc(pid int32) *procInfo {
 // and returns its captures.
 func (s *scanResult) scanLog(r io.Reader, name string, maxLine int, seeds [2]maphash.Seed, skip []repeat) ([]capture, error) {
 	cut := newCaptureCutter(seeds)
-	rd := strace.NewReader(newScanFilter(r, cut, skip), strace.WithName(name), strace.WithMaxLine(maxLine))
+	filter := newScanFilter(r, cut, skip)
+	rd := strace.NewReader(filter, strace.WithName(name), strace.WithMaxLine(maxLine))
 	for {
 		rec, err := rd.Read()
 		if err == io.EOF {
@@ -127,6 +128,7 @@ func (s *scanResult) scanLog(r io.Reader, name string, maxLine int, seeds [2]map
 		case strace.KindSpan:
 			s.scanSpan(&rec.Span)
 		case strace.KindWallAnchor, strace.KindDeviceAnchor:
+			rec.Pos.Line = filter.physical[rec.Pos.Line]
 			s.scanRecord(&rec)
 		}
 	}
@@ -351,10 +353,14 @@ type scanFilter struct {
 	cut     *captureCutter
 	skip    []repeat // lines to leave out: captures repeating earlier ones
 	next    int      // in skip
+	// kept counts the lines passed on; physical maps the kept lines that
+	// hold clock anchors to their line in the log, for positions.
+	kept     int64
+	physical map[int64]int64
 }
 
 func newScanFilter(r io.Reader, cut *captureCutter, skip []repeat) *scanFilter {
-	return &scanFilter{br: bufio.NewReaderSize(r, 1<<16), cut: cut, skip: skip}
+	return &scanFilter{br: bufio.NewReaderSize(r, 1<<16), cut: cut, skip: skip, physical: map[int64]int64{}}
 }
 
 var (
@@ -383,8 +389,13 @@ func (f *scanFilter) Read(p []byte) (int, error) {
 			continue
 		case f.long:
 			f.pending, f.long = line, false
+			f.kept++
 		case keepLine(line):
 			f.pending = line
+			f.kept++
+			if bytes.Contains(line, anchorMark) {
+				f.physical[f.kept] = ln
+			}
 		}
 		if err == bufio.ErrBufferFull {
 			continue
