@@ -16,6 +16,7 @@ func (p *parser) define(idx int, m map[uint64]string, what string, iid uint64, v
 	}
 	if old, ok := m[iid]; ok && old != v {
 		p.problem("interned_data_tokenizer_errors", idx, "%s iid %d redefined from %q to %q without a clear", what, iid, old, v)
+		return // the trace processor keeps the first definition
 	}
 	m[iid] = v
 }
