@@ -168,7 +168,7 @@ func (p *parser) descriptor(idx int, td *pb.TrackDescriptor) {
 		tr.Kind, tr.Unit, tr.UnitName = "counter", int32(c.GetUnit()), c.GetUnitName()
 	}
 	if tr.UUID == 0 {
-		p.problem("track_event_tokenizer_errors", idx, "track descriptor without a uuid (%q)", tr.Name)
+		p.problem("track_descriptor_missing_uuid", idx, "track descriptor without a uuid (%q)", tr.Name)
 		return
 	}
 	if i, ok := p.tracks[tr.UUID]; ok {
