@@ -3,6 +3,6 @@ module github.com/phasetrace/phasetrace
 go 1.26
 
 require (
-	github.com/google/go-cmp v0.7.0 // indirect
-	google.golang.org/protobuf v1.36.11 // indirect
+	github.com/google/go-cmp v0.7.0
+	google.golang.org/protobuf v1.36.11
 )

@@ -16,6 +16,7 @@ func (p *parser) define(idx int, m map[uint64]string, what string, iid uint64, v
 	}
 	if old, ok := m[iid]; ok && old != v {
 		p.problem("interned_data_tokenizer_errors", idx, "%s iid %d redefined from %q to %q without a clear", what, iid, old, v)
+		return // the trace processor keeps the first definition
 	}
 	m[iid] = v
 }
@@ -167,7 +168,7 @@ func (p *parser) descriptor(idx int, td *pb.TrackDescriptor) {
 		tr.Kind, tr.Unit, tr.UnitName = "counter", int32(c.GetUnit()), c.GetUnitName()
 	}
 	if tr.UUID == 0 {
-		p.problem("track_event_tokenizer_errors", idx, "track descriptor without a uuid (%q)", tr.Name)
+		p.problem("track_descriptor_missing_uuid", idx, "track descriptor without a uuid (%q)", tr.Name)
 		return
 	}
 	if i, ok := p.tracks[tr.UUID]; ok {
