@@ -1,0 +1,52 @@
+package phasetrace_test
+
+import (
+	"flag"
+	"github.com/phasetrace/phasetrace"
+	"sync"
+	"testing"
+
+	"github.com/phasetrace/phasetrace/perfetto/check"
+	"github.com/phasetrace/phasetrace/perfetto/check/processor"
+)
+
+var sayNoProcessor sync.Once
+
+// processorAgrees loads a trace into Perfetto's own trace processor, when
+// PHASETRACE_TRACE_PROCESSOR names it, and requires it to import the trace
+// without an error or data loss and to build what perfetto/check built.
+// While fuzzing it leaves that to perfetto/check alone (one process per
+// input would slow the fuzzer down a hundredfold).
+func processorAgrees(t *testing.T, out []byte, tr *check.Trace) {
+	t.Helper()
+	sh, ok := processor.FromEnv()
+	if !ok {
+		sayNoProcessor.Do(func() {
+			t.Logf("%s is not set: traces are checked by perfetto/check only, not by Perfetto's trace processor", processor.EnvVar)
+		})
+		return
+	}
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
+		return
+	}
+	r, err := sh.Load(out)
+	if err != nil {
+		t.Fatalf("trace processor: %v", err)
+	}
+	if err := processor.Agree(tr, r); err != nil {
+		t.Errorf("Perfetto's trace processor disagrees: %v", err)
+	}
+}
+
+// TestSampleInTheTraceProcessor loads the embedded sample's trace into
+// Perfetto's trace processor.
+func TestSampleInTheTraceProcessor(t *testing.T) {
+	if _, ok := processor.FromEnv(); !ok {
+		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
+	}
+	tr, sum, out := convert(t, []phasetrace.Input{sampleInput(t)})
+	if n := spanSlices(tr); n != sum.Spans.Drawn {
+		t.Errorf("%d span slices, %d drawn", n, sum.Spans.Drawn)
+	}
+	processorAgrees(t, out, tr)
+}
