@@ -173,6 +173,24 @@ func hostileLogs() []hostileLog {
 					t.Errorf("process track %+v, want a chip child", tk)
 				}
 			}},
+		{"an ext span on a pipelined thread", []string{spanLine(200, 4100, 4100, 1, 0, "chip.run", 100, 100, "slot_id=0") +
+			spanLine(250, 4100, 4100, 2, 0, "chip.run", 150, 100, "slot_id=1") +
+			spanLine(300, 4100, 4100, 3, 0, "chip.run", 210, 50, "slot_id=0") +
+			spanLine(410, 4100, 4100, 0, 0, "ext.torch.step", 400, 10, "")}, nil,
+			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+				found := false
+				for _, tk := range tr.Tracks {
+					if tk.Kind == "thread" {
+						found = true
+						if tk.Name != "ext torch" {
+							t.Errorf("the thread's own lane is named %q, want it named after what it carries", tk.Name)
+						}
+					}
+				}
+				if !found {
+					t.Error("no thread track")
+				}
+			}},
 		{"huge ids", []string{spanLine(10, 2147483647, 9223372036854775807, 18446744073709551615, 0, "chip.run", 100, 50, "")}, nil, nil},
 		{"over the track limit", []string{manyPids.String()}, []phasetrace.Option{phasetrace.WithMaxTracks(64)}, nil},
 		{"empty", []string{""}, nil, nil},
