@@ -30,7 +30,6 @@ type Slice struct {
 	// events) by this slice; EndFlows are terminated by it.
 	Flows    []FlowID
 	EndFlows []FlowID
-	Ref      uint64
 }
 
 // Instant is a point in time on a track, drawn nested in the slices that
