@@ -132,7 +132,7 @@ func (w *Writer) refuse(st *trackState, name string, ts, dur int64, err error) {
 }
 
 // Flush writes every slice and instant waiting since the last Flush and
-// returns the errors found since then.
+// returns Err: the errors of the whole stream so far.
 //
 // Slices given after a Flush may lie before, after or inside slices already
 // written on their track, or enclose them, because the trace processor
@@ -144,7 +144,7 @@ func (w *Writer) refuse(st *trackState, name string, ts, dur int64, err error) {
 // ErrOutOfOrder or ErrOverlap.
 func (w *Writer) Flush() error {
 	w.flushSlices()
-	return w.result()
+	return w.Err()
 }
 
 func (w *Writer) flushSlices() {

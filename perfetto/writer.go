@@ -28,10 +28,11 @@ const (
 	// compressed bundle when compression is on (Perfetto wants bundles
 	// under 512 KiB).
 	DefaultBundleSize = 256 << 10
-	// MaxErrors is how many data errors the writer keeps for Flush and
-	// Close to return; later ones are only counted in Stats.
-	MaxErrors = 16
 )
+
+// maxErrors is how many data errors a Writer keeps for Err; later ones are
+// only counted in Stats.Errors.
+const maxErrors = 16
 
 // Clock ids the writer uses (BuiltinClock and a sequence-scoped clock).
 const (
@@ -109,10 +110,15 @@ func WithInternLimit(n int) Option {
 //
 // A Writer's memory grows with the number of tracks, the distinct interned
 // strings (bounded by WithInternLimit) and the slices waiting for Flush —
-// not with the number of events written. Errors in the data (overlapping
-// slices, negative timestamps, ...) are counted in Stats and the first
-// MaxErrors are returned by Flush and Close; an error of the underlying
-// io.Writer stops the writer and is returned by every later Flush and Close.
+// not with the number of events written.
+//
+// Errors are kept for the whole stream, as encoding/csv's Writer keeps
+// them: Err returns the first error of the underlying io.Writer, if any,
+// followed by the first data errors (a refused event, a negative
+// timestamp, ...), and Flush and Close return Err. Whether something fails
+// therefore never depends on when a flush happened. An error of the
+// underlying io.Writer wraps ErrWrite and stops the output; data errors
+// wrap the other Err* sentinels and only cost the events concerned.
 // A Writer is not safe for concurrent use.
 type Writer struct {
 	w   io.Writer
@@ -151,7 +157,7 @@ type Stats struct {
 	Counters int64 // counter values
 	Flows    int64 // flow ids attached to events (starts, steps and ends)
 	Dropped  int64 // events refused because of an error in the data
-	Errors   int64 // data errors, including those past MaxErrors
+	Errors   int64 // data errors, including those Err no longer lists
 }
 
 // NewWriter returns a Writer that writes a trace to w.
@@ -172,7 +178,12 @@ func NewWriter(w io.Writer, opts ...Option) *Writer {
 // was written when the Writer was closed.
 func (w *Writer) Stats() Stats { return w.stats }
 
-// Sentinel errors, wrapped in *EventError.
+// ErrWrite is wrapped by every error of the underlying io.Writer and of
+// compression, so that errors.Is(err, ErrWrite) tells a failed output from
+// errors in the data. The underlying error is wrapped too.
+var ErrWrite = errors.New("perfetto: writing the trace")
+
+// Sentinel errors of the data, wrapped in *EventError.
 var (
 	ErrOverlap           = errors.New("slice partially overlaps another slice on the same track")
 	ErrNegativeTimestamp = errors.New("negative timestamp or duration")
@@ -209,7 +220,7 @@ func (e *EventError) Unwrap() error { return e.Err }
 
 func (w *Writer) dataError(e *EventError) {
 	w.stats.Errors++
-	if len(w.errs) < MaxErrors {
+	if len(w.errs) < maxErrors {
 		w.errs = append(w.errs, e)
 	}
 }
@@ -418,7 +429,7 @@ func (c *compressor) run(dst io.Writer, level int) {
 	var zbuf bytes.Buffer
 	zw, err := zlib.NewWriterLevel(&zbuf, level)
 	if err != nil {
-		c.fail(fmt.Errorf("perfetto: compression: %w", err))
+		c.fail(fmt.Errorf("%w: compression: %w", ErrWrite, err))
 	}
 	var out []byte
 	for b := range c.in {
@@ -432,7 +443,7 @@ func (c *compressor) run(dst io.Writer, level int) {
 			err = zw.Close()
 		}
 		if err != nil {
-			c.fail(fmt.Errorf("perfetto: compression: %w", err))
+			c.fail(fmt.Errorf("%w: compression: %w", ErrWrite, err))
 			continue
 		}
 		out = protowire.AppendTag(out[:0], fTracePacket, protowire.BytesType)
@@ -444,7 +455,7 @@ func (c *compressor) run(dst io.Writer, level int) {
 			err = io.ErrShortWrite
 		}
 		if err != nil {
-			c.fail(fmt.Errorf("perfetto: writing trace: %w", err))
+			c.fail(fmt.Errorf("%w: %w", ErrWrite, err))
 		}
 		select {
 		case c.free <- b:
@@ -486,31 +497,37 @@ func (w *Writer) writeOut() {
 			err = io.ErrShortWrite
 		}
 		if err != nil {
-			w.ioErr = fmt.Errorf("perfetto: writing trace: %w", err)
+			w.ioErr = fmt.Errorf("%w: %w", ErrWrite, err)
 		}
 	}
 	w.out = w.out[:0]
 }
 
-// result is what Flush and Close return: the I/O error, if any, then the
-// data errors kept since the last call.
-func (w *Writer) result() error {
-	errs := w.errs
-	w.errs = nil
+// Err returns the errors of the whole stream so far, or nil: the first error
+// of the underlying io.Writer (wrapping ErrWrite), if any, followed by the
+// first data errors, joined with errors.Join. Nothing clears them; Flush and
+// Close return Err. With compression on, an error of the io.Writer shows
+// once the Writer's goroutine has met it, at the latest at Close.
+func (w *Writer) Err() error {
 	if w.ioErr == nil && w.comp != nil {
 		w.comp.mu.Lock()
 		w.ioErr = w.comp.err
 		w.comp.mu.Unlock()
 	}
-	if w.ioErr != nil {
-		errs = append([]error{w.ioErr}, errs...)
+	if w.ioErr == nil && len(w.errs) == 0 {
+		return nil
 	}
-	return errors.Join(errs...)
+	errs := make([]error, 0, 1+len(w.errs))
+	if w.ioErr != nil {
+		errs = append(errs, w.ioErr)
+	}
+	return errors.Join(append(errs, w.errs...)...)
 }
 
 // Close writes the slices still waiting, the wall-clock snapshots and every
-// buffered byte, and returns the writer's errors. It does not close the
-// underlying io.Writer. A closed Writer refuses further events.
+// buffered byte, and returns Err. It does not close the underlying
+// io.Writer. A closed Writer refuses further events; closing it again
+// returns ErrClosed.
 func (w *Writer) Close() error {
 	if w.closed {
 		return ErrClosed
@@ -554,7 +571,7 @@ func (w *Writer) Close() error {
 	}
 	w.writeOut()
 	w.closed = true
-	return w.result()
+	return w.Err()
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -299,8 +299,8 @@ func TestSliceErrors(t *testing.T) {
 	if !errors.Is(err, perfetto.ErrOutOfOrder) || !errors.Is(err, perfetto.ErrOverlap) {
 		t.Errorf("Flush error %v, want ErrOutOfOrder and ErrOverlap", err)
 	}
-	if err := w.Close(); err != nil {
-		t.Errorf("Close: %v (errors already returned by Flush must not repeat)", err)
+	if diff := cmp.Diff(eventErrors(err), eventErrors(w.Close()), cmpopts.EquateErrors()); diff != "" {
+		t.Errorf("Close returned other errors than Flush (-flush +close):\n%s", diff)
 	}
 	st := w.Stats()
 	if st.Slices != 3 || st.Dropped != 7 || st.Errors != 7 {
@@ -503,14 +503,81 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 func TestWriteErrorsAreReturned(t *testing.T) {
 	w := perfetto.NewWriter(&failingWriter{after: 1}, perfetto.WithFlushThreshold(1))
 	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
+	w.Slice(th, perfetto.Slice{Name: "negative", TS: -1})
 	for i := range 10 {
 		w.Slice(th, perfetto.Slice{Name: "s", TS: int64(i), Dur: 1})
 	}
-	if err := w.Flush(); !errors.Is(err, errDisk) {
-		t.Errorf("Flush: %v, want the writer's error", err)
+	err := w.Flush()
+	if !errors.Is(err, errDisk) || !errors.Is(err, perfetto.ErrWrite) {
+		t.Errorf("Flush: %v, want the writer's error wrapping ErrWrite", err)
+	}
+	// The I/O error comes first, then the data errors, which are not
+	// write errors.
+	errs := err.(interface{ Unwrap() []error }).Unwrap()
+	if len(errs) != 2 || !errors.Is(errs[0], perfetto.ErrWrite) || errors.Is(errs[1], perfetto.ErrWrite) || !errors.Is(errs[1], perfetto.ErrNegativeTimestamp) {
+		t.Errorf("Flush errors %q, want the write error then the data error", errs)
 	}
 	if err := w.Close(); !errors.Is(err, errDisk) {
 		t.Errorf("Close: %v, want the writer's error again", err)
+	}
+}
+
+// eventErrors lists the EventErrors joined in err.
+func eventErrors(err error) []perfetto.EventError {
+	var out []perfetto.EventError
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			var ee *perfetto.EventError
+			if errors.As(e, &ee) {
+				out = append(out, *ee)
+			}
+		}
+	}
+	return out
+}
+
+// Errors are kept for the whole stream: when a flush happens does not
+// change what Flush, Close and Err report.
+func TestErrorsKeptForTheStream(t *testing.T) {
+	run := func(flushEvery int) (flushes []error, closeErr, errAfter error, st perfetto.Stats) {
+		w := perfetto.NewWriter(&bytes.Buffer{})
+		th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
+		for i := range 20 {
+			w.Slice(th, perfetto.Slice{Name: fmt.Sprint("bad", i), TS: -int64(i) - 1})
+			w.Slice(th, perfetto.Slice{Name: "good", TS: int64(i), Dur: 1})
+			if flushEvery > 0 && i%flushEvery == 0 {
+				flushes = append(flushes, w.Flush())
+			}
+		}
+		closeErr = w.Close()
+		return flushes, closeErr, w.Err(), w.Stats()
+	}
+	_, never, neverAfter, st := run(0)
+	flushes, often, oftenAfter, _ := run(1)
+	if diff := cmp.Diff(eventErrors(never), eventErrors(often), cmpopts.EquateErrors()); diff != "" {
+		t.Errorf("Close errors depend on flushes (-never +every event):\n%s", diff)
+	}
+	if diff := cmp.Diff(eventErrors(never), eventErrors(neverAfter), cmpopts.EquateErrors()); diff != "" {
+		t.Errorf("Err after Close differs from Close (-close +err):\n%s", diff)
+	}
+	if diff := cmp.Diff(eventErrors(often), eventErrors(oftenAfter), cmpopts.EquateErrors()); diff != "" {
+		t.Errorf("Err after Close differs from Close (-close +err):\n%s", diff)
+	}
+	for i, err := range flushes {
+		if !errors.Is(err, perfetto.ErrNegativeTimestamp) {
+			t.Errorf("flush %d: %v, want the first error still reported", i, err)
+		}
+	}
+	errs := never.(interface{ Unwrap() []error }).Unwrap()
+	var first *perfetto.EventError
+	if len(errs) != 16 || !errors.As(errs[0], &first) || first.Name != "bad0" {
+		t.Errorf("Close kept %d errors starting with %v, want the first 16", len(errs), errs[0])
+	}
+	if st.Errors != 20 || st.Dropped != 20 || st.Slices != 20 {
+		t.Errorf("stats %+v, want 20 errors, 20 dropped, 20 slices", st)
+	}
+	if err := perfetto.NewWriter(&bytes.Buffer{}).Err(); err != nil {
+		t.Errorf("Err of a new writer: %v", err)
 	}
 }
 
