@@ -144,6 +144,7 @@ func (w *Writer) refuse(st *trackState, name string, ts, dur int64, err error) {
 // ErrOutOfOrder or ErrOverlap.
 func (w *Writer) Flush() error {
 	w.flushSlices()
+	w.repanic()
 	return w.Err()
 }
 

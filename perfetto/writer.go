@@ -79,7 +79,10 @@ func WithDeltaTimestamps(on bool) Option { return func(c *config) { c.delta = on
 // off, the default). The trace processor and ui.perfetto.dev inflate such
 // bundles (TracePacket.compressed_packets) transparently. Bundles are
 // compressed and written, in order, by a goroutine of the Writer's own,
-// which Close waits for: a Writer with compression must be closed.
+// which Close ends: a Writer with compression must be closed, even after an
+// error. A panic of the io.Writer on that goroutine is recovered there and
+// raised again on the caller's goroutine, by the next call that hands over
+// a bundle, by Flush or by Close.
 func WithCompression(level int) Option {
 	return func(c *config) {
 		c.compress = level != 0
@@ -110,7 +113,8 @@ func WithInternLimit(n int) Option {
 //
 // A Writer's memory grows with the number of tracks, the distinct interned
 // strings (bounded by WithInternLimit) and the slices waiting for Flush —
-// not with the number of events written.
+// not with the number of events written. With compression on, a Writer runs
+// a goroutine of its own until Close: it must be closed.
 //
 // Errors are kept for the whole stream, as encoding/csv's Writer keeps
 // them: Err returns the first error of the underlying io.Writer, if any,
@@ -397,16 +401,26 @@ func (w *Writer) eventEnd(e event) {
 // compressor deflates bundles of packets on a goroutine of its own, in
 // order, and writes them: with compression on, the goroutine that calls the
 // Writer only encodes, and it never touches the underlying io.Writer.
+//
+// Nothing escapes that goroutine: an error stops the output (the remaining
+// bundles are drained unwritten), and a panic of the io.Writer is recovered
+// there and handed to the caller's goroutine (Writer.repanic), so that it
+// reaches the caller instead of crashing the process.
 type compressor struct {
 	in    chan []byte // full bundles, in order
 	free  chan []byte // emptied bundle buffers, to reuse
 	done  chan struct{}
 	bytes atomic.Int64
-	mu    sync.Mutex
-	err   error // the first compression or write error
+
+	mu       sync.Mutex
+	err      error // the first compression or write error
+	panicked bool  // the io.Writer panicked with value
+	value    any
 }
 
 // sendBundle hands the bundle to the compressor and takes a fresh buffer.
+// A panic the io.Writer raised on the compressor's goroutine is raised
+// again here, on the caller's, before anything more is handed over.
 func (w *Writer) sendBundle() {
 	if len(w.bundle) == 0 {
 		return
@@ -414,6 +428,8 @@ func (w *Writer) sendBundle() {
 	if w.comp == nil {
 		w.comp = &compressor{in: make(chan []byte, 2), free: make(chan []byte, 4), done: make(chan struct{})}
 		go w.comp.run(w.w, w.cfg.level)
+	} else if !w.closed {
+		w.repanic()
 	}
 	w.comp.in <- w.bundle
 	select {
@@ -433,35 +449,51 @@ func (c *compressor) run(dst io.Writer, level int) {
 	}
 	var out []byte
 	for b := range c.in {
-		if c.failed() {
-			continue // drain: nothing more is written after an error
-		}
-		zbuf.Reset()
-		zw.Reset(&zbuf)
-		_, err := zw.Write(b)
-		if err == nil {
-			err = zw.Close()
-		}
-		if err != nil {
-			c.fail(fmt.Errorf("%w: compression: %w", ErrWrite, err))
-			continue
-		}
-		out = protowire.AppendTag(out[:0], fTracePacket, protowire.BytesType)
-		out = protowire.AppendVarint(out, uint64(protowire.SizeTag(fPacketCompressed)+protowire.SizeBytes(zbuf.Len())))
-		out = appendBytesField(out, fPacketCompressed, zbuf.Bytes())
-		n, err := dst.Write(out)
-		c.bytes.Add(int64(n))
-		if err == nil && n < len(out) {
-			err = io.ErrShortWrite
-		}
-		if err != nil {
-			c.fail(fmt.Errorf("%w: %w", ErrWrite, err))
+		if !c.failed() { // after an error, drain: nothing more is written
+			out = c.write(dst, zw, &zbuf, b, out)
 		}
 		select {
 		case c.free <- b:
 		default:
 		}
 	}
+}
+
+// write compresses one bundle and writes it as a TracePacket; it recovers
+// a panic of dst (or of compression) and keeps it for the caller.
+func (c *compressor) write(dst io.Writer, zw *zlib.Writer, zbuf *bytes.Buffer, b, out []byte) []byte {
+	defer func() {
+		if v := recover(); v != nil {
+			c.mu.Lock()
+			if c.err == nil {
+				c.err = fmt.Errorf("%w: the io.Writer panicked: %v", ErrWrite, v)
+			}
+			c.panicked, c.value = true, v
+			c.mu.Unlock()
+		}
+	}()
+	zbuf.Reset()
+	zw.Reset(zbuf)
+	_, err := zw.Write(b)
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		c.fail(fmt.Errorf("%w: compression: %w", ErrWrite, err))
+		return out
+	}
+	out = protowire.AppendTag(out[:0], fTracePacket, protowire.BytesType)
+	out = protowire.AppendVarint(out, uint64(protowire.SizeTag(fPacketCompressed)+protowire.SizeBytes(zbuf.Len())))
+	out = appendBytesField(out, fPacketCompressed, zbuf.Bytes())
+	n, err := dst.Write(out)
+	c.bytes.Add(int64(n))
+	if err == nil && n < len(out) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		c.fail(fmt.Errorf("%w: %w", ErrWrite, err))
+	}
+	return out
 }
 
 func (c *compressor) fail(err error) {
@@ -478,11 +510,42 @@ func (c *compressor) failed() bool {
 	return c.err != nil
 }
 
-// finish waits for the compressor to write every bundle sent.
-func (c *compressor) finish() error {
+// takePanic returns the io.Writer's panic, once.
+func (c *compressor) takePanic() (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.value, c.panicked
+	c.panicked, c.value = false, nil
+	return v, ok
+}
+
+// repanic raises, on the caller's goroutine, a panic of the io.Writer that
+// the compressor recovered on its own; each panic is raised once.
+func (w *Writer) repanic() {
+	if w.comp == nil {
+		return
+	}
+	if v, ok := w.comp.takePanic(); ok {
+		panic(v)
+	}
+}
+
+// stopCompressor waits for the compressor to write every bundle sent and
+// ends its goroutine. It keeps the compressor's error, and returns the
+// panic of the io.Writer not yet raised on the caller's goroutine, if any.
+func (w *Writer) stopCompressor() (any, bool) {
+	c := w.comp
+	if c == nil {
+		return nil, false
+	}
+	w.comp = nil
 	close(c.in)
 	<-c.done
-	return c.err
+	if c.err != nil && w.ioErr == nil {
+		w.ioErr = c.err
+	}
+	w.stats.Bytes += c.bytes.Load()
+	return c.takePanic()
 }
 
 // writeOut writes the output buffer to the underlying writer.
@@ -528,10 +591,17 @@ func (w *Writer) Err() error {
 // buffered byte, and returns Err. It does not close the underlying
 // io.Writer. A closed Writer refuses further events; closing it again
 // returns ErrClosed.
+//
+// With compression on, Close always ends the Writer's goroutine, even
+// after an error or a panic. A panic of the io.Writer on that goroutine
+// that no earlier call has raised again is raised by Close, once the
+// goroutine has ended.
 func (w *Writer) Close() error {
 	if w.closed {
 		return ErrClosed
 	}
+	w.closed = true
+	defer w.stopCompressor() // also when a panic unwinds Close
 	w.flushSlices()
 	if len(w.wall) > 0 {
 		slices.SortStableFunc(w.wall, func(a, b clockPair) int {
@@ -561,16 +631,11 @@ func (w *Writer) Close() error {
 	}
 	if w.cfg.compress {
 		w.sendBundle()
-		if w.comp != nil {
-			if err := w.comp.finish(); err != nil && w.ioErr == nil {
-				w.ioErr = err
-			}
-			w.stats.Bytes += w.comp.bytes.Load()
-			w.comp = nil
+		if v, ok := w.stopCompressor(); ok {
+			panic(v)
 		}
 	}
 	w.writeOut()
-	w.closed = true
 	return w.Err()
 }
 

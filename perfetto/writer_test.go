@@ -5,11 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -705,5 +708,85 @@ func TestEnclosingAfterFlush(t *testing.T) {
 		if diff := cmp.Diff(expect, got, sortSpans); diff != "" {
 			t.Fatalf("iteration %d (-want +got):\n%s", iter, diff)
 		}
+	}
+}
+
+// panickingWriter panics with errBoom after some writes.
+type panickingWriter struct{ after int }
+
+var errBoom = errors.New("boom")
+
+func (p *panickingWriter) Write(b []byte) (int, error) {
+	if p.after <= 0 {
+		panic(errBoom)
+	}
+	p.after--
+	return len(b), nil
+}
+
+// recovered runs f and returns what it panicked with, if anything.
+func recovered(f func()) (v any) {
+	defer func() { v = recover() }()
+	f()
+	return nil
+}
+
+// A compressing writer's goroutine ends at Close whatever its io.Writer
+// did, and a panic of the io.Writer reaches the caller's goroutine once.
+func TestCompressorGoroutineEnds(t *testing.T) {
+	base := runtime.NumGoroutine()
+	sinks := []struct {
+		after  int
+		panics bool
+	}{{0, false}, {2, false}, {0, true}, {2, true}}
+	for iter := range 25 {
+		for k, sink := range sinks {
+			var dst io.Writer = &failingWriter{after: sink.after}
+			if sink.panics {
+				dst = &panickingWriter{after: sink.after}
+			}
+			w := perfetto.NewWriter(dst, perfetto.WithCompression(1))
+			th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
+			var panics []any
+			n := 0
+			if iter%5 == 0 {
+				n = 40_000 // several bundles: the failure comes while slices are given
+			}
+			for i := range n {
+				if v := recovered(func() {
+					w.Slice(th, perfetto.Slice{Name: "s", TS: int64(i * 10), Dur: 5, Args: []perfetto.Arg{perfetto.Int("i", int64(i))}})
+					if i%5000 == 4999 {
+						w.Flush()
+					}
+				}); v != nil {
+					panics = append(panics, v)
+				}
+			}
+			var err error
+			if v := recovered(func() { err = w.Close() }); v != nil {
+				panics = append(panics, v)
+				err = w.Err()
+			}
+			fails := sink.after == 0 || n > 0 // n slices take more than two bundles
+			switch {
+			case fails && sink.panics && (len(panics) != 1 || panics[0] != errBoom):
+				t.Fatalf("sink %d, %d slices: panics %v, want errBoom once", k, n, panics)
+			case (!fails || !sink.panics) && len(panics) > 0:
+				t.Fatalf("sink %d, %d slices: panics %v", k, n, panics)
+			case fails != errors.Is(err, perfetto.ErrWrite):
+				t.Fatalf("sink %d, %d slices: Close: %v", k, n, err)
+			}
+			if err := w.Close(); !errors.Is(err, perfetto.ErrClosed) {
+				t.Fatalf("sink %d: second Close: %v", k, err)
+			}
+		}
+	}
+	// Close waited for each goroutine to finish its work; let them exit.
+	for i := 0; i < 1000 && runtime.NumGoroutine() > base; i++ {
+		runtime.Gosched()
+		time.Sleep(time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > base {
+		t.Errorf("%d goroutines after closing every writer, %d before", n, base)
 	}
 }
