@@ -94,7 +94,7 @@ func (w *Writer) addPending(t Track, name, cat string, ts, dur int64, depth int3
 	}
 	if r, err := st.conflict(ts, ts+dur); err != nil {
 		w.stats.Dropped++
-		w.dataError(&EventError{Track: st.label, Name: name, TS: ts, Dur: dur, Other: describeInterval(r), Err: err})
+		w.dataError(&EventError{Track: st.label(), Name: name, TS: ts, Dur: dur, Other: describeInterval(r), Err: err})
 		return
 	}
 	// Intern and encode now, on the track's sequence: the caller's
@@ -126,7 +126,7 @@ func (w *Writer) refuse(st *trackState, name string, ts, dur int64, err error) {
 	w.stats.Dropped++
 	label := ""
 	if st != nil {
-		label = st.label
+		label = st.label()
 	}
 	w.dataError(&EventError{Track: label, Name: name, TS: ts, Dur: dur, Err: err})
 }
@@ -194,7 +194,7 @@ func (w *Writer) flushTrack(t *trackState) {
 			}
 			if p.ts < top.end {
 				w.stats.Dropped++
-				w.dataError(&EventError{Track: t.label, Name: p.label, TS: p.ts, Dur: p.end - p.ts, Other: describe(top), Err: ErrOverlap})
+				w.dataError(&EventError{Track: t.label(), Name: p.label, TS: p.ts, Dur: p.end - p.ts, Other: describe(top), Err: ErrOverlap})
 				ok = false
 				break
 			}
@@ -230,7 +230,15 @@ func (w *Writer) flushTrack(t *trackState) {
 	t.wrote = true
 	clear(ps) // drop references to the caller's strings
 	t.pending = ps[:0]
+	if cap(ps) <= smallPending {
+		t.pending = nil // a quiet track keeps no buffer between flushes
+	}
 }
+
+// smallPending is the capacity of pending slices below which a track lets
+// its buffer go at each flush: busy tracks keep theirs, and the many quiet
+// ones cost nothing between flushes.
+const smallPending = 4
 
 // interval is a written slice's extent.
 type interval struct{ ts, end int64 }

@@ -324,7 +324,7 @@ func (w *Writer) sequenceFor(t *trackState, restart bool) *sequence {
 		w.nextSeq++
 		s.resetInterning()
 		t.seq = s
-	} else if s.started && (s.entries < w.cfg.internLimit || !restart) {
+	} else if s.started && (s.count < w.cfg.internLimit || !restart) {
 		return s
 	} else {
 		s.resetInterning()
@@ -390,7 +390,7 @@ func (w *Writer) eventStart(t *trackState, ts int64) event {
 // sequence fields, and closes the packet.
 func (w *Writer) eventEnd(e event) {
 	b := e.track.end(e.b)
-	if len(e.s.fresh) > 0 {
+	if e.s.fresh() {
 		b = e.s.appendInterned(b)
 	}
 	b = appendVarintField(b, fPacketSequenceID, uint64(e.s.id))
