@@ -21,7 +21,7 @@ func heapAlloc() int64 {
 // thousand times the state of a busy track.
 func TestMemoryPerTrack(t *testing.T) {
 	const n = 100_000
-	w := perfetto.NewWriter(io.Discard)
+	w := perfetto.NewWriter(io.Discard, perfetto.WithMaxTracks(n))
 	before := heapAlloc()
 	args := make([]perfetto.Arg, 1)
 	for i := range n {

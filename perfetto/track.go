@@ -187,6 +187,20 @@ func (w *Writer) newTrack(t *trackState, parent uint64, descriptor func([]byte) 
 	return Track{t.uuid, t}
 }
 
+// TracksLeft is how many more tracks the Writer may declare (WithMaxTracks),
+// overflow lanes included.
+func (w *Writer) TracksLeft() int { return max(0, w.cfg.maxTracks-w.stats.Tracks) }
+
+// refuseTrack counts a track refused past the limit; the first refusal is
+// a data error.
+func (w *Writer) refuseTrack(t *trackState) Track {
+	w.stats.TracksRefused++
+	if w.stats.TracksRefused == 1 {
+		w.dataError(&EventError{Track: t.label(), Err: ErrTooManyTracks})
+	}
+	return Track{}
+}
+
 // writeDescriptor writes a TrackDescriptor on the global sequence.
 func (w *Writer) writeDescriptor(uuid, parent uint64, descriptor func([]byte) []byte) {
 	w.stats.Tracks++
@@ -203,13 +217,18 @@ func (w *Writer) writeDescriptor(uuid, parent uint64, descriptor func([]byte) []
 }
 
 // Process returns the process track for s.Pid, writing its descriptor the
-// first time. Later calls with the same pid return the same track.
+// first time. Later calls with the same pid return the same track. Past the
+// limit on tracks (WithMaxTracks), a new track is refused: Process, Thread,
+// Track and CounterTrack then return the zero Track.
 func (w *Writer) Process(s ProcessSpec) Track {
 	uuid := processUUID(s.Pid)
 	if st, ok := w.tracks[uuid]; ok {
 		return Track{uuid, st}
 	}
 	t := &trackState{uuid: uuid, kind: trackProcess, pid: s.Pid, name: s.Name}
+	if w.TracksLeft() == 0 {
+		return w.refuseTrack(t)
+	}
 	return w.newTrack(t, 0, func(b []byte) []byte {
 		if s.ChildOrder != ChildOrderDefault {
 			b = appendVarintField(b, fTrackChildOrder, uint64(s.ChildOrder))
@@ -238,6 +257,9 @@ func (w *Writer) Thread(s ThreadSpec) Track {
 		return Track{uuid, st}
 	}
 	t := &trackState{uuid: uuid, parent: processUUID(s.Pid), kind: trackThread, pid: s.Pid, tid: s.Tid, name: s.Name}
+	if w.TracksLeft() == 0 {
+		return w.refuseTrack(t)
+	}
 	return w.newTrack(t, 0, func(b []byte) []byte {
 		var m message
 		b, m = begin(b, fTrackThread)
@@ -262,6 +284,9 @@ func (w *Writer) Track(parent Track, s TrackSpec) Track {
 		return Track{uuid, st}
 	}
 	t := &trackState{uuid: uuid, parent: parent.uuid, kind: trackCustom, name: s.Name}
+	if w.TracksLeft() == 0 {
+		return w.refuseTrack(t)
+	}
 	return w.newTrack(t, parent.uuid, func(b []byte) []byte {
 		b = appendStringField(b, fTrackName, s.Name)
 		if s.Description != "" {
@@ -291,6 +316,9 @@ func (w *Writer) CounterTrack(parent Track, s CounterSpec) Track {
 		return Track{uuid, st}
 	}
 	t := &trackState{uuid: uuid, parent: parent.uuid, kind: trackCounter, name: s.Name}
+	if w.TracksLeft() == 0 {
+		return w.refuseTrack(t)
+	}
 	return w.newTrack(t, parent.uuid, func(b []byte) []byte {
 		b = appendStringField(b, fTrackName, s.Name)
 		if s.Description != "" {

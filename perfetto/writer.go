@@ -28,6 +28,14 @@ const (
 	// compressed bundle when compression is on (Perfetto wants bundles
 	// under 512 KiB).
 	DefaultBundleSize = 256 << 10
+	// DefaultMaxTracks is how many tracks a Writer declares before it
+	// refuses more (WithMaxTracks). A track with a slice or two costs the
+	// writer about 330 bytes (its state, its packet sequence, a few
+	// interned strings; at most 1 KiB), so the default bounds that part of
+	// its memory near 22 MiB, and 64 MiB at worst: far above the few
+	// thousand threads a real log has, and far below what an input with a
+	// corrupt thread id on every line would otherwise cost.
+	DefaultMaxTracks = 1 << 16
 )
 
 // maxErrors is how many data errors a Writer keeps for Err; later ones are
@@ -55,6 +63,7 @@ type config struct {
 	delta          bool
 	compress       bool
 	level          int
+	maxTracks      int
 }
 
 // WithFlushThreshold sets how many bytes are buffered before they are
@@ -87,6 +96,22 @@ func WithCompression(level int) Option {
 	return func(c *config) {
 		c.compress = level != 0
 		c.level = level
+	}
+}
+
+// WithMaxTracks sets how many tracks the Writer declares, counting
+// processes, threads, custom and counter tracks and overflow lanes
+// (default DefaultMaxTracks). Past the limit, Process, Thread, Track and
+// CounterTrack return the zero Track and count the refusal in
+// Stats.TracksRefused; the first refusal is a data error wrapping
+// ErrTooManyTracks. Events given on the zero Track after a refusal are
+// counted in Stats.Dropped without more errors. TracksLeft tells a caller
+// how many tracks it may still declare.
+func WithMaxTracks(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxTracks = n
+		}
 	}
 }
 
@@ -153,15 +178,16 @@ type clockPair struct{ mono, wall int64 }
 
 // Stats counts what a Writer wrote and what it refused.
 type Stats struct {
-	Packets  int64 // TracePackets written (compressed bundles count their contents)
-	Bytes    int64 // bytes written to the underlying io.Writer
-	Tracks   int   // track descriptors written
-	Slices   int64 // slices written (complete and Begin/End pairs)
-	Instants int64
-	Counters int64 // counter values
-	Flows    int64 // flow ids attached to events (starts, steps and ends)
-	Dropped  int64 // events refused because of an error in the data
-	Errors   int64 // data errors, including those Err no longer lists
+	Packets       int64 // TracePackets written (compressed bundles count their contents)
+	Bytes         int64 // bytes written to the underlying io.Writer
+	Tracks        int   // track descriptors written
+	TracksRefused int64 // tracks refused past the limit (WithMaxTracks)
+	Slices        int64 // slices written (complete and Begin/End pairs)
+	Instants      int64
+	Counters      int64 // counter values
+	Flows         int64 // flow ids attached to events (starts, steps and ends)
+	Dropped       int64 // events refused because of an error in the data
+	Errors        int64 // data errors, including those Err no longer lists
 }
 
 // NewWriter returns a Writer that writes a trace to w.
@@ -170,6 +196,7 @@ func NewWriter(w io.Writer, opts ...Option) *Writer {
 		flushThreshold: DefaultFlushThreshold,
 		internLimit:    DefaultInternLimit,
 		bundleSize:     DefaultBundleSize,
+		maxTracks:      DefaultMaxTracks,
 		delta:          true,
 	}
 	for _, o := range opts {
@@ -197,6 +224,7 @@ var (
 	ErrUnknownTrack      = errors.New("unknown track")
 	ErrWrongTrackKind    = errors.New("event on a track of the wrong kind")
 	ErrClosed            = errors.New("writer is closed")
+	ErrTooManyTracks     = errors.New("too many tracks (WithMaxTracks)")
 )
 
 // EventError is an event the writer refused, with where it was headed.
@@ -233,6 +261,10 @@ func (w *Writer) track(t Track, name string, ts int64) *trackState {
 	ts0 := t.st
 	if ts0 == nil || ts0.w != w {
 		ts0 = w.tracks[t.uuid]
+	}
+	if ts0 == nil && t.uuid == 0 && w.stats.TracksRefused > 0 {
+		w.stats.Dropped++ // on a track refused past the limit: already an error
+		return nil
 	}
 	if ts0 == nil {
 		w.stats.Dropped++

@@ -790,3 +790,47 @@ func TestCompressorGoroutineEnds(t *testing.T) {
 		t.Errorf("%d goroutines after closing every writer, %d before", n, base)
 	}
 }
+
+func TestTrackLimit(t *testing.T) {
+	var buf bytes.Buffer
+	w := perfetto.NewWriter(&buf, perfetto.WithMaxTracks(3))
+	if n := w.TracksLeft(); n != 3 {
+		t.Errorf("TracksLeft of a new writer: %d, want 3", n)
+	}
+	p := w.Process(perfetto.ProcessSpec{Pid: 1, Name: "p"})
+	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 2})
+	dev := w.Track(p, perfetto.TrackSpec{Name: "device"})
+	if n := w.TracksLeft(); n != 0 {
+		t.Errorf("TracksLeft after three tracks: %d, want 0", n)
+	}
+	refused := []perfetto.Track{
+		w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 3}),
+		w.Track(p, perfetto.TrackSpec{Name: "more"}),
+		w.CounterTrack(p, perfetto.CounterSpec{Name: "c"}),
+		w.Process(perfetto.ProcessSpec{Pid: 2}),
+	}
+	for i, r := range refused {
+		if !r.IsZero() {
+			t.Errorf("track %d past the limit: %v, want the zero Track", i, r)
+		}
+	}
+	if again := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 2}); again != th {
+		t.Errorf("a declared track asked again: %v, want %v", again, th)
+	}
+	w.Slice(th, perfetto.Slice{Name: "kept", TS: 1, Dur: 1})
+	w.Slice(dev, perfetto.Slice{Name: "kept too", TS: 1, Dur: 1})
+	w.Slice(refused[0], perfetto.Slice{Name: "dropped", TS: 1, Dur: 1})
+	w.Counter(refused[2], 1, 1)
+	err := w.Close()
+	if errs := eventErrors(err); len(errs) != 1 || !errors.Is(errs[0].Err, perfetto.ErrTooManyTracks) || errs[0].Track != "thread 1/3" {
+		t.Errorf("Close: %v, want one ErrTooManyTracks naming the first track refused", err)
+	}
+	st := w.Stats()
+	if st.Tracks != 3 || st.TracksRefused != 4 || st.Dropped != 2 || st.Slices != 2 {
+		t.Errorf("stats %+v, want 3 tracks, 4 refused, 2 events dropped, 2 slices", st)
+	}
+	tr := readBack(t, buf.Bytes())
+	if len(tr.Tracks) != 3 || len(tr.Slices) != 2 {
+		t.Errorf("read back %d tracks and %d slices, want 3 and 2", len(tr.Tracks), len(tr.Slices))
+	}
+}
