@@ -95,6 +95,7 @@ const (
 	trackThread  = 't'
 	trackCustom  = 'c'
 	trackCounter = 'n'
+	trackLane    = 'o' // an overflow lane of a track
 )
 
 // trackState is what the writer keeps per track: constant in the number of
@@ -114,10 +115,8 @@ type trackState struct {
 	open   int32 // slices begun with Begin and not yet ended
 	seq    *sequence
 
-	flushed []interval // top-level slices of the last flush, the last maxRemembered
-	// flushedLo and flushedHi bound flushed, to check most slices at once.
-	flushedLo, flushedHi int64
-
+	mem     laneMemory     // what the track remembers of earlier flushes
+	lanes   []overflowLane // overflow lanes, lane i+1 at lanes[i]
 	pending []pendingSlice
 }
 

@@ -30,9 +30,9 @@ const (
 	DefaultBundleSize = 256 << 10
 	// DefaultMaxTracks is how many tracks a Writer declares before it
 	// refuses more (WithMaxTracks). A track with a slice or two costs the
-	// writer about 330 bytes (its state, its packet sequence, a few
+	// writer about 400 bytes (its state, its packet sequence, a few
 	// interned strings; at most 1 KiB), so the default bounds that part of
-	// its memory near 22 MiB, and 64 MiB at worst: far above the few
+	// its memory near 26 MiB, and 64 MiB at worst: far above the few
 	// thousand threads a real log has, and far below what an input with a
 	// corrupt thread id on every line would otherwise cost.
 	DefaultMaxTracks = 1 << 16
@@ -64,6 +64,7 @@ type config struct {
 	compress       bool
 	level          int
 	maxTracks      int
+	overflow       func(Overflow)
 }
 
 // WithFlushThreshold sets how many bytes are buffered before they are
@@ -167,8 +168,16 @@ type Writer struct {
 	dirty   []*trackState
 	enc     []byte // encoded arguments of the slices waiting for Flush
 	flows   []FlowID
-	order   []sortKey // scratch for Flush
-	stack   []int32   // scratch for Flush
+	// Scratch for Flush.
+	order     []sortKey
+	stack     []int32
+	work      []laneWork
+	laneOf    []uint8 // lane of each slice in order
+	relocs    []reloc
+	conflict  conflict // what fit met
+	part      []sortKey
+	merged    []root
+	overflows []Overflow
 
 	wall  []clockPair
 	stats Stats
@@ -184,6 +193,7 @@ type Stats struct {
 	TracksRefused int64 // tracks refused past the limit (WithMaxTracks)
 	Slices        int64 // slices written (complete and Begin/End pairs)
 	Instants      int64
+	Overflowed    int64 // slices and instants written on an overflow lane (see Flush)
 	Counters      int64 // counter values
 	Flows         int64 // flow ids attached to events (starts, steps and ends)
 	Dropped       int64 // events refused because of an error in the data
@@ -214,12 +224,11 @@ func (w *Writer) Stats() Stats { return w.stats }
 // errors in the data. The underlying error is wrapped too.
 var ErrWrite = errors.New("perfetto: writing the trace")
 
-// Sentinel errors of the data, wrapped in *EventError.
+// Sentinel errors of the data, wrapped in *EventError (ErrTooManyLanes,
+// with the other errors of overflow lanes, is declared with them).
 var (
-	ErrOverlap           = errors.New("slice partially overlaps another slice on the same track")
 	ErrNegativeTimestamp = errors.New("negative timestamp or duration")
 	ErrUnmatchedEnd      = errors.New("end without a matching begin")
-	ErrOutOfOrder        = errors.New("slice would enclose a slice already flushed on its track that starts at the same instant")
 	ErrMixedTrack        = errors.New("track mixes Begin/End with complete slices")
 	ErrUnknownTrack      = errors.New("unknown track")
 	ErrWrongTrackKind    = errors.New("event on a track of the wrong kind")
@@ -233,7 +242,7 @@ type EventError struct {
 	Name  string // the event's name, if any
 	TS    int64
 	Dur   int64
-	Other string // the conflicting slice, for ErrOverlap
+	Other string // for ErrTooManyLanes: why the slice did not fit on its track
 	Err   error  // one of the Err* sentinels
 }
 
