@@ -37,8 +37,10 @@
 // nest on its track is written on an overflow lane of the track: a track of
 // its own named after it ("main 34 (overflow 1)" for thread 34 named main),
 // under the thread's process or the custom track's parent, never merged
-// with its siblings. The slice keeps its name and arguments and gains one
-// more, overflow_reason, saying why and with what it conflicted:
+// with its siblings (a thread's process gets a track, without a name, if it
+// had none: declare processes before flushing their threads' slices to name
+// them). The slice keeps its name and arguments and gains one more,
+// overflow_reason, saying why and with what it conflicted:
 //
 //	[1000 +50] chip.run.bind overflow_reason="partially overlaps \"chip.run\" [990, +40]"
 //
