@@ -31,6 +31,58 @@
 //     incremental clock; WallClock adds REALTIME snapshots so the UI can
 //     show wall time.
 //
+// # Overflow lanes
+//
+// Nothing is lost to its nesting. A complete slice or instant that cannot
+// nest on its track is written on an overflow lane of the track: a track of
+// its own named after it ("main 34 (overflow 1)" for thread 34 named main),
+// under the thread's process or the custom track's parent, never merged
+// with its siblings (a thread's process gets a track, without a name, if it
+// had none: declare processes before flushing their threads' slices to name
+// them). The slice keeps its name and arguments and gains one more,
+// overflow_reason, saying why and with what it conflicted:
+//
+//	[1000 +50] chip.run.bind overflow_reason="partially overlaps \"chip.run\" [990, +40]"
+//
+// A slice leaves its track when it partially overlaps another slice
+// (ErrOverlap); when it would enclose a slice flushed earlier that starts at
+// the same instant, or end where one starts, which the trace processor's
+// ordering cannot express (ErrOutOfOrder); when it would be nested at depth
+// MaxDepth (512) or more, where the trace processor drops slices
+// (ErrTooDeep); or when the writer cannot verify it against what it
+// remembers of earlier flushes (ErrUnverifiable). Each lane is filled the
+// same way: a slice goes on the first lane — the track, then overflow lanes
+// 1, 2, ... — where it fits, so a chain of 10 000 nested slices becomes 20
+// lanes of at most 512 levels. WithOverflowFunc reports each relocated slice
+// with the caller's Slice.Ref, and Stats.Overflowed counts them; past
+// MaxOverflowLanes lanes on a track a slice is refused (ErrTooManyLanes).
+//
+// # Errors
+//
+// Errors are kept for the whole stream, like encoding/csv's Writer.Error:
+// Writer.Err (which Flush and Close return) lists the first error of the
+// underlying io.Writer, wrapping ErrWrite, then the first 16 data errors,
+// each an *EventError wrapping a sentinel (ErrNegativeTimestamp,
+// ErrTooManyTracks, ...). Whether something fails never depends on when a
+// flush happened. Stats counts everything, including the errors past 16
+// and the events dropped. With compression on, a panic of the io.Writer on
+// the writer's own goroutine reaches the caller's goroutine, at its next
+// call that hands over a bundle, Flush or Close.
+//
+// # Memory
+//
+// A Writer's memory grows with the tracks it has declared, the strings
+// interned on their sequences (bounded by WithInternLimit) and the slices
+// waiting for Flush — not with the number of events written. A track with
+// a slice or two costs about 400 bytes: its state, a packet sequence whose
+// few interned strings live in a short list (a map and an address cache
+// come only once a sequence is busy), and the top-level slice it remembers.
+// Each lane remembers at most 64 top-level slices of earlier flushes.
+// WithMaxTracks bounds the tracks (DefaultMaxTracks, 65 536): past it new
+// tracks are refused and counted, so an input that names a new thread on
+// every line cannot exhaust memory. A Writer with compression runs a
+// goroutine until Close, so it must be closed.
+//
 // The companion package perfetto/check reads a trace back the way the trace
 // processor does and reports what it would complain about; phasetrace's
 // tests use it on everything this package writes.

@@ -58,3 +58,35 @@ func ExampleFlowIDOf() {
 	// Output:
 	// node.submit -> node.dispatch
 }
+
+// A slice that cannot nest on its track — here one that starts inside
+// another and ends after it — is drawn on an overflow lane beside the
+// track, with the reason; the caller hears of it with its own Ref.
+func ExampleWithOverflowFunc() {
+	var buf bytes.Buffer
+	w := perfetto.NewWriter(&buf, perfetto.WithOverflowFunc(func(o perfetto.Overflow) {
+		fmt.Printf("line %d: %s moved to overflow lane %d: %v\n", o.Ref, o.Name, o.Lane, o.Err)
+	}))
+	th := w.Thread(perfetto.ThreadSpec{Pid: 10, Tid: 11, Name: "main"})
+	w.Slice(th, perfetto.Slice{Name: "chip.run", TS: 1000, Dur: 500, Ref: 1})
+	w.Slice(th, perfetto.Slice{Name: "chip.run.bind", TS: 1400, Dur: 200, Ref: 2})
+	if err := w.Close(); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	tr, err := check.ReadBytes(buf.Bytes())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tr.Dump(os.Stdout)
+	// Output:
+	// line 2: chip.run.bind moved to overflow lane 1: slice partially overlaps another slice on the same track
+	// clock MONOTONIC
+	// process 10 ""
+	//   track "main 11 (overflow 1)" merge=none
+	//     [1400 +200] chip.run.bind overflow_reason="partially overlaps \"chip.run\" [1000, +500]"
+	//   thread 10/11 "main"
+	//     [1000 +500] chip.run
+}

@@ -10,36 +10,27 @@ import (
 // packet defaults and the incremental timestamp clock. The writer gives each
 // track that has events a sequence of its own, whose TracePacketDefaults
 // name the track, so events carry neither a track uuid nor a clock id.
+//
+// A trace may have a hundred thousand threads with a slice or two each, so
+// a sequence costs little until it is busy: its interned strings live in a
+// short list searched in order, which becomes a map once it passes
+// smallTable entries, and the address cache that spares a busy sequence
+// most lookups is allocated only after busyLookups lookups have missed it.
 type sequence struct {
-	id uint32
-
-	names, cats, annNames, strs internTable
-	fresh                       []freshEntry // entries to define in the packet being built
-	entries                     int          // interned entries since the last clear
-
+	id      uint32
 	started bool  // the first packet (with SEQ_INCREMENTAL_STATE_CLEARED) is written
 	lastTS  int64 // absolute value of the incremental clock on this sequence
-}
 
-// internTable maps strings to interning ids (iids) on one sequence.
-type internTable struct {
-	ids  map[string]uint64
-	next uint64
-	// cache remembers recent strings by the address of their bytes: a
-	// string with the same address and length as a cached one (which the
-	// cache keeps alive) has the same contents, so the map lookup and its
-	// hashing are skipped for names a program passes again and again.
-	cache [64]cacheEntry
-}
-
-type cacheEntry struct {
-	s   string
-	iid uint64
-}
-
-func cacheSlot(v string) int {
-	p := uintptr(unsafe.Pointer(unsafe.StringData(v)))
-	return int((p>>3 ^ p>>9 ^ uintptr(len(v))) & 63)
+	next  [numKinds]uint32 // the last iid given, per kind of entry
+	count int              // entries interned since the last clear
+	// list holds every entry since the last clear while the sequence has
+	// no map, and only the entries not yet defined in the trace once it
+	// has one; list[:emitted] are defined already.
+	list    []internEntry
+	emitted int
+	ids     map[internKey]uint32
+	cache   *[cacheSize]internEntry
+	misses  uint32 // lookups the cache did not answer, until it exists
 }
 
 // Kinds of interned entries, by InternedData field.
@@ -48,79 +39,151 @@ const (
 	internCategory
 	internAnnName
 	internString
+	numKinds
 )
 
-type freshEntry struct {
-	kind uint8
-	iid  uint64
+// Sizes of the interning structures (see sequence).
+const (
+	smallTable  = 8
+	busyLookups = 64
+	cacheBits   = 6
+	cacheSize   = 1 << cacheBits
+)
+
+type internKey struct {
 	s    string
+	kind uint8
 }
 
-func (t *internTable) reset() {
-	if t.ids == nil {
-		t.ids = make(map[string]uint64)
+type internEntry struct {
+	s    string
+	iid  uint32
+	kind uint8
+}
+
+// The address cache remembers recent strings by the address and length of
+// their bytes: a string with the same address and length as a cached one
+// (which the cache keeps alive) has the same contents, so the lookup and
+// its hashing are skipped for names a program passes again and again. It
+// is two-way set-associative: a string has two places, the one used last
+// first.
+func cacheSet(kind uint8, v string) int {
+	p := uint64(uintptr(unsafe.Pointer(unsafe.StringData(v))))
+	return int(((p^uint64(len(v))<<48^uint64(kind)<<56)*0x9e3779b97f4a7c15)>>(64-cacheBits+1)) * 2
+}
+
+func (e *internEntry) is(kind uint8, v string) bool {
+	return e.iid != 0 && e.kind == kind && len(e.s) == len(v) && unsafe.StringData(e.s) == unsafe.StringData(v)
+}
+
+// intern returns the iid of v among the entries of its kind, defining it
+// if needed; the definition is written with the next packet built on the
+// sequence (appendInterned).
+func (s *sequence) intern(kind uint8, v string) uint64 {
+	if c := s.cache; c != nil {
+		i := cacheSet(kind, v)
+		if e := &c[i]; e.is(kind, v) {
+			return uint64(e.iid)
+		}
+		if e := &c[i+1]; e.is(kind, v) {
+			return uint64(e.iid)
+		}
+	}
+	return s.lookup(kind, v)
+}
+
+func (s *sequence) lookup(kind uint8, v string) uint64 {
+	var iid uint32
+	if s.ids != nil {
+		iid = s.ids[internKey{v, kind}]
 	} else {
-		clear(t.ids)
+		for i := range s.list {
+			if e := &s.list[i]; e.kind == kind && e.s == v {
+				iid = e.iid
+				break
+			}
+		}
 	}
-	t.cache = [64]cacheEntry{}
-	t.next = 0
+	if iid == 0 {
+		s.next[kind]++
+		s.count++
+		iid = s.next[kind]
+		s.list = append(s.list, internEntry{s: v, iid: iid, kind: kind})
+		switch {
+		case s.ids != nil:
+			s.ids[internKey{v, kind}] = iid
+		case len(s.list) > smallTable:
+			s.ids = make(map[internKey]uint32, 2*smallTable)
+			for _, e := range s.list {
+				s.ids[internKey{e.s, e.kind}] = e.iid
+			}
+			n := copy(s.list, s.list[s.emitted:])
+			clear(s.list[n:])
+			s.list, s.emitted = s.list[:n], 0
+		}
+	}
+	if s.cache == nil {
+		if s.misses++; s.misses < busyLookups {
+			return uint64(iid)
+		}
+		s.cache = new([cacheSize]internEntry)
+	}
+	i := cacheSet(kind, v)
+	s.cache[i+1] = s.cache[i]
+	s.cache[i] = internEntry{s: v, iid: iid, kind: kind}
+	return uint64(iid)
 }
 
-func (s *sequence) intern(t *internTable, kind uint8, v string) uint64 {
-	e := &t.cache[cacheSlot(v)]
-	if e.iid != 0 && len(e.s) == len(v) && unsafe.StringData(e.s) == unsafe.StringData(v) {
-		return e.iid
-	}
-	if iid, ok := t.ids[v]; ok {
-		e.s, e.iid = v, iid
-		return iid
-	}
-	t.next++
-	t.ids[v] = t.next
-	e.s, e.iid = v, t.next
-	s.fresh = append(s.fresh, freshEntry{kind: kind, iid: t.next, s: v})
-	s.entries++
-	return t.next
-}
+func (s *sequence) internName(v string) uint64     { return s.intern(internName, v) }
+func (s *sequence) internCategory(v string) uint64 { return s.intern(internCategory, v) }
+func (s *sequence) internAnnName(v string) uint64  { return s.intern(internAnnName, v) }
+func (s *sequence) internString(v string) uint64   { return s.intern(internString, v) }
 
-func (s *sequence) internName(v string) uint64     { return s.intern(&s.names, internName, v) }
-func (s *sequence) internCategory(v string) uint64 { return s.intern(&s.cats, internCategory, v) }
-func (s *sequence) internAnnName(v string) uint64  { return s.intern(&s.annNames, internAnnName, v) }
-func (s *sequence) internString(v string) uint64   { return s.intern(&s.strs, internString, v) }
+// fresh reports whether entries wait to be defined in the trace.
+func (s *sequence) fresh() bool { return len(s.list) > s.emitted }
 
 // resetInterning forgets every interned entry; the next packet on the
 // sequence must carry SEQ_INCREMENTAL_STATE_CLEARED.
 func (s *sequence) resetInterning() {
-	s.names.reset()
-	s.cats.reset()
-	s.annNames.reset()
-	s.strs.reset()
-	s.fresh = s.fresh[:0]
-	s.entries = 0
+	s.next, s.count = [numKinds]uint32{}, 0
+	clear(s.list)
+	s.list, s.emitted = s.list[:0], 0
+	if s.ids != nil {
+		clear(s.ids)
+	}
+	if s.cache != nil {
+		*s.cache = [cacheSize]internEntry{}
+	}
 }
 
-// appendInterned appends the InternedData of the entries defined while
-// building the current packet, and forgets them.
+// appendInterned appends the InternedData of the entries defined since the
+// last packet built on the sequence.
 func (s *sequence) appendInterned(b []byte) []byte {
 	var m message
 	b, m = begin(b, fPacketInternedData)
-	for kind, field := range [...]protowire.Number{
+	fresh := s.list[s.emitted:]
+	for kind, field := range [numKinds]protowire.Number{
 		internName:     fInternedNames,
 		internCategory: fInternedCategories,
 		internAnnName:  fInternedAnnNames,
 		internString:   fInternedStrings,
 	} {
-		for _, e := range s.fresh {
+		for _, e := range fresh {
 			if int(e.kind) != kind {
 				continue
 			}
 			var em message
 			b, em = begin(b, field)
-			b = appendVarintField(b, fInternedIID, e.iid)
+			b = appendVarintField(b, fInternedIID, uint64(e.iid))
 			b = appendStringField(b, fInternedValue, e.s)
 			b = em.end(b)
 		}
 	}
-	s.fresh = s.fresh[:0]
+	if s.ids != nil {
+		clear(fresh)
+		s.list = s.list[:0]
+	} else {
+		s.emitted = len(s.list)
+	}
 	return m.end(b)
 }

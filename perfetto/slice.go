@@ -1,7 +1,5 @@
 package perfetto
 
-import "slices"
-
 // FlowID names a flow: an arrow from one event to the next event carrying
 // the same id. Ids are global to the trace; zero is invalid.
 type FlowID uint64
@@ -30,6 +28,10 @@ type Slice struct {
 	// events) by this slice; EndFlows are terminated by it.
 	Flows    []FlowID
 	EndFlows []FlowID
+	// Ref is the caller's own: it is never written to the trace, only
+	// handed back in an Overflow (say, the input line the slice came
+	// from).
+	Ref uint64
 }
 
 // Instant is a point in time on a track, drawn nested in the slices that
@@ -41,6 +43,7 @@ type Instant struct {
 	Args     []Arg
 	Flows    []FlowID
 	EndFlows []FlowID
+	Ref      uint64 // the caller's own, as Slice.Ref
 }
 
 // pendingSlice is a complete slice or instant waiting for Flush. Its name
@@ -48,31 +51,35 @@ type Instant struct {
 // arena) on its track's sequence; its flows live in the flow arena.
 type pendingSlice struct {
 	ts, end            int64
-	name, cat          uint64 // interned ids; cat 0: none
+	ref                uint64
+	label              string // the name, for errors and overflows
+	name, cat          uint32 // interned ids; cat 0: none
 	depth              int32
-	instant            bool
 	argStart, argEnd   int32 // encoded DebugAnnotations in Writer.enc
 	flowStart, flowMid int32 // flows [flowStart, flowMid) start or continue,
 	flowEnd            int32 // [flowMid, flowEnd) terminate
-	label              string
+	instant            bool
 }
 
 // Slice adds a complete slice to track t. It is written at the next Flush
 // or Close, nested by its interval among the slices of t: a slice that lies
-// within another (boundaries included) is its child. A slice that partially
-// overlaps another is refused with ErrOverlap. The writer copies s.Args,
-// s.Flows and s.EndFlows, so the caller may reuse them.
+// within another (boundaries included) is its child. A slice that cannot
+// nest on t — it partially overlaps another, or would be nested deeper than
+// MaxDepth, or otherwise cannot be written so that the trace processor
+// rebuilds its nesting (see Flush) — is written on an overflow lane of t
+// instead. The writer copies s.Args, s.Flows and s.EndFlows, so the caller
+// may reuse them.
 func (w *Writer) Slice(t Track, s Slice) {
-	w.addPending(t, s.Name, s.Category, s.TS, s.Dur, s.Depth, false, s.Args, s.Flows, s.EndFlows)
+	w.addPending(t, s.Name, s.Category, s.TS, s.Dur, s.Depth, false, s.Ref, s.Args, s.Flows, s.EndFlows)
 }
 
 // Instant adds an instant event to track t, written at the next Flush or
 // Close like a slice of zero duration.
 func (w *Writer) Instant(t Track, e Instant) {
-	w.addPending(t, e.Name, e.Category, e.TS, 0, 0, true, e.Args, e.Flows, e.EndFlows)
+	w.addPending(t, e.Name, e.Category, e.TS, 0, 0, true, e.Ref, e.Args, e.Flows, e.EndFlows)
 }
 
-func (w *Writer) addPending(t Track, name, cat string, ts, dur int64, depth int32, instant bool, args []Arg, flows, endFlows []FlowID) {
+func (w *Writer) addPending(t Track, name, cat string, ts, dur int64, depth int32, instant bool, ref uint64, args []Arg, flows, endFlows []FlowID) {
 	if w.closed {
 		w.refuse(nil, name, ts, dur, ErrClosed)
 		return
@@ -92,20 +99,15 @@ func (w *Writer) addPending(t Track, name, cat string, ts, dur int64, depth int3
 		w.refuse(st, name, ts, dur, ErrMixedTrack)
 		return
 	}
-	if r, err := st.conflict(ts, ts+dur); err != nil {
-		w.stats.Dropped++
-		w.dataError(&EventError{Track: st.label, Name: name, TS: ts, Dur: dur, Other: describeInterval(r), Err: err})
-		return
-	}
 	// Intern and encode now, on the track's sequence: the caller's
 	// arguments need not outlive the call, and the flush only copies bytes.
 	// The sequence restarts (clearing its interning) only while nothing
 	// encoded against it waits.
 	seq := w.sequenceFor(st, len(st.pending) == 0)
-	p := pendingSlice{ts: ts, end: ts + dur, depth: depth, instant: instant, label: name}
-	p.name = seq.internName(name)
+	p := pendingSlice{ts: ts, end: ts + dur, ref: ref, label: name, depth: depth, instant: instant}
+	p.name = uint32(seq.internName(name))
 	if cat != "" {
-		p.cat = seq.internCategory(cat)
+		p.cat = uint32(seq.internCategory(cat))
 	}
 	p.argStart = int32(len(w.enc))
 	w.enc = appendAnnotations(w.enc, seq, args, fEventAnnotations, true)
@@ -126,25 +128,43 @@ func (w *Writer) refuse(st *trackState, name string, ts, dur int64, err error) {
 	w.stats.Dropped++
 	label := ""
 	if st != nil {
-		label = st.label
+		label = st.label()
 	}
 	w.dataError(&EventError{Track: label, Name: name, TS: ts, Dur: dur, Err: err})
 }
 
 // Flush writes every slice and instant waiting since the last Flush and
-// returns the errors found since then.
+// returns Err: the errors of the whole stream so far.
 //
 // Slices given after a Flush may lie before, after or inside slices already
 // written on their track, or enclose them, because the trace processor
-// orders everything by timestamp. What it cannot do is put a later slice
-// outside an earlier one that starts at the same instant (equal timestamps
-// keep file order), or mend a partial overlap: flush at points where each
-// track's open work is complete. The writer refuses such slices when it can
-// see them — against the top-level slices of each track's last flush — with
-// ErrOutOfOrder or ErrOverlap.
+// orders everything by timestamp, keeping file order for equal ones. What
+// it cannot do is put a later slice outside an earlier one that starts at
+// the same instant, end a later slice before an earlier one that starts
+// where it ends, or mend a partial overlap. To see such conflicts the
+// writer remembers, for each lane of a track, the top-level slices of
+// earlier flushes (the latest-ending 64) and the latest end among those it
+// has forgotten. A slice is written on the first lane — the track itself,
+// then its overflow lanes — where it nests without conflict and within
+// MaxDepth, so nothing is refused for its nesting:
+//
+//   - it partially overlaps a slice (ErrOverlap);
+//   - it would enclose a slice written before that starts at the same
+//     instant, or end where one starts (ErrOutOfOrder);
+//   - it would be nested at depth MaxDepth or more (ErrTooDeep), counting
+//     the slices written before that enclose it or that it encloses;
+//   - the writer cannot verify it (ErrUnverifiable): it starts before the
+//     end of slices the writer has forgotten, or it lies in a slice written
+//     before, among that slice's children (the writer remembers only the
+//     span they cover, so a slice before or after them all nests).
+//
+// Flushing where each track's open work is complete keeps slices on their
+// own track. The function set by WithOverflowFunc is called at the end of
+// Flush, once for each slice written on an overflow lane.
 func (w *Writer) Flush() error {
 	w.flushSlices()
-	return w.result()
+	w.repanic()
+	return w.Err()
 }
 
 func (w *Writer) flushSlices() {
@@ -155,108 +175,7 @@ func (w *Writer) flushSlices() {
 	w.dirty = w.dirty[:0]
 	w.enc = w.enc[:0]
 	w.flows = w.flows[:0]
-}
-
-// flushTrack writes t's pending slices as begin/end events in an order whose
-// stable sort by timestamp (what the trace processor does) replays as the
-// nesting the intervals describe: sorted by start, then longest first, each
-// slice's end is written just before the first event at or after it that
-// lies outside it. The events come out in timestamp order, so ties keep
-// this order in the trace processor.
-func (w *Writer) flushTrack(t *trackState) {
-	ps := t.pending
-	order := w.order[:0]
-	for i := range ps {
-		order = append(order, sortKey{ts: ps[i].ts, end: ps[i].end, depth: ps[i].depth, i: int32(i)})
-	}
-	slices.SortFunc(order, func(a, b sortKey) int {
-		switch {
-		case a.ts != b.ts:
-			return cmpInt64(a.ts, b.ts)
-		case a.end != b.end:
-			return cmpInt64(b.end, a.end)
-		case a.depth != b.depth:
-			return cmpInt64(int64(a.depth), int64(b.depth))
-		}
-		return cmpInt64(int64(a.i), int64(b.i))
-	})
-	stack := w.stack[:0]
-	roots := t.flushed[:0]
-	for _, k := range order {
-		i := k.i
-		p := &ps[i]
-		ok := true
-		for len(stack) > 0 {
-			top := &ps[stack[len(stack)-1]]
-			if p.end <= top.end { // p.ts >= top.ts by the sort: p nests in top
-				break
-			}
-			if p.ts < top.end {
-				w.stats.Dropped++
-				w.dataError(&EventError{Track: t.label, Name: p.label, TS: p.ts, Dur: p.end - p.ts, Other: describe(top), Err: ErrOverlap})
-				ok = false
-				break
-			}
-			w.writeEnd(t, top)
-			stack = stack[:len(stack)-1]
-		}
-		if !ok {
-			continue
-		}
-		if len(stack) == 0 {
-			roots = append(roots, interval{p.ts, p.end})
-		}
-		w.writeBegin(t, p)
-		if !p.instant {
-			stack = append(stack, i)
-		}
-	}
-	for len(stack) > 0 {
-		w.writeEnd(t, &ps[stack[len(stack)-1]])
-		stack = stack[:len(stack)-1]
-	}
-	w.order, w.stack = order, stack
-	if len(roots) > maxRemembered {
-		roots = append(roots[:0], roots[len(roots)-maxRemembered:]...)
-	}
-	t.flushed = roots
-	if len(roots) > 0 {
-		t.flushedLo, t.flushedHi = roots[0].ts, roots[0].end
-		for _, r := range roots[1:] {
-			t.flushedLo, t.flushedHi = min(t.flushedLo, r.ts), max(t.flushedHi, r.end)
-		}
-	}
-	t.wrote = true
-	clear(ps) // drop references to the caller's strings
-	t.pending = ps[:0]
-}
-
-// interval is a written slice's extent.
-type interval struct{ ts, end int64 }
-
-// maxRemembered bounds the top-level slices of a track's last flush that
-// later slices are checked against.
-const maxRemembered = 64
-
-// conflict checks a slice [ts, end] given after a flush against the
-// top-level slices that flush wrote on the track.
-func (t *trackState) conflict(ts, end int64) (interval, error) {
-	if len(t.flushed) == 0 || end < t.flushedLo || ts > t.flushedHi {
-		return interval{}, nil
-	}
-	for _, r := range t.flushed {
-		switch {
-		case ts == r.ts && end > r.end:
-			return r, ErrOutOfOrder
-		case ts < r.ts && end > r.ts && end < r.end, ts > r.ts && ts < r.end && end > r.end:
-			return r, ErrOverlap
-		}
-	}
-	return interval{}, nil
-}
-
-func describeInterval(r interval) string {
-	return "[" + itoa(r.ts) + ", +" + itoa(r.end-r.ts) + "] written before"
+	w.reportOverflows()
 }
 
 // sortKey orders a track's pending slices for flushTrack.
@@ -264,10 +183,6 @@ type sortKey struct {
 	ts, end int64
 	depth   int32
 	i       int32
-}
-
-func describe(p *pendingSlice) string {
-	return "\"" + p.label + "\" [" + itoa(p.ts) + ", +" + itoa(p.end-p.ts) + "]"
 }
 
 func cmpInt64(a, b int64) int {
@@ -280,7 +195,10 @@ func cmpInt64(a, b int64) int {
 	return 0
 }
 
-func (w *Writer) writeBegin(t *trackState, p *pendingSlice) {
+// writeBegin writes the begin event of p (or the instant), on the lane
+// whose uuid is lane (zero: the track itself, the sequence's default),
+// with the reason it was relocated there, if any.
+func (w *Writer) writeBegin(t *trackState, p *pendingSlice, lane uint64, reason string) {
 	e := w.eventStart(t, p.ts)
 	if p.instant {
 		e.b = appendVarintField(e.b, fEventType, typeInstant)
@@ -289,11 +207,21 @@ func (w *Writer) writeBegin(t *trackState, p *pendingSlice) {
 		e.b = appendVarintField(e.b, fEventType, typeSliceBegin)
 		w.stats.Slices++
 	}
-	e.b = appendVarintField(e.b, fEventNameIID, p.name)
+	e.b = appendVarintField(e.b, fEventNameIID, uint64(p.name))
 	if p.cat != 0 {
-		e.b = appendVarintField(e.b, fEventCategoryIIDs, p.cat)
+		e.b = appendVarintField(e.b, fEventCategoryIIDs, uint64(p.cat))
+	}
+	if lane != 0 {
+		e.b = appendVarintField(e.b, fEventTrackUUID, lane)
 	}
 	e.b = append(e.b, w.enc[p.argStart:p.argEnd]...)
+	if reason != "" {
+		var m message
+		e.b, m = begin(e.b, fEventAnnotations)
+		e.b = appendVarintField(e.b, fAnnNameIID, e.s.internAnnName(overflowReason))
+		e.b = appendStringField(e.b, fAnnString, reason)
+		e.b = m.end(e.b)
+	}
 	if p.flowEnd > p.flowStart {
 		e.b = w.appendFlows(e.b, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd])
 	}
@@ -311,9 +239,12 @@ func (w *Writer) appendFlows(b []byte, flows, endFlows []FlowID) []byte {
 	return b
 }
 
-func (w *Writer) writeEnd(t *trackState, p *pendingSlice) {
+func (w *Writer) writeEnd(t *trackState, p *pendingSlice, lane uint64) {
 	e := w.eventStart(t, p.end)
 	e.b = appendVarintField(e.b, fEventType, typeSliceEnd)
+	if lane != 0 {
+		e.b = appendVarintField(e.b, fEventTrackUUID, lane)
+	}
 	w.eventEnd(e)
 }
 

@@ -95,25 +95,41 @@ const (
 	trackThread  = 't'
 	trackCustom  = 'c'
 	trackCounter = 'n'
+	trackLane    = 'o' // an overflow lane of a track
 )
 
 // trackState is what the writer keeps per track: constant in the number of
-// events, apart from the slices waiting for the next Flush.
+// events, apart from the slices waiting for the next Flush, and small, since
+// a trace may have a hundred thousand threads with a slice or two each.
 type trackState struct {
-	w       *Writer
-	uuid    uint64
-	kind    byte
-	label   string // for error messages
-	seq     *sequence
-	open    int        // slices begun with Begin and not yet ended
-	stream  bool       // the track has had Begin/End events
-	wrote   bool       // complete slices have been flushed on the track
-	flushed []interval // top-level slices of the last flush, the last maxRemembered
-	// flushedLo and flushedHi bound flushed, to check most slices at once.
-	flushedLo, flushedHi int64
+	w      *Writer
+	uuid   uint64
+	parent uint64 // the parent's uuid (a thread's: its process's)
+	name   string // the name given, if any
+	tid    int64  // threads
+	pid    int32  // processes and threads
+	kind   byte
+	stream bool  // the track has had Begin/End events
+	wrote  bool  // complete slices have been flushed on the track
+	dirty  bool  // listed in Writer.dirty
+	open   int32 // slices begun with Begin and not yet ended
+	seq    *sequence
 
+	mem     laneMemory     // what the track remembers of earlier flushes
+	lanes   []overflowLane // overflow lanes, lane i+1 at lanes[i]
 	pending []pendingSlice
-	dirty   bool // listed in Writer.dirty
+}
+
+// label names the track in errors: "process 12", "thread 12/34" or the
+// track's name.
+func (t *trackState) label() string {
+	switch t.kind {
+	case trackProcess:
+		return processLabel(t.pid)
+	case trackThread:
+		return threadLabel(t.pid, t.tid)
+	}
+	return t.name
 }
 
 // trackUUID derives a track's uuid from its identity: FNV-1a over the kind
@@ -156,39 +172,63 @@ func fnvString(h uint64, s string) uint64 {
 	return h
 }
 
-// newTrack registers a track, or returns the existing one with the same
-// identity. The descriptor is written when the track is first registered.
-func (w *Writer) newTrack(uuid, parent uint64, kind byte, label string, descriptor func([]byte) []byte) Track {
+// newTrack registers track t and writes its descriptor, whose parent_uuid
+// is parent (zero for processes and threads).
+func (w *Writer) newTrack(t *trackState, parent uint64, descriptor func([]byte) []byte) Track {
 	if parent != 0 {
 		if _, ok := w.tracks[parent]; !ok {
-			w.dataError(&EventError{Track: label, Err: ErrUnknownTrack})
+			w.dataError(&EventError{Track: t.label(), Err: ErrUnknownTrack})
 		}
 	}
-	t := &trackState{uuid: uuid, kind: kind, label: label}
 	t.w = w
-	w.tracks[uuid] = t
-	w.stats.Tracks++
-	b0, pm := w.globalPacketStart()
-	var m message
-	b0, m = begin(b0, fPacketTrackDescriptor)
-	b0 = appendVarintField(b0, fTrackUUID, uuid)
-	if parent != 0 {
-		b0 = appendVarintField(b0, fTrackParent, parent)
+	w.tracks[t.uuid] = t
+	w.writeDescriptor(t.uuid, parent, descriptor)
+	return Track{t.uuid, t}
+}
+
+// TracksLeft is how many more tracks the Writer may declare (WithMaxTracks),
+// overflow lanes included.
+func (w *Writer) TracksLeft() int { return max(0, w.cfg.maxTracks-w.stats.Tracks) }
+
+// refuseTrack counts a track refused past the limit; the first refusal is
+// a data error.
+func (w *Writer) refuseTrack(t *trackState) Track {
+	w.stats.TracksRefused++
+	if w.stats.TracksRefused == 1 {
+		w.dataError(&EventError{Track: t.label(), Err: ErrTooManyTracks})
 	}
-	b0 = descriptor(b0)
-	b0 = m.end(b0)
-	w.globalPacketEnd(b0, pm)
-	return Track{uuid, t}
+	return Track{}
+}
+
+// writeDescriptor writes a TrackDescriptor on the global sequence.
+func (w *Writer) writeDescriptor(uuid, parent uint64, descriptor func([]byte) []byte) {
+	w.stats.Tracks++
+	b, pm := w.globalPacketStart()
+	var m message
+	b, m = begin(b, fPacketTrackDescriptor)
+	b = appendVarintField(b, fTrackUUID, uuid)
+	if parent != 0 {
+		b = appendVarintField(b, fTrackParent, parent)
+	}
+	b = descriptor(b)
+	b = m.end(b)
+	w.globalPacketEnd(b, pm)
 }
 
 // Process returns the process track for s.Pid, writing its descriptor the
-// first time. Later calls with the same pid return the same track.
+// first time. Later calls with the same pid return the same track. Past the
+// limit on tracks (WithMaxTracks), a new track is refused: Process, Thread,
+// Track and CounterTrack then return the zero Track.
 func (w *Writer) Process(s ProcessSpec) Track {
-	uuid := trackUUID(trackProcess, 0, int64(s.Pid), 0, "", "")
+	uuid := processUUID(s.Pid)
 	if st, ok := w.tracks[uuid]; ok {
 		return Track{uuid, st}
 	}
-	return w.newTrack(uuid, 0, trackProcess, processLabel(s.Pid), func(b []byte) []byte {
+	t := &trackState{uuid: uuid, kind: trackProcess, pid: s.Pid, name: s.Name}
+	if w.TracksLeft() == 0 {
+		return w.refuseTrack(t)
+	}
+	return w.newTrack(t, 0, func(b []byte) []byte {
 		if s.ChildOrder != ChildOrderDefault {
 			b = appendVarintField(b, fTrackChildOrder, uint64(s.ChildOrder))
 		}
@@ -215,7 +255,11 @@ func (w *Writer) Thread(s ThreadSpec) Track {
 	if st, ok := w.tracks[uuid]; ok {
 		return Track{uuid, st}
 	}
-	return w.newTrack(uuid, 0, trackThread, threadLabel(s.Pid, s.Tid), func(b []byte) []byte {
+	t := &trackState{uuid: uuid, parent: processUUID(s.Pid), kind: trackThread, pid: s.Pid, tid: s.Tid, name: s.Name}
+	if w.TracksLeft() == 0 {
+		return w.refuseTrack(t)
+	}
+	return w.newTrack(t, 0, func(b []byte) []byte {
 		var m message
 		b, m = begin(b, fTrackThread)
 		b = appendSignedField(b, fThreadPid, int64(s.Pid))
@@ -238,7 +282,11 @@ func (w *Writer) Track(parent Track, s TrackSpec) Track {
 	if st, ok := w.tracks[uuid]; ok {
 		return Track{uuid, st}
 	}
-	return w.newTrack(uuid, parent.uuid, trackCustom, s.Name, func(b []byte) []byte {
+	t := &trackState{uuid: uuid, parent: parent.uuid, kind: trackCustom, name: s.Name}
+	if w.TracksLeft() == 0 {
+		return w.refuseTrack(t)
+	}
+	return w.newTrack(t, parent.uuid, func(b []byte) []byte {
 		b = appendStringField(b, fTrackName, s.Name)
 		if s.Description != "" {
 			b = appendStringField(b, fTrackDescription, s.Description)
@@ -266,7 +314,11 @@ func (w *Writer) CounterTrack(parent Track, s CounterSpec) Track {
 	if st, ok := w.tracks[uuid]; ok {
 		return Track{uuid, st}
 	}
-	return w.newTrack(uuid, parent.uuid, trackCounter, s.Name, func(b []byte) []byte {
+	t := &trackState{uuid: uuid, parent: parent.uuid, kind: trackCounter, name: s.Name}
+	if w.TracksLeft() == 0 {
+		return w.refuseTrack(t)
+	}
+	return w.newTrack(t, parent.uuid, func(b []byte) []byte {
 		b = appendStringField(b, fTrackName, s.Name)
 		if s.Description != "" {
 			b = appendStringField(b, fTrackDescription, s.Description)
@@ -285,6 +337,8 @@ func (w *Writer) CounterTrack(parent Track, s CounterSpec) Track {
 		return m.end(b)
 	})
 }
+
+func processUUID(pid int32) uint64 { return trackUUID(trackProcess, 0, int64(pid), 0, "", "") }
 
 func processLabel(pid int32) string {
 	return "process " + itoa(int64(pid))

@@ -28,10 +28,19 @@ const (
 	// compressed bundle when compression is on (Perfetto wants bundles
 	// under 512 KiB).
 	DefaultBundleSize = 256 << 10
-	// MaxErrors is how many data errors the writer keeps for Flush and
-	// Close to return; later ones are only counted in Stats.
-	MaxErrors = 16
+	// DefaultMaxTracks is how many tracks a Writer declares before it
+	// refuses more (WithMaxTracks). A track with a slice or two costs the
+	// writer about 400 bytes (its state, its packet sequence, a few
+	// interned strings; at most 1 KiB), so the default bounds that part of
+	// its memory near 26 MiB, and 64 MiB at worst: far above the few
+	// thousand threads a real log has, and far below what an input with a
+	// corrupt thread id on every line would otherwise cost.
+	DefaultMaxTracks = 1 << 16
 )
+
+// maxErrors is how many data errors a Writer keeps for Err; later ones are
+// only counted in Stats.Errors.
+const maxErrors = 16
 
 // Clock ids the writer uses (BuiltinClock and a sequence-scoped clock).
 const (
@@ -54,6 +63,8 @@ type config struct {
 	delta          bool
 	compress       bool
 	level          int
+	maxTracks      int
+	overflow       func(Overflow)
 }
 
 // WithFlushThreshold sets how many bytes are buffered before they are
@@ -78,11 +89,30 @@ func WithDeltaTimestamps(on bool) Option { return func(c *config) { c.delta = on
 // off, the default). The trace processor and ui.perfetto.dev inflate such
 // bundles (TracePacket.compressed_packets) transparently. Bundles are
 // compressed and written, in order, by a goroutine of the Writer's own,
-// which Close waits for: a Writer with compression must be closed.
+// which Close ends: a Writer with compression must be closed, even after an
+// error. A panic of the io.Writer on that goroutine is recovered there and
+// raised again on the caller's goroutine, by the next call that hands over
+// a bundle, by Flush or by Close.
 func WithCompression(level int) Option {
 	return func(c *config) {
 		c.compress = level != 0
 		c.level = level
+	}
+}
+
+// WithMaxTracks sets how many tracks the Writer declares, counting
+// processes, threads, custom and counter tracks and overflow lanes
+// (default DefaultMaxTracks). Past the limit, Process, Thread, Track and
+// CounterTrack return the zero Track and count the refusal in
+// Stats.TracksRefused; the first refusal is a data error wrapping
+// ErrTooManyTracks. Events given on the zero Track after a refusal are
+// counted in Stats.Dropped without more errors. TracksLeft tells a caller
+// how many tracks it may still declare.
+func WithMaxTracks(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxTracks = n
+		}
 	}
 }
 
@@ -109,10 +139,16 @@ func WithInternLimit(n int) Option {
 //
 // A Writer's memory grows with the number of tracks, the distinct interned
 // strings (bounded by WithInternLimit) and the slices waiting for Flush —
-// not with the number of events written. Errors in the data (overlapping
-// slices, negative timestamps, ...) are counted in Stats and the first
-// MaxErrors are returned by Flush and Close; an error of the underlying
-// io.Writer stops the writer and is returned by every later Flush and Close.
+// not with the number of events written. With compression on, a Writer runs
+// a goroutine of its own until Close: it must be closed.
+//
+// Errors are kept for the whole stream, as encoding/csv's Writer keeps
+// them: Err returns the first error of the underlying io.Writer, if any,
+// followed by the first data errors (a refused event, a negative
+// timestamp, ...), and Flush and Close return Err. Whether something fails
+// therefore never depends on when a flush happened. An error of the
+// underlying io.Writer wraps ErrWrite and stops the output; data errors
+// wrap the other Err* sentinels and only cost the events concerned.
 // A Writer is not safe for concurrent use.
 type Writer struct {
 	w   io.Writer
@@ -132,8 +168,16 @@ type Writer struct {
 	dirty   []*trackState
 	enc     []byte // encoded arguments of the slices waiting for Flush
 	flows   []FlowID
-	order   []sortKey // scratch for Flush
-	stack   []int32   // scratch for Flush
+	// Scratch for Flush.
+	order     []sortKey
+	stack     []int32
+	work      []laneWork
+	laneOf    []uint8 // lane of each slice in order
+	relocs    []reloc
+	conflict  conflict // what fit met
+	part      []sortKey
+	merged    []root
+	overflows []Overflow
 
 	wall  []clockPair
 	stats Stats
@@ -143,15 +187,17 @@ type clockPair struct{ mono, wall int64 }
 
 // Stats counts what a Writer wrote and what it refused.
 type Stats struct {
-	Packets  int64 // TracePackets written (compressed bundles count their contents)
-	Bytes    int64 // bytes written to the underlying io.Writer
-	Tracks   int   // track descriptors written
-	Slices   int64 // slices written (complete and Begin/End pairs)
-	Instants int64
-	Counters int64 // counter values
-	Flows    int64 // flow ids attached to events (starts, steps and ends)
-	Dropped  int64 // events refused because of an error in the data
-	Errors   int64 // data errors, including those past MaxErrors
+	Packets       int64 // TracePackets written (compressed bundles count their contents)
+	Bytes         int64 // bytes written to the underlying io.Writer
+	Tracks        int   // track descriptors written
+	TracksRefused int64 // tracks refused past the limit (WithMaxTracks)
+	Slices        int64 // slices written (complete and Begin/End pairs)
+	Instants      int64
+	Overflowed    int64 // slices and instants written on an overflow lane (see Flush)
+	Counters      int64 // counter values
+	Flows         int64 // flow ids attached to events (starts, steps and ends)
+	Dropped       int64 // events refused because of an error in the data
+	Errors        int64 // data errors, including those Err no longer lists
 }
 
 // NewWriter returns a Writer that writes a trace to w.
@@ -160,6 +206,7 @@ func NewWriter(w io.Writer, opts ...Option) *Writer {
 		flushThreshold: DefaultFlushThreshold,
 		internLimit:    DefaultInternLimit,
 		bundleSize:     DefaultBundleSize,
+		maxTracks:      DefaultMaxTracks,
 		delta:          true,
 	}
 	for _, o := range opts {
@@ -172,16 +219,21 @@ func NewWriter(w io.Writer, opts ...Option) *Writer {
 // was written when the Writer was closed.
 func (w *Writer) Stats() Stats { return w.stats }
 
-// Sentinel errors, wrapped in *EventError.
+// ErrWrite is wrapped by every error of the underlying io.Writer and of
+// compression, so that errors.Is(err, ErrWrite) tells a failed output from
+// errors in the data. The underlying error is wrapped too.
+var ErrWrite = errors.New("perfetto: writing the trace")
+
+// Sentinel errors of the data, wrapped in *EventError (ErrTooManyLanes,
+// with the other errors of overflow lanes, is declared with them).
 var (
-	ErrOverlap           = errors.New("slice partially overlaps another slice on the same track")
 	ErrNegativeTimestamp = errors.New("negative timestamp or duration")
 	ErrUnmatchedEnd      = errors.New("end without a matching begin")
-	ErrOutOfOrder        = errors.New("slice would enclose a slice already flushed on its track that starts at the same instant")
 	ErrMixedTrack        = errors.New("track mixes Begin/End with complete slices")
 	ErrUnknownTrack      = errors.New("unknown track")
 	ErrWrongTrackKind    = errors.New("event on a track of the wrong kind")
 	ErrClosed            = errors.New("writer is closed")
+	ErrTooManyTracks     = errors.New("too many tracks (WithMaxTracks)")
 )
 
 // EventError is an event the writer refused, with where it was headed.
@@ -190,7 +242,7 @@ type EventError struct {
 	Name  string // the event's name, if any
 	TS    int64
 	Dur   int64
-	Other string // the conflicting slice, for ErrOverlap
+	Other string // for ErrTooManyLanes: why the slice did not fit on its track
 	Err   error  // one of the Err* sentinels
 }
 
@@ -209,7 +261,7 @@ func (e *EventError) Unwrap() error { return e.Err }
 
 func (w *Writer) dataError(e *EventError) {
 	w.stats.Errors++
-	if len(w.errs) < MaxErrors {
+	if len(w.errs) < maxErrors {
 		w.errs = append(w.errs, e)
 	}
 }
@@ -218,6 +270,10 @@ func (w *Writer) track(t Track, name string, ts int64) *trackState {
 	ts0 := t.st
 	if ts0 == nil || ts0.w != w {
 		ts0 = w.tracks[t.uuid]
+	}
+	if ts0 == nil && t.uuid == 0 && w.stats.TracksRefused > 0 {
+		w.stats.Dropped++ // on a track refused past the limit: already an error
+		return nil
 	}
 	if ts0 == nil {
 		w.stats.Dropped++
@@ -309,7 +365,7 @@ func (w *Writer) sequenceFor(t *trackState, restart bool) *sequence {
 		w.nextSeq++
 		s.resetInterning()
 		t.seq = s
-	} else if s.started && (s.entries < w.cfg.internLimit || !restart) {
+	} else if s.started && (s.count < w.cfg.internLimit || !restart) {
 		return s
 	} else {
 		s.resetInterning()
@@ -375,7 +431,7 @@ func (w *Writer) eventStart(t *trackState, ts int64) event {
 // sequence fields, and closes the packet.
 func (w *Writer) eventEnd(e event) {
 	b := e.track.end(e.b)
-	if len(e.s.fresh) > 0 {
+	if e.s.fresh() {
 		b = e.s.appendInterned(b)
 	}
 	b = appendVarintField(b, fPacketSequenceID, uint64(e.s.id))
@@ -386,16 +442,26 @@ func (w *Writer) eventEnd(e event) {
 // compressor deflates bundles of packets on a goroutine of its own, in
 // order, and writes them: with compression on, the goroutine that calls the
 // Writer only encodes, and it never touches the underlying io.Writer.
+//
+// Nothing escapes that goroutine: an error stops the output (the remaining
+// bundles are drained unwritten), and a panic of the io.Writer is recovered
+// there and handed to the caller's goroutine (Writer.repanic), so that it
+// reaches the caller instead of crashing the process.
 type compressor struct {
 	in    chan []byte // full bundles, in order
 	free  chan []byte // emptied bundle buffers, to reuse
 	done  chan struct{}
 	bytes atomic.Int64
-	mu    sync.Mutex
-	err   error // the first compression or write error
+
+	mu       sync.Mutex
+	err      error // the first compression or write error
+	panicked bool  // the io.Writer panicked with value
+	value    any
 }
 
 // sendBundle hands the bundle to the compressor and takes a fresh buffer.
+// A panic the io.Writer raised on the compressor's goroutine is raised
+// again here, on the caller's, before anything more is handed over.
 func (w *Writer) sendBundle() {
 	if len(w.bundle) == 0 {
 		return
@@ -403,6 +469,8 @@ func (w *Writer) sendBundle() {
 	if w.comp == nil {
 		w.comp = &compressor{in: make(chan []byte, 2), free: make(chan []byte, 4), done: make(chan struct{})}
 		go w.comp.run(w.w, w.cfg.level)
+	} else if !w.closed {
+		w.repanic()
 	}
 	w.comp.in <- w.bundle
 	select {
@@ -418,39 +486,55 @@ func (c *compressor) run(dst io.Writer, level int) {
 	var zbuf bytes.Buffer
 	zw, err := zlib.NewWriterLevel(&zbuf, level)
 	if err != nil {
-		c.fail(fmt.Errorf("perfetto: compression: %w", err))
+		c.fail(fmt.Errorf("%w: compression: %w", ErrWrite, err))
 	}
 	var out []byte
 	for b := range c.in {
-		if c.failed() {
-			continue // drain: nothing more is written after an error
-		}
-		zbuf.Reset()
-		zw.Reset(&zbuf)
-		_, err := zw.Write(b)
-		if err == nil {
-			err = zw.Close()
-		}
-		if err != nil {
-			c.fail(fmt.Errorf("perfetto: compression: %w", err))
-			continue
-		}
-		out = protowire.AppendTag(out[:0], fTracePacket, protowire.BytesType)
-		out = protowire.AppendVarint(out, uint64(protowire.SizeTag(fPacketCompressed)+protowire.SizeBytes(zbuf.Len())))
-		out = appendBytesField(out, fPacketCompressed, zbuf.Bytes())
-		n, err := dst.Write(out)
-		c.bytes.Add(int64(n))
-		if err == nil && n < len(out) {
-			err = io.ErrShortWrite
-		}
-		if err != nil {
-			c.fail(fmt.Errorf("perfetto: writing trace: %w", err))
+		if !c.failed() { // after an error, drain: nothing more is written
+			out = c.write(dst, zw, &zbuf, b, out)
 		}
 		select {
 		case c.free <- b:
 		default:
 		}
 	}
+}
+
+// write compresses one bundle and writes it as a TracePacket; it recovers
+// a panic of dst (or of compression) and keeps it for the caller.
+func (c *compressor) write(dst io.Writer, zw *zlib.Writer, zbuf *bytes.Buffer, b, out []byte) []byte {
+	defer func() {
+		if v := recover(); v != nil {
+			c.mu.Lock()
+			if c.err == nil {
+				c.err = fmt.Errorf("%w: the io.Writer panicked: %v", ErrWrite, v)
+			}
+			c.panicked, c.value = true, v
+			c.mu.Unlock()
+		}
+	}()
+	zbuf.Reset()
+	zw.Reset(zbuf)
+	_, err := zw.Write(b)
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		c.fail(fmt.Errorf("%w: compression: %w", ErrWrite, err))
+		return out
+	}
+	out = protowire.AppendTag(out[:0], fTracePacket, protowire.BytesType)
+	out = protowire.AppendVarint(out, uint64(protowire.SizeTag(fPacketCompressed)+protowire.SizeBytes(zbuf.Len())))
+	out = appendBytesField(out, fPacketCompressed, zbuf.Bytes())
+	n, err := dst.Write(out)
+	c.bytes.Add(int64(n))
+	if err == nil && n < len(out) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		c.fail(fmt.Errorf("%w: %w", ErrWrite, err))
+	}
+	return out
 }
 
 func (c *compressor) fail(err error) {
@@ -467,11 +551,42 @@ func (c *compressor) failed() bool {
 	return c.err != nil
 }
 
-// finish waits for the compressor to write every bundle sent.
-func (c *compressor) finish() error {
+// takePanic returns the io.Writer's panic, once.
+func (c *compressor) takePanic() (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.value, c.panicked
+	c.panicked, c.value = false, nil
+	return v, ok
+}
+
+// repanic raises, on the caller's goroutine, a panic of the io.Writer that
+// the compressor recovered on its own; each panic is raised once.
+func (w *Writer) repanic() {
+	if w.comp == nil {
+		return
+	}
+	if v, ok := w.comp.takePanic(); ok {
+		panic(v)
+	}
+}
+
+// stopCompressor waits for the compressor to write every bundle sent and
+// ends its goroutine. It keeps the compressor's error, and returns the
+// panic of the io.Writer not yet raised on the caller's goroutine, if any.
+func (w *Writer) stopCompressor() (any, bool) {
+	c := w.comp
+	if c == nil {
+		return nil, false
+	}
+	w.comp = nil
 	close(c.in)
 	<-c.done
-	return c.err
+	if c.err != nil && w.ioErr == nil {
+		w.ioErr = c.err
+	}
+	w.stats.Bytes += c.bytes.Load()
+	return c.takePanic()
 }
 
 // writeOut writes the output buffer to the underlying writer.
@@ -486,35 +601,48 @@ func (w *Writer) writeOut() {
 			err = io.ErrShortWrite
 		}
 		if err != nil {
-			w.ioErr = fmt.Errorf("perfetto: writing trace: %w", err)
+			w.ioErr = fmt.Errorf("%w: %w", ErrWrite, err)
 		}
 	}
 	w.out = w.out[:0]
 }
 
-// result is what Flush and Close return: the I/O error, if any, then the
-// data errors kept since the last call.
-func (w *Writer) result() error {
-	errs := w.errs
-	w.errs = nil
+// Err returns the errors of the whole stream so far, or nil: the first error
+// of the underlying io.Writer (wrapping ErrWrite), if any, followed by the
+// first data errors, joined with errors.Join. Nothing clears them; Flush and
+// Close return Err. With compression on, an error of the io.Writer shows
+// once the Writer's goroutine has met it, at the latest at Close.
+func (w *Writer) Err() error {
 	if w.ioErr == nil && w.comp != nil {
 		w.comp.mu.Lock()
 		w.ioErr = w.comp.err
 		w.comp.mu.Unlock()
 	}
-	if w.ioErr != nil {
-		errs = append([]error{w.ioErr}, errs...)
+	if w.ioErr == nil && len(w.errs) == 0 {
+		return nil
 	}
-	return errors.Join(errs...)
+	errs := make([]error, 0, 1+len(w.errs))
+	if w.ioErr != nil {
+		errs = append(errs, w.ioErr)
+	}
+	return errors.Join(append(errs, w.errs...)...)
 }
 
 // Close writes the slices still waiting, the wall-clock snapshots and every
-// buffered byte, and returns the writer's errors. It does not close the
-// underlying io.Writer. A closed Writer refuses further events.
+// buffered byte, and returns Err. It does not close the underlying
+// io.Writer. A closed Writer refuses further events; closing it again
+// returns ErrClosed.
+//
+// With compression on, Close always ends the Writer's goroutine, even
+// after an error or a panic. A panic of the io.Writer on that goroutine
+// that no earlier call has raised again is raised by Close, once the
+// goroutine has ended.
 func (w *Writer) Close() error {
 	if w.closed {
 		return ErrClosed
 	}
+	w.closed = true
+	defer w.stopCompressor() // also when a panic unwinds Close
 	w.flushSlices()
 	if len(w.wall) > 0 {
 		slices.SortStableFunc(w.wall, func(a, b clockPair) int {
@@ -544,17 +672,12 @@ func (w *Writer) Close() error {
 	}
 	if w.cfg.compress {
 		w.sendBundle()
-		if w.comp != nil {
-			if err := w.comp.finish(); err != nil && w.ioErr == nil {
-				w.ioErr = err
-			}
-			w.stats.Bytes += w.comp.bytes.Load()
-			w.comp = nil
+		if v, ok := w.stopCompressor(); ok {
+			panic(v)
 		}
 	}
 	w.writeOut()
-	w.closed = true
-	return w.result()
+	return w.Err()
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -269,46 +272,30 @@ func TestSliceErrors(t *testing.T) {
 	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
 	c := w.CounterTrack(perfetto.Track{}, perfetto.CounterSpec{Name: "c"})
 	w.Slice(th, perfetto.Slice{Name: "a", TS: 0, Dur: 10})
-	w.Slice(th, perfetto.Slice{Name: "overlaps a", TS: 5, Dur: 10})
 	w.Slice(th, perfetto.Slice{Name: "negative", TS: -1, Dur: 10})
 	w.Slice(c, perfetto.Slice{Name: "on a counter", TS: 1, Dur: 1})
 	w.Counter(th, 5, 1)
 	w.End(th, 20)
 	err := w.Flush()
-	for _, want := range []error{perfetto.ErrOverlap, perfetto.ErrNegativeTimestamp, perfetto.ErrWrongTrackKind, perfetto.ErrUnmatchedEnd} {
-		if !errors.Is(err, want) {
-			t.Errorf("Flush error %v does not wrap %v", err, want)
-		}
+	want := []perfetto.EventError{
+		{Track: "thread 1/1", Name: "negative", TS: -1, Dur: 10, Err: perfetto.ErrNegativeTimestamp},
+		{Track: "c", Name: "on a counter", TS: 1, Dur: 1, Err: perfetto.ErrWrongTrackKind},
+		{Track: "thread 1/1", TS: 5, Err: perfetto.ErrWrongTrackKind},
+		{Track: "thread 1/1", TS: 20, Err: perfetto.ErrUnmatchedEnd},
 	}
-	var overlap *perfetto.EventError
-	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		if ee := (*perfetto.EventError)(nil); errors.As(e, &ee) && errors.Is(ee, perfetto.ErrOverlap) {
-			overlap = ee
-		}
+	if diff := cmp.Diff(want, eventErrors(err), cmpopts.EquateErrors()); diff != "" {
+		t.Errorf("Flush errors (-want +got):\n%s", diff)
 	}
-	if overlap == nil || overlap.Name != "overlaps a" || overlap.Other != `"a" [0, +10]` {
-		t.Errorf("overlap error %+v, want %q refused against its neighbour", overlap, "overlaps a")
+	w.Begin(th, perfetto.Slice{Name: "streamed on a track of complete slices", TS: 30})
+	want = append(want, perfetto.EventError{Track: "thread 1/1", Name: "streamed on a track of complete slices", TS: 30, Err: perfetto.ErrMixedTrack})
+	if diff := cmp.Diff(want, eventErrors(w.Close()), cmpopts.EquateErrors()); diff != "" {
+		t.Errorf("Close errors (-want +got):\n%s", diff)
 	}
-	// After a flush, a slice may nest inside what was written, but not
-	// enclose a written slice that starts with it, nor overlap one.
-	w.Slice(th, perfetto.Slice{Name: "late", TS: 0, Dur: 20})
-	w.Slice(th, perfetto.Slice{Name: "late overlap", TS: 8, Dur: 5})
-	w.Slice(th, perfetto.Slice{Name: "later, fine", TS: 10, Dur: 1})
-	w.Slice(th, perfetto.Slice{Name: "inside, fine", TS: 3, Dur: 1})
-	err = w.Flush()
-	if !errors.Is(err, perfetto.ErrOutOfOrder) || !errors.Is(err, perfetto.ErrOverlap) {
-		t.Errorf("Flush error %v, want ErrOutOfOrder and ErrOverlap", err)
-	}
-	if err := w.Close(); err != nil {
-		t.Errorf("Close: %v (errors already returned by Flush must not repeat)", err)
-	}
-	st := w.Stats()
-	if st.Slices != 3 || st.Dropped != 7 || st.Errors != 7 {
-		t.Errorf("stats %+v, want 3 slices written and 7 refused", st)
+	if st := w.Stats(); st.Slices != 1 || st.Dropped != 5 || st.Errors != 5 {
+		t.Errorf("stats %+v, want 1 slice written and 5 refused", st)
 	}
 	tr := readBack(t, buf.Bytes())
-	want := []span{{Name: "a", TS: 0, Dur: 10}, {Name: "inside, fine", TS: 3, Dur: 1, Depth: 1, Parent: "a"}, {Name: "later, fine", TS: 10, Dur: 1}}
-	if diff := cmp.Diff(want, spansOf(tr, th.UUID())); diff != "" {
+	if diff := cmp.Diff([]span{{Name: "a", TS: 0, Dur: 10}}, spansOf(tr, th.UUID())); diff != "" {
 		t.Errorf("slices (-want +got):\n%s", diff)
 	}
 	if err := w.Close(); !errors.Is(err, perfetto.ErrClosed) {
@@ -503,14 +490,81 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 func TestWriteErrorsAreReturned(t *testing.T) {
 	w := perfetto.NewWriter(&failingWriter{after: 1}, perfetto.WithFlushThreshold(1))
 	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
+	w.Slice(th, perfetto.Slice{Name: "negative", TS: -1})
 	for i := range 10 {
 		w.Slice(th, perfetto.Slice{Name: "s", TS: int64(i), Dur: 1})
 	}
-	if err := w.Flush(); !errors.Is(err, errDisk) {
-		t.Errorf("Flush: %v, want the writer's error", err)
+	err := w.Flush()
+	if !errors.Is(err, errDisk) || !errors.Is(err, perfetto.ErrWrite) {
+		t.Errorf("Flush: %v, want the writer's error wrapping ErrWrite", err)
+	}
+	// The I/O error comes first, then the data errors, which are not
+	// write errors.
+	errs := err.(interface{ Unwrap() []error }).Unwrap()
+	if len(errs) != 2 || !errors.Is(errs[0], perfetto.ErrWrite) || errors.Is(errs[1], perfetto.ErrWrite) || !errors.Is(errs[1], perfetto.ErrNegativeTimestamp) {
+		t.Errorf("Flush errors %q, want the write error then the data error", errs)
 	}
 	if err := w.Close(); !errors.Is(err, errDisk) {
 		t.Errorf("Close: %v, want the writer's error again", err)
+	}
+}
+
+// eventErrors lists the EventErrors joined in err.
+func eventErrors(err error) []perfetto.EventError {
+	var out []perfetto.EventError
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			var ee *perfetto.EventError
+			if errors.As(e, &ee) {
+				out = append(out, *ee)
+			}
+		}
+	}
+	return out
+}
+
+// Errors are kept for the whole stream: when a flush happens does not
+// change what Flush, Close and Err report.
+func TestErrorsKeptForTheStream(t *testing.T) {
+	run := func(flushEvery int) (flushes []error, closeErr, errAfter error, st perfetto.Stats) {
+		w := perfetto.NewWriter(&bytes.Buffer{})
+		th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
+		for i := range 20 {
+			w.Slice(th, perfetto.Slice{Name: fmt.Sprint("bad", i), TS: -int64(i) - 1})
+			w.Slice(th, perfetto.Slice{Name: "good", TS: int64(i), Dur: 1})
+			if flushEvery > 0 && i%flushEvery == 0 {
+				flushes = append(flushes, w.Flush())
+			}
+		}
+		closeErr = w.Close()
+		return flushes, closeErr, w.Err(), w.Stats()
+	}
+	_, never, neverAfter, st := run(0)
+	flushes, often, oftenAfter, _ := run(1)
+	if diff := cmp.Diff(eventErrors(never), eventErrors(often), cmpopts.EquateErrors()); diff != "" {
+		t.Errorf("Close errors depend on flushes (-never +every event):\n%s", diff)
+	}
+	if diff := cmp.Diff(eventErrors(never), eventErrors(neverAfter), cmpopts.EquateErrors()); diff != "" {
+		t.Errorf("Err after Close differs from Close (-close +err):\n%s", diff)
+	}
+	if diff := cmp.Diff(eventErrors(often), eventErrors(oftenAfter), cmpopts.EquateErrors()); diff != "" {
+		t.Errorf("Err after Close differs from Close (-close +err):\n%s", diff)
+	}
+	for i, err := range flushes {
+		if !errors.Is(err, perfetto.ErrNegativeTimestamp) {
+			t.Errorf("flush %d: %v, want the first error still reported", i, err)
+		}
+	}
+	errs := never.(interface{ Unwrap() []error }).Unwrap()
+	var first *perfetto.EventError
+	if len(errs) != 16 || !errors.As(errs[0], &first) || first.Name != "bad0" {
+		t.Errorf("Close kept %d errors starting with %v, want the first 16", len(errs), errs[0])
+	}
+	if st.Errors != 20 || st.Dropped != 20 || st.Slices != 20 {
+		t.Errorf("stats %+v, want 20 errors, 20 dropped, 20 slices", st)
+	}
+	if err := perfetto.NewWriter(&bytes.Buffer{}).Err(); err != nil {
+		t.Errorf("Err of a new writer: %v", err)
 	}
 }
 
@@ -638,5 +692,129 @@ func TestEnclosingAfterFlush(t *testing.T) {
 		if diff := cmp.Diff(expect, got, sortSpans); diff != "" {
 			t.Fatalf("iteration %d (-want +got):\n%s", iter, diff)
 		}
+	}
+}
+
+// panickingWriter panics with errBoom after some writes.
+type panickingWriter struct{ after int }
+
+var errBoom = errors.New("boom")
+
+func (p *panickingWriter) Write(b []byte) (int, error) {
+	if p.after <= 0 {
+		panic(errBoom)
+	}
+	p.after--
+	return len(b), nil
+}
+
+// recovered runs f and returns what it panicked with, if anything.
+func recovered(f func()) (v any) {
+	defer func() { v = recover() }()
+	f()
+	return nil
+}
+
+// A compressing writer's goroutine ends at Close whatever its io.Writer
+// did, and a panic of the io.Writer reaches the caller's goroutine once.
+func TestCompressorGoroutineEnds(t *testing.T) {
+	base := runtime.NumGoroutine()
+	sinks := []struct {
+		after  int
+		panics bool
+	}{{0, false}, {2, false}, {0, true}, {2, true}}
+	for iter := range 25 {
+		for k, sink := range sinks {
+			var dst io.Writer = &failingWriter{after: sink.after}
+			if sink.panics {
+				dst = &panickingWriter{after: sink.after}
+			}
+			w := perfetto.NewWriter(dst, perfetto.WithCompression(1))
+			th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
+			var panics []any
+			n := 0
+			if iter%5 == 0 {
+				n = 40_000 // several bundles: the failure comes while slices are given
+			}
+			for i := range n {
+				if v := recovered(func() {
+					w.Slice(th, perfetto.Slice{Name: "s", TS: int64(i * 10), Dur: 5, Args: []perfetto.Arg{perfetto.Int("i", int64(i))}})
+					if i%5000 == 4999 {
+						w.Flush()
+					}
+				}); v != nil {
+					panics = append(panics, v)
+				}
+			}
+			var err error
+			if v := recovered(func() { err = w.Close() }); v != nil {
+				panics = append(panics, v)
+				err = w.Err()
+			}
+			fails := sink.after == 0 || n > 0 // n slices take more than two bundles
+			switch {
+			case fails && sink.panics && (len(panics) != 1 || panics[0] != errBoom):
+				t.Fatalf("sink %d, %d slices: panics %v, want errBoom once", k, n, panics)
+			case (!fails || !sink.panics) && len(panics) > 0:
+				t.Fatalf("sink %d, %d slices: panics %v", k, n, panics)
+			case fails != errors.Is(err, perfetto.ErrWrite):
+				t.Fatalf("sink %d, %d slices: Close: %v", k, n, err)
+			}
+			if err := w.Close(); !errors.Is(err, perfetto.ErrClosed) {
+				t.Fatalf("sink %d: second Close: %v", k, err)
+			}
+		}
+	}
+	// Close waited for each goroutine to finish its work; let them exit.
+	for i := 0; i < 1000 && runtime.NumGoroutine() > base; i++ {
+		runtime.Gosched()
+		time.Sleep(time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > base {
+		t.Errorf("%d goroutines after closing every writer, %d before", n, base)
+	}
+}
+
+func TestTrackLimit(t *testing.T) {
+	var buf bytes.Buffer
+	w := perfetto.NewWriter(&buf, perfetto.WithMaxTracks(3))
+	if n := w.TracksLeft(); n != 3 {
+		t.Errorf("TracksLeft of a new writer: %d, want 3", n)
+	}
+	p := w.Process(perfetto.ProcessSpec{Pid: 1, Name: "p"})
+	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 2})
+	dev := w.Track(p, perfetto.TrackSpec{Name: "device"})
+	if n := w.TracksLeft(); n != 0 {
+		t.Errorf("TracksLeft after three tracks: %d, want 0", n)
+	}
+	refused := []perfetto.Track{
+		w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 3}),
+		w.Track(p, perfetto.TrackSpec{Name: "more"}),
+		w.CounterTrack(p, perfetto.CounterSpec{Name: "c"}),
+		w.Process(perfetto.ProcessSpec{Pid: 2}),
+	}
+	for i, r := range refused {
+		if !r.IsZero() {
+			t.Errorf("track %d past the limit: %v, want the zero Track", i, r)
+		}
+	}
+	if again := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 2}); again != th {
+		t.Errorf("a declared track asked again: %v, want %v", again, th)
+	}
+	w.Slice(th, perfetto.Slice{Name: "kept", TS: 1, Dur: 1})
+	w.Slice(dev, perfetto.Slice{Name: "kept too", TS: 1, Dur: 1})
+	w.Slice(refused[0], perfetto.Slice{Name: "dropped", TS: 1, Dur: 1})
+	w.Counter(refused[2], 1, 1)
+	err := w.Close()
+	if errs := eventErrors(err); len(errs) != 1 || !errors.Is(errs[0].Err, perfetto.ErrTooManyTracks) || errs[0].Track != "thread 1/3" {
+		t.Errorf("Close: %v, want one ErrTooManyTracks naming the first track refused", err)
+	}
+	st := w.Stats()
+	if st.Tracks != 3 || st.TracksRefused != 4 || st.Dropped != 2 || st.Slices != 2 {
+		t.Errorf("stats %+v, want 3 tracks, 4 refused, 2 events dropped, 2 slices", st)
+	}
+	tr := readBack(t, buf.Bytes())
+	if len(tr.Tracks) != 3 || len(tr.Slices) != 2 {
+		t.Errorf("read back %d tracks and %d slices, want 3 and 2", len(tr.Tracks), len(tr.Slices))
 	}
 }

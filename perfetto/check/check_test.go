@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -253,4 +254,112 @@ func TestMalformed(t *testing.T) {
 
 func seqID(id uint32) *pb.TracePacket_TrustedPacketSequenceId {
 	return &pb.TracePacket_TrustedPacketSequenceId{TrustedPacketSequenceId: id}
+}
+
+// depthSpan is where a slice landed: its depth and its parent's name.
+type depthSpan struct {
+	Name   string
+	TS     int64
+	Dur    int64
+	Depth  int
+	Parent string
+}
+
+func depthSpans(tr *check.Trace) []depthSpan {
+	var out []depthSpan
+	for _, s := range tr.Slices {
+		d := depthSpan{Name: s.Name, TS: s.TS, Dur: s.Dur, Depth: s.Depth}
+		if s.Parent >= 0 {
+			d.Parent = tr.Slices[s.Parent].Name
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// Instants at one timestamp nest in one another, and any later event pops
+// them, as the trace processor (v58.2) builds them: the expected depths
+// and parents are what its slice table held for this trace.
+func TestInstantsNestAtOneTimestamp(t *testing.T) {
+	tr, err := check.ReadBytes(encode(t, goodClocks, thread(7),
+		ev(2, 10, instant, 7, "i1"), ev(2, 10, instant, 7, "i2"), ev(2, 10, instant, 7, "i3"),
+		ev(2, 20, begin, 7, "p"), ev(2, 20, instant, 7, "i4"), ev(2, 20, instant, 7, "i5"), ev(2, 21, instant, 7, "i6"), ev(2, 30, end, 7, ""),
+		ev(2, 40, instant, 7, "i7"), ev(2, 40, begin, 7, "z"), ev(2, 40, end, 7, ""), ev(2, 40, instant, 7, "i8"), ev(2, 40, instant, 7, "i9"),
+		ev(2, 50, begin, 7, "q"), ev(2, 60, instant, 7, "i10"), ev(2, 60, end, 7, ""), ev(2, 60, instant, 7, "i11"),
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []depthSpan{
+		{Name: "i1", TS: 10},
+		{Name: "i2", TS: 10, Depth: 1, Parent: "i1"},
+		{Name: "i3", TS: 10, Depth: 2, Parent: "i2"},
+		{Name: "p", TS: 20, Dur: 10},
+		{Name: "i4", TS: 20, Depth: 1, Parent: "p"},
+		{Name: "i5", TS: 20, Depth: 2, Parent: "i4"},
+		{Name: "i6", TS: 21, Depth: 1, Parent: "p"},
+		{Name: "i7", TS: 40},
+		{Name: "z", TS: 40},
+		{Name: "i8", TS: 40},
+		{Name: "i9", TS: 40, Depth: 1, Parent: "i8"},
+		{Name: "q", TS: 50, Dur: 10},
+		{Name: "i10", TS: 60, Depth: 1, Parent: "q"},
+		{Name: "i11", TS: 60},
+	}
+	if diff := cmp.Diff(want, depthSpans(tr)); diff != "" {
+		t.Errorf("slices (-want +got):\n%s", diff)
+	}
+}
+
+// A slice at depth MaxDepth or more is dropped, and its end closes the
+// slice it would have nested in; the durations below are the trace
+// processor's (v58.2) for the same trace.
+func TestMaxDepth(t *testing.T) {
+	const n = check.MaxDepth + 1
+	pkts := []*pb.TracePacket{goodClocks, thread(7)}
+	for i := range n {
+		pkts = append(pkts, ev(2, uint64(100+i), begin, 7, fmt.Sprint("s", i)))
+	}
+	for i := n - 1; i >= 0; i-- {
+		pkts = append(pkts, ev(2, uint64(10_000-i), end, 7, ""))
+	}
+	pkts = append(pkts, ev(2, 20_000, instant, 7, "after"))
+	tr, err := check.ReadBytes(encode(t, pkts...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last end finds nothing open: the trace processor ignores it,
+	// the checker reports it too.
+	if diff := cmp.Diff([]string{"slice_max_depth_exceeded", "misplaced_end_event"}, problemNames(tr)); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	if len(tr.Slices) != check.MaxDepth+1 {
+		t.Fatalf("%d slices, want %d", len(tr.Slices), check.MaxDepth+1)
+	}
+	got := depthSpans(tr)
+	want := []depthSpan{
+		{Name: "s0", TS: 100, Dur: 9899},
+		{Name: "s510", TS: 610, Dur: 8879, Depth: 510, Parent: "s509"},
+		{Name: "s511", TS: 611, Dur: 8877, Depth: 511, Parent: "s510"},
+		{Name: "after", TS: 20_000},
+	}
+	if diff := cmp.Diff(want, []depthSpan{got[0], got[510], got[511], got[512]}); diff != "" {
+		t.Errorf("slices (-want +got):\n%s", diff)
+	}
+
+	// Instants at one timestamp nest, so the limit drops them too.
+	pkts = []*pb.TracePacket{goodClocks, thread(7)}
+	for range 600 {
+		pkts = append(pkts, ev(2, 10, instant, 7, "i"))
+	}
+	tr, err = check.ReadBytes(encode(t, pkts...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Slices) != check.MaxDepth || len(tr.Problems) != 600-check.MaxDepth {
+		t.Errorf("%d instants kept and %d problems, want %d and %d", len(tr.Slices), len(tr.Problems), check.MaxDepth, 600-check.MaxDepth)
+	}
 }

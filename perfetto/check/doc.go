@@ -16,12 +16,14 @@
 //     nearest snapshot), with the BOOTTIME bridge the trace processor
 //     attempts for every protobuf file;
 //   - events sorted by timestamp with file order breaking ties, each
-//     track's slices replayed as a stack, flows connected, counters
-//     collected;
+//     track's slices replayed as a stack (instants at one timestamp nest in
+//     one another, and a slice at depth MaxDepth or more is dropped, as the
+//     trace processor does), flows connected, counters collected;
 //   - track descriptors, their parents and hierarchy.
 //
 // Each problem is reported by the trace processor's stat name where it has
-// one (misplaced_end_event, interned_data_skipped_incremental_state_invalid,
+// one (misplaced_end_event, slice_max_depth_exceeded,
+// interned_data_skipped_incremental_state_invalid,
 // clock_sync_unrelatable_clock_domains, ...). Trace.Dump prints a stable
 // text form for golden tests.
 package check

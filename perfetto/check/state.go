@@ -476,6 +476,33 @@ func (p *parser) checkHierarchy() {
 	}
 }
 
+// MaxDepth is the deepest nesting the trace processor keeps: a slice or
+// instant that would be at depth MaxDepth or more on its track (counting
+// from 0) is dropped and counted as slice_max_depth_exceeded. Its end
+// event then closes the slice it would have been nested in, as any end
+// closes the innermost slice open.
+const MaxDepth = 512
+
+// popInstants pops the instants at the top of a track's stack as the trace
+// processor does before an event at ts: an instant stays open only for
+// instants at its own timestamp (keepSame), which nest in it.
+func (p *parser) popInstants(st []int, ts int64, keepSame bool) []int {
+	for len(st) > 0 {
+		top := &p.t.Slices[st[len(st)-1]]
+		if !top.Instant || keepSame && top.TS == ts {
+			break
+		}
+		st = st[:len(st)-1]
+	}
+	return st
+}
+
+// replay builds the slices of every track from the events sorted by time,
+// with the trace processor's stack: a begin opens a slice nested in the
+// innermost one open, an end closes the innermost one (an end with nothing
+// open is reported as misplaced_end_event, which the trace processor
+// ignores silently), and an instant nests like a slice but stays open only
+// for instants at the same timestamp, so that those nest in one another.
 func (p *parser) replay(evs []event) {
 	t := &p.t
 	stacks := map[uint64][]int{}
@@ -523,20 +550,27 @@ func (p *parser) replay(evs []event) {
 				p.problem("track_event_slice_on_counter_track", ev.packet, "slice %q on counter track %q", ev.name, tr.Name)
 				continue
 			}
-			s := Slice{Track: ev.track, Name: ev.name, Category: ev.cat, TS: ev.ts, Depth: len(st), Parent: -1, Args: ev.args}
+			instant := ev.typ == pb.TrackEvent_TYPE_INSTANT
+			st = p.popInstants(st, ev.ts, instant)
+			stacks[ev.track] = st
+			if len(st) >= MaxDepth {
+				p.problem("slice_max_depth_exceeded", ev.packet, "%q at %d on track %q would be at depth %d", ev.name, ev.ts, tr.Name, len(st))
+				continue
+			}
+			s := Slice{Track: ev.track, Name: ev.name, Category: ev.cat, TS: ev.ts, Depth: len(st), Parent: -1, Args: ev.args, Instant: instant}
 			if len(st) > 0 {
 				s.Parent = st[len(st)-1]
 			}
-			idx := len(t.Slices)
-			if ev.typ == pb.TrackEvent_TYPE_INSTANT {
-				s.Instant = true
-			} else {
+			if !instant {
 				s.Dur = -1
-				stacks[ev.track] = append(st, idx)
 			}
+			idx := len(t.Slices)
+			stacks[ev.track] = append(st, idx)
 			t.Slices = append(t.Slices, s)
 			flows(ev, idx)
 		case pb.TrackEvent_TYPE_SLICE_END:
+			st = p.popInstants(st, ev.ts, false)
+			stacks[ev.track] = st
 			if len(st) == 0 {
 				p.problem("misplaced_end_event", ev.packet, "end at %d on track %q with no open slice", ev.ts, tr.Name)
 				continue
@@ -574,7 +608,9 @@ func (p *parser) replay(evs []event) {
 	slices.Sort(uuids)
 	for _, u := range uuids {
 		for _, i := range stacks[u] {
-			p.problem("slice_not_ended", -1, "slice %q at %d never ended", t.Slices[i].Name, t.Slices[i].TS)
+			if !t.Slices[i].Instant {
+				p.problem("slice_not_ended", -1, "slice %q at %d never ended", t.Slices[i].Name, t.Slices[i].TS)
+			}
 		}
 	}
 	var ids []uint64

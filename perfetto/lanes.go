@@ -1,0 +1,626 @@
+package perfetto
+
+import (
+	"errors"
+	"math"
+	"slices"
+)
+
+// MaxDepth is the deepest nesting the trace processor keeps: it drops a
+// slice or instant that would be at depth MaxDepth or more on its track
+// (counting from 0), logging slice_max_depth_exceeded, and the end of such
+// a slice then closes its parent early. The writer puts a slice that would
+// be nested that deep on an overflow lane instead (ErrTooDeep).
+const MaxDepth = 512
+
+// MaxOverflowLanes is how many overflow lanes a track may have. A slice
+// that fits on none of them is refused with ErrTooManyLanes.
+const MaxOverflowLanes = 64
+
+// Why a slice is written on an overflow lane rather than on its track
+// (Overflow.Err; see Flush), and why one is refused when no lane takes it
+// (an *EventError wrapping ErrTooManyLanes, whose Other says why the slice
+// did not fit on its track).
+var (
+	ErrOverlap      = errors.New("slice partially overlaps another slice on the same track")
+	ErrOutOfOrder   = errors.New("slice would enclose a slice already flushed on its track that starts at the same instant, or end where one starts")
+	ErrTooDeep      = errors.New("slice would be nested deeper than the trace processor keeps (MaxDepth)")
+	ErrUnverifiable = errors.New("slice may conflict with slices flushed before that the writer no longer remembers")
+	ErrTooManyLanes = errors.New("slice fits on no overflow lane of its track (MaxOverflowLanes)")
+)
+
+// overflowReason is the debug annotation that says why a slice is on an
+// overflow lane.
+const overflowReason = "overflow_reason"
+
+// Overflow is a slice or instant written on an overflow lane of its track
+// rather than on the track itself (see Flush).
+type Overflow struct {
+	Track   string // the original track's label ("thread 12/34", a track name)
+	Lane    int    // the overflow lane, from 1
+	Name    string
+	TS, Dur int64
+	Ref     uint64 // the caller's Slice.Ref or Instant.Ref
+	Err     error  // why: ErrOverlap, ErrOutOfOrder, ErrTooDeep or ErrUnverifiable
+}
+
+// WithOverflowFunc sets a function called once for each slice or instant
+// written on an overflow lane, at the end of the Flush or Close that wrote
+// it. It must not call the Writer.
+func WithOverflowFunc(f func(Overflow)) Option { return func(c *config) { c.overflow = f } }
+
+// An overflow lane is a track of its own beside the track it relieves
+// (under a thread's process, under a custom track's parent), named after
+// it and never merged with its siblings. Its events stay on the original
+// track's packet sequence, where their names and arguments were interned,
+// and name the lane with an explicit TrackEvent.track_uuid.
+type overflowLane struct {
+	uuid uint64
+	mem  laneMemory
+}
+
+// laneMemory is what a lane remembers of the slices flushed on it, for
+// checking the slices of later flushes: its top-level slices, the
+// latest-ending maxRemembered of them, and the latest end among those it
+// forgot.
+type laneMemory struct {
+	// roots are disjoint but for shared boundaries, so sorted by start
+	// they are sorted by end too.
+	roots  []root
+	hi     int64 // the latest end among roots
+	floor  int64 // the latest end among the roots forgotten, when forgot
+	forgot bool
+}
+
+// root is a top-level slice flushed on a lane: its extent, how deep its
+// subtree is, and the extent its descendants cover, so that a later slice
+// lying in it before or after all of them can be verified.
+type root struct {
+	ts, end        int64
+	kidsLo, kidsHi int64 // the earliest start and latest end of its descendants; MaxInt64, MinInt64: none
+	height         int32 // levels of slices in its subtree, itself included
+}
+
+func newRoot(ts, end int64) root {
+	return root{ts: ts, end: end, kidsLo: math.MaxInt64, kidsHi: math.MinInt64}
+}
+
+// grow records that the subtree reaches levels deep and that descendants
+// cover [lo, hi] (none if lo > hi).
+func (r *root) grow(levels int32, lo, hi int64) {
+	r.height = max(r.height, levels)
+	r.kidsLo, r.kidsHi = min(r.kidsLo, lo), max(r.kidsHi, hi)
+}
+
+// maxRemembered bounds the top-level slices a lane remembers.
+const maxRemembered = 64
+
+// memory returns what lane l of t remembers.
+func (t *trackState) memory(l int) *laneMemory {
+	if l == 0 {
+		return &t.mem
+	}
+	return &t.lanes[l-1].mem
+}
+
+// laneWork is a lane's state while a flush places a track's slices.
+type laneWork struct {
+	stack    []int32 // open slices placed on the lane (indices in pending)
+	roots    []root  // top-level slices placed on the lane
+	enclosed uint64  // remembered roots enclosed by placed slices, a bit each
+	// group is where the slice at the bottom of the stack counts the
+	// height of its subtree: a remembered root (>= 0) or one of roots (^i).
+	group int
+	// The trace processor nests instants at one timestamp in one another:
+	// chainN instants at chainTS were placed at stack depth chainAt, the
+	// first counting its levels in chainG.
+	chainTS         int64
+	chainN, chainAt int32
+	chainG          int
+	// What the slices of this flush add to the remembered roots they lie
+	// in (those with a bit in grown), applied by remember.
+	grown uint64
+	grow  [maxRemembered]root
+}
+
+// Reasons a slice does not fit on a lane.
+const (
+	fits          = iota
+	overlapsNew   // partially overlaps other, of this flush
+	overlapsOld   // partially overlaps iv, written before
+	enclosesOld   // encloses iv, written before, which starts at the same instant
+	endsAtOld     // ends where iv, written before, starts
+	tooDeep       // would be nested MaxDepth deep or more
+	beforeFloor   // starts before the end of slices forgotten
+	inOldChildren // lies in iv, written before, among its children, which are forgotten
+)
+
+// conflict is why a slice does not fit on a lane, and with what.
+type conflict struct {
+	why   int
+	other int32    // overlapsNew: the slice of this flush (index in pending)
+	iv    interval // otherwise: the slice written before, if any
+}
+
+// interval is a written slice's extent.
+type interval struct{ ts, end int64 }
+
+func (c conflict) err() error {
+	switch c.why {
+	case overlapsNew, overlapsOld:
+		return ErrOverlap
+	case enclosesOld, endsAtOld:
+		return ErrOutOfOrder
+	case tooDeep:
+		return ErrTooDeep
+	}
+	return ErrUnverifiable
+}
+
+// reason is the text of the overflow_reason annotation.
+func (c conflict) reason(ps []pendingSlice) string {
+	old := "[" + itoa(c.iv.ts) + ", +" + itoa(c.iv.end-c.iv.ts) + "] written before"
+	switch c.why {
+	case overlapsNew:
+		return "partially overlaps " + describe(&ps[c.other])
+	case overlapsOld:
+		return "partially overlaps " + old
+	case enclosesOld:
+		return "encloses " + old + ", which starts at the same instant"
+	case endsAtOld:
+		return "ends where " + old + " starts"
+	case tooDeep:
+		return "nested deeper than " + itoa(MaxDepth)
+	case beforeFloor:
+		return "starts before slices the writer no longer remembers"
+	}
+	return "lies among the children of " + old + ", which the writer no longer remembers"
+}
+
+func describe(p *pendingSlice) string {
+	return "\"" + p.label + "\" [" + itoa(p.ts) + ", +" + itoa(p.end-p.ts) + "]"
+}
+
+// reloc is a slice placed on an overflow lane, and why it left lane 0.
+type reloc struct {
+	i int32 // index in pending
+	c conflict
+}
+
+// noLane marks a slice no lane took.
+const noLane = 0xff
+
+// flushTrack writes t's pending slices. It sorts them by start, then
+// longest first (then Depth, then given order), places each on a lane
+// (place), and writes each lane's slices as begin/end events in an order
+// whose stable sort by timestamp (what the trace processor does) replays
+// as the nesting the intervals describe: each slice's end is written just
+// before the first event at or after it that lies outside it. The events
+// come out in timestamp order, so ties keep this order in the trace
+// processor.
+func (w *Writer) flushTrack(t *trackState) {
+	ps := t.pending
+	order := w.order[:0]
+	for i := range ps {
+		order = append(order, sortKey{ts: ps[i].ts, end: ps[i].end, depth: ps[i].depth, i: int32(i)})
+	}
+	slices.SortFunc(order, func(a, b sortKey) int {
+		switch {
+		case a.ts != b.ts:
+			return cmpInt64(a.ts, b.ts)
+		case a.end != b.end:
+			return cmpInt64(b.end, a.end)
+		case a.depth != b.depth:
+			return cmpInt64(int64(a.depth), int64(b.depth))
+		}
+		return cmpInt64(int64(a.i), int64(b.i))
+	})
+	w.order = order
+	if lanes := w.place(t, order); lanes > 1 {
+		w.writeLanes(t, order, lanes)
+	}
+	w.relocs = w.relocs[:0]
+	t.wrote = true
+	clear(ps) // drop references to the caller's strings
+	t.pending = ps[:0]
+	if cap(ps) <= smallPending {
+		t.pending = nil // a quiet track keeps no buffer between flushes
+	}
+}
+
+// smallPending is the capacity of pending slices below which a track lets
+// its buffer go at each flush: busy tracks keep theirs, and the many quiet
+// ones cost nothing between flushes.
+const smallPending = 4
+
+// place puts each slice of order on the first lane of t where it fits,
+// creating overflow lanes as needed, writes the slices of lane 0 (the
+// track itself) as it goes, and updates what each lane remembers. It
+// returns how many lanes hold slices.
+func (w *Writer) place(t *trackState, order []sortKey) (lanes int) {
+	n := 1 + len(t.lanes)
+	w.work = slices.Grow(w.work[:0], n)[:n]
+	for l := range w.work {
+		w.work[l].reset()
+	}
+	w.laneOf = slices.Grow(w.laneOf[:0], len(order))[:len(order)]
+	ps := t.pending
+	lanes = 1
+	var noMore error // why no lane can be added in this flush
+	for k, o := range order {
+		p := &ps[o.i]
+		open := w.work[0].stack
+		why, j := w.fit(t, 0, o.i)
+		if why == fits {
+			// Write lane 0 now: the ends of the slices p pops, then p.
+			for x := len(open) - 1; x >= j; x-- {
+				w.writeEnd(t, &ps[open[x]], 0)
+			}
+			w.writeBegin(t, p, 0, "")
+			w.work[0].push(p, o.i)
+			w.laneOf[k] = 0
+			continue
+		}
+		first := w.conflict
+		first.why = why
+		l := 1
+		for ; ; l++ {
+			if l == len(w.work) {
+				if noMore == nil {
+					noMore = w.addLane(t)
+				}
+				if noMore != nil {
+					break
+				}
+			}
+			if why, _ := w.fit(t, l, o.i); why == fits {
+				w.work[l].push(p, o.i)
+				break
+			}
+		}
+		if l == len(w.work) {
+			w.laneOf[k] = noLane
+			if errors.Is(noMore, ErrTooManyTracks) {
+				w.stats.Dropped++
+				w.refuseTrack(t)
+			} else {
+				w.stats.Dropped++
+				w.dataError(&EventError{Track: t.label(), Name: p.label, TS: p.ts, Dur: p.end - p.ts, Other: first.reason(ps), Err: noMore})
+			}
+			continue
+		}
+		w.laneOf[k] = uint8(l)
+		lanes = max(lanes, l+1)
+		w.stats.Overflowed++
+		w.relocs = append(w.relocs, reloc{i: o.i, c: first})
+		if w.cfg.overflow != nil {
+			w.overflows = append(w.overflows, Overflow{Track: t.label(), Lane: l, Name: p.label, TS: p.ts, Dur: p.end - p.ts, Ref: p.ref, Err: first.err()})
+		}
+	}
+	for open := w.work[0].stack; len(open) > 0; open = open[:len(open)-1] {
+		w.writeEnd(t, &ps[open[len(open)-1]], 0)
+	}
+	for l := range w.work {
+		w.remember(&w.work[l], t.memory(l))
+	}
+	return lanes
+}
+
+// push puts p, just placed by fit, on the lane's stack of open slices.
+func (lw *laneWork) push(p *pendingSlice, pi int32) {
+	if !p.instant {
+		lw.stack = append(lw.stack, pi)
+	}
+}
+
+func (lw *laneWork) reset() {
+	lw.stack, lw.roots = lw.stack[:0], lw.roots[:0]
+	lw.enclosed, lw.group, lw.chainN, lw.grown = 0, 0, 0, 0
+}
+
+// fit places the slice pending[pi] on lane l of t if it fits there: it
+// nests among the slices of this flush on the lane and those remembered
+// from earlier flushes, and its depth, and the depth it gives the slices
+// it encloses, stay below MaxDepth. Otherwise it returns why not, and
+// leaves what it conflicts with in w.conflict. Placed, the slice is its
+// lane's, but for being pushed on the lane's stack of open slices (push):
+// fit leaves the stack popped to the slice's parent, its first j entries.
+func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
+	lw, m, ps := &w.work[l], t.memory(l), t.pending
+	p := &ps[pi]
+	a, b := p.ts, p.end
+	if m.forgot && (a < m.floor || a == m.floor && p.instant) {
+		// A forgotten slice could enclose it, or end where it starts, or
+		// be an instant at its timestamp it would nest in.
+		return beforeFloor, 0
+	}
+	// Among this flush's slices (sorted, so p starts at or after each),
+	// pop those that end before p, as writeLane does.
+	j = len(lw.stack)
+	for ; j > 0; j-- {
+		top := &ps[lw.stack[j-1]]
+		if b <= top.end {
+			break // p nests in top
+		}
+		if a < top.end {
+			w.conflict.other = lw.stack[j-1]
+			return overlapsNew, 0
+		}
+	}
+	// Against the slices of earlier flushes, whose events come first in
+	// the file among those with equal timestamps.
+	inside := -1
+	var enclosed uint64
+	var deepest int32 // height of the deepest remembered slice p encloses
+	encLo, encHi := int64(math.MaxInt64), int64(math.MinInt64)
+	if len(m.roots) > 0 && b >= m.roots[0].ts && a <= m.hi {
+		for r := range m.roots {
+			rt := &m.roots[r]
+			s, e := rt.ts, rt.end
+			if e < a {
+				continue
+			}
+			if s > b {
+				break
+			}
+			w.conflict.iv = interval{s, e}
+			switch {
+			case a < s:
+				switch {
+				case b == s && s < e:
+					return endsAtOld, 0 // its end would come after r's begin
+				case b < e:
+					return overlapsOld, 0
+				}
+				enclosed |= 1 << r
+				deepest = max(deepest, rt.height)
+				encLo, encHi = min(encLo, s), max(encHi, e)
+			case a == s:
+				if b > e {
+					return enclosesOld, 0 // it would begin inside r
+				}
+				inside = r
+			case a == e:
+				// It starts where r ends: r's end comes first.
+			case b > e:
+				return overlapsOld, 0
+			default:
+				inside = r
+			}
+		}
+	}
+	if inside >= 0 {
+		// It nests in r directly if it lies before or after all of r's
+		// descendants; among them, it would nest in whichever are open
+		// at its start, which the writer does not know. (An instant at
+		// a descendant's end would nest in an instant there.)
+		rt := &m.roots[inside]
+		if !(b < rt.kidsLo || a > rt.kidsHi || a == rt.kidsHi && !p.instant) {
+			w.conflict.iv = interval{rt.ts, rt.end}
+			return inOldChildren, 0
+		}
+	}
+	depth := int32(j)
+	if inside >= 0 {
+		depth++
+	}
+	chained := p.instant && lw.chainN > 0 && lw.chainTS == a && lw.chainAt == int32(j)
+	if chained {
+		depth += lw.chainN
+	}
+	if depth >= MaxDepth || depth+deepest >= MaxDepth {
+		return tooDeep, 0
+	}
+
+	// It fits: place it, and record what it adds to the top-level slice
+	// it lies in: levels, and descendants (itself, unless it is that
+	// top-level slice, and the remembered ones it encloses).
+	lw.stack = lw.stack[:j]
+	lw.enclosed |= enclosed
+	g := lw.group
+	switch {
+	case chained:
+		g = lw.chainG
+	case j > 0:
+	case inside >= 0:
+		g = inside
+	default:
+		lw.roots = append(lw.roots, newRoot(a, b))
+		g = ^(len(lw.roots) - 1)
+	}
+	if g >= 0 || j > 0 || chained {
+		encLo, encHi = min(encLo, a), max(encHi, b)
+	}
+	levels := depth + 1 + deepest
+	if g >= 0 {
+		if lw.grown&(1<<g) == 0 {
+			lw.grown |= 1 << g
+			lw.grow[g] = newRoot(0, 0)
+		}
+		lw.grow[g].grow(levels, encLo, encHi)
+	} else {
+		lw.roots[^g].grow(levels, encLo, encHi)
+	}
+	switch {
+	case chained:
+		lw.chainN++
+	case p.instant:
+		lw.chainTS, lw.chainN, lw.chainAt, lw.chainG = a, 1, int32(j), g
+	default:
+		lw.chainN = 0
+		if j == 0 {
+			lw.group = g
+		}
+	}
+	return fits, j
+}
+
+// remember merges the top-level slices placed on the lane into what it
+// remembers: the remembered roots they enclose go, the others keep what
+// the flush added to them, and past maxRemembered the earliest are
+// forgotten, leaving their latest end as the floor.
+func (w *Writer) remember(lw *laneWork, m *laneMemory) {
+	if len(lw.roots) == 0 && lw.enclosed == 0 && lw.grown == 0 {
+		return
+	}
+	old := m.roots
+	merged := w.merged[:0]
+	i := 0
+	for r := range old {
+		if lw.enclosed&(1<<r) != 0 {
+			continue
+		}
+		o := old[r]
+		if lw.grown&(1<<r) != 0 {
+			g := &lw.grow[r]
+			o.grow(g.height, g.kidsLo, g.kidsHi)
+		}
+		for i < len(lw.roots) && lw.roots[i].ts < o.ts {
+			merged = append(merged, lw.roots[i])
+			i++
+		}
+		merged = append(merged, o)
+	}
+	merged = append(merged, lw.roots[i:]...)
+	w.merged = merged
+	if n := len(merged) - maxRemembered; n > 0 {
+		if end := merged[n-1].end; !m.forgot || end > m.floor {
+			m.floor = end
+		}
+		m.forgot = true
+		merged = merged[n:]
+	}
+	m.roots = append(old[:0], merged...)
+	m.hi = 0
+	for _, r := range m.roots {
+		m.hi = max(m.hi, r.end)
+	}
+}
+
+// writeLane writes the slices of overflow lane l (order, sorted) as begin
+// and end events, as place writes those of lane 0, each with the reason it
+// is there.
+func (w *Writer) writeLane(t *trackState, order []sortKey, l int) {
+	ps := t.pending
+	uuid := t.lanes[l-1].uuid
+	rel := 0 // w.relocs lists the slices of every lane in the same order
+	stack := w.stack[:0]
+	for _, k := range order {
+		p := &ps[k.i]
+		for len(stack) > 0 {
+			top := &ps[stack[len(stack)-1]]
+			if p.end <= top.end { // p.ts >= top.ts by the sort: p nests in top
+				break
+			}
+			w.writeEnd(t, top, uuid)
+			stack = stack[:len(stack)-1]
+		}
+		for w.relocs[rel].i != k.i {
+			rel++
+		}
+		w.writeBegin(t, p, uuid, w.relocs[rel].c.reason(ps))
+		if !p.instant {
+			stack = append(stack, k.i)
+		}
+	}
+	for len(stack) > 0 {
+		w.writeEnd(t, &ps[stack[len(stack)-1]], uuid)
+		stack = stack[:len(stack)-1]
+	}
+	w.stack = stack
+}
+
+// writeLanes writes the slices of order placed on overflow lanes, lane by
+// lane, keeping their order within each lane.
+func (w *Writer) writeLanes(t *trackState, order []sortKey, lanes int) {
+	var count [MaxOverflowLanes + 2]int
+	for _, l := range w.laneOf {
+		if l != noLane && l > 0 {
+			count[l+1]++
+		}
+	}
+	for l := 1; l <= lanes; l++ {
+		count[l] += count[l-1]
+	}
+	part := slices.Grow(w.part[:0], count[lanes])[:count[lanes]]
+	at := count
+	for k, l := range w.laneOf {
+		if l != noLane && l > 0 {
+			part[at[l]] = order[k]
+			at[l]++
+		}
+	}
+	for l := 1; l < lanes; l++ {
+		w.writeLane(t, part[count[l]:count[l+1]], l)
+	}
+	w.part = part
+}
+
+// addLane adds an overflow lane to t, declaring its track (and, for a
+// thread whose process has no track yet, the process's, without a name).
+func (w *Writer) addLane(t *trackState) error {
+	n := len(t.lanes) + 1
+	if n > MaxOverflowLanes {
+		return ErrTooManyLanes
+	}
+	parent, need := t.parent, 1
+	switch t.kind {
+	case trackProcess:
+		parent = t.uuid
+	case trackThread:
+		if _, ok := w.tracks[parent]; !ok {
+			need++
+		}
+	}
+	if w.TracksLeft() < need {
+		return ErrTooManyTracks
+	}
+	if need > 1 {
+		w.Process(ProcessSpec{Pid: t.pid})
+	}
+	uuid := trackUUID(trackLane, t.uuid, int64(n), 0, "", "")
+	name := t.laneName(n)
+	w.writeDescriptor(uuid, parent, func(b []byte) []byte {
+		b = appendStringField(b, fTrackName, name)
+		return appendVarintField(b, fTrackSiblingMerge, uint64(MergeNone))
+	})
+	t.lanes = append(t.lanes, overflowLane{uuid: uuid})
+	w.work = append(w.work, laneWork{})
+	w.work[len(w.work)-1].reset()
+	return nil
+}
+
+// laneName names overflow lane n of t after t: "main 34 (overflow 1)" for
+// thread 34 named main, "device 0 (overflow 2)" for a custom track.
+func (t *trackState) laneName(n int) string {
+	base := t.name
+	switch t.kind {
+	case trackThread:
+		if base == "" {
+			base = "thread"
+		}
+		base += " " + itoa(t.tid)
+	case trackProcess:
+		if base == "" {
+			base = processLabel(t.pid)
+		}
+	}
+	return base + " (overflow " + itoa(int64(n)) + ")"
+}
+
+// reportOverflows calls the function set by WithOverflowFunc for the
+// slices relocated by the flush that ends.
+func (w *Writer) reportOverflows() {
+	if len(w.overflows) == 0 {
+		return
+	}
+	ovs := w.overflows
+	w.overflows = nil
+	for _, o := range ovs {
+		w.cfg.overflow(o)
+	}
+	clear(ovs)
+	if w.overflows == nil {
+		w.overflows = ovs[:0]
+	}
+}

@@ -1,0 +1,46 @@
+package perfetto_test
+
+import (
+	"io"
+	"runtime"
+	"testing"
+
+	"github.com/phasetrace/phasetrace/perfetto"
+)
+
+// heapAlloc returns the bytes of live heap after a collection.
+func heapAlloc() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// The writer's cost per track is small: a converter of a log with a
+// hundred thousand threads, each with a slice, must not need a hundred
+// thousand times the state of a busy track.
+func TestMemoryPerTrack(t *testing.T) {
+	const n = 100_000
+	w := perfetto.NewWriter(io.Discard, perfetto.WithMaxTracks(n))
+	before := heapAlloc()
+	args := make([]perfetto.Arg, 1)
+	for i := range n {
+		th := w.Thread(perfetto.ThreadSpec{Pid: int32(1 + i/1000), Tid: int64(i), Name: "worker"})
+		args[0] = perfetto.Int("i", int64(i))
+		w.Slice(th, perfetto.Slice{Name: "task", TS: int64(i), Dur: 10, Args: args})
+		if i%1000 == 999 {
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	per := (heapAlloc() - before) / n
+	runtime.KeepAlive(w)
+	t.Logf("%d bytes per track", per)
+	if per > 1024 {
+		t.Errorf("%d bytes of heap per track with one slice, want at most 1024", per)
+	}
+}
