@@ -352,7 +352,7 @@ type converter struct {
 
 	pending   map[invKey]*invBuf
 	openRoots map[laneKey]*invBuf // per thread and slot, its run whose root came first
-	order     int64                 // arrival counter, for the oldest pending run
+	order     int64               // arrival counter, for the oldest pending run
 	bindLines []bindLine
 	flows     flowWindow
 	nextFlow  perfetto.FlowID

@@ -45,7 +45,7 @@ func TestMemoryPerTrack(t *testing.T) {
 	peak := func(n int) uint64 {
 		log := manyProcesses(n)
 		var h heapSampler
-		sum, err := phasetrace.Convert(&h, []phasetrace.Input{phasetrace.Bytes("many.log", log)})
+		sum, err := phasetrace.Convert(&h, []phasetrace.Input{phasetrace.Bytes("many.log", log)}, phasetrace.WithMaxTracks(1<<20))
 		if err != nil {
 			t.Fatal(err)
 		}

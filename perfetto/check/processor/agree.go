@@ -119,6 +119,7 @@ func Figures(tr *check.Trace) *Result {
 // expects such a stat above zero exactly when check reports the problem.
 var sharedStats = map[string]bool{
 	"clock_sync_failure_no_path":                         true,
+	"slice_max_depth_exceeded":                           true,
 	"clock_sync_failure_unknown_source_clock":            true,
 	"clock_sync_mixed_clock_sources":                     true,
 	"clock_sync_unrelatable_clock_domains":               true,

@@ -187,18 +187,11 @@ func (g *gen) write() error {
 			}
 			var out []*item
 			g.forest(tr, lo+r.Int64N(3), hi, 0, &out)
-			at := map[int64]bool{}
 			for range r.IntN(4) {
 				// Not at hi: a later round's slice starting there would
-				// have to enclose it, which a flush forbids. Not two at
-				// one time: the trace processor stacks such instants, one
-				// inside the other, and check does not (see
-				// TestTraceProcessorProblems in package check).
+				// have to enclose it, which a flush forbids. Two at one
+				// time stack, one inside the other, in both readers.
 				ts := lo + r.Int64N(hi-lo)
-				if at[ts] {
-					continue
-				}
-				at[ts] = true
 				it := &item{track: tr, instant: true, s: g.slice(ts, 0, 0)}
 				out = append(out, it)
 				g.items = append(g.items, it)
