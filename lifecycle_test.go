@@ -67,10 +67,10 @@ func opensFailing(log []byte, fail, n int, panics bool) phasetrace.Input {
 }
 
 // convertRecovering runs Convert and returns the value it panicked with.
-func convertRecovering(w io.Writer, in phasetrace.Input, opts ...phasetrace.Option) (err error, panicked any) {
+func convertRecovering(w io.Writer, in phasetrace.Input, opts ...phasetrace.Option) (panicked any, err error) {
 	defer func() { panicked = recover() }()
 	_, err = phasetrace.Convert(w, []phasetrace.Input{in}, opts...)
-	return err, nil
+	return nil, err
 }
 
 // TestFailuresLeaveNothingBehind converts many times with inputs and
@@ -102,7 +102,7 @@ func TestFailuresLeaveNothingBehind(t *testing.T) {
 	baseHeap := ms.HeapAlloc
 	for range 10 {
 		for _, tc := range cases {
-			err, p := convertRecovering(tc.w, tc.in(), tc.opts...)
+			p, err := convertRecovering(tc.w, tc.in(), tc.opts...)
 			switch {
 			case tc.wantPanic && p != errBroken:
 				t.Fatalf("%s: panic %v, want the caller's own panic", tc.name, p)

@@ -526,7 +526,7 @@ func eventErrors(err error) []perfetto.EventError {
 // Errors are kept for the whole stream: when a flush happens does not
 // change what Flush, Close and Err report.
 func TestErrorsKeptForTheStream(t *testing.T) {
-	run := func(flushEvery int) (flushes []error, closeErr, errAfter error, st perfetto.Stats) {
+	run := func(flushEvery int) (st perfetto.Stats, flushes []error, closeErr, errAfter error) {
 		w := perfetto.NewWriter(&bytes.Buffer{})
 		th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
 		for i := range 20 {
@@ -537,10 +537,10 @@ func TestErrorsKeptForTheStream(t *testing.T) {
 			}
 		}
 		closeErr = w.Close()
-		return flushes, closeErr, w.Err(), w.Stats()
+		return w.Stats(), flushes, closeErr, w.Err()
 	}
-	_, never, neverAfter, st := run(0)
-	flushes, often, oftenAfter, _ := run(1)
+	st, _, never, neverAfter := run(0)
+	_, flushes, often, oftenAfter := run(1)
 	if diff := cmp.Diff(eventErrors(never), eventErrors(often), cmpopts.EquateErrors()); diff != "" {
 		t.Errorf("Close errors depend on flushes (-never +every event):\n%s", diff)
 	}
