@@ -21,7 +21,8 @@ import (
 //     both passes; its records are counted as duplicates with the lines
 //     they repeat.
 //   - Records. A span equal in every field to one of the last
-//     dedupWindow spans is counted as a duplicate and not drawn again.
+//     dedupWindow (4096) spans is counted as a duplicate and not drawn
+//     again.
 //
 // Repeats that are neither (a capture that overlaps an earlier one only in
 // part, a record repeated far apart) are drawn; where they cannot nest on
@@ -167,64 +168,65 @@ func repeatOf(rs []repeat, next *int, line int64) (repeat, bool) {
 }
 
 // dedupWindow is how many recent spans a span is compared with.
-const dedupWindow = 1 << 16
+const dedupWindow = 1 << 12
 
-// recentSpans remembers the last dedupWindow spans by a 128-bit hash of
-// every field.
+// recentSpans remembers the last dedupWindow spans, indexed by a hash of
+// their identity, time and name; a span whose hash matches is compared
+// field by field.
 type recentSpans struct {
-	seeds [2]maphash.Seed
-	seen  map[[2]uint64]struct{}
-	ring  [][2]uint64
-	next  int
-	buf   []byte
+	seed maphash.Seed
+	at   map[uint64]int32 // hash → index in ring
+	ring []strace.Span
+	keys []uint64
+	next int
 }
 
-func newRecentSpans(seeds [2]maphash.Seed) *recentSpans {
-	return &recentSpans{seeds: seeds, seen: map[[2]uint64]struct{}{}}
+func newRecentSpans(seed maphash.Seed) *recentSpans {
+	return &recentSpans{seed: seed, at: make(map[uint64]int32, dedupWindow)}
 }
 
-// repeated reports whether sp equals a recent span, and remembers it.
+// mix folds v into the hash h.
+func mix(h, v uint64) uint64 {
+	h ^= v
+	h *= 0x9e3779b97f4a7c15
+	return h ^ h>>29
+}
+
+// repeated reports whether sp equals a recent span, and remembers it. The
+// span's attributes must stay valid as long as it may be remembered (the
+// converter's records own theirs).
 func (r *recentSpans) repeated(sp *strace.Span) bool {
-	b := r.buf[:0]
-	b = strconv.AppendInt(b, int64(sp.Pid), 10)
-	b = append(b, ' ')
-	b = strconv.AppendInt(b, sp.Tid, 10)
-	b = append(b, ' ')
-	b = strconv.AppendUint(b, sp.Inv, 16)
-	b = append(b, ' ')
-	b = strconv.AppendUint(b, sp.Hid, 16)
-	b = append(b, ' ')
-	b = strconv.AppendInt(b, int64(sp.Depth), 10)
-	b = append(b, ' ')
-	b = append(b, sp.Name...)
-	b = append(b, ' ')
-	b = strconv.AppendInt(b, sp.TS, 10)
-	b = append(b, ' ')
-	b = strconv.AppendInt(b, sp.Dur, 10)
-	for _, a := range sp.Attrs {
-		b = append(b, 0)
-		b = append(b, a.Key...)
-		b = append(b, 0)
-		b = append(b, a.Value...)
-		if a.Bare {
-			b = append(b, 1)
-		}
-	}
-	if sp.NameTruncated || sp.AttrsTruncated {
-		b = append(b, 2)
-	}
-	r.buf = b
-	k := [2]uint64{maphash.Bytes(r.seeds[0], b), maphash.Bytes(r.seeds[1], b)}
-	if _, ok := r.seen[k]; ok {
+	h := mix(mix(mix(mix(uint64(sp.Pid), uint64(sp.Tid)), sp.Inv), sp.Hid), uint64(sp.Depth))
+	h = mix(mix(mix(h, uint64(sp.TS)), uint64(sp.Dur)), maphash.String(r.seed, sp.Name))
+	if i, ok := r.at[h]; ok && sameSpan(&r.ring[i], sp) {
 		return true
 	}
 	if len(r.ring) < dedupWindow {
-		r.ring = append(r.ring, k)
-	} else {
-		delete(r.seen, r.ring[r.next])
-		r.ring[r.next] = k
-		r.next = (r.next + 1) % dedupWindow
+		r.ring = append(r.ring, *sp)
+		r.keys = append(r.keys, h)
+		r.at[h] = int32(len(r.ring) - 1)
+		return false
 	}
-	r.seen[k] = struct{}{}
+	if old := r.keys[r.next]; r.at[old] == int32(r.next) {
+		delete(r.at, old)
+	}
+	r.ring[r.next], r.keys[r.next] = *sp, h
+	r.at[h] = int32(r.next)
+	r.next = (r.next + 1) % dedupWindow
 	return false
+}
+
+// sameSpan reports whether two spans are equal in every field.
+func sameSpan(a, b *strace.Span) bool {
+	if a.Pid != b.Pid || a.Tid != b.Tid || a.Inv != b.Inv || a.Hid != b.Hid || a.Depth != b.Depth || a.Name != b.Name ||
+		a.TS != b.TS || a.Dur != b.Dur || a.NameTruncated != b.NameTruncated || a.AttrsTruncated != b.AttrsTruncated || len(a.Attrs) != len(b.Attrs) {
+		return false
+	}
+	for i := range a.Attrs {
+		x, y := &a.Attrs[i], &b.Attrs[i]
+		if x.Key != y.Key || x.Value != y.Value || x.Bare != y.Bare || x.Truncated != y.Truncated {
+			return false
+		}
+	}
+	return true
 }

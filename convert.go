@@ -162,7 +162,7 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	c := &converter{cfg: cfg, sum: sum, led: newLedger(sum), notes: map[string]int{}, lanes: map[laneKey]perfetto.Track{}, devLanes: map[devLane]perfetto.Track{},
 		covered: map[string]bool{}, drawnSegments: map[string]bool{}, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 	c.progress = &progressCounter{fn: cfg.progress}
-	c.recent = newRecentSpans(c.seeds)
+	c.recent = newRecentSpans(c.seeds[0])
 	for _, in := range logs {
 		c.names = append(c.names, in.Name)
 	}

@@ -54,7 +54,7 @@
 //     negative host time, ts + dur past the int64 range), a repeat (a
 //     capture that repeats an earlier one byte for byte — a log given
 //     twice, or two captures concatenated — or a span equal to one of the
-//     last 65 536), a span of a track past the track limit (WithMaxTracks),
+//     last 4096), a span of a track past the track limit (WithMaxTracks),
 //     a device span with no evidence to place it; a wall-clock anchor that
 //     disagrees with the first by more than a second is set aside.
 //
