@@ -33,13 +33,12 @@ import (
 type capture struct {
 	first, last int64 // physical lines, 1-based, inclusive
 	bytes       int64
-	sum         [2]uint64
+	sum         uint64
 }
 
 // captureCutter cuts a log into captures as its lines go by.
 type captureCutter struct {
-	seeds   [2]maphash.Seed
-	h       [2]maphash.Hash
+	h       maphash.Hash
 	line    int64 // the physical line being read, 1-based
 	atStart bool  // the next byte starts a line
 	maxMono int64
@@ -48,10 +47,9 @@ type captureCutter struct {
 	caps    []capture
 }
 
-func newCaptureCutter(seeds [2]maphash.Seed) *captureCutter {
-	c := &captureCutter{seeds: seeds, line: 1, atStart: true}
-	c.h[0].SetSeed(seeds[0])
-	c.h[1].SetSeed(seeds[1])
+func newCaptureCutter(seed maphash.Seed) *captureCutter {
+	c := &captureCutter{line: 1, atStart: true}
+	c.h.SetSeed(seed)
 	c.cur.first = 1
 	return c
 }
@@ -74,8 +72,7 @@ func (c *captureCutter) feed(piece []byte) int64 {
 			}
 		}
 	}
-	c.h[0].Write(piece)
-	c.h[1].Write(piece)
+	c.h.Write(piece)
 	c.cur.bytes += int64(len(piece))
 	c.atStart = len(piece) > 0 && piece[len(piece)-1] == '\n'
 	if c.atStart {
@@ -93,11 +90,10 @@ func (c *captureCutter) cut() {
 	if !c.atStart {
 		c.cur.last = c.line
 	}
-	c.cur.sum = [2]uint64{c.h[0].Sum64(), c.h[1].Sum64()}
+	c.cur.sum = c.h.Sum64()
 	c.caps = append(c.caps, c.cur)
 	c.cur = capture{}
-	c.h[0].Reset()
-	c.h[1].Reset()
+	c.h.Reset()
 }
 
 // finish closes the last capture and returns them all.
@@ -131,16 +127,13 @@ type repeat struct {
 // repeats finds, per log, the captures that repeat an earlier capture byte
 // for byte.
 func repeats(names []string, caps [][]capture) [][]repeat {
-	type key struct {
-		bytes int64
-		sum   [2]uint64
-	}
+	type key struct{ bytes, sum uint64 }
 	seen := map[key]string{}
 	out := make([][]repeat, len(caps))
 	found := false
 	for i, cs := range caps {
 		for _, c := range cs {
-			k := key{c.bytes, c.sum}
+			k := key{uint64(c.bytes), c.sum}
 			if of, ok := seen[k]; ok {
 				out[i] = append(out[i], repeat{first: c.first, last: c.last, of: of})
 				found = true

@@ -160,9 +160,9 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	}
 	sum := &Summary{}
 	c := &converter{cfg: cfg, sum: sum, led: newLedger(sum), notes: map[string]int{}, lanes: map[laneKey]perfetto.Track{}, devLanes: map[devLane]perfetto.Track{},
-		covered: map[string]bool{}, drawnSegments: map[string]bool{}, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
+		covered: map[string]bool{}, drawnSegments: map[string]bool{}, seed: maphash.MakeSeed()}
 	c.progress = &progressCounter{fn: cfg.progress}
-	c.recent = newRecentSpans(c.seeds[0])
+	c.recent = newRecentSpans(c.seed)
 	for _, in := range logs {
 		c.names = append(c.names, in.Name)
 	}
@@ -213,7 +213,7 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 		// The converter hands the writer nothing it refuses; should it
 		// refuse something all the same, the trace is still whole
 		// otherwise, and the refusal is reported.
-		c.led.notDrawn("refused by the trace writer", strace.Pos{}, werr.Error(), ws.Dropped)
+		c.led.notDrawn("refused by the trace writer", 0, werr.Error(), ws.Dropped)
 	}
 	return c.sum, nil
 }
@@ -239,7 +239,7 @@ func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 		}
 		if err := c.withInput(in, func(r io.Reader) error {
 			var err error
-			caps[i], err = c.scan.scanLog(r, in.Name, c.cfg.maxLine, c.seeds, sk)
+			caps[i], err = c.scan.scanLog(r, in.Name, c.cfg.maxLine, c.seed, sk)
 			return err
 		}); err != nil {
 			return err
@@ -330,7 +330,7 @@ type converter struct {
 	names    []string // the logs' names
 
 	// Repeated records: captures left out per log, and recent spans.
-	seeds   [2]maphash.Seed
+	seed    maphash.Seed
 	repeats [][]repeat
 	recent  *recentSpans
 
@@ -368,7 +368,7 @@ type invKey struct {
 // heldSpan is a span waiting to be drawn, with where it was read.
 type heldSpan struct {
 	strace.Span
-	pos strace.Pos
+	at where
 }
 
 // invBuf holds one run's spans until its root comes.
@@ -389,7 +389,7 @@ type invBuf struct {
 // that contains it.
 type bindLine struct {
 	rec  strace.BindPhase
-	pos  strace.Pos
+	at   where
 	logT uint64 // the log prefix's thread handle
 }
 
@@ -462,7 +462,7 @@ func (c *converter) wallClocks(procs []*procInfo) {
 	var ref *strace.WallAnchor
 	for _, p := range procs {
 		if len(p.wall) > 1 {
-			c.note("wall", "pid %d wrote %d wall-clock anchors ([CLOCK_ANCHOR] v=1; one per process is expected): %s and %s", p.pid, len(p.wall), at(p.wallAt[0]), at(p.wallAt[1]))
+			c.note("wall", "pid %d wrote %d wall-clock anchors ([CLOCK_ANCHOR] v=1; one per process is expected): %s and %s", p.pid, len(p.wall), c.led.at(c.led.where(p.wallAt[0])), c.led.at(c.led.where(p.wallAt[1])))
 		}
 		for j, wa := range p.wall {
 			if ref == nil {
@@ -470,7 +470,7 @@ func (c *converter) wallClocks(procs []*procInfo) {
 			}
 			d, ok1 := subInt64(wa.WallNS-wa.MonoNS, ref.WallNS-ref.MonoNS)
 			if !ok1 || d > wallTolerance || d < -wallTolerance {
-				c.led.notDrawn("wall-clock anchors that disagree with the first by more than 1 s", p.wallAt[j],
+				c.led.notDrawn("wall-clock anchors that disagree with the first by more than 1 s", c.led.where(p.wallAt[j]),
 					"pid "+itoa(int64(p.pid))+": wall − mono differs by "+itoa(d)+" ns from the anchor of pid "+itoa(int64(ref.Pid)), 1)
 				continue
 			}
@@ -609,12 +609,12 @@ func (c *converter) secondPass(logs []Input) (stats []strace.Stats, err error) {
 	c.flows.drain(c, true)
 	c.flushPending()
 	for _, l := range c.bindLines {
-		c.led.notDrawn("bind phase lines outside every chip.run.bind", l.pos, "phase="+l.rec.Phase, 1)
+		c.led.notDrawn("bind phase lines outside every chip.run.bind", l.at, "phase="+l.rec.Phase, 1)
 	}
 	c.bindLines = nil
 	for _, ps := range c.records {
 		for _, p := range ps {
-			c.led.notDrawn("host_phase_records passes without their chip.run.bind", p.Pos, "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
+			c.led.notDrawn("host_phase_records passes without their chip.run.bind", c.led.where(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
 		}
 	}
 	c.records = nil
@@ -625,22 +625,23 @@ func (c *converter) secondPass(logs []Input) (stats []strace.Stats, err error) {
 // an earlier one, else drawn (or held until its run is complete).
 func (c *converter) record(s *source) {
 	rec := s.rec
+	at := line(s.file, rec.Pos.Line)
 	if c.repeats == nil {
 		// Nothing repeats.
 	} else if r, ok := repeatOf(c.repeats[s.index], &s.repeat, rec.Pos.Line); ok {
 		detail := "lines " + itoa(r.first) + "–" + itoa(r.last) + " repeat " + r.of
 		if rec.Kind == strace.KindSpan {
-			c.led.dropSpan(reasonRepeatedCapture, rec.Pos, detail, 1)
+			c.led.dropSpan(reasonRepeatedCapture, at, detail, 1)
 		} else {
-			c.led.notDrawn(reasonRepeatedCapture, rec.Pos, detail, 1)
+			c.led.notDrawn(reasonRepeatedCapture, at, detail, 1)
 		}
 		return
 	}
 	switch rec.Kind {
 	case strace.KindSpan:
-		c.span(rec)
+		c.span(rec, at)
 	case strace.KindBindPhase:
-		c.bindPhase(rec)
+		c.bindPhase(rec, at)
 	}
 }
 
@@ -652,15 +653,15 @@ const (
 )
 
 // span takes one span.
-func (c *converter) span(rec *strace.Record) {
+func (c *converter) span(rec *strace.Record, at where) {
 	sp := &rec.Span
 	dev := sp.IsDevice()
 	if reason, detail := checkSpan(sp, dev); reason != "" {
-		c.led.dropSpan(reason, rec.Pos, detail, 1)
+		c.led.dropSpan(reason, at, detail, 1)
 		return
 	}
 	if c.recent.repeated(sp) {
-		c.led.dropSpan(reasonRepeatedSpan, rec.Pos, sp.Name, 1)
+		c.led.dropSpan(reasonRepeatedSpan, at, sp.Name, 1)
 		return
 	}
 	if end := sp.End(); !dev && end > c.now {
@@ -669,11 +670,11 @@ func (c *converter) span(rec *strace.Record) {
 	fam := strace.FamilyOf(sp.Name)
 	switch {
 	case dev || fam.HasInvocation():
-		c.addToRun(rec, dev)
+		c.addToRun(rec, at, dev)
 	case fam == strace.FamilyNode:
-		c.flows.add(c, heldSpan{*sp, rec.Pos})
+		c.flows.add(c, heldSpan{*sp, at})
 	default: // ext.: on the thread that emitted it, never grouped into runs
-		c.host(c.threadTrack(sp.Pid, sp.Tid), &heldSpan{*sp, rec.Pos}, nil, false)
+		c.host(c.threadTrack(sp.Pid, sp.Tid), &heldSpan{*sp, at}, nil, false)
 	}
 	c.flows.drain(c, false)
 	c.maybeFlush()
@@ -694,7 +695,7 @@ func checkSpan(sp *strace.Span, dev bool) (reason, detail string) {
 	return "", ""
 }
 
-func (c *converter) addToRun(rec *strace.Record, dev bool) {
+func (c *converter) addToRun(rec *strace.Record, at where, dev bool) {
 	sp := &rec.Span
 	k := invKey{sp.Pid, sp.Inv}
 	b := c.pending[k]
@@ -711,9 +712,9 @@ func (c *converter) addToRun(rec *strace.Record, dev bool) {
 	}
 	// The record owns its attributes.
 	if dev {
-		b.dev = append(b.dev, heldSpan{*sp, rec.Pos})
+		b.dev = append(b.dev, heldSpan{*sp, at})
 	} else {
-		b.host = append(b.host, heldSpan{*sp, rec.Pos})
+		b.host = append(b.host, heldSpan{*sp, at})
 	}
 	if sp.Name == bindName && !dev {
 		b.bindLogT = rec.Prefix.Thread
@@ -773,13 +774,13 @@ func (c *converter) flushPending() {
 	}
 }
 
-func (c *converter) bindPhase(rec *strace.Record) {
+func (c *converter) bindPhase(rec *strace.Record, at where) {
 	if len(c.bindLines) >= maxBindLines {
 		l := c.bindLines[0]
-		c.led.notDrawn("bind phase lines outside every chip.run.bind", l.pos, "phase="+l.rec.Phase, 1)
+		c.led.notDrawn("bind phase lines outside every chip.run.bind", l.at, "phase="+l.rec.Phase, 1)
 		c.bindLines = c.bindLines[1:]
 	}
-	c.bindLines = append(c.bindLines, bindLine{rec: rec.BindPhase, pos: rec.Pos, logT: rec.Prefix.Thread})
+	c.bindLines = append(c.bindLines, bindLine{rec: rec.BindPhase, at: at, logT: rec.Prefix.Thread})
 }
 
 // host draws one host span on track t, with its identity and every
@@ -801,7 +802,7 @@ func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.A
 		args = append(args, perfetto.Bool("truncated_by_emitter", true))
 	}
 	args = append(args, extra...)
-	if c.slice(t, perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: c.led.ref(sp.pos)}, sp.pos) {
+	if c.slice(t, perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at) {
 		c.led.drawn()
 	}
 }
@@ -810,7 +811,7 @@ func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.A
 // limit or its interval is not one after placement (a device span mapped
 // outside the int64 range); it reports whether it did. Callers count the
 // slices of spans as drawn; the reasons it refuses are counted here.
-func (c *converter) slice(t perfetto.Track, s perfetto.Slice, p strace.Pos) bool {
+func (c *converter) slice(t perfetto.Track, s perfetto.Slice, p where) bool {
 	switch {
 	case t.IsZero():
 		c.led.dropSpan(reasonTrackLimit, p, s.Name, 1)
@@ -838,7 +839,7 @@ func (c *converter) overflowed(o perfetto.Overflow) {
 	case errors.Is(o.Err, perfetto.ErrOutOfOrder), errors.Is(o.Err, perfetto.ErrUnverifiable):
 		reason = "lies among slices drawn long before (time runs backwards)"
 	}
-	c.led.moved(reason, c.led.pos(o.Ref), o.Name+" on "+o.Track+": "+o.Err.Error())
+	c.led.moved(reason, where(o.Ref), o.Name+" on "+o.Track+": "+o.Err.Error())
 }
 
 // maybeFlush lets the writer write what it holds once enough has been

@@ -140,7 +140,7 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan) {
 		ds.Unaligned += int64(len(spans))
 		reason := "no placement consistent with its host windows"
 		addReason(ds, reason, int64(len(spans)))
-		c.led.dropSpan("device spans with no consistent placement", spans[0].pos, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10), int64(len(spans)))
+		c.led.dropSpan("device spans with no consistent placement", spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10), int64(len(spans)))
 		return
 	}
 	c.drawDevice(k, ds, run, spans, fixes, pl, extraReason, generic)
@@ -175,7 +175,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 			addReason(ds, joinReason(p.Reason, extraReason), 1)
 		}
 		ds.Unaligned += int64(len(spans))
-		c.led.dropSpan("device spans with no host evidence to place them", spans[0].pos, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+joinReason(pl[0].Reason, extraReason), int64(len(spans)))
+		c.led.dropSpan("device spans with no host evidence to place them", spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+joinReason(pl[0].Reason, extraReason), int64(len(spans)))
 		return
 	}
 	// The reference span for the map: the longest sub-phase.
@@ -262,12 +262,12 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		case "sched":
 			sched = i
 		}
-		if !c.slice(t, perfetto.Slice{Name: s.Name, TS: d.start, Dur: d.end - d.start, Depth: s.Depth, Args: args, Ref: c.led.ref(s.pos)}, s.pos) {
+		if !c.slice(t, perfetto.Slice{Name: s.Name, TS: d.start, Dur: d.end - d.start, Depth: s.Depth, Args: args, Ref: uint64(s.at)}, s.at) {
 			continue
 		}
 		c.led.drawn()
 		if fixed {
-			c.led.repaired(reasonTruncation, s.pos, s.Name+": "+fix.what)
+			c.led.repaired(reasonTruncation, s.at, s.Name+": "+fix.what)
 		}
 		ds.Bound.add(d.bound)
 		switch pl[i].Method {
@@ -289,7 +289,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 			perfetto.String("placement", method), perfetto.Int("bound_ns", max(out[orch].bound, out[sched].bound)),
 		)
 		t := c.deviceTrack(k.pid, run.Domain.Dev, group, "effective")
-		c.other(t, perfetto.Slice{Name: effectiveName, TS: st, Dur: en - st, Args: args}, spans[orch].pos, "derived Effective windows")
+		c.other(t, perfetto.Slice{Name: effectiveName, TS: st, Dur: en - st, Args: args}, spans[orch].at, "derived Effective windows")
 	}
 }
 

@@ -28,46 +28,47 @@ func newLedger(sum *Summary) *ledger {
 	return &ledger{sum: sum, fileIdx: map[string]int{}, examples: map[string]int{}}
 }
 
-// ref packs a position into the opaque reference a slice carries through
-// the trace writer, so that a slice the writer moves can be traced back to
-// its line.
-func (l *ledger) ref(p strace.Pos) uint64 {
-	i, ok := l.fileIdx[p.File]
+// where is a record's position packed in 64 bits: the index of its file
+// among the ledger's and its line. It is also the opaque reference a slice
+// carries through the trace writer, so that a slice the writer moves can
+// be traced back to its line.
+type where uint64
+
+// file returns the index of a file's name, registering it.
+func (l *ledger) file(name string) uint64 {
+	i, ok := l.fileIdx[name]
 	if !ok {
 		i = len(l.files)
-		l.files = append(l.files, p.File)
-		l.fileIdx[p.File] = i
+		l.files = append(l.files, name)
+		l.fileIdx[name] = i
 	}
-	return uint64(i)<<48 | uint64(p.Line)&(1<<48-1)
+	return uint64(i)
 }
 
-// pos is the position ref packed.
-func (l *ledger) pos(ref uint64) strace.Pos {
-	i := int(ref >> 48)
-	p := strace.Pos{Line: int64(ref & (1<<48 - 1))}
-	if i < len(l.files) {
-		p.File = l.files[i]
+// line is the position of line n of file f (an index from file).
+func line(f uint64, n int64) where { return where(f<<48 | uint64(n)&(1<<48-1)) }
+
+// where packs a position.
+func (l *ledger) where(p strace.Pos) where { return line(l.file(p.File), p.Line) }
+
+// at formats a position as file:line.
+func (l *ledger) at(w where) string {
+	file := "<input>"
+	if i := int(w >> 48); i < len(l.files) && l.files[i] != "" {
+		file = l.files[i]
 	}
-	return p
+	if n := int64(w & (1<<48 - 1)); n != 0 {
+		return file + ":" + strconv.FormatInt(n, 10)
+	}
+	return file
 }
 
-func at(p strace.Pos) string {
-	file := p.File
-	if file == "" {
-		file = "<input>"
-	}
-	if p.Line == 0 {
-		return file
-	}
-	return file + ":" + strconv.FormatInt(p.Line, 10)
-}
-
-func (l *ledger) example(reason string, p strace.Pos, detail string) {
+func (l *ledger) example(reason string, w where, detail string) {
 	if l.examples[reason] >= maxExamples {
 		return
 	}
 	l.examples[reason]++
-	l.sum.Examples = append(l.sum.Examples, Example{Reason: reason, At: at(p), Detail: detail})
+	l.sum.Examples = append(l.sum.Examples, Example{Reason: reason, At: l.at(w), Detail: detail})
 }
 
 func bump(m *map[string]int64, reason string, n int64) {
@@ -84,7 +85,7 @@ func bump(m *map[string]int64, reason string, n int64) {
 func (l *ledger) drawn() { l.sum.Spans.Drawn++ }
 
 // dropSpan counts n spans not drawn for reason; p is where the first is.
-func (l *ledger) dropSpan(reason string, p strace.Pos, detail string, n int64) {
+func (l *ledger) dropSpan(reason string, p where, detail string, n int64) {
 	if n == 0 {
 		return
 	}
@@ -93,19 +94,19 @@ func (l *ledger) dropSpan(reason string, p strace.Pos, detail string, n int64) {
 }
 
 // repaired counts a slice drawn after a repair of its record.
-func (l *ledger) repaired(reason string, p strace.Pos, detail string) {
+func (l *ledger) repaired(reason string, p where, detail string) {
 	bump(&l.sum.Repaired, reason, 1)
 	l.example(reason, p, detail)
 }
 
 // moved counts a slice drawn on an overflow lane.
-func (l *ledger) moved(reason string, p strace.Pos, detail string) {
+func (l *ledger) moved(reason string, p where, detail string) {
 	bump(&l.sum.Moved, reason, 1)
 	l.example(reason, p, detail)
 }
 
 // notDrawn counts n records other than spans left out of the trace.
-func (l *ledger) notDrawn(reason string, p strace.Pos, detail string, n int64) {
+func (l *ledger) notDrawn(reason string, p where, detail string, n int64) {
 	if n == 0 {
 		return
 	}

@@ -101,7 +101,7 @@ func (c *converter) run(b *invBuf) {
 		c.drawBindLines(lane, bind, b.bindLogT, covered, drawnSegments)
 	} else {
 		for _, p := range passes {
-			c.led.notDrawn("host_phase_records passes without their chip.run.bind", p.Pos, "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
+			c.led.notDrawn("host_phase_records passes without their chip.run.bind", c.led.where(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
 		}
 	}
 	c.device(b.key, root, runner, b.dev)
@@ -116,7 +116,7 @@ func (c *converter) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 	for _, p := range passes {
 		for _, r := range p.Records {
 			if r.EndNS < r.StartNS || r.StartNS > maxInt64 || r.EndNS > maxInt64 {
-				c.led.notDrawn("host_phase_records entries with an impossible interval", p.Pos, "phase="+r.Phase, 1)
+				c.led.notDrawn("host_phase_records entries with an impossible interval", c.led.where(p.Pos), "phase="+r.Phase, 1)
 				continue
 			}
 			tid := bind.Tid
@@ -147,7 +147,7 @@ func (c *converter) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 			if r.HasTid {
 				args = append(args, perfetto.Int("os_tid", r.Tid))
 			}
-			c.other(t, perfetto.Slice{Name: name, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args}, p.Pos, "host_phase_records entries")
+			c.other(t, perfetto.Slice{Name: name, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args}, c.led.where(p.Pos), "host_phase_records entries")
 		}
 	}
 }
@@ -176,7 +176,7 @@ func (c *converter) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 		if l.rec.Source != "" {
 			args = append(args, perfetto.String("source", l.rec.Source))
 		}
-		c.other(lane, perfetto.Slice{Name: bindName + "." + l.rec.Phase, TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.pos, "bind phase lines")
+		c.other(lane, perfetto.Slice{Name: bindName + "." + l.rec.Phase, TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, "bind phase lines")
 	}
 	clear(c.bindLines[len(kept):])
 	c.bindLines = kept
@@ -187,7 +187,7 @@ const maxInt64 = 1<<63 - 1
 // other draws a slice that is not a span of the log (a bind phase line, a
 // host_phase_records entry); what reasons the writer cannot take it for
 // are counted under what.
-func (c *converter) other(t perfetto.Track, s perfetto.Slice, p strace.Pos, what string) {
+func (c *converter) other(t perfetto.Track, s perfetto.Slice, p where, what string) {
 	switch {
 	case t.IsZero():
 		c.led.notDrawn(what+" over the trace's track limit", p, s.Name, 1)
@@ -196,7 +196,7 @@ func (c *converter) other(t perfetto.Track, s perfetto.Slice, p strace.Pos, what
 		c.led.notDrawn(what+" outside the trace's time range", p, s.Name, 1)
 		return
 	}
-	s.Ref = c.led.ref(p)
+	s.Ref = uint64(p)
 	c.w.Slice(t, s)
 	c.handed++
 	if cap(s.Args) > cap(c.args) {

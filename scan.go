@@ -112,8 +112,8 @@ func (s *scanResult) proc(pid int32) *procInfo {
 
 // scanLog reads one log for the first pass, leaving out the lines of skip,
 // and returns its captures.
-func (s *scanResult) scanLog(r io.Reader, name string, maxLine int, seeds [2]maphash.Seed, skip []repeat) ([]capture, error) {
-	cut := newCaptureCutter(seeds)
+func (s *scanResult) scanLog(r io.Reader, name string, maxLine int, seed maphash.Seed, skip []repeat) ([]capture, error) {
+	cut := newCaptureCutter(seed)
 	filter := newScanFilter(r, cut, skip)
 	rd := strace.NewReader(filter, strace.WithName(name), strace.WithMaxLine(maxLine))
 	for {

@@ -33,7 +33,7 @@ func TestScanFilterKeepsWhatThePassNeeds(t *testing.T) {
 				whole.scanRecord(&rec)
 			}
 		}
-		if _, err := filtered.scanLog(bytes.NewReader(b), path, strace.DefaultMaxLine, [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, nil); err != nil {
+		if _, err := filtered.scanLog(bytes.NewReader(b), path, strace.DefaultMaxLine, maphash.MakeSeed(), nil); err != nil {
 			t.Fatal(err)
 		}
 		whole.decide()

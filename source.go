@@ -11,7 +11,8 @@ import (
 // parses the log ahead of the conversion (on another core) and hands over
 // batches of records that own their memory.
 type source struct {
-	index   int // the log's index among the inputs
+	index   int    // the log's index among the inputs
+	file    uint64 // its file index in the ledger
 	in      Input
 	rc      io.ReadCloser
 	openErr error
@@ -79,7 +80,7 @@ func (c *converter) openSources(logs []Input) ([]*source, chan struct{}) {
 	stop := make(chan struct{})
 	srcs := make([]*source, len(logs))
 	for i, in := range logs {
-		s := &source{index: i, in: in, shift: c.shift[i], batches: make(chan recordBatch, 4)}
+		s := &source{index: i, file: c.led.file(in.Name), in: in, shift: c.shift[i], batches: make(chan recordBatch, 4)}
 		srcs[i] = s
 		rc, err := in.Open()
 		if err != nil {
