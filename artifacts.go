@@ -19,7 +19,6 @@ type loadedCalibration struct {
 // artifact is written for one measured round, so it is small); a pass whose
 // run never comes is counted when the conversion ends.
 func (c *converter) loadArtifacts() error {
-	c.records = map[invKey][]strace.PhasePass{}
 	for _, in := range c.cfg.records {
 		var st strace.PhaseRecordsStats
 		err := c.withInput(in, func(r io.Reader) error {
@@ -32,11 +31,7 @@ func (c *converter) loadArtifacts() error {
 				if err != nil {
 					return err
 				}
-				k := invKey{p.Pid, p.Inv}
-				c.records[k] = append(c.records[k], p)
-				for _, r := range p.Records {
-					c.markRecordThread(p.Pid, r)
-				}
+				c.survey.PhasePass(p)
 			}
 			st = pr.Stats()
 			return nil
@@ -57,18 +52,18 @@ func (c *converter) loadArtifacts() error {
 			return err
 		}
 		c.sum.Artifacts = append(c.sum.Artifacts, ArtifactSummary{Name: ci.in.Name, Kind: "calibration", Items: int64(len(cal.Samples))})
-		c.cal = append(c.cal, loadedCalibration{pid: ci.pid, dev: ci.dev, cal: cal, summary: len(c.sum.Artifacts) - 1})
+		c.survey.cal = append(c.survey.cal, loadedCalibration{pid: ci.pid, dev: ci.dev, cal: cal, summary: len(c.sum.Artifacts) - 1})
 	}
 	return nil
 }
 
 // markRecordThread names the threads that recorded orchestrator operations
 // of a pass on their own.
-func (c *converter) markRecordThread(pid int32, r strace.PhaseRecord) {
+func (s *scanResult) markRecordThread(pid int32, r strace.PhaseRecord) {
 	if !r.HasTid || r.Tid <= 0 || bindSegments[r.Phase] {
 		return
 	}
-	t := c.scan.thread(pid, r.Tid)
+	t := s.thread(pid, r.Tid)
 	switch r.Phase {
 	case "record_node", "build_definition":
 		t.recordWorker = true

@@ -148,21 +148,12 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 			return nil, fmt.Errorf("%w: input %d (%q)", ErrInvalidInput, i, in.Name)
 		}
 	}
-	cfg := config{flowHorizon: DefaultFlowHorizon, flushSlices: defaultFlushSlices, maxPending: defaultMaxPending, maxLine: strace.DefaultMaxLine,
-		maxTracks: perfetto.DefaultMaxTracks}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	for _, in := range append(append([]Input(nil), cfg.records...), calibrationInputs(cfg.calibration)...) {
+	c := newConverter(opts)
+	for _, in := range append(append([]Input(nil), c.cfg.records...), calibrationInputs(c.cfg.calibration)...) {
 		if in.Open == nil {
 			return nil, fmt.Errorf("%w: artifact %q", ErrInvalidInput, in.Name)
 		}
 	}
-	sum := &Summary{}
-	c := &converter{cfg: cfg, sum: sum, led: newLedger(sum), notes: map[string]int{}, lanes: map[laneKey]perfetto.Track{}, devLanes: map[devLane]perfetto.Track{},
-		covered: map[string]bool{}, drawnSegments: map[string]bool{}, seed: maphash.MakeSeed()}
-	c.progress = &progressCounter{fn: cfg.progress}
-	c.recent = newRecentSpans(c.seed)
 	for _, in := range logs {
 		c.names = append(c.names, in.Name)
 	}
@@ -177,16 +168,13 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 			return nil, err
 		}
 	}
-	c.scan.decide()
-	c.shift = c.scan.shifts(len(logs))
 	if err := c.loadArtifacts(); err != nil {
 		return nil, err
 	}
-	c.buildPlacer()
 
-	// Pass 2.
-	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(cfg.maxTracks), perfetto.WithOverflowFunc(c.overflowed)}, cfg.writer...)
-	c.w = perfetto.NewWriter(w, wopts...)
+	// Pass 2: the logs' records, merged in the order they were written,
+	// drawn by the same converter a Builder feeds.
+	c.start(w, c.scan.shifts)
 	closed := false
 	defer func() {
 		if !closed { // a panic of the caller's reader: stop the writer's goroutine too
@@ -198,24 +186,12 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 		c.sum.Inputs = append(c.sum.Inputs, inputSummary(logs[i].Name, st))
 		c.sum.Spans.Read += st.Records.Spans
 	}
-	c.finish()
-	werr := c.w.Close()
+	sum, werr := c.close()
 	closed = true
-	ws := c.w.Stats()
-	c.sum.Output = OutputSummary{Bytes: ws.Bytes, Packets: ws.Packets, Tracks: ws.Tracks, Slices: ws.Slices, Instants: ws.Instants, Flows: ws.Flows, Counters: ws.Counters}
 	if err != nil {
-		return c.sum, err
+		return sum, err
 	}
-	if werr != nil {
-		if errors.Is(werr, perfetto.ErrWrite) {
-			return c.sum, fmt.Errorf("phasetrace: writing the trace: %w", werr)
-		}
-		// The converter hands the writer nothing it refuses; should it
-		// refuse something all the same, the trace is still whole
-		// otherwise, and the refusal is reported.
-		c.led.notDrawn("refused by the trace writer", 0, werr.Error(), ws.Dropped)
-	}
-	return c.sum, nil
+	return sum, werr
 }
 
 func calibrationInputs(cs []calibrationInput) []Input {
@@ -229,7 +205,8 @@ func calibrationInputs(cs []calibrationInput) []Input {
 // firstPass scans every log, leaving out the lines of skip, and finds the
 // captures that repeat earlier ones.
 func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
-	c.scan = newScan()
+	c.survey = NewSurvey()
+	c.scan = c.survey.scan
 	caps := make([][]capture, len(logs))
 	for i, in := range logs {
 		c.scan.input = i
@@ -321,6 +298,7 @@ func (c *countingReader) Read(b []byte) (int, error) {
 // converter is the state of one conversion.
 type converter struct {
 	cfg      config
+	survey   *Survey
 	scan     *scanResult
 	sum      *Summary
 	led      *ledger
@@ -383,6 +361,9 @@ type invBuf struct {
 	// openOn is the thread and slot whose open root this run is, when its
 	// root came first.
 	openOn *laneKey
+	// wall is RunWall's true extent, known when the run's device spans
+	// came from a raw buffer.
+	wall *reduce.WallExtent
 }
 
 // bindLine is a legacy "bind phase=" line waiting for the chip.run.bind
@@ -575,7 +556,6 @@ func (c *converter) laneTrack(pid int32, tid int64, slot int64, hasSlot bool) (p
 // and hand-offs across them connect. It returns the readers' statistics of
 // the logs it read, also when it fails.
 func (c *converter) secondPass(logs []Input) (stats []strace.Stats, err error) {
-	c.declareTracks()
 	srcs, stop := c.openSources(logs)
 	defer func() {
 		stats = closeSources(srcs, stop, &err)
@@ -605,7 +585,12 @@ func (c *converter) secondPass(logs []Input) (stats []strace.Stats, err error) {
 			return nil, err
 		}
 	}
-	// The logs are over: draw what still waits.
+	c.drain()
+	return nil, nil
+}
+
+// drain draws what still waits once every value has come.
+func (c *converter) drain() {
 	c.flows.drain(c, true)
 	c.flushPending()
 	for _, l := range c.bindLines {
@@ -618,7 +603,6 @@ func (c *converter) secondPass(logs []Input) (stats []strace.Stats, err error) {
 		}
 	}
 	c.records = nil
-	return nil, nil
 }
 
 // record takes the record the source holds: it is left out when it repeats

@@ -27,21 +27,16 @@ func (c *converter) buildPlacer() {
 	c.devices = map[reduce.Domain]*DeviceSummary{}
 	for _, d := range sortedDomains(c.scan.anchors) {
 		for _, a := range c.scan.anchors[d] {
-			err := c.placer.AddAnchor(d, reduce.Anchor{
-				HostNs: reduce.Nanos(a.HostNS), WindowNs: reduce.Nanos(a.WindowNS),
-				DevCyc: reduce.Cycles(a.DevCyc), DevFreq: reduce.Hz(a.DevFreq),
-			})
-			if err != nil {
-				c.note("anchor", "clock anchor of %v at host %d ns not used: %v", d, a.HostNS, err)
-				continue
-			}
-			c.freq[d] = reduce.Hz(a.DevFreq)
-			c.deviceSummary(d).Anchors++
+			c.addAnchor(a)
 		}
 	}
 	for _, ci := range c.cal {
 		d := reduce.Domain{PID: int64(ci.pid), Dev: ci.dev}
 		anchors, skipped, err := reduce.CalibrationAnchors(ci.cal, c.freq[d])
+		if ci.summary < 0 { // given to a Survey: accounted for here
+			c.sum.Artifacts = append(c.sum.Artifacts, ArtifactSummary{Name: "calibration of pid " + itoa(int64(ci.pid)) + " dev " + itoa(ci.dev), Kind: "calibration", Items: int64(len(ci.cal.Samples))})
+			ci.summary = len(c.sum.Artifacts) - 1
+		}
 		as := &c.sum.Artifacts[ci.summary]
 		as.Skipped += int64(skipped)
 		if err != nil {
@@ -58,6 +53,21 @@ func (c *converter) buildPlacer() {
 			c.deviceSummary(d).Anchors++
 		}
 	}
+}
+
+// addAnchor adds a device clock anchor to the placer.
+func (c *converter) addAnchor(a strace.DeviceAnchor) {
+	d := reduce.Domain{PID: int64(a.Pid), Dev: int64(a.Dev)}
+	err := c.placer.AddAnchor(d, reduce.Anchor{
+		HostNs: reduce.Nanos(a.HostNS), WindowNs: reduce.Nanos(a.WindowNS),
+		DevCyc: reduce.Cycles(a.DevCyc), DevFreq: reduce.Hz(a.DevFreq),
+	})
+	if err != nil {
+		c.note("anchor", "clock anchor of %v at host %d ns not used: %v", d, a.HostNS, err)
+		return
+	}
+	c.freq[d] = reduce.Hz(a.DevFreq)
+	c.deviceSummary(d).Anchors++
 }
 
 func sortedDomains[V any](m map[reduce.Domain]V) []reduce.Domain {
@@ -82,7 +92,7 @@ func (c *converter) deviceSummary(d reduce.Domain) *DeviceSummary {
 
 // device places one run's device spans on the host timeline and draws them
 // on the device's tracks under the run's process.
-func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan) {
+func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, wall *reduce.WallExtent) {
 	if len(spans) == 0 {
 		return
 	}
@@ -108,6 +118,7 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan) {
 		}
 	}
 	run.Domain = reduce.Domain{PID: int64(k.pid), Dev: dev}
+	run.Wall = wall
 	ds := c.deviceSummary(run.Domain)
 	ds.Runs++
 	if runner != nil {

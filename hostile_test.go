@@ -61,7 +61,7 @@ func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace 
 	for _, in := range sum.Inputs {
 		read += in.Records["span"]
 	}
-	if read != sum.Spans.Read {
+	if len(sum.Inputs) > 0 && read != sum.Spans.Read {
 		t.Errorf("summary: %d spans read by the readers, %d in the account", read, sum.Spans.Read)
 	}
 	if n := spanSlices(tr); n != sum.Spans.Drawn {

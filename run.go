@@ -104,7 +104,7 @@ func (c *converter) run(b *invBuf) {
 			c.led.notDrawn("host_phase_records passes without their chip.run.bind", c.led.where(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
 		}
 	}
-	c.device(b.key, root, runner, b.dev)
+	c.device(b.key, root, runner, b.dev, b.wall)
 	c.maybeFlush()
 }
 

@@ -1,0 +1,111 @@
+package phasetrace_test
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/perfetto/check"
+	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// Converting a log: one chip run with its device phases, a clock anchor
+// that places them, and a span whose duration is negative — counted, not
+// an error.
+func ExampleConvert() {
+	log := `[mono_ns=2000000][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=2 pid=7 tid=7 dev=0 host_ns=1100000 window_ns=400 dev_cyc=50000000 dev_freq=50000000
+[mono_ns=2000100][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=7 tid=7 inv=1 hid=9f depth=1 name=chip.run.runner_run ts=1000000 dur=1000000
+[mono_ns=2000200][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=7 tid=7 inv=1 hid=9f depth=2 name=chip.run.runner_run.device_wall ts=0 dur=500000 clk=dev origin_cyc=50010000 dev=0
+[mono_ns=2000300][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=7 tid=7 inv=1 hid=9f depth=3 name=chip.run.runner_run.device_wall.preamble ts=0 dur=100000 clk=dev
+[mono_ns=2000400][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=7 tid=7 inv=1 hid=9f depth=0 name=chip.run ts=900000 dur=1200000
+[mono_ns=2000500][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=7 tid=7 inv=2 hid=9f depth=0 name=chip.run ts=2200000 dur=-1
+`
+	var trace bytes.Buffer
+	sum, err := phasetrace.Convert(&trace, []phasetrace.Input{phasetrace.Bytes("run.log", []byte(log))})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("spans: %d read, %d drawn, not drawn %v\n", sum.Spans.Read, sum.Spans.Drawn, sum.Spans.NotDrawn)
+	fmt.Printf("device pid=%d dev=%d: %d aligned\n", sum.Devices[0].Pid, sum.Devices[0].Dev, sum.Devices[0].Aligned)
+	fmt.Println("example:", sum.Examples[0].At, sum.Examples[0].Detail)
+	// Output:
+	// spans: 5 read, 4 drawn, not drawn map[negative duration:1]
+	// device pid=7 dev=0: 2 aligned
+	// example: run.log:6 dur=-1
+}
+
+// Building a trace from Go values: a raw device-phase buffer as the host
+// reads it back, and the host spans of its run.
+func ExampleBuilder() {
+	// A one-thread buffer at 50 MHz: RunWall, preamble and graph_build.
+	buf, _ := reduce.NewBuffer(1, false)
+	buf.Phases[reduce.RunWall] = reduce.Record{Start: 49_999_990, End: 50_020_000}
+	buf.Phases[reduce.Preamble] = reduce.Record{Start: 50_000_000, End: 50_001_000}
+	buf.Phases[reduce.GraphBuild] = reduce.Record{Start: 50_001_000, End: 50_019_000}
+	raw, _ := buf.AppendBinary(nil)
+
+	// The survey: what the builder must know first (here, the clock
+	// anchor that places the device run).
+	survey := phasetrace.NewSurvey()
+	survey.DeviceAnchor(strace.DeviceAnchor{Pid: 7, Tid: 7, Dev: 0, HostNS: 1_000_000, WindowNS: 200, DevCyc: 50_000_000, DevFreq: 50_000_000})
+
+	var trace bytes.Buffer
+	b, err := phasetrace.NewBuilder(&trace, survey)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	run := func(depth int32, name string, ts, dur int64) strace.Span {
+		return strace.Span{Pid: 7, Tid: 7, Inv: 1, Hid: 0x9f, Depth: depth, Name: name, TS: ts, Dur: dur}
+	}
+	b.Span(run(1, "chip.run.runner_run", 990_000, 500_000))
+	b.DeviceBuffer(phasetrace.DeviceBuffer{Data: raw, Threads: 1, Freq: 50_000_000, Pid: 7, Inv: 1, Hid: 0x9f, Dev: 0})
+	b.Span(run(0, "chip.run", 900_000, 700_000))
+	sum, err := b.Close()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tr, _ := check.ReadBytes(trace.Bytes())
+	for _, s := range tr.Slices {
+		fmt.Println(s.Depth, s.Name, s.TS, s.Dur)
+	}
+	fmt.Printf("%d spans drawn, trace clean: %v\n", sum.Spans.Drawn, tr.Err() == nil)
+	// Output:
+	// 0 chip.run 900000 700000
+	// 1 chip.run.runner_run 990000 500000
+	// 0 chip.run.runner_run.device_wall 999911 400200
+	// 1 chip.run.runner_run.device_wall.preamble 1000112 20000
+	// 1 chip.run.runner_run.device_wall.graph_build 1020112 360000
+	// 5 spans drawn, trace clean: true
+}
+
+// A survey learns lanes, labels and anchors before anything is drawn: here
+// a thread whose runs overlap, each in its own pipeline slot, is split into
+// one lane per slot.
+func ExampleSurvey() {
+	spans := []strace.Span{
+		{Pid: 7, Tid: 70, Inv: 1, Depth: 0, Name: "chip.run", TS: 100, Dur: 100, Attrs: []strace.Attr{strace.Int("slot_id", 0)}},
+		{Pid: 7, Tid: 70, Inv: 2, Depth: 0, Name: "chip.run", TS: 150, Dur: 100, Attrs: []strace.Attr{strace.Int("slot_id", 1)}},
+	}
+	survey := phasetrace.NewSurvey()
+	for _, s := range spans {
+		survey.Span(s)
+	}
+	var trace bytes.Buffer
+	b, _ := phasetrace.NewBuilder(&trace, survey)
+	for _, s := range spans {
+		b.Span(s)
+	}
+	b.Close()
+	tr, _ := check.ReadBytes(trace.Bytes())
+	for _, s := range tr.Slices {
+		t, _ := tr.Track(s.Track)
+		fmt.Println(s.Name, s.TS, "on", t.Name)
+	}
+	// Output:
+	// chip.run 100 on pipeline slot 0 (tid 70)
+	// chip.run 150 on pipeline slot 1 (tid 70)
+}
