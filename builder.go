@@ -175,6 +175,14 @@ func newConverter(opts []Option) *converter {
 		covered: map[string]bool{}, drawnSegments: map[string]bool{}, seed: maphash.MakeSeed()}
 	c.progress = &progressCounter{fn: cfg.progress}
 	c.recent = newRecentSpans(c.seed)
+	c.flows = flowWindow{
+		horizon: cfg.flowHorizon,
+		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
+			c.hostFlows(c.threadTrack(sp.Pid, sp.Tid), sp, nil, false, flows, endFlows)
+		},
+		linked:   sum.flow,
+		unlinked: c.led.unlinked,
+	}
 	return c
 }
 

@@ -333,7 +333,6 @@ type converter struct {
 	order     int64               // arrival counter, for the oldest pending run
 	bindLines []bindLine
 	flows     flowWindow
-	nextFlow  perfetto.FlowID
 	handed    int // slices handed to the writer since the last flush
 	now       int64
 }
@@ -379,13 +378,6 @@ const maxBindLines = 4096
 
 func (c *converter) note(kind, format string, args ...any) {
 	c.sum.note(kind, c.notes, format, args...)
-}
-
-// flowID returns a fresh flow id: ids count up, so no two hand-offs share
-// one whatever their spans hold.
-func (c *converter) flowID() perfetto.FlowID {
-	c.nextFlow++
-	return c.nextFlow
 }
 
 // declareTracks writes the process tracks in their order (scheduler parents
@@ -591,7 +583,7 @@ func (c *converter) secondPass(logs []Input) (stats []strace.Stats, err error) {
 
 // drain draws what still waits once every value has come.
 func (c *converter) drain() {
-	c.flows.drain(c, true)
+	c.flows.drain(c.now, true)
 	c.flushPending()
 	for _, l := range c.bindLines {
 		c.led.notDrawn("bind phase lines outside every chip.run.bind", l.at, "phase="+l.rec.Phase, 1)
@@ -656,11 +648,11 @@ func (c *converter) span(rec *strace.Record, at where) {
 	case dev || fam.HasInvocation():
 		c.addToRun(rec, at, dev)
 	case fam == strace.FamilyNode:
-		c.flows.add(c, heldSpan{*sp, at})
+		c.flows.add(heldSpan{*sp, at})
 	default: // ext.: on the thread that emitted it, never grouped into runs
 		c.host(c.threadTrack(sp.Pid, sp.Tid), &heldSpan{*sp, at}, nil, false)
 	}
-	c.flows.drain(c, false)
+	c.flows.drain(c.now, false)
 	c.maybeFlush()
 }
 

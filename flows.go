@@ -41,8 +41,15 @@ type nodeSpan struct {
 	released bool
 }
 
-// flowWindow holds node spans until their hand-offs are known.
+// flowWindow holds node spans until their hand-offs are known. It is a
+// value of its own: what it draws and counts goes through its functions.
 type flowWindow struct {
+	horizon  int64                                                  // log time a span waits for its other end
+	draw     func(sp *heldSpan, flows, endFlows []perfetto.FlowID) // draws a released node span
+	linked   func(kind string)                                      // counts an arrow drawn
+	unlinked func(reason string)                                    // counts a dispatch drawn without one
+	nextID   perfetto.FlowID
+
 	spans    []*nodeSpan // in arrival order
 	submits  map[flowKey][]*nodeSpan
 	waiting  map[flowKey][]*nodeSpan   // dispatches, for submits that come after them
@@ -52,7 +59,7 @@ type flowWindow struct {
 
 type launchKey struct{ runID, dispatchID int64 }
 
-func (f *flowWindow) add(c *converter, sp heldSpan) {
+func (f *flowWindow) add(sp heldSpan) {
 	n := &nodeSpan{span: sp}
 	n.leaf, _ = strace.NodeLeaf(sp.Name)
 	n.key, n.hasKey = nodeFlowKey(&sp.Span)
@@ -105,7 +112,7 @@ func nodeFlowKey(sp *strace.Span) (flowKey, bool) {
 
 // linkRun finds the node.dispatch that launched the run whose root is
 // root, and returns the flow ids that end at the root.
-func (f *flowWindow) linkRun(c *converter, root *strace.Span) []perfetto.FlowID {
+func (f *flowWindow) linkRun(root *strace.Span) []perfetto.FlowID {
 	run, ok1 := root.Attr("run_id")
 	did, ok2 := root.Attr("dispatch_id")
 	if !ok1 || !ok2 || run.Type != strace.TypeInt || did.Type != strace.TypeInt || did.Int == 0 {
@@ -123,21 +130,29 @@ func (f *flowWindow) linkRun(c *converter, root *strace.Span) []perfetto.FlowID 
 	if best == nil {
 		return nil
 	}
-	id := c.flowID()
+	id := f.id()
 	best.flows = append(best.flows, id)
-	c.sum.flow("node.dispatch → chip.run")
+	f.linked("node.dispatch → chip.run")
 	return []perfetto.FlowID{id}
 }
 
-// drain draws the node spans the log has moved FlowHorizon past (all of
-// them at the end of the log), in arrival order.
-func (f *flowWindow) drain(c *converter, all bool) {
+// id returns a fresh flow id: ids count up, so no two hand-offs share one
+// whatever their spans hold.
+func (f *flowWindow) id() perfetto.FlowID {
+	f.nextID++
+	return f.nextID
+}
+
+// drain draws the node spans the log has moved the horizon past (all of
+// them at the end of the log), in arrival order. now is the latest host
+// time the log has reached.
+func (f *flowWindow) drain(now int64, all bool) {
 	n := 0
 	for _, s := range f.spans {
-		if !all && s.span.End() > c.now-c.cfg.flowHorizon {
+		if !all && s.span.End() > now-f.horizon {
 			break
 		}
-		f.release(c, s)
+		f.release(s)
 		n++
 	}
 	if n == 0 {
@@ -192,30 +207,30 @@ func prune(l []*nodeSpan) []*nodeSpan {
 // matched to it so far; a dispatch released before its submit gives the
 // submit its flow; a dispatch whose submit was already drawn, or never
 // came, is drawn without one and counted.
-func (f *flowWindow) release(c *converter, s *nodeSpan) {
+func (f *flowWindow) release(s *nodeSpan) {
 	switch {
 	case s.leaf == "submit" && s.hasKey:
 		for _, d := range f.waiting[s.key] {
 			if !d.released && !d.linked && d.match == s {
-				link(c, s, d)
+				f.link(s, d)
 			}
 		}
 	case s.leaf == "dispatch" && s.hasKey && !s.linked:
 		if s.match != nil && !s.match.released {
-			link(c, s.match, s)
+			f.link(s.match, s)
 		} else {
-			c.led.unlinked("node.dispatch with no node.submit of its run_id and task slot within the flow horizon")
+			f.unlinked("node.dispatch with no node.submit of its run_id and task slot within the flow horizon")
 		}
 	}
 	s.released = true
-	c.hostFlows(c.threadTrack(s.span.Pid, s.span.Tid), &s.span, nil, false, s.flows, s.endFlows)
+	f.draw(&s.span, s.flows, s.endFlows)
 }
 
 // link draws a flow from submit to dispatch.
-func link(c *converter, submit, dispatch *nodeSpan) {
-	id := c.flowID()
+func (f *flowWindow) link(submit, dispatch *nodeSpan) {
+	id := f.id()
 	submit.flows = append(submit.flows, id)
 	dispatch.endFlows = append(dispatch.endFlows, id)
 	dispatch.linked = true
-	c.sum.flow("node.submit → node.dispatch")
+	f.linked("node.submit → node.dispatch")
 }

@@ -90,7 +90,7 @@ func (c *converter) run(b *invBuf) {
 		}
 		var endFlows []perfetto.FlowID
 		if s == root {
-			endFlows = c.flows.linkRun(c, &s.Span)
+			endFlows = c.flows.linkRun(&s.Span)
 		}
 		c.hostFlows(lane, s, extra, split, nil, endFlows)
 	}
