@@ -44,10 +44,10 @@ const maxErrors = 16
 
 // Clock ids the writer uses (BuiltinClock and a sequence-scoped clock).
 const (
-	ClockRealtime    = 1  // BUILTIN_CLOCK_REALTIME: wall time, ns since the Unix epoch
-	ClockMonotonic   = 3  // BUILTIN_CLOCK_MONOTONIC: the trace clock, CLOCK_MONOTONIC ns
-	ClockBoottime    = 6  // BUILTIN_CLOCK_BOOTTIME: declared equal to MONOTONIC (see Writer)
-	ClockIncremental = 64 // sequence-scoped: CLOCK_MONOTONIC ns as deltas from the previous packet
+	clockRealtime    = 1  // BUILTIN_CLOCK_REALTIME: wall time, ns since the Unix epoch
+	clockMonotonic   = 3  // BUILTIN_CLOCK_MONOTONIC: the trace clock, CLOCK_MONOTONIC ns
+	clockBoottime    = 6  // BUILTIN_CLOCK_BOOTTIME: declared equal to MONOTONIC (see Writer)
+	clockIncremental = 64 // sequence-scoped: CLOCK_MONOTONIC ns as deltas from the previous packet
 )
 
 // globalSequence carries the clock snapshots and track descriptors.
@@ -326,9 +326,9 @@ func (w *Writer) globalPacketStart() ([]byte, message) {
 		b, pm := w.open()
 		var m message
 		b, m = begin(b, fPacketClockSnapshot)
-		b = appendClock(b, ClockBoottime, 0, false)
-		b = appendClock(b, ClockMonotonic, 0, false)
-		b = appendVarintField(b, fSnapshotPrimary, ClockMonotonic)
+		b = appendClock(b, clockBoottime, 0, false)
+		b = appendClock(b, clockMonotonic, 0, false)
+		b = appendVarintField(b, fSnapshotPrimary, clockMonotonic)
 		b = m.end(b)
 		b = appendVarintField(b, fPacketSequenceID, globalSequence)
 		b = appendVarintField(b, fPacketSequenceFlags, seqIncrementalStateCleared)
@@ -374,9 +374,9 @@ func (w *Writer) sequenceFor(t *trackState, restart bool) *sequence {
 	var m, dm, tm message
 	b, dm = begin(b, fPacketDefaults)
 	if w.cfg.delta {
-		b = appendVarintField(b, fDefaultsClockID, ClockIncremental)
+		b = appendVarintField(b, fDefaultsClockID, clockIncremental)
 	} else {
-		b = appendVarintField(b, fDefaultsClockID, ClockMonotonic)
+		b = appendVarintField(b, fDefaultsClockID, clockMonotonic)
 	}
 	b, tm = begin(b, fDefaultsTrackEvent)
 	b = appendVarintField(b, fTEDefaultsTrack, t.uuid)
@@ -384,9 +384,9 @@ func (w *Writer) sequenceFor(t *trackState, restart bool) *sequence {
 	b = dm.end(b)
 	if w.cfg.delta {
 		b, m = begin(b, fPacketClockSnapshot)
-		b = appendClock(b, ClockIncremental, s.lastTS, true)
-		b = appendClock(b, ClockMonotonic, s.lastTS, false)
-		b = appendVarintField(b, fSnapshotPrimary, ClockMonotonic)
+		b = appendClock(b, clockIncremental, s.lastTS, true)
+		b = appendClock(b, clockMonotonic, s.lastTS, false)
+		b = appendVarintField(b, fSnapshotPrimary, clockMonotonic)
 		b = m.end(b)
 	}
 	b = appendVarintField(b, fPacketSequenceID, uint64(s.id))
@@ -419,7 +419,7 @@ func (w *Writer) eventStart(t *trackState, ts int64) event {
 	} else {
 		b = appendVarintField(b, fPacketTimestamp, uint64(ts))
 		if w.cfg.delta {
-			b = appendVarintField(b, fPacketTimestampClockID, ClockMonotonic)
+			b = appendVarintField(b, fPacketTimestampClockID, clockMonotonic)
 		}
 	}
 	var tm message
@@ -659,9 +659,9 @@ func (w *Writer) Close() error {
 			b, pm := w.globalPacketStart()
 			var m message
 			b, m = begin(b, fPacketClockSnapshot)
-			b = appendClock(b, ClockMonotonic, p.mono, false)
-			b = appendClock(b, ClockRealtime, p.wall, false)
-			b = appendVarintField(b, fSnapshotPrimary, ClockMonotonic)
+			b = appendClock(b, clockMonotonic, p.mono, false)
+			b = appendClock(b, clockRealtime, p.wall, false)
+			b = appendVarintField(b, fSnapshotPrimary, clockMonotonic)
 			b = m.end(b)
 			w.globalPacketEnd(b, pm)
 		}

@@ -1,4 +1,4 @@
-// Package perfettopb holds the Go types of the subset of Perfetto's trace
+// Package proto holds the Go types of the subset of Perfetto's trace
 // schema that phasetrace writes: Trace, TracePacket, track descriptors,
 // track events, debug annotations, interned data and clock snapshots.
 //
@@ -16,6 +16,6 @@
 // TestGeneratedIsCurrent regenerates into a temporary directory and fails
 // when the committed file differs; it skips, saying so, when protoc or
 // protoc-gen-go is missing.
-package perfettopb
+package proto
 
 //go:generate protoc --proto_path=. --go_out=. --go_opt=paths=source_relative perfetto_trace.proto

@@ -1,4 +1,4 @@
-package perfettopb
+package proto
 
 import (
 	"bytes"

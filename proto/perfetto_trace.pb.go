@@ -15,7 +15,7 @@
 // 	protoc        v3.21.12
 // source: perfetto_trace.proto
 
-package perfettopb
+package proto
 
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
@@ -2780,7 +2780,7 @@ const file_perfetto_trace_proto_rawDesc = "" +
 	"\x12BUILTIN_CLOCK_PERF\x10\n" +
 	"\x12\x1c\n" +
 	"\x18BUILTIN_CLOCK_TRACE_FILE\x10\v\x12\x18\n" +
-	"\x14BUILTIN_CLOCK_MAX_ID\x10?\"\x04\b\a\x10\a\"\x04\b\b\x10\bB3Z1github.com/phasetrace/phasetrace/proto;perfettopb"
+	"\x14BUILTIN_CLOCK_MAX_ID\x10?\"\x04\b\a\x10\a\"\x04\b\b\x10\bB(Z&github.com/phasetrace/phasetrace/proto"
 
 var (
 	file_perfetto_trace_proto_rawDescOnce sync.Once

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -144,7 +145,7 @@ type FormatError struct {
 }
 
 func (e *FormatError) Error() string {
-	return fmt.Sprintf("check: byte %d: %v", e.Offset, e.Err)
+	return "check: byte " + strconv.FormatInt(e.Offset, 10) + ": " + e.Err.Error()
 }
 
 func (e *FormatError) Unwrap() error { return e.Err }
@@ -197,7 +198,7 @@ func (p *parser) readPackets(br *bufio.Reader, base int64, nested bool) error {
 			return nil
 		}
 		if err != nil {
-			return &FormatError{Offset: base + start, Err: fmt.Errorf("%w: reading a field tag: %v", ErrFormat, err)}
+			return &FormatError{Offset: base + start, Err: fmt.Errorf("%w: reading a field tag: %w", ErrFormat, err)}
 		}
 		num, typ := protowire.DecodeTag(tag)
 		if num < 1 {
@@ -208,7 +209,7 @@ func (p *parser) readPackets(br *bufio.Reader, base int64, nested bool) error {
 		}
 		n, err := binary.ReadUvarint(cr)
 		if err != nil {
-			return &FormatError{Offset: base + cr.n, Err: fmt.Errorf("%w: reading a length: %v", ErrFormat, err)}
+			return &FormatError{Offset: base + cr.n, Err: fmt.Errorf("%w: reading a length: %w", ErrFormat, err)}
 		}
 		if n > maxPacket {
 			return &FormatError{Offset: base + start, Err: fmt.Errorf("%w: packet of %d bytes", ErrFormat, n)}
@@ -220,7 +221,7 @@ func (p *parser) readPackets(br *bufio.Reader, base int64, nested bool) error {
 			err = io.ErrUnexpectedEOF
 		}
 		if err != nil {
-			return &FormatError{Offset: base + cr.n, Err: fmt.Errorf("%w: packet of %d bytes cut short: %v", ErrFormat, n, err)}
+			return &FormatError{Offset: base + cr.n, Err: fmt.Errorf("%w: packet of %d bytes cut short: %w", ErrFormat, n, err)}
 		}
 		cr.n += int64(n)
 		if num != 1 {
@@ -228,7 +229,7 @@ func (p *parser) readPackets(br *bufio.Reader, base int64, nested bool) error {
 		}
 		var pkt pb.TracePacket
 		if err := proto.Unmarshal(buf, &pkt); err != nil {
-			return &FormatError{Offset: base + start, Err: fmt.Errorf("%w: packet: %v", ErrFormat, err)}
+			return &FormatError{Offset: base + start, Err: fmt.Errorf("%w: packet: %w", ErrFormat, err)}
 		}
 		if c := pkt.GetCompressedPackets(); c != nil {
 			if nested {
@@ -236,11 +237,11 @@ func (p *parser) readPackets(br *bufio.Reader, base int64, nested bool) error {
 			}
 			zr, err := zlib.NewReader(bytes.NewReader(c))
 			if err != nil {
-				return &FormatError{Offset: base + start, Err: fmt.Errorf("%w: compressed packets: %v", ErrFormat, err)}
+				return &FormatError{Offset: base + start, Err: fmt.Errorf("%w: compressed packets: %w", ErrFormat, err)}
 			}
 			inflated, err := io.ReadAll(io.LimitReader(zr, maxPacket))
 			if err != nil {
-				return &FormatError{Offset: base + start, Err: fmt.Errorf("%w: compressed packets: %v", ErrFormat, err)}
+				return &FormatError{Offset: base + start, Err: fmt.Errorf("%w: compressed packets: %w", ErrFormat, err)}
 			}
 			if err := p.readPackets(bufio.NewReader(bytes.NewReader(inflated)), base+start, true); err != nil {
 				return err

@@ -5,7 +5,7 @@
 // There is no trace processor where phasetrace is built and tested, so
 // every trace phasetrace writes is checked by this independent reader: it
 // decodes the bytes with the types generated from Perfetto's schema
-// (package perfettopb), not with the writer's code, and rebuilds what the
+// (package proto), not with the writer's code, and rebuilds what the
 // UI would show:
 //
 //   - interned names, categories, annotation names and string values,

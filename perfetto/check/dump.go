@@ -83,7 +83,7 @@ func (t *Trace) Dump(w io.Writer) error {
 				b.WriteByte(' ')
 				b.WriteString(a.Name)
 				b.WriteByte('=')
-				b.WriteString(FormatValue(a.Value))
+				b.WriteString(formatValue(a.Value))
 			}
 			b.WriteByte('\n')
 		}
@@ -165,9 +165,9 @@ func enumName(v int32, names ...string) string {
 	return strconv.Itoa(int(v))
 }
 
-// FormatValue formats an argument value as Dump does: integers in decimal,
+// formatValue formats an argument value as Dump does: integers in decimal,
 // strings quoted, dictionaries as {k=v ...}, arrays as [v ...].
-func FormatValue(v any) string {
+func formatValue(v any) string {
 	switch v := v.(type) {
 	case int64:
 		return strconv.FormatInt(v, 10)
@@ -182,13 +182,13 @@ func FormatValue(v any) string {
 	case []Arg:
 		parts := make([]string, len(v))
 		for i, a := range v {
-			parts[i] = a.Name + "=" + FormatValue(a.Value)
+			parts[i] = a.Name + "=" + formatValue(a.Value)
 		}
 		return "{" + strings.Join(parts, " ") + "}"
 	case []any:
 		parts := make([]string, len(v))
 		for i, e := range v {
-			parts[i] = FormatValue(e)
+			parts[i] = formatValue(e)
 		}
 		return "[" + strings.Join(parts, " ") + "]"
 	case nil:

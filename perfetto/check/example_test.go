@@ -1,0 +1,64 @@
+package check_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/perfetto/check"
+)
+
+// Reading a trace back: what the trace processor would build, and the
+// problems it would report.
+func ExampleRead() {
+	var b bytes.Buffer
+	w := perfetto.NewWriter(&b)
+	th := w.Thread(perfetto.ThreadSpec{Pid: 7, Tid: 7, Name: "main"})
+	w.Slice(th, perfetto.Slice{Name: "chip.run", TS: 1_000, Dur: 500, Args: []perfetto.Arg{perfetto.Uint("inv", 3)}})
+	w.Slice(th, perfetto.Slice{Name: "chip.run.bind", TS: 1_000, Dur: 100, Depth: 1})
+	if err := w.Close(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	tr, err := check.Read(&b)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range tr.Slices {
+		fmt.Println(s.Depth, s.Name, s.TS, s.Dur, s.Args)
+	}
+	fmt.Println("problems:", tr.Err())
+	// Output:
+	// 0 chip.run 1000 500 [{inv 3}]
+	// 1 chip.run.bind 1000 100 []
+	// problems: <nil>
+}
+
+// Dump prints a stable text form of a trace, for golden files.
+func ExampleTrace_Dump() {
+	var b bytes.Buffer
+	w := perfetto.NewWriter(&b)
+	w.Slice(w.Thread(perfetto.ThreadSpec{Pid: 7, Tid: 8, Name: "worker"}), perfetto.Slice{Name: "step", TS: 5, Dur: 2})
+	w.Close()
+	tr, _ := check.ReadBytes(b.Bytes())
+	tr.Dump(os.Stdout)
+	// Output:
+	// clock MONOTONIC
+	// thread 7/8 "worker"
+	//   [5 +2] step
+}
+
+// A file that is not a trace: the error says where, and unwraps to
+// ErrFormat and to its cause.
+func ExampleReadBytes_error() {
+	_, err := check.ReadBytes([]byte{0x0a, 0xff})
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, check.ErrFormat), errors.Is(err, io.ErrUnexpectedEOF))
+	// Output:
+	// check: byte 2: malformed trace: reading a length: unexpected EOF
+	// true true
+}
