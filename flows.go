@@ -44,10 +44,10 @@ type nodeSpan struct {
 // flowWindow holds node spans until their hand-offs are known. It is a
 // value of its own: what it draws and counts goes through its functions.
 type flowWindow struct {
-	horizon  int64                                                  // log time a span waits for its other end
+	horizon  int64                                                 // log time a span waits for its other end
 	draw     func(sp *heldSpan, flows, endFlows []perfetto.FlowID) // draws a released node span
-	linked   func(kind string)                                      // counts an arrow drawn
-	unlinked func(reason string)                                    // counts a dispatch drawn without one
+	linked   func(kind string)                                     // counts an arrow drawn
+	unlinked func(reason string)                                   // counts a dispatch drawn without one
 	nextID   perfetto.FlowID
 
 	spans    []*nodeSpan // in arrival order
