@@ -175,6 +175,7 @@ func newConverter(opts []Option) *converter {
 		covered: map[string]bool{}, drawnSegments: map[string]bool{}, seed: maphash.MakeSeed()}
 	c.progress = &progressCounter{fn: cfg.progress}
 	c.recent = newRecentSpans(c.seed)
+	c.runs = runCollector{maxPending: cfg.maxPending, done: c.run}
 	c.flows = flowWindow{
 		horizon: cfg.flowHorizon,
 		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
@@ -263,7 +264,7 @@ func (b *Builder) DeviceBuffer(db DeviceBuffer) error {
 		b.c.span(&rec, at)
 	}
 	if wall != nil {
-		if run := b.c.pending[invKey{db.Pid, db.Inv}]; run != nil {
+		if run := b.c.runs.waiting(invKey{db.Pid, db.Inv}); run != nil {
 			run.wall = wall
 		}
 	}

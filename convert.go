@@ -328,41 +328,17 @@ type converter struct {
 	covered, drawnSegments map[string]bool
 	records                map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
 
-	pending   map[invKey]*invBuf
-	openRoots map[laneKey]*invBuf // per thread and slot, its run whose root came first
-	order     int64               // arrival counter, for the oldest pending run
+	runs      runCollector
 	bindLines []bindLine
 	flows     flowWindow
 	handed    int // slices handed to the writer since the last flush
 	now       int64
 }
 
-type invKey struct {
-	pid int32
-	inv uint64
-}
-
 // heldSpan is a span waiting to be drawn, with where it was read.
 type heldSpan struct {
 	strace.Span
 	at where
-}
-
-// invBuf holds one run's spans until its root comes.
-type invBuf struct {
-	key   invKey
-	first int64      // arrival order of its first span
-	host  []heldSpan // its host spans, in log order
-	dev   []heldSpan // its device (clk=dev) spans, in log order
-	// bindLogT is the log-prefix thread handle of its chip.run.bind: the
-	// legacy bind phase lines of that bind carry the same handle.
-	bindLogT uint64
-	// openOn is the thread and slot whose open root this run is, when its
-	// root came first.
-	openOn *laneKey
-	// wall is RunWall's true extent, known when the run's device spans
-	// came from a raw buffer.
-	wall *reduce.WallExtent
 }
 
 // bindLine is a legacy "bind phase=" line waiting for the chip.run.bind
@@ -584,7 +560,7 @@ func (c *converter) secondPass(logs []Input) (stats []strace.Stats, err error) {
 // drain draws what still waits once every value has come.
 func (c *converter) drain() {
 	c.flows.drain(c.now, true)
-	c.flushPending()
+	c.runs.flush()
 	for _, l := range c.bindLines {
 		c.led.notDrawn("bind phase lines outside every chip.run.bind", l.at, "phase="+l.rec.Phase, 1)
 	}
@@ -646,7 +622,7 @@ func (c *converter) span(rec *strace.Record, at where) {
 	fam := strace.FamilyOf(sp.Name)
 	switch {
 	case dev || fam.HasInvocation():
-		c.addToRun(rec, at, dev)
+		c.runs.add(heldSpan{*sp, at}, dev, rec.Prefix.Thread)
 	case fam == strace.FamilyNode:
 		c.flows.add(heldSpan{*sp, at})
 	default: // ext.: on the thread that emitted it, never grouped into runs
@@ -669,85 +645,6 @@ func checkSpan(sp *strace.Span, dev bool) (reason, detail string) {
 		return "ts + dur beyond the int64 range", "ts=" + itoa(sp.TS) + " dur=" + itoa(sp.Dur)
 	}
 	return "", ""
-}
-
-func (c *converter) addToRun(rec *strace.Record, at where, dev bool) {
-	sp := &rec.Span
-	k := invKey{sp.Pid, sp.Inv}
-	b := c.pending[k]
-	if b == nil {
-		if c.pending == nil {
-			c.pending = map[invKey]*invBuf{}
-		}
-		if len(c.pending) >= c.cfg.maxPending {
-			c.flushOldest()
-		}
-		c.order++
-		b = &invBuf{key: k, first: c.order}
-		c.pending[k] = b
-	}
-	// The record owns its attributes.
-	if dev {
-		b.dev = append(b.dev, heldSpan{*sp, at})
-	} else {
-		b.host = append(b.host, heldSpan{*sp, at})
-	}
-	if sp.Name == bindName && !dev {
-		b.bindLogT = rec.Prefix.Thread
-	}
-	if sp.Depth != 0 || dev {
-		return
-	}
-	// A root closes its run: the runtime writes a span when its scope
-	// ends, so the root comes last. A root that comes first (a producer
-	// that writes parents before children) keeps its run open for the
-	// spans that follow, until the next root of its thread and pipeline
-	// slot comes, or the log ends.
-	tk := laneKey{sp.Pid, sp.Tid, -1}
-	if a, ok := sp.Attr("slot_id"); ok && a.Type == strace.TypeInt {
-		tk.slot = a.Int
-	}
-	if open := c.openRoots[tk]; open != nil && open != b {
-		delete(c.pending, open.key)
-		c.run(open)
-	}
-	if len(b.host) == 1 && len(b.dev) == 0 {
-		if c.openRoots == nil {
-			c.openRoots = map[laneKey]*invBuf{}
-		}
-		c.openRoots[tk] = b
-		b.openOn = &tk
-		return
-	}
-	delete(c.pending, k)
-	c.run(b)
-}
-
-func (c *converter) flushOldest() {
-	var oldest *invBuf
-	for _, b := range c.pending {
-		if oldest == nil || b.first < oldest.first {
-			oldest = b
-		}
-	}
-	if oldest != nil {
-		delete(c.pending, oldest.key)
-		c.run(oldest)
-	}
-}
-
-// flushPending draws the runs still waiting (whose root never came, or
-// came first), oldest first.
-func (c *converter) flushPending() {
-	bufs := make([]*invBuf, 0, len(c.pending))
-	for _, b := range c.pending {
-		bufs = append(bufs, b)
-	}
-	sort.Slice(bufs, func(i, j int) bool { return bufs[i].first < bufs[j].first })
-	for _, b := range bufs {
-		delete(c.pending, b.key)
-		c.run(b)
-	}
 }
 
 func (c *converter) bindPhase(rec *strace.Record, at where) {

@@ -28,9 +28,6 @@ var bindSegments = map[string]bool{
 // breakdown inside its chip.run.bind, and its device spans placed on the
 // host timeline. A run whose root never came is drawn as found.
 func (c *converter) run(b *invBuf) {
-	if b.openOn != nil && c.openRoots[*b.openOn] == b {
-		delete(c.openRoots, *b.openOn)
-	}
 	c.sum.Invocations++
 	// The run's root is its chip.run (else its first depth-0 span); its
 	// bind and runner_run are found by name, whatever their depth.

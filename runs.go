@@ -1,0 +1,129 @@
+package phasetrace
+
+import (
+	"sort"
+
+	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// invKey names a run: a process and its invocation id.
+type invKey struct {
+	pid int32
+	inv uint64
+}
+
+// invBuf holds one run's spans until it is complete.
+type invBuf struct {
+	key   invKey
+	first int64      // arrival order of its first span
+	host  []heldSpan // its host spans, in log order
+	dev   []heldSpan // its device (clk=dev) spans, in log order
+	// bindLogT is the log-prefix thread handle of its chip.run.bind: the
+	// legacy bind phase lines of that bind carry the same handle.
+	bindLogT uint64
+	// openOn is the thread and slot whose open root this run is, when its
+	// root came first.
+	openOn *laneKey
+	// wall is RunWall's true extent, known when the run's device spans
+	// came from a raw buffer.
+	wall *reduce.WallExtent
+}
+
+// runCollector groups the spans of runs — a run is the spans sharing a
+// (pid, inv) — and hands each run to done once it is complete. A root
+// (a depth-0 host span) completes its run: the runtime writes a span when
+// its scope ends, so the root comes last. A root that comes first (a
+// producer that writes parents before children) keeps its run open for the
+// spans that follow, until the next root of its thread and pipeline slot
+// comes, or flush. At most maxPending runs wait; past that the oldest is
+// handed over as it is. Memory is bounded by the runs in flight, not by the
+// runs collected.
+type runCollector struct {
+	maxPending int
+	done       func(*invBuf)
+	pending    map[invKey]*invBuf
+	openRoots  map[laneKey]*invBuf // per thread and slot, its run whose root came first
+	order      int64               // arrival counter, for the oldest pending run
+}
+
+// add takes one span of a run; logT is its log prefix's thread handle.
+func (r *runCollector) add(sp heldSpan, dev bool, logT uint64) {
+	k := invKey{sp.Pid, sp.Inv}
+	b := r.pending[k]
+	if b == nil {
+		if r.pending == nil {
+			r.pending = map[invKey]*invBuf{}
+		}
+		if len(r.pending) >= r.maxPending {
+			r.handOldest()
+		}
+		r.order++
+		b = &invBuf{key: k, first: r.order}
+		r.pending[k] = b
+	}
+	if dev {
+		b.dev = append(b.dev, sp)
+	} else {
+		b.host = append(b.host, sp)
+	}
+	if sp.Name == bindName && !dev {
+		b.bindLogT = logT
+	}
+	if sp.Depth != 0 || dev {
+		return
+	}
+	tk := laneKey{sp.Pid, sp.Tid, -1}
+	if a, ok := sp.Attr("slot_id"); ok && a.Type == strace.TypeInt {
+		tk.slot = a.Int
+	}
+	if open := r.openRoots[tk]; open != nil && open != b {
+		r.hand(open)
+	}
+	if len(b.host) == 1 && len(b.dev) == 0 {
+		if r.openRoots == nil {
+			r.openRoots = map[laneKey]*invBuf{}
+		}
+		r.openRoots[tk] = b
+		b.openOn = &tk
+		return
+	}
+	r.hand(b)
+}
+
+// waiting returns the run k while it waits.
+func (r *runCollector) waiting(k invKey) *invBuf { return r.pending[k] }
+
+// hand removes b from the waiting runs and hands it to done.
+func (r *runCollector) hand(b *invBuf) {
+	delete(r.pending, b.key)
+	if b.openOn != nil && r.openRoots[*b.openOn] == b {
+		delete(r.openRoots, *b.openOn)
+	}
+	r.done(b)
+}
+
+func (r *runCollector) handOldest() {
+	var oldest *invBuf
+	for _, b := range r.pending {
+		if oldest == nil || b.first < oldest.first {
+			oldest = b
+		}
+	}
+	if oldest != nil {
+		r.hand(oldest)
+	}
+}
+
+// flush hands over every run still waiting (whose root never came, or
+// came first), oldest first.
+func (r *runCollector) flush() {
+	bufs := make([]*invBuf, 0, len(r.pending))
+	for _, b := range r.pending {
+		bufs = append(bufs, b)
+	}
+	sort.Slice(bufs, func(i, j int) bool { return bufs[i].first < bufs[j].first })
+	for _, b := range bufs {
+		r.hand(b)
+	}
+}
