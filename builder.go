@@ -171,7 +171,7 @@ func newConverter(opts []Option) *converter {
 		o(&cfg)
 	}
 	sum := &Summary{}
-	c := &converter{cfg: cfg, sum: sum, led: newLedger(sum), notes: map[string]int{}, lanes: map[laneKey]perfetto.Track{}, devLanes: map[devLane]perfetto.Track{},
+	c := &converter{cfg: cfg, sum: sum, led: newLedger(sum), notes: map[string]int{},
 		covered: map[string]bool{}, drawnSegments: map[string]bool{}, seed: maphash.MakeSeed()}
 	c.progress = &progressCounter{fn: cfg.progress}
 	c.recent = newRecentSpans(c.seed)
@@ -179,7 +179,7 @@ func newConverter(opts []Option) *converter {
 	c.flows = flowWindow{
 		horizon: cfg.flowHorizon,
 		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
-			c.hostFlows(c.threadTrack(sp.Pid, sp.Tid), sp, nil, false, flows, endFlows)
+			c.hostFlows(c.tracks.thread(sp.Pid, sp.Tid), sp, nil, false, flows, endFlows)
 		},
 		linked:   sum.flow,
 		unlinked: c.led.unlinked,
@@ -200,7 +200,8 @@ func (c *converter) start(w io.Writer, shift func(n int) []int64) {
 	c.buildPlacer()
 	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(c.cfg.maxTracks), perfetto.WithOverflowFunc(c.overflowed)}, c.cfg.writer...)
 	c.w = perfetto.NewWriter(w, wopts...)
-	c.declareTracks()
+	c.tracks = newTrackSet(c.w, c.scan)
+	c.wallClocks(c.tracks.declare())
 }
 
 // close finishes the trace and the summary.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
-	"sort"
 	"strconv"
 	"sync"
 
@@ -317,9 +316,7 @@ type converter struct {
 	devices             map[reduce.Domain]*DeviceSummary
 
 	cal        []loadedCalibration
-	procTracks map[int32]perfetto.Track
-	lanes      map[laneKey]perfetto.Track
-	devLanes   map[devLane]perfetto.Track
+	tracks     *trackSet
 	shift      []int64        // per log: added to its host timestamps (another host's clock)
 	args       []perfetto.Arg // reused for each slice's arguments
 	lastHid    uint64
@@ -354,47 +351,6 @@ const maxBindLines = 4096
 
 func (c *converter) note(kind, format string, args ...any) {
 	c.sum.note(kind, c.notes, format, args...)
-}
-
-// declareTracks writes the process tracks in their order (scheduler parents
-// first, then chip children, then external producers, each by pid), the
-// wall-clock anchors that agree, and every thread's name.
-func (c *converter) declareTracks() {
-	c.procTracks = map[int32]perfetto.Track{}
-	procs := make([]*procInfo, 0, len(c.scan.procs))
-	for _, p := range c.scan.procs {
-		procs = append(procs, p)
-	}
-	sort.Slice(procs, func(i, j int) bool {
-		if a, b := procs[i].rank(), procs[j].rank(); a != b {
-			return a < b
-		}
-		return procs[i].pid < procs[j].pid
-	})
-	for i, p := range procs {
-		if t, ok := c.newTrack(func() perfetto.Track {
-			return c.w.Process(perfetto.ProcessSpec{Pid: p.pid, Name: p.label(), SortIndex: int32(i + 1)})
-		}); ok {
-			c.procTracks[p.pid] = t
-		}
-	}
-	c.wallClocks(procs)
-	threads := make([]*threadInfo, 0, len(c.scan.threads))
-	for _, t := range c.scan.threads {
-		threads = append(threads, t)
-	}
-	sort.Slice(threads, func(i, j int) bool {
-		if threads[i].key.pid != threads[j].key.pid {
-			return threads[i].key.pid < threads[j].key.pid
-		}
-		return threads[i].key.tid < threads[j].key.tid
-	})
-	for _, t := range threads {
-		if t.split {
-			continue // its runs go to slot lanes; its own track appears only if something lands on it
-		}
-		c.threadTrack(t.key.pid, t.key.tid)
-	}
 }
 
 // wallTolerance is how far apart two wall-clock anchors' offsets (wall −
@@ -433,89 +389,6 @@ func (c *converter) wallClocks(procs []*procInfo) {
 func subInt64(a, b int64) (int64, bool) {
 	d := a - b
 	return d, (d < a) == (b > 0)
-}
-
-// newTrack creates a track unless the trace's track limit is reached.
-func (c *converter) newTrack(mk func() perfetto.Track) (perfetto.Track, bool) {
-	if c.w.TracksLeft() <= 0 {
-		return perfetto.Track{}, false
-	}
-	t := mk()
-	return t, !t.IsZero()
-}
-
-func (c *converter) processTrack(pid int32) (perfetto.Track, bool) {
-	if t, ok := c.procTracks[pid]; ok {
-		return t, true
-	}
-	p := c.scan.proc(pid)
-	t, ok := c.newTrack(func() perfetto.Track { return c.w.Process(perfetto.ProcessSpec{Pid: pid, Name: p.label()}) })
-	if ok {
-		c.procTracks[pid] = t
-	}
-	return t, ok
-}
-
-// threadTrack is the real-tid lane of a thread (the zero Track past the
-// track limit).
-func (c *converter) threadTrack(pid int32, tid int64) perfetto.Track {
-	k := laneKey{pid: pid, tid: tid, slot: -1}
-	if t, ok := c.lanes[k]; ok {
-		return t
-	}
-	if _, ok := c.processTrack(pid); !ok {
-		return perfetto.Track{}
-	}
-	info := c.scan.thread(pid, tid)
-	name := info.threadName()
-	if info.split && len(info.producers) > 0 {
-		// A split thread's runs are on slot lanes: what lands on its own
-		// track is what it emitted outside them.
-		name = "ext " + joinSorted(info.producers, "/")
-	}
-	t, ok := c.newTrack(func() perfetto.Track { return c.w.Thread(perfetto.ThreadSpec{Pid: pid, Tid: tid, Name: name}) })
-	if ok {
-		c.lanes[k] = t
-	}
-	return t
-}
-
-// laneKey names a lane: a thread's real-tid lane (slot -1) or one of its
-// pipeline-slot lanes.
-type laneKey struct {
-	pid  int32
-	tid  int64
-	slot int64
-}
-
-// laneTrack is the lane of a run on thread (pid, tid) holding pipeline slot
-// slot, when the thread is split; else its real-tid lane.
-func (c *converter) laneTrack(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
-	t := c.scan.thread(pid, tid)
-	if !t.split || !hasSlot || slot < 0 {
-		return c.threadTrack(pid, tid), false
-	}
-	k := laneKey{pid: pid, tid: tid, slot: slot}
-	if t, ok := c.lanes[k]; ok {
-		return t, true
-	}
-	proc, ok := c.processTrack(pid)
-	if !ok {
-		return perfetto.Track{}, true
-	}
-	name := "pipeline slot " + itoa(slot) + " (tid " + itoa(tid) + ")"
-	lane, ok := c.newTrack(func() perfetto.Track {
-		return c.w.Track(proc, perfetto.TrackSpec{
-			Name:        name,
-			Key:         "lane " + itoa(tid) + "/" + itoa(slot),
-			Description: "runs of thread " + itoa(tid) + " that held pipeline slot " + itoa(slot) + "; the thread drove several runs at once",
-			Merge:       perfetto.MergeNone,
-		})
-	})
-	if ok {
-		c.lanes[k] = lane
-	}
-	return lane, true
 }
 
 // secondPass draws. Several logs are read together, record by record in the
@@ -626,7 +499,7 @@ func (c *converter) span(rec *strace.Record, at where) {
 	case fam == strace.FamilyNode:
 		c.flows.add(heldSpan{*sp, at})
 	default: // ext.: on the thread that emitted it, never grouped into runs
-		c.host(c.threadTrack(sp.Pid, sp.Tid), &heldSpan{*sp, at}, nil, false)
+		c.host(c.tracks.thread(sp.Pid, sp.Tid), &heldSpan{*sp, at}, nil, false)
 	}
 	c.flows.drain(c.now, false)
 	c.maybeFlush()

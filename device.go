@@ -233,7 +233,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		out[wall] = drawn{st, en, bound}
 	}
 
-	group := c.deviceGroup(k.pid, run.Domain.Dev)
+	group := c.tracks.deviceGroup(k.pid, run.Domain.Dev)
 	method := pl[0].Method.String()
 	reason := joinReason(pl[0].Reason, extraReason)
 	counted := reason // the summary counts by a reason that does not vary run to run
@@ -266,7 +266,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 			args = append(args, perfetto.Int("logged_device_ts", fix.ts), perfetto.Int("logged_device_dur", fix.dur), perfetto.String("repair", fix.what))
 		}
 		lane := deviceLane(s.Name)
-		t := c.deviceTrack(k.pid, run.Domain.Dev, group, lane)
+		t := c.tracks.device(k.pid, run.Domain.Dev, group, lane)
 		switch lane {
 		case "orch":
 			orch = i
@@ -299,87 +299,9 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 			perfetto.Int("device_ts", int64(ts)), perfetto.Int("device_dur", int64(end-ts)),
 			perfetto.String("placement", method), perfetto.Int("bound_ns", max(out[orch].bound, out[sched].bound)),
 		)
-		t := c.deviceTrack(k.pid, run.Domain.Dev, group, "effective")
+		t := c.tracks.device(k.pid, run.Domain.Dev, group, "effective")
 		c.other(t, perfetto.Slice{Name: effectiveName, TS: st, Dur: en - st, Args: args}, spans[orch].at, "derived Effective windows")
 	}
-}
-
-// deviceGroup is the track grouping one device's lanes under its process
-// (the zero Track past the track limit).
-func (c *converter) deviceGroup(pid int32, dev int64) perfetto.Track {
-	k := devLane{pid, dev, "\x00group"}
-	if t, ok := c.devLanes[k]; ok {
-		return t
-	}
-	proc, ok := c.processTrack(pid)
-	if !ok {
-		return perfetto.Track{}
-	}
-	name := "device " + itoa(dev)
-	if dev == noDevice {
-		name = "device (unnamed)"
-	}
-	t, ok := c.newTrack(func() perfetto.Track {
-		return c.w.Track(proc, perfetto.TrackSpec{
-			Name: name, Key: name, Rank: int32(1000 + max(dev, 0)), ChildOrder: perfetto.ChildOrderExplicit, Merge: perfetto.MergeNone,
-			Description: "AICPU phases of " + name + " placed on the host timeline; each slice says how it was placed and its bound in ns",
-		})
-	})
-	if ok {
-		c.devLanes[k] = t
-	}
-	return t
-}
-
-// devLane names a device track: a device's group or one of its lanes.
-type devLane struct {
-	pid  int32
-	dev  int64
-	lane string
-}
-
-// deviceLane is the lane a device span is drawn on: orch and sched
-// (concurrent) and each task slot on lanes of their own, device_wall and
-// the sequential phases together on "phases".
-func deviceLane(name string) string {
-	short := strings.TrimPrefix(strings.TrimPrefix(name, reduce.WallName), ".")
-	switch {
-	case short == "orch", short == "sched", strings.HasPrefix(short, "task_slot_"):
-		return short
-	}
-	return "phases"
-}
-
-// deviceTrack is the track of a device lane (the zero Track past the
-// track limit).
-func (c *converter) deviceTrack(pid int32, dev int64, group perfetto.Track, lane string) perfetto.Track {
-	k := devLane{pid, dev, lane}
-	if t, ok := c.devLanes[k]; ok {
-		return t
-	}
-	if group.IsZero() {
-		return perfetto.Track{}
-	}
-	t, ok := c.newTrack(func() perfetto.Track { return c.newDeviceTrack(group, lane) })
-	if ok {
-		c.devLanes[k] = t
-	}
-	return t
-}
-
-func (c *converter) newDeviceTrack(group perfetto.Track, lane string) perfetto.Track {
-	switch {
-	case lane == "orch":
-		return c.w.Track(group, perfetto.TrackSpec{Name: "orch", Rank: 2, Merge: perfetto.MergeNone, Description: "orchestrator thread's submit window"})
-	case lane == "sched":
-		return c.w.Track(group, perfetto.TrackSpec{Name: "sched", Rank: 3, Merge: perfetto.MergeNone, Description: "scheduler threads' dispatch window, concurrent with orch"})
-	case lane == "effective":
-		return c.w.Track(group, perfetto.TrackSpec{Name: "effective (derived)", Rank: 4, Merge: perfetto.MergeNone,
-			Description: "orch ∪ sched: the merged window of the concurrent orchestrator and scheduler, derived here, never stamped by the device"})
-	case strings.HasPrefix(lane, "task_slot_"):
-		return c.w.Track(group, perfetto.TrackSpec{Name: strings.ReplaceAll(lane, "_", " "), Rank: 10, Merge: perfetto.MergeNone, Description: "tagged task's dispatch → finish window"})
-	}
-	return c.w.Track(group, perfetto.TrackSpec{Name: "phases", Rank: 1, Merge: perfetto.MergeNone, Description: "device_wall and its sequential phases"})
 }
 
 // truncationSlack is the most the runtime's ns conversion can move a logged

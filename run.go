@@ -72,7 +72,7 @@ func (c *converter) run(b *invBuf) {
 
 	for i := range b.host {
 		s := &b.host[i]
-		lane, split := c.laneTrack(s.Pid, s.Tid, slot, hasSlot)
+		lane, split := c.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
 		seg, isSeg := strings.CutPrefix(s.Name, bindName+".")
 		if isSeg && covered[seg] {
 			c.sum.Spans.Superseded++
@@ -93,7 +93,7 @@ func (c *converter) run(b *invBuf) {
 	}
 
 	if bind != nil {
-		lane, _ := c.laneTrack(bind.Pid, bind.Tid, slot, hasSlot)
+		lane, _ := c.tracks.lane(bind.Pid, bind.Tid, slot, hasSlot)
 		c.drawRecords(lane, bind, passes)
 		c.drawBindLines(lane, bind, b.bindLogT, covered, drawnSegments)
 	} else {
@@ -131,7 +131,7 @@ func (c *converter) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 					thread = "graph_submit_main"
 				}
 				if tid != bind.Tid {
-					t = c.threadTrack(bind.Pid, tid)
+					t = c.tracks.thread(bind.Pid, tid)
 				}
 			}
 			args := append(c.args[:0],

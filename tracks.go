@@ -1,0 +1,228 @@
+package phasetrace
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/reduce"
+)
+
+// trackSet is the trace's tracks as the converter lays them out: one
+// process track per pid, a thread track per tid (a thread that drove
+// several runs at once split into pipeline-slot lanes, as the survey
+// decided), and per device a group with its lanes. It creates each track
+// the first time it is needed, and none past the writer's track limit
+// (a zero Track then).
+type trackSet struct {
+	w        *perfetto.Writer
+	scan     *scanResult
+	procs    map[int32]perfetto.Track
+	lanes    map[laneKey]perfetto.Track
+	devLanes map[devLane]perfetto.Track
+}
+
+func newTrackSet(w *perfetto.Writer, scan *scanResult) *trackSet {
+	return &trackSet{w: w, scan: scan, procs: map[int32]perfetto.Track{}, lanes: map[laneKey]perfetto.Track{}, devLanes: map[devLane]perfetto.Track{}}
+}
+
+// declare writes the process tracks in their order (scheduler parents
+// first, then chip children, then external producers, each by pid) and
+// every thread's name; it returns the processes in that order.
+func (tr *trackSet) declare() []*procInfo {
+	procs := make([]*procInfo, 0, len(tr.scan.procs))
+	for _, p := range tr.scan.procs {
+		procs = append(procs, p)
+	}
+	sort.Slice(procs, func(i, j int) bool {
+		if a, b := procs[i].rank(), procs[j].rank(); a != b {
+			return a < b
+		}
+		return procs[i].pid < procs[j].pid
+	})
+	for i, p := range procs {
+		if t, ok := tr.newTrack(func() perfetto.Track {
+			return tr.w.Process(perfetto.ProcessSpec{Pid: p.pid, Name: p.label(), SortIndex: int32(i + 1)})
+		}); ok {
+			tr.procs[p.pid] = t
+		}
+	}
+	threads := make([]*threadInfo, 0, len(tr.scan.threads))
+	for _, t := range tr.scan.threads {
+		threads = append(threads, t)
+	}
+	sort.Slice(threads, func(i, j int) bool {
+		if threads[i].key.pid != threads[j].key.pid {
+			return threads[i].key.pid < threads[j].key.pid
+		}
+		return threads[i].key.tid < threads[j].key.tid
+	})
+	for _, t := range threads {
+		if t.split {
+			continue // its runs go to slot lanes; its own track appears only if something lands on it
+		}
+		tr.thread(t.key.pid, t.key.tid)
+	}
+	return procs
+}
+
+// newTrack creates a track unless the trace's track limit is reached.
+func (tr *trackSet) newTrack(mk func() perfetto.Track) (perfetto.Track, bool) {
+	if tr.w.TracksLeft() <= 0 {
+		return perfetto.Track{}, false
+	}
+	t := mk()
+	return t, !t.IsZero()
+}
+
+func (tr *trackSet) process(pid int32) (perfetto.Track, bool) {
+	if t, ok := tr.procs[pid]; ok {
+		return t, true
+	}
+	p := tr.scan.proc(pid)
+	t, ok := tr.newTrack(func() perfetto.Track { return tr.w.Process(perfetto.ProcessSpec{Pid: pid, Name: p.label()}) })
+	if ok {
+		tr.procs[pid] = t
+	}
+	return t, ok
+}
+
+// threadTrack is the real-tid lane of a thread (the zero Track past the
+// track limit).
+func (tr *trackSet) thread(pid int32, tid int64) perfetto.Track {
+	k := laneKey{pid: pid, tid: tid, slot: -1}
+	if t, ok := tr.lanes[k]; ok {
+		return t
+	}
+	if _, ok := tr.process(pid); !ok {
+		return perfetto.Track{}
+	}
+	info := tr.scan.thread(pid, tid)
+	name := info.threadName()
+	if info.split && len(info.producers) > 0 {
+		// A split thread's runs are on slot lanes: what lands on its own
+		// track is what it emitted outside them.
+		name = "ext " + joinSorted(info.producers, "/")
+	}
+	t, ok := tr.newTrack(func() perfetto.Track { return tr.w.Thread(perfetto.ThreadSpec{Pid: pid, Tid: tid, Name: name}) })
+	if ok {
+		tr.lanes[k] = t
+	}
+	return t
+}
+
+// laneKey names a lane: a thread's real-tid lane (slot -1) or one of its
+// pipeline-slot lanes.
+type laneKey struct {
+	pid  int32
+	tid  int64
+	slot int64
+}
+
+// laneTrack is the lane of a run on thread (pid, tid) holding pipeline slot
+// slot, when the thread is split; else its real-tid lane.
+func (tr *trackSet) lane(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
+	t := tr.scan.thread(pid, tid)
+	if !t.split || !hasSlot || slot < 0 {
+		return tr.thread(pid, tid), false
+	}
+	k := laneKey{pid: pid, tid: tid, slot: slot}
+	if t, ok := tr.lanes[k]; ok {
+		return t, true
+	}
+	proc, ok := tr.process(pid)
+	if !ok {
+		return perfetto.Track{}, true
+	}
+	name := "pipeline slot " + itoa(slot) + " (tid " + itoa(tid) + ")"
+	lane, ok := tr.newTrack(func() perfetto.Track {
+		return tr.w.Track(proc, perfetto.TrackSpec{
+			Name:        name,
+			Key:         "lane " + itoa(tid) + "/" + itoa(slot),
+			Description: "runs of thread " + itoa(tid) + " that held pipeline slot " + itoa(slot) + "; the thread drove several runs at once",
+			Merge:       perfetto.MergeNone,
+		})
+	})
+	if ok {
+		tr.lanes[k] = lane
+	}
+	return lane, true
+}
+
+// deviceGroup is the track grouping one device's lanes under its process
+// (the zero Track past the track limit).
+func (tr *trackSet) deviceGroup(pid int32, dev int64) perfetto.Track {
+	k := devLane{pid, dev, "\x00group"}
+	if t, ok := tr.devLanes[k]; ok {
+		return t
+	}
+	proc, ok := tr.process(pid)
+	if !ok {
+		return perfetto.Track{}
+	}
+	name := "device " + itoa(dev)
+	if dev == noDevice {
+		name = "device (unnamed)"
+	}
+	t, ok := tr.newTrack(func() perfetto.Track {
+		return tr.w.Track(proc, perfetto.TrackSpec{
+			Name: name, Key: name, Rank: int32(1000 + max(dev, 0)), ChildOrder: perfetto.ChildOrderExplicit, Merge: perfetto.MergeNone,
+			Description: "AICPU phases of " + name + " placed on the host timeline; each slice says how it was placed and its bound in ns",
+		})
+	})
+	if ok {
+		tr.devLanes[k] = t
+	}
+	return t
+}
+
+// devLane names a device track: a device's group or one of its lanes.
+type devLane struct {
+	pid  int32
+	dev  int64
+	lane string
+}
+
+// deviceLane is the lane a device span is drawn on: orch and sched
+// (concurrent) and each task slot on lanes of their own, device_wall and
+// the sequential phases together on "phases".
+func deviceLane(name string) string {
+	short := strings.TrimPrefix(strings.TrimPrefix(name, reduce.WallName), ".")
+	switch {
+	case short == "orch", short == "sched", strings.HasPrefix(short, "task_slot_"):
+		return short
+	}
+	return "phases"
+}
+
+// deviceTrack is the track of a device lane (the zero Track past the
+// track limit).
+func (tr *trackSet) device(pid int32, dev int64, group perfetto.Track, lane string) perfetto.Track {
+	k := devLane{pid, dev, lane}
+	if t, ok := tr.devLanes[k]; ok {
+		return t
+	}
+	if group.IsZero() {
+		return perfetto.Track{}
+	}
+	t, ok := tr.newTrack(func() perfetto.Track { return tr.newDevice(group, lane) })
+	if ok {
+		tr.devLanes[k] = t
+	}
+	return t
+}
+
+func (tr *trackSet) newDevice(group perfetto.Track, lane string) perfetto.Track {
+	switch {
+	case lane == "orch":
+		return tr.w.Track(group, perfetto.TrackSpec{Name: "orch", Rank: 2, Merge: perfetto.MergeNone, Description: "orchestrator thread's submit window"})
+	case lane == "sched":
+		return tr.w.Track(group, perfetto.TrackSpec{Name: "sched", Rank: 3, Merge: perfetto.MergeNone, Description: "scheduler threads' dispatch window, concurrent with orch"})
+	case lane == "effective":
+		return tr.w.Track(group, perfetto.TrackSpec{Name: "effective (derived)", Rank: 4, Merge: perfetto.MergeNone,
+			Description: "orch ∪ sched: the merged window of the concurrent orchestrator and scheduler, derived here, never stamped by the device"})
+	case strings.HasPrefix(lane, "task_slot_"):
+		return tr.w.Track(group, perfetto.TrackSpec{Name: strings.ReplaceAll(lane, "_", " "), Rank: 10, Merge: perfetto.MergeNone, Description: "tagged task's dispatch → finish window"})
+	}
+	return tr.w.Track(group, perfetto.TrackSpec{Name: "phases", Rank: 1, Merge: perfetto.MergeNone, Description: "device_wall and its sequential phases"})
+}
