@@ -254,9 +254,7 @@ func inputSummary(name string, st strace.Stats) InputSummary {
 	for _, p := range st.Problems {
 		s.Problems = append(s.Problems, p.Error())
 	}
-	if st.ProblemsOmitted > 0 {
-		s.Problems = append(s.Problems, fmt.Sprintf("... and %d more", st.ProblemsOmitted))
-	}
+	s.ProblemsOmitted = st.ProblemsOmitted
 	return s
 }
 

@@ -384,7 +384,7 @@ func TestReaderLossesReachTheSummary(t *testing.T) {
 	}
 	var text bytes.Buffer
 	sum.WriteText(&text)
-	for _, want := range []string{"lost 4 records (1 torn, 1 unknown version, 1 malformed, 1 in 1 over-long lines)", "cut.log:", "without their root span"} {
+	for _, want := range []string{"lost 4 records: 1 torn (cut while being written), 1 of an unknown version, 1 malformed, 1 in 1 over-long line", "cut.log:", "without their root span"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("summary text lacks %q:\n%s", want, text.String())
 		}
