@@ -90,7 +90,7 @@ func TestEmbeddedSample(t *testing.T) {
 	if len(tr.Slices) == 0 || len(tr.Flows) == 0 {
 		t.Errorf("sample trace has %d slices, %d flows", len(tr.Slices), len(tr.Flows))
 	}
-	for _, want := range []string{"read embedded sample:", "lost 1 record: 1 torn", "device pid=4100 dev=0", "aligned", "wall time: known", "trace: " + sampleOut, "ui.perfetto.dev"} {
+	for _, want := range []string{"read embedded sample:", "lost 1 record: 1 torn", "pid=4100 dev=0", "aligned", "wall time: known", "trace: " + sampleOut, "ui.perfetto.dev"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stderr)
 		}
