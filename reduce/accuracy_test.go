@@ -24,7 +24,7 @@ type methodStats struct {
 
 func measure(t testing.TB, rg regime) []methodStats {
 	d := simulate(rg, accuracySeed)
-	dom := Domain{PID: 1, Dev: 0}
+	dom := Domain{Pid: 1, Dev: 0}
 	p := NewPlacer()
 	for _, a := range d.anchors {
 		if err := p.AddAnchor(dom, a); err != nil {
@@ -55,7 +55,7 @@ func measure(t testing.TB, rg regime) []methodStats {
 	}
 }
 
-func fmtNs(v Nanos) string {
+func fmtNs(v HostNanos) string {
 	switch {
 	case v >= 10*ms:
 		return fmt.Sprintf("%.1f ms", float64(v)/1e6)

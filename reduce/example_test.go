@@ -45,7 +45,7 @@ func ExampleDecodeBuffer_error() {
 // Placing a run read back from a log: one anchor at 1 GHz and the run's
 // runner_run window.
 func ExamplePlacer() {
-	dom := reduce.Domain{PID: 4242, Dev: 0}
+	dom := reduce.Domain{Pid: 4242, Dev: 0}
 	p := reduce.NewPlacer()
 	// [CLOCK_ANCHOR] v=2 pid=4242 dev=0 host_ns=5000000 window_ns=800 dev_cyc=777000000 dev_freq=1000000000
 	if err := p.AddAnchor(dom, reduce.Anchor{HostNs: 5_000_000, WindowNs: 800, DevCyc: 777_000_000, DevFreq: 1_000_000_000}); err != nil {
@@ -59,20 +59,22 @@ func ExamplePlacer() {
 			{Name: reduce.WallName + ".preamble", Depth: 3, TS: 0, Dur: 5_000},
 			{Name: reduce.WallName + ".post_orch", Depth: 3, TS: 20_000, Dur: 8_000},
 		},
-		RunnerRun: &reduce.HostWindow{Start: 5_040_000, Dur: 100_000},
+		RunnerRun: &reduce.HostWindow{Start: 5_040_000, End: 5_140_000},
 	}
 	pl, err := p.Place(run)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	for i, x := range pl {
-		fmt.Printf("%s: %d ± %d ns (%v)\n", run.Spans[i].Name, x.HostStart, x.Bound, x.Method)
+	fmt.Printf("%v: device ts 0 at host %d ns, rate error %d ppb\n", pl.Method, pl.Origin, pl.Rate)
+	for i, x := range pl.Spans {
+		fmt.Printf("%s: [%d, %d] ± %d ns\n", run.Spans[i].Name, x.HostStart, x.HostEnd, x.Bound)
 	}
 	// Output:
-	// chip.run.runner_run.device_wall: 5049401 ± 1411 ns (aligned)
-	// chip.run.runner_run.device_wall.preamble: 5050402 ± 412 ns (aligned)
-	// chip.run.runner_run.device_wall.post_orch: 5070402 ± 414 ns (aligned)
+	// aligned: device ts 0 at host 5050401 ns, rate error 0 ppb
+	// chip.run.runner_run.device_wall: [5049401, 5079401] ± 1417 ns
+	// chip.run.runner_run.device_wall.preamble: [5050401, 5055401] ± 413 ns
+	// chip.run.runner_run.device_wall.post_orch: [5070401, 5078401] ± 415 ns
 }
 
 func ExampleHz_Nanos() {
