@@ -104,5 +104,5 @@ func TestAccuracyTable(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("60 s per regime, a run every 20 ms, seed %d; errors and bounds of span starts; the first four rows of a regime cover the stamped spans (phases and task slots), the last two device_wall\n%s", accuracySeed, b.String())
+	t.Logf("60 s per regime, a run every 20 ms, seed %d; errors of span starts; for phasetrace rows the Bound returned by Placer.Place must hold at both the start and the end (bound holds); the first four rows of a regime cover the stamped spans (phases and task slots), the last two device_wall\n%s", accuracySeed, b.String())
 }

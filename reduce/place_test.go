@@ -2,6 +2,7 @@ package reduce
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -319,6 +320,76 @@ func TestPlaceBoundNeverBelowEvidence(t *testing.T) {
 		}
 		if rr == nil && 2*x.Bound < shiftHi-shiftLo {
 			t.Fatalf("iteration %d: bound %d narrower than the evidence allows (%d)", iter, x.Bound, (shiftHi-shiftLo)/2)
+		}
+	}
+}
+
+// Every span of a simulated run is drawn through one map: spans nested on
+// the device stay nested on the host, from a log and from a buffer.
+func TestPlaceKeepsNesting(t *testing.T) {
+	d := simulate(regimes[0], 7)
+	p := NewPlacer()
+	for _, a := range d.anchors {
+		if err := p.AddAnchor(Domain{Pid: 1}, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, rr := range d.runs[:200] {
+		for _, run := range []Run{rr.run, rr.bufRun} {
+			pl, err := p.Place(run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, a := range run.Spans {
+				for j, b := range run.Spans {
+					ae, be := a.TS+a.Dur, b.TS+b.Dur
+					inside := (isWall(a) && !isWall(b)) || (!isWall(a) && !isWall(b) && a.TS <= b.TS && be <= ae)
+					x, y := pl.Spans[i], pl.Spans[j]
+					if inside && (y.HostStart < x.HostStart || y.HostEnd > x.HostEnd) {
+						t.Fatalf("%s [%d, %d] inside %s [%d, %d] on the device, not on the host", b.Name, y.HostStart, y.HostEnd, a.Name, x.HostStart, x.HostEnd)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestMappingHostOverflow(t *testing.T) {
+	m := Mapping{Method: Contained, Origin: math.MaxInt64 - 10}
+	if h, err := m.Host(5); err != nil || h != math.MaxInt64-5 {
+		t.Errorf("Host(5) = %d, %v", h, err)
+	}
+	if _, err := m.Host(11); !errors.Is(err, ErrRange) {
+		t.Errorf("Host past int64: %v, want ErrRange", err)
+	}
+	m = Mapping{Method: Aligned, Rate: -DefaultMaxRateError}
+	if _, err := m.Host(math.MaxInt64); !errors.Is(err, ErrRange) {
+		t.Errorf("offset scaled past int64: %v, want ErrRange", err)
+	}
+	if _, err := (Mapping{}).Host(0); !errors.Is(err, ErrUnaligned) {
+		t.Errorf("unaligned mapping: %v", err)
+	}
+}
+
+func TestDomainOf(t *testing.T) {
+	if d, err := DomainOf(7, 3); err != nil || d != (Domain{Pid: 7, Dev: 3}) {
+		t.Errorf("DomainOf(7, 3) = %v, %v", d, err)
+	}
+	if _, err := DomainOf(7, 1<<31); !errors.Is(err, ErrRange) {
+		t.Errorf("dev 2^31: %v", err)
+	}
+}
+
+func TestEffective(t *testing.T) {
+	o, s := DeviceWindow{Start: 100, End: 640}, DeviceWindow{Start: 90, End: 1020}
+	for _, c := range []struct{ o, s, want DeviceWindow }{
+		{o, s, DeviceWindow{Start: 90, End: 1020}},
+		{o, DeviceWindow{}, o},
+		{DeviceWindow{}, s, s},
+		{DeviceWindow{}, DeviceWindow{}, DeviceWindow{}},
+	} {
+		if got := Effective(c.o, c.s); got != c.want {
+			t.Errorf("Effective(%v, %v) = %v, want %v", c.o, c.s, got, c.want)
 		}
 	}
 }
