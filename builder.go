@@ -274,7 +274,7 @@ func (b *Builder) DeviceBuffer(db DeviceBuffer) error {
 
 // reduceBuffer turns a raw buffer into the device spans the runtime would
 // log for it, and RunWall's true extent.
-func reduceBuffer(db DeviceBuffer) ([]strace.Span, *reduce.WallExtent, error) {
+func reduceBuffer(db DeviceBuffer) ([]strace.Span, *reduce.DeviceWindow, error) {
 	buf, err := reduce.DecodeBuffer(db.Data, db.Threads)
 	if err != nil {
 		return nil, nil, err
@@ -299,9 +299,9 @@ func reduceBuffer(db DeviceBuffer) ([]strace.Span, *reduce.WallExtent, error) {
 		}
 		out[i] = strace.Span{Pid: db.Pid, Tid: tid, Inv: db.Inv, Hid: db.Hid, Depth: int32(s.Depth), Name: s.Name, TS: int64(s.TS), Dur: int64(s.Dur), Attrs: attrs}
 	}
-	var wall *reduce.WallExtent
+	var wall *reduce.DeviceWindow
 	if s, e, ok, err := red.WallOffset(); err == nil && ok {
-		wall = &reduce.WallExtent{Start: s, End: e}
+		wall = &reduce.DeviceWindow{Start: s, End: e}
 	}
 	return out, wall, nil
 }

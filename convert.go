@@ -36,7 +36,7 @@ type Option func(*config)
 type config struct {
 	records     []Input
 	calibration []calibrationInput
-	placement   []reduce.Option
+	placement   []reduce.PlacerOption
 	writer      []perfetto.Option
 	flowHorizon int64
 	flushSlices int
@@ -67,7 +67,7 @@ func WithCalibration(pid int32, dev int64, in Input) Option {
 
 // WithPlacement passes options to the placement model (reduce.NewPlacer),
 // such as reduce.WithMaxRateError.
-func WithPlacement(opts ...reduce.Option) Option {
+func WithPlacement(opts ...reduce.PlacerOption) Option {
 	return func(c *config) { c.placement = append(c.placement, opts...) }
 }
 

@@ -31,13 +31,17 @@ func (c *converter) buildPlacer() {
 		}
 	}
 	for _, ci := range c.cal {
-		d := reduce.Domain{PID: int64(ci.pid), Dev: ci.dev}
-		anchors, skipped, err := reduce.CalibrationAnchors(ci.cal, c.freq[d])
 		if ci.summary < 0 { // given to a Survey: accounted for here
 			c.sum.Artifacts = append(c.sum.Artifacts, ArtifactSummary{Name: "calibration of pid " + itoa(int64(ci.pid)) + " dev " + itoa(ci.dev), Kind: "calibration", Items: int64(len(ci.cal.Samples))})
 			ci.summary = len(c.sum.Artifacts) - 1
 		}
 		as := &c.sum.Artifacts[ci.summary]
+		d, err := reduce.DomainOf(ci.pid, ci.dev)
+		if err != nil {
+			as.Note = err.Error()
+			continue
+		}
+		anchors, skipped, err := reduce.CalibrationAnchors(ci.cal, c.freq[d])
 		as.Skipped += int64(skipped)
 		if err != nil {
 			as.Note = err.Error()
@@ -57,9 +61,9 @@ func (c *converter) buildPlacer() {
 
 // addAnchor adds a device clock anchor to the placer.
 func (c *converter) addAnchor(a strace.DeviceAnchor) {
-	d := reduce.Domain{PID: int64(a.Pid), Dev: int64(a.Dev)}
+	d := reduce.Domain{Pid: a.Pid, Dev: a.Dev}
 	err := c.placer.AddAnchor(d, reduce.Anchor{
-		HostNs: reduce.Nanos(a.HostNS), WindowNs: reduce.Nanos(a.WindowNS),
+		HostNs: reduce.HostNanos(a.HostNS), WindowNs: reduce.HostNanos(a.WindowNS),
 		DevCyc: reduce.Cycles(a.DevCyc), DevFreq: reduce.Hz(a.DevFreq),
 	})
 	if err != nil {
@@ -76,7 +80,7 @@ func sortedDomains[V any](m map[reduce.Domain]V) []reduce.Domain {
 		ds = append(ds, d)
 	}
 	slices.SortFunc(ds, func(a, b reduce.Domain) int {
-		return cmp.Or(cmp.Compare(a.PID, b.PID), cmp.Compare(a.Dev, b.Dev))
+		return cmp.Or(cmp.Compare(a.Pid, b.Pid), cmp.Compare(a.Dev, b.Dev))
 	})
 	return ds
 }
@@ -84,7 +88,7 @@ func sortedDomains[V any](m map[reduce.Domain]V) []reduce.Domain {
 func (c *converter) deviceSummary(d reduce.Domain) *DeviceSummary {
 	ds := c.devices[d]
 	if ds == nil {
-		ds = &DeviceSummary{Pid: int32(d.PID), Dev: d.Dev}
+		ds = &DeviceSummary{Pid: d.Pid, Dev: d.Dev}
 		c.devices[d] = ds
 	}
 	return ds
@@ -92,7 +96,7 @@ func (c *converter) deviceSummary(d reduce.Domain) *DeviceSummary {
 
 // device places one run's device spans on the host timeline and draws them
 // on the device's tracks under the run's process.
-func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, wall *reduce.WallExtent) {
+func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, wall *reduce.DeviceWindow) {
 	if len(spans) == 0 {
 		return
 	}
@@ -101,7 +105,7 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 	run := reduce.Run{Spans: make([]reduce.DeviceSpan, len(spans))}
 	for i := range spans {
 		s := &spans[i]
-		run.Spans[i] = reduce.DeviceSpan{Name: s.Name, Depth: int(s.Depth), TS: reduce.Nanos(s.TS), Dur: reduce.Nanos(s.Dur)}
+		run.Spans[i] = reduce.DeviceSpan{Name: s.Name, Depth: int(s.Depth), TS: reduce.DeviceNanos(s.TS), Dur: reduce.DeviceNanos(s.Dur)}
 		if s.Name != reduce.WallName {
 			continue
 		}
@@ -117,39 +121,44 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 			}
 		}
 	}
-	run.Domain = reduce.Domain{PID: int64(k.pid), Dev: dev}
+	extraReason := ""
+	d, err := reduce.DomainOf(k.pid, dev)
+	switch {
+	case err != nil:
+		d, extraReason = reduce.Domain{Pid: k.pid, Dev: noDevice}, "device_wall's dev= is out of range"
+	case !hasDev:
+		extraReason = "device_wall names no dev="
+	}
+	run.Domain = d
 	run.Wall = wall
 	ds := c.deviceSummary(run.Domain)
 	ds.Runs++
 	if runner != nil {
-		run.RunnerRun = &reduce.HostWindow{Start: reduce.Nanos(runner.TS), Dur: reduce.Nanos(runner.Dur)}
+		run.RunnerRun = &reduce.HostWindow{Start: reduce.HostNanos(runner.TS), End: reduce.HostNanos(runner.End())}
 	}
 	if root != nil && root.Name == rootName {
-		run.Enclosing = []reduce.HostWindow{{Start: reduce.Nanos(root.TS), Dur: reduce.Nanos(root.Dur)}}
-	}
-	extraReason := ""
-	if !hasDev {
-		extraReason = "device_wall names no dev="
+		run.Enclosing = []reduce.HostWindow{{Start: reduce.HostNanos(root.TS), End: reduce.HostNanos(root.End())}}
 	}
 	pl, err := c.placer.Place(run)
 	generic := "" // the summary's reason, when the slices carry a detailed one
-	if err != nil {
+	if errors.Is(err, reduce.ErrInconsistent) {
 		ds.Inconsists++
 		generic = "clock anchors disagree with containment (see the notes)"
 		c.note("inconsistent", "run pid=%d inv=%d: %v; placed by containment alone", k.pid, k.inv, err)
 		why := "clock anchors disagree with containment: " + strings.TrimPrefix(err.Error(), "reduce: ")
 		pl, err = c.containOnly.Place(run)
-		for i := range pl {
-			pl[i].Reason = why
-		}
+		pl.Reason = why
 	}
 	if err != nil {
 		var ie *reduce.InconsistencyError
+		reason := "no placement consistent with its host windows"
 		if errors.As(err, &ie) {
 			c.note("inconsistent", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
+		} else {
+			reason = "device offsets outside the host clock's range"
+			c.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
 		}
 		ds.Unaligned += int64(len(spans))
-		reason := "no placement consistent with its host windows"
 		addReason(ds, reason, int64(len(spans)))
 		c.led.dropSpan("device spans with no consistent placement", spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10), int64(len(spans)))
 		return
@@ -174,68 +183,19 @@ func addReason(ds *DeviceSummary, r string, n int64) {
 	ds.Reasons[r] += n
 }
 
-// drawDevice draws placed device spans. Every sub-phase is mapped to the
-// host axis by one monotonic map (the placed origin plus the device offset
-// scaled by the estimated rate), so spans nested on the device stay nested
-// on the host. device_wall from a log is the runtime's bracket: it is drawn
-// over its own placed interval, widened where needed to cover its
-// sub-phases.
-func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, fixes map[int]truncationFix, pl []reduce.Placement, extraReason, generic string) {
-	if pl[0].Method == reduce.Unaligned {
-		for _, p := range pl {
-			addReason(ds, joinReason(p.Reason, extraReason), 1)
-		}
+// drawDevice draws placed device spans as reduce placed them: each at
+// HostStart..HostEnd through the run's one map, with its Bound (plus the
+// shift of a truncation repair).
+func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, fixes map[int]truncationFix, pl reduce.Placement, extraReason, generic string) {
+	if pl.Method == reduce.Unaligned {
+		addReason(ds, joinReason(pl.Reason, extraReason), int64(len(spans)))
 		ds.Unaligned += int64(len(spans))
-		c.led.dropSpan("device spans with no host evidence to place them", spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+joinReason(pl[0].Reason, extraReason), int64(len(spans)))
+		c.led.dropSpan("device spans with no host evidence to place them", spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+joinReason(pl.Reason, extraReason), int64(len(spans)))
 		return
 	}
-	// The reference span for the map: the longest sub-phase.
-	ref := -1
-	wall := -1
-	for i, s := range run.Spans {
-		if s.Name == reduce.WallName {
-			wall = i
-			continue
-		}
-		if ref < 0 || s.Dur > run.Spans[ref].Dur {
-			ref = i
-		}
-	}
-	if ref < 0 {
-		ref = wall
-	}
-	r := run.Spans[ref]
-	scale := func(x reduce.Nanos) int64 { return mulDiv(int64(x), int64(pl[ref].HostDur), int64(r.Dur)) }
-	h0 := int64(pl[ref].HostStart) - scale(r.TS)
-	type drawn struct {
-		start, end, bound int64
-	}
-	out := make([]drawn, len(spans))
-	lo, hi := int64(maxInt64), int64(-maxInt64)
-	for i, s := range run.Spans {
-		if i == wall {
-			continue
-		}
-		st, en := h0+scale(s.TS), h0+scale(s.TS+s.Dur)
-		bound := int64(pl[i].Bound) + absInt64(st-int64(pl[i].HostStart)) + fixes[i].shift
-		out[i] = drawn{st, en, bound}
-		lo, hi = min(lo, st), max(hi, en)
-	}
-	if wall >= 0 {
-		st := int64(pl[wall].HostStart)
-		en := st + int64(pl[wall].HostDur)
-		bound := int64(pl[wall].Bound)
-		if lo < st {
-			bound += st - lo
-			st = lo
-		}
-		en = max(en, hi)
-		out[wall] = drawn{st, en, bound}
-	}
-
 	group := c.tracks.deviceGroup(k.pid, run.Domain.Dev)
-	method := pl[0].Method.String()
-	reason := joinReason(pl[0].Reason, extraReason)
+	method := pl.Method.String()
+	reason := joinReason(pl.Reason, extraReason)
 	counted := reason // the summary counts by a reason that does not vary run to run
 	if generic != "" {
 		counted = joinReason(generic, extraReason)
@@ -244,20 +204,21 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 	var orch, sched = -1, -1
 	for i := range spans {
 		s := &spans[i]
-		d := out[i]
+		d := pl.Spans[i]
+		bound := int64(d.Bound) + fixes[i].shift
 		args := append(c.args[:0],
 			perfetto.Uint("inv", s.Inv), perfetto.String("hid", c.hidString(s.Hid)), perfetto.Int("depth", int64(s.Depth)),
 		)
 		args = appendAttrs(args, s.Attrs)
 		args = append(args, perfetto.Int("device_ts", s.TS), perfetto.Int("device_dur", s.Dur))
-		if run.HasOrigin && freq != 0 && i != wall && s.TS >= 0 {
-			if cyc, err := freq.Cycles(reduce.Nanos(s.TS)); err == nil {
+		if run.HasOrigin && freq != 0 && s.Name != reduce.WallName && s.TS >= 0 {
+			if cyc, err := freq.Cycles(reduce.DeviceNanos(s.TS)); err == nil {
 				if sum, carry := bits.Add64(uint64(run.Origin), uint64(cyc), 0); carry == 0 {
 					args = append(args, perfetto.Uint("start_cyc", sum))
 				}
 			}
 		}
-		args = append(args, perfetto.String("placement", method), perfetto.Int("bound_ns", d.bound))
+		args = append(args, perfetto.String("placement", method), perfetto.Int("bound_ns", bound))
 		if reason != "" {
 			args = append(args, perfetto.String("placement_reason", reason))
 		}
@@ -273,15 +234,15 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		case "sched":
 			sched = i
 		}
-		if !c.slice(t, perfetto.Slice{Name: s.Name, TS: d.start, Dur: d.end - d.start, Depth: s.Depth, Args: args, Ref: uint64(s.at)}, s.at) {
+		if !c.slice(t, perfetto.Slice{Name: s.Name, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Depth: s.Depth, Args: args, Ref: uint64(s.at)}, s.at) {
 			continue
 		}
 		c.led.drawn()
 		if fixed {
 			c.led.repaired(reasonTruncation, s.at, s.Name+": "+fix.what)
 		}
-		ds.Bound.add(d.bound)
-		switch pl[i].Method {
+		ds.Bound.add(bound)
+		switch pl.Method {
 		case reduce.Aligned:
 			ds.Aligned++
 		case reduce.Contained:
@@ -291,16 +252,19 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 	}
 	if orch >= 0 && sched >= 0 {
 		o, s := run.Spans[orch], run.Spans[sched]
-		ts, end := min(o.TS, s.TS), max(o.TS+o.Dur, s.TS+s.Dur)
-		st, en := min(out[orch].start, out[sched].start), max(out[orch].end, out[sched].end)
+		eff := reduce.Effective(reduce.DeviceWindow{Start: o.TS, End: o.TS + o.Dur}, reduce.DeviceWindow{Start: s.TS, End: s.TS + s.Dur})
+		d, err := pl.Place(eff)
+		if err != nil {
+			return
+		}
 		args := append(c.args[:0],
 			perfetto.Uint("inv", spans[orch].Inv), perfetto.String("hid", c.hidString(spans[orch].Hid)),
 			perfetto.Bool("derived", true), perfetto.String("derived_from", "orch ∪ sched"),
-			perfetto.Int("device_ts", int64(ts)), perfetto.Int("device_dur", int64(end-ts)),
-			perfetto.String("placement", method), perfetto.Int("bound_ns", max(out[orch].bound, out[sched].bound)),
+			perfetto.Int("device_ts", int64(eff.Start)), perfetto.Int("device_dur", int64(eff.Len())),
+			perfetto.String("placement", method), perfetto.Int("bound_ns", int64(d.Bound)+max(fixes[orch].shift, fixes[sched].shift)),
 		)
 		t := c.tracks.device(k.pid, run.Domain.Dev, group, "effective")
-		c.other(t, perfetto.Slice{Name: effectiveName, TS: st, Dur: en - st, Args: args}, spans[orch].at, "derived Effective windows")
+		c.other(t, perfetto.Slice{Name: effectiveName, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Args: args}, spans[orch].at, "derived Effective windows")
 	}
 }
 
@@ -397,32 +361,8 @@ func repairTruncation(spans []heldSpan) map[int]truncationFix {
 		}
 	}
 	for i, f := range fixes {
-		f.shift = absInt64(spans[i].TS - f.ts)
+		f.shift = max(spans[i].TS-f.ts, f.ts-spans[i].TS)
 		fixes[i] = f
 	}
 	return fixes
-}
-
-// mulDiv is floor(a·b/c) for a, b ≥ 0 and c > 0 with a 128-bit product;
-// c == 0 gives a.
-func mulDiv(a, b, c int64) int64 {
-	if c <= 0 || a < 0 || b < 0 {
-		return a
-	}
-	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	if hi >= uint64(c) {
-		return a
-	}
-	q, _ := bits.Div64(hi, lo, uint64(c))
-	if q > maxInt64 {
-		return a
-	}
-	return int64(q)
-}
-
-func absInt64(v int64) int64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }

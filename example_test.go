@@ -77,8 +77,8 @@ func ExampleBuilder() {
 	// 0 chip.run 900000 700000
 	// 1 chip.run.runner_run 990000 500000
 	// 0 chip.run.runner_run.device_wall 999911 400200
-	// 1 chip.run.runner_run.device_wall.preamble 1000112 20000
-	// 1 chip.run.runner_run.device_wall.graph_build 1020112 360000
+	// 1 chip.run.runner_run.device_wall.preamble 1000111 20000
+	// 1 chip.run.runner_run.device_wall.graph_build 1020111 360000
 	// 5 spans drawn, trace clean: true
 }
 

@@ -27,7 +27,7 @@ type invBuf struct {
 	openOn *laneKey
 	// wall is RunWall's true extent, known when the run's device spans
 	// came from a raw buffer.
-	wall *reduce.WallExtent
+	wall *reduce.DeviceWindow
 }
 
 // runCollector groups the spans of runs — a run is the spans sharing a

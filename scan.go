@@ -151,7 +151,7 @@ func (s *scanResult) scanRecord(rec *strace.Record) {
 		}
 	case strace.KindDeviceAnchor:
 		a := rec.DeviceAnchor
-		d := reduce.Domain{PID: int64(a.Pid), Dev: int64(a.Dev)}
+		d := reduce.Domain{Pid: a.Pid, Dev: a.Dev}
 		s.anchors[d] = append(s.anchors[d], a)
 		s.anchorInput[d] = append(s.anchorInput[d], s.input)
 	}

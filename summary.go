@@ -128,7 +128,7 @@ type OutputSummary struct {
 // DeviceSummary says how one device clock domain's spans were placed.
 type DeviceSummary struct {
 	Pid        int32            `json:"pid"`
-	Dev        int64            `json:"dev"`
+	Dev        int32            `json:"dev"`
 	Anchors    int64            `json:"anchors"`
 	Runs       int64            `json:"runs"`
 	Aligned    int64            `json:"aligned"`

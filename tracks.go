@@ -151,7 +151,7 @@ func (tr *trackSet) lane(pid int32, tid int64, slot int64, hasSlot bool) (perfet
 
 // deviceGroup is the track grouping one device's lanes under its process
 // (the zero Track past the track limit).
-func (tr *trackSet) deviceGroup(pid int32, dev int64) perfetto.Track {
+func (tr *trackSet) deviceGroup(pid int32, dev int32) perfetto.Track {
 	k := devLane{pid, dev, "\x00group"}
 	if t, ok := tr.devLanes[k]; ok {
 		return t
@@ -160,13 +160,13 @@ func (tr *trackSet) deviceGroup(pid int32, dev int64) perfetto.Track {
 	if !ok {
 		return perfetto.Track{}
 	}
-	name := "device " + itoa(dev)
+	name := "device " + itoa(int64(dev))
 	if dev == noDevice {
 		name = "device (unnamed)"
 	}
 	t, ok := tr.newTrack(func() perfetto.Track {
 		return tr.w.Track(proc, perfetto.TrackSpec{
-			Name: name, Key: name, Rank: int32(1000 + max(dev, 0)), ChildOrder: perfetto.ChildOrderExplicit, Merge: perfetto.MergeNone,
+			Name: name, Key: name, Rank: 1000 + max(dev, 0), ChildOrder: perfetto.ChildOrderExplicit, Merge: perfetto.MergeNone,
 			Description: "AICPU phases of " + name + " placed on the host timeline; each slice says how it was placed and its bound in ns",
 		})
 	})
@@ -179,7 +179,7 @@ func (tr *trackSet) deviceGroup(pid int32, dev int64) perfetto.Track {
 // devLane names a device track: a device's group or one of its lanes.
 type devLane struct {
 	pid  int32
-	dev  int64
+	dev  int32
 	lane string
 }
 
@@ -197,7 +197,7 @@ func deviceLane(name string) string {
 
 // deviceTrack is the track of a device lane (the zero Track past the
 // track limit).
-func (tr *trackSet) device(pid int32, dev int64, group perfetto.Track, lane string) perfetto.Track {
+func (tr *trackSet) device(pid int32, dev int32, group perfetto.Track, lane string) perfetto.Track {
 	k := devLane{pid, dev, lane}
 	if t, ok := tr.devLanes[k]; ok {
 		return t

@@ -24,7 +24,7 @@ type methodStats struct {
 
 func measure(t testing.TB, rg regime) []methodStats {
 	d := simulate(rg, accuracySeed)
-	dom := Domain{PID: 1, Dev: 0}
+	dom := Domain{Pid: 1, Dev: 0}
 	p := NewPlacer()
 	for _, a := range d.anchors {
 		if err := p.AddAnchor(dom, a); err != nil {
@@ -55,7 +55,7 @@ func measure(t testing.TB, rg regime) []methodStats {
 	}
 }
 
-func fmtNs(v Nanos) string {
+func fmtNs(v HostNanos) string {
 	switch {
 	case v >= 10*ms:
 		return fmt.Sprintf("%.1f ms", float64(v)/1e6)
@@ -104,5 +104,5 @@ func TestAccuracyTable(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("60 s per regime, a run every 20 ms, seed %d; errors and bounds of span starts; the first four rows of a regime cover the stamped spans (phases and task slots), the last two device_wall\n%s", accuracySeed, b.String())
+	t.Logf("60 s per regime, a run every 20 ms, seed %d; errors of span starts; for phasetrace rows the Bound returned by Placer.Place must hold at both the start and the end (bound holds); the first four rows of a regime cover the stamped spans (phases and task slots), the last two device_wall\n%s", accuracySeed, b.String())
 }

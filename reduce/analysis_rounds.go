@@ -121,20 +121,14 @@ func roundOf(inv *strace.Invocation) Round {
 	row.Values[ColDevice] = dur(WallName)
 	row.Values[ColOrch] = dur(spanOrch)
 	row.Values[ColSched] = dur(spanSched)
-	var start, end int64
-	seen := false
+	var eff DeviceWindow
 	for _, s := range []*strace.Span{names[spanOrch], names[spanSched]} {
-		if s == nil {
-			continue
+		if s != nil {
+			eff = Effective(eff, DeviceWindow{Start: DeviceNanos(s.TS), End: DeviceNanos(s.End())})
 		}
-		if !seen {
-			start, end, seen = s.TS, s.End(), true
-			continue
-		}
-		start, end = min(start, s.TS), max(end, s.End())
 	}
-	if seen {
-		row.Values[ColEffective] = satSub64(end, start)
+	if names[spanOrch] != nil || names[spanSched] != nil {
+		row.Values[ColEffective] = int64(eff.Len())
 	}
 	return row
 }

@@ -127,7 +127,7 @@ func pairConcurrent(n *TreeNode, maps []map[string]*strace.Span) {
 	for _, m := range maps {
 		o, s := m[orch.Name], m[sched.Name]
 		if o != nil && s != nil {
-			effs = append(effs, satSub64(max(o.End(), s.End()), min(o.TS, s.TS)))
+			effs = append(effs, int64(Effective(DeviceWindow{Start: DeviceNanos(o.TS), End: DeviceNanos(o.End())}, DeviceWindow{Start: DeviceNanos(s.TS), End: DeviceNanos(s.End())}).Len()))
 		}
 	}
 	spread := spreadOf(effs)

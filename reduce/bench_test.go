@@ -58,11 +58,11 @@ func BenchmarkPlaceSpan(b *testing.B) {
 	d := simulate(regimes[0], accuracySeed)
 	p := NewPlacer()
 	for _, a := range d.anchors {
-		if err := p.AddAnchor(Domain{PID: 1}, a); err != nil {
+		if err := p.AddAnchor(Domain{Pid: 1}, a); err != nil {
 			b.Fatal(err)
 		}
 	}
-	out := make([]Placement, 0, 16)
+	var out Placement
 	spans := 0
 	for _, rr := range d.runs {
 		spans += len(rr.run.Spans)
@@ -73,8 +73,7 @@ func BenchmarkPlaceSpan(b *testing.B) {
 	for b.Loop() {
 		rr := d.runs[i%len(d.runs)]
 		i++
-		out = out[:len(rr.run.Spans)]
-		if err := p.PlaceInto(out, rr.run); err != nil {
+		if err := p.PlaceInto(&out, rr.run); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -34,11 +34,11 @@ func CalibrationAnchors(c *strace.Calibration, f Hz) (anchors []Anchor, skipped 
 			continue
 		}
 		anchors = append(anchors, Anchor{
-			HostNs:   Nanos(s.HostBeforeNS),
-			WindowNs: Nanos(s.HostAfterNS - s.HostBeforeNS),
+			HostNs:   HostNanos(s.HostBeforeNS),
+			WindowNs: HostNanos(s.HostAfterNS - s.HostBeforeNS),
 			DevCyc:   Cycles(s.DeviceCycles),
 			DevFreq:  f,
-			QuantNs:  Nanos(c.QuantizationNS),
+			QuantNs:  HostNanos(c.QuantizationNS),
 		})
 	}
 	return anchors, skipped, nil

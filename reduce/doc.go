@@ -4,8 +4,14 @@
 //
 // # Units
 //
-// Raw counter readings are [Cycles], counter frequencies [Hz], host and
-// device-domain times [Nanos], rate errors [PPB]. Conversions are exact
+// Raw counter readings are [Cycles], counter frequencies [Hz], host
+// CLOCK_MONOTONIC times and durations [HostNanos], device-domain offsets
+// (from a run's origin) and durations [DeviceNanos], rate errors [PPB].
+// Device and host ns never mix implicitly: a device offset becomes a host
+// time only through a run's [Mapping]. Windows are [Extent] values on one
+// axis ([HostWindow], [DeviceWindow]); a device clock domain is a [Domain]
+// with the log's int32 pid and device id ([DomainOf] range-checks an
+// int64 dev= attribute). Conversions are exact
 // integer arithmetic with 128-bit intermediates ([Hz.Nanos] is the exact
 // floor of c·1e9/f and cannot overflow for any uint64 cycle count; it fails
 // only when the result exceeds int64 ns). The frequency always comes from
@@ -65,8 +71,9 @@
 // dropped as the runtime drops it. Every [DeviceSpan] also carries its
 // absolute start cycle; RunWall's true start is available from
 // [Reduction.WallOffset] so a placement can draw device_wall where it
-// really began. Effective, the merged orch ∪ sched window, is derived by
-// [Reduction.Effective] as a [Derived] value, never as a stamped span.
+// really began. Effective, the merged orch ∪ sched window, is one function,
+// [Effective], on extents of any axis; [Reduction.Effective] returns it as
+// a [Derived] value, never as a stamped span.
 //
 // # Placement
 //
@@ -87,7 +94,8 @@
 //     distance from c. The anchors nearest c on each side (up to
 //     [DefaultNeighbours]) are intersected; narrow windows dominate.
 //   - Rate. The rate error ε (true counter rate / nominal − 1) lies within
-//     ±max rate error ([DefaultMaxRateError], 100 ppm, [WithMaxRateError]).
+//     ±max rate error ([DefaultMaxRateError], 100 ppm, [WithMaxRateError];
+//     the Placer's options are [PlacerOption] values).
 //     When anchors span enough time the rate is estimated: among the anchors
 //     within half the rate horizon ([DefaultRateHorizon], [WithRateHorizon])
 //     of c, the four narrowest-window ones in the first quarter and in the
@@ -108,17 +116,42 @@
 //     ([Run.Enclosing]: chip.run, the L3 node.dispatch … node.complete
 //     window) constrain it the same way.
 //
-// Each span's interval is the origin interval plus its device offset at
-// every allowed rate, plus allowances for floored ns offsets (the runtime's
-// floating-point conversion can be 1 ns short) and one counter tick. For a
-// device_wall read from a log it also spans the bracket, so its bound
-// includes it.
+// # Published bounds
 //
-// The result for each span is a [Placement]: host start, bound in ns and
-// [Method]: [Aligned] (anchors contributed), [Contained] (only the
-// runner_run window) or [Unaligned] with the reason (no anchors for the
-// domain, no origin_cyc, no runner_run window). Devices on one host align
-// with each other through the host clock. An empty intersection is an
+// [Placer.Place] returns a [Placement]: the run's one [Mapping] and, for
+// each span, a [SpanPlacement] drawn through it. The map takes the middle
+// of the origin's interval, o, and the middle of the rate range, ε̂:
+//
+//	Host(v) = o + floor(v·1e9/(1e9+ε̂))
+//
+// exact in 128 bits, an error (never a silent fallback) when the result
+// does not fit int64. It is monotone, and every span of a run goes through
+// it, so spans nested on the device stay nested on the host.
+//
+// The model allows, for a device instant whose offset from the origin
+// lies in [a, b], the host interval
+//
+//	[O.lo + min_ε a·1e9/(1e9+ε) − slack, O.hi + max_ε b·1e9/(1e9+ε) + slack]
+//
+// (O the origin's interval, ε over the rate range, slack one counter tick
+// plus the ns the floored offsets may lose). A stamped span's start lies
+// in [TS, TS+1] and its end in [TS+Dur, TS+Dur+1] (plus the slack); a
+// device_wall from a buffer starts in [Wall.Start, Wall.Start+1] and ends
+// in [Wall.End−1, Wall.End]; a device_wall read from a log, the runtime's
+// bracket, starts in [min(covered−dur, 0), 0] and ends in
+// [max(covered, start+dur), dur+2], and is drawn from Host of the middle of
+// its start's range for its logged duration, widened to cover every other
+// span as drawn. A span's Bound is the largest distance from where its
+// start and its end are drawn to the far end of their allowed intervals:
+// the truth lies in the interval, so it lies within Bound of the drawn
+// point whatever that point is. It holds for both ends of the slice, and
+// it is the number the accuracy tests check, span by span.
+//
+// [Mapping.Method] is [Aligned] (anchors contributed), [Contained] (only
+// the runner_run window) or [Unaligned] with the reason (no anchors for the
+// domain, no origin_cyc, no runner_run window); an unaligned run has no
+// spans placed. Devices on one host align with each other through the host
+// clock. An empty intersection is an
 // [*InconsistencyError] naming the two pieces of evidence that conflict
 // (a bad anchor, a wrong frequency, a runner_run window from another run);
 // it unwraps to [ErrInconsistent].
@@ -132,9 +165,11 @@
 //
 // The accuracy test (go test ./reduce -run TestAccuracyTable -v) simulates
 // 60 s runs with drifting counters, anchors read at random points of 1–40 µs
-// host windows and realistic runner_run slack, and compares this model with
-// the two-point minimum-window method, containment alone and the nearest
-// anchor without rate correction.
+// host windows and realistic runner_run slack, places them with
+// [Placer.Place] and checks every returned Bound against the simulated
+// true start and end; it compares this model with the two-point
+// minimum-window method, containment alone and the nearest anchor without
+// rate correction.
 //
 // # Analyses
 //

@@ -9,26 +9,37 @@ import (
 )
 
 // Domain identifies one device clock domain: a device as seen by one
-// process. Anchors and runs of the same (PID, Dev) share a counter.
+// process. Anchors and runs of the same (Pid, Dev) share a counter. The
+// types are the log's (strace.DeviceAnchor's Pid and Dev).
 type Domain struct {
-	PID int64
-	Dev int64
+	Pid int32
+	Dev int32
 }
 
-func (d Domain) String() string { return fmt.Sprintf("pid=%d dev=%d", d.PID, d.Dev) }
+func (d Domain) String() string { return fmt.Sprintf("pid=%d dev=%d", d.Pid, d.Dev) }
+
+// DomainOf returns the Domain of device dev of process pid, for a device id
+// read as an int64 (a span attribute such as device_wall's dev=). A device
+// id outside the int32 range is an error wrapping ErrRange.
+func DomainOf(pid int32, dev int64) (Domain, error) {
+	if dev < math.MinInt32 || dev > math.MaxInt32 {
+		return Domain{}, fmt.Errorf("%w: device id %d", ErrRange, dev)
+	}
+	return Domain{Pid: pid, Dev: int32(dev)}, nil
+}
 
 // Anchor is one device clock anchor: at some host instant inside
 // [HostNs, HostNs+WindowNs] the device counter read DevCyc. It is the
 // content of a `[CLOCK_ANCHOR] v=2` record (host_ns, window_ns, dev_cyc,
 // dev_freq) or of a valid calibration sample.
 type Anchor struct {
-	HostNs   Nanos
-	WindowNs Nanos
+	HostNs   HostNanos
+	WindowNs HostNanos
 	DevCyc   Cycles
 	DevFreq  Hz
 	// QuantNs is the device reading's own quantisation beyond one counter
 	// cycle (1000 for a microsecond-resolution raw timestamp), 0 otherwise.
-	QuantNs Nanos
+	QuantNs HostNanos
 }
 
 // Method says how a device span was placed on the host axis.
@@ -65,7 +76,7 @@ const (
 	DefaultRateStability PPB = 50
 	// DefaultRateHorizon is the span of anchors (centred on the mapped
 	// counter value) a rate estimate is made from: 60 s.
-	DefaultRateHorizon Nanos = 60_000_000_000
+	DefaultRateHorizon HostNanos = 60_000_000_000
 	// DefaultNeighbours is the largest number of anchors on each side of a
 	// mapped counter value whose evidence is intersected.
 	DefaultNeighbours = 64
@@ -74,37 +85,38 @@ const (
 type config struct {
 	maxRate    PPB
 	stability  PPB
-	horizon    Nanos
+	horizon    HostNanos
 	neighbours int
 }
 
-// Option configures a Placer.
-type Option func(*config)
+// PlacerOption configures a Placer (NewPlacer); the defaults are the
+// Default… constants.
+type PlacerOption func(*config)
 
-// WithMaxRateError sets the assumed bound on the counter's rate error
+// WithMaxRateError sets a Placer's assumed bound on the counter's rate error
 // against the host clock (default DefaultMaxRateError). Values are clamped
 // to [0, 0.5e9] ppb.
-func WithMaxRateError(r PPB) Option {
+func WithMaxRateError(r PPB) PlacerOption {
 	return func(c *config) { c.maxRate = min(max(r, 0), 500_000_000) }
 }
 
-// WithRateStability sets how far the rate error may move across the
+// WithRateStability sets how far a Placer lets the rate error move across the
 // anchors of one rate estimate (default DefaultRateStability). Setting it
 // to twice the maximum rate error or more disables rate estimation: every
 // mapping then carries the full maximum rate error.
-func WithRateStability(r PPB) Option {
+func WithRateStability(r PPB) PlacerOption {
 	return func(c *config) { c.stability = max(r, 0) }
 }
 
-// WithRateHorizon sets the span of anchors a rate estimate is made from
-// (default DefaultRateHorizon).
-func WithRateHorizon(d Nanos) Option {
+// WithRateHorizon sets the host time span of anchors a Placer's rate
+// estimate is made from (default DefaultRateHorizon).
+func WithRateHorizon(d HostNanos) PlacerOption {
 	return func(c *config) { c.horizon = max(d, 0) }
 }
 
 // WithNeighbours sets how many anchors on each side of a mapped counter
 // value are intersected (default DefaultNeighbours, at least 1).
-func WithNeighbours(n int) Option {
+func WithNeighbours(n int) PlacerOption {
 	return func(c *config) { c.neighbours = max(n, 1) }
 }
 
@@ -172,7 +184,7 @@ func (e *InconsistencyError) Unwrap() error { return ErrInconsistent }
 // the instant the counter became Cyc.
 type anchorRec struct {
 	cyc    Cycles
-	lo, hi Nanos
+	lo, hi HostNanos
 	index  int
 }
 
@@ -197,7 +209,7 @@ type Placer struct {
 }
 
 // NewPlacer returns a Placer with the given options.
-func NewPlacer(opts ...Option) *Placer {
+func NewPlacer(opts ...PlacerOption) *Placer {
 	cfg := config{maxRate: DefaultMaxRateError, stability: DefaultRateStability, horizon: DefaultRateHorizon, neighbours: DefaultNeighbours}
 	for _, o := range opts {
 		o(&cfg)
@@ -250,8 +262,9 @@ type rateRange struct {
 
 // hostOf returns the interval of host ns a device-domain duration v
 // (nominal ns, may be negative) takes when the rate error lies in r:
-// v·1e9/(1e9+ε).
-func (r rateRange) hostOf(v Nanos) (lo, hi Nanos) {
+// v·1e9/(1e9+ε). An end that does not fit int64 is returned as
+// math.MinInt64 or math.MaxInt64.
+func (r rateRange) hostOf(v DeviceNanos) (lo, hi HostNanos) {
 	den := func(e PPB) int64 { return nsPerSecond + int64(e) }
 	var ok1, ok2 bool
 	var a, b int64
@@ -268,7 +281,7 @@ func (r rateRange) hostOf(v Nanos) (lo, hi Nanos) {
 	if !ok2 {
 		b = math.MaxInt64
 	}
-	return Nanos(a), Nanos(b)
+	return HostNanos(a), HostNanos(b)
 }
 
 // mid returns the middle of the range.
@@ -276,7 +289,7 @@ func (r rateRange) mid() PPB { return r.lo + (r.hi-r.lo)/2 }
 
 // nominal returns floor((to − from)·1e9/f) as signed ns, ok false on
 // overflow.
-func nominal(from, to Cycles, f Hz) (Nanos, bool) {
+func nominal(from, to Cycles, f Hz) (DeviceNanos, bool) {
 	if to >= from {
 		v, err := f.Nanos(to - from)
 		return v, err == nil
@@ -295,7 +308,7 @@ func (p *Placer) rate(ds *domainState, c Cycles) (rateRange, error) {
 	if p.cfg.stability >= 2*rho || len(ds.anchors) < 2 {
 		return full, nil
 	}
-	half, err := ds.freq.Cycles(p.cfg.horizon / 2)
+	half, err := ds.freq.Cycles(DeviceNanos(p.cfg.horizon / 2))
 	if err != nil {
 		half = Unset
 	}
@@ -416,7 +429,9 @@ func pairRate(i, j anchorRec, f Hz) (lo, hi PPB, ok bool) {
 	if err != nil {
 		return 0, 0, false
 	}
-	emin, emax := j.lo-i.hi, j.hi-i.lo
+	// Host and device elapsed times are compared as the same count of ns:
+	// that comparison is what the rate error measures.
+	emin, emax := DeviceNanos(j.lo-i.hi), DeviceNanos(j.hi-i.lo)
 	if emax <= 0 {
 		// The counter advanced while the host window went backwards: no
 		// rate explains it.
@@ -437,15 +452,15 @@ func pairRate(i, j anchorRec, f Hz) (lo, hi PPB, ok bool) {
 	return PPB(l), PPB(h), true
 }
 
-// interval is a host-ns interval with the evidence that set each end.
+// interval is a closed host-ns interval with the evidence that set each end.
 type interval struct {
-	lo, hi       Nanos
+	lo, hi       HostNanos
 	loSrc, hiSrc Evidence
 }
 
 func unbounded() interval { return interval{lo: math.MinInt64, hi: math.MaxInt64} }
 
-func (iv *interval) intersect(lo, hi Nanos, ev Evidence) {
+func (iv *interval) intersect(lo, hi HostNanos, ev Evidence) {
 	if lo > iv.lo {
 		iv.lo, iv.loSrc = lo, ev
 	}
@@ -494,18 +509,6 @@ func (p *Placer) anchorInterval(ds *domainState, c Cycles, r rateRange) (interva
 	return iv, used
 }
 
-// HostWindow is a host span's extent on CLOCK_MONOTONIC.
-type HostWindow struct {
-	Start Nanos
-	Dur   Nanos
-}
-
-// WallExtent is RunWall's true extent as device-ns offsets from the origin
-// (Start ≤ 0 normally), known when the run comes from a raw buffer.
-type WallExtent struct {
-	Start, End Nanos
-}
-
 // Run is one invocation's device spans and the evidence to place them.
 type Run struct {
 	Domain Domain
@@ -516,9 +519,11 @@ type Run struct {
 	// Spans are the run's device spans: device_wall (Depth 2, TS 0) and
 	// its children, with device-domain TS and Dur.
 	Spans []DeviceSpan
-	// Wall is RunWall's true extent when known (from a buffer); nil for a
-	// run read from a log, where device_wall is only the runtime's bracket.
-	Wall *WallExtent
+	// Wall is RunWall's true extent as device-domain offsets from the
+	// origin (Start ≤ 0, floored; End ceiled) when known (from a buffer);
+	// nil for a run read from a log, where device_wall is only the
+	// runtime's bracket.
+	Wall *DeviceWindow
 	// RunnerRun is the run's chip.run.runner_run host window, or nil.
 	RunnerRun *HostWindow
 	// Enclosing are further host windows known to contain the device run
@@ -541,42 +546,234 @@ func RunFrom(r *Reduction, d Domain, runnerRun *HostWindow) (Run, error) {
 		return Run{}, err
 	}
 	if ok {
-		run.Wall = &WallExtent{Start: s, End: e}
+		run.Wall = &DeviceWindow{Start: s, End: e}
 	}
 	return run, nil
 }
 
-// Placement is where one device span lies on the host timeline.
-type Placement struct {
-	// HostStart is the estimated host CLOCK_MONOTONIC start; the true start
-	// lies in [HostStart−Bound, HostStart+Bound] under the model's
-	// assumptions.
-	HostStart Nanos
-	// HostDur is the span's duration converted to host ns at the
-	// estimated rate.
-	HostDur Nanos
-	Bound   Nanos
-	Method  Method
-	// Reason says why a span is unaligned or only contained.
+// ErrUnaligned: a Mapping whose run no evidence places maps nothing.
+var ErrUnaligned = errors.New("reduce: run not placed on the host timeline")
+
+// Mapping is a run's one map from device-domain offsets to host time: the
+// offset off is drawn at Origin + off·1e9/(1e9+Rate) (floored). It is
+// strictly the same map for every span of the run, monotone, so spans that
+// nest on the device nest on the host. Bounds come from the interval the
+// evidence allows for the origin's host instant and the range of rate
+// errors it allows (see the package documentation, "Published bounds").
+type Mapping struct {
+	Method Method
+	// Reason says why the run is unaligned or only contained.
 	Reason string
+	// Origin is the host time device offset 0 is drawn at: the middle of
+	// the interval the evidence allows for the origin.
+	Origin HostNanos
+	// Rate is the rate error the map converts with: the middle of the
+	// allowed range.
+	Rate PPB
+
+	origin interval
+	rate   rateRange
+	slack  HostNanos // floored offsets and counter quantisation
 }
 
-// Place places every span of run; the result is parallel to run.Spans. An
-// empty intersection of the evidence is an *InconsistencyError.
-func (p *Placer) Place(run Run) ([]Placement, error) {
-	out := make([]Placement, len(run.Spans))
-	if err := p.PlaceInto(out, run); err != nil {
-		return nil, err
+// Host maps a device-domain offset to host time with exact integer
+// arithmetic (a 128-bit intermediate). A result that does not fit int64 is
+// an error wrapping ErrRange; an unaligned Mapping returns ErrUnaligned.
+func (m Mapping) Host(off DeviceNanos) (HostNanos, error) {
+	if m.Method == Unaligned {
+		return 0, ErrUnaligned
+	}
+	v, ok := mulDiv(int64(off), nsPerSecond, nsPerSecond+int64(m.Rate), false)
+	if !ok {
+		return 0, fmt.Errorf("%w: device offset %d ns has no host time", ErrRange, int64(off))
+	}
+	h, ok := addHost(m.Origin, HostNanos(v))
+	if !ok {
+		return 0, fmt.Errorf("%w: device offset %d ns has no host time", ErrRange, int64(off))
+	}
+	return h, nil
+}
+
+// allowed returns the host interval the model allows for a device instant
+// whose offset from the origin lies in [lo, hi]: the origin's interval plus
+// the offset at every allowed rate, widened by the slack.
+func (m Mapping) allowed(lo, hi DeviceNanos) (HostNanos, HostNanos, error) {
+	a, _ := m.rate.hostOf(lo)
+	_, b := m.rate.hostOf(hi)
+	l, ok1 := addHost(m.origin.lo, a)
+	u, ok2 := addHost(m.origin.hi, b)
+	if ok1 {
+		l, ok1 = addHost(l, -m.slack)
+	}
+	if ok2 {
+		u, ok2 = addHost(u, m.slack)
+	}
+	if a == math.MinInt64 || b == math.MaxInt64 || !ok1 || !ok2 {
+		return 0, 0, fmt.Errorf("%w: device offsets [%d, %d] ns have no host interval", ErrRange, int64(lo), int64(hi))
+	}
+	return l, u, nil
+}
+
+// boundAt returns how far from h a device instant with offset in [lo, hi]
+// can lie: the farther end of its allowed interval.
+func (m Mapping) boundAt(h HostNanos, lo, hi DeviceNanos) (HostNanos, error) {
+	l, u, err := m.allowed(lo, hi)
+	if err != nil {
+		return 0, err
+	}
+	d1, ok1 := subHost(h, l)
+	d2, ok2 := subHost(u, h)
+	if !ok1 || !ok2 || d1 == math.MinInt64 || d2 == math.MinInt64 {
+		return 0, fmt.Errorf("%w: bound at host %d ns", ErrRange, int64(h))
+	}
+	return max(absHost(d1), absHost(d2)), nil
+}
+
+// Place draws a device window stamped by the device (its start and end
+// each known to the ns below, as the exact floors this package and the
+// runtime log) through the map: HostStart = Host(w.Start), HostEnd =
+// Host(w.End), and the Bound that holds for both ends.
+func (m Mapping) Place(w DeviceWindow) (SpanPlacement, error) {
+	return m.place(w.Start, w.End, w.Start, satAdd(w.Start, 1), w.End, satAdd(w.End, 1))
+}
+
+// place draws start and end through the map and bounds them, the true
+// start lying in device offsets [slo, shi] and the true end in [elo, ehi].
+func (m Mapping) place(start, end, slo, shi, elo, ehi DeviceNanos) (SpanPlacement, error) {
+	hs, err := m.Host(start)
+	if err != nil {
+		return SpanPlacement{}, err
+	}
+	he, err := m.Host(end)
+	if err != nil {
+		return SpanPlacement{}, err
+	}
+	return m.bounded(hs, he, slo, shi, elo, ehi)
+}
+
+func (m Mapping) bounded(hs, he HostNanos, slo, shi, elo, ehi DeviceNanos) (SpanPlacement, error) {
+	b1, err := m.boundAt(hs, slo, shi)
+	if err != nil {
+		return SpanPlacement{}, err
+	}
+	b2, err := m.boundAt(he, elo, ehi)
+	if err != nil {
+		return SpanPlacement{}, err
+	}
+	return SpanPlacement{HostStart: hs, HostEnd: he, Bound: max(b1, b2)}, nil
+}
+
+// SpanPlacement is where one device span is drawn on the host timeline.
+type SpanPlacement struct {
+	HostStart, HostEnd HostNanos
+	// Bound: under the model's assumptions the span's true host start lies
+	// within Bound of HostStart and its true end within Bound of HostEnd.
+	Bound HostNanos
+}
+
+// Placement is a placed run: its Mapping and, parallel to Run.Spans, where
+// each span is drawn (nil when the run is Unaligned).
+type Placement struct {
+	Mapping
+	Spans []SpanPlacement
+}
+
+// Place places run: one Mapping for the whole run and every span drawn
+// through it. Stamped spans are drawn at Host(TS)..Host(TS+Dur).
+// device_wall from a buffer (run.Wall set) is drawn at its true extent;
+// from a log it is the runtime's bracket and is drawn over the middle of
+// the interval its true start may take, widened to cover its sub-phases,
+// with its bound measured from where it is drawn. An empty intersection of
+// the evidence is an *InconsistencyError; offsets whose host time does not
+// fit int64 are an error wrapping ErrRange.
+func (p *Placer) Place(run Run) (Placement, error) {
+	var out Placement
+	if err := p.PlaceInto(&out, run); err != nil {
+		return Placement{}, err
 	}
 	return out, nil
 }
 
-// PlaceInto is Place writing into out, which must have len(run.Spans)
-// elements.
-func (p *Placer) PlaceInto(out []Placement, run Run) error {
-	if len(out) != len(run.Spans) {
-		return fmt.Errorf("reduce: PlaceInto: %d placements for %d spans", len(out), len(run.Spans))
+// PlaceInto is Place writing into out, reusing out.Spans' storage.
+func (p *Placer) PlaceInto(out *Placement, run Run) error {
+	m, err := p.mapping(run)
+	if err != nil {
+		return err
 	}
+	out.Mapping, out.Spans = m, out.Spans[:0]
+	if m.Method == Unaligned {
+		out.Spans = nil
+		return nil
+	}
+	out.Spans = slices.Grow(out.Spans, len(run.Spans))[:len(run.Spans)]
+	wall := -1
+	for i, s := range run.Spans {
+		if isWall(s) && wall < 0 {
+			wall = i
+			continue
+		}
+		end, ok := addDevice(s.TS, s.Dur)
+		if !ok {
+			return fmt.Errorf("%w: %s ends past the largest offset", ErrRange, s.Name)
+		}
+		if out.Spans[i], err = m.Place(DeviceWindow{Start: s.TS, End: end}); err != nil {
+			return fmt.Errorf("reduce: %s: %w", s.Name, err)
+		}
+	}
+	if wall >= 0 {
+		if out.Spans[wall], err = p.placeWall(m, run, wall, out.Spans); err != nil {
+			return fmt.Errorf("reduce: %s: %w", run.Spans[wall].Name, err)
+		}
+	}
+	return nil
+}
+
+func isWall(s DeviceSpan) bool { return s.Depth == 2 && s.Name == WallName }
+
+// placeWall places device_wall. From a buffer its true extent is known.
+// From a log its true start lies in [min(covered−dur, 0), 0] and its true
+// end in [max(covered, start+dur), dur+2]: it is drawn at the middle of
+// its start's range, as long as it lasts, widened to cover every other span
+// as drawn (the map is monotone, so that is the covered stretch).
+func (p *Placer) placeWall(m Mapping, run Run, wall int, drawn []SpanPlacement) (SpanPlacement, error) {
+	s := run.Spans[wall]
+	if run.Wall != nil {
+		w := *run.Wall
+		return m.place(w.Start, w.End, w.Start, satAdd(w.Start, 1), satAdd(w.End, -1), w.End)
+	}
+	covered := coveredStretch(run.Spans)
+	xsLo := min(satAdd(covered, -s.Dur), 0)
+	mid := xsLo / 2
+	hs, err := m.Host(mid)
+	if err != nil {
+		return SpanPlacement{}, err
+	}
+	he, err := m.Host(satAdd(mid, s.Dur))
+	if err != nil {
+		return SpanPlacement{}, err
+	}
+	for i, d := range drawn {
+		if i != wall {
+			hs, he = min(hs, d.HostStart), max(he, d.HostEnd)
+		}
+	}
+	return m.bounded(hs, he, xsLo, 0, max(covered, satAdd(xsLo, s.Dur)), satAdd(s.Dur, 2))
+}
+
+// coveredStretch is the device-domain end of the last span other than
+// device_wall: the stretch after the origin the sub-phases cover.
+func coveredStretch(spans []DeviceSpan) DeviceNanos {
+	var covered DeviceNanos
+	for _, s := range spans {
+		if !isWall(s) {
+			covered = max(covered, satAdd(s.TS, s.Dur))
+		}
+	}
+	return covered
+}
+
+// mapping builds run's Mapping from the evidence.
+func (p *Placer) mapping(run Run) (Mapping, error) {
 	rho := p.cfg.maxRate
 	rate := rateRange{lo: -rho, hi: rho}
 	ds := p.domains[run.Domain]
@@ -598,7 +795,7 @@ func (p *Placer) PlaceInto(out []Placement, run Run) error {
 			if errors.As(err, &ie) {
 				ie.Domain = run.Domain
 			}
-			return err
+			return Mapping{}, err
 		}
 		rate = r
 		iv, used := p.anchorInterval(ds, run.Origin, rate)
@@ -613,7 +810,7 @@ func (p *Placer) PlaceInto(out []Placement, run Run) error {
 	// Slack for ns offsets floored from cycles (the runtime's own
 	// floating-point conversion can come out 1 ns short as well) and for
 	// the counter's quantisation.
-	var tick Nanos = 1
+	var tick HostNanos = 1
 	if ds != nil {
 		tick = ds.freq.tick()
 	}
@@ -623,29 +820,27 @@ func (p *Placer) PlaceInto(out []Placement, run Run) error {
 	}
 
 	// Containment: RunWall lies inside runner_run.
-	var covered Nanos
-	wallDur := Nanos(-1)
+	covered := coveredStretch(run.Spans)
+	wallDur := DeviceNanos(-1)
 	for _, s := range run.Spans {
-		if s.Depth == 2 && s.Name == WallName {
+		if isWall(s) {
 			wallDur = s.Dur
-			continue
+			break
 		}
-		covered = max(covered, satAdd(s.TS, s.Dur))
 	}
-	xsLo, xsHi, xeLo := Nanos(0), Nanos(0), covered
+	xsHi, xeLo := DeviceNanos(0), covered
 	if run.Wall != nil {
 		// Start is floored and End ceiled: widen by 1 ns where they are
 		// used as the other bound.
-		xsLo, xsHi, xeLo = run.Wall.Start, satAdd(run.Wall.Start, 1), max(satAdd(run.Wall.End, -1), covered)
+		xsHi, xeLo = satAdd(run.Wall.Start, 1), max(satAdd(run.Wall.End, -1), covered)
 	} else if wallDur >= 0 {
-		xsLo = min(covered-wallDur, 0)
+		xsLo := min(covered-wallDur, 0)
 		xeLo = max(covered, wallDur+xsLo)
 	}
 	_, sHi := rate.hostOf(xsHi)
 	eLo, _ := rate.hostOf(xeLo)
 	contain := func(w HostWindow, ev Evidence) {
-		h0, h1 := w.Start, satAdd(w.Start, w.Dur)
-		lo, hi := satAdd(h0, -satAdd(sHi, tick)), satAdd(h1, -satAdd(eLo, -tick))
+		lo, hi := satAdd(w.Start, -satAdd(sHi, tick)), satAdd(w.End, -satAdd(eLo, -tick))
 		ev.Lo, ev.Hi = int64(lo), int64(hi)
 		origin.intersect(lo, hi, ev)
 		if method == Unaligned {
@@ -661,36 +856,18 @@ func (p *Placer) PlaceInto(out []Placement, run Run) error {
 		contain(w, Evidence{Kind: EvidenceEnclosing, Index: i})
 	}
 	if origin.empty() {
-		return &InconsistencyError{Domain: run.Domain, Low: origin.loSrc, High: origin.hiSrc}
+		return Mapping{}, &InconsistencyError{Domain: run.Domain, Low: origin.loSrc, High: origin.hiSrc}
 	}
-	reason := ""
+	m := Mapping{Method: method}
 	if method != Aligned {
-		reason = joinReasons(reasons)
+		m.Reason = joinReasons(reasons)
 	}
 	if method == Unaligned {
-		for i := range out {
-			out[i] = Placement{Method: Unaligned, Reason: reason, Bound: math.MaxInt64, HostDur: run.Spans[i].Dur}
-		}
-		return nil
+		return m, nil
 	}
-	midRate := rateRange{lo: rate.mid(), hi: rate.mid()}
-	for i, s := range run.Spans {
-		var lo, hi Nanos
-		if s.Depth == 2 && s.Name == WallName {
-			a, _ := rate.hostOf(xsLo)
-			_, b := rate.hostOf(xsHi)
-			lo, hi = satAdd(origin.lo, a), satAdd(origin.hi, b)
-		} else {
-			a, _ := rate.hostOf(s.TS)
-			_, b := rate.hostOf(satAdd(s.TS, 1))
-			lo, hi = satAdd(origin.lo, a), satAdd(origin.hi, b)
-		}
-		lo, hi = satAdd(lo, -slack), satAdd(hi, slack)
-		start := midpoint(lo, hi)
-		dur, _ := midRate.hostOf(s.Dur)
-		out[i] = Placement{HostStart: start, HostDur: dur, Bound: max(satAdd(hi, -start), satAdd(start, -lo)), Method: method, Reason: reason}
-	}
-	return nil
+	m.Origin, m.Rate = midpoint(origin.lo, origin.hi), rate.mid()
+	m.origin, m.rate, m.slack = origin, rate, slack
+	return m, nil
 }
 
 func joinReasons(rs []string) string {
@@ -705,6 +882,29 @@ func joinReasons(rs []string) string {
 }
 
 // midpoint returns (lo+hi)/2, rounded towards zero, without overflow.
-func midpoint(lo, hi Nanos) Nanos {
+func midpoint(lo, hi HostNanos) HostNanos {
 	return lo/2 + hi/2 + (lo%2+hi%2)/2
+}
+
+// addHost, subHost and addDevice are exact; ok is false on overflow.
+func addHost(a, b HostNanos) (HostNanos, bool) {
+	s := a + b
+	return s, (b >= 0) == (s >= a)
+}
+
+func subHost(a, b HostNanos) (HostNanos, bool) {
+	s := a - b
+	return s, (b >= 0) == (s <= a)
+}
+
+func addDevice(a, b DeviceNanos) (DeviceNanos, bool) {
+	s := a + b
+	return s, (b >= 0) == (s >= a)
+}
+
+func absHost(v HostNanos) HostNanos {
+	if v < 0 {
+		return -v
+	}
+	return v
 }

@@ -2,16 +2,17 @@ package reduce
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 )
 
-var dom = Domain{PID: 7, Dev: 1}
+var dom = Domain{Pid: 7, Dev: 1}
 
 // logRun is a run as read back from a log: device_wall at ts=0 lasting
 // wall ns, a preamble at ts=0 and a post_orch ending at covered.
-func logRun(origin Cycles, wall, covered Nanos, rr *HostWindow) Run {
+func logRun(origin Cycles, wall, covered DeviceNanos, rr *HostWindow) Run {
 	return Run{
 		Domain: dom, Origin: origin, HasOrigin: true, RunnerRun: rr,
 		Spans: []DeviceSpan{
@@ -22,13 +23,27 @@ func logRun(origin Cycles, wall, covered Nanos, rr *HostWindow) Run {
 	}
 }
 
-func mustPlace(t *testing.T, p *Placer, run Run) []Placement {
+// placed is one span's placement with its run's method and reason.
+type placed struct {
+	SpanPlacement
+	Method Method
+	Reason string
+}
+
+func mustPlace(t *testing.T, p *Placer, run Run) []placed {
 	t.Helper()
 	pl, err := p.Place(run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pl
+	out := make([]placed, len(run.Spans))
+	for i := range out {
+		out[i].Method, out[i].Reason = pl.Method, pl.Reason
+		if pl.Method != Unaligned {
+			out[i].SpanPlacement = pl.Spans[i]
+		}
+	}
+	return out
 }
 
 func TestPlaceSingleAnchor(t *testing.T) {
@@ -59,13 +74,13 @@ func TestPlaceSingleAnchor(t *testing.T) {
 func TestPlaceBoundGrowsAwayFromAnchors(t *testing.T) {
 	p := NewPlacer()
 	for i := range 3 {
-		host := Nanos(1e9 + i*100_000_000)
+		host := HostNanos(1e9 + i*100_000_000)
 		if err := p.AddAnchor(dom, Anchor{HostNs: host, WindowNs: 1000, DevCyc: Cycles(host) * 2, DevFreq: 2e9}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var last Nanos
-	for i, dist := range []Nanos{0, 1e6, 1e8, 1e9, 1e10} {
+	var last HostNanos
+	for i, dist := range []HostNanos{0, 1e6, 1e8, 1e9, 1e10} {
 		c := Cycles(1e9+2e8+dist) * 2
 		pl := mustPlace(t, p, logRun(c, 1000, 1000, nil))
 		b := pl[1].Bound
@@ -78,7 +93,7 @@ func TestPlaceBoundGrowsAwayFromAnchors(t *testing.T) {
 
 func TestPlaceDomainsAreSeparate(t *testing.T) {
 	p := NewPlacer()
-	if err := p.AddAnchor(Domain{PID: 7, Dev: 2}, Anchor{HostNs: 1000, WindowNs: 10, DevCyc: 1000, DevFreq: 1e9}); err != nil {
+	if err := p.AddAnchor(Domain{Pid: 7, Dev: 2}, Anchor{HostNs: 1000, WindowNs: 10, DevCyc: 1000, DevFreq: 1e9}); err != nil {
 		t.Fatal(err)
 	}
 	pl := mustPlace(t, p, logRun(1000, 100, 100, nil))
@@ -109,7 +124,7 @@ func TestPlaceAnchorValidation(t *testing.T) {
 func TestPlaceContainedOnly(t *testing.T) {
 	// runner_run [1_000_000, 1_100_000]; device_wall 60 µs of which the
 	// sub-phases cover 58 µs from the origin.
-	rr := &HostWindow{Start: 1_000_000, Dur: 100_000}
+	rr := &HostWindow{Start: 1_000_000, End: 1_100_000}
 	pl := mustPlace(t, NewPlacer(), logRun(123, 60_000, 58_000, rr))
 	for i, x := range pl {
 		if x.Method != Contained || !strings.Contains(x.Reason, "no clock anchors") {
@@ -131,10 +146,10 @@ func TestPlaceContainedOnly(t *testing.T) {
 }
 
 func TestPlaceBufferKnowsWallStart(t *testing.T) {
-	rr := &HostWindow{Start: 1_000_000, Dur: 100_000}
+	rr := &HostWindow{Start: 1_000_000, End: 1_100_000}
 	run := logRun(123, 60_000, 58_000, rr)
 	fromLog := mustPlace(t, NewPlacer(), run)
-	run.Wall = &WallExtent{Start: -1500, End: 58_500}
+	run.Wall = &DeviceWindow{Start: -1500, End: 58_500}
 	fromBuf := mustPlace(t, NewPlacer(), run)
 	if fromBuf[0].Bound >= fromLog[0].Bound {
 		t.Errorf("device_wall bound from the buffer %d not below the log's %d", fromBuf[0].Bound, fromLog[0].Bound)
@@ -150,7 +165,7 @@ func TestPlaceEnclosingWindow(t *testing.T) {
 	// No runner_run, but the chip.run that contains it is known: the run
 	// is contained by it (and the reason still says runner_run is missing).
 	run := logRun(123, 60_000, 58_000, nil)
-	run.Enclosing = []HostWindow{{Start: 1_000_000, Dur: 500_000}}
+	run.Enclosing = []HostWindow{{Start: 1_000_000, End: 1_500_000}}
 	pl := mustPlace(t, NewPlacer(), run)
 	if pl[1].Method != Contained || !strings.Contains(pl[1].Reason, "no runner_run window") {
 		t.Fatalf("%+v", pl[1])
@@ -159,7 +174,7 @@ func TestPlaceEnclosingWindow(t *testing.T) {
 		t.Errorf("origin interval [%d, %d], want ⊇ [1_000_000, 1_442_000]", lo, hi)
 	}
 	// An enclosing window that excludes runner_run is an inconsistency.
-	run.RunnerRun = &HostWindow{Start: 2_000_000, Dur: 100_000}
+	run.RunnerRun = &HostWindow{Start: 2_000_000, End: 2_100_000}
 	_, err := NewPlacer().Place(run)
 	var ie *InconsistencyError
 	if !errors.As(err, &ie) || ie.Low.Kind != EvidenceRunnerRun || ie.High.Kind != EvidenceEnclosing {
@@ -193,7 +208,7 @@ func TestPlaceInconsistentContainment(t *testing.T) {
 	if err := p.AddAnchor(dom, Anchor{HostNs: 5_000_000, WindowNs: 100, DevCyc: 9_000, DevFreq: 1e9}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := p.Place(logRun(9_000, 1000, 1000, &HostWindow{Start: 1_000_000, Dur: 10_000}))
+	_, err := p.Place(logRun(9_000, 1000, 1000, &HostWindow{Start: 1_000_000, End: 1_010_000}))
 	var ie *InconsistencyError
 	if !errors.As(err, &ie) || !errors.Is(err, ErrInconsistent) {
 		t.Fatalf("err = %v", err)
@@ -207,7 +222,7 @@ func TestPlaceInconsistentAnchors(t *testing.T) {
 	// A wrong frequency: the counter advances at twice the claimed rate.
 	p := NewPlacer()
 	for i := range 10 {
-		host := Nanos(1e9 + i*1e8)
+		host := HostNanos(1e9 + i*1e8)
 		if err := p.AddAnchor(dom, Anchor{HostNs: host, WindowNs: 1000, DevCyc: Cycles(host) * 2, DevFreq: 1e9}); err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +251,7 @@ func TestPlaceRateEstimateTightens(t *testing.T) {
 	// what the 100 ppm maximum alone allows.
 	add := func(p *Placer) {
 		for i := range 100 {
-			host := Nanos(1e9 + i*1e8)
+			host := HostNanos(1e9 + i*1e8)
 			_ = p.AddAnchor(dom, Anchor{HostNs: host, WindowNs: 2000, DevCyc: Cycles(float64(host) * 1.00004), DevFreq: 1e9})
 		}
 	}
@@ -254,12 +269,6 @@ func TestPlaceRateEstimateTightens(t *testing.T) {
 	}
 }
 
-func TestPlaceIntoLength(t *testing.T) {
-	if err := NewPlacer().PlaceInto(make([]Placement, 1), logRun(1, 1, 1, nil)); err == nil {
-		t.Error("no error for a short output")
-	}
-}
-
 // Property: for random truths, placement's interval always contains the
 // truth, and it is never narrower than the spread of origins the anchors
 // alone cannot tell apart (shifting every read instant by the same amount
@@ -272,12 +281,12 @@ func TestPlaceBoundNeverBelowEvidence(t *testing.T) {
 		clk := simClock{freq: freq, c0: float64(r.Uint64N(1 << 40)), drift: drift}
 		p := NewPlacer()
 		n := 1 + r.IntN(12)
-		every := Nanos(1+r.IntN(500)) * ms
-		shiftLo, shiftHi := Nanos(-1<<62), Nanos(1<<62)
+		every := HostNanos(1+r.IntN(500)) * ms
+		shiftLo, shiftHi := HostNanos(-1<<62), HostNanos(1<<62)
 		for i := range n {
-			start := Nanos(i)*every + uniform(r, 0, every/4)
+			start := HostNanos(i)*every + uniform(r, 0, every/4)
 			w := uniform(r, 0, 40*us)
-			var read Nanos
+			var read HostNanos
 			switch r.IntN(3) {
 			case 0:
 				read = start
@@ -292,12 +301,12 @@ func TestPlaceBoundNeverBelowEvidence(t *testing.T) {
 			shiftLo = max(shiftLo, start-read)
 			shiftHi = min(shiftHi, start+w-read)
 		}
-		truth := uniform(r, 0, Nanos(n)*every+2*s)
+		truth := uniform(r, 0, HostNanos(n)*every+2*s)
 		c := clk.at(truth)
 		var rr *HostWindow
 		if r.IntN(2) == 0 {
 			h0 := truth - uniform(r, 0, 300*us)
-			rr = &HostWindow{Start: h0, Dur: truth - h0 + 2*us + uniform(r, 0, 300*us)}
+			rr = &HostWindow{Start: h0, End: truth + 2*us + uniform(r, 0, 300*us)}
 		}
 		run := logRun(c, 2000, 2000, rr)
 		run.Spans = run.Spans[1:2] // the preamble, starting at the origin
@@ -305,12 +314,82 @@ func TestPlaceBoundNeverBelowEvidence(t *testing.T) {
 		if err != nil {
 			t.Fatalf("iteration %d: %v", iter, err)
 		}
-		x := pl[0]
+		x := pl.Spans[0]
 		if e := x.HostStart - truth; e > x.Bound || -e > x.Bound {
 			t.Fatalf("iteration %d: truth %d outside %d ± %d", iter, truth, x.HostStart, x.Bound)
 		}
 		if rr == nil && 2*x.Bound < shiftHi-shiftLo {
 			t.Fatalf("iteration %d: bound %d narrower than the evidence allows (%d)", iter, x.Bound, (shiftHi-shiftLo)/2)
+		}
+	}
+}
+
+// Every span of a simulated run is drawn through one map: spans nested on
+// the device stay nested on the host, from a log and from a buffer.
+func TestPlaceKeepsNesting(t *testing.T) {
+	d := simulate(regimes[0], 7)
+	p := NewPlacer()
+	for _, a := range d.anchors {
+		if err := p.AddAnchor(Domain{Pid: 1}, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, rr := range d.runs[:200] {
+		for _, run := range []Run{rr.run, rr.bufRun} {
+			pl, err := p.Place(run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, a := range run.Spans {
+				for j, b := range run.Spans {
+					ae, be := a.TS+a.Dur, b.TS+b.Dur
+					inside := (isWall(a) && !isWall(b)) || (!isWall(a) && !isWall(b) && a.TS <= b.TS && be <= ae)
+					x, y := pl.Spans[i], pl.Spans[j]
+					if inside && (y.HostStart < x.HostStart || y.HostEnd > x.HostEnd) {
+						t.Fatalf("%s [%d, %d] inside %s [%d, %d] on the device, not on the host", b.Name, y.HostStart, y.HostEnd, a.Name, x.HostStart, x.HostEnd)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestMappingHostOverflow(t *testing.T) {
+	m := Mapping{Method: Contained, Origin: math.MaxInt64 - 10}
+	if h, err := m.Host(5); err != nil || h != math.MaxInt64-5 {
+		t.Errorf("Host(5) = %d, %v", h, err)
+	}
+	if _, err := m.Host(11); !errors.Is(err, ErrRange) {
+		t.Errorf("Host past int64: %v, want ErrRange", err)
+	}
+	m = Mapping{Method: Aligned, Rate: -DefaultMaxRateError}
+	if _, err := m.Host(math.MaxInt64); !errors.Is(err, ErrRange) {
+		t.Errorf("offset scaled past int64: %v, want ErrRange", err)
+	}
+	if _, err := (Mapping{}).Host(0); !errors.Is(err, ErrUnaligned) {
+		t.Errorf("unaligned mapping: %v", err)
+	}
+}
+
+func TestDomainOf(t *testing.T) {
+	if d, err := DomainOf(7, 3); err != nil || d != (Domain{Pid: 7, Dev: 3}) {
+		t.Errorf("DomainOf(7, 3) = %v, %v", d, err)
+	}
+	if _, err := DomainOf(7, 1<<31); !errors.Is(err, ErrRange) {
+		t.Errorf("dev 2^31: %v", err)
+	}
+}
+
+func TestEffective(t *testing.T) {
+	o, s := DeviceWindow{Start: 100, End: 640}, DeviceWindow{Start: 90, End: 1020}
+	for _, c := range []struct{ o, s, want DeviceWindow }{
+		{o, s, DeviceWindow{Start: 90, End: 1020}},
+		{o, DeviceWindow{}, o},
+		{DeviceWindow{}, s, s},
+		{DeviceWindow{}, DeviceWindow{}, DeviceWindow{}},
+	} {
+		if got := Effective(c.o, c.s); got != c.want {
+			t.Errorf("Effective(%v, %v) = %v, want %v", c.o, c.s, got, c.want)
 		}
 	}
 }

@@ -132,9 +132,9 @@ func origin(r *Reduction) (Cycles, OriginSource) {
 // DeviceSpan is one device span as the runtime logs it (clk=dev).
 type DeviceSpan struct {
 	Name  string
-	Depth int   // 2 for device_wall, 3 for its children
-	TS    Nanos // device-domain start, an offset from the run's origin
-	Dur   Nanos
+	Depth int         // 2 for device_wall, 3 for its children
+	TS    DeviceNanos // device-domain start, an offset from the run's origin
+	Dur   DeviceNanos
 	// StartCyc is the span's absolute start cycle: the reduced start of
 	// the phase or slot. For device_wall it is RunWall's true start, which
 	// lies before the origin although TS is 0 (the runtime's bracket).
@@ -150,7 +150,7 @@ type DeviceSpan struct {
 // measured it.
 type Derived struct {
 	Start, End Cycles
-	TS, Dur    Nanos // device-domain offset from the origin and length
+	TS, Dur    DeviceNanos // device-domain offset from the origin and length
 }
 
 // emitOrder is the order the runtime logs the children of device_wall.
@@ -220,21 +220,24 @@ func (r *Reduction) Spans() ([]DeviceSpan, error) {
 	return spans, nil
 }
 
-// Effective returns the merged orch ∪ sched window, max(orch_end, sched_end)
-// − min(orch_start, sched_start), derived from the two stamped windows (or
-// the one that is valid). ok is false when neither is valid.
+// Extent returns the window as an Extent, empty when it is not valid.
+func (w Window) Extent() Extent[Cycles] {
+	if !w.Valid {
+		return Extent[Cycles]{}
+	}
+	return Extent[Cycles]{Start: w.Start, End: w.End}
+}
+
+// Effective returns the merged orch ∪ sched window ([Effective] of the two
+// stamped windows: max(orch_end, sched_end) − min(orch_start,
+// sched_start), or the one that is valid). ok is false when neither is
+// valid.
 func (r *Reduction) Effective() (d Derived, ok bool, err error) {
-	o, s := r.Phases[OrchWindow], r.Phases[SchedWindow]
-	switch {
-	case o.Valid && s.Valid:
-		d.Start, d.End = min(o.Start, s.Start), max(o.End, s.End)
-	case o.Valid:
-		d.Start, d.End = o.Start, o.End
-	case s.Valid:
-		d.Start, d.End = s.Start, s.End
-	default:
+	e := Effective(r.Phases[OrchWindow].Extent(), r.Phases[SchedWindow].Extent())
+	if e.Empty() {
 		return Derived{}, false, nil
 	}
+	d.Start, d.End = e.Start, e.End
 	if d.TS, err = r.Freq.Nanos(d.Start - r.Origin); err != nil {
 		return Derived{}, false, fmt.Errorf("reduce: effective window: %w", err)
 	}
@@ -248,7 +251,7 @@ func (r *Reduction) Effective() (d Derived, ok bool, err error) {
 // from the origin, rounded outwards (start floored towards −∞, end ceiled):
 // the runtime logs device_wall at ts = 0, but from a buffer its real start
 // is known. ok is false when RunWall was not stamped.
-func (r *Reduction) WallOffset() (start, end Nanos, ok bool, err error) {
+func (r *Reduction) WallOffset() (start, end DeviceNanos, ok bool, err error) {
 	w := r.Phases[RunWall]
 	if !w.Valid || r.OriginSource == OriginNone {
 		return 0, 0, false, nil
@@ -263,14 +266,14 @@ func (r *Reduction) WallOffset() (start, end Nanos, ok bool, err error) {
 }
 
 // offset converts c − Origin to ns, signed, rounding down or up.
-func (r *Reduction) offset(c Cycles, up bool) (Nanos, error) {
+func (r *Reduction) offset(c Cycles, up bool) (DeviceNanos, error) {
 	if c >= r.Origin {
 		if up {
 			return r.Freq.NanosCeil(c - r.Origin)
 		}
 		return r.Freq.Nanos(c - r.Origin)
 	}
-	var v Nanos
+	var v DeviceNanos
 	var err error
 	if up {
 		v, err = r.Freq.Nanos(r.Origin - c)

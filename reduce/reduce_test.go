@@ -312,8 +312,8 @@ func TestNanosExact(t *testing.T) {
 // come out 1 ns short of the exact floor. This package always floors
 // exactly.
 func TestRuntimeFloatCanBeOneShort(t *testing.T) {
-	runtime := func(c Cycles, f Hz) Nanos {
-		return Nanos(uint64((float64(c) / float64(f)) * 1000000.0 * 1000.0))
+	runtime := func(c Cycles, f Hz) DeviceNanos {
+		return DeviceNanos(uint64((float64(c) / float64(f)) * 1000000.0 * 1000.0))
 	}
 	short := 0
 	for c := Cycles(1); c < 200_000; c++ {

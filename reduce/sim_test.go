@@ -22,7 +22,7 @@ type simClock struct {
 	period float64 // ns
 }
 
-func (c simClock) at(t Nanos) Cycles {
+func (c simClock) at(t HostNanos) Cycles {
 	x := float64(t)
 	integ := x + c.drift*x
 	if c.wander != 0 {
@@ -36,20 +36,21 @@ type regime struct {
 	freq        Hz
 	drift       float64
 	wander      float64
-	anchorEvery Nanos // 0: no anchors
-	anchorsTill Nanos // anchors only before this host time (0: whole run)
-	winMin      Nanos
-	winMax      Nanos
-	runEvery    Nanos
-	length      Nanos
+	anchorEvery HostNanos // 0: no anchors
+	anchorsTill HostNanos // anchors only before this host time (0: whole run)
+	winMin      HostNanos
+	winMax      HostNanos
+	runEvery    HostNanos
+	length      HostNanos
 }
 
 // simRun is one simulated invocation: the log-path Run and the true host
-// start of each of its spans.
+// start and end of each of its spans.
 type simRun struct {
-	run    Run // as read back from a log: device_wall is a bracket at ts=0
-	bufRun Run // as reduced from the buffer: RunWall's true start known
-	truth  []Nanos
+	run      Run // as read back from a log: device_wall is a bracket at ts=0
+	bufRun   Run // as reduced from the buffer: RunWall's true start known
+	truth    []HostNanos
+	truthEnd []HostNanos
 }
 
 type simData struct {
@@ -58,16 +59,16 @@ type simData struct {
 }
 
 const (
-	us = Nanos(1000)
+	us = HostNanos(1000)
 	ms = 1000 * us
 	s  = 1000 * ms
 )
 
-func uniform(r *rand.Rand, lo, hi Nanos) Nanos {
+func uniform(r *rand.Rand, lo, hi HostNanos) HostNanos {
 	if hi <= lo {
 		return lo
 	}
-	return lo + Nanos(r.Int64N(int64(hi-lo)+1))
+	return lo + HostNanos(r.Int64N(int64(hi-lo)+1))
 }
 
 // simulate generates one regime's data deterministically from seed.
@@ -75,13 +76,13 @@ func simulate(rg regime, seed uint64) simData {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	clk := simClock{freq: rg.freq, c0: float64(rg.freq) * 3600 * 5, drift: rg.drift, wander: rg.wander, period: float64(17 * s)}
 	var d simData
-	const host0 = Nanos(1_000_000_000_000) // the host clock's reading at t = 0
+	const host0 = HostNanos(1_000_000_000_000) // the host clock's reading at t = 0
 	if rg.anchorEvery > 0 {
 		till := rg.length
 		if rg.anchorsTill > 0 {
 			till = rg.anchorsTill
 		}
-		for t := Nanos(0); t < till; t += rg.anchorEvery {
+		for t := HostNanos(0); t < till; t += rg.anchorEvery {
 			start := t + uniform(r, 0, rg.anchorEvery/10)
 			w := uniform(r, rg.winMin, rg.winMax)
 			read := start + uniform(r, 0, w)
@@ -95,19 +96,20 @@ func simulate(rg regime, seed uint64) simData {
 	return d
 }
 
-func simOneRun(r *rand.Rand, clk simClock, host0, t Nanos, threads int) simRun {
+func simOneRun(r *rand.Rand, clk simClock, host0, t HostNanos, threads int) simRun {
 	b, _ := NewBuffer(threads, true)
-	truth := map[string]Nanos{}
-	stamp := func(th int, p Phase, a, z Nanos) {
+	truth, truthEnd := map[string]HostNanos{}, map[string]HostNanos{}
+	stamp := func(th int, p Phase, a, z HostNanos) {
 		b.Phases[th*NumPhases+int(p)] = Record{Start: clk.at(a), End: clk.at(z)}
 		name := p.SpanName()
 		if v, ok := truth[name]; !ok || a < v {
 			truth[name] = a
 		}
+		truthEnd[name] = max(truthEnd[name], z)
 	}
 	h0 := t
 	wall0 := h0 + uniform(r, 30*us, 300*us) // launch
-	var wallEnd Nanos
+	var wallEnd HostNanos
 	// Every thread stamps RunWall around its own work.
 	pre := wall0 + uniform(r, 2*us, 5*us)
 	preEnd := pre + uniform(r, 20*us, 200*us)
@@ -146,7 +148,7 @@ func simOneRun(r *rand.Rand, clk simClock, host0, t Nanos, threads int) simRun {
 		a := orch + uniform(r, 10*us, 100*us)
 		z := a + uniform(r, 5*us, 50*us)
 		b.Slots[(1+sl)*NumSlots+sl] = Record{Start: clk.at(a), End: clk.at(z)}
-		truth[SlotName(sl)] = a
+		truth[SlotName(sl)], truthEnd[SlotName(sl)] = a, z
 	}
 	b.Header.TailUsed = 1
 	// Truth for device_wall is RunWall's real start.
@@ -159,42 +161,52 @@ func simOneRun(r *rand.Rand, clk simClock, host0, t Nanos, threads int) simRun {
 	if err != nil {
 		panic(err)
 	}
-	run := Run{Domain: Domain{PID: 1, Dev: 0}, Origin: red.Origin, HasOrigin: true, Spans: spans,
-		RunnerRun: &HostWindow{Start: host0 + h0, Dur: h1 - h0}}
+	run := Run{Domain: Domain{Pid: 1, Dev: 0}, Origin: red.Origin, HasOrigin: true, Spans: spans,
+		RunnerRun: &HostWindow{Start: host0 + h0, End: host0 + h1}}
 	bufRun, err := RunFrom(red, run.Domain, run.RunnerRun)
 	if err != nil {
 		panic(err)
 	}
-	tr := make([]Nanos, len(spans))
+	tr, te := make([]HostNanos, len(spans)), make([]HostNanos, len(spans))
 	for i, sp := range spans {
-		tr[i] = host0 + truth[sp.Name]
+		tr[i], te[i] = host0+truth[sp.Name], host0+truthEnd[sp.Name]
 	}
-	return simRun{run: run, bufRun: bufRun, truth: tr}
+	return simRun{run: run, bufRun: bufRun, truth: tr, truthEnd: te}
 }
 
 // stats summarises one method on one regime.
 type stats struct {
 	n           int
-	maxErr      Nanos
-	medErr      Nanos
+	maxErr      HostNanos
+	medErr      HostNanos
 	holds       float64
-	medBound    Nanos
+	medBound    HostNanos
 	unavailable int
 }
 
 type collector struct {
-	errs, bounds []Nanos
+	errs, bounds []HostNanos
 	held, n, na  int
 }
 
-func (c *collector) add(est, bound, truth Nanos) {
-	e := est - truth
-	if e < 0 {
-		e = -e
-	}
+// add records a span start estimated at est with the given bound.
+func (c *collector) add(est, bound, truth HostNanos) {
+	e := absHost(est - truth)
 	c.errs = append(c.errs, e)
 	c.bounds = append(c.bounds, bound)
 	if e <= bound {
+		c.held++
+	}
+	c.n++
+}
+
+// addSpan records a placed span: its start's error, and the bound holds
+// only when it holds for both the start and the end.
+func (c *collector) addSpan(p SpanPlacement, start, end HostNanos) {
+	e := absHost(p.HostStart - start)
+	c.errs = append(c.errs, e)
+	c.bounds = append(c.bounds, p.Bound)
+	if e <= p.Bound && absHost(p.HostEnd-end) <= p.Bound {
 		c.held++
 	}
 	c.n++
@@ -236,11 +248,11 @@ func twoPoint(anchors []Anchor, rr simRun, c, wall *collector) {
 	a, z := best(i-5, i), best(i, i+5)
 	ma := float64(a.HostNs) + float64(a.WindowNs)/2
 	mz := float64(z.HostNs) + float64(z.WindowNs)/2
-	bound := Nanos(math.Ceil(float64(max(a.WindowNs, z.WindowNs)) / 2))
+	bound := HostNanos(math.Ceil(float64(max(a.WindowNs, z.WindowNs)) / 2))
 	for k, sp := range run.Spans {
 		cyc := float64(run.Origin) + float64(sp.TS)*float64(a.DevFreq)/1e9
 		est := ma + (cyc-float64(a.DevCyc))/float64(z.DevCyc-a.DevCyc)*(mz-ma)
-		pick(c, wall, sp).add(Nanos(math.Round(est)), bound, rr.truth[k])
+		pick(c, wall, sp).add(HostNanos(math.Round(est)), bound, rr.truth[k])
 	}
 }
 
@@ -260,7 +272,7 @@ func nearestAnchor(anchors []Anchor, rr simRun, c, wall *collector) {
 	mid := float64(a.HostNs) + float64(a.WindowNs)/2
 	for k, sp := range run.Spans {
 		d := (float64(run.Origin) - float64(a.DevCyc)) / float64(a.DevFreq) * 1e9
-		pick(c, wall, sp).add(Nanos(math.Round(mid+d+float64(sp.TS))), Nanos(math.Ceil(float64(a.WindowNs)/2)), rr.truth[k])
+		pick(c, wall, sp).add(HostNanos(math.Round(mid+d+float64(sp.TS))), HostNanos(math.Ceil(float64(a.WindowNs)/2)), rr.truth[k])
 	}
 }
 
@@ -284,13 +296,13 @@ func placeAll(p *Placer, d simData, fromBuffer bool, c, wall *collector) error {
 		if err != nil {
 			return err
 		}
-		for k, x := range pl {
-			cc := pick(c, wall, run.Spans[k])
-			if x.Method == Unaligned {
+		for k, sp := range run.Spans {
+			cc := pick(c, wall, sp)
+			if pl.Method == Unaligned {
 				cc.na++
 				continue
 			}
-			cc.add(x.HostStart, x.Bound, rr.truth[k])
+			cc.addSpan(pl.Spans[k], rr.truth[k], rr.truthEnd[k])
 		}
 	}
 	return nil

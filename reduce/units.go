@@ -16,9 +16,16 @@ type Cycles uint64
 // never assumes one.
 type Hz uint64
 
-// Nanos is a time or a duration in nanoseconds: host CLOCK_MONOTONIC times,
-// device-domain offsets from a run's origin, durations and bounds.
-type Nanos int64
+// HostNanos is a host CLOCK_MONOTONIC time or a duration on that clock, in
+// nanoseconds: host windows, anchors' host readings, placed spans and
+// their bounds.
+type HostNanos int64
+
+// DeviceNanos is a device-domain time in nanoseconds: an offset from a
+// run's origin (device ts, which may be negative) or a duration, both
+// measured by the device counter at its nominal frequency. It becomes a
+// HostNanos only through a run's [Mapping].
+type DeviceNanos int64
 
 // PPB is a rate error in parts per billion (1 ppm = 1000 ppb).
 type PPB int64
@@ -29,15 +36,15 @@ const nsPerSecond = 1_000_000_000
 // destination type, or a zero frequency.
 var ErrRange = errors.New("reduce: value out of range")
 
-// Nanos converts a cycle count to nanoseconds at frequency f, rounding down
-// (the exact floor of c·1e9/f). The product is formed in 128 bits, so no
-// uint64 cycle count can overflow it; the result is an error only when f is
-// zero or the exact value exceeds the largest Nanos.
+// Nanos converts a cycle count to device-domain nanoseconds at frequency f,
+// rounding down (the exact floor of c·1e9/f). The product is formed in 128
+// bits, so no uint64 cycle count can overflow it; the result is an error
+// only when f is zero or the exact value exceeds the largest DeviceNanos.
 //
 // The runtime converts with floating point ((double)c/f·1e6·1000, then
 // truncated), which can land 1 ns away from the exact floor; this conversion
 // is always the exact floor.
-func (f Hz) Nanos(c Cycles) (Nanos, error) {
+func (f Hz) Nanos(c Cycles) (DeviceNanos, error) {
 	if f == 0 {
 		return 0, fmt.Errorf("%w: zero frequency", ErrRange)
 	}
@@ -49,11 +56,11 @@ func (f Hz) Nanos(c Cycles) (Nanos, error) {
 	if q > math.MaxInt64 {
 		return 0, fmt.Errorf("%w: %d cycles at %d Hz exceed the nanosecond range", ErrRange, uint64(c), uint64(f))
 	}
-	return Nanos(q), nil
+	return DeviceNanos(q), nil
 }
 
 // NanosCeil is Nanos rounded up instead of down.
-func (f Hz) NanosCeil(c Cycles) (Nanos, error) {
+func (f Hz) NanosCeil(c Cycles) (DeviceNanos, error) {
 	if f == 0 {
 		return 0, fmt.Errorf("%w: zero frequency", ErrRange)
 	}
@@ -68,12 +75,12 @@ func (f Hz) NanosCeil(c Cycles) (Nanos, error) {
 	if q > math.MaxInt64 {
 		return 0, fmt.Errorf("%w: %d cycles at %d Hz exceed the nanosecond range", ErrRange, uint64(c), uint64(f))
 	}
-	return Nanos(q), nil
+	return DeviceNanos(q), nil
 }
 
-// Cycles converts a non-negative duration to cycles at frequency f, rounding
-// down (the exact floor of ns·f/1e9).
-func (f Hz) Cycles(ns Nanos) (Cycles, error) {
+// Cycles converts a non-negative device-domain duration to cycles at
+// frequency f, rounding down (the exact floor of ns·f/1e9).
+func (f Hz) Cycles(ns DeviceNanos) (Cycles, error) {
 	if ns < 0 {
 		return 0, fmt.Errorf("%w: negative duration %d ns", ErrRange, int64(ns))
 	}
@@ -85,8 +92,9 @@ func (f Hz) Cycles(ns Nanos) (Cycles, error) {
 	return Cycles(q), nil
 }
 
-// tick is the length of one counter cycle in ns, rounded up (at least 1).
-func (f Hz) tick() Nanos {
+// tick is the length of one counter cycle in ns, rounded up (at least 1),
+// as a host-time allowance.
+func (f Hz) tick() HostNanos {
 	if f == 0 {
 		return 0
 	}
@@ -94,7 +102,7 @@ func (f Hz) tick() Nanos {
 	if t == 0 {
 		t = 1
 	}
-	return Nanos(t)
+	return HostNanos(t)
 }
 
 // mulDiv returns a·b/c for c > 0, rounded towards −∞ (floor) or +∞ (ceil),
@@ -136,8 +144,8 @@ func absU(a int64) uint64 {
 	return uint64(a)
 }
 
-// satAdd adds two Nanos, saturating at the int64 limits.
-func satAdd(a, b Nanos) Nanos {
+// satAdd adds two values, saturating at the int64 limits.
+func satAdd[T ~int64](a, b T) T {
 	s := a + b
 	if (b > 0 && s < a) || (b < 0 && s > a) {
 		if b > 0 {
@@ -146,4 +154,51 @@ func satAdd(a, b Nanos) Nanos {
 		return math.MinInt64
 	}
 	return s
+}
+
+// Extent is the half-open interval [Start, End) on one axis: raw counter
+// cycles, device-domain ns or host ns. An extent with End ≤ Start is
+// empty.
+type Extent[T Cycles | DeviceNanos | HostNanos] struct {
+	Start, End T
+}
+
+// HostWindow is a host span's extent on CLOCK_MONOTONIC, such as a
+// chip.run.runner_run window.
+type HostWindow = Extent[HostNanos]
+
+// DeviceWindow is an extent in device-domain offsets from a run's origin,
+// such as RunWall's true extent known from a buffer.
+type DeviceWindow = Extent[DeviceNanos]
+
+// Empty reports whether the extent holds no instant.
+func (iv Extent[T]) Empty() bool { return iv.End <= iv.Start }
+
+// Len returns End − Start, or 0 for an empty extent; a signed length past
+// the largest int64 saturates there.
+func (iv Extent[T]) Len() T {
+	if iv.Empty() {
+		return 0
+	}
+	if d := iv.End - iv.Start; d > 0 {
+		return d
+	}
+	return math.MaxInt64
+}
+
+// Effective returns the merged window of the concurrent orchestrator and
+// scheduler, orch ∪ sched: from min(orch start, sched start) to
+// max(orch end, sched end). An empty window contributes nothing, so one
+// valid window is its own Effective; both empty give the zero Extent.
+// It is a derived window: the device never stamps it.
+func Effective[T Cycles | DeviceNanos | HostNanos](orch, sched Extent[T]) Extent[T] {
+	switch {
+	case orch.Empty() && sched.Empty():
+		return Extent[T]{}
+	case orch.Empty():
+		return sched
+	case sched.Empty():
+		return orch
+	}
+	return Extent[T]{Start: min(orch.Start, sched.Start), End: max(orch.End, sched.End)}
 }
