@@ -1,4 +1,4 @@
-package reduce
+package analysis
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 // FuzzAnalyses runs every analysis and renderer on arbitrary log text:
 // none may panic.
 func FuzzAnalyses(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "analysis", "*.log"))
+	paths, _ := filepath.Glob(filepath.Join("testdata", "*.log"))
 	for _, p := range paths {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)

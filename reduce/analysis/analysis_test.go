@@ -1,4 +1,4 @@
-package reduce
+package analysis
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/analysis")
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // rec is one [STRACE] record as the runtime writes it.
 func rec(pid, inv int, hid string, depth int, name string, ts, dur int64, attrs string) string {
@@ -37,12 +37,15 @@ func logOf(t *testing.T, name string, lines ...string) *Log {
 	return l
 }
 
-// testLog reads a log under testdata/analysis (or a path relative to the package).
+// testLog reads a log under testdata, or at a path relative to the reduce
+// directory (the goldens print the name as given).
 func testLog(t *testing.T, name string) *Log {
 	t.Helper()
 	path := name
 	if !strings.Contains(name, "/") {
-		path = filepath.Join("testdata", "analysis", name)
+		path = filepath.Join("testdata", name)
+	} else {
+		path = filepath.Join("..", name)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -89,7 +92,7 @@ func TestGolden(t *testing.T) {
 			for _, name := range c.logs {
 				logs = append(logs, testLog(t, name))
 			}
-			checkGolden(t, filepath.Join("testdata", "analysis", c.golden+".golden"), c.render(t, logs))
+			checkGolden(t, filepath.Join("testdata", c.golden+".golden"), c.render(t, logs))
 		})
 	}
 }
@@ -104,7 +107,7 @@ func checkGolden(t *testing.T, path, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./reduce -run TestGolden -update)", err)
+		t.Fatalf("%v (run go test ./reduce/analysis -run TestGolden -update)", err)
 	}
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)

@@ -1,11 +1,11 @@
-package reduce_test
+package analysis_test
 
 import (
 	"fmt"
 	"os"
 	"strings"
 
-	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/reduce/analysis"
 )
 
 // Two rounds of a host_build_graph callable: Host and Device only, so the
@@ -17,14 +17,14 @@ const hbgLog = `[mono_ns=1][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid
 `
 
 func ExampleAnalyzeRounds() {
-	log, err := reduce.ReadLog("run.log", strings.NewReader(hbgLog))
+	log, err := analysis.ReadLog("run.log", strings.NewReader(hbgLog))
 	if err != nil {
 		panic(err)
 	}
-	rounds := reduce.AnalyzeRounds(log.Spans)
+	rounds := analysis.AnalyzeRounds(log.Spans)
 	fmt.Printf("hid %x (%v): %d rounds, Device captured %d times, mean %d ns\n",
-		rounds.Hid, rounds.Role, len(rounds.Rows), rounds.Columns[reduce.ColDevice].N, rounds.Columns[reduce.ColDevice].Mean)
-	_ = reduce.WriteRounds(os.Stdout, rounds)
+		rounds.Hid, rounds.Role, len(rounds.Rows), rounds.Columns[analysis.ColDevice].N, rounds.Columns[analysis.ColDevice].Mean)
+	_ = analysis.WriteRounds(os.Stdout, rounds)
 	// Output:
 	// hid abc (decode): 2 rounds, Device captured 2 times, mean 22000 ns
 	//   Round      Host (us)   Device (us)
@@ -35,16 +35,16 @@ func ExampleAnalyzeRounds() {
 }
 
 func ExampleAnalyzeBinds() {
-	f, err := os.Open("testdata/analysis/bind.log")
+	f, err := os.Open("testdata/bind.log")
 	if err != nil {
 		panic(err)
 	}
 	defer f.Close()
-	log, err := reduce.ReadLog("bind.log", f)
+	log, err := analysis.ReadLog("bind.log", f)
 	if err != nil {
 		panic(err)
 	}
-	st, err := reduce.AnalyzeBinds(log, reduce.WithRounds(3))
+	st, err := analysis.AnalyzeBinds(log, analysis.WithRounds(3))
 	if err != nil {
 		panic(err)
 	}
@@ -58,13 +58,13 @@ func ExampleAnalyzeBinds() {
 }
 
 func ExampleProveOverlap() {
-	f, err := os.Open("testdata/analysis/overlap_ok.log")
+	f, err := os.Open("testdata/overlap_ok.log")
 	if err != nil {
 		panic(err)
 	}
 	defer f.Close()
-	log, _ := reduce.ReadLog("overlap_ok.log", f)
-	proof, err := reduce.ProveOverlap(log.Spans)
+	log, _ := analysis.ReadLog("overlap_ok.log", f)
+	proof, err := analysis.ProveOverlap(log.Spans)
 	fmt.Println(err)
 	for _, p := range proof.Pairs {
 		fmt.Printf("pid %d: run %d prepared during run %d's device window %v\n",
