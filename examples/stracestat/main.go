@@ -244,9 +244,9 @@ func load(name string, stdin io.Reader) (*analysis.Log, error) {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		defer zr.Close()
-		return analysis.ReadLog(name, zr)
+		return analysis.ReadLog(zr, analysis.WithName(name))
 	}
-	return analysis.ReadLog(name, br)
+	return analysis.ReadLog(br, analysis.WithName(name))
 }
 
 // reportLosses says on stderr what the reader could not use.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/phasetrace/phasetrace/strace"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -27,7 +28,7 @@ func rec(pid, inv int, hid string, depth int, name string, ts, dur int64, attrs 
 // logOf reads a log from text.
 func logOf(t *testing.T, name string, lines ...string) *Log {
 	t.Helper()
-	l, err := ReadLog(name, strings.NewReader(strings.Join(lines, "")))
+	l, err := ReadLog(strings.NewReader(strings.Join(lines, "")), WithName(name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func testLog(t *testing.T, name string) *Log {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	l, err := ReadLog(name, f)
+	l, err := ReadLog(f, WithName(name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func TestReadLogStampsAndAutoload(t *testing.T) {
 
 func TestReadLogError(t *testing.T) {
 	boom := errors.New("boom")
-	_, err := ReadLog("x.log", errReader{boom})
+	_, err := ReadLog(errReader{boom}, WithName("x.log"))
 	if !errors.Is(err, boom) {
 		t.Errorf("ReadLog error = %v, want %v", err, boom)
 	}
@@ -285,3 +286,29 @@ func TestReadLogError(t *testing.T) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// TestReadLogReaderOptions: the reader's options reach the autoload records
+// too: a record on a line past the default maximum is counted as lost, and
+// read with a larger maximum. The name is WithName's.
+func TestReadLogReaderOptions(t *testing.T) {
+	line := "torch_backend_autoload setting=1 raw=\"" + strings.Repeat("x", strace.DefaultMaxLine) +
+		"\" raw_truncated=false effective=enabled torch_imported=true torch_npu_loaded=true\n"
+	l, err := ReadLog(strings.NewReader(line), WithName("long.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Autoload) != 0 || l.Stats.Heads.Autoload != 1 || l.Stats.InLongLines != 1 {
+		t.Errorf("default maximum line: %d autoload records, %+v", len(l.Autoload), l.Stats)
+	}
+	l, err = ReadLog(strings.NewReader(line), WithName("long.log"),
+		WithReaderOptions(strace.WithMaxLine(2*strace.DefaultMaxLine), strace.WithName("ignored")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Autoload) != 1 || l.Autoload[0].Text != strings.TrimSuffix(line, "\n") || l.Stats.Lost() != 0 {
+		t.Errorf("raised maximum line: %d autoload records, %+v", len(l.Autoload), l.Stats)
+	}
+	if l.Name != "long.log" || len(l.Stats.Problems) != 0 {
+		t.Errorf("name %q", l.Name)
+	}
+}

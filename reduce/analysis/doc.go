@@ -3,13 +3,17 @@
 // the median span tree, the native-overlap proof, the bind-segment
 // statistics and the interleaved comparison of two runs.
 //
+// # Reading a log
+//
+// [ReadLog] reads a log with [strace.NewReader] and keeps its spans,
+// "[stamp]" lines, torch_backend_autoload records and the reader's losses;
+// [WithName] names it and [WithReaderOptions] passes the reader's options.
+// [Concat] joins logs read separately.
+//
 // # The tables
 //
-// The timing tables the runtime's users read, computed from a log's spans
-// ([ReadLog] keeps the spans, "[stamp]" lines, torch_backend_autoload
-// records and the reader's losses). Each analysis returns data; a separate
-// WriteXxx renders it in the runtime tool's text layout with the tool's
-// numbers to the last printed digit (integer ns inside, µs or ms only when
+// Each analysis returns data; a separate WriteXxx renders it in the runtime
+// tool's text layout with the tool's numbers to the last printed digit (integer ns inside, µs or ms only when
 // printing, with the tool's floating-point rounding reproduced).
 //
 //   - [AnalyzeTPOT]: per hid bucket (most invoked = decode, once seen =

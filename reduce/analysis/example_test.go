@@ -17,7 +17,7 @@ const hbgLog = `[mono_ns=1][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid
 `
 
 func ExampleAnalyzeRounds() {
-	log, err := analysis.ReadLog("run.log", strings.NewReader(hbgLog))
+	log, err := analysis.ReadLog(strings.NewReader(hbgLog), analysis.WithName("run.log"))
 	if err != nil {
 		panic(err)
 	}
@@ -40,7 +40,7 @@ func ExampleAnalyzeBinds() {
 		panic(err)
 	}
 	defer f.Close()
-	log, err := analysis.ReadLog("bind.log", f)
+	log, err := analysis.ReadLog(f, analysis.WithName("bind.log"))
 	if err != nil {
 		panic(err)
 	}
@@ -63,7 +63,7 @@ func ExampleProveOverlap() {
 		panic(err)
 	}
 	defer f.Close()
-	log, _ := analysis.ReadLog("overlap_ok.log", f)
+	log, _ := analysis.ReadLog(f, analysis.WithName("overlap_ok.log"))
 	proof, err := analysis.ProveOverlap(log.Spans)
 	fmt.Println(err)
 	for _, p := range proof.Pairs {

@@ -19,7 +19,7 @@ func FuzzAnalyses(f *testing.F) {
 	}
 	f.Add([]byte(rec(1, 1, "a", 0, "chip.run", -5, -9223372036854775808, "run_id=-1 dispatch_id=9223372036854775807 run_epoch=1 slot_id=0 generation=x")))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		l, err := ReadLog("fuzz", bytes.NewReader(data))
+		l, err := ReadLog(bytes.NewReader(data), WithName("fuzz"))
 		if err != nil {
 			t.Fatal(err)
 		}
