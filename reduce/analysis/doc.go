@@ -13,8 +13,9 @@
 // # The tables
 //
 // Each analysis returns data; a separate WriteXxx renders it in the runtime
-// tool's text layout with the tool's numbers to the last printed digit (integer ns inside, µs or ms only when
-// printing, with the tool's floating-point rounding reproduced).
+// tool's text layout with the tool's numbers to the last printed digit
+// (integer ns inside, µs or ms only when printing, with the tool's
+// floating-point rounding reproduced).
 //
 //   - [AnalyzeTPOT]: per hid bucket (most invoked = decode, once seen =
 //     prefill), the invocation count, chip.run mean / min / max and every
