@@ -42,11 +42,9 @@ func logOf(t *testing.T, name string, lines ...string) *Log {
 // directory (the goldens print the name as given).
 func testLog(t *testing.T, name string) *Log {
 	t.Helper()
-	path := name
+	path := filepath.Join("..", name)
 	if !strings.Contains(name, "/") {
 		path = filepath.Join("testdata", name)
-	} else {
-		path = filepath.Join("..", name)
 	}
 	f, err := os.Open(path)
 	if err != nil {
