@@ -171,56 +171,6 @@
 // minimum-window method, containment alone and the nearest anchor without
 // rate correction.
 //
-// # Analyses
-//
-// The timing tables the runtime's users read, computed from a log's spans
-// ([ReadLog] keeps the spans, "[stamp]" lines, torch_backend_autoload
-// records and the reader's losses). Each analysis returns data; a separate
-// WriteXxx renders it in the runtime tool's text layout with the tool's
-// numbers to the last printed digit (integer ns inside, µs or ms only when
-// printing, with the tool's floating-point rounding reproduced).
-//
-//   - [AnalyzeTPOT]: per hid bucket (most invoked = decode, once seen =
-//     prefill), the invocation count, chip.run mean / min / max and every
-//     stage's mean with its count. [WriteTPOT].
-//   - [AnalyzeRounds]: the busiest callable's rounds, one row per
-//     invocation by inv: Host (chip.run), Device (device_wall), Effective
-//     (orch ∪ sched from their device ts / dur), Orch, Sched. Host averages
-//     every round, the others the rounds that captured them; a column no
-//     round captured is hidden; past 2·[TrimRounds] rounds the trimmed means
-//     drop the [TrimRounds] lowest and highest. [WriteRounds] keeps the
-//     layout benchmark scripts parse ("  Round     Host (us) ...", "  Avg Host:").
-//   - [AnalyzeTree]: per callable, each span's median duration across its
-//     invocations, structured by dotted names, with orch ∥ sched side by side
-//     under the median per-invocation Effective. [WriteTree].
-//   - [ProveOverlap]: per process lane, adjacent phased native runs (identity
-//     run_id / dispatch_id / run_epoch / slot_id / generation on the root)
-//     must show bind(N+1) overlapping runner_run(N) and runner_run(N+1) not
-//     starting before claim_release(N); [WithRequireHidden] also requires the
-//     bind to end inside runner_run(N). Failures are [*OverlapError] values
-//     naming the pid, sequence numbers and intervals; fewer than two runs on
-//     every lane is [ErrTooFewRuns].
-//   - [AnalyzeBinds]: the chip.run.bind.<segment> statistics. A bind is one
-//     (pid, inv); one cold bind per rank is dropped ([WithRanks],
-//     [WithRounds], else one per process); per segment min / median / max
-//     over the warm binds; the control plane ([ControlPlaneSegments]) summed
-//     within each bind and reported as the minimum of those sums — never a
-//     sum of per-segment minima; on/off-CPU from cpu_ns with nvcsw / nivcsw;
-//     minflt bind by bind; [BindWarning]s for unknown, absent and partial
-//     segments, a spill after a process's first bind, and a missing stamp or
-//     autoload record. [WriteBinds].
-//   - [CompareBinds]: two arms run interleaved, one minimum of per-bind sums
-//     per arm per repetition, the delta per repetition, and a [Verdict] only
-//     when the signs agree across at least two repetitions, the stamps differ
-//     at most in the commit, the segment sets and autoload records match.
-//     [Log.Repetitions] splits a log holding several runs at their stamps.
-//     [WriteComparison].
-//
-// The renderers reproduce the reference's float arithmetic: a value is
-// float64(ns)/1000, sums run left to right as Python's sum() does before
-// 3.12, "%.1f" is the correctly rounded decimal of the binary double (so
-// 0.25 prints 0.2 and 22.15 computed as (20.05+24.25)/2 prints 22.1). Two
-// known differences: a span name logged twice in one invocation appears
-// once in the tree (the reference repeats it), and a hid is printed without
-// leading zeros.
+// The timing tables the runtime's users read are in package
+// [github.com/phasetrace/phasetrace/reduce/analysis].
 package reduce

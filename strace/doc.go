@@ -1,7 +1,7 @@
 // Package strace reads and writes the runtime's trace log: its [STRACE]
-// spans, [CLOCK_ANCHOR] clock anchors, legacy "bind phase=" lines and
-// "[stamp]" lines, plus the two artifacts beside the log
-// (host_phase_records.jsonl and the clock-calibration JSON).
+// spans, [CLOCK_ANCHOR] clock anchors, legacy "bind phase=" lines,
+// "[stamp]" lines and torch_backend_autoload records, plus the two artifacts
+// beside the log (host_phase_records.jsonl and the clock-calibration JSON).
 //
 // The Reader streams a log with bounded memory and loses nothing silently:
 // every record head is either returned as a typed Record or counted as torn,
@@ -67,6 +67,15 @@
 // and a measurement recipe writes its command as the first line:
 //
 //	[stamp] 4d31f482 env SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1 python main.py --rounds 6
+//
+// A process that imported torch reports the state of PyTorch's backend
+// autoload, after a log prefix or any other text, its fields in this order
+// with one space between them (Autoload). raw, null or a JSON string, and
+// raw_truncated are absent from older emitters; text after torch_npu_loaded
+// is not part of the record:
+//
+//	torch_backend_autoload setting=0 raw="0" raw_truncated=false effective=disabled torch_imported=true torch_npu_loaded=false
+//	torch_backend_autoload setting=1 effective=enabled torch_imported=true torch_npu_loaded=true
 //
 // # What real logs do
 //

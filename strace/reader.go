@@ -202,6 +202,7 @@ func (r *Reader) countLong(hc *headCounter) {
 	r.stats.Heads.ClockAnchor += h.ClockAnchor
 	r.stats.Heads.BindPhase += h.BindPhase
 	r.stats.Heads.Stamp += h.Stamp
+	r.stats.Heads.Autoload += h.Autoload
 	r.stats.InLongLines += h.Total()
 	r.problem(r.lineOff, ErrLineTooLong, "longer than "+strconv.Itoa(r.cfg.maxLine)+" bytes; "+
 		strconv.FormatInt(h.Total(), 10)+" record heads in it lost")
@@ -261,7 +262,14 @@ func (r *Reader) scan(rec *Record) bool {
 			gap = rest[:i]
 		}
 		if len(gap) >= len(markBind) {
-			if j := r.findBind(line, r.pos, r.pos+len(gap)); j >= 0 {
+			j := r.findBind(line, r.pos, r.pos+len(gap))
+			if k := r.findAutoload(line, r.pos, r.pos+len(gap)); k >= 0 && (j < 0 || k < j) {
+				if r.autoload(rec, k) {
+					return true
+				}
+				continue
+			}
+			if j >= 0 {
 				if r.bindPhase(rec, j) {
 					return true
 				}
@@ -706,12 +714,12 @@ func trimRight(b []byte) []byte {
 // occurrence.
 type headCounter struct {
 	heads Heads
-	tail  [16]byte
+	tail  [maxMark + 1]byte
 	n     int   // bytes in tail
 	total int64 // bytes fed
 }
 
-const maxMark = 14 // len("[CLOCK_ANCHOR]")
+const maxMark = 31 // len("torch_backend_autoload setting=")
 
 func (h *headCounter) feed(b []byte) {
 	if len(b) == 0 {
@@ -722,7 +730,7 @@ func (h *headCounter) feed(b []byte) {
 	}
 	// Heads that straddle the previous piece and this one.
 	if h.n > 0 {
-		var win [32]byte
+		var win [2 * maxMark]byte
 		w := append(win[:0], h.tail[:h.n]...)
 		w = append(w, b[:min(len(b), maxMark-1)]...)
 		prev := -1 // w[0] starts the line
@@ -760,7 +768,7 @@ func (h *headCounter) feed(b []byte) {
 // indexHeadStart returns the first index that may start a head.
 func indexHeadStart(b []byte) int {
 	for i, c := range b {
-		if c == '[' || c == 'b' {
+		if c == '[' || c == 'b' || c == 't' {
 			return i
 		}
 	}
@@ -780,15 +788,23 @@ func (h *headCounter) countAt(w []byte, i, split, prev int) {
 		if i+len(markAnchor) > split {
 			h.heads.ClockAnchor++
 		}
-	case bytes.HasPrefix(t, markBind):
-		if i+len(markBind) <= split {
+	case bytes.HasPrefix(t, markBind), bytes.HasPrefix(t, markAutoload):
+		mark := markBind
+		if t[0] == 't' {
+			mark = markAutoload
+		}
+		if i+len(mark) <= split {
 			return
 		}
 		before := prev
 		if i > 0 {
 			before = int(w[i-1])
 		}
-		if before == -1 || before == ' ' || before == '\t' || before == ']' {
+		switch {
+		case before != -1 && before != ' ' && before != '\t' && before != ']':
+		case t[0] == 't':
+			h.heads.Autoload++
+		default:
 			h.heads.BindPhase++
 		}
 	}

@@ -78,6 +78,10 @@ func dump(recs []Record, st Stats) string {
 			dumpAttrs(&b, bp.Attrs)
 		case KindStamp:
 			fmt.Fprintf(&b, " %q commit=%q", r.Stamp.Text, r.Stamp.Commit())
+		case KindAutoload:
+			a := r.Autoload
+			fmt.Fprintf(&b, " %q\n    setting=%q raw=%q raw_truncated=%v effective=%q torch_imported=%v torch_npu_loaded=%v",
+				a.Text, a.Setting, a.Raw, a.RawTruncated, a.Effective, a.TorchImported, a.TorchNPULoaded)
 		}
 		b.WriteByte('\n')
 	}
@@ -203,6 +207,8 @@ func checkInvariants(t testing.TB, data []byte, recs []Record, st Stats) {
 			mark = markBind
 		case KindStamp:
 			mark = markStamp
+		case KindAutoload:
+			mark = markAutoload
 		}
 		if !bytes.HasPrefix(data[off:], mark) {
 			t.Errorf("%s at %v: input there is %q", r.Kind, r.Pos, data[off:min(len(data), int(off)+20)])

@@ -15,6 +15,7 @@ const (
 	KindDeviceAnchor                 // a [CLOCK_ANCHOR] v=2 host-to-device-counter pairing
 	KindBindPhase                    // a legacy "bind phase=" segment line
 	KindStamp                        // a "[stamp]" first line
+	KindAutoload                     // a torch_backend_autoload record
 )
 
 var kindNames = [...]string{
@@ -23,6 +24,7 @@ var kindNames = [...]string{
 	KindDeviceAnchor: "device-anchor",
 	KindBindPhase:    "bind-phase",
 	KindStamp:        "stamp",
+	KindAutoload:     "autoload",
 }
 
 func (k Kind) String() string {
@@ -36,7 +38,7 @@ func (k Kind) String() string {
 type Pos struct {
 	File   string // the name given with [WithName], or ""
 	Line   int64  // 1-based physical line
-	Offset int64  // 0-based byte offset of the record head (the '[' of its marker, or the 'b' of "bind phase=")
+	Offset int64  // 0-based byte offset of the record head (the '[' of its marker, the 'b' of "bind phase=" or the 't' of "torch_backend_autoload")
 }
 
 func (p Pos) String() string {
@@ -270,6 +272,7 @@ type Record struct {
 	DeviceAnchor DeviceAnchor
 	BindPhase    BindPhase
 	Stamp        Stamp
+	Autoload     Autoload
 }
 
 // Clone returns a copy that owns every slice, so it stays valid after the

@@ -9,10 +9,11 @@ type Heads struct {
 	ClockAnchor int64 // "[CLOCK_ANCHOR]"
 	BindPhase   int64 // "bind phase=" (at the start of a line or after a space or ']')
 	Stamp       int64 // "[stamp]" at the start of a line
+	Autoload    int64 // "torch_backend_autoload setting=" (at the start of a line or after a blank or ']')
 }
 
 // Total returns the number of heads of every marker.
-func (h Heads) Total() int64 { return h.Strace + h.ClockAnchor + h.BindPhase + h.Stamp }
+func (h Heads) Total() int64 { return h.Strace + h.ClockAnchor + h.BindPhase + h.Stamp + h.Autoload }
 
 // Counts counts complete records by kind.
 type Counts struct {
@@ -21,11 +22,12 @@ type Counts struct {
 	DeviceAnchors int64
 	BindPhases    int64
 	Stamps        int64
+	Autoloads     int64
 }
 
 // Total returns the number of complete records of every kind.
 func (c Counts) Total() int64 {
-	return c.Spans + c.WallAnchors + c.DeviceAnchors + c.BindPhases + c.Stamps
+	return c.Spans + c.WallAnchors + c.DeviceAnchors + c.BindPhases + c.Stamps + c.Autoloads
 }
 
 func (c *Counts) add(k Kind) {
@@ -40,6 +42,8 @@ func (c *Counts) add(k Kind) {
 		c.BindPhases++
 	case KindStamp:
 		c.Stamps++
+	case KindAutoload:
+		c.Autoloads++
 	}
 }
 
@@ -87,7 +91,8 @@ func (s *Stats) Check() error {
 	}
 	if s.Records.Spans > s.Heads.Strace ||
 		s.Records.WallAnchors+s.Records.DeviceAnchors > s.Heads.ClockAnchor ||
-		s.Records.BindPhases > s.Heads.BindPhase || s.Records.Stamps > s.Heads.Stamp {
+		s.Records.BindPhases > s.Heads.BindPhase || s.Records.Stamps > s.Heads.Stamp ||
+		s.Records.Autoloads > s.Heads.Autoload {
 		return fmt.Errorf("strace: more records than heads of their marker: %+v vs %+v", s.Records, s.Heads)
 	}
 	problems := int64(len(s.Problems)) + s.ProblemsOmitted

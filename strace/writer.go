@@ -292,6 +292,8 @@ func AppendRecord(dst []byte, rec *Record) ([]byte, error) {
 	case KindStamp:
 		dst = append(dst, "[stamp] "...)
 		dst = append(dst, rec.Stamp.Text...)
+	case KindAutoload:
+		dst = appendAutoload(dst, &rec.Autoload)
 	default:
 		return dst, ErrKind
 	}

@@ -34,7 +34,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/reduce/analysis"
 )
 
 // Exit statuses.
@@ -111,18 +111,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "stracestat %s: give -ranks or -rounds (positive), not both\n", cmd)
 		return exitUsage
 	}
-	var bindOpts []reduce.BindOption
+	var bindOpts []analysis.BindOption
 	if *ranks > 0 {
-		bindOpts = append(bindOpts, reduce.WithRanks(*ranks))
+		bindOpts = append(bindOpts, analysis.WithRanks(*ranks))
 	}
 	if *rounds > 0 {
-		bindOpts = append(bindOpts, reduce.WithRounds(*rounds))
+		bindOpts = append(bindOpts, analysis.WithRounds(*rounds))
 	}
 	if *keepFirst {
-		bindOpts = append(bindOpts, reduce.WithKeepFirst())
+		bindOpts = append(bindOpts, analysis.WithKeepFirst())
 	}
 
-	logs := make([]*reduce.Log, 0, fs.NArg())
+	logs := make([]*analysis.Log, 0, fs.NArg())
 	stdinUsed := false
 	for _, name := range fs.Args() {
 		if name == "-" {
@@ -150,36 +150,36 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		for i, l := range logs {
 			names[i] = l.Name
 		}
-		log = reduce.Concat(strings.Join(names, " "), logs...)
+		log = analysis.Concat(strings.Join(names, " "), logs...)
 	}
 	var err error
 	switch cmd {
 	case "tpot":
-		err = reduce.WriteTPOT(stdout, reduce.AnalyzeTPOT(log.Spans))
+		err = analysis.WriteTPOT(stdout, analysis.AnalyzeTPOT(log.Spans))
 	case "rounds":
-		err = reduce.WriteRounds(stdout, reduce.AnalyzeRounds(log.Spans))
+		err = analysis.WriteRounds(stdout, analysis.AnalyzeRounds(log.Spans))
 	case "tree":
-		err = reduce.WriteTree(stdout, reduce.AnalyzeTree(log.Spans))
+		err = analysis.WriteTree(stdout, analysis.AnalyzeTree(log.Spans))
 	case "overlap":
-		var opts []reduce.OverlapOption
+		var opts []analysis.OverlapOption
 		if *requireHidden {
-			opts = append(opts, reduce.WithRequireHidden())
+			opts = append(opts, analysis.WithRequireHidden())
 		}
-		proof, perr := reduce.ProveOverlap(log.Spans, opts...)
+		proof, perr := analysis.ProveOverlap(log.Spans, opts...)
 		if perr != nil {
 			for _, line := range strings.Split(perr.Error(), "\n") {
 				fmt.Fprintf(stderr, "native overlap assertion failed: %s\n", line)
 			}
 			return exitProof
 		}
-		err = reduce.WriteOverlap(stdout, proof)
+		err = analysis.WriteOverlap(stdout, proof)
 	case "bind":
-		st, berr := reduce.AnalyzeBinds(log, bindOpts...)
+		st, berr := analysis.AnalyzeBinds(log, bindOpts...)
 		if berr != nil {
 			fmt.Fprintf(stderr, "stracestat: %v\n", bindAdvice(berr))
 			return exitInput
 		}
-		err = reduce.WriteBinds(stdout, st)
+		err = analysis.WriteBinds(stdout, st)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "stracestat: %v\n", err)
@@ -188,12 +188,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func compare(logs []*reduce.Log, opts []reduce.BindOption, stdout, stderr io.Writer) int {
+func compare(logs []*analysis.Log, opts []analysis.BindOption, stdout, stderr io.Writer) int {
 	if len(logs)%2 != 0 {
 		fmt.Fprintln(stderr, "stracestat compare: give the logs in pairs, base then measure, in the order they were run")
 		return exitUsage
 	}
-	var base, measure []*reduce.Log
+	var base, measure []*analysis.Log
 	for i, l := range logs {
 		if i%2 == 0 {
 			base = append(base, l.Repetitions()...)
@@ -201,12 +201,12 @@ func compare(logs []*reduce.Log, opts []reduce.BindOption, stdout, stderr io.Wri
 			measure = append(measure, l.Repetitions()...)
 		}
 	}
-	c, err := reduce.CompareBinds(base, measure, opts...)
+	c, err := analysis.CompareBinds(base, measure, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "stracestat compare: %v\n", err)
 		return exitInput
 	}
-	if err := reduce.WriteComparison(stdout, c); err != nil {
+	if err := analysis.WriteComparison(stdout, c); err != nil {
 		fmt.Fprintf(stderr, "stracestat: %v\n", err)
 		return exitInput
 	}
@@ -215,16 +215,16 @@ func compare(logs []*reduce.Log, opts []reduce.BindOption, stdout, stderr io.Wri
 
 func bindAdvice(err error) error {
 	switch {
-	case errors.Is(err, reduce.ErrNoBinds):
+	case errors.Is(err, analysis.ErrNoBinds):
 		return fmt.Errorf("%w: either SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1 was not set, or an output run moved the host log into the process-session spool (parse those host.*.log files instead)", err)
-	case errors.Is(err, reduce.ErrAllCold):
+	case errors.Is(err, analysis.ErrAllCold):
 		return fmt.Errorf("%w: the first bind of each rank is warm-up, so a warm bind needs --rounds 2 or more on the run; -keep-first reports the cold binds instead", err)
 	}
 	return err
 }
 
 // load reads one log, from standard input for "-", decompressing gzip.
-func load(name string, stdin io.Reader) (*reduce.Log, error) {
+func load(name string, stdin io.Reader) (*analysis.Log, error) {
 	var r io.Reader
 	if name == "-" {
 		r = stdin
@@ -244,13 +244,13 @@ func load(name string, stdin io.Reader) (*reduce.Log, error) {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		defer zr.Close()
-		return reduce.ReadLog(name, zr)
+		return analysis.ReadLog(zr, analysis.WithName(name))
 	}
-	return reduce.ReadLog(name, br)
+	return analysis.ReadLog(br, analysis.WithName(name))
 }
 
 // reportLosses says on stderr what the reader could not use.
-func reportLosses(stderr io.Writer, l *reduce.Log) {
+func reportLosses(stderr io.Writer, l *analysis.Log) {
 	s := &l.Stats
 	if s.Lost() == 0 {
 		return

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-const data = "../../reduce/testdata/analysis/"
+const data = "../../reduce/analysis/testdata/"
 
 func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -19,7 +19,7 @@ func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 }
 
 // TestCommands runs every command on the hand-made logs; its tables are
-// the reduce package's golden files, checked there.
+// the analysis package's golden files, checked there.
 func TestCommands(t *testing.T) {
 	for _, c := range []struct {
 		args   []string

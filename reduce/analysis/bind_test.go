@@ -1,4 +1,4 @@
-package reduce
+package analysis
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ func warningKinds(st *BindStats) []BindWarningKind {
 	return ks
 }
 
-// TestBinds works through testdata/analysis/bind.log: two ranks (pids 200
+// TestBinds works through testdata/bind.log: two ranks (pids 200
 // and 201), three binds each. Each rank's first bind is cold (host_orch 5
 // and 4 ms) and dropped. The four warm binds, host_orch + graph_pack +
 // arena_h2d in µs:
@@ -94,7 +94,7 @@ func TestBinds(t *testing.T) {
 	}
 }
 
-// TestBindWarnings works through testdata/analysis/bind_warnings.log, one
+// TestBindWarnings works through testdata/bind_warnings.log, one
 // rank (pid 300) with no stamp and no autoload record. inv 5 has only an
 // args segment: not a bind. inv 1 is cold. Every bind carries an old
 // graph_upload segment (unknown: excluded). arena_h2d is missing from inv

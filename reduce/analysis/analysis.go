@@ -1,12 +1,10 @@
-package reduce
+package analysis
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"math/big"
 	"math/bits"
-	"regexp"
 	"sort"
 	"strconv"
 
@@ -37,13 +35,13 @@ type LogStamp struct {
 	Span   int    // number of spans before it: Log.Spans[Span:] follow it
 }
 
-// AutoloadRecord is a torch_backend_autoload timing record, the text from
-// "torch_backend_autoload" to its torch_npu_loaded field:
+// AutoloadRecord is a torch_backend_autoload record of a log (see
+// [strace.Autoload]); its Text is what the analyses compare:
 //
 //	torch_backend_autoload setting=0 raw="0" raw_truncated=false effective=disabled torch_imported=true torch_npu_loaded=false
 type AutoloadRecord struct {
-	Text   string
-	Offset int64 // byte offset of its line in the (concatenated) input
+	strace.Autoload
+	Offset int64 // byte offset of the record in the (concatenated) input
 }
 
 // Stamp returns the text of the first "[stamp]" line and whether there is one.
@@ -68,89 +66,53 @@ func (l *Log) AutoloadDistinct() []string {
 	return out
 }
 
-// autoloadPattern matches a torch_backend_autoload record; raw and
-// raw_truncated are optional (older emitters lack them), raw is null or a
-// JSON string.
-var autoloadPattern = regexp.MustCompile(`torch_backend_autoload setting=\S+ ` +
-	`(?:raw=(?:null|"(?:\\.|[^"\\])*") raw_truncated=(?:true|false) )?effective=\S+ ` +
-	`torch_imported=(?:true|false) torch_npu_loaded=(?:true|false)`)
+// ReadOption configures [ReadLog].
+type ReadOption func(*readConfig)
 
-var autoloadWord = []byte("torch_backend_autoload")
-
-// lineTap sees every byte the strace reader reads and picks out the
-// torch_backend_autoload records, which are plain log lines rather than
-// records of the strace grammar. Memory is bounded by max: the rest of a
-// longer line is not examined.
-type lineTap struct {
-	max   int
-	off   int64 // input offset of buf[0]
-	next  int64 // input offset of the next byte written
-	buf   []byte
-	found []AutoloadRecord
+type readConfig struct {
+	name   string
+	reader []strace.Option
 }
 
-func (t *lineTap) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		chunk := p
-		if i >= 0 {
-			chunk = p[:i]
-		}
-		if room := t.max - len(t.buf); room > 0 {
-			take := min(room, len(chunk))
-			t.buf = append(t.buf, chunk[:take]...)
-		}
-		t.next += int64(len(chunk))
-		if i < 0 {
-			break
-		}
-		t.line()
-		t.next++ // the newline
-		t.off = t.next
-		p = p[i+1:]
+// WithName names the log: its Log.Name, and the file in the reader's
+// positions and problems and in ReadLog's error.
+func WithName(name string) ReadOption { return func(c *readConfig) { c.name = name } }
+
+// WithReaderOptions passes options to [strace.NewReader], such as
+// [strace.WithMaxLine] or [strace.WithMaxProblems]. The name is WithName's: a
+// [strace.WithName] among them is overridden.
+func WithReaderOptions(opts ...strace.Option) ReadOption {
+	return func(c *readConfig) { c.reader = append(c.reader, opts...) }
+}
+
+// ReadLog reads a runtime log with [strace.NewReader] and keeps what the
+// analyses need: spans, stamps and autoload records. Bad records never stop
+// it: they are counted in Log.Stats. The error is the underlying reader's,
+// with the log's name.
+func ReadLog(r io.Reader, opts ...ReadOption) (*Log, error) {
+	var cfg readConfig
+	for _, o := range opts {
+		o(&cfg)
 	}
-	return n, nil
-}
-
-// line examines the buffered line and starts the next.
-func (t *lineTap) line() {
-	if bytes.Contains(t.buf, autoloadWord) {
-		if m := autoloadPattern.Find(t.buf); m != nil {
-			t.found = append(t.found, AutoloadRecord{Text: string(m), Offset: t.off})
-		}
-	}
-	t.buf = t.buf[:0]
-}
-
-// ReadLog reads a runtime log with [strace.NewReader] (named name in
-// positions and problems) and keeps what the analyses need. Bad records
-// never stop it: they are counted in Log.Stats. The error is the
-// underlying reader's, with the name.
-func ReadLog(name string, r io.Reader, opts ...strace.Option) (*Log, error) {
-	tap := &lineTap{max: strace.DefaultMaxLine}
-	all := append([]strace.Option{strace.WithName(name)}, opts...)
-	rd := strace.NewReader(io.TeeReader(r, tap), all...)
-	l := &Log{Name: name}
+	rd := strace.NewReader(r, append(cfg.reader, strace.WithName(cfg.name))...)
+	l := &Log{Name: cfg.name}
 	for {
 		rec, err := rd.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", cfg.name, err)
 		}
 		switch rec.Kind {
 		case strace.KindSpan:
 			l.Spans = append(l.Spans, rec.Span.Clone())
 		case strace.KindStamp:
 			l.Stamps = append(l.Stamps, LogStamp{Text: rec.Stamp.Text, Offset: rec.Pos.Offset, Span: len(l.Spans)})
+		case strace.KindAutoload:
+			l.Autoload = append(l.Autoload, AutoloadRecord{Autoload: rec.Autoload, Offset: rec.Pos.Offset})
 		}
 	}
-	if len(tap.buf) > 0 {
-		tap.line()
-	}
-	l.Autoload = tap.found
 	l.Stats = rd.Stats().Clone()
 	return l, nil
 }
@@ -187,11 +149,13 @@ func addStats(dst, src *strace.Stats) {
 	dst.Heads.ClockAnchor += src.Heads.ClockAnchor
 	dst.Heads.BindPhase += src.Heads.BindPhase
 	dst.Heads.Stamp += src.Heads.Stamp
+	dst.Heads.Autoload += src.Heads.Autoload
 	dst.Records.Spans += src.Records.Spans
 	dst.Records.WallAnchors += src.Records.WallAnchors
 	dst.Records.DeviceAnchors += src.Records.DeviceAnchors
 	dst.Records.BindPhases += src.Records.BindPhases
 	dst.Records.Stamps += src.Records.Stamps
+	dst.Records.Autoloads += src.Records.Autoloads
 	dst.Torn += src.Torn
 	dst.UnknownVersion += src.UnknownVersion
 	dst.Malformed += src.Malformed

@@ -1,4 +1,4 @@
-package reduce
+package analysis
 
 import (
 	"strings"
@@ -11,7 +11,7 @@ import (
 
 type stringsBuilder = strings.Builder
 
-// TestRounds works through testdata/analysis/rounds.log: hid a1 (three
+// TestRounds works through testdata/rounds.log: hid a1 (three
 // rounds) outnumbers the once-seen hid bb.
 func TestRounds(t *testing.T) {
 	got := AnalyzeRounds(testLog(t, "rounds.log").Spans)

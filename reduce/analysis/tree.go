@@ -1,4 +1,4 @@
-package reduce
+package analysis
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -127,7 +128,7 @@ func pairConcurrent(n *TreeNode, maps []map[string]*strace.Span) {
 	for _, m := range maps {
 		o, s := m[orch.Name], m[sched.Name]
 		if o != nil && s != nil {
-			effs = append(effs, int64(Effective(DeviceWindow{Start: DeviceNanos(o.TS), End: DeviceNanos(o.End())}, DeviceWindow{Start: DeviceNanos(s.TS), End: DeviceNanos(s.End())}).Len()))
+			effs = append(effs, int64(reduce.Effective(reduce.DeviceWindow{Start: reduce.DeviceNanos(o.TS), End: reduce.DeviceNanos(o.End())}, reduce.DeviceWindow{Start: reduce.DeviceNanos(s.TS), End: reduce.DeviceNanos(s.End())}).Len()))
 		}
 	}
 	spread := spreadOf(effs)

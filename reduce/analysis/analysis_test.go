@@ -1,4 +1,4 @@
-package reduce
+package analysis
 
 import (
 	"bytes"
@@ -11,9 +11,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/phasetrace/phasetrace/strace"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/analysis")
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // rec is one [STRACE] record as the runtime writes it.
 func rec(pid, inv int, hid string, depth int, name string, ts, dur int64, attrs string) string {
@@ -27,7 +28,7 @@ func rec(pid, inv int, hid string, depth int, name string, ts, dur int64, attrs 
 // logOf reads a log from text.
 func logOf(t *testing.T, name string, lines ...string) *Log {
 	t.Helper()
-	l, err := ReadLog(name, strings.NewReader(strings.Join(lines, "")))
+	l, err := ReadLog(strings.NewReader(strings.Join(lines, "")), WithName(name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,19 +38,20 @@ func logOf(t *testing.T, name string, lines ...string) *Log {
 	return l
 }
 
-// testLog reads a log under testdata/analysis (or a path relative to the package).
+// testLog reads a log under testdata, or at a path relative to the reduce
+// directory (the goldens print the name as given).
 func testLog(t *testing.T, name string) *Log {
 	t.Helper()
-	path := name
+	path := filepath.Join("..", name)
 	if !strings.Contains(name, "/") {
-		path = filepath.Join("testdata", "analysis", name)
+		path = filepath.Join("testdata", name)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	l, err := ReadLog(name, f)
+	l, err := ReadLog(f, WithName(name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +91,7 @@ func TestGolden(t *testing.T) {
 			for _, name := range c.logs {
 				logs = append(logs, testLog(t, name))
 			}
-			checkGolden(t, filepath.Join("testdata", "analysis", c.golden+".golden"), c.render(t, logs))
+			checkGolden(t, filepath.Join("testdata", c.golden+".golden"), c.render(t, logs))
 		})
 	}
 }
@@ -104,7 +106,7 @@ func checkGolden(t *testing.T, path, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./reduce -run TestGolden -update)", err)
+		t.Fatalf("%v (run go test ./reduce/analysis -run TestGolden -update)", err)
 	}
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
@@ -273,7 +275,7 @@ func TestReadLogStampsAndAutoload(t *testing.T) {
 
 func TestReadLogError(t *testing.T) {
 	boom := errors.New("boom")
-	_, err := ReadLog("x.log", errReader{boom})
+	_, err := ReadLog(errReader{boom}, WithName("x.log"))
 	if !errors.Is(err, boom) {
 		t.Errorf("ReadLog error = %v, want %v", err, boom)
 	}
@@ -282,3 +284,29 @@ func TestReadLogError(t *testing.T) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// TestReadLogReaderOptions: the reader's options reach the autoload records
+// too: a record on a line past the default maximum is counted as lost, and
+// read with a larger maximum. The name is WithName's.
+func TestReadLogReaderOptions(t *testing.T) {
+	line := "torch_backend_autoload setting=1 raw=\"" + strings.Repeat("x", strace.DefaultMaxLine) +
+		"\" raw_truncated=false effective=enabled torch_imported=true torch_npu_loaded=true\n"
+	l, err := ReadLog(strings.NewReader(line), WithName("long.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Autoload) != 0 || l.Stats.Heads.Autoload != 1 || l.Stats.InLongLines != 1 {
+		t.Errorf("default maximum line: %d autoload records, %+v", len(l.Autoload), l.Stats)
+	}
+	l, err = ReadLog(strings.NewReader(line), WithName("long.log"),
+		WithReaderOptions(strace.WithMaxLine(2*strace.DefaultMaxLine), strace.WithName("ignored")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Autoload) != 1 || l.Autoload[0].Text != strings.TrimSuffix(line, "\n") || l.Stats.Lost() != 0 {
+		t.Errorf("raised maximum line: %d autoload records, %+v", len(l.Autoload), l.Stats)
+	}
+	if l.Name != "long.log" || len(l.Stats.Problems) != 0 {
+		t.Errorf("name %q", l.Name)
+	}
+}

@@ -1,4 +1,4 @@
-package reduce
+package analysis
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 // FuzzAnalyses runs every analysis and renderer on arbitrary log text:
 // none may panic.
 func FuzzAnalyses(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "analysis", "*.log"))
+	paths, _ := filepath.Glob(filepath.Join("testdata", "*.log"))
 	for _, p := range paths {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
@@ -19,7 +19,7 @@ func FuzzAnalyses(f *testing.F) {
 	}
 	f.Add([]byte(rec(1, 1, "a", 0, "chip.run", -5, -9223372036854775808, "run_id=-1 dispatch_id=9223372036854775807 run_epoch=1 slot_id=0 generation=x")))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		l, err := ReadLog("fuzz", bytes.NewReader(data))
+		l, err := ReadLog(bytes.NewReader(data), WithName("fuzz"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package reduce
+package analysis
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// TestTree works through testdata/analysis/tree.log: decode hid e1 runs
+// TestTree works through testdata/tree.log: decode hid e1 runs
 // twice with every duration doubled the second time (k = 1, 2), so each
 // median is the mean of the two; prefill f2 runs once.
 func TestTree(t *testing.T) {

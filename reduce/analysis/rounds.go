@@ -1,4 +1,4 @@
-package reduce
+package analysis
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -34,8 +35,8 @@ func (c RoundsColumn) String() string {
 // Span names behind the columns.
 const (
 	spanRun   = "chip.run"
-	spanOrch  = WallName + ".orch"
-	spanSched = WallName + ".sched"
+	spanOrch  = reduce.WallName + ".orch"
+	spanSched = reduce.WallName + ".sched"
 )
 
 // TrimRounds is how many rounds the trimmed means drop at each end; they are
@@ -118,13 +119,13 @@ func roundOf(inv *strace.Invocation) Round {
 		return 0
 	}
 	row.Values[ColHost] = dur(spanRun)
-	row.Values[ColDevice] = dur(WallName)
+	row.Values[ColDevice] = dur(reduce.WallName)
 	row.Values[ColOrch] = dur(spanOrch)
 	row.Values[ColSched] = dur(spanSched)
-	var eff DeviceWindow
+	var eff reduce.DeviceWindow
 	for _, s := range []*strace.Span{names[spanOrch], names[spanSched]} {
 		if s != nil {
-			eff = Effective(eff, DeviceWindow{Start: DeviceNanos(s.TS), End: DeviceNanos(s.End())})
+			eff = reduce.Effective(eff, reduce.DeviceWindow{Start: reduce.DeviceNanos(s.TS), End: reduce.DeviceNanos(s.End())})
 		}
 	}
 	if names[spanOrch] != nil || names[spanSched] != nil {

@@ -1,4 +1,4 @@
-package reduce
+package analysis
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// TestTPOT works through testdata/analysis/tpot.log: decode hid d0 has
+// TestTPOT works through testdata/tpot.log: decode hid d0 has
 // three invocations, prefill hid f1 one; a node.submit and an ext. span
 // carry no invocation and stay out.
 func TestTPOT(t *testing.T) {
