@@ -247,7 +247,7 @@ func inputSummary(name string, st strace.Stats) InputSummary {
 		Name: name, Bytes: st.Bytes, Lines: st.Lines,
 		Records: map[string]int64{
 			"span": st.Records.Spans, "wall-anchor": st.Records.WallAnchors, "device-anchor": st.Records.DeviceAnchors,
-			"bind-phase": st.Records.BindPhases, "stamp": st.Records.Stamps,
+			"bind-phase": st.Records.BindPhases, "stamp": st.Records.Stamps, "autoload": st.Records.Autoloads,
 		},
 		Torn: st.Torn, UnknownVersion: st.UnknownVersion, Malformed: st.Malformed, LongLines: st.LongLines, InLongLines: st.InLongLines,
 	}
