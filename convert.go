@@ -576,34 +576,22 @@ func (c *converter) laneTrack(pid int32, tid int64, slot int64, hasSlot bool) (p
 // the logs it read, also when it fails.
 func (c *converter) secondPass(logs []Input) (stats []strace.Stats, err error) {
 	c.declareTracks()
-	srcs, stop := c.openSources(logs)
+	srcs := c.openSources(logs)
 	defer func() {
-		stats = closeSources(srcs, stop, &err)
+		stats = srcs.close(&err)
 	}()
-	for _, s := range srcs {
-		if s.openErr != nil {
-			return nil, s.openErr
-		}
-	}
-	for _, s := range srcs {
-		if err := s.next(); err != nil {
-			return nil, err
-		}
+	if srcs.openErr != nil {
+		return nil, srcs.openErr
 	}
 	for {
-		var cur *source
-		for _, s := range srcs {
-			if !s.done && (cur == nil || s.key < cur.key) {
-				cur = s
-			}
+		cur, err := srcs.next()
+		if err != nil {
+			return nil, err
 		}
 		if cur == nil {
 			break
 		}
 		c.record(cur)
-		if err := cur.next(); err != nil {
-			return nil, err
-		}
 	}
 	// The logs are over: draw what still waits.
 	c.flows.drain(c, true)
