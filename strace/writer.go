@@ -217,8 +217,8 @@ func (w *Writer) Write(rec Record) error {
 	return w.writeLocked(rec)
 }
 
-// ErrKind is returned by Write for a record of no known kind.
-var ErrKind = errors.New("strace: record of unknown kind")
+// errKind is returned by Write for a record of no known kind.
+var errKind = errors.New("strace: record of unknown kind")
 
 func (w *Writer) prefixLocked(fn string, mono int64) Prefix {
 	return Prefix{Present: true, MonoNS: mono, Thread: w.cfg.thread, Level: DefaultLevel, Func: fn}
@@ -293,7 +293,7 @@ func AppendRecord(dst []byte, rec *Record) ([]byte, error) {
 		dst = append(dst, "[stamp] "...)
 		dst = append(dst, rec.Stamp.Text...)
 	default:
-		return dst, ErrKind
+		return dst, errKind
 	}
 	return append(dst, '\n'), nil
 }
