@@ -395,34 +395,22 @@ func subInt64(a, b int64) (int64, bool) {
 // and hand-offs across them connect. It returns the readers' statistics of
 // the logs it read, also when it fails.
 func (c *converter) secondPass(logs []Input) (stats []strace.Stats, err error) {
-	srcs, stop := c.openSources(logs)
+	srcs := c.openSources(logs)
 	defer func() {
-		stats = closeSources(srcs, stop, &err)
+		stats = srcs.close(&err)
 	}()
-	for _, s := range srcs {
-		if s.openErr != nil {
-			return nil, s.openErr
-		}
-	}
-	for _, s := range srcs {
-		if err := s.next(); err != nil {
-			return nil, err
-		}
+	if srcs.openErr != nil {
+		return nil, srcs.openErr
 	}
 	for {
-		var cur *source
-		for _, s := range srcs {
-			if !s.done && (cur == nil || s.key < cur.key) {
-				cur = s
-			}
+		cur, err := srcs.next()
+		if err != nil {
+			return nil, err
 		}
 		if cur == nil {
 			break
 		}
 		c.record(cur)
-		if err := cur.next(); err != nil {
-			return nil, err
-		}
 	}
 	c.drain()
 	return nil, nil

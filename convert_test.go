@@ -16,6 +16,7 @@ import (
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // convert runs a conversion and reads the trace back, failing on anything
@@ -49,21 +50,7 @@ func sampleInput(t *testing.T) phasetrace.Input {
 // mismatch the new output is kept beside it as name.got.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		_ = os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s differs (-want +got), new output kept in %s.got:\n%s", path, path, diff)
-	}
+	stracetest.Golden(t, filepath.Join("testdata", name), got)
 }
 
 func TestSampleGolden(t *testing.T) {

@@ -11,52 +11,17 @@ import (
 	"testing"
 
 	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // genCase is a generated log made to hold one case real logs can hold.
-type genCase struct {
-	Name   string
-	Config genConfig
-	Log    []byte
-}
+type genCase = stracetest.Case
 
 // generatedCases returns small generated logs: one without any knob
 // ("base"), one per knob of genConfig, and one with every knob ("all").
 // Each case is checked to occur by TestGeneratorMakesEveryCase, so a test
 // can iterate over them to see every case at least once.
-func generatedCases() []genCase {
-	base := genConfig{Seed: 17, Rounds: 8, AnchorEvry: 100_000_000}
-	all := base
-	all.Rounds = 48
-	all.Pipelined, all.Legacy, all.Ext, all.Quirks = true, true, true, true
-	all.RuntimeNs, all.HostExact, all.HostParentsFirst, all.DeviceChildrenFirst = true, true, true, true
-	all.SparseAnchors, all.TornAnchors, all.DriftPPM, all.HugeIDs, all.SharedLine, all.CutAtEnd = true, true, 100, true, true, true
-	cases := []struct {
-		name string
-		set  func(*genConfig)
-	}{
-		{"base", func(*genConfig) {}},
-		{"runtime_ns", func(c *genConfig) { c.RuntimeNs = true }},
-		{"host_exact", func(c *genConfig) { c.HostExact = true }},
-		{"host_parents_first", func(c *genConfig) { c.HostParentsFirst = true }},
-		{"device_children_first", func(c *genConfig) { c.DeviceChildrenFirst = true }},
-		{"sparse_anchors", func(c *genConfig) { c.SparseAnchors = true }},
-		{"torn_anchors", func(c *genConfig) { c.TornAnchors = true }},
-		// Drift shows only over seconds of anchors.
-		{"drift", func(c *genConfig) { c.DriftPPM, c.Rounds = 100, 48 }},
-		{"huge_ids", func(c *genConfig) { c.HugeIDs = true }},
-		{"shared_line", func(c *genConfig) { c.SharedLine = true }},
-		{"cut_at_end", func(c *genConfig) { c.CutAtEnd = true }},
-		{"all", func(c *genConfig) { *c = all }},
-	}
-	var out []genCase
-	for _, c := range cases {
-		cfg := base
-		c.set(&cfg)
-		out = append(out, genCase{Name: c.name, Config: cfg, Log: generated(cfg)})
-	}
-	return out
-}
+func generatedCases() []genCase { return stracetest.Cases() }
 
 // readBack is a generated log as strace reads it.
 type readBack struct {

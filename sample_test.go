@@ -2,12 +2,11 @@ package phasetrace_test
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files and the example's sample log")
+	"github.com/phasetrace/phasetrace/strace/stracetest"
+)
 
 // sampleConfig is the real-shaped sample examples/strace2perfetto converts
 // when it is given no log: an L3 parent and two chip ranks (a2a3 at 50 MHz,
@@ -20,7 +19,7 @@ const samplePath = "examples/strace2perfetto/sample.log"
 
 func TestSampleIsCurrent(t *testing.T) {
 	got := generated(sampleConfig)
-	if *update {
+	if stracetest.Updating() {
 		if err := os.WriteFile(samplePath, got, 0o644); err != nil {
 			t.Fatal(err)
 		}

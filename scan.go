@@ -2,7 +2,6 @@ package phasetrace
 
 import (
 	"bufio"
-	"bytes"
 	"hash/maphash"
 	"io"
 	"sort"
@@ -114,8 +113,9 @@ func (s *scanResult) proc(pid int32) *procInfo {
 // and returns its captures.
 func (s *scanResult) scanLog(r io.Reader, name string, maxLine int, seed maphash.Seed, skip []repeat) ([]capture, error) {
 	cut := newCaptureCutter(seed)
-	filter := newScanFilter(r, cut, skip)
-	rd := strace.NewReader(filter, strace.WithName(name), strace.WithMaxLine(maxLine))
+	tee := newCaptureTee(r, cut, skip)
+	rd := strace.NewReader(tee, strace.WithName(name), strace.WithMaxLine(maxLine),
+		strace.WithSpanFilter(firstPassSpan), strace.WithKinds(strace.KindSpan, strace.KindWallAnchor, strace.KindDeviceAnchor))
 	for {
 		rec, err := rd.Read()
 		if err == io.EOF {
@@ -128,10 +128,23 @@ func (s *scanResult) scanLog(r io.Reader, name string, maxLine int, seed maphash
 		case strace.KindSpan:
 			s.scanSpan(&rec.Span)
 		case strace.KindWallAnchor, strace.KindDeviceAnchor:
-			rec.Pos.Line = filter.physical[rec.Pos.Line]
 			s.scanRecord(&rec)
 		}
 	}
+}
+
+// firstPassSpan keeps the spans the first pass learns from: depth-0 spans
+// (runs and what a thread interleaves), node and external spans (naming),
+// and device_wall spans (a device-clock span is what proves a process with
+// no run root of its own to be the runtime's). The reader skips every other
+// span (most of a log: the spans inside runs, the device sub-phases) right
+// after its name, which makes the first pass cheap.
+func firstPassSpan(depth int32, name string) bool {
+	if depth == 0 || name == strace.SpanDeviceWall {
+		return true
+	}
+	f := strace.FamilyOf(name)
+	return f == strace.FamilyNode || f == strace.FamilyExt
 }
 
 // scanRecord keeps a clock anchor.
@@ -338,37 +351,29 @@ func joinSorted(set map[string]bool, sep string) string {
 	return out
 }
 
-// scanFilter passes to the first pass only the lines it learns from: clock
-// anchors, depth-0 spans, node and external spans, and device_wall spans
-// (a device-clock span is what proves a process with no run root of its own
-// to be the runtime's). Every other line (most of a log: the spans inside
-// runs, the device sub-phases, other log text) is skipped without being
-// parsed, which makes the first pass cheap. It also cuts the log into
-// captures (see captures) and skips the lines of captures known to repeat
-// an earlier one.
-type scanFilter struct {
-	br      *bufio.Reader
-	pending []byte // a kept line not yet handed out
-	long    bool   // inside a line longer than the buffer
-	cut     *captureCutter
-	skip    []repeat // lines to leave out: captures repeating earlier ones
-	next    int      // in skip
-	// kept counts the lines passed on; physical maps the kept lines that
-	// hold clock anchors to their line in the log, for positions.
-	kept     int64
-	physical map[int64]int64
+// captureTee hands a log to the first pass's reader and cuts it into
+// captures (see captures) as its lines go by: the cutter sees every byte of
+// every line. The lines of captures known to repeat an earlier one are left
+// out: an empty line takes the place of each, so that the reader's line
+// numbers stay the log's.
+type captureTee struct {
+	br       *bufio.Reader
+	pending  []byte // a line, or a piece of one, not yet handed out
+	long     bool   // the next piece continues a line longer than the buffer
+	skipping bool   // the line being read is left out
+	err      error
+	cut      *captureCutter
+	skip     []repeat // lines to leave out: captures repeating earlier ones
+	next     int      // in skip
 }
 
-func newScanFilter(r io.Reader, cut *captureCutter, skip []repeat) *scanFilter {
-	return &scanFilter{br: bufio.NewReaderSize(r, 1<<16), cut: cut, skip: skip, physical: map[int64]int64{}}
+func newCaptureTee(r io.Reader, cut *captureCutter, skip []repeat) *captureTee {
+	return &captureTee{br: bufio.NewReaderSize(r, 1<<16), cut: cut, skip: skip}
 }
 
-var (
-	depthMark  = []byte(" depth=")
-	anchorMark = []byte("[CLOCK_ANCHOR]")
-)
+var lineEnd = []byte{'\n'}
 
-func (f *scanFilter) Read(p []byte) (int, error) {
+func (f *captureTee) Read(p []byte) (int, error) {
 	n := 0
 	for n < len(p) {
 		if len(f.pending) > 0 {
@@ -377,65 +382,32 @@ func (f *scanFilter) Read(p []byte) (int, error) {
 			n += c
 			continue
 		}
-		line, err := f.br.ReadSlice('\n')
-		ln := f.cut.feed(line)
-		_, skipped := repeatOf(f.skip, &f.next, ln)
-		switch {
-		case skipped:
-			f.long = err == bufio.ErrBufferFull
-		case err == bufio.ErrBufferFull:
-			// Over-long lines pass whole: the reader counts them.
-			f.pending, f.long = line, true
-			continue
-		case f.long:
-			f.pending, f.long = line, false
-			f.kept++
-		case keepLine(line):
-			f.pending = line
-			f.kept++
-			if bytes.Contains(line, anchorMark) {
-				f.physical[f.kept] = ln
-			}
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			if len(f.pending) > 0 {
-				continue
-			}
-			if n > 0 && err == io.EOF {
-				return n, nil
-			}
-			return n, err
-		}
-	}
-	return n, nil
-}
-
-// keepLine reports whether a line holds a clock anchor, a depth-0 span or
-// a node or external span. A span's fields come in a fixed order, so its
-// depth and name are found right after " depth=".
-func keepLine(line []byte) bool {
-	rest := line
-	for {
-		i := bytes.Index(rest, depthMark)
-		if i < 0 {
+		if f.err != nil {
 			break
 		}
-		rest = rest[i+len(depthMark):]
-		if len(rest) > 1 && rest[0] == '0' && rest[1] == ' ' {
-			return true
+		piece, err := f.br.ReadSlice('\n')
+		if err != nil && err != bufio.ErrBufferFull {
+			f.err = err
 		}
-		if j := bytes.IndexByte(rest, ' '); j >= 0 {
-			name := rest[j:]
-			if bytes.HasPrefix(name, []byte(" name=node.")) || bytes.HasPrefix(name, []byte(" name=network")) || bytes.HasPrefix(name, []byte(" name=ext.")) ||
-				bytes.HasPrefix(name, []byte(" name=chip.run.runner_run.device_wall ")) {
-				return true
-			}
+		if len(piece) == 0 {
+			continue
+		}
+		ln := f.cut.feed(piece)
+		if !f.long {
+			_, f.skipping = repeatOf(f.skip, &f.next, ln)
+		}
+		f.long = err == bufio.ErrBufferFull
+		switch {
+		case !f.skipping:
+			f.pending = piece
+		case piece[len(piece)-1] == '\n':
+			f.pending = lineEnd
 		}
 	}
-	return bytes.Contains(line, anchorMark)
+	if n > 0 {
+		return n, nil
+	}
+	return 0, f.err
 }
 
 // hostGap is how far apart two logs' CLOCK_MONOTONIC origins must be, as

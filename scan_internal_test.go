@@ -5,7 +5,9 @@ import (
 	"hash/maphash"
 	"io"
 	"os"
+	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/phasetrace/phasetrace/strace"
@@ -57,19 +59,78 @@ func TestScanFilterKeepsWhatThePassNeeds(t *testing.T) {
 	}
 }
 
-func TestKeepLine(t *testing.T) {
-	for line, want := range map[string]bool{
-		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=chip.run ts=1 dur=1\n":                         true,
-		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=2 name=chip.run.bind.args ts=1 dur=1\n":               false,
-		"[STRACE] v=1 pid=1 tid=1 inv=0 hid=0 depth=1 name=node.submit ts=1 dur=1\n":                      true,
-		"[STRACE] v=1 pid=1 tid=1 inv=0 hid=0 depth=3 name=ext.p.s ts=1 dur=1\n":                          true,
-		"[STRACE] v=1 pid=1 tid=1 inv=0 hid=0 depth=10 name=x ts=1 dur=1\n":                               false,
-		"a [STRACE] v=1 depth=2 name=chip.x ts=1 dur=1 b [STRACE] v=1 depth=0 name=chip.run ts=1 dur=1\n": true,
-		"[mono_ns=1][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=1 mono_ns=1 wall_ns=2\n":          true,
-		"[mono_ns=1][T0x1][INFO] launch_run: launching run 0\n":                                           false,
+// The first pass's span filter, seen through the reader: which records of
+// each line the pass reads.
+func TestFirstPassSpan(t *testing.T) {
+	for line, want := range map[string]int{
+		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=chip.run ts=1 dur=1\n":                                                                         1,
+		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=2 name=chip.run.bind.args ts=1 dur=1\n":                                                               0,
+		"[STRACE] v=1 pid=1 tid=1 inv=0 hid=0 depth=1 name=node.submit ts=1 dur=1\n":                                                                      1,
+		"[STRACE] v=1 pid=1 tid=1 inv=0 hid=0 depth=1 name=network2.submit ts=1 dur=1\n":                                                                  1,
+		"[STRACE] v=1 pid=1 tid=1 inv=0 hid=0 depth=3 name=ext.p.s ts=1 dur=1\n":                                                                          1,
+		"[STRACE] v=1 pid=1 tid=1 inv=0 hid=0 depth=10 name=x ts=1 dur=1\n":                                                                               0,
+		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=2 name=chip.run.runner_run.device_wall ts=0 dur=1 clk=dev\n":                                          1,
+		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=3 name=chip.run.runner_run.device_wall.orch ts=0 dur=1 clk=dev\n":                                     0,
+		"a [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=2 name=chip.x ts=1 dur=1 b [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=chip.run ts=1 dur=1\n": 1,
+		"[mono_ns=1][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=1 mono_ns=1 wall_ns=2\n":                                                          1,
+		"[mono_ns=1][T0x1][INFO] launch_run: launching run 0\n":                                                                                           0,
+		"[mono_ns=1][T0x1][INFO] f: [x.cpp:1] bind phase=args start_ns=1 dur_ns=1\n":                                                                      0,
 	} {
-		if got := keepLine([]byte(line)); got != want {
-			t.Errorf("keepLine(%q) = %v, want %v", line, got, want)
+		s := newScan()
+		if _, err := s.scanLog(strings.NewReader(line), "t.log", strace.DefaultMaxLine, maphash.MakeSeed(), nil); err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for _, th := range s.threads {
+			got += int(th.ours) + len(th.producers)
+		}
+		for _, as := range s.anchors {
+			got += len(as)
+		}
+		for _, p := range s.procs {
+			got += len(p.wall)
+			if p.ours && len(s.threads) == 0 { // a device span: no thread of its own
+				got++
+			}
+		}
+		if got != want {
+			t.Errorf("%q: the pass read %d records, want %d", line, got, want)
+		}
+	}
+}
+
+// The tee hands the reader every line but those of repeated captures,
+// which become empty lines, and the cutter sees every byte.
+func TestCaptureTee(t *testing.T) {
+	log := "a\nb\nc\nd\ne"
+	cut := newCaptureCutter(maphash.MakeSeed())
+	got, err := io.ReadAll(iotest.OneByteReader(newCaptureTee(strings.NewReader(log), cut, []repeat{{first: 2, last: 3}})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "a\n\n\nd\ne" {
+		t.Errorf("got %q", got)
+	}
+	if caps := cut.finish(); len(caps) != 1 || caps[0].bytes != int64(len(log)) || caps[0].last != 5 {
+		t.Errorf("captures %+v", caps)
+	}
+}
+
+// BenchmarkFirstPass scans a realistic log, repeated to 8 MiB, as the first
+// pass does.
+func BenchmarkFirstPass(b *testing.B) {
+	one, err := os.ReadFile("strace/testdata/realistic.log")
+	if err != nil {
+		b.Fatal(err)
+	}
+	log := bytes.Repeat(one, (8<<20)/len(one)+1)
+	seed := maphash.MakeSeed()
+	b.SetBytes(int64(len(log)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := newScan().scanLog(bytes.NewReader(log), "bench.log", strace.DefaultMaxLine, seed, nil); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

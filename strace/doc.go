@@ -104,6 +104,17 @@
 // inside its last number in the middle of the log, where the next record on
 // its line ends it, cannot be told from a complete one; no reader can.
 //
+// # Reading less, reading several
+//
+// WithSpanFilter lets a pass that needs few spans skip the others after
+// their depth and name, counted in Stats.Skipped; WithKinds selects the
+// kinds of record returned. A Merger reads several logs at once, each
+// parsed ahead on its own goroutine, and returns their records in the order
+// they were written, owning their memory.
+//
+// The span names of a chip run (SpanRun, SpanBind, ...) and the segments of
+// its bind (BindSegments, RetiredBindSegments) are declared here, once.
+//
 // # The model
 //
 // GroupInvocations groups spans by (pid, inv) and rebuilds each run's tree

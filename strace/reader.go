@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"unsafe"
 )
 
 // Reader defaults.
@@ -24,6 +25,8 @@ type config struct {
 	name        string
 	maxLine     int
 	maxProblems int
+	spanFilter  func(depth int32, name string) bool
+	kinds       uint32 // a bit per Kind returned; 0 returns every kind
 }
 
 // Option configures a Reader, a PhaseRecordsReader or ReadCalibration.
@@ -39,6 +42,33 @@ func WithMaxLine(n int) Option { return func(c *config) { c.maxLine = max(n, Min
 // WithMaxProblems sets how many problems Stats keeps with their positions
 // (all are counted). The default is DefaultMaxProblems.
 func WithMaxProblems(n int) Option { return func(c *config) { c.maxProblems = max(n, 0) } }
+
+// WithSpanFilter makes a Reader leave out the spans that keep rejects,
+// without reading them: keep is called with a span's depth and decoded name,
+// found by the grammar's field order before anything else of the span is
+// read, and a span it rejects is counted in Stats.Skipped, neither returned
+// nor checked (it is never counted as torn or malformed, whatever its other
+// fields hold). A span whose text does not follow the grammar as far as its
+// name is read in full, as without a filter. name is valid only during the
+// call. keep is called on the reading goroutine.
+func WithSpanFilter(keep func(depth int32, name string) bool) Option {
+	return func(c *config) { c.spanFilter = keep }
+}
+
+// WithKinds makes a Reader return only records of the given kinds. The
+// other records are still read, checked and counted (Stats.Records and the
+// losses stay exact), but not returned. Without it, or with no kinds, every
+// kind is returned.
+func WithKinds(kinds ...Kind) Option {
+	return func(c *config) {
+		c.kinds = 0
+		for _, k := range kinds {
+			if k < 32 {
+				c.kinds |= 1 << k
+			}
+		}
+	}
+}
 
 func newConfig(opts []Option) config {
 	c := config{maxLine: DefaultMaxLine, maxProblems: DefaultMaxProblems}
@@ -84,6 +114,7 @@ type Reader struct {
 	// the last level and function seen, checked before the intern map
 	lastLevel, lastFunc string
 	lastTail            string // "<LEVEL>]<blanks><func>:<blanks>" of the last prefix
+	scratch             []byte // a decoded name for the span filter
 }
 
 // NewReader returns a Reader of r.
@@ -108,6 +139,9 @@ func (r *Reader) Read() (Record, error) {
 	for {
 		if r.line != nil {
 			if r.scan(&rec) {
+				if r.cfg.kinds != 0 && r.cfg.kinds&(1<<rec.Kind) == 0 {
+					continue
+				}
 				return rec, nil
 			}
 			r.line = nil
@@ -387,6 +421,12 @@ func (r *Reader) span(rec *Record, at int) bool {
 	end := r.boundary(line, at+len(markStrace))
 	r.pos = end
 	p := parser{b: trimRight(line[at:end]), i: len(markStrace)}
+	if r.cfg.spanFilter != nil {
+		if depth, nameAt, nameEnd, ok := skimSpan(p.b); ok && !r.keepSpan(p.b[nameAt:nameEnd], depth) {
+			r.stats.Skipped++
+			return false
+		}
+	}
 	var s Span
 	if p.next("v=") {
 		if v, ok := p.uint("v", 1<<32); ok && p.version(v == 1) {
@@ -420,6 +460,87 @@ func (r *Reader) span(rec *Record, at int) bool {
 	}
 	rec.Span = s
 	return true
+}
+
+// keepSpan asks the span filter about a span of depth depth and encoded
+// name name.
+func (r *Reader) keepSpan(name []byte, depth int32) bool {
+	if bytes.IndexByte(name, '%') >= 0 {
+		r.scratch = appendDecoded(r.scratch[:0], name)
+		name = r.scratch
+	}
+	if len(name) == 0 {
+		return r.cfg.spanFilter(depth, "")
+	}
+	return r.cfg.spanFilter(depth, unsafe.String(&name[0], len(name)))
+}
+
+// skimKeys are the keys of the span fields before depth.
+var skimKeys = [...]string{"pid=", "tid=", "inv=", "hid="}
+
+// skimSpan reads the depth and where the name is in b, a span's text from
+// its [STRACE] marker, passing over the fields before them without reading
+// their values: enough to ask the span filter, which is asked before the
+// span is read. It fails (and the span is read in full) when b does not
+// follow the grammar as far as the name or has another version than 1.
+func skimSpan(b []byte) (depth int32, nameAt, nameEnd int, ok bool) {
+	i := len(markStrace)
+	i = skimKey(b, i, "v=")
+	if i < 0 || i >= len(b) || b[i] != '1' || i+1 >= len(b) || (b[i+1] != ' ' && b[i+1] != '\t') {
+		return 0, 0, 0, false
+	}
+	i++
+	for _, k := range skimKeys {
+		if i = skimKey(b, i, k); i < 0 {
+			return 0, 0, 0, false
+		}
+		s := i
+		for i < len(b) && b[i] != ' ' && b[i] != '\t' {
+			i++
+		}
+		if i == s {
+			return 0, 0, 0, false
+		}
+	}
+	if i = skimKey(b, i, "depth="); i < 0 {
+		return 0, 0, 0, false
+	}
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	s := i
+	var d int64
+	for ; i < len(b) && '0' <= b[i] && b[i] <= '9' && i-s < 10; i++ {
+		d = d*10 + int64(b[i]-'0')
+	}
+	if i == s || d > 1<<31 || (!neg && d == 1<<31) {
+		return 0, 0, 0, false
+	}
+	if neg {
+		d = -d
+	}
+	if i = skimKey(b, i, "name="); i < 0 {
+		return 0, 0, 0, false
+	}
+	nameAt = i
+	for i < len(b) && b[i] != ' ' && b[i] != '\t' {
+		i++
+	}
+	return int32(d), nameAt, i, true
+}
+
+// skimKey passes over the blanks and then the key k at b[i:], returning
+// where the value starts, or -1.
+func skimKey(b []byte, i int, k string) int {
+	s := i
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	if i == s || len(b)-i < len(k) || string(b[i:i+len(k)]) != k {
+		return -1
+	}
+	return i + len(k)
 }
 
 // anchor handles a [CLOCK_ANCHOR] head at at.

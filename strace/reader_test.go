@@ -125,35 +125,6 @@ func handMadeLogs(t testing.TB) []string {
 	return logs
 }
 
-// TestGolden reads every hand-made log and compares its dump with the
-// .golden file beside it (-update rewrites them).
-func TestGolden(t *testing.T) {
-	for _, path := range handMadeLogs(t) {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			recs, st := readAll(t, bytes.NewReader(data), logOptions(path)...)
-			got := dump(recs, st)
-			golden := strings.TrimSuffix(path, ".log") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("dump mismatch (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 // TestReaderInvariants checks properties that hold for every log: offsets
 // point at the record's marker, heads match an independent count of the
 // markers, and reading byte by byte or through a one-byte reader changes

@@ -48,9 +48,10 @@ func (c *Counts) add(k Kind) {
 }
 
 // Stats is the reader's exact account of its input. Every record head is
-// either a complete record or exactly one counted loss:
+// either a complete record, a span the span filter left out, or exactly one
+// counted loss:
 //
-//	Heads.Total() == Records.Total() + Torn + UnknownVersion + Malformed + InLongLines
+//	Heads.Total() == Records.Total() + Skipped + Torn + UnknownVersion + Malformed + InLongLines
 //
 // [Stats.Check] verifies it.
 type Stats struct {
@@ -63,7 +64,10 @@ type Stats struct {
 	Unterminated bool
 
 	Heads   Heads  // record heads seen
-	Records Counts // complete records returned, by kind
+	Records Counts // complete records, by kind (returned unless WithKinds leaves their kind out)
+	// Skipped counts the spans WithSpanFilter rejected: left out after
+	// their name, neither returned nor checked further.
+	Skipped int64
 
 	Torn           int64 // heads whose record was cut before its grammar completed, or by the end of the input
 	UnknownVersion int64 // heads with a version other than the defined ones
@@ -80,16 +84,17 @@ type Stats struct {
 // Lost returns the number of record heads that did not become records.
 func (s *Stats) Lost() int64 { return s.Torn + s.UnknownVersion + s.Malformed + s.InLongLines }
 
-// LostSpans returns how many [STRACE] heads did not become spans.
-func (s *Stats) LostSpans() int64 { return s.Heads.Strace - s.Records.Spans }
+// LostSpans returns how many [STRACE] heads did not become spans, spans the
+// span filter skipped not included.
+func (s *Stats) LostSpans() int64 { return s.Heads.Strace - s.Records.Spans - s.Skipped }
 
 // Check verifies the accounting identity of the statistics.
 func (s *Stats) Check() error {
-	if h, r := s.Heads.Total(), s.Records.Total()+s.Lost(); h != r {
-		return fmt.Errorf("strace: %d heads but %d records + %d torn + %d unknown-version + %d malformed + %d in long lines",
-			h, s.Records.Total(), s.Torn, s.UnknownVersion, s.Malformed, s.InLongLines)
+	if h, r := s.Heads.Total(), s.Records.Total()+s.Skipped+s.Lost(); h != r {
+		return fmt.Errorf("strace: %d heads but %d records + %d skipped + %d torn + %d unknown-version + %d malformed + %d in long lines",
+			h, s.Records.Total(), s.Skipped, s.Torn, s.UnknownVersion, s.Malformed, s.InLongLines)
 	}
-	if s.Records.Spans > s.Heads.Strace ||
+	if s.Records.Spans+s.Skipped > s.Heads.Strace ||
 		s.Records.WallAnchors+s.Records.DeviceAnchors > s.Heads.ClockAnchor ||
 		s.Records.BindPhases > s.Heads.BindPhase || s.Records.Stamps > s.Heads.Stamp ||
 		s.Records.Autoloads > s.Heads.Autoload {

@@ -217,8 +217,8 @@ func (w *Writer) Write(rec Record) error {
 	return w.writeLocked(rec)
 }
 
-// ErrKind is returned by Write for a record of no known kind.
-var ErrKind = errors.New("strace: record of unknown kind")
+// errKind is returned by Write for a record of no known kind.
+var errKind = errors.New("strace: record of unknown kind")
 
 func (w *Writer) prefixLocked(fn string, mono int64) Prefix {
 	return Prefix{Present: true, MonoNS: mono, Thread: w.cfg.thread, Level: DefaultLevel, Func: fn}
@@ -295,7 +295,7 @@ func AppendRecord(dst []byte, rec *Record) ([]byte, error) {
 	case KindAutoload:
 		dst = appendAutoload(dst, &rec.Autoload)
 	default:
-		return dst, ErrKind
+		return dst, errKind
 	}
 	return append(dst, '\n'), nil
 }

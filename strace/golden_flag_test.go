@@ -1,5 +1,0 @@
-package strace
-
-import "flag"
-
-var update = flag.Bool("update", false, "rewrite golden files and generated samples under testdata/")

@@ -1,0 +1,269 @@
+package strace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MergeInput is one log of a merge.
+type MergeInput struct {
+	// Name names the input in positions and errors, as WithName does.
+	Name string
+	// R is the log's text.
+	R io.Reader
+	// MonoShift is added to the input's log-prefix times when its records
+	// are ordered against the other inputs' (the offset of its host's
+	// monotonic clock, for a log written on another host). The records
+	// themselves are returned unchanged.
+	MonoShift int64
+}
+
+// Merger reads several logs together and returns their records in the
+// order they were written: by their log prefixes' mono_ns across inputs (a
+// record without a prefix keeps its place in its own input; ties go to the
+// earlier input). Each input is parsed ahead on a goroutine of its own.
+//
+// The records a Merger returns own their memory: their strings and
+// attribute slices stay valid, and are never written again, after further
+// Reads and after Close (attributes are kept in arenas shared by many
+// records; span names, attribute keys and short text values are interned,
+// so that repeats share one string). The caller may modify a record.
+//
+// A Merger must be closed; Close stops and waits for every goroutine it
+// started.
+type Merger struct {
+	inputs  []*mergeInput
+	stop    chan struct{}
+	started bool
+	last    *mergeInput // the input whose record Read returned last
+	err     error       // sticky
+	stats   []Stats
+}
+
+type mergeInput struct {
+	index   int
+	name    string
+	shift   int64
+	rd      *Reader
+	batches chan mergeBatch
+	batch   mergeBatch
+	pos     int
+	rec     *Record
+	key     int64 // when rec was written, shifted: the last prefix's mono_ns
+	done    bool
+}
+
+// mergeBatch is what a parsing goroutine hands over: records, then the
+// error, or the panic of the input's reader, that ended the input.
+type mergeBatch struct {
+	recs     []Record
+	err      error
+	panicked bool
+	panicVal any
+}
+
+// mergeBatchLen is how many records a parsing goroutine hands over at once.
+const mergeBatchLen = 256
+
+// errMergerClosed is returned by Read after Close.
+var errMergerClosed = errors.New("strace: read from a closed Merger")
+
+// NewMerger starts reading inputs, each with a Reader of opts (WithName is
+// set to the input's Name). WithKinds selects the records returned.
+func NewMerger(inputs []MergeInput, opts ...Option) *Merger {
+	m := &Merger{stop: make(chan struct{})}
+	for i, in := range inputs {
+		o := append(append([]Option(nil), opts...), WithName(in.Name))
+		mi := &mergeInput{index: i, name: in.Name, shift: in.MonoShift, rd: NewReader(in.R, o...), batches: make(chan mergeBatch, 4)}
+		m.inputs = append(m.inputs, mi)
+		go mi.parse(m.stop)
+	}
+	return m
+}
+
+// Read returns the next record in write order and the index of its input.
+// It returns io.EOF when every input is over. A failing input's records
+// are returned before its error, which names the input and stops the
+// merge. A panic of an input's reader is raised again by Read.
+func (m *Merger) Read() (rec *Record, input int, err error) {
+	if m.err != nil {
+		return nil, -1, m.err
+	}
+	if !m.started {
+		m.started = true
+		for _, in := range m.inputs {
+			if err := in.next(); err != nil {
+				m.err = err
+				return nil, -1, err
+			}
+		}
+	} else if m.last != nil {
+		if err := m.last.next(); err != nil {
+			m.err = err
+			return nil, -1, err
+		}
+	}
+	var cur *mergeInput
+	for _, in := range m.inputs {
+		if !in.done && (cur == nil || in.key < cur.key) {
+			cur = in
+		}
+	}
+	m.last = cur
+	if cur == nil {
+		m.err = io.EOF
+		return nil, -1, io.EOF
+	}
+	return cur.rec, cur.index, nil
+}
+
+// Close stops the parsing goroutines and waits for them to end. It returns
+// nil; reading on after Close returns an error.
+func (m *Merger) Close() error {
+	if m.stats != nil {
+		return nil
+	}
+	close(m.stop)
+	m.stats = make([]Stats, len(m.inputs))
+	for i, in := range m.inputs {
+		for range in.batches { // until the goroutine is done with its reader
+		}
+		m.stats[i] = in.rd.Stats().Clone()
+	}
+	if m.err == nil || m.err == io.EOF {
+		m.err = errMergerClosed
+	}
+	return nil
+}
+
+// Stats returns the statistics of each input's reader, in input order. It
+// returns nil before Close.
+func (m *Merger) Stats() []Stats { return m.stats }
+
+// next moves the input to its next record. The records of a batch that
+// ended in an error are taken before the error is returned.
+func (in *mergeInput) next() error {
+	for in.pos >= len(in.batch.recs) {
+		if in.batch.err != nil {
+			return fmt.Errorf("%s: %w", in.name, in.batch.err)
+		}
+		b, ok := <-in.batches
+		if !ok {
+			in.done = true
+			in.rec = nil
+			return nil
+		}
+		if b.panicked {
+			in.done = true
+			panic(b.panicVal)
+		}
+		in.batch, in.pos = b, 0
+	}
+	in.rec = &in.batch.recs[in.pos]
+	in.pos++
+	if in.rec.Prefix.Present {
+		in.key = in.rec.Prefix.MonoNS + in.shift // a record without a prefix keeps its place
+	}
+	return nil
+}
+
+// parse runs on its own goroutine: it reads the input and sends its
+// records in batches, then closes the channel. stop ends it early. A panic
+// of the input's reader is handed over, to be raised again by Read.
+func (in *mergeInput) parse(stop <-chan struct{}) {
+	defer close(in.batches)
+	b := make([]Record, 0, mergeBatchLen)
+	send := func(batch mergeBatch) bool {
+		select {
+		case in.batches <- batch:
+			b = make([]Record, 0, mergeBatchLen)
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			send(mergeBatch{panicked: true, panicVal: v})
+		}
+	}()
+	names := internTable{m: map[string]string{}}
+	var attrs attrArena
+	for {
+		rec, err := in.rd.Read()
+		if err == io.EOF {
+			if len(b) > 0 {
+				send(mergeBatch{recs: b})
+			}
+			return
+		}
+		if err != nil {
+			send(mergeBatch{recs: b, err: err})
+			return
+		}
+		own(&rec, &names, &attrs)
+		b = append(b, rec)
+		if len(b) == mergeBatchLen && !send(mergeBatch{recs: b}) {
+			return
+		}
+	}
+}
+
+// own makes rec own its attributes (copied into a shared arena: one
+// allocation for many records, not one each) and interns the strings of a
+// span that repeat, so that repeats share one string (a trace writer then
+// knows them by their address instead of hashing them again).
+func own(rec *Record, names *internTable, attrs *attrArena) {
+	rec.Span.Attrs = attrs.copy(rec.Span.Attrs)
+	rec.BindPhase.Attrs = attrs.copy(rec.BindPhase.Attrs)
+	if rec.Kind != KindSpan {
+		return
+	}
+	rec.Span.Name = names.of(rec.Span.Name)
+	for i := range rec.Span.Attrs {
+		a := &rec.Span.Attrs[i]
+		a.Key = names.of(a.Key)
+		if a.Type == TypeString && len(a.Value) <= maxInternedValue {
+			a.Value = names.of(a.Value) // short values repeat: roles, clk=dev, ...
+		}
+	}
+}
+
+// maxInternedValue is the longest attribute value interned.
+const maxInternedValue = 64
+
+// internTable canonicalises the strings a log repeats (span names,
+// attribute keys), up to maxInterned distinct ones.
+type internTable struct{ m map[string]string }
+
+const maxInterned = 1 << 14
+
+func (t *internTable) of(s string) string {
+	if c, ok := t.m[s]; ok {
+		return c
+	}
+	if len(t.m) < maxInterned {
+		t.m[s] = s
+	}
+	return s
+}
+
+// attrArena hands out attribute slices carved from larger blocks.
+type attrArena struct{ block []Attr }
+
+const attrBlock = 4096
+
+// copy returns a copy of attrs that no later copy overlaps (its capacity is
+// its length).
+func (a *attrArena) copy(attrs []Attr) []Attr {
+	if len(attrs) == 0 {
+		return nil
+	}
+	if len(a.block)+len(attrs) > cap(a.block) {
+		a.block = make([]Attr, 0, max(attrBlock, len(attrs)))
+	}
+	n := len(a.block)
+	a.block = append(a.block, attrs...)
+	return a.block[n : n+len(attrs) : n+len(attrs)]
+}

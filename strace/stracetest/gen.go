@@ -1,0 +1,624 @@
+package stracetest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// Config shapes a generated log: an L3 parent driving chip ranks, as the
+// runtime writes it. Everything is derived from one seed, and the device
+// side is simulated consistently — each rank's counter has its own offset,
+// frequency and drift, device phases are stamped in cycles and converted
+// with exact floors, origin_cyc and the clock anchors read the same counter
+// — so that a converter can be checked against the truth.
+//
+// The knobs after Quirks each make a case real logs can hold; all are off
+// by default, and with all of them off a seed gives the same bytes as before
+// they existed.
+type Config struct {
+	Seed       uint64
+	Rounds     int   // L3 runs, each dispatching one chip run to every rank
+	AnchorEvry int64 // ns between device clock anchors (0: none)
+	Pipelined  bool  // rank 0 overlaps run N+1's bind with run N's device work
+	Legacy     bool  // rank 1 logs its bind breakdown as legacy "bind phase=" lines
+	Ext        bool  // an external producer wraps runs and has a process of its own
+	Quirks     bool  // a torn record, two records on one line, CRLF line ends
+
+	// RuntimeNs converts device ts and dur as the runtime does, each on its
+	// own by a truncating double conversion (runtimeNs) instead of an exact
+	// floor. Phases that abut at one cycle can then be logged overlapping
+	// by 1 ns, and a child ending at its parent's end cycle can end 1 ns
+	// past it: sched ends at graph_build's end cycle, and in every other run
+	// (odd inv) the cycle values are chosen so that both happen.
+	RuntimeNs bool
+	// HostExact makes host spans abut and enclose exactly: bind encloses its
+	// segments end to end, runner_run, claim_release and validate abut, and
+	// every third run's bind is prebuilt, with one child (.prebuilt) of the
+	// same ts and dur; with Ext, ext.pypto.decode_step has chip.run's ts and
+	// dur.
+	HostExact bool
+	// HostParentsFirst writes host spans parents before children, each at
+	// its start, instead of as the runtime does, on scope exit (children
+	// first).
+	HostParentsFirst bool
+	// DeviceChildrenFirst writes device phases before their device_wall,
+	// instead of as the runtime does (parents first).
+	DeviceChildrenFirst bool
+	// SparseAnchors writes device anchors only every sparseAnchorEvry (not
+	// AnchorEvry) and leaves an idle second after every fourth round, so
+	// runs are seconds from the nearest anchor and the last ones are placed
+	// by extrapolation past it.
+	SparseAnchors bool
+	// TornAnchors cuts every third device anchor line inside its record,
+	// before its last value, in the middle of the log.
+	TornAnchors bool
+	// DriftPPM replaces the ranks' counter drifts: rank 0 runs constantly
+	// DriftPPM ppm fast, rank 1's drift varies slowly (period driftPeriod)
+	// between -DriftPPM and +DriftPPM. Real counters stay within 100 ppm.
+	DriftPPM float64
+	// HugeIDs uses inv and hid values above 2^63, pids near the int32 limit
+	// and tids near the int64 limit.
+	HugeIDs bool
+	// SharedLine writes two records on one physical line now and then, as
+	// forked ranks sharing one stderr do (Quirks does it too).
+	SharedLine bool
+	// CutAtEnd ends the log inside its last record, in the middle of its
+	// last number and without a line end, as a log copied while being
+	// written does.
+	CutAtEnd bool
+}
+
+const (
+	sparseAnchorEvry = 2_000_000_000 // ns between device anchors with SparseAnchors
+	sparseIdle       = 1_000_000_000 // idle ns after every fourth round with SparseAnchors
+	driftPeriod      = 8_000_000_000 // ns, the period of rank 1's varying drift
+	logStart         = 5_000_000_000 // host ns of the first round
+	hugeInvBase      = 1<<64 - 1<<20 // inv before the first with HugeIDs, above 2^63
+)
+
+// rank is one simulated chip child.
+type rank struct {
+	pid    int32
+	tid    int64 // the thread that writes its spans and anchors
+	dev    int32
+	freq   uint64  // counter Hz
+	offset uint64  // counter value at host time 0
+	drift  float64 // rate error, for the simulation only
+	wobble float64 // amplitude of a slowly varying rate error (DriftPPM)
+	handle uint64  // pthread handle in log prefixes
+}
+
+// counterAt is the rank's counter value at host time h (the simulation's
+// truth; the generator may use floating point, the converter may not).
+func (r *rank) counterAt(h int64) uint64 {
+	if r.wobble == 0 {
+		return r.offset + uint64(float64(h)*float64(r.freq)/1e9*(1+r.drift))
+	}
+	return r.offset + uint64((float64(h)*(1+r.drift)+r.wobbled(float64(h)))*float64(r.freq)/1e9)
+}
+
+// wobbled is the device ns the varying rate error adds by host time h: the
+// integral of -wobble*cos(2π(t-logStart)/driftPeriod) from 0 to h.
+func (r *rank) wobbled(h float64) float64 {
+	w := 2 * math.Pi / driftPeriod
+	return -r.wobble / w * (math.Sin(w*(h-logStart)) + math.Sin(w*logStart))
+}
+
+// hostAt is the host time at which the counter reads c.
+func (r *rank) hostAt(c uint64) int64 {
+	if r.wobble == 0 {
+		return int64(float64(c-r.offset) * 1e9 / float64(r.freq) / (1 + r.drift))
+	}
+	x := float64(c-r.offset) * 1e9 / float64(r.freq)
+	h := x / (1 + r.drift)
+	for range 4 { // converges by a factor of wobble each time
+		h = (x - r.wobbled(h)) / (1 + r.drift)
+	}
+	return int64(h)
+}
+
+// runtimeNs converts cycles to ns as the runtime does: a truncating double
+// conversion, which can come out 1 ns short of the exact floor.
+func runtimeNs(c, freq uint64) int64 { return int64(float64(c) / float64(freq) * 1e9) }
+
+type genLine struct {
+	at    int64 // emit time: when the runtime wrote it
+	order int   // among lines of one emit time, lower first (HostParentsFirst: depth)
+	seq   int
+	text  []byte
+}
+
+// TruthKey names a device span of a generated log: its process, its
+// invocation and its name.
+type TruthKey struct {
+	Pid  int32
+	Inv  uint64
+	Name string
+}
+
+type generator struct {
+	truth   map[TruthKey]int64 // true host start of every device span, when wanted
+	cfg     Config
+	rnd     *rand.Rand
+	rnd2    *rand.Rand // draws of the knobs, so that they leave rnd's alone
+	lines   []genLine
+	seq     int
+	written int
+	anchors int  // device anchor lines so far
+	open    bool // the last line written has no line end yet
+	w       io.Writer
+}
+
+func (g *generator) emit(at int64, handle uint64, rec strace.Record) {
+	g.emitOrdered(at, 0, handle, rec)
+}
+
+func (g *generator) emitOrdered(at int64, order int, handle uint64, rec strace.Record) {
+	rec.Prefix = strace.Prefix{Present: true, MonoNS: at, Thread: handle, Level: "TIMING", Func: strace.SpanFunc}
+	if rec.Kind == strace.KindWallAnchor || rec.Kind == strace.KindDeviceAnchor {
+		rec.Prefix.Func = strace.AnchorFunc
+	}
+	b, err := strace.AppendRecord(nil, &rec)
+	if err != nil {
+		panic(err)
+	}
+	g.lines = append(g.lines, genLine{at: at, order: order, seq: g.seq, text: b})
+	g.seq++
+}
+
+// span writes s at at, on scope exit, or with HostParentsFirst a host span
+// at its start, before its children (and an ext. span before the run it
+// wraps).
+func (g *generator) span(at int64, handle uint64, s strace.Span) {
+	order := 0
+	if g.cfg.HostParentsFirst && !s.IsDevice() {
+		at, order = s.TS, int(s.Depth)
+		if strings.HasPrefix(s.Name, "ext.") {
+			order--
+		}
+	}
+	g.emitOrdered(at, order, handle, strace.Record{Kind: strace.KindSpan, Span: s})
+}
+
+// deviceAnchor writes a device anchor, with TornAnchors every third one cut
+// inside its record (before its last value, so that the cut shows).
+func (g *generator) deviceAnchor(at int64, handle uint64, a strace.DeviceAnchor) {
+	g.emit(at, handle, strace.Record{Kind: strace.KindDeviceAnchor, DeviceAnchor: a})
+	g.anchors++
+	if !g.cfg.TornAnchors || g.anchors%3 != 0 {
+		return
+	}
+	l := &g.lines[len(g.lines)-1]
+	from := bytes.Index(l.text, []byte("[CLOCK_ANCHOR]")) + len("[CLOCK_ANCHOR]")
+	to := bytes.Index(l.text, []byte(" dev_freq=")) + len(" dev_freq=")
+	cut := from + 1 + g.rnd2.IntN(to-from)
+	l.text = append(l.text[:cut:cut], '\n')
+}
+
+// flushBefore writes, in emit order, the lines written before t.
+func (g *generator) flushBefore(t int64) {
+	slices.SortStableFunc(g.lines, func(a, b genLine) int {
+		if a.at != b.at {
+			if a.at < b.at {
+				return -1
+			}
+			return 1
+		}
+		if a.order != b.order {
+			return a.order - b.order
+		}
+		return a.seq - b.seq
+	})
+	n := 0
+	for n < len(g.lines) && g.lines[n].at < t {
+		n++
+	}
+	for _, l := range g.lines[:n] {
+		g.written++
+		g.open = false
+		if (g.cfg.Quirks || g.cfg.SharedLine) && g.written%89 == 0 {
+			// Forked ranks share one stderr: two records on one line.
+			g.w.Write(l.text[:len(l.text)-1])
+			g.open = true
+			continue
+		}
+		if g.cfg.Quirks && g.written%97 == 0 {
+			g.w.Write(l.text[:len(l.text)-1])
+			g.w.Write([]byte("\r\n"))
+			continue
+		}
+		g.w.Write(l.text)
+	}
+	g.lines = append(g.lines[:0], g.lines[n:]...)
+}
+
+// segments are the bind segments in the order a run executes them.
+var segments = []string{"args", "arena_build", "runtime_init", "host_orch", "graph_pack", "static_arena", "shared_mem", "gm_heap", "host_view_close", "arena_h2d"}
+
+// Generate writes the log cfg describes to w. The same cfg always gives the
+// same bytes. Write errors of w are not reported: write to memory.
+func Generate(w io.Writer, cfg Config) { generateTruth(w, cfg, nil) }
+
+// ids are the process, thread and callable identities of a generated log.
+type ids struct {
+	l3, ext       int32 // L3 parent, external producer
+	l3Tid, extTid int64
+	handles       [3]uint64 // L3 main, L3 scheduler, external producer threads
+	invBase       uint64    // every rank's first inv is invBase+1
+	hids          [2]uint64 // prefill, decode
+}
+
+func newIDs(cfg Config, ranks []*rank) ids {
+	if !cfg.HugeIDs {
+		return ids{l3: 4000, ext: 4300, l3Tid: 4000, extTid: 4301,
+			handles: [3]uint64{0x7f3a10c00740, 0x7f3a10b00640, 0x7f3a0000aaaa},
+			hids:    [2]uint64{0x51a7c0de42f00d17, 0x9f3c2a11d00db1e5}}
+	}
+	const maxPid, maxTid = 1<<31 - 1, 1<<63 - 1
+	for i, r := range ranks {
+		r.pid = maxPid - 1 - int32(i)
+		r.tid = maxTid - 2 - int64(i)
+		r.handle = 1<<64 - 0x1000 + uint64(i)<<8
+	}
+	return ids{l3: maxPid, ext: maxPid - 3, l3Tid: maxTid - 8, extTid: maxTid,
+		handles: [3]uint64{1<<64 - 0x40, 1<<64 - 0x80, 1<<64 - 1},
+		invBase: hugeInvBase, hids: [2]uint64{0xd1a7c0de42f00d17, 0xfffffffffffffff1}}
+}
+
+func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) {
+	if cfg.CutAtEnd {
+		var b bytes.Buffer
+		defer func(out io.Writer) { out.Write(cutInLastRecord(b.Bytes())) }(w)
+		w = &b
+	}
+	g := &generator{cfg: cfg, rnd: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), rnd2: rand.New(rand.NewPCG(cfg.Seed, 0x6b6e6f62)), w: w, truth: truth}
+	ranks := []*rank{
+		{pid: 4100, tid: 4100, dev: 0, freq: 50_000_000, offset: 1_700_000_000_000, drift: 23e-6, handle: 0x7f3a2d5ff640},
+		{pid: 4200, tid: 4200, dev: 1, freq: 1_000_000_000, offset: 987_654_321_000_000, drift: -41e-6, handle: 0x7f3a2d6ff640},
+	}
+	if cfg.DriftPPM != 0 {
+		ranks[0].drift = cfg.DriftPPM * 1e-6
+		ranks[1].drift, ranks[1].wobble = 0, cfg.DriftPPM*1e-6
+	}
+	id := newIDs(cfg, ranks)
+	l3 := id.l3
+	every := cfg.AnchorEvry
+	if cfg.SparseAnchors {
+		every = sparseAnchorEvry
+	}
+	t := int64(logStart)
+	for i, p := range []int32{l3, ranks[0].pid, ranks[1].pid} {
+		at := t - 10_000 + int64(i)*1_700
+		g.emit(at, id.handles[0], strace.Record{Kind: strace.KindWallAnchor, WallAnchor: strace.WallAnchor{Pid: p, MonoNS: at, WallNS: 1_767_225_600_000_000_000 + at}})
+	}
+	nextAnchor := t
+	inv := map[int32]uint64{}
+	for _, r := range ranks {
+		inv[r.pid] = id.invBase
+	}
+	hids := id.hids
+	var prevRunnerEnd [2]int64
+	var prevClaimEnd [2]int64
+	for round := 0; round < cfg.Rounds; round++ {
+		roundStart := t
+		hid := hids[1]
+		if round == 0 {
+			hid = hids[0] // the once-seen callable: prefill
+		}
+		// After an idle pause the pipeline has drained.
+		idleBefore := cfg.SparseAnchors && round > 0 && round%4 == 0
+		for ri, r := range ranks {
+			inv[r.pid]++
+			slot := int64(round % 2)
+			base := t
+			if cfg.Pipelined && ri == 0 && round > 0 && !idleBefore {
+				// Prepare run N+1 while run N is still on the device.
+				base = prevRunnerEnd[ri] - 4_000_000 - g.rnd.Int64N(1_000_000)
+			}
+			submit := base + int64(ri)*40_000
+			subDur := 2_000 + g.rnd.Int64N(2_000)
+			dispatch := submit + subDur + 500 + g.rnd.Int64N(1_000)
+			disDur := 1_000 + g.rnd.Int64N(2_000)
+			nodeAttrs := func(role string) []strace.Attr {
+				return []strace.Attr{strace.Int("run_id", int64(round/4+1)), strace.Int("task_slot", int64(round*2+ri)),
+					strace.Int("group_index", 0), strace.Int("worker_id", int64(ri)), strace.Int("dispatch_id", int64(round*2+ri+1)),
+					strace.String("role", role), strace.Int("slot_id", slot), strace.Int("generation", int64(round/2))}
+			}
+			g.span(submit+subDur, id.handles[0], strace.Span{Pid: l3, Tid: id.l3Tid, Depth: 0, Name: "node.submit", TS: submit, Dur: subDur, Attrs: nodeAttrs("facade")})
+			g.span(dispatch+disDur, id.handles[1], strace.Span{Pid: l3, Tid: id.l3Tid + 1, Depth: 0, Name: "node.dispatch", TS: dispatch, Dur: disDur, Attrs: nodeAttrs("scheduler")})
+
+			// The chip run.
+			start := dispatch + disDur + 5_000 + g.rnd.Int64N(5_000)
+			e := g.chipRun(r, inv[r.pid], hid, round, slot, start, &prevRunnerEnd[ri], &prevClaimEnd[ri], cfg.Legacy && ri == 1 && round%3 == 0)
+			complete := e + 2_000
+			g.span(complete+1_500, id.handles[1], strace.Span{Pid: l3, Tid: id.l3Tid + 1, Depth: 0, Name: "node.complete", TS: complete, Dur: 1_500, Attrs: nodeAttrs("worker")})
+			if cfg.Ext && ri == 1 {
+				ts, dur := start-700, e-start+1_500
+				if cfg.HostExact {
+					ts, dur = start, e-start // chip.run's own
+				}
+				g.span(e+900, r.handle, strace.Span{Pid: r.pid, Tid: r.tid, Depth: 0, Name: "ext.pypto.decode_step", TS: ts, Dur: dur, Attrs: []strace.Attr{strace.Int("layer", int64(round))}})
+			}
+			t = max(t, e)
+		}
+		if cfg.Ext {
+			g.span(t+30_000, id.handles[2], strace.Span{Pid: id.ext, Tid: id.extTid, Depth: 0, Name: "ext.serving.request", TS: roundStart - 20_000, Dur: t - roundStart + 40_000, Attrs: []strace.Attr{strace.String("model", "qwen3-14b"), strace.Int("tokens", 1)}})
+		}
+		for every > 0 && nextAnchor <= t {
+			for _, r := range ranks {
+				win := 1_000 + g.rnd.Int64N(39_000)
+				read := nextAnchor + g.rnd.Int64N(win+1)
+				g.deviceAnchor(nextAnchor+win, r.handle, strace.DeviceAnchor{
+					Pid: r.pid, Tid: r.tid, Dev: r.dev, HostNS: nextAnchor, WindowNS: win, DevCyc: r.counterAt(read), DevFreq: r.freq})
+			}
+			nextAnchor += every
+		}
+		t += 200_000 + g.rnd.Int64N(100_000)
+		if cfg.SparseAnchors && round%4 == 3 {
+			t += sparseIdle
+		}
+		// Every later line starts at or after the next round's start, or
+		// after the pipelined rank's next preparation.
+		next := t
+		if cfg.Pipelined {
+			next = min(next, prevRunnerEnd[0]-5_000_000)
+		}
+		g.flushBefore(next - 1_000_000)
+	}
+	g.flushBefore(1 << 62)
+	if cfg.Quirks {
+		fmt.Fprintf(w, "[mono_ns=%d][T0x%x][TIMING] emit_host_span: [STRACE] v=1 pid=%d tid=%d inv=%d hid=%x depth=1 name=chip.run.bi\n",
+			t+1_000, ranks[0].handle, ranks[0].pid, ranks[0].tid, id.invBase+999, hids[0])
+	} else if g.open {
+		w.Write([]byte("\n"))
+	}
+}
+
+// cutInLastRecord returns log cut inside its last record, without a line
+// end: in the middle of its last dur, dur_ns, dev_freq or wall_ns value
+// (where a reader that ignored the missing line end would take a wrong
+// number), else a few bytes before its end.
+func cutInLastRecord(log []byte) []byte {
+	log = bytes.TrimSuffix(log, []byte("\n"))
+	log = bytes.TrimSuffix(log, []byte("\r"))
+	start := bytes.LastIndexByte(log, '\n') + 1
+	line := log[start:]
+	at := -1
+	for _, k := range []string{" dur=", " dur_ns=", " dev_freq=", " wall_ns="} {
+		if i := bytes.LastIndex(line, []byte(k)); i >= 0 && i+len(k) > at {
+			at = i + len(k)
+		}
+	}
+	if at < 0 {
+		return log[:len(log)-min(3, len(line))]
+	}
+	n := 0
+	for at+n < len(line) && (line[at+n] == '-' || '0' <= line[at+n] && line[at+n] <= '9') {
+		n++
+	}
+	return log[:start+at+n/2]
+}
+
+// chipRun generates one run of rank r and returns its end.
+func (g *generator) chipRun(r *rank, inv uint64, hid uint64, round int, slot, start int64, prevRunnerEnd, prevClaimEnd *int64, legacy bool) int64 {
+	sp := func(depth int32, name string, ts, dur int64, attrs ...strace.Attr) strace.Span {
+		return strace.Span{Pid: r.pid, Tid: r.tid, Inv: inv, Hid: hid, Depth: depth, Name: name, TS: ts, Dur: dur, Attrs: attrs}
+	}
+	exact := g.cfg.HostExact
+	// bind and its segments.
+	ts := start
+	var segs []strace.Span
+	names := segments
+	if exact && round%3 == 2 {
+		// A prebuilt bind: one child, measured by the same clock reads.
+		d := 150_000 + g.rnd2.Int64N(100_000)
+		segs = append(segs, sp(2, strace.SpanBind+".prebuilt", ts, d, strace.Int("cpu_ns", d*9/10)))
+		ts += d
+		names = nil
+	}
+	for _, s := range names {
+		d := 20_000 + g.rnd.Int64N(300_000)
+		if round == 0 && s == "static_arena" {
+			d += 40_000_000 // the cold first bind
+		}
+		cpu := d * (70 + g.rnd.Int64N(30)) / 100
+		attrs := []strace.Attr{strace.Int("cpu_ns", cpu), strace.Int("rec_cpu_ns", cpu/3), strace.Int("minflt", 10+g.rnd.Int64N(200)),
+			strace.Int("tminflt", g.rnd.Int64N(40)), strace.Int("nvcsw", g.rnd.Int64N(9)), strace.Int("nivcsw", g.rnd.Int64N(4))}
+		switch s {
+		case "host_orch":
+			attrs = append(attrs, strace.Int("tasks", 47), strace.Int("heap_used", 1<<20))
+		case "graph_pack":
+			spilled := int64(0)
+			if round == 0 {
+				spilled = 1
+			}
+			attrs = append(attrs, strace.Int("defs", 1), strace.Int("bytes", 24_576), strace.Int("submissions", 40), strace.Int("spilled", spilled))
+		}
+		segs = append(segs, sp(2, strace.SpanBind+"."+s, ts, d, attrs...))
+		ts += d
+	}
+	bindDur := ts - start + 3_000
+	if exact {
+		bindDur = ts - start
+	}
+	for _, s := range segs {
+		if legacy {
+			seg := s.Name[len(strace.SpanBind+"."):]
+			line := fmt.Sprintf("[mono_ns=%d][T0x%x][TIMING] bind_phases: [hbg_bind.cpp:88] bind phase=%s start_ns=%d dur_ns=%d cpu_ns=%d\n",
+				s.End(), r.handle, seg, s.TS, s.Dur, s.Attrs[0].Int)
+			g.lines = append(g.lines, genLine{at: s.End(), seq: g.seq, text: []byte(line)})
+			g.seq++
+			continue
+		}
+		g.span(s.End(), r.handle, s)
+	}
+	g.span(start+bindDur, r.handle, sp(1, strace.SpanBind, start, bindDur, strace.Int("ntensor", 26)))
+
+	// runner_run: the device run inside it, after the previous run's claim
+	// was released.
+	rrStart := max(start+bindDur+1_000, *prevClaimEnd+500)
+	if exact {
+		rrStart = max(start+bindDur, *prevClaimEnd)
+	}
+	lead := 20_000 + g.rnd.Int64N(300_000) // host enqueue before the device starts
+	devStart := rrStart + lead
+	// The device stamps in cycles.
+	c0 := r.counterAt(devStart)
+	cyc := func(ns int64) uint64 { return uint64(float64(ns) * float64(r.freq) / 1e9) }
+	type win = cycleWin
+	wallW := win{c0, 0}
+	pre := win{c0 + cyc(3_000+g.rnd.Int64N(5_000)), 0}
+	pre.e = pre.s + cyc(1_000_000+g.rnd.Int64N(2_000_000))
+	gb := win{pre.e, 0}
+	cv := win{gb.s, gb.s + cyc(2_000_000+g.rnd.Int64N(3_000_000))}
+	aw := win{cv.e, cv.e + cyc(2_000_000+g.rnd.Int64N(3_000_000))}
+	sm := win{aw.e, aw.e + cyc(2_000_000+g.rnd.Int64N(3_000_000))}
+	orch := win{sm.e, sm.e + cyc(8_000_000+g.rnd.Int64N(10_000_000))}
+	sched := win{orch.s + cyc(500), 0}
+	sched.e = orch.e + cyc(5_000_000+g.rnd.Int64N(10_000_000))
+	gb.e = sched.e + cyc(20_000)
+	origin := pre.s
+	if g.cfg.RuntimeNs {
+		gb.e = sched.e // sched ends graph_build
+		if inv%2 == 1 {
+			// Choose the cycles of two boundaries so that the conversion
+			// shows: abutting phases overlapping, a child past its parent.
+			conv := func(c uint64) int64 { return runtimeNs(c, r.freq) }
+			_ = abutOverlapping(conv, origin, &cv, &aw) || abutOverlapping(conv, origin, &aw, &sm)
+			endPastParent(conv, origin, &sched, &gb)
+		}
+	}
+	post := win{gb.e + cyc(5_000), 0}
+	post.e = post.s + cyc(500_000+g.rnd.Int64N(1_000_000))
+	wallW.e = post.e + cyc(2_000)
+	slot0 := win{orch.s + cyc(1_000), orch.s + cyc(1_000+4_000_000+g.rnd.Int64N(4_000_000))}
+	devEnd := r.hostAt(wallW.e)
+	rrEnd := devEnd + 30_000 + g.rnd.Int64N(400_000) // completion drain
+	*prevRunnerEnd = rrEnd
+	g.span(rrEnd, r.handle, sp(1, strace.SpanRunnerRun, rrStart, rrEnd-rrStart))
+	claimEnd := rrEnd + 3_000 + g.rnd.Int64N(5_000)
+	claimStart, valStart := rrEnd+200, claimEnd+100
+	if exact {
+		claimStart, valStart = rrEnd, claimEnd
+	}
+	g.span(claimEnd, r.handle, sp(1, strace.SpanClaimRelease, claimStart, claimEnd-claimStart))
+	*prevClaimEnd = claimEnd
+	valEnd := claimEnd + 5_000 + g.rnd.Int64N(5_000)
+	g.span(valEnd, r.handle, sp(1, strace.SpanValidate, valStart, valEnd-valStart))
+
+	// The host reads the buffer back and logs the device spans, after
+	// validate, on the same origin rules as package reduce.
+	ns := func(c uint64) int64 { return floorNanos(c, r.freq) }
+	if g.cfg.RuntimeNs {
+		ns = func(c uint64) int64 { return runtimeNs(c, r.freq) }
+	}
+	at := valEnd + 2_000
+	if g.truth != nil {
+		for _, p := range []struct {
+			name string
+			c    uint64
+		}{{"", wallW.s}, {".preamble", pre.s}, {".graph_build", gb.s}, {".config_validate", cv.s}, {".arena_wire", aw.s},
+			{".sm_reset", sm.s}, {".post_orch", post.s}, {".orch", orch.s}, {".sched", sched.s}, {".task_slot_0", slot0.s}} {
+			g.truth[TruthKey{r.pid, inv, strace.SpanDeviceWall + p.name}] = r.hostAt(p.c)
+		}
+	}
+	dev := []strace.Span{sp(2, strace.SpanDeviceWall, 0, ns(wallW.e-wallW.s), strace.String("clk", "dev"), strace.Uint("origin_cyc", origin), strace.Int("dev", int64(r.dev)))}
+	for _, p := range []struct {
+		name string
+		w    win
+	}{{"preamble", pre}, {"graph_build", gb}, {"config_validate", cv}, {"arena_wire", aw}, {"sm_reset", sm}, {"post_orch", post}, {"orch", orch}, {"sched", sched}, {"task_slot_0", slot0}} {
+		dev = append(dev, sp(3, strace.SpanDeviceWall+"."+p.name, ns(p.w.s-origin), ns(p.w.e-p.w.s), strace.String("clk", "dev")))
+	}
+	if g.cfg.DeviceChildrenFirst {
+		slices.Reverse(dev)
+	}
+	for _, s := range dev {
+		g.span(at, r.handle, s)
+	}
+	end := at + 10_000
+	root := sp(0, strace.SpanRun, start, end-start, strace.Int("run_id", int64(round/4+1)), strace.Int("dispatch_id", int64(round*2+int(r.dev)+1)),
+		strace.Uint("run_epoch", inv), strace.Int("slot_id", slot), strace.Int("generation", int64(round/2)))
+	g.span(end, r.handle, root)
+	return end
+}
+
+// cycleWin is a device phase, [s, e) in counter cycles.
+type cycleWin struct{ s, e uint64 }
+
+// abutOverlapping moves the cycle where a ends and b begins, keeping both
+// phases, to the cycle nearest it at which the runtime's separate
+// conversions of ts and dur log a ending 1 ns after b starts, and reports
+// whether there is one. (Such cycles lie where the double conversion comes
+// out short: at the top of the binades of the cycle offset.)
+func abutOverlapping(conv func(uint64) int64, origin uint64, a, b *cycleWin) bool {
+	c, ok := cycleNear(a.e, a.s+1, b.e, func(c uint64) bool {
+		return conv(a.s-origin)+conv(c-a.s) > conv(c-origin)
+	})
+	if ok {
+		a.e, b.s = c, c
+	}
+	return ok
+}
+
+// endPastParent moves the cycle where child and parent both end, later by
+// at most the parent's length, to the first cycle at which the runtime's
+// conversions log the child ending past its parent, and reports whether
+// there is one.
+func endPastParent(conv func(uint64) int64, origin uint64, child, parent *cycleWin) bool {
+	c, ok := cycleNear(parent.e, parent.e, parent.e+(parent.e-parent.s), func(c uint64) bool {
+		return conv(child.s-origin)+conv(c-child.s) > conv(parent.s-origin)+conv(c-parent.s)
+	})
+	if ok {
+		child.e, parent.e = c, c
+	}
+	return ok
+}
+
+// cycleNear returns the cycle in [lo, hi) nearest to from for which ok
+// holds, trying at most a few thousand cycles spread over the range.
+func cycleNear(from, lo, hi uint64, ok func(uint64) bool) (uint64, bool) {
+	const tries = 1 << 13
+	step := max((hi-lo)/tries, 1)
+	for d := uint64(0); d <= hi-lo; d += step {
+		if c := from + d; c < hi && ok(c) {
+			return c, true
+		}
+		if d > 0 && d <= from-lo && ok(from-d) {
+			return from - d, true
+		}
+	}
+	return 0, false
+}
+
+// GenerateTruth returns the log cfg describes and the true host start of
+// each of its device spans (the instant the simulated device counter says
+// the span began), which a converter's placement can be checked against.
+func GenerateTruth(cfg Config) ([]byte, map[TruthKey]int64) {
+	var b bytes.Buffer
+	truth := map[TruthKey]int64{}
+	generateTruth(&b, cfg, truth)
+	return b.Bytes(), truth
+}
+
+// floorNanos converts c cycles at freq Hz to ns: the exact floor of
+// c·1e9/freq, in 128-bit arithmetic. It panics when the result leaves the
+// int64 range.
+func floorNanos(c, freq uint64) int64 {
+	hi, lo := bits.Mul64(c, 1_000_000_000)
+	if freq == 0 || hi >= freq {
+		panic(fmt.Sprintf("stracetest: %d cycles at %d Hz out of the nanosecond range", c, freq))
+	}
+	q, _ := bits.Div64(hi, lo, freq)
+	if q > math.MaxInt64 {
+		panic(fmt.Sprintf("stracetest: %d cycles at %d Hz out of the nanosecond range", c, freq))
+	}
+	return int64(q)
+}

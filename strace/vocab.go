@@ -1,0 +1,75 @@
+package strace
+
+// The vocabulary of the runtime's logs, declared once: the names of the
+// spans of a chip run and the segments of its bind. Other packages refer to
+// these instead of spelling the words again.
+
+// Span names of one L2 chip run. A run's tree is:
+//
+//	chip.run                                  SpanRun (depth 0, host)
+//	├── chip.run.bind                         SpanBind (host)
+//	│   └── chip.run.bind.<segment>           see BindSegments
+//	├── chip.run.runner_run                   SpanRunnerRun (host)
+//	│   └── chip.run.runner_run.device_wall   SpanDeviceWall (clk=dev)
+//	│       └── chip.run.runner_run.device_wall.<phase>
+//	├── chip.run.claim_release                SpanClaimRelease (host)
+//	└── chip.run.validate                     SpanValidate (host)
+const (
+	// SpanRun is a chip run's root: the host wall of the run.
+	SpanRun = "chip.run"
+	// SpanBind is the bind stage: arguments in, graph built and uploaded.
+	// A runtime with a host build path subdivides it into one
+	// SpanBind+"."+segment span per segment (BindSegments).
+	SpanBind = "chip.run.bind"
+	// SpanRunnerRun is the host side of the device execution.
+	SpanRunnerRun = "chip.run.runner_run"
+	// SpanDeviceWall is the whole on-device wall of a run, a clk=dev span
+	// at depth 2; its children are the device phases
+	// (SpanDeviceWall+"."+phase).
+	SpanDeviceWall = "chip.run.runner_run.device_wall"
+	// SpanClaimRelease is the release of the run's pipeline slot.
+	SpanClaimRelease = "chip.run.claim_release"
+	// SpanValidate is the check of the run's outputs.
+	SpanValidate = "chip.run.validate"
+)
+
+// DeviceWallDepth is the depth the runtime logs SpanDeviceWall at.
+const DeviceWallDepth = 2
+
+// BindSegments are the segments of a bind (chip.run.bind.<segment>) that
+// current runtimes log, in the display order of the runtime's tool (not
+// execution order). The slice must not be modified.
+var BindSegments = []string{
+	"args",
+	"arena_build",
+	"runtime_init",
+	"host_orch",
+	"graph_pack",
+	"static_arena",
+	"shared_mem",
+	"gm_heap",
+	"arena_h2d",
+	"host_view_close",
+}
+
+// RetiredBindSegments are bind segments older runtimes logged and current
+// ones no longer do: the Graph Definition upload (graph_upload), its
+// relocation (relocate) and the shared-memory H2D copy (sm_h2d), folded
+// since into graph_pack and arena_h2d. Logs that hold them are still read.
+// The slice must not be modified.
+var RetiredBindSegments = []string{
+	"graph_upload",
+	"relocate",
+	"sm_h2d",
+}
+
+// IsBindSegment reports whether name is a bind segment, current or retired.
+func IsBindSegment(name string) bool {
+	switch name {
+	case "args", "arena_build", "runtime_init", "host_orch", "graph_pack", "static_arena",
+		"shared_mem", "gm_heap", "arena_h2d", "host_view_close",
+		"graph_upload", "relocate", "sm_h2d":
+		return true
+	}
+	return false
+}
