@@ -60,7 +60,7 @@ func (c *converter) loadArtifacts() error {
 // markRecordThread names the threads that recorded orchestrator operations
 // of a pass on their own.
 func (s *scanResult) markRecordThread(pid int32, r strace.PhaseRecord) {
-	if !r.HasTid || r.Tid <= 0 || bindSegments[r.Phase] {
+	if !r.HasTid || r.Tid <= 0 || strace.IsBindSegment(r.Phase) {
 		return
 	}
 	t := s.thread(pid, r.Tid)

@@ -294,7 +294,7 @@ func reduceBuffer(db DeviceBuffer) ([]strace.Span, *reduce.DeviceWindow, error) 
 	out := make([]strace.Span, len(ds))
 	for i, s := range ds {
 		attrs := []strace.Attr{strace.String("clk", "dev")}
-		if s.Name == reduce.WallName {
+		if s.Name == strace.SpanDeviceWall {
 			attrs = append(attrs, strace.Uint("origin_cyc", uint64(red.Origin)), strace.Int("dev", int64(db.Dev)))
 		}
 		out[i] = strace.Span{Pid: db.Pid, Tid: tid, Inv: db.Inv, Hid: db.Hid, Depth: int32(s.Depth), Name: s.Name, TS: int64(s.TS), Dur: int64(s.Dur), Attrs: attrs}

@@ -106,7 +106,7 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 	for i := range spans {
 		s := &spans[i]
 		run.Spans[i] = reduce.DeviceSpan{Name: s.Name, Depth: int(s.Depth), TS: reduce.DeviceNanos(s.TS), Dur: reduce.DeviceNanos(s.Dur)}
-		if s.Name != reduce.WallName {
+		if s.Name != strace.SpanDeviceWall {
 			continue
 		}
 		if a, ok := s.Attr("dev"); ok && a.Type == strace.TypeInt {
@@ -136,7 +136,7 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 	if runner != nil {
 		run.RunnerRun = &reduce.HostWindow{Start: reduce.HostNanos(runner.TS), End: reduce.HostNanos(runner.End())}
 	}
-	if root != nil && root.Name == rootName {
+	if root != nil && root.Name == strace.SpanRun {
 		run.Enclosing = []reduce.HostWindow{{Start: reduce.HostNanos(root.TS), End: reduce.HostNanos(root.End())}}
 	}
 	pl, err := c.placer.Place(run)
@@ -211,7 +211,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		)
 		args = appendAttrs(args, s.Attrs)
 		args = append(args, perfetto.Int("device_ts", s.TS), perfetto.Int("device_dur", s.Dur))
-		if run.HasOrigin && freq != 0 && s.Name != reduce.WallName && s.TS >= 0 {
+		if run.HasOrigin && freq != 0 && s.Name != strace.SpanDeviceWall && s.TS >= 0 {
 			if cyc, err := freq.Cycles(reduce.DeviceNanos(s.TS)); err == nil {
 				if sum, carry := bits.Add64(uint64(run.Origin), uint64(cyc), 0); carry == 0 {
 					args = append(args, perfetto.Uint("start_cyc", sum))

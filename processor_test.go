@@ -2,10 +2,10 @@ package phasetrace_test
 
 import (
 	"flag"
-	"github.com/phasetrace/phasetrace"
 	"sync"
 	"testing"
 
+	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/perfetto/check/processor"
 )

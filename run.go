@@ -8,22 +8,6 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// Names of the spans a run is drawn around.
-const (
-	rootName   = "chip.run"
-	bindName   = "chip.run.bind"
-	runnerName = "chip.run.runner_run"
-)
-
-// bindSegments are the bind stage's own segments (chip.run.bind.<segment>);
-// every other phase of a host_phase_records pass is an orchestrator
-// operation inside host_orch.
-var bindSegments = map[string]bool{
-	"args": true, "arena_build": true, "static_arena": true, "gm_heap": true, "shared_mem": true,
-	"runtime_init": true, "host_orch": true, "graph_pack": true, "graph_upload": true,
-	"relocate": true, "sm_h2d": true, "arena_h2d": true, "host_view_close": true,
-}
-
 // run draws one run: its host spans on its lane, the bind stage's
 // breakdown inside its chip.run.bind, and its device spans placed on the
 // host timeline. A run whose root never came is drawn as found.
@@ -35,12 +19,12 @@ func (c *converter) run(b *invBuf) {
 	for i := range b.host {
 		s := &b.host[i]
 		switch {
-		case s.Name == bindName && bind == nil:
+		case s.Name == strace.SpanBind && bind == nil:
 			bind = s
-		case s.Name == runnerName && runner == nil:
+		case s.Name == strace.SpanRunnerRun && runner == nil:
 			runner = s
 		}
-		if s.Depth == 0 && (root == nil || s.Name == rootName && root.Name != rootName) {
+		if s.Depth == 0 && (root == nil || s.Name == strace.SpanRun && root.Name != strace.SpanRun) {
 			root = s
 		}
 	}
@@ -63,7 +47,7 @@ func (c *converter) run(b *invBuf) {
 	if bind != nil {
 		for _, p := range passes {
 			for _, r := range p.Records {
-				if bindSegments[r.Phase] {
+				if strace.IsBindSegment(r.Phase) {
 					covered[r.Phase] = true
 				}
 			}
@@ -73,7 +57,7 @@ func (c *converter) run(b *invBuf) {
 	for i := range b.host {
 		s := &b.host[i]
 		lane, split := c.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
-		seg, isSeg := strings.CutPrefix(s.Name, bindName+".")
+		seg, isSeg := strings.CutPrefix(s.Name, strace.SpanBind+".")
 		if isSeg && covered[seg] {
 			c.sum.Spans.Superseded++
 			continue
@@ -120,10 +104,10 @@ func (c *converter) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 			if r.HasTid && r.Tid > 0 {
 				tid = r.Tid
 			}
-			name, depth, thread := bindName+"."+r.Phase, bind.Depth+1, "host_main"
+			name, depth, thread := strace.SpanBind+"."+r.Phase, bind.Depth+1, "host_main"
 			t := lane
-			if !bindSegments[r.Phase] {
-				name, depth = bindName+".host_orch."+r.Phase, bind.Depth+2
+			if !strace.IsBindSegment(r.Phase) {
+				name, depth = strace.SpanBind+".host_orch."+r.Phase, bind.Depth+2
 				switch {
 				case (r.Phase == "record_node" || r.Phase == "build_definition") && tid != bind.Tid:
 					thread = "graph_record_worker"
@@ -173,7 +157,7 @@ func (c *converter) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 		if l.rec.Source != "" {
 			args = append(args, perfetto.String("source", l.rec.Source))
 		}
-		c.other(lane, perfetto.Slice{Name: bindName + "." + l.rec.Phase, TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, "bind phase lines")
+		c.other(lane, perfetto.Slice{Name: strace.SpanBind + "." + l.rec.Phase, TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, "bind phase lines")
 	}
 	clear(c.bindLines[len(kept):])
 	c.bindLines = kept

@@ -67,7 +67,7 @@ func (r *runCollector) add(sp heldSpan, dev bool, logT uint64) {
 	} else {
 		b.host = append(b.host, sp)
 	}
-	if sp.Name == bindName && !dev {
+	if sp.Name == strace.SpanBind && !dev {
 		b.bindLogT = logT
 	}
 	if sp.Depth != 0 || dev {

@@ -10,6 +10,7 @@ import (
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/phasetrace/phasetrace/strace"
 )
 

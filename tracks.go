@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/phasetrace/phasetrace/perfetto"
-	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/strace"
 )
 
 // trackSet is the trace's tracks as the converter lays them out: one
@@ -187,7 +187,7 @@ type devLane struct {
 // (concurrent) and each task slot on lanes of their own, device_wall and
 // the sequential phases together on "phases".
 func deviceLane(name string) string {
-	short := strings.TrimPrefix(strings.TrimPrefix(name, reduce.WallName), ".")
+	short := strings.TrimPrefix(strings.TrimPrefix(name, strace.SpanDeviceWall), ".")
 	switch {
 	case short == "orch", short == "sched", strings.HasPrefix(short, "task_slot_"):
 		return short

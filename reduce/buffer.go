@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/phasetrace/phasetrace/strace"
 )
 
 // Phase is an index into a thread's phase records, in wire order.
@@ -79,15 +81,12 @@ func (p Phase) SpanName() string {
 	if p < 0 || p >= NumPhases {
 		return ""
 	}
-	return WallName + phaseSuffix[p]
+	return strace.SpanDeviceWall + phaseSuffix[p]
 }
-
-// WallName is the name of the span the runtime logs for RunWall.
-const WallName = "chip.run.runner_run.device_wall"
 
 var slotNames = func() (n [NumSlots]string) {
 	for i := range n {
-		n[i] = fmt.Sprintf("%s.task_slot_%d", WallName, i)
+		n[i] = fmt.Sprintf("%s.task_slot_%d", strace.SpanDeviceWall, i)
 	}
 	return n
 }()
@@ -97,7 +96,7 @@ func SlotName(n int) string {
 	if n >= 0 && n < NumSlots {
 		return slotNames[n]
 	}
-	return fmt.Sprintf("%s.task_slot_%d", WallName, n)
+	return fmt.Sprintf("%s.task_slot_%d", strace.SpanDeviceWall, n)
 }
 
 // Header is the buffer's 16-byte header.

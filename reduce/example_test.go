@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/strace"
 )
 
 // A one-thread prefix-only buffer at 50 MHz: RunWall, preamble and
@@ -55,9 +56,9 @@ func ExamplePlacer() {
 	run := reduce.Run{
 		Domain: dom, Origin: 777_050_000, HasOrigin: true, // origin_cyc on device_wall
 		Spans: []reduce.DeviceSpan{
-			{Name: reduce.WallName, Depth: 2, TS: 0, Dur: 30_000},
-			{Name: reduce.WallName + ".preamble", Depth: 3, TS: 0, Dur: 5_000},
-			{Name: reduce.WallName + ".post_orch", Depth: 3, TS: 20_000, Dur: 8_000},
+			{Name: strace.SpanDeviceWall, Depth: 2, TS: 0, Dur: 30_000},
+			{Name: strace.SpanDeviceWall + ".preamble", Depth: 3, TS: 0, Dur: 5_000},
+			{Name: strace.SpanDeviceWall + ".post_orch", Depth: 3, TS: 20_000, Dur: 8_000},
 		},
 		RunnerRun: &reduce.HostWindow{Start: 5_040_000, End: 5_140_000},
 	}
@@ -99,7 +100,7 @@ func ExampleMapping() {
 		return
 	}
 	pl, err := p.Place(reduce.Run{Domain: dom, Origin: 777_050_000, HasOrigin: true,
-		Spans: []reduce.DeviceSpan{{Name: reduce.WallName + ".preamble", Depth: 3, Dur: 5_000}}})
+		Spans: []reduce.DeviceSpan{{Name: strace.SpanDeviceWall + ".preamble", Depth: 3, Dur: 5_000}}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -127,7 +128,7 @@ func ExampleMapping_Host() {
 func ExamplePlacer_PlaceInto() {
 	p := reduce.NewPlacer()
 	run := reduce.Run{
-		Spans:     []reduce.DeviceSpan{{Name: reduce.WallName + ".preamble", Depth: 3, Dur: 2_000}},
+		Spans:     []reduce.DeviceSpan{{Name: strace.SpanDeviceWall + ".preamble", Depth: 3, Dur: 2_000}},
 		RunnerRun: &reduce.HostWindow{Start: 1_000_000, End: 1_010_000},
 	}
 	var pl reduce.Placement
@@ -209,7 +210,7 @@ func ExampleDomainOf() {
 // host clock, which narrows a contained placement 50 ms from the origin.
 func ExampleWithMaxRateError() {
 	run := reduce.Run{
-		Spans:     []reduce.DeviceSpan{{Name: reduce.WallName + ".preamble", Depth: 3, TS: 0, Dur: 2_000}, {Name: reduce.WallName + ".post_orch", Depth: 3, TS: 50_000_000, Dur: 2_000}},
+		Spans:     []reduce.DeviceSpan{{Name: strace.SpanDeviceWall + ".preamble", Depth: 3, TS: 0, Dur: 2_000}, {Name: strace.SpanDeviceWall + ".post_orch", Depth: 3, TS: 50_000_000, Dur: 2_000}},
 		RunnerRun: &reduce.HostWindow{Start: 1_000_000, End: 51_010_000},
 	}
 	for _, opts := range [][]reduce.PlacerOption{nil, {reduce.WithMaxRateError(20_000)}} {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/phasetrace/phasetrace/strace"
 )
 
 // Domain identifies one device clock domain: a device as seen by one
@@ -728,7 +730,7 @@ func (p *Placer) PlaceInto(out *Placement, run Run) error {
 	return nil
 }
 
-func isWall(s DeviceSpan) bool { return s.Depth == 2 && s.Name == WallName }
+func isWall(s DeviceSpan) bool { return s.Depth == 2 && s.Name == strace.SpanDeviceWall }
 
 // placeWall places device_wall. From a buffer its true extent is known.
 // From a log its true start lies in [min(covered−dur, 0), 0] and its true

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/phasetrace/phasetrace/strace"
 )
 
 var dom = Domain{Pid: 7, Dev: 1}
@@ -16,9 +18,9 @@ func logRun(origin Cycles, wall, covered DeviceNanos, rr *HostWindow) Run {
 	return Run{
 		Domain: dom, Origin: origin, HasOrigin: true, RunnerRun: rr,
 		Spans: []DeviceSpan{
-			{Name: WallName, Depth: 2, TS: 0, Dur: wall},
-			{Name: WallName + ".preamble", Depth: 3, TS: 0, Dur: 1000},
-			{Name: WallName + ".post_orch", Depth: 3, TS: covered - 1000, Dur: 1000},
+			{Name: strace.SpanDeviceWall, Depth: 2, TS: 0, Dur: wall},
+			{Name: strace.SpanDeviceWall + ".preamble", Depth: 3, TS: 0, Dur: 1000},
+			{Name: strace.SpanDeviceWall + ".post_orch", Depth: 3, TS: covered - 1000, Dur: 1000},
 		},
 	}
 }

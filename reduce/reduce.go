@@ -2,6 +2,8 @@ package reduce
 
 import (
 	"fmt"
+
+	"github.com/phasetrace/phasetrace/strace"
 )
 
 // Window is a reduced window in raw cycles: min(start) and max(end) over the
@@ -175,7 +177,7 @@ func (r *Reduction) Spans() ([]DeviceSpan, error) {
 			return nil, fmt.Errorf("reduce: device_wall: %w", err)
 		}
 		if d != 0 {
-			spans = append(spans, DeviceSpan{Name: WallName, Depth: 2, Dur: d, StartCyc: w.Start, Phase: RunWall, Slot: -1})
+			spans = append(spans, DeviceSpan{Name: strace.SpanDeviceWall, Depth: 2, Dur: d, StartCyc: w.Start, Phase: RunWall, Slot: -1})
 		}
 	}
 	if r.OriginSource == OriginSubPhase {

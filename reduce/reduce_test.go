@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/phasetrace/phasetrace/strace"
 )
 
 const a2a3 Hz = 50_000_000 // 20 ns per cycle
@@ -40,7 +42,7 @@ func TestReduceTypical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const w = WallName
+	const w = strace.SpanDeviceWall
 	want := []DeviceSpan{
 		{Name: w, Depth: 2, TS: 0, Dur: 20400, StartCyc: 990, Phase: RunWall, Slot: -1},
 		{Name: w + ".preamble", Depth: 3, TS: 0, Dur: 1800, StartCyc: 1010, Phase: Preamble, Slot: -1},
@@ -105,7 +107,7 @@ func TestReduceZeroNsNotEmitted(t *testing.T) {
 	for _, s := range spans {
 		names = append(names, s.Name)
 	}
-	if diff := cmp.Diff([]string{WallName, WallName + ".graph_build"}, names); diff != "" {
+	if diff := cmp.Diff([]string{strace.SpanDeviceWall, strace.SpanDeviceWall + ".graph_build"}, names); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
 	// The zero-length phase still sets the origin (the runtime reduces
@@ -132,9 +134,9 @@ func TestReduceSlotOriginFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []DeviceSpan{
-		{Name: WallName, Depth: 2, Dur: 42000, StartCyc: 900, Phase: RunWall, Slot: -1},
-		{Name: WallName + ".task_slot_0", Depth: 3, TS: 0, Dur: 2000, StartCyc: 1000, Phase: -1, Slot: 0},
-		{Name: WallName + ".task_slot_5", Depth: 3, TS: 1000, Dur: 9000, StartCyc: 1050, Phase: -1, Slot: 5},
+		{Name: strace.SpanDeviceWall, Depth: 2, Dur: 42000, StartCyc: 900, Phase: RunWall, Slot: -1},
+		{Name: strace.SpanDeviceWall + ".task_slot_0", Depth: 3, TS: 0, Dur: 2000, StartCyc: 1000, Phase: -1, Slot: 0},
+		{Name: strace.SpanDeviceWall + ".task_slot_5", Depth: 3, TS: 1000, Dur: 9000, StartCyc: 1050, Phase: -1, Slot: 5},
 	}
 	if diff := cmp.Diff(want, spans); diff != "" {
 		t.Errorf("spans (-want +got):\n%s", diff)

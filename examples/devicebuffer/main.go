@@ -209,7 +209,7 @@ func convert(out io.Writer, path string, raw []byte, o options) error {
 	w.SetInvocation(o.inv, hid)
 	for _, s := range spans {
 		var attrs []strace.Attr // DeviceSpan writes clk=dev first
-		if s.Name == reduce.WallName {
+		if s.Name == strace.SpanDeviceWall {
 			attrs = append(attrs, strace.Uint("origin_cyc", uint64(red.Origin)), strace.Int("dev", o.dev))
 		}
 		if err := w.DeviceSpan(s.Name, int64(s.TS), int64(s.Dur), int32(s.Depth), attrs...); err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,9 +16,8 @@ import (
 
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // sample builds the buffer of one a2a3 run (50 MHz, 20 ns a cycle) on two
 // AICPU threads: thread 0 orchestrates, thread 1 schedules and finishes
@@ -139,21 +137,7 @@ func TestBadBuffers(t *testing.T) {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		_ = os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s differs (-want +got), new output kept in %s.got:\n%s", path, path, diff)
-	}
+	stracetest.Golden(t, filepath.Join("testdata", name), got)
 }
 
 // goldenArgs are the flags sample.golden was written with.

@@ -3,18 +3,15 @@ package analysis
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // rec is one [STRACE] record as the runtime writes it.
 func rec(pid, inv int, hid string, depth int, name string, ts, dur int64, attrs string) string {
@@ -98,19 +95,7 @@ func TestGolden(t *testing.T) {
 
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./reduce/analysis -run TestGolden -update)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	stracetest.Golden(t, path, []byte(got))
 }
 
 func renderTPOT(t *testing.T, logs []*Log) string {

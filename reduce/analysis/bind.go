@@ -11,25 +11,6 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// BindSpan is the span the host_build_graph runtime subdivides into one
-// chip.run.bind.<segment> span per segment.
-const BindSpan = "chip.run.bind"
-
-// BindSegments are the segments of a bind this package knows, in the
-// display order of the runtime's tool (not execution order).
-var BindSegments = []string{
-	"args",
-	"arena_build",
-	"runtime_init",
-	"host_orch",
-	"graph_pack",
-	"static_arena",
-	"shared_mem",
-	"gm_heap",
-	"arena_h2d",
-	"host_view_close",
-}
-
 // ControlPlaneSegments are summed within each bind into the control-plane
 // subtotal. It is an instrumented subtotal, not the whole cost between the
 // caller's data being in place and the device starting: Graph task binding,
@@ -277,7 +258,7 @@ func (st *BindStats) warn(k BindWarningKind, format string, args ...any) {
 
 var knownSegment = func() map[string]int {
 	m := make(map[string]int)
-	for i, s := range BindSegments {
+	for i, s := range strace.BindSegments {
 		m[s] = i
 	}
 	return m
@@ -289,7 +270,7 @@ func (st *BindStats) collect(spans []strace.Span) []Bind {
 		pid int32
 		inv uint64
 	}
-	prefix := BindSpan + "."
+	prefix := strace.SpanBind + "."
 	groups := make(map[key]*Bind)
 	var order []*Bind
 	for i := range spans {
@@ -415,7 +396,7 @@ func (st *BindStats) segmentStats(warm []*Bind) {
 	for _, s := range ControlPlaneSegments {
 		cp[s] = true
 	}
-	for _, name := range BindSegments {
+	for _, name := range strace.BindSegments {
 		if vals := segmentValues(warm, name); len(vals) > 0 {
 			st.Segments = append(st.Segments, SegmentStats{Name: name, ControlPlane: cp[name], Spread: spreadOf(vals)})
 		}
@@ -495,7 +476,7 @@ func (st *BindStats) controlPlane(warm []*Bind) {
 }
 
 func (st *BindStats) cpuStats(warm []*Bind) {
-	for _, name := range BindSegments {
+	for _, name := range strace.BindSegments {
 		var dur, on, off, vol, invol []int64
 		for _, b := range warm {
 			s, ok := b.Segment(name)
@@ -535,7 +516,7 @@ func (st *BindStats) sequences() {
 		}
 	}
 	for _, pid := range pids {
-		for _, name := range BindSegments {
+		for _, name := range strace.BindSegments {
 			seq := CountSequence{Pid: pid, Segment: name, Counter: "minflt"}
 			for _, b := range st.Binds {
 				if b.Pid != pid {

@@ -39,9 +39,9 @@ var (
 
 // Span names of one native run that the proof reads.
 const (
-	spanBind    = "chip.run.bind"
-	spanRunner  = "chip.run.runner_run"
-	spanRelease = "chip.run.claim_release"
+	spanBind    = strace.SpanBind
+	spanRunner  = strace.SpanRunnerRun
+	spanRelease = strace.SpanClaimRelease
 )
 
 // identityFields are the attributes that make a root a phased native run.

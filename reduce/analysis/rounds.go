@@ -34,9 +34,9 @@ func (c RoundsColumn) String() string {
 
 // Span names behind the columns.
 const (
-	spanRun   = "chip.run"
-	spanOrch  = reduce.WallName + ".orch"
-	spanSched = reduce.WallName + ".sched"
+	spanRun   = strace.SpanRun
+	spanOrch  = strace.SpanDeviceWall + ".orch"
+	spanSched = strace.SpanDeviceWall + ".sched"
 )
 
 // TrimRounds is how many rounds the trimmed means drop at each end; they are
@@ -119,7 +119,7 @@ func roundOf(inv *strace.Invocation) Round {
 		return 0
 	}
 	row.Values[ColHost] = dur(spanRun)
-	row.Values[ColDevice] = dur(reduce.WallName)
+	row.Values[ColDevice] = dur(strace.SpanDeviceWall)
 	row.Values[ColOrch] = dur(spanOrch)
 	row.Values[ColSched] = dur(spanSched)
 	var eff reduce.DeviceWindow
