@@ -544,6 +544,14 @@ func skimKey(b []byte, i int, k string) int {
 }
 
 // anchor handles a [CLOCK_ANCHOR] head at at.
+// last is the last field of an anchor record of kind k.
+func last(k Kind) string {
+	if k == KindDeviceAnchor {
+		return "dev_freq"
+	}
+	return "wall_ns"
+}
+
 func (r *Reader) anchor(rec *Record, at int) bool {
 	line := r.line
 	r.stats.Heads.ClockAnchor++
@@ -583,17 +591,17 @@ func (r *Reader) anchor(rec *Record, at int) bool {
 	pfx := r.prefixAt(at)
 	if p.st == stOK {
 		switch {
+		case end != len(line) && line[end] == '[':
+			// Another rank's write began right after the last value: the
+			// anchor was cut by it, and its last value may be cut too.
+			p.fail(stTorn, last(kind), "cut by another record on its line (the value may be cut)")
 		case end != len(line):
 			p.fail(stMalformed, "anchor", "another record follows on its line")
 		case !pfx.Present || pfx.Level != "TIMING" || pfx.Func != "clock_anchor":
 			p.fail(stMalformed, "anchor", "not preceded by its [TIMING] clock_anchor: log prefix")
 		}
 	}
-	last := "wall_ns"
-	if kind == KindDeviceAnchor {
-		last = "dev_freq"
-	}
-	r.cut(&p, end, last)
+	r.cut(&p, end, last(kind))
 	if p.st != stOK {
 		r.lost(at, &p)
 		return false
