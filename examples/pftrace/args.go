@@ -107,3 +107,48 @@ func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
 }
+
+// typedDump rewrites check.Trace.Dump's text so that unsigned argument
+// values read as the numbers they are: inv=3u becomes inv=3, [1u 2u]
+// becomes [1 2]. Quoted strings are left alone.
+func typedDump(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	inQuote, depth := false, 0 // depth: open [ of argument arrays
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inQuote:
+			if c == '\\' && i+1 < len(b) {
+				out = append(out, c, b[i+1])
+				i++
+				continue
+			}
+			if c == '"' {
+				inQuote = false
+			}
+		case c == '"':
+			inQuote = true
+		case c == '\n':
+			depth = 0
+		case c == '[' && i > 0 && b[i-1] == '=':
+			depth++
+		case c == ']' && depth > 0:
+			depth--
+		case c == 'u' && i > 0 && isDigit(b[i-1]):
+			// digits just before: drop the u when they are a whole value
+			j := i - 1
+			for j > 0 && isDigit(b[j-1]) {
+				j--
+			}
+			end := i+1 == len(b) || b[i+1] == ' ' || b[i+1] == '\n' || b[i+1] == ']' || b[i+1] == '}'
+			start := j > 0 && (b[j-1] == '=' || depth > 0 && (b[j-1] == '[' || b[j-1] == ' '))
+			if end && start {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -39,8 +39,9 @@
 //	-json          JSON array of slices
 //
 // dump FILE prints check.Trace.Dump: the clock, the track tree with each
-// track's slices nested by depth, counters, flows and problems. With -json
-// it prints the same as one JSON object.
+// track's slices nested by depth, counters, flows and problems — with
+// unsigned argument values as plain numbers (inv=3, where Dump writes 3u).
+// With -json it prints the same as one JSON object.
 //
 // open FILE serves the trace on 127.0.0.1 to ui.perfetto.dev, prints the
 // link that opens it there and opens a browser on it (xdg-open, open,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -402,7 +403,10 @@ func dumpFlags(c *command, fs *flag.FlagSet) func(context.Context, []string) int
 		if *asJSON {
 			err = writeJSON(c.stdout, dumpJSON(tr))
 		} else {
-			err = tr.Dump(c.stdout)
+			var buf bytes.Buffer
+			if err = tr.Dump(&buf); err == nil {
+				_, err = c.stdout.Write(typedDump(buf.Bytes()))
+			}
 		}
 		if err != nil {
 			return c.fail(err)
