@@ -39,7 +39,6 @@ func writeTrace(t *testing.T) string {
 	run := w.Thread(perfetto.ThreadSpec{Pid: 20, Tid: 21, Name: "runner"})
 	dev := w.Track(chip, perfetto.TrackSpec{Name: "device 0"})
 	cnt := w.CounterTrack(node, perfetto.CounterSpec{Name: "queue depth"})
-	_ = node
 	id := perfetto.FlowIDOf("run 3")
 	w.Slice(sched, perfetto.Slice{Name: "node.dispatch", TS: 1000, Dur: 100, Flows: []perfetto.FlowID{id},
 		Args: []perfetto.Arg{perfetto.Uint("inv", 3), perfetto.Bool("retry", false)}})
