@@ -21,6 +21,9 @@
 //	-compress N                deflate the trace at zlib level N, 1 (fastest) to 9 (smallest); 0: off (default 5)
 //	-strict                    exit 3 when anything was lost or repaired
 //	-q                         no summary on stderr
+//	-open                      after converting, open the trace in ui.perfetto.dev (see below)
+//	-port N                    the port -open serves the trace on, on 127.0.0.1 (default 9001)
+//	-version                   print the command's version and exit
 //
 // Bad data never costs the trace: records that cannot be used are repaired,
 // set aside or dropped and counted. The summary printed to stderr says what
@@ -41,14 +44,34 @@
 // copy of standard input are removed, and the command exits 1. A second
 // signal ends it at once.
 //
+// # Opening the trace
+//
+// With -open the command, once the trace is written, serves it on
+// 127.0.0.1:PORT — to ui.perfetto.dev only, that one file only — prints the
+// link that opens it in the UI,
+//
+//	https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/run.pftrace&referrer=phasetrace
+//
+// and opens a browser on it where the system has an opener (xdg-open, open,
+// rundll32; without one, open the link yourself). It serves until the UI has
+// fetched the whole trace, or until SIGINT or SIGTERM, then exits (0, or 3
+// under -strict). This is what Perfetto's tools/open_trace_in_ui does; see
+// package perfetto/open. The port is bound before converting: when it is
+// busy the command says so and exits 1 without converting. ui.perfetto.dev
+// fetches only from port 9001 (its Content-Security-Policy): another -port
+// is for a UI that allows it. -open needs the trace in a regular file: not
+// -o - nor a device.
+//
 // # Exit status
 //
 //	0  a trace was written; the summary says what was repaired or dropped
 //	1  failure: an input cannot be read, the output or the summary file cannot
 //	   be written, the conversion failed or was interrupted (a trace already
-//	   in place is kept when only -summary-json failed)
+//	   in place is kept when only -summary-json failed), the -open port is
+//	   busy
 //	2  usage error: an unknown flag, a bad flag value, - given twice, an output
-//	   that is one of the inputs; nothing was read or written
+//	   that is one of the inputs, -open without a regular output file;
+//	   nothing was read or written
 //	3  only with -strict: the trace was written, but something was lost or
 //	   repaired (the summary is not lossless)
 package main
@@ -61,6 +84,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -68,6 +92,7 @@ import (
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/perfetto/open"
 )
 
 //go:embed sample.log
@@ -92,16 +117,19 @@ Flags may come before, between or after the logs; -- ends the flags.
 -o - writes the trace to standard output; devices and FIFOs are written
 in place; a regular file is replaced only once the trace is complete.
 
+-open serves the trace to ui.perfetto.dev on 127.0.0.1:9001 once written
+and opens a browser on it, until the UI has fetched it or Ctrl-C.
+
 Exit status: 0 trace written; 1 failure (I/O, unreadable input,
-interrupted); 2 usage error; 3 with -strict, trace written but something
-was lost or repaired.
+interrupted, -open port busy); 2 usage error; 3 with -strict, trace
+written but something was lost or repaired.
 
 Flags:
 `
 
 func main() {
 	ctx, stop := signalContext()
-	c := &command{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, file: phasetrace.File, converted: stop}
+	c := &command{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, file: phasetrace.File, converted: stop, serving: signalContext}
 	code := c.run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
@@ -123,6 +151,12 @@ type command struct {
 	// converted, when set, is called once the conversion is over and the
 	// trace in place (main restores default signal handling with it).
 	converted func()
+	// serving, when set, is the context -open serves the trace in (main:
+	// until a signal); without it, the command's context.
+	serving func() (context.Context, context.CancelFunc)
+	// browser opens a browser on the UI's address (open.StartBrowser when
+	// nil; tests replace it).
+	browser func(url string) error
 }
 
 // config is what the command line asks for.
@@ -135,6 +169,9 @@ type config struct {
 	compress    int
 	quiet       bool
 	strict      bool
+	open        bool
+	port        int
+	version     bool
 }
 
 type calibration struct {
@@ -165,6 +202,9 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 	fs.IntVar(&cfg.compress, "compress", 5, "deflate the trace at zlib `level`, 1 (fastest) to 9 (smallest); 0: off")
 	fs.BoolVar(&cfg.strict, "strict", false, "exit 3 when anything was lost or repaired (the trace is still written)")
 	fs.BoolVar(&cfg.quiet, "q", false, "print no summary")
+	fs.BoolVar(&cfg.open, "open", false, "once written, serve the trace to ui.perfetto.dev on 127.0.0.1 and open a browser on it, until the UI has fetched it or Ctrl-C")
+	fs.IntVar(&cfg.port, "port", open.DefaultPort, "the `port` -open serves the trace on (the UI fetches only from 9001)")
+	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, usageText, sampleOut)
 		fs.PrintDefaults()
@@ -219,6 +259,12 @@ func (cfg *config) check() error {
 	if cfg.out == "-" && cfg.summaryJSON == "-" {
 		return errors.New("-o - and -summary-json - both name standard output")
 	}
+	if cfg.port < 0 || cfg.port > 65535 {
+		return fmt.Errorf("-port %d: want 0 to 65535", cfg.port)
+	}
+	if cfg.open && cfg.out == "-" {
+		return errors.New("-open serves a trace file: not with -o -")
+	}
 	return nil
 }
 
@@ -241,6 +287,10 @@ func (c *command) run(ctx context.Context, args []string) int {
 	cfg, code := parse(args, c.stderr)
 	if cfg == nil {
 		return code
+	}
+	if cfg.version {
+		fmt.Fprintln(c.stdout, version("strace2perfetto"))
+		return exitOK
 	}
 	return c.convert(ctx, cfg)
 }
@@ -268,6 +318,20 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 	}
 	if err := clash(read, c.written(out, cfg.summaryJSON)); err != nil {
 		return c.fail(exitUsage, err)
+	}
+	var ln net.Listener // -open's, bound before anything is read
+	if cfg.open {
+		if _, inPlace, err := resolveOutput(out); err == nil && inPlace {
+			return c.fail(exitUsage, fmt.Errorf("-open serves a trace file: -o %s is not a regular file", out))
+		}
+		if ln, err = open.Listen(cfg.port); err != nil {
+			return c.fail(exitFail, fmt.Errorf("-open: %w", err))
+		}
+		defer func() {
+			if ln != nil {
+				ln.Close()
+			}
+		}()
 	}
 	dst, err := openOutput(out, c.stdout)
 	if err != nil {
@@ -313,6 +377,19 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 			fmt.Fprintln(c.stderr, "strace2perfetto: -strict: records were lost or repaired (see the summary); the trace is kept")
 		}
 		code = exitStrict
+	}
+	if (code == exitOK || code == exitStrict) && ln != nil {
+		sctx := ctx
+		if c.serving != nil {
+			var stop context.CancelFunc
+			sctx, stop = c.serving()
+			defer stop()
+		}
+		l := ln
+		ln = nil // served, and closed, by serveTrace
+		if err := serveTrace(sctx, l, out, c.stderr, c.browser); err != nil {
+			code = c.fail(exitFail, fmt.Errorf("-open: %w", err))
+		}
 	}
 	return code
 }

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/phasetrace/phasetrace/perfetto/check"
+)
+
+// argList is a slice's arguments: a JSON object in their order, and
+// name=value pairs in text.
+type argList []check.Arg
+
+// String is the arguments as name=value pairs, values as written: 3, not 3u.
+func (l argList) String() string {
+	parts := make([]string, len(l))
+	for i, a := range l {
+		parts[i] = a.Name + "=" + formatValue(a.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+// MarshalJSON writes an object with the arguments in their order.
+func (l argList) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, a := range l {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(a.Name)
+		if err != nil {
+			return nil, err
+		}
+		v, err := argValue{a.Value}.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// argValue is an argument value in its JSON type: int64 and uint64 as exact
+// numbers, bools, floats (NaN and infinities, which JSON lacks, as
+// strings), strings, dictionaries as objects, arrays as arrays.
+type argValue struct{ v any }
+
+func (a argValue) MarshalJSON() ([]byte, error) {
+	switch v := a.v.(type) {
+	case int64:
+		return strconv.AppendInt(nil, v, 10), nil
+	case uint64:
+		return strconv.AppendUint(nil, v, 10), nil
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return json.Marshal(strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		return json.Marshal(v)
+	case []check.Arg:
+		return argList(v).MarshalJSON()
+	case []any:
+		elems := make([]argValue, len(v))
+		for i, e := range v {
+			elems[i] = argValue{e}
+		}
+		return json.Marshal(elems)
+	}
+	return json.Marshal(a.v)
+}
+
+// formatValue is an argument value as text: numbers and bools as written,
+// strings quoted, dictionaries as {k=v ...}, arrays as [v ...].
+func formatValue(v any) string {
+	switch v := v.(type) {
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case uint64:
+		return strconv.FormatUint(v, 10)
+	case bool:
+		return strconv.FormatBool(v)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case string:
+		return strconv.Quote(v)
+	case []check.Arg:
+		return "{" + argList(v).String() + "}"
+	case []any:
+		parts := make([]string, len(v))
+		for i, e := range v {
+			parts[i] = formatValue(e)
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	case nil:
+		return "null"
+	}
+	return strconv.Quote(strings.TrimSpace(strings.ReplaceAll(strings.ToValidUTF8(string(mustJSON(v)), ""), "\n", " ")))
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// typedDump rewrites check.Trace.Dump's text so that unsigned argument
+// values read as the numbers they are: inv=3u becomes inv=3, [1u 2u]
+// becomes [1 2]. Quoted strings are left alone.
+func typedDump(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	inQuote, depth := false, 0 // depth: open [ of argument arrays
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inQuote:
+			if c == '\\' && i+1 < len(b) {
+				out = append(out, c, b[i+1])
+				i++
+				continue
+			}
+			if c == '"' {
+				inQuote = false
+			}
+		case c == '"':
+			inQuote = true
+		case c == '\n':
+			depth = 0
+		case c == '[' && i > 0 && b[i-1] == '=':
+			depth++
+		case c == ']' && depth > 0:
+			depth--
+		case c == 'u' && i > 0 && isDigit(b[i-1]):
+			// digits just before: drop the u when they are a whole value
+			j := i - 1
+			for j > 0 && isDigit(b[j-1]) {
+				j--
+			}
+			end := i+1 == len(b) || b[i+1] == ' ' || b[i+1] == '\n' || b[i+1] == ']' || b[i+1] == '}'
+			start := j > 0 && (b[j-1] == '=' || depth > 0 && (b[j-1] == '[' || b[j-1] == ' '))
+			if end && start {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -1,0 +1,239 @@
+// Command pftrace inspects Perfetto traces (.pftrace) without the UI, and
+// opens them in it.
+//
+//	go run ./examples/pftrace check FILE ...
+//	go run ./examples/pftrace stats FILE
+//	go run ./examples/pftrace slices [-name GLOB] [-track GLOB] [-from NS] [-to NS] [-min-dur NS] [-sort dur|ts|name] [-top N] FILE
+//	go run ./examples/pftrace dump FILE
+//	go run ./examples/pftrace open [-port N] FILE
+//
+// Every trace is read by package perfetto/check, the way Perfetto's trace
+// processor reads it. Output is aligned columns for people; -json (every
+// subcommand but open) writes one JSON document for scripts, with argument
+// values in their own JSON type (integers, unsigned 64-bit integers exactly,
+// booleans, floats, strings, objects, arrays). In the human output an
+// argument is name=value with the value as written: inv=3, ok=true,
+// hid="9f3c". Flags may come before, between or after the files; -- ends
+// the flags. "pftrace SUBCOMMAND -h" lists that subcommand's flags.
+//
+// # Subcommands
+//
+// check FILE ... prints one line per problem the trace processor would
+// report (its stat name, the packet and the detail), prefixed by the file's
+// name, and "FILE: ok" for a clean trace. It exits 1 when any file has a
+// problem or cannot be read, so it can gate CI.
+//
+// stats FILE prints the number of tracks, slices, instants, flows and
+// counter values, then the same per process and per track (a track counts
+// the flows that start or end on its slices).
+//
+// slices FILE lists slices, like a quick SQL query:
+//
+//	-name GLOB     only slices whose name matches (path.Match syntax: * ? [a-z])
+//	-track GLOB    only slices on tracks whose name matches
+//	-from NS       only slices that end at or after NS (trace time, ns)
+//	-to NS         only slices that start at or before NS
+//	-min-dur NS    only slices that last at least NS (unended slices always do)
+//	-sort KEY      order by dur (longest first), ts (default) or name (then ts)
+//	-top N         print the first N only (0: all)
+//	-json          JSON array of slices
+//
+// dump FILE prints check.Trace.Dump: the clock, the track tree with each
+// track's slices nested by depth, counters, flows and problems — with
+// unsigned argument values as plain numbers (inv=3, where Dump writes 3u).
+// With -json it prints the same as one JSON object.
+//
+// open FILE serves the trace on 127.0.0.1 to ui.perfetto.dev, prints the
+// link that opens it there and opens a browser on it (xdg-open, open,
+// rundll32, where there is one), until the UI has fetched the whole trace
+// or Ctrl-C; see package perfetto/open. -port N serves on another port
+// (default 9001, the only one ui.perfetto.dev fetches from).
+//
+// # Flags of the command
+//
+//	-version   print the version (from the build information) and exit
+//	-h         print the usage
+//
+// # Exit status
+//
+//	0  done; check found no problem; open served the trace or was stopped
+//	1  failure: a file cannot be read or is not a trace, check found
+//	   problems, the port of open is busy
+//	2  usage error: no or unknown subcommand, an unknown flag, a bad flag
+//	   value, a wrong number of files
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+const usageText = `usage: pftrace SUBCOMMAND [flags] FILE ...
+
+Inspects Perfetto traces as the trace processor reads them.
+
+  check FILE ...  problems the trace processor would report; exit 1 on any
+  stats FILE      tracks, slices, flows and counters, per process and track
+  slices FILE     slices filtered by name, track, time and duration, sorted
+  dump FILE       the whole trace as text
+  open FILE       serve the trace to ui.perfetto.dev and open a browser
+
+Flags may come anywhere; -json for machine-readable output.
+"pftrace SUBCOMMAND -h" lists a subcommand's flags. pftrace -version
+prints the version.
+
+Exit status: 0 ok; 1 failure or problems found; 2 usage error.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := (&command{stdout: os.Stdout, stderr: os.Stderr}).run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// command is the command's surroundings.
+type command struct {
+	stdout, stderr io.Writer
+	// browser opens a browser on the UI's address (open.StartBrowser when
+	// nil; tests replace it).
+	browser func(url string) error
+}
+
+// subcommand is one of pftrace's subcommands.
+type subcommand struct {
+	args  string // what follows the flags in the usage line
+	about string
+	files func(n int) bool
+	// flags declares the subcommand's flags on fs and returns what runs it
+	// once they are parsed.
+	flags func(c *command, fs *flag.FlagSet) func(ctx context.Context, files []string) int
+}
+
+var subcommands map[string]subcommand
+
+func init() {
+	one := func(n int) bool { return n == 1 }
+	subcommands = map[string]subcommand{
+		"check":  {"FILE ...", "prints the problems the trace processor would report; exits 1 on any", func(n int) bool { return n > 0 }, checkFlags},
+		"stats":  {"FILE", "counts tracks, slices, flows and counter values, per process and per track", one, statsFlags},
+		"slices": {"FILE", "lists slices, filtered and sorted", one, slicesFlags},
+		"dump":   {"FILE", "prints the whole trace as the trace processor reads it", one, dumpFlags},
+		"open":   {"FILE", "serves the trace to ui.perfetto.dev and opens a browser on it, until the UI has fetched it or Ctrl-C", one, openFlags},
+	}
+}
+
+// run is the whole command, returning the exit status.
+func (c *command) run(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, usageText)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(c.stderr, usageText)
+		return exitOK
+	case "-version", "--version", "version":
+		fmt.Fprintln(c.stdout, version("pftrace"))
+		return exitOK
+	}
+	sub, ok := subcommands[args[0]]
+	if !ok {
+		fmt.Fprintf(c.stderr, "pftrace: unknown subcommand %q\n\n%s", args[0], usageText)
+		return exitUsage
+	}
+	name := args[0]
+	fs := flag.NewFlagSet("pftrace "+name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	runSub := sub.flags(c, fs)
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(c.stderr, "usage: pftrace %s [flags] %s\n\nThe %s subcommand %s.\nFlags may come before, between or after the files.\n\nFlags:\n", name, sub.args, name, sub.about)
+		fs.PrintDefaults()
+	}
+	files, err := parseAnywhere(fs, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage // the flag package has said why
+	}
+	if *showVersion {
+		fmt.Fprintln(c.stdout, version("pftrace"))
+		return exitOK
+	}
+	if !sub.files(len(files)) {
+		fmt.Fprintf(c.stderr, "pftrace %s: want %s, got %d files\nRun pftrace %s -h for usage.\n", name, sub.args, len(files), name)
+		return exitUsage
+	}
+	return runSub(ctx, files)
+}
+
+// usage reports a bad flag value.
+func (c *command) usage(sub string, err error) int {
+	fmt.Fprintf(c.stderr, "pftrace %s: %v\nRun pftrace %s -h for usage.\n", sub, err, sub)
+	return exitUsage
+}
+
+// fail reports err and returns exitFail.
+func (c *command) fail(err error) int {
+	fmt.Fprintln(c.stderr, "pftrace:", err)
+	return exitFail
+}
+
+// parseAnywhere parses fs's flags wherever they are among args: parsing
+// resumes after each positional argument, and -- ends the flags. It returns
+// the positional arguments.
+func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); len(rest) == 0 || n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// version is the command's version line, from the build information.
+func version(name string) string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return name + " (no build information)"
+	}
+	v := []string{name, info.Main.Path, info.Main.Version}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+modified"
+			}
+		}
+	}
+	if rev != "" {
+		v = append(v, "revision "+rev+modified)
+	}
+	return strings.Join(append(v, info.GoVersion), " ")
+}

@@ -1,0 +1,333 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/perfetto/open"
+	pb "github.com/phasetrace/phasetrace/proto"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// testdata is the absolute path of testdata, for tests that change directory.
+var testdata, _ = filepath.Abs("testdata")
+
+// writeTrace writes a small trace — two processes, threads, a device lane,
+// nested slices with every kind of argument, an instant, a flow, a counter —
+// and returns its path.
+func writeTrace(t *testing.T) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w := perfetto.NewWriter(&buf)
+	node := w.Process(perfetto.ProcessSpec{Pid: 10, Name: "node"})
+	sched := w.Thread(perfetto.ThreadSpec{Pid: 10, Tid: 11, Name: "scheduler"})
+	chip := w.Process(perfetto.ProcessSpec{Pid: 20, Name: "chip"})
+	run := w.Thread(perfetto.ThreadSpec{Pid: 20, Tid: 21, Name: "runner"})
+	dev := w.Track(chip, perfetto.TrackSpec{Name: "device 0"})
+	cnt := w.CounterTrack(node, perfetto.CounterSpec{Name: "queue depth"})
+	id := perfetto.FlowIDOf("run 3")
+	w.Slice(sched, perfetto.Slice{Name: "node.dispatch", TS: 1000, Dur: 100, Flows: []perfetto.FlowID{id},
+		Args: []perfetto.Arg{perfetto.Uint("inv", 3), perfetto.Bool("retry", false)}})
+	w.Slice(run, perfetto.Slice{Name: "chip.run", TS: 1200, Dur: 2000, EndFlows: []perfetto.FlowID{id},
+		Args: []perfetto.Arg{perfetto.Uint("inv", 3), perfetto.Uint("hid", math.MaxUint64), perfetto.Int("slot", -1), perfetto.String("model", "qwen3 14b")}})
+	w.Slice(run, perfetto.Slice{Name: "chip.run.bind", TS: 1200, Dur: 300, Depth: 1,
+		Args: []perfetto.Arg{perfetto.Float("cpu_ratio", 0.75), perfetto.Dict("seg", perfetto.Int("on", 200), perfetto.Int("off", 100)), perfetto.Array("cores", perfetto.Int("", 1), perfetto.Int("", 2))}})
+	w.Slice(run, perfetto.Slice{Name: "chip.run.runner_run", TS: 1500, Dur: 1600, Depth: 1})
+	w.Instant(run, perfetto.Instant{Name: "chip.ready", TS: 3100})
+	w.Slice(dev, perfetto.Slice{Name: "device_wall", TS: 1600, Dur: 1400, Args: []perfetto.Arg{perfetto.String("placed", "aligned")}})
+	w.Slice(sched, perfetto.Slice{Name: "node.submit", TS: 4000, Dur: 50})
+	w.Counter(cnt, 1000, 2)
+	w.Counter(cnt, 4000, 0)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "small.pftrace")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runArgs runs the command.
+func runArgs(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = (&command{stdout: &o, stderr: &e}).run(context.Background(), args)
+	return code, o.String(), e.String()
+}
+
+// golden compares got with testdata/name.golden; -update rewrites it. On a
+// mismatch the new output is kept beside it as .got.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join(testdata, name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		os.WriteFile(strings.TrimSuffix(path, ".golden")+".got", []byte(got), 0o644)
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	trace := writeTrace(t)
+	t.Chdir(filepath.Dir(trace)) // file names in the output are as given
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"check", []string{"check", "small.pftrace"}},
+		{"stats", []string{"stats", "small.pftrace"}},
+		{"slices", []string{"slices", "small.pftrace"}},
+		{"slices-dur", []string{"slices", "small.pftrace", "-sort", "dur", "-top", "3"}},
+		{"slices-filter", []string{"slices", "-name", "chip.run*", "-track", "run*", "-from", "1400", "-to", "2000", "-min-dur", "500", "small.pftrace", "-sort=name"}},
+		{"dump", []string{"dump", "small.pftrace"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := runArgs(c.args...)
+			if code != exitOK || stderr != "" {
+				t.Fatalf("%q: exit %d, stderr %q", c.args, code, stderr)
+			}
+			golden(t, c.name, stdout)
+		})
+	}
+}
+
+// Argument values print in their own type, never as 3u.
+func TestArgValues(t *testing.T) {
+	trace := writeTrace(t)
+	_, out, _ := runArgs("slices", trace, "-name", "chip.run")
+	if !strings.Contains(out, `inv=3 hid=18446744073709551615 slot=-1 model="qwen3 14b"`) || strings.Contains(out, "3u") {
+		t.Errorf("slices: %s", out)
+	}
+	_, out, _ = runArgs("slices", "-json", trace, "-name", "chip.run*")
+	var rows []struct {
+		Name string
+		Args map[string]json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 3 {
+		t.Fatalf("slices -json: %v\n%s", err, out)
+	}
+	want := map[string]string{"inv": "3", "hid": "18446744073709551615", "slot": "-1", "model": `"qwen3 14b"`,
+		"cpu_ratio": "0.75", "seg": `{"on":200,"off":100}`, "cores": "[1,2]"}
+	for _, r := range rows {
+		for k, v := range r.Args {
+			var c bytes.Buffer
+			json.Compact(&c, v)
+			if want[k] != c.String() {
+				t.Errorf("%s: %s = %s, want %s", r.Name, k, v, want[k])
+			}
+		}
+	}
+	if !strings.Contains(out, `"args": {
+      "inv": 3,
+      "hid": 18446744073709551615,`) {
+		t.Errorf("arguments not in their order, or not exact:\n%s", out)
+	}
+}
+
+func TestJSONShapes(t *testing.T) {
+	trace := writeTrace(t)
+	for _, c := range []struct {
+		args []string
+		into any
+		ok   func(v any) bool
+	}{
+		{[]string{"check", "-json", trace}, &[]struct {
+			File     string
+			Problems []struct{ Name string }
+		}{}, func(v any) bool {
+			r := *v.(*[]struct {
+				File     string
+				Problems []struct{ Name string }
+			})
+			return len(r) == 1 && r[0].File == trace && r[0].Problems != nil && len(r[0].Problems) == 0
+		}},
+		{[]string{"stats", trace, "-json"}, &stats{}, func(v any) bool {
+			s := v.(*stats)
+			return s.Total.Slices == 6 && s.Total.Instants == 1 && s.Total.Flows == 1 && s.Total.Counters == 2 && len(s.Processes) == 2 && s.Processes[1].Slices == 4
+		}},
+		{[]string{"dump", trace, "-json"}, &struct {
+			Slices   []struct{ Name string }
+			Counters []struct{ Value json.RawMessage }
+			Flows    []struct{ From, To int }
+		}{}, func(v any) bool {
+			d := v.(*struct {
+				Slices   []struct{ Name string }
+				Counters []struct{ Value json.RawMessage }
+				Flows    []struct{ From, To int }
+			})
+			return len(d.Slices) == 7 && len(d.Counters) == 2 && string(d.Counters[0].Value) == "2" && len(d.Flows) == 1
+		}},
+	} {
+		code, stdout, stderr := runArgs(c.args...)
+		if code != exitOK {
+			t.Errorf("%q: exit %d: %s", c.args, code, stderr)
+			continue
+		}
+		if err := json.Unmarshal([]byte(stdout), c.into); err != nil || !c.ok(c.into) {
+			t.Errorf("%q: %v:\n%s", c.args, err, stdout)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	trace := writeTrace(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.pftrace")
+	os.WriteFile(bad, []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f}, 0o644) // a packet longer than the file
+	// A trace with a problem: an event on a track never described.
+	b, err := proto.Marshal(&pb.Trace{Packet: []*pb.TracePacket{{
+		Timestamp:                       proto.Uint64(10),
+		OptionalTrustedPacketSequenceId: &pb.TracePacket_TrustedPacketSequenceId{TrustedPacketSequenceId: 1},
+		Data: &pb.TracePacket_TrackEvent{TrackEvent: &pb.TrackEvent{
+			Type: pb.TrackEvent_TYPE_INSTANT.Enum(), TrackUuid: proto.Uint64(9), NameField: &pb.TrackEvent_Name{Name: "a"},
+		}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	problem := filepath.Join(dir, "problem.pftrace")
+	os.WriteFile(problem, b, 0o644)
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stdout string // in stdout
+		stderr string // in stderr
+	}{
+		{nil, exitUsage, "", "usage: pftrace"},
+		{[]string{"-h"}, exitOK, "", "usage: pftrace"},
+		{[]string{"bogus"}, exitUsage, "", `unknown subcommand "bogus"`},
+		{[]string{"stats"}, exitUsage, "", "want FILE, got 0 files"},
+		{[]string{"stats", trace, trace}, exitUsage, "", "got 2 files"},
+		{[]string{"check"}, exitUsage, "", "want FILE ..., got 0"},
+		{[]string{"slices", trace, "-bogus"}, exitUsage, "", "flag provided but not defined: -bogus"},
+		{[]string{"slices", trace, "-sort", "size"}, exitUsage, "", `-sort "size"`},
+		{[]string{"slices", trace, "-name", "[x"}, exitUsage, "", `-name "[x"`},
+		{[]string{"slices", trace, "-from", "10", "-to", "5"}, exitUsage, "", "-from 10 is after -to 5"},
+		{[]string{"slices", trace, "-top", "-1"}, exitUsage, "", "-top -1"},
+		{[]string{"open", trace, "-port", "-3"}, exitUsage, "", "-port -3"},
+		{[]string{"stats", filepath.Join(dir, "missing")}, exitFail, "", "no such file"},
+		{[]string{"dump", bad}, exitFail, "", "malformed trace"},
+		{[]string{"check", trace, problem}, exitFail, "small.pftrace: ok\n" + problem + ": track_event_unknown_track: event \"a\" on track 9", ""},
+		{[]string{"check", bad, trace}, exitFail, "malformed trace", ""},
+		{[]string{"check", "--", trace}, exitOK, "ok", ""},
+	} {
+		code, stdout, stderr := runArgs(c.args...)
+		if code != c.code || !strings.Contains(stdout, c.stdout) || !strings.Contains(stderr, c.stderr) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d, %q, %q", c.args, code, stdout, stderr, c.code, c.stdout, c.stderr)
+		}
+	}
+}
+
+// pftrace SUBCOMMAND -h lists that subcommand's flags only.
+func TestSubcommandHelp(t *testing.T) {
+	for sub, c := range map[string]struct{ has, lacks []string }{
+		"slices": {[]string{"-name glob", "-track glob", "-from ns", "-to ns", "-min-dur ns", "-sort key", "-top N", "-json"}, []string{"-port"}},
+		"open":   {[]string{"-port port"}, []string{"-json", "-sort"}},
+		"check":  {[]string{"-json"}, []string{"-sort", "-port"}},
+	} {
+		code, _, stderr := runArgs(sub, "-h")
+		if code != exitOK || !strings.HasPrefix(stderr, "usage: pftrace "+sub) {
+			t.Errorf("%s -h: exit %d: %s", sub, code, stderr)
+		}
+		for _, w := range c.has {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%s -h lacks %q:\n%s", sub, w, stderr)
+			}
+		}
+		for _, w := range c.lacks {
+			if strings.Contains(stderr, w) {
+				t.Errorf("%s -h lists %q:\n%s", sub, w, stderr)
+			}
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"-version"}, {"slices", "x", "-version"}} {
+		code, stdout, stderr := runArgs(args...)
+		if code != exitOK || !strings.HasPrefix(stdout, "pftrace ") || stderr != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+	}
+}
+
+func TestOpen(t *testing.T) {
+	trace := writeTrace(t)
+	want, _ := os.ReadFile(trace)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	got := make(chan []byte, 1)
+	var stderr bytes.Buffer
+	c := &command{stdout: io.Discard, stderr: &stderr, browser: func(ui string) error {
+		_, arg, _ := strings.Cut(ui, "#!/?url=")
+		u, _, _ := strings.Cut(arg, "&")
+		go func() {
+			req, _ := http.NewRequest(http.MethodGet, u, nil)
+			req.Header.Set("Origin", open.DefaultOrigin)
+			resp, err := (&http.Client{Transport: tr}).Do(req)
+			if err != nil {
+				t.Error(err)
+				got <- nil
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got <- b
+		}()
+		return nil
+	}}
+	if code := c.run(context.Background(), []string{"open", "-port", "0", trace}); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if b := <-got; !bytes.Equal(b, want) {
+		t.Errorf("the UI fetched %d bytes, the trace is %d", len(b), len(want))
+	}
+	if !strings.Contains(stderr.String(), "/small.pftrace&referrer=phasetrace") || !strings.Contains(stderr.String(), "the UI has fetched the trace") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+
+	// Ctrl-C while serving: exit 0.
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr.Reset()
+	c.browser = func(string) error { cancel(); return os.ErrNotExist }
+	if code := c.run(ctx, []string{"open", trace, "-port=0"}); code != exitOK || !strings.Contains(stderr.String(), "stopped serving") {
+		t.Errorf("interrupted: exit %d: %s", code, stderr.String())
+	}
+}
+
+func TestTypedDump(t *testing.T) {
+	for in, want := range map[string]string{
+		"  [1 +2] a inv=3u hid=18u\n":          "  [1 +2] a inv=3 hid=18\n",
+		"x=[1u 2u] d={a=4u b=[5u]} n=-1 f=2\n": "x=[1 2] d={a=4 b=[5]} n=-1 f=2\n",
+		`s="inv=3u [1u]" t=3u` + "\n":          `s="inv=3u [1u]" t=3` + "\n",
+		`s="q\"=3u" t=7u`:                      `s="q\"=3u" t=7`,
+		"thread 10/11 \"x\"\n  * 3100 menu\n":  "thread 10/11 \"x\"\n  * 3100 menu\n",
+	} {
+		if got := string(typedDump([]byte(in))); got != want {
+			t.Errorf("typedDump(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
