@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/phasetrace/phasetrace"
@@ -15,9 +16,31 @@ import (
 // signal also restores their default handling, so that a second one ends
 // the process at once; stop restores it too.
 func signalContext() (ctx context.Context, stop context.CancelFunc) {
-	ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	context.AfterFunc(ctx, stop)
+	ctx, stop, _ = releasableSignalContext()
 	return ctx, stop
+}
+
+// releasableSignalContext is signalContext with release, which restores
+// the default handling of the signals without ending the context: once a
+// conversion is over, a signal no longer means "interrupted".
+func releasableSignalContext() (ctx context.Context, stop context.CancelFunc, release func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	release = sync.OnceFunc(func() {
+		signal.Stop(ch)
+		close(done)
+	})
+	go func() {
+		select {
+		case <-ch:
+			release()
+			cancel()
+		case <-done:
+		}
+	}()
+	return ctx, func() { release(); cancel() }, release
 }
 
 // interruptible is in with readers that fail with ctx's error once ctx is

@@ -128,8 +128,8 @@ Flags:
 `
 
 func main() {
-	ctx, stop := signalContext()
-	c := &command{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, file: phasetrace.File, converted: stop, serving: signalContext}
+	ctx, stop, release := releasableSignalContext()
+	c := &command{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, file: phasetrace.File, converted: release, serving: signalContext}
 	code := c.run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)

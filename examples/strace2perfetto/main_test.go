@@ -626,3 +626,24 @@ func TestOutputName(t *testing.T) {
 		}
 	}
 }
+
+// The command as main wires it: once the conversion is over, the signal
+// handling is released without ending the context, so the summary file is
+// still written.
+func TestMainWiringWritesTheSummary(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "run.log")
+	if err := os.WriteFile(log, cleanLog(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop, release := releasableSignalContext()
+	defer stop()
+	var stderr bytes.Buffer
+	c := &command{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, file: phasetrace.File, converted: release}
+	if code := c.run(ctx, []string{"-q", "-summary-json", filepath.Join(dir, "s.json"), log}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "s.json")); err != nil {
+		t.Errorf("no summary file: %v", err)
+	}
+}
