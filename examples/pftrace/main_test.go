@@ -317,17 +317,3 @@ func TestOpen(t *testing.T) {
 		t.Errorf("interrupted: exit %d: %s", code, stderr.String())
 	}
 }
-
-func TestTypedDump(t *testing.T) {
-	for in, want := range map[string]string{
-		"  [1 +2] a inv=3u hid=18u\n":          "  [1 +2] a inv=3 hid=18\n",
-		"x=[1u 2u] d={a=4u b=[5u]} n=-1 f=2\n": "x=[1 2] d={a=4 b=[5]} n=-1 f=2\n",
-		`s="inv=3u [1u]" t=3u` + "\n":          `s="inv=3u [1u]" t=3` + "\n",
-		`s="q\"=3u" t=7u`:                      `s="q\"=3u" t=7`,
-		"thread 10/11 \"x\"\n  * 3100 menu\n":  "thread 10/11 \"x\"\n  * 3100 menu\n",
-	} {
-		if got := string(typedDump([]byte(in))); got != want {
-			t.Errorf("typedDump(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -403,10 +402,7 @@ func dumpFlags(c *command, fs *flag.FlagSet) func(context.Context, []string) int
 		if *asJSON {
 			err = writeJSON(c.stdout, dumpJSON(tr))
 		} else {
-			var buf bytes.Buffer
-			if err = tr.Dump(&buf); err == nil {
-				_, err = c.stdout.Write(typedDump(buf.Bytes()))
-			}
+			err = tr.Dump(c.stdout)
 		}
 		if err != nil {
 			return c.fail(err)

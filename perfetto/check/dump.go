@@ -165,14 +165,15 @@ func enumName(v int32, names ...string) string {
 	return strconv.Itoa(int(v))
 }
 
-// formatValue formats an argument value as Dump does: integers in decimal,
+// formatValue formats an argument value as Dump does: integers (signed or
+// not) in decimal, as the numbers they are,
 // strings quoted, dictionaries as {k=v ...}, arrays as [v ...].
 func formatValue(v any) string {
 	switch v := v.(type) {
 	case int64:
 		return strconv.FormatInt(v, 10)
 	case uint64:
-		return strconv.FormatUint(v, 10) + "u"
+		return strconv.FormatUint(v, 10)
 	case bool:
 		return strconv.FormatBool(v)
 	case float64:
