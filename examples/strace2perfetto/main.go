@@ -15,7 +15,8 @@
 // Flags:
 //
 //	-o FILE                    output (default: the first log's name with .pftrace); - is standard output
-//	-records FILE              host_phase_records.jsonl (repeatable)
+//	-records FILE              host_phase_records.jsonl (repeatable); without it, the one beside the first log is used
+//	-no-records-beside         do not use the host_phase_records.jsonl beside the first log
 //	-calibration PID:DEV=FILE  clock-calibration samples of a device (repeatable)
 //	-summary-json FILE         the conversion summary, machine-readable; - is standard output
 //	-compress N                deflate the trace at zlib level N, 1 (fastest) to 9 (smallest); 0: off (default 5)
@@ -26,7 +27,8 @@
 //	-version                   print the command's version and exit
 //
 // Bad data never costs the trace: records that cannot be used are repaired,
-// set aside or dropped and counted. The summary printed to stderr says what
+// set aside or dropped and counted. An input that holds no record at all
+// is a failure (exit 1), said plainly. The summary printed to stderr says what
 // was read, what was lost and why, how device spans were placed and where
 // the trace is. Progress is shown on large inputs when stderr is a terminal.
 //
@@ -172,6 +174,9 @@ type config struct {
 	open        bool
 	port        int
 	version     bool
+	// noBeside turns off picking up the host_phase_records.jsonl beside
+	// the first log.
+	noBeside bool
 }
 
 type calibration struct {
@@ -205,6 +210,7 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 	fs.BoolVar(&cfg.open, "open", false, "once written, serve the trace to ui.perfetto.dev on 127.0.0.1 and open a browser on it, until the UI has fetched it or Ctrl-C")
 	fs.IntVar(&cfg.port, "port", open.DefaultPort, "the `port` -open serves the trace on (the UI fetches only from 9001)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
+	fs.BoolVar(&cfg.noBeside, "no-records-beside", false, "do not use the "+recordsFile+" beside the first log when no -records is given")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, usageText, sampleOut)
 		fs.PrintDefaults()
@@ -304,6 +310,12 @@ func (c *command) fail(code int, err error) int {
 // convert checks the files named, converts and writes the trace, then the
 // summary.
 func (c *command) convert(ctx context.Context, cfg *config) int {
+	if beside := recordsBeside(cfg); beside != "" {
+		cfg.records = []string{beside}
+		if !cfg.quiet {
+			fmt.Fprintf(c.stderr, "using %s beside the log (-no-records-beside to leave it out)\n", beside)
+		}
+	}
 	read, err := checkInputs(cfg)
 	if err != nil {
 		return c.fail(exitFail, err)
@@ -363,8 +375,13 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 			sum.WriteText(c.stderr)
 		}
 		code = c.fail(exitFail, interrupted(ctx, err))
+	} else if empty(sum) {
+		code = c.fail(exitFail, fmt.Errorf("the input held no [STRACE], [CLOCK_ANCHOR] or bind phase records: %s is an empty trace", dst.name))
 	} else if !cfg.quiet {
 		sum.WriteText(c.stderr)
+		if len(cfg.logs) == 0 {
+			fmt.Fprintln(c.stderr, "(the embedded sample ends with a record the runtime was killed in the middle of, on purpose: it shows how a torn record is counted)")
+		}
 		fmt.Fprintf(c.stderr, "trace: %s (open it in https://ui.perfetto.dev)\n", dst.name)
 	}
 	if sum != nil && cfg.summaryJSON != "" && ctx.Err() == nil {
@@ -403,6 +420,38 @@ func interrupted(ctx context.Context, err error) error {
 		return errors.New("interrupted: no trace written, partial files removed")
 	}
 	return fmt.Errorf("interrupted: no trace written, partial files removed; before that: %w", err)
+}
+
+// recordsFile is the name the runtime writes its host_phase_records
+// artifact under.
+const recordsFile = "host_phase_records.jsonl"
+
+// recordsBeside is the host_phase_records.jsonl beside the first log, when
+// no -records was given and it exists.
+func recordsBeside(cfg *config) string {
+	if cfg.noBeside || len(cfg.records) > 0 || len(cfg.logs) == 0 || cfg.logs[0] == "-" {
+		return ""
+	}
+	path := filepath.Join(filepath.Dir(cfg.logs[0]), recordsFile)
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	return path
+}
+
+// empty reports whether the inputs held no record at all.
+func empty(sum *phasetrace.Summary) bool {
+	for _, in := range sum.Inputs {
+		for _, n := range in.Records {
+			if n > 0 {
+				return false
+			}
+		}
+		if in.Torn+in.UnknownVersion+in.Malformed+in.InLongLines > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // options are the converter's options for cfg, and whether they show

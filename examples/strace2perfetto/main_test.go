@@ -647,3 +647,40 @@ func TestMainWiringWritesTheSummary(t *testing.T) {
 		t.Errorf("no summary file: %v", err)
 	}
 }
+
+// An input with no records: said plainly, exit 1.
+func TestEmptyInput(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{"empty.log": "", "text.log": "hello\nworld\n"} {
+		log := filepath.Join(dir, name)
+		os.WriteFile(log, []byte(content), 0o644)
+		var stderr bytes.Buffer
+		c := &command{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, file: phasetrace.File}
+		code := c.run(context.Background(), []string{log})
+		if code != exitFail || !strings.Contains(stderr.String(), "held no [STRACE]") || strings.Contains(stderr.String(), "open it in") {
+			t.Errorf("%s: exit %d: %s", name, code, stderr.String())
+		}
+	}
+}
+
+// The host_phase_records.jsonl beside the log is used, and said so, unless
+// -no-records-beside.
+func TestRecordsBeside(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "run.log")
+	os.WriteFile(log, cleanLog(), 0o644)
+	os.WriteFile(filepath.Join(dir, "host_phase_records.jsonl"), []byte(`{"pid": 4100, "inv": 99, "records": []}`+"\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		used bool
+	}{{[]string{log}, true}, {[]string{log, "-no-records-beside"}, false}} {
+		var stderr bytes.Buffer
+		c := &command{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, file: phasetrace.File}
+		if code := c.run(context.Background(), tc.args); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, stderr.String())
+		}
+		if got := strings.Contains(stderr.String(), "using "+filepath.Join(dir, "host_phase_records.jsonl")) && strings.Contains(stderr.String(), "(host_phase_records)"); got != tc.used {
+			t.Errorf("%v: records used %v, want %v:\n%s", tc.args, got, tc.used, stderr.String())
+		}
+	}
+}
