@@ -609,6 +609,7 @@ func (c *converter) finish() {
 	for _, d := range sortedDomains(c.devices) {
 		ds := c.devices[d]
 		ds.Bound.finish()
+		ds.WallBound.finish()
 		c.sum.Devices = append(c.sum.Devices, *ds)
 	}
 }

@@ -241,7 +241,11 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		if fixed {
 			c.led.repaired(reasonTruncation, s.at, s.Name+": "+fix.what)
 		}
-		ds.Bound.add(bound)
+		if s.Name == strace.SpanDeviceWall && run.Wall == nil {
+			ds.WallBound.add(bound) // the runtime's bracket: its own distribution
+		} else {
+			ds.Bound.add(bound)
+		}
 		switch pl.Method {
 		case reduce.Aligned:
 			ds.Aligned++

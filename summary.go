@@ -127,16 +127,21 @@ type OutputSummary struct {
 
 // DeviceSummary says how one device clock domain's spans were placed.
 type DeviceSummary struct {
-	Pid        int32            `json:"pid"`
-	Dev        int32            `json:"dev"`
-	Anchors    int64            `json:"anchors"`
-	Runs       int64            `json:"runs"`
-	Aligned    int64            `json:"aligned"`
-	Contained  int64            `json:"contained"`
-	Unaligned  int64            `json:"unaligned"`
-	Reasons    map[string]int64 `json:"reasons,omitempty"`
-	Bound      BoundStats       `json:"bound_ns"`
-	Inconsists int64            `json:"inconsistent_runs,omitempty"`
+	Pid       int32            `json:"pid"`
+	Dev       int32            `json:"dev"`
+	Anchors   int64            `json:"anchors"`
+	Runs      int64            `json:"runs"`
+	Aligned   int64            `json:"aligned"`
+	Contained int64            `json:"contained"`
+	Unaligned int64            `json:"unaligned"`
+	Reasons   map[string]int64 `json:"reasons,omitempty"`
+	// Bound is the distribution of the bounds of the device phases (and of
+	// device_wall where a raw buffer gave its true start); WallBound that
+	// of device_wall read from a log, which is the runtime's bracket at the
+	// origin: its true start lies somewhere before it, so its bound is wider.
+	Bound      BoundStats `json:"bound_ns"`
+	WallBound  BoundStats `json:"device_wall_bound_ns"`
+	Inconsists int64      `json:"inconsistent_runs,omitempty"`
 }
 
 // BoundStats is the distribution of the published placement bounds of the
@@ -291,10 +296,14 @@ func (s *Summary) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  pid=%d %s: %s, %s; %d aligned, %d contained, %d unaligned",
 			d.Pid, dev, count(d.Runs, "run"), count(d.Anchors, "clock anchor"), d.Aligned, d.Contained, d.Unaligned)
-		if d.Bound.Count > 0 {
-			fmt.Fprintf(&b, "; bound min %d ns, median %d ns, p90 %d ns, max %d ns", d.Bound.Min, d.Bound.Median, d.Bound.P90, d.Bound.Max)
-		}
 		b.WriteString("\n")
+		if d.Bound.Count > 0 {
+			fmt.Fprintf(&b, "    phases: bound min %d ns, median %d ns, p90 %d ns, max %d ns\n", d.Bound.Min, d.Bound.Median, d.Bound.P90, d.Bound.Max)
+		}
+		if d.WallBound.Count > 0 {
+			fmt.Fprintf(&b, "    device_wall (the runtime's bracket: its true start lies before the logged one): bound min %d ns, median %d ns, p90 %d ns, max %d ns\n",
+				d.WallBound.Min, d.WallBound.Median, d.WallBound.P90, d.WallBound.Max)
+		}
 		for _, r := range sortedKeys(d.Reasons) {
 			fmt.Fprintf(&b, "    %d spans: %s\n", d.Reasons[r], r)
 		}
