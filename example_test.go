@@ -3,6 +3,7 @@ package phasetrace_test
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
@@ -108,4 +109,12 @@ func ExampleSurvey() {
 	// Output:
 	// chip.run 100 on pipeline slot 0 (tid 70)
 	// chip.run 150 on pipeline slot 1 (tid 70)
+}
+
+// The version line a command prints for -version.
+func ExampleVersion() {
+	v := phasetrace.Version("strace2perfetto")
+	fmt.Println(strings.HasPrefix(v, "strace2perfetto "))
+	// Output:
+	// true
 }

@@ -71,9 +71,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
-	"strings"
 	"syscall"
+
+	"github.com/phasetrace/phasetrace"
 )
 
 // Exit statuses.
@@ -149,7 +149,7 @@ func (c *command) run(ctx context.Context, args []string) int {
 		fmt.Fprint(c.stderr, usageText)
 		return exitOK
 	case "-version", "--version", "version":
-		fmt.Fprintln(c.stdout, version("pftrace"))
+		fmt.Fprintln(c.stdout, phasetrace.Version("pftrace"))
 		return exitOK
 	}
 	sub, ok := subcommands[args[0]]
@@ -174,7 +174,7 @@ func (c *command) run(ctx context.Context, args []string) int {
 		return exitUsage // the flag package has said why
 	}
 	if *showVersion {
-		fmt.Fprintln(c.stdout, version("pftrace"))
+		fmt.Fprintln(c.stdout, phasetrace.Version("pftrace"))
 		return exitOK
 	}
 	if !sub.files(len(files)) {
@@ -212,28 +212,4 @@ func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-}
-
-// version is the command's version line, from the build information.
-func version(name string) string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return name + " (no build information)"
-	}
-	v := []string{name, info.Main.Path, info.Main.Version}
-	var rev, modified string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				modified = "+modified"
-			}
-		}
-	}
-	if rev != "" {
-		v = append(v, "revision "+rev+modified)
-	}
-	return strings.Join(append(v, info.GoVersion), " ")
 }

@@ -295,7 +295,7 @@ func (c *command) run(ctx context.Context, args []string) int {
 		return code
 	}
 	if cfg.version {
-		fmt.Fprintln(c.stdout, version("strace2perfetto"))
+		fmt.Fprintln(c.stdout, phasetrace.Version("strace2perfetto"))
 		return exitOK
 	}
 	return c.convert(ctx, cfg)

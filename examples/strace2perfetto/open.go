@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime/debug"
-	"strings"
 
 	"github.com/phasetrace/phasetrace/perfetto/open"
 )
@@ -34,28 +32,4 @@ func serveTrace(ctx context.Context, ln net.Listener, path string, stderr io.Wri
 	}
 	fmt.Fprintln(stderr, "the UI has fetched the trace")
 	return nil
-}
-
-// version is the command's version line, from the build information.
-func version(name string) string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return name + " (no build information)"
-	}
-	v := []string{name, info.Main.Path, info.Main.Version}
-	var rev, modified string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				modified = "+modified"
-			}
-		}
-	}
-	if rev != "" {
-		v = append(v, "revision "+rev+modified)
-	}
-	return strings.Join(append(v, info.GoVersion), " ")
 }

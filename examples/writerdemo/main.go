@@ -6,7 +6,7 @@
 // clock — then reads it back the way the Perfetto trace processor would and
 // prints a one-line verdict.
 //
-//	go run ./examples/writerdemo [-o writerdemo.pftrace] [-dump]
+//	go run ./examples/writerdemo [-o writerdemo.pftrace] [-dump] [-version]
 //
 // Open the file in ui.perfetto.dev.
 package main
@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 )
@@ -24,7 +25,12 @@ import (
 func main() {
 	out := flag.String("o", "writerdemo.pftrace", "output trace file")
 	dump := flag.Bool("dump", false, "print the decoded trace")
+	version := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
+	if *version {
+		fmt.Println(phasetrace.Version("writerdemo"))
+		return
+	}
 	if err := run(*out, *dump); err != nil {
 		fmt.Fprintln(os.Stderr, "writerdemo:", err)
 		os.Exit(1)
