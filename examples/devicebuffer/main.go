@@ -5,11 +5,16 @@
 // dur in ns (exact integer floors), and on device_wall the origin_cyc= and
 // dev= attributes that let a converter place the run on the host timeline.
 //
-//	go run ./examples/devicebuffer -threads N -freq HZ [-pid P -tid T -inv I -hid H -dev D] [-per-thread] FILE
+//	go run ./examples/devicebuffer -threads N -freq HZ [-pid P -tid T -inv I -hid H -dev D -mono NS] [-per-thread] FILE
+//	go run ./examples/devicebuffer -version
 //
 // The thread count is required: buffer sizes for different thread counts
-// can coincide. -per-thread also lists every thread's raw records. Flags may
-// come before or after FILE; -- ends the flags.
+// can coincide. -per-thread also lists every thread's raw records. -mono
+// sets the CLOCK_MONOTONIC ns written in the log prefixes; by default it is
+// the clock read now (where there is no CLOCK_MONOTONIC, ns since the
+// program started). Flags may come before or after FILE; -- ends the flags.
+// -version prints the module version, or "(devel)" and the VCS revision
+// when built from a clone.
 //
 // A buffer for N threads is at most 16 + 416·N bytes (header, phase
 // records, task-timing tail); a larger FILE is refused by its size before
@@ -17,10 +22,12 @@
 // A bad buffer is reported with the byte offset and what was expected
 // there.
 //
-// Exit status: 0 the records were printed; 1 failure (FILE cannot be read,
-// is too large or is not a valid buffer for N threads, or the output cannot
-// be written); 2 usage error (an unknown flag, a missing or bad flag value,
-// not exactly one FILE).
+// Exit status, as for every command of this module: 0 the records were
+// printed; 1 failure (FILE cannot be read, is too large or is not a valid
+// buffer for N threads, or the output cannot be written); 2 usage error (an
+// unknown flag, a missing or bad flag value, not exactly one FILE). Nothing
+// is dropped silently — a bad buffer is a failure — so there is no -strict
+// and no exit status 3.
 package main
 
 import (
@@ -29,8 +36,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
-	"time"
 
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
@@ -52,30 +59,42 @@ type options struct {
 	hid       string
 	dev       int64
 	perThread bool
-	mono      int64
+	mono      int64 // < 0: CLOCK_MONOTONIC now
 }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+const usageText = `usage: devicebuffer -threads N -freq HZ [-pid P -tid T -inv I -hid H -dev D -mono NS] [-per-thread] FILE
+       devicebuffer -version
+
+Prints the device spans of one raw device-phase buffer as the runtime's
+[STRACE] records. Flags may come before or after FILE; -- ends the flags.
+
+Exit status: 0 records printed; 1 failure (unreadable, too large or bad
+buffer); 2 usage error.
+
+Flags:
+`
+
 // run is the whole command with its streams, returning the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	var o options
+	o := options{tid: -1, mono: -1}
 	fs := flag.NewFlagSet("devicebuffer", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.threads, "threads", 0, "number of AICPU threads the buffer was written for (required)")
-	fs.Uint64Var(&o.freq, "freq", 0, "device counter frequency in Hz, e.g. 50000000 on a2a3 (required)")
+	fs.Uint64Var(&o.freq, "freq", 0, "device counter frequency in `Hz`, e.g. 50000000 on a2a3 (required)")
 	fs.Int64Var(&o.pid, "pid", int64(os.Getpid()), "pid written in the records")
-	fs.Int64Var(&o.tid, "tid", -1, "tid written in the records (default: the pid)")
+	fs.Var(optional{&o.tid}, "tid", "`tid` written in the records (default: the pid)")
 	fs.Uint64Var(&o.inv, "inv", 1, "invocation id written in the records")
 	fs.StringVar(&o.hid, "hid", "0", "callable hash written in the records (hex)")
 	fs.Int64Var(&o.dev, "dev", 0, "device id written on device_wall")
 	fs.BoolVar(&o.perThread, "per-thread", false, "also list each thread's raw records")
-	fs.Int64Var(&o.mono, "mono", -1, "CLOCK_MONOTONIC ns written in the log prefixes (default: now)")
+	fs.Var(optional{&o.mono}, "mono", "CLOCK_MONOTONIC `ns` written in the log prefixes (default: CLOCK_MONOTONIC now)")
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: devicebuffer -threads N -freq HZ [-pid P -tid T -inv I -hid H -dev D] [-per-thread] FILE\n\n"+
-			"Exit status: 0 records printed; 1 failure (unreadable, too large or bad buffer); 2 usage error.\n\nFlags:\n")
+		fmt.Fprint(stderr, usageText)
 		fs.PrintDefaults()
 	}
 	files, err := parseAnywhere(fs, args)
@@ -85,7 +104,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitUsage // the flag package has said why
 	}
-	if err := o.check(files); err != nil {
+	if *showVersion {
+		info, ok := debug.ReadBuildInfo()
+		fmt.Fprintln(stdout, versionText("devicebuffer", info, ok))
+		return exitOK
+	}
+	set := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := o.check(files, set); err != nil {
 		fmt.Fprintf(stderr, "devicebuffer: %v\nRun devicebuffer -h for usage.\n", err)
 		return exitUsage
 	}
@@ -98,6 +124,61 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// optional is an int64 flag whose unset value (negative) has a meaning of
+// its own, said in the flag's usage: it prints no "(default -1)".
+type optional struct{ v *int64 }
+
+func (o optional) String() string {
+	if o.v == nil || *o.v < 0 {
+		return ""
+	}
+	return strconv.FormatInt(*o.v, 10)
+}
+
+func (o optional) Set(s string) error {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return errors.New("want an integer")
+	}
+	if v < 0 {
+		return errors.New("want 0 or more")
+	}
+	*o.v = v
+	return nil
+}
+
+// versionText is the -version line: the module version, or "(devel)" and
+// the VCS revision (+modified) of a build from a clone.
+func versionText(name string, info *debug.BuildInfo, ok bool) string {
+	if !ok || info == nil {
+		return name + " (unknown version: built without module information)"
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	if v != "(devel)" {
+		return name + " " + v
+	}
+	var rev string
+	modified := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return name + " " + v
+	}
+	if modified {
+		rev += "+modified"
+	}
+	return name + " " + v + " " + rev
 }
 
 // parseAnywhere parses fs's flags wherever they are among args: parsing
@@ -118,15 +199,20 @@ func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// check validates the flags' values and the file arguments.
-func (o *options) check(files []string) error {
+// check validates the flags' values and the file arguments; set holds the
+// flags given.
+func (o *options) check(files []string, set map[string]bool) error {
 	switch {
 	case len(files) != 1:
 		return fmt.Errorf("want one FILE, have %d", len(files))
+	case !set["threads"]:
+		return fmt.Errorf("-threads missing: give the number of AICPU threads the buffer was written for, 1 to %d", reduce.MaxThreads)
 	case o.threads < 1 || o.threads > reduce.MaxThreads:
-		return fmt.Errorf("-threads %d: want 1 to %d (required)", o.threads, reduce.MaxThreads)
+		return fmt.Errorf("-threads %d: want 1 to %d", o.threads, reduce.MaxThreads)
+	case !set["freq"]:
+		return errors.New("-freq missing: give the device counter frequency in Hz, e.g. 50000000 on a2a3")
 	case o.freq == 0:
-		return errors.New("-freq: want the device counter frequency in Hz (required)")
+		return errors.New("-freq 0: the device counter frequency must be positive (Hz, e.g. 50000000 on a2a3)")
 	case o.pid < 0 || o.pid > 1<<31-1:
 		return fmt.Errorf("-pid %d: out of range", o.pid)
 	}
@@ -201,11 +287,12 @@ func convert(out io.Writer, path string, raw []byte, o options) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	mono := func() int64 { return time.Now().UnixNano() }
+	wopts := []strace.WriterOption{strace.WithProcess(int32(o.pid), o.tid)}
 	if o.mono >= 0 {
-		mono = func() int64 { return o.mono }
-	}
-	w := strace.NewWriter(out, strace.WithProcess(int32(o.pid), o.tid), strace.WithClock(mono, mono))
+		fixed := func() int64 { return o.mono }
+		wopts = append(wopts, strace.WithClock(fixed, fixed))
+	} // else the writer's own clock: CLOCK_MONOTONIC now
+	w := strace.NewWriter(out, wopts...)
 	w.SetInvocation(o.inv, hid)
 	for _, s := range spans {
 		var attrs []strace.Attr // DeviceSpan writes clk=dev first

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -190,9 +191,14 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"-h"}, exitOK, "Exit status: 0"},
 		{req, exitUsage, "want one FILE, have 0"},
 		{append(slices.Clone(req), bin, bin), exitUsage, "want one FILE, have 2"},
-		{[]string{bin, "-freq", "1"}, exitUsage, "-threads 0: want 1 to 65536"},
+		{[]string{bin, "-freq", "1"}, exitUsage, "-threads missing: give the number of AICPU threads"},
+		{[]string{bin, "-freq", "1", "-threads", "0"}, exitUsage, "-threads 0: want 1 to 65536"},
 		{[]string{bin, "-freq", "1", "-threads", "65537"}, exitUsage, "-threads 65537"},
-		{[]string{bin, "-threads", "2"}, exitUsage, "-freq"},
+		{[]string{bin, "-threads", "2"}, exitUsage, "-freq missing: give the device counter frequency in Hz"},
+		{[]string{bin, "-threads", "2", "-freq", "0"}, exitUsage, "-freq 0: the device counter frequency must be positive"},
+		{[]string{bin, "-threads", "2", "-freq", "-5"}, exitUsage, `invalid value "-5" for flag -freq`},
+		{append(slices.Clone(req), bin, "-mono", "-1"), exitUsage, `invalid value "-1" for flag -mono: want 0 or more`},
+		{append(slices.Clone(req), bin, "-tid", "x"), exitUsage, `invalid value "x" for flag -tid: want an integer`},
 		{append(slices.Clone(req), bin, "-hid", "xyz"), exitUsage, `-hid "xyz"`},
 		{append(slices.Clone(req), bin, "-pid", "-1"), exitUsage, "-pid -1"},
 		{append(slices.Clone(req), bin, "-bogus"), exitUsage, "flag provided but not defined"},
@@ -263,6 +269,75 @@ func TestReadBufferLimit(t *testing.T) {
 		}
 		if c.want != nil && !strings.Contains(fmt.Sprint(err), "have more bytes") {
 			t.Errorf("%s: error %v does not say the buffer has more bytes", c.name, err)
+		}
+	}
+}
+
+// TestHelp: every flag's default is said once, -mono's is the monotonic
+// clock.
+func TestHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-h"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	help := stderr.String()
+	for _, line := range strings.Split(help, "\n") {
+		if strings.Count(line, "(default") > 1 {
+			t.Errorf("default said twice: %q", line)
+		}
+	}
+	for _, want := range []string{"-mono ns\n", "(default: CLOCK_MONOTONIC now)", "-tid tid\n", "-version", "Exit status: 0"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %q:\n%s", want, help)
+		}
+	}
+	if strings.Contains(help, "(default -1)") {
+		t.Errorf("help shows the unset sentinel:\n%s", help)
+	}
+}
+
+// TestDefaultMono: without -mono the prefixes carry the strace writer's
+// CLOCK_MONOTONIC reading, not Unix-epoch time (which is past 1e18 ns).
+func TestDefaultMono(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "run.bin")
+	os.WriteFile(bin, sample(t), 0o644)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-threads", "2", "-freq", "50000000", bin}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	r := strace.NewReader(&stdout)
+	rec, err := r.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Prefix.Present || rec.Prefix.MonoNS < 0 || rec.Prefix.MonoNS >= 1e18 {
+		t.Errorf("prefix %+v: want a CLOCK_MONOTONIC reading", rec.Prefix)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-version"}, &stdout, &stderr); code != exitOK || !strings.HasPrefix(stdout.String(), "devicebuffer ") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+	main := debug.Module{Path: "github.com/phasetrace/phasetrace"}
+	tagged, devel := main, main
+	tagged.Version, devel.Version = "v1.2.0", "(devel)"
+	rev := []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "941b533"}, {Key: "vcs.modified", Value: "true"}}
+	for _, c := range []struct {
+		info *debug.BuildInfo
+		ok   bool
+		want string
+	}{
+		{&debug.BuildInfo{Main: tagged, Settings: rev}, true, "devicebuffer v1.2.0"},
+		{&debug.BuildInfo{Main: devel, Settings: rev}, true, "devicebuffer (devel) 941b533+modified"},
+		{&debug.BuildInfo{Main: devel, Settings: rev[:2]}, true, "devicebuffer (devel) 941b533"},
+		{&debug.BuildInfo{Main: main}, true, "devicebuffer (devel)"},
+		{nil, false, "devicebuffer (unknown version: built without module information)"},
+	} {
+		if got := versionText("devicebuffer", c.info, c.ok); got != c.want {
+			t.Errorf("versionText = %q, want %q", got, c.want)
 		}
 	}
 }

@@ -2,51 +2,79 @@
 // from a log of [STRACE] spans, with the numbers of the runtime's own
 // tools:
 //
-//	go run ./examples/stracestat tpot LOG...       per-callable chip.run and stage means
-//	go run ./examples/stracestat rounds LOG...     per-round Host/Device/Effective/Orch/Sched (µs)
-//	go run ./examples/stracestat tree LOG...       median span tree per callable
-//	go run ./examples/stracestat overlap [-require-hidden] LOG...
-//	go run ./examples/stracestat bind [-ranks N | -rounds N] [-keep-first] LOG...
-//	go run ./examples/stracestat compare [-ranks N | -rounds N] [-keep-first] BASE MEASURE [BASE MEASURE ...]
+//	go run ./examples/stracestat tpot [-strict] LOG...      per-callable chip.run and stage means
+//	go run ./examples/stracestat rounds [-strict] LOG...    per-round Host/Device/Effective/Orch/Sched (µs)
+//	go run ./examples/stracestat tree [-strict] LOG...      median span tree per callable
+//	go run ./examples/stracestat overlap [-require-hidden] [-strict] LOG...
+//	go run ./examples/stracestat bind [-ranks N | -rounds N] [-keep-first] [-records FILE] [-strict] LOG...
+//	go run ./examples/stracestat compare [-ranks N | -rounds N] [-keep-first] [-strict] BASE MEASURE [BASE MEASURE ...]
+//	go run ./examples/stracestat -version
 //
-// Several LOGs are read as one log, concatenated in order. A LOG may be
-// gzip-compressed, and "-" reads standard input. For compare, the logs
-// alternate between the two arms in the order they were run (base,
+// Flags may come before, between or after the logs; -- ends the flags.
+// "stracestat <command> -h" lists the command's flags and says what its
+// table is. Several LOGs are read as one log, concatenated in order. A LOG
+// may be gzip-compressed, and "-" reads standard input. For compare, the
+// logs alternate between the two arms in the order they were run (base,
 // measure, base, measure); a log holding several runs, each starting with
 // its "[stamp]" line, counts as that many repetitions.
+//
+// bind takes a bind's segments from the log's chip.run.bind.<segment>
+// spans, from legacy "bind phase=" lines (each belongs to the chip.run.bind
+// written by the same log thread whose interval contains it) and from
+// -records host_phase_records.jsonl files (a pass gives the segments of the
+// bind with its pid and inv, and wins over the log's own for the segments
+// it has).
 //
 // The rounds table keeps the layout benchmark scripts parse (a header
 // starting "  Round     Host (us)" and an "  Avg Host:" line).
 //
 // Records the reader could not use (torn, malformed, of an unknown version,
-// in over-long lines) are reported on standard error. Exit status: 0 on
-// success; 1 when an input cannot be read or holds nothing to analyse; 2
-// when the overlap proof fails; 64 on a usage error.
+// in over-long lines) are left out. When one of them is a record the table
+// uses (a span; for bind and compare also a [stamp] line, an autoload
+// record or a bind phase line), a warning on standard error says how many
+// were lost and where the first ones are; clock anchors, which no table
+// uses, are not warned about.
+//
+// # Exit status
+//
+// As for every command of this module:
+//
+//	0  the table was printed
+//	1  failure: an input cannot be read, it holds nothing to analyse
+//	   ("No [STRACE] markers found."), or the overlap proof failed
+//	2  usage error: an unknown command or flag, a bad flag value, no LOG,
+//	   - given twice, compare's logs not in pairs
+//	3  only with -strict: the table was printed, but the reader lost
+//	   records (any kind) in a log it was computed from
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/phasetrace/phasetrace/reduce/analysis"
+	"github.com/phasetrace/phasetrace/strace"
 )
 
 // Exit statuses.
 const (
-	exitOK      = 0
-	exitInput   = 1
-	exitProof   = 2
-	exitUsage   = 64
-	maxProblems = 8 // problems listed per log on standard error
+	exitOK      = 0 // the table was printed
+	exitFail    = 1 // unreadable input, nothing to analyse, failed overlap proof
+	exitUsage   = 2 // bad command, flags or flag values
+	exitStrict  = 3 // -strict: the table was printed but records were lost
+	maxProblems = 8 // positions listed per log on standard error
 )
 
 const usage = `usage: stracestat <command> [flags] LOG ...
+       stracestat -version
 
 commands:
   tpot      per-callable chip.run mean/min/max and per-stage means
@@ -56,8 +84,62 @@ commands:
   bind      bind-segment statistics (control plane = min of per-bind sums)
   compare   interleaved comparison: BASE MEASURE [BASE MEASURE ...]
 
-LOG may be gzip-compressed; "-" is standard input. Run "stracestat <command> -h" for flags.
+LOG may be gzip-compressed; "-" is standard input. Flags may come before,
+between or after the logs; -- ends the flags. Run "stracestat <command> -h"
+for a command's flags.
+
+Exit status: 0 table printed; 1 failure (unreadable input, nothing to
+analyse, failed overlap proof); 2 usage error; 3 with -strict, table
+printed but the reader lost records.
 `
+
+// command is one subcommand: its arguments, what its table is, and which
+// flags it takes.
+type command struct {
+	args  string
+	about string
+	flags []string // besides -strict and -version
+	// bindKinds: the table also uses [stamp] lines, autoload records and
+	// bind phase lines, so losing one changes it.
+	bindKinds bool
+}
+
+var commands = map[string]command{
+	"tpot": {args: "LOG ...", about: `Per-callable TPOT table: for each callable (hid; the most invoked is decode,
+one seen once is prefill) the invocation count, chip.run mean / min / max and
+every stage's mean with its count.`},
+	"rounds": {args: "LOG ...", about: `Per-round table of the busiest callable, one row per invocation: Host
+(chip.run), Device (device_wall), Effective (orch ∪ sched), Orch and Sched in
+µs, then their averages (trimmed past 2·` + fmt.Sprint(analysis.TrimRounds) + ` rounds).`},
+	"tree": {args: "LOG ...", about: `Median span tree per callable: each span's median duration over the
+callable's invocations, nested by dotted names, with orch ∥ sched side by
+side under the median Effective.`},
+	"overlap": {args: "LOG ...", flags: []string{"require-hidden"}, about: `Native-overlap proof: on every process lane, bind(N+1) must overlap
+runner_run(N) and runner_run(N+1) must not start before claim_release(N).
+A failed proof is a failure: the reasons go to standard error, exit 1.`},
+	"bind": {args: "LOG ...", flags: []string{"ranks", "rounds", "keep-first", "records"}, bindKinds: true, about: `Bind-segment statistics: per segment min / median / max over the warm binds
+(one cold bind per rank dropped), the control-plane total (the minimum of
+per-bind sums of host_orch + graph_pack + arena_h2d), on/off-CPU and minflt.
+Segments come from chip.run.bind.<segment> spans, from legacy "bind phase="
+lines (each belongs to the chip.run.bind of the same log thread whose
+interval contains it) and from -records files (a pass wins over the log's
+own segments of its bind).`},
+	"compare": {args: "BASE MEASURE [BASE MEASURE ...]", flags: []string{"ranks", "rounds", "keep-first"}, bindKinds: true, about: `Interleaved comparison of the bind control plane of two arms: the logs
+alternate base, measure in the order they were run; per repetition the
+minimum of per-bind sums of each arm and their delta, and a verdict only
+when the deltas agree in sign.`},
+}
+
+// config is what the command line asks for.
+type config struct {
+	cmd           string
+	logs          []string
+	requireHidden bool
+	ranks, rounds int
+	keepFirst     bool
+	records       []string
+	strict        bool
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -65,84 +147,212 @@ func main() {
 
 // run is the whole command, with its streams, returning the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return exitUsage
+	cfg, code := parse(args, stdout, stderr)
+	if cfg == nil {
+		return code
 	}
-	cmd, rest := args[0], args[1:]
-	fs := flag.NewFlagSet("stracestat "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	requireHidden := fs.Bool("require-hidden", false, "overlap: also require bind(N+1) to end inside runner_run(N)")
-	ranks := fs.Int("ranks", 0, "bind, compare: ranks in the run; one cold bind is dropped per rank (default: one per process)")
-	rounds := fs.Int("rounds", 0, "bind, compare: rounds the run was given, to infer the rank count as binds / rounds")
-	keepFirst := fs.Bool("keep-first", false, "bind, compare: keep each rank's cold bind in the statistics")
-	switch cmd {
-	case "tpot", "rounds", "tree", "overlap", "bind", "compare":
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
-	default:
-		fmt.Fprintf(stderr, "stracestat: unknown command %q\n%s", cmd, usage)
-		return exitUsage
-	}
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: stracestat %s [flags] LOG ...\n", cmd)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintf(stderr, "stracestat %s: no LOG given\n", cmd)
-		return exitUsage
-	}
-	set := make(map[string]bool)
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for name, only := range map[string]string{"require-hidden": "overlap", "ranks": "bind compare", "rounds": "bind compare", "keep-first": "bind compare"} {
-		if set[name] && !strings.Contains(only, cmd) {
-			fmt.Fprintf(stderr, "stracestat %s: -%s applies only to %s\n", cmd, name, only)
-			return exitUsage
-		}
-	}
-	if *ranks < 0 || *rounds < 0 || (*ranks > 0 && *rounds > 0) {
-		fmt.Fprintf(stderr, "stracestat %s: give -ranks or -rounds (positive), not both\n", cmd)
-		return exitUsage
-	}
-	var bindOpts []analysis.BindOption
-	if *ranks > 0 {
-		bindOpts = append(bindOpts, analysis.WithRanks(*ranks))
-	}
-	if *rounds > 0 {
-		bindOpts = append(bindOpts, analysis.WithRounds(*rounds))
-	}
-	if *keepFirst {
-		bindOpts = append(bindOpts, analysis.WithKeepFirst())
-	}
-
-	logs := make([]*analysis.Log, 0, fs.NArg())
-	stdinUsed := false
-	for _, name := range fs.Args() {
-		if name == "-" {
-			if stdinUsed {
-				fmt.Fprintln(stderr, "stracestat: standard input given twice")
-				return exitUsage
-			}
-			stdinUsed = true
-		}
-		l, err := load(name, stdin)
+	cmd := commands[cfg.cmd]
+	logs := make([]*analysis.Log, 0, len(cfg.logs))
+	lost := int64(0)
+	for _, name := range cfg.logs {
+		l, idx, err := load(name, stdin, cmd.bindKinds)
 		if err != nil {
 			fmt.Fprintf(stderr, "stracestat: %v\n", err)
-			return exitInput
+			return exitFail
 		}
-		reportLosses(stderr, l)
+		reportLosses(stderr, l, idx, cmd.bindKinds)
+		lost += l.Stats.Lost()
 		logs = append(logs, l)
 	}
+	var passes []strace.PhasePass
+	for _, name := range cfg.records {
+		p, n, err := loadRecords(name, stdin, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "stracestat: %v\n", err)
+			return exitFail
+		}
+		passes = append(passes, p...)
+		lost += n
+	}
+	code = table(cfg, logs, passes, stdout, stderr)
+	if code == exitOK && cfg.strict && lost > 0 {
+		fmt.Fprintf(stderr, "stracestat: -strict: the reader lost %d record(s) (torn, malformed, of an unknown version or in over-long lines); the table is printed\n", lost)
+		code = exitStrict
+	}
+	return code
+}
 
-	if cmd == "compare" {
-		return compare(logs, bindOpts, stdout, stderr)
+// parse reads the command line. It returns nil and the exit status when the
+// command is over (help, version, or a usage error already reported).
+func parse(args []string, stdout, stderr io.Writer) (*config, int) {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return nil, exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		if len(args) == 2 {
+			if _, ok := commands[args[1]]; ok {
+				return parse([]string{args[1], "-h"}, stdout, stderr)
+			}
+		}
+		fmt.Fprint(stdout, usage)
+		return nil, exitOK
+	case "-version", "--version":
+		info, ok := debug.ReadBuildInfo()
+		fmt.Fprintln(stdout, versionText("stracestat", info, ok))
+		return nil, exitOK
+	}
+	cfg := &config{cmd: args[0]}
+	cmd, ok := commands[cfg.cmd]
+	if !ok {
+		fmt.Fprintf(stderr, "stracestat: unknown command %q\n%s", cfg.cmd, usage)
+		return nil, exitUsage
+	}
+	fs := flag.NewFlagSet("stracestat "+cfg.cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	for _, name := range cmd.flags {
+		switch name {
+		case "require-hidden":
+			fs.BoolVar(&cfg.requireHidden, name, false, "also require bind(N+1) to end inside runner_run(N)")
+		case "ranks":
+			fs.IntVar(&cfg.ranks, name, 0, "ranks in the run; one cold bind is dropped per rank (default: one per process)")
+		case "rounds":
+			fs.IntVar(&cfg.rounds, name, 0, "rounds the run was given, to infer the rank count as binds / rounds")
+		case "keep-first":
+			fs.BoolVar(&cfg.keepFirst, name, false, "keep each rank's cold bind in the statistics")
+		case "records":
+			fs.Func(name, "host_phase_records.jsonl `file` of the run (repeatable); its passes give their binds' segments", func(v string) error {
+				cfg.records = append(cfg.records, v)
+				return nil
+			})
+		}
+	}
+	fs.BoolVar(&cfg.strict, "strict", false, "exit 3 when the reader lost records in a log (the table is still printed)")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: stracestat %s [flags] %s\n\n%s\n\n", cfg.cmd, cmd.args, cmd.about)
+		fmt.Fprint(stderr, "LOG may be gzip-compressed; \"-\" is standard input. Flags may come before,\nbetween or after the logs; -- ends the flags.\n\nExit status: 0 table printed; 1 failure; 2 usage error; 3 with -strict,\ntable printed but the reader lost records.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	logs, err := parseAnywhere(fs, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, exitOK
+	}
+	if err != nil {
+		return nil, exitUsage // the flag package has said why
+	}
+	if *showVersion {
+		info, ok := debug.ReadBuildInfo()
+		fmt.Fprintln(stdout, versionText("stracestat", info, ok))
+		return nil, exitOK
+	}
+	cfg.logs = logs
+	if err := cfg.check(); err != nil {
+		fmt.Fprintf(stderr, "stracestat %s: %v\nRun stracestat %s -h for usage.\n", cfg.cmd, err, cfg.cmd)
+		return nil, exitUsage
+	}
+	return cfg, exitOK
+}
+
+// check validates the flags' values and the logs named.
+func (cfg *config) check() error {
+	switch {
+	case len(cfg.logs) == 0:
+		return errors.New("no LOG given")
+	case cfg.ranks < 0:
+		return fmt.Errorf("-ranks %d: want a positive rank count", cfg.ranks)
+	case cfg.rounds < 0:
+		return fmt.Errorf("-rounds %d: want a positive round count", cfg.rounds)
+	case cfg.ranks > 0 && cfg.rounds > 0:
+		return errors.New("give -ranks or -rounds, not both")
+	case cfg.cmd == "compare" && len(cfg.logs)%2 != 0:
+		return errors.New("give the logs in pairs, base then measure, in the order they were run")
+	}
+	stdin := 0
+	for _, l := range append(cfg.logs, cfg.records...) {
+		if l == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return errors.New("- (standard input) given more than once")
+	}
+	return nil
+}
+
+// parseAnywhere parses fs's flags wherever they are among args: parsing
+// resumes after each positional argument, and -- ends the flags. It returns
+// the positional arguments.
+func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); len(rest) == 0 || n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// versionText is the -version line: the module version, or "(devel)" and
+// the VCS revision (+modified) of a build from a clone.
+func versionText(name string, info *debug.BuildInfo, ok bool) string {
+	if !ok || info == nil {
+		return name + " (unknown version: built without module information)"
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	if v != "(devel)" {
+		return name + " " + v
+	}
+	var rev string
+	modified := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return name + " " + v
+	}
+	if modified {
+		rev += "+modified"
+	}
+	return name + " " + v + " " + rev
+}
+
+// bindOptions are the bind statistics' options cfg asks for.
+func (cfg *config) bindOptions(passes []strace.PhasePass) []analysis.BindOption {
+	var opts []analysis.BindOption
+	if cfg.ranks > 0 {
+		opts = append(opts, analysis.WithRanks(cfg.ranks))
+	}
+	if cfg.rounds > 0 {
+		opts = append(opts, analysis.WithRounds(cfg.rounds))
+	}
+	if cfg.keepFirst {
+		opts = append(opts, analysis.WithKeepFirst())
+	}
+	if len(passes) > 0 {
+		opts = append(opts, analysis.WithPhaseRecords(passes))
+	}
+	return opts
+}
+
+// table computes and prints the command's table.
+func table(cfg *config, logs []*analysis.Log, passes []strace.PhasePass, stdout, stderr io.Writer) int {
+	if cfg.cmd == "compare" {
+		return compare(logs, cfg.bindOptions(nil), stdout, stderr)
 	}
 	log := logs[0]
 	if len(logs) > 1 {
@@ -153,16 +363,23 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		log = analysis.Concat(strings.Join(names, " "), logs...)
 	}
 	var err error
-	switch cmd {
+	empty := false
+	switch cfg.cmd {
 	case "tpot":
-		err = analysis.WriteTPOT(stdout, analysis.AnalyzeTPOT(log.Spans))
+		t := analysis.AnalyzeTPOT(log.Spans)
+		empty = t == nil || len(t.Callables) == 0
+		err = analysis.WriteTPOT(stdout, t)
 	case "rounds":
-		err = analysis.WriteRounds(stdout, analysis.AnalyzeRounds(log.Spans))
+		r := analysis.AnalyzeRounds(log.Spans)
+		empty = r == nil || len(r.Rows) == 0
+		err = analysis.WriteRounds(stdout, r)
 	case "tree":
-		err = analysis.WriteTree(stdout, analysis.AnalyzeTree(log.Spans))
+		trees := analysis.AnalyzeTree(log.Spans)
+		empty = len(trees) == 0
+		err = analysis.WriteTree(stdout, trees)
 	case "overlap":
 		var opts []analysis.OverlapOption
-		if *requireHidden {
+		if cfg.requireHidden {
 			opts = append(opts, analysis.WithRequireHidden())
 		}
 		proof, perr := analysis.ProveOverlap(log.Spans, opts...)
@@ -170,29 +387,28 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			for _, line := range strings.Split(perr.Error(), "\n") {
 				fmt.Fprintf(stderr, "native overlap assertion failed: %s\n", line)
 			}
-			return exitProof
+			return exitFail
 		}
 		err = analysis.WriteOverlap(stdout, proof)
 	case "bind":
-		st, berr := analysis.AnalyzeBinds(log, bindOpts...)
+		st, berr := analysis.AnalyzeBinds(log, cfg.bindOptions(passes)...)
 		if berr != nil {
 			fmt.Fprintf(stderr, "stracestat: %v\n", bindAdvice(berr))
-			return exitInput
+			return exitFail
 		}
 		err = analysis.WriteBinds(stdout, st)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "stracestat: %v\n", err)
-		return exitInput
+		return exitFail
+	}
+	if empty {
+		return exitFail // the table said "No [STRACE] markers found."
 	}
 	return exitOK
 }
 
 func compare(logs []*analysis.Log, opts []analysis.BindOption, stdout, stderr io.Writer) int {
-	if len(logs)%2 != 0 {
-		fmt.Fprintln(stderr, "stracestat compare: give the logs in pairs, base then measure, in the order they were run")
-		return exitUsage
-	}
 	var base, measure []*analysis.Log
 	for i, l := range logs {
 		if i%2 == 0 {
@@ -204,11 +420,11 @@ func compare(logs []*analysis.Log, opts []analysis.BindOption, stdout, stderr io
 	c, err := analysis.CompareBinds(base, measure, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "stracestat compare: %v\n", err)
-		return exitInput
+		return exitFail
 	}
 	if err := analysis.WriteComparison(stdout, c); err != nil {
 		fmt.Fprintf(stderr, "stracestat: %v\n", err)
-		return exitInput
+		return exitFail
 	}
 	return exitOK
 }
@@ -223,59 +439,175 @@ func bindAdvice(err error) error {
 	return err
 }
 
-// load reads one log, from standard input for "-", decompressing gzip.
-func load(name string, stdin io.Reader) (*analysis.Log, error) {
-	var r io.Reader
-	if name == "-" {
-		r = stdin
-		name = "<stdin>"
-	} else {
+// open opens name ("-": standard input), decompressing gzip; close
+// releases it.
+func open(name string, stdin io.Reader) (r io.Reader, shown string, close func(), err error) {
+	close = func() {}
+	src, shown := stdin, "<stdin>"
+	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, err
+			return nil, "", nil, err
 		}
-		defer f.Close()
-		r = f
+		src, shown, close = f, name, func() { f.Close() }
 	}
-	br := bufio.NewReader(r)
+	br := bufio.NewReader(src)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			close()
+			return nil, "", nil, fmt.Errorf("%s: %w", shown, err)
 		}
-		defer zr.Close()
-		return analysis.ReadLog(zr, analysis.WithName(name))
+		closeFile := close
+		return zr, shown, func() { zr.Close(); closeFile() }, nil
 	}
-	return analysis.ReadLog(br, analysis.WithName(name))
+	return br, shown, close, nil
 }
 
-// reportLosses says on stderr what the reader could not use.
-func reportLosses(stderr io.Writer, l *analysis.Log) {
-	s := &l.Stats
-	if s.Lost() == 0 {
-		return
+// load reads one log, from standard input for "-", decompressing gzip. The
+// index it returns holds where the record heads are that the table does not
+// use (clock anchors; for a table without bindKinds also [stamp] lines,
+// autoload records and bind phase lines).
+func load(name string, stdin io.Reader, bindKinds bool) (*analysis.Log, *headIndex, error) {
+	r, shown, close, err := open(name, stdin)
+	if err != nil {
+		return nil, nil, err
 	}
-	var kinds []string
-	for _, k := range []struct {
-		n    int64
-		what string
-	}{{s.Torn, "torn"}, {s.Malformed, "malformed"}, {s.UnknownVersion, "of an unknown version"}, {s.InLongLines, "in over-long lines"}} {
-		if k.n > 0 {
-			kinds = append(kinds, fmt.Sprintf("%d %s", k.n, k.what))
+	defer close()
+	marks := [][]byte{[]byte("[CLOCK_ANCHOR]")}
+	if !bindKinds {
+		marks = append(marks, []byte("[stamp]"), []byte("bind phase="), []byte("torch_backend_autoload setting="))
+	}
+	idx := &headIndex{r: r, marks: marks, at: map[int64]bool{}}
+	l, err := analysis.ReadLog(idx, analysis.WithName(shown))
+	return l, idx, err
+}
+
+// loadRecords reads a host_phase_records.jsonl and warns about the lines
+// it could not use; it returns the passes and how many lines were lost.
+func loadRecords(name string, stdin io.Reader, stderr io.Writer) ([]strace.PhasePass, int64, error) {
+	r, shown, close, err := open(name, stdin)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer close()
+	rd := strace.NewPhaseRecordsReader(r, strace.WithName(shown))
+	var passes []strace.PhasePass
+	for {
+		p, err := rd.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", shown, err)
+		}
+		passes = append(passes, p)
+	}
+	st := rd.Stats()
+	lost := st.Torn + st.Malformed + st.LongLines
+	if lost > 0 {
+		fmt.Fprintf(stderr, "stracestat: warning: %s: %d line(s) lost (%d torn, %d malformed, %d over-long); the binds they held are computed from the log alone\n",
+			shown, lost, st.Torn, st.Malformed, st.LongLines)
+		for i, p := range st.Problems {
+			if i == maxProblems {
+				break
+			}
+			fmt.Fprintf(stderr, "  %v\n", p)
+		}
+		if more := lost - int64(min(len(st.Problems), maxProblems)); more > 0 {
+			fmt.Fprintf(stderr, "  ... and %d more\n", more)
 		}
 	}
-	fmt.Fprintf(stderr, "stracestat: warning: %s: %d record(s) lost (%s) and excluded from the tables", l.Name, s.Lost(), strings.Join(kinds, ", "))
-	if lost := s.LostSpans(); lost > 0 {
-		fmt.Fprintf(stderr, "; %d of %d [STRACE] records are incomplete", lost, s.Heads.Strace)
+	return passes, lost, nil
+}
+
+// maxIndexed bounds the heads a headIndex remembers; past it, problems are
+// no longer told apart (all are shown).
+const maxIndexed = 1 << 20
+
+// headIndex passes a log through and remembers the byte offsets where
+// marks begin, so that a problem the reader reports at a record head can be
+// told to be about a record the table does not use.
+type headIndex struct {
+	r     io.Reader
+	marks [][]byte
+	off   int64  // bytes passed through
+	tail  []byte // the last bytes passed, for a mark split between reads
+	at    map[int64]bool
+	full  bool
+}
+
+func (h *headIndex) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if n == 0 || h.full {
+		return n, err
 	}
-	fmt.Fprintln(stderr)
-	for i, p := range s.Problems {
-		if i == maxProblems {
+	buf := append(h.tail, p[:n]...)
+	base := h.off - int64(len(h.tail))
+	for _, m := range h.marks {
+		for i := 0; ; {
+			j := bytes.Index(buf[i:], m)
+			if j < 0 {
+				break
+			}
+			h.at[base+int64(i+j)] = true
+			i += j + 1
+		}
+	}
+	if len(h.at) >= maxIndexed {
+		h.full = true
+	}
+	h.off += int64(n)
+	keep := 0
+	for _, m := range h.marks {
+		keep = max(keep, len(m)-1)
+	}
+	h.tail = append(h.tail[:0], buf[max(0, len(buf)-keep):]...)
+	return n, err
+}
+
+// unused reports whether the reader's problem p is about a record the
+// table does not use.
+func (h *headIndex) unused(p *strace.SyntaxError) bool {
+	return h != nil && !h.full && !errors.Is(p, strace.ErrLineTooLong) && h.at[p.Offset]
+}
+
+// reportLosses warns on stderr about the records the reader lost that
+// the table would have used: spans, and for the bind tables [stamp] lines,
+// autoload records and bind phase lines. Clock anchors are no table's.
+func reportLosses(stderr io.Writer, l *analysis.Log, idx *headIndex, bindKinds bool) {
+	s := &l.Stats
+	var parts []string
+	total := int64(0)
+	add := func(lost, heads int64, what string) {
+		if lost > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d %s", lost, heads, what))
+			total += lost
+		}
+	}
+	add(s.LostSpans(), s.Heads.Strace, "[STRACE] spans")
+	if bindKinds {
+		add(s.Heads.Stamp-s.Records.Stamps, s.Heads.Stamp, "[stamp] lines")
+		add(s.Heads.Autoload-s.Records.Autoloads, s.Heads.Autoload, "torch_backend_autoload records")
+		add(s.Heads.BindPhase-s.Records.BindPhases, s.Heads.BindPhase, "bind phase lines")
+	}
+	if total == 0 {
+		return
+	}
+	fmt.Fprintf(stderr, "stracestat: warning: %s: lost %s (torn, malformed, of an unknown version or in over-long lines); the table is computed without them\n",
+		l.Name, strings.Join(parts, ", "))
+	shown := 0
+	for _, p := range s.Problems {
+		if idx.unused(p) {
+			continue
+		}
+		if shown == maxProblems {
 			break
 		}
 		fmt.Fprintf(stderr, "  %v\n", p)
+		shown++
 	}
-	if more := int64(len(s.Problems)-min(len(s.Problems), maxProblems)) + s.ProblemsOmitted; more > 0 {
+	if more := total - int64(shown); more > 0 && (shown == maxProblems || s.ProblemsOmitted > 0) {
 		fmt.Fprintf(stderr, "  ... and %d more\n", more)
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"compress/gzip"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 const data = "../../reduce/analysis/testdata/"
@@ -51,11 +54,11 @@ func TestBindCommand(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 	code, _, errs := runCmd(t, "", "bind", data+"bind_cold.log")
-	if code != exitInput || !strings.Contains(errs, "every bind is a rank's cold bind") {
+	if code != exitFail || !strings.Contains(errs, "every bind is a rank's cold bind") {
 		t.Errorf("all cold: exit %d, %q", code, errs)
 	}
 	code, _, errs = runCmd(t, "", "bind", data+"tpot.log")
-	if code != exitInput || !strings.Contains(errs, "no chip.run.bind.<segment> spans") {
+	if code != exitFail || !strings.Contains(errs, "no chip.run.bind.<segment> spans") {
 		t.Errorf("no binds: exit %d, %q", code, errs)
 	}
 	code, out, _ = runCmd(t, "", "bind", "-keep-first", data+"bind_cold.log")
@@ -70,11 +73,11 @@ func TestOverlapCommand(t *testing.T) {
 		code int
 		err  string
 	}{
-		{[]string{"overlap", data + "overlap_not_overlapped.log"}, exitProof, "native overlap assertion failed: preparation did not overlap: pid=7 sequence=2 prepare=[210,230]"},
-		{[]string{"overlap", data + "overlap_reordered.log"}, exitProof, "device execution reordered before the claim release"},
-		{[]string{"overlap", data + "overlap_one_run.log"}, exitProof, "need at least two complete native runs"},
-		{[]string{"overlap", data + "overlap_identity.log"}, exitProof, "missing identity field(s): run_id, dispatch_id"},
-		{[]string{"overlap", "-require-hidden", data + "overlap_ok.log"}, exitProof, "preparation was not fully hidden: pid=8 sequence=2"},
+		{[]string{"overlap", data + "overlap_not_overlapped.log"}, exitFail, "native overlap assertion failed: preparation did not overlap: pid=7 sequence=2 prepare=[210,230]"},
+		{[]string{"overlap", data + "overlap_reordered.log"}, exitFail, "device execution reordered before the claim release"},
+		{[]string{"overlap", data + "overlap_one_run.log"}, exitFail, "need at least two complete native runs"},
+		{[]string{"overlap", data + "overlap_identity.log"}, exitFail, "missing identity field(s): run_id, dispatch_id"},
+		{[]string{"overlap", "-require-hidden", data + "overlap_ok.log"}, exitFail, "preparation was not fully hidden: pid=8 sequence=2"},
 	} {
 		code, out, errs := runCmd(t, "", c.args...)
 		if code != c.code || !strings.Contains(errs, c.err) || out != "" {
@@ -117,7 +120,7 @@ func TestInputs(t *testing.T) {
 	// A torn record is reported on stderr and left out.
 	torn := string(raw) + "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=3 hid=abc depth=0 name=chip.run ts=1\n"
 	code, out, errs := runCmd(t, torn, "rounds", "-")
-	if code != exitOK || !strings.Contains(errs, "1 record(s) lost (1 torn)") || !strings.Contains(errs, "1 of 5 [STRACE] records are incomplete") || !strings.Contains(out, "(2 rounds)") {
+	if code != exitOK || !strings.Contains(errs, "lost 1 of 5 [STRACE] spans") || !strings.Contains(errs, "<stdin>:5: byte") || !strings.Contains(out, "(2 rounds)") {
 		t.Errorf("torn: exit %d, stderr %q", code, errs)
 	}
 	for _, c := range []struct {
@@ -130,8 +133,12 @@ func TestInputs(t *testing.T) {
 		{[]string{"rounds", "-ranks", "2", "x"}, exitUsage},
 		{[]string{"bind", "-ranks", "2", "-rounds", "3", "x"}, exitUsage},
 		{[]string{"compare", data + "compare_base.log"}, exitUsage},
+		{[]string{"rounds", "-keep-first", "x"}, exitUsage}, // not a rounds flag
+		{[]string{"tpot", "-ranks", "2", "x"}, exitUsage},
+		{[]string{"bind", "-ranks", "-1", "x"}, exitUsage},
+		{[]string{"bind", "-records", "-", "-"}, exitUsage},
 		{[]string{"rounds", "-", "-"}, exitUsage},
-		{[]string{"rounds", filepath.Join(dir, "missing.log")}, exitInput},
+		{[]string{"rounds", filepath.Join(dir, "missing.log")}, exitFail},
 		{[]string{"help"}, exitOK},
 		{[]string{"tpot", "-h"}, exitOK},
 	} {
@@ -141,7 +148,185 @@ func TestInputs(t *testing.T) {
 		}
 	}
 	// Unequal arms: two repetitions against one.
-	if code, _, errs := runCmd(t, "", "compare", data+"compare_base.log", data+"bind.log"); code != exitInput || !strings.Contains(errs, "same, non-zero number of repetitions") {
+	if code, _, errs := runCmd(t, "", "compare", data+"compare_base.log", data+"bind.log"); code != exitFail || !strings.Contains(errs, "same, non-zero number of repetitions") {
 		t.Errorf("unequal arms: exit %d, %q", code, errs)
+	}
+}
+
+// TestFlagsAnywhere: flags before, between or after the logs; -- ends them.
+func TestFlagsAnywhere(t *testing.T) {
+	_, want, _ := runCmd(t, "", "bind", "-keep-first", data+"bind_cold.log")
+	dir := t.TempDir()
+	dash := filepath.Join(dir, "-cold.log")
+	raw, err := os.ReadFile(data + "bind_cold.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dash, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"bind", data + "bind_cold.log", "-keep-first"},
+		{"bind", data + "bind_cold.log", "-keep-first", "-strict"},
+		{"bind", "-keep-first", "--", dash},
+	} {
+		code, out, errs := runCmd(t, "", args...)
+		out = strings.Replace(out, dash, data+"bind_cold.log", 1)
+		if code != exitOK || out != want || !strings.Contains(out, "2 binds, 2 warm (0 cold dropped, ranks=2)") {
+			t.Errorf("%q: exit %d, stderr %q:\n%s", args, code, errs, out)
+		}
+	}
+	if code, out, _ := runCmd(t, "", "rounds", data+"rounds.log", "-strict"); code != exitOK || !strings.Contains(out, "Avg Host") {
+		t.Errorf("rounds LOG -strict: exit %d", code)
+	}
+}
+
+// TestHelp: each command's help says what its table is and lists only its
+// flags.
+func TestHelp(t *testing.T) {
+	for _, cmd := range []string{"tpot", "rounds", "tree", "overlap", "bind", "compare"} {
+		t.Run(cmd, func(t *testing.T) {
+			code, out, errs := runCmd(t, "", cmd, "-h")
+			if code != exitOK || out != "" {
+				t.Fatalf("exit %d, stdout %q", code, out)
+			}
+			stracetest.Golden(t, filepath.Join("testdata", "help_"+cmd+".golden"), []byte(errs))
+			if code, _, errs2 := runCmd(t, "", "help", cmd); code != exitOK || errs2 != errs {
+				t.Errorf("help %s differs from %s -h", cmd, cmd)
+			}
+		})
+	}
+	code, _, errs := runCmd(t, "", "tpot", "-h")
+	for _, other := range []string{"-keep-first", "-ranks", "-rounds", "-require-hidden", "-records"} {
+		if code != exitOK || strings.Contains(errs, other) {
+			t.Errorf("tpot -h lists %s:\n%s", other, errs)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"-version"}, {"tpot", "-version"}, {"bind", "x.log", "-version"}} {
+		code, out, errs := runCmd(t, "", args...)
+		if code != exitOK || !strings.HasPrefix(out, "stracestat ") || errs != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+	devel := debug.Module{Path: "github.com/phasetrace/phasetrace", Version: "(devel)"}
+	tagged := devel
+	tagged.Version = "v0.4.1"
+	rev := []debug.BuildSetting{{Key: "vcs.revision", Value: "1994655"}, {Key: "vcs.modified", Value: "false"}}
+	for _, c := range []struct {
+		info *debug.BuildInfo
+		ok   bool
+		want string
+	}{
+		{&debug.BuildInfo{Main: tagged, Settings: rev}, true, "stracestat v0.4.1"},
+		{&debug.BuildInfo{Main: devel, Settings: rev}, true, "stracestat (devel) 1994655"},
+		{&debug.BuildInfo{Main: devel}, true, "stracestat (devel)"},
+		{nil, false, "stracestat (unknown version: built without module information)"},
+	} {
+		if got := versionText("stracestat", c.info, c.ok); got != c.want {
+			t.Errorf("versionText = %q, want %q", got, c.want)
+		}
+	}
+}
+
+// TestNothingToAnalyse: an empty or non-log file is a failure.
+func TestNothingToAnalyse(t *testing.T) {
+	dir := t.TempDir()
+	empty, text := filepath.Join(dir, "empty.log"), filepath.Join(dir, "notes.txt")
+	os.WriteFile(empty, nil, 0o644)
+	os.WriteFile(text, []byte("just some text\nno markers here\n"), 0o644)
+	for _, cmd := range []string{"tpot", "rounds", "tree"} {
+		for _, f := range []string{empty, text} {
+			code, out, _ := runCmd(t, "", cmd, f)
+			if code != exitFail || out != "No [STRACE] markers found.\n" {
+				t.Errorf("%s %s: exit %d, stdout %q", cmd, f, code, out)
+			}
+		}
+	}
+	for _, cmd := range []string{"overlap", "bind"} {
+		if code, _, _ := runCmd(t, "", cmd, empty); code != exitFail {
+			t.Errorf("%s empty: exit %d", cmd, code)
+		}
+	}
+}
+
+// TestLosses: only losses that change the table are warned about, with
+// where the first ones are; -strict exits 3 on any loss.
+func TestLosses(t *testing.T) {
+	raw, err := os.ReadFile(data + "rounds_hbg.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		tornAnchor = "[mono_ns=9][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=1 mono_ns=5\n"
+		tornSpan   = "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=3 hid=abc depth=0 name=chip.run ts=1\n"
+		tornStamp  = "[stamp]\n"
+	)
+	for _, c := range []struct {
+		name   string
+		args   []string
+		log    string
+		code   int
+		golden string // the warnings on stderr; "" when there are none
+	}{
+		{"anchor", []string{"rounds", "-"}, string(raw) + tornAnchor, exitOK, ""},
+		{"anchor strict", []string{"rounds", "-strict", "-"}, string(raw) + tornAnchor, exitStrict, "losses_anchor_strict"},
+		{"span", []string{"rounds", "-"}, string(raw) + tornSpan + tornAnchor, exitOK, "losses_span"},
+		{"span strict", []string{"rounds", "-", "-strict"}, string(raw) + tornSpan, exitStrict, "losses_span_strict"},
+		{"stamp in rounds", []string{"rounds", "-"}, tornStamp + string(raw), exitOK, ""},
+		{"stamp in bind", []string{"bind", "-rounds", "3", "-"}, tornStamp + tornAnchor + readFile(t, data+"bind.log"), exitOK, "losses_bind_stamp"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errs := runCmd(t, c.log, c.args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d; stderr %q", code, c.code, errs)
+			}
+			if c.golden == "" {
+				if errs != "" {
+					t.Errorf("stderr %q, want nothing", errs)
+				}
+				return
+			}
+			stracetest.Golden(t, filepath.Join("testdata", c.golden+".golden"), []byte(errs))
+		})
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestBindInputs: legacy bind lines and a host_phase_records file give the
+// bind tables of the analysis package's goldens.
+func TestBindInputs(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		golden string
+	}{
+		{[]string{"bind", data + "bind_legacy.log"}, "bind_legacy.golden"},
+		{[]string{"bind", data + "bind_records.log", "-records", data + "bind_records.jsonl"}, "bind_records.golden"},
+		{[]string{"bind", "-records", data + "bind_records.jsonl", data + "bind_records.log"}, "bind_records.golden"},
+	} {
+		code, out, errs := runCmd(t, "", c.args...)
+		out = strings.ReplaceAll(out, data, "") // the goldens name the files as in testdata
+		if code != exitOK || out != readFile(t, data+c.golden) || errs != "" {
+			t.Errorf("%q: exit %d, stderr %q:\n%s", c.args, code, errs, out)
+		}
+	}
+	// Torn passes are warned about and count for -strict.
+	torn := readFile(t, data+"bind_records.jsonl") + `{"pid": 400, "inv": 3, "records": [`
+	code, _, errs := runCmd(t, torn, "bind", "-strict", "-records", "-", data+"bind_records.log")
+	if code != exitStrict || !strings.Contains(errs, "<stdin>: 1 line(s) lost (1 torn, 0 malformed, 0 over-long)") {
+		t.Errorf("torn pass: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runCmd(t, "", "bind", "-records", filepath.Join(t.TempDir(), "missing.jsonl"), data+"bind_records.log"); code != exitFail || !strings.Contains(errs, "missing.jsonl") {
+		t.Errorf("missing records: exit %d, %q", code, errs)
 	}
 }

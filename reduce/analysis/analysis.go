@@ -23,6 +23,13 @@ type Log struct {
 	// Autoload holds every torch_backend_autoload record in input order,
 	// repeats included (see [Log.AutoloadDistinct]).
 	Autoload []AutoloadRecord
+	// BindLines are the legacy "bind phase=" lines in input order: a bind's
+	// segments as older runtimes logged them (see [AnalyzeBinds]).
+	BindLines []BindLine
+	// BindThreads gives the log-prefix thread of every host chip.run.bind
+	// span written with a prefix, in input order: the thread a legacy bind
+	// line shares with its bind.
+	BindThreads []SpanThread
 	// Stats is the reader's account of the input: torn, malformed and
 	// unknown-version records are counted there, never turned into spans.
 	Stats strace.Stats
@@ -42,6 +49,21 @@ type LogStamp struct {
 type AutoloadRecord struct {
 	strace.Autoload
 	Offset int64 // byte offset of the record in the (concatenated) input
+}
+
+// BindLine is a legacy "bind phase=<segment> start_ns= dur_ns=" line of a
+// log (a [strace.KindBindPhase] record). It names no process: it belongs to
+// the bind written by the same log thread whose interval contains it.
+type BindLine struct {
+	strace.BindPhase
+	Thread uint64 // the log prefix's thread handle; 0 without a prefix
+	Offset int64  // byte offset of the record in the (concatenated) input
+}
+
+// SpanThread is the log-prefix thread handle of the span Log.Spans[Span].
+type SpanThread struct {
+	Span   int
+	Thread uint64
 }
 
 // Stamp returns the text of the first "[stamp]" line and whether there is one.
@@ -106,7 +128,16 @@ func ReadLog(r io.Reader, opts ...ReadOption) (*Log, error) {
 		}
 		switch rec.Kind {
 		case strace.KindSpan:
+			if rec.Span.Name == strace.SpanBind && rec.Prefix.Present && !rec.Span.IsDevice() {
+				l.BindThreads = append(l.BindThreads, SpanThread{Span: len(l.Spans), Thread: rec.Prefix.Thread})
+			}
 			l.Spans = append(l.Spans, rec.Span.Clone())
+		case strace.KindBindPhase:
+			var thread uint64
+			if rec.Prefix.Present {
+				thread = rec.Prefix.Thread
+			}
+			l.BindLines = append(l.BindLines, BindLine{BindPhase: rec.BindPhase.Clone(), Thread: thread, Offset: rec.Pos.Offset})
 		case strace.KindStamp:
 			l.Stamps = append(l.Stamps, LogStamp{Text: rec.Stamp.Text, Offset: rec.Pos.Offset, Span: len(l.Spans)})
 		case strace.KindAutoload:
@@ -134,6 +165,14 @@ func Concat(name string, logs ...*Log) *Log {
 		for _, a := range l.Autoload {
 			a.Offset += off
 			out.Autoload = append(out.Autoload, a)
+		}
+		for _, b := range l.BindLines {
+			b.Offset += off
+			out.BindLines = append(out.BindLines, b)
+		}
+		for _, t := range l.BindThreads {
+			t.Span += base
+			out.BindThreads = append(out.BindThreads, t)
 		}
 		addStats(&out.Stats, &l.Stats)
 		off += l.Stats.Bytes
@@ -204,6 +243,17 @@ func (l *Log) slice(name string, from, to int, fromOff, toOff int64, stamp *LogS
 	for _, a := range l.Autoload {
 		if (fromOff < 0 || a.Offset >= fromOff) && (toOff < 0 || a.Offset < toOff) {
 			out.Autoload = append(out.Autoload, a)
+		}
+	}
+	for _, b := range l.BindLines {
+		if (fromOff < 0 || b.Offset >= fromOff) && (toOff < 0 || b.Offset < toOff) {
+			out.BindLines = append(out.BindLines, b)
+		}
+	}
+	for _, t := range l.BindThreads {
+		if t.Span >= from && t.Span < to {
+			t.Span -= from
+			out.BindThreads = append(out.BindThreads, t)
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,6 +81,8 @@ func TestGolden(t *testing.T) {
 		{"bind", []string{"bind.log"}, renderBinds},
 		{"bind_warnings", []string{"bind_warnings.log"}, renderBinds},
 		{"bind_realistic", []string{realistic}, renderBinds},
+		{"bind_legacy", []string{"bind_legacy.log"}, renderBinds},
+		{"bind_records", []string{"bind_records.log"}, renderBindsWithRecords("bind_records.jsonl")},
 		{"compare", []string{"compare_base.log", "compare_measure.log"}, renderCompare},
 	}
 	for _, c := range cases {
@@ -144,6 +147,43 @@ func renderBinds(t *testing.T, logs []*Log) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// renderBindsWithRecords renders the bind statistics with the passes of a
+// host_phase_records.jsonl under testdata.
+func renderBindsWithRecords(name string) func(*testing.T, []*Log) string {
+	return func(t *testing.T, logs []*Log) string {
+		var b bytes.Buffer
+		st, err := AnalyzeBinds(logs[0], WithPhaseRecords(testPasses(t, name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteBinds(&b, st); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+}
+
+func testPasses(t *testing.T, name string) []strace.PhasePass {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := strace.NewPhaseRecordsReader(f, strace.WithName(name))
+	var passes []strace.PhasePass
+	for {
+		p, err := r.Read()
+		if err == io.EOF {
+			return passes
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		passes = append(passes, p)
+	}
 }
 
 func renderCompare(t *testing.T, logs []*Log) string {

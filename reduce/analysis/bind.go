@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -29,11 +30,35 @@ var (
 	ErrAllCold = errors.New("every bind is a rank's cold bind")
 )
 
-// BindSegment is one chip.run.bind.<segment> span of a bind.
+// SegmentSource says where a bind's segment came from.
+type SegmentSource uint8
+
+// Segment sources, in the order they give way: a host_phase_records pass
+// wins over the log's segment span, which wins over a legacy bind line.
+const (
+	FromSpan     SegmentSource = iota // a chip.run.bind.<segment> span
+	FromBindLine                      // a legacy "bind phase=" line
+	FromRecords                       // a host_phase_records.jsonl pass
+)
+
+// rank orders the sources: a segment gives way to one of a higher rank.
+func (s SegmentSource) rank() int {
+	switch s {
+	case FromBindLine:
+		return 0
+	case FromSpan:
+		return 1
+	}
+	return 2
+}
+
+// BindSegment is one segment of a bind: a chip.run.bind.<segment> span, a
+// legacy bind phase line or a host_phase_records entry.
 type BindSegment struct {
-	Name  string // the segment, e.g. host_orch
-	Dur   int64  // ns
-	Attrs []strace.Attr
+	Name   string // the segment, e.g. host_orch
+	Dur    int64  // ns
+	Attrs  []strace.Attr
+	Source SegmentSource
 }
 
 // Int returns an integer attribute of the segment (cpu_ns, minflt, nvcsw,
@@ -47,7 +72,7 @@ func (s BindSegment) Int(key string) (int64, bool) {
 	return 0, false
 }
 
-// Bind is one bind: the segment spans sharing one (pid, inv).
+// Bind is one bind: the segments of one (pid, inv).
 type Bind struct {
 	Pid      int32
 	Inv      uint64
@@ -133,10 +158,11 @@ const (
 	WarnDuplicateSegment                            // a bind logged the same segment twice: the last one is kept
 	WarnRanks                                       // the rank count disagrees with the processes or the rounds
 	WarnNoTotal                                     // no warm bind carries every present control-plane segment
+	WarnUnclaimed                                   // a bind phase line or host_phase_records pass that belongs to no bind: left out
 )
 
 var bindWarningNames = [...]string{"", "no-stamp", "no-autoload", "unknown-segment", "absent-segment",
-	"partial-segment", "spilled", "not-a-bind", "duplicate-segment", "ranks", "no-total"}
+	"partial-segment", "spilled", "not-a-bind", "duplicate-segment", "ranks", "no-total", "unclaimed"}
 
 func (k BindWarningKind) String() string {
 	if int(k) < len(bindWarningNames) && k != 0 {
@@ -190,6 +216,7 @@ type BindOption func(*bindConfig)
 type bindConfig struct {
 	ranks, rounds int
 	keepFirst     bool
+	passes        []strace.PhasePass
 }
 
 // WithRanks sets the number of ranks; one cold bind is dropped per rank.
@@ -203,9 +230,25 @@ func WithRounds(n int) BindOption { return func(c *bindConfig) { c.rounds = n } 
 // deliberately.
 func WithKeepFirst() BindOption { return func(c *bindConfig) { c.keepFirst = true } }
 
+// WithPhaseRecords gives the passes of the run's host_phase_records.jsonl
+// (read with [strace.NewPhaseRecordsReader]): a pass's entries whose phase
+// is a bind segment ([strace.IsBindSegment]) are segments of the bind with
+// the pass's pid and inv, from start_ns to end_ns, and win over that bind's
+// segment spans and bind lines of the same name, as in the converter. A
+// pass whose (pid, inv) has no bind in the log (no chip.run.bind span and
+// no segment) is left out with a warning.
+func WithPhaseRecords(passes []strace.PhasePass) BindOption {
+	return func(c *bindConfig) { c.passes = append(c.passes, passes...) }
+}
+
 // AnalyzeBinds computes the bind-segment statistics of a log: binds are the
 // host chip.run.bind.<segment> spans grouped by (pid, inv) (a group without
-// host_orch is not a bind); one cold bind per rank is dropped — each
+// host_orch is not a bind), with the segments of legacy bind phase lines
+// (Log.BindLines) and of [WithPhaseRecords]. A bind line belongs to the
+// first host chip.run.bind span in the log written by the same log thread
+// (a line or span without a prefix matches any thread) whose interval
+// [ts, ts+dur] holds the line's [start_ns, start_ns+dur_ns]; it gives that
+// bind's segment unless a segment span of the same name does. One cold bind per rank is dropped — each
 // process's first when the ranks are the processes, else the earliest
 // binds; per segment the min / median / max over the warm binds; the
 // control-plane subtotal summed within each bind; on/off-CPU per segment;
@@ -229,7 +272,7 @@ func AnalyzeBinds(l *Log, opts ...BindOption) (*BindStats, error) {
 	if len(st.Autoload) == 0 {
 		st.warn(WarnNoAutoload, "no `torch_backend_autoload` record: backend-autoload state must be established before comparing this log")
 	}
-	st.Binds = st.collect(l.Spans)
+	st.Binds = st.collect(l, cfg.passes)
 	if len(st.Binds) == 0 {
 		return st, fmt.Errorf("%s: %w", l.Name, ErrNoBinds)
 	}
@@ -264,17 +307,52 @@ var knownSegment = func() map[string]int {
 	return m
 }()
 
-// collect groups the segment spans into binds ordered by pid, then start.
-func (st *BindStats) collect(spans []strace.Span) []Bind {
-	type key struct {
-		pid int32
-		inv uint64
+type bindKey struct {
+	pid int32
+	inv uint64
+}
+
+// binder gathers the segments of binds by (pid, inv), in order of arrival.
+type binder struct {
+	st     *BindStats
+	groups map[bindKey]*Bind
+	order  []*Bind
+}
+
+// segment gives the bind k the segment seg starting at ts; it replaces one
+// of the same name from a source that gives way to it, and is dropped for
+// one that does not.
+func (g *binder) segment(k bindKey, ts int64, seg BindSegment) {
+	b := g.groups[k]
+	if b == nil {
+		b = &Bind{Pid: k.pid, Inv: k.inv, TS: ts}
+		g.groups[k] = b
+		g.order = append(g.order, b)
 	}
+	b.TS = min(b.TS, ts)
+	for j := range b.Segments {
+		old := &b.Segments[j]
+		if old.Name != seg.Name {
+			continue
+		}
+		switch {
+		case seg.Source.rank() < old.Source.rank():
+			return // the segment already there wins
+		case seg.Source == old.Source:
+			g.st.warn(WarnDuplicateSegment, "pid %d inv %d logged %s more than once; the last one is kept", k.pid, k.inv, seg.Name)
+		}
+		*old = seg
+		return
+	}
+	b.Segments = append(b.Segments, seg)
+}
+
+// collect groups the segments into binds ordered by pid, then start.
+func (st *BindStats) collect(l *Log, passes []strace.PhasePass) []Bind {
+	g := &binder{st: st, groups: make(map[bindKey]*Bind)}
 	prefix := strace.SpanBind + "."
-	groups := make(map[key]*Bind)
-	var order []*Bind
-	for i := range spans {
-		s := &spans[i]
+	for i := range l.Spans {
+		s := &l.Spans[i]
 		if !strings.HasPrefix(s.Name, prefix) || s.IsDevice() {
 			continue
 		}
@@ -282,27 +360,11 @@ func (st *BindStats) collect(spans []strace.Span) []Bind {
 		if seg == "" || strings.Contains(seg, ".") {
 			continue // an orchestrator operation inside a segment, not a segment
 		}
-		k := key{s.Pid, s.Inv}
-		b := groups[k]
-		if b == nil {
-			b = &Bind{Pid: s.Pid, Inv: s.Inv, TS: s.TS}
-			groups[k] = b
-			order = append(order, b)
-		}
-		b.TS = min(b.TS, s.TS)
-		bs := BindSegment{Name: seg, Dur: s.Dur, Attrs: s.Attrs}
-		replaced := false
-		for j := range b.Segments {
-			if b.Segments[j].Name == seg {
-				b.Segments[j] = bs
-				replaced = true
-				st.warn(WarnDuplicateSegment, "pid %d inv %d logged %s more than once; the last one is kept", s.Pid, s.Inv, seg)
-			}
-		}
-		if !replaced {
-			b.Segments = append(b.Segments, bs)
-		}
+		g.segment(bindKey{s.Pid, s.Inv}, s.TS, BindSegment{Name: seg, Dur: s.Dur, Attrs: s.Attrs})
 	}
+	g.bindLines(l)
+	g.records(l, passes)
+	order := g.order
 	sort.SliceStable(order, func(i, j int) bool {
 		if order[i].Pid != order[j].Pid {
 			return order[i].Pid < order[j].Pid
@@ -323,6 +385,97 @@ func (st *BindStats) collect(spans []strace.Span) []Bind {
 		st.warn(WarnNotABind, "%d segment group(s) without host_orch are not binds and were left out", notBinds)
 	}
 	return binds
+}
+
+// bindLines gives each legacy bind line to its bind: the first host
+// chip.run.bind span of the same log thread whose interval holds it.
+func (g *binder) bindLines(l *Log) {
+	if len(l.BindLines) == 0 {
+		return
+	}
+	type scope struct {
+		key     bindKey
+		ts, end int64
+		thread  uint64
+	}
+	threads := make(map[int]uint64, len(l.BindThreads))
+	for _, t := range l.BindThreads {
+		threads[t.Span] = t.Thread
+	}
+	var scopes []scope
+	seen := make(map[bindKey]bool)
+	for i := range l.Spans {
+		s := &l.Spans[i]
+		k := bindKey{s.Pid, s.Inv}
+		if s.Name != strace.SpanBind || s.IsDevice() || seen[k] {
+			continue
+		}
+		seen[k] = true
+		scopes = append(scopes, scope{key: k, ts: s.TS, end: s.TS + s.Dur, thread: threads[i]})
+	}
+	var unclaimed []string
+	for _, line := range l.BindLines {
+		start, dur := line.StartNS, line.DurNS
+		owner := -1
+		if start <= math.MaxInt64 && dur <= math.MaxInt64-start {
+			for i, sc := range scopes {
+				if int64(start) >= sc.ts && int64(start+dur) <= sc.end && (sc.thread == 0 || line.Thread == 0 || sc.thread == line.Thread) {
+					owner = i
+					break
+				}
+			}
+		}
+		if owner < 0 {
+			unclaimed = append(unclaimed, fmt.Sprintf("%s at byte %d", line.Phase, line.Offset))
+			continue
+		}
+		g.segment(scopes[owner].key, int64(start), BindSegment{Name: line.Phase, Dur: int64(dur), Attrs: line.Attrs, Source: FromBindLine})
+	}
+	if len(unclaimed) > 0 {
+		g.st.warn(WarnUnclaimed, "%d bind phase line(s) lie inside no chip.run.bind of their log thread and were left out (first: %s)", len(unclaimed), unclaimed[0])
+	}
+}
+
+// records gives the bind-segment entries of the host_phase_records passes
+// to the binds with their pid and inv.
+func (g *binder) records(l *Log, passes []strace.PhasePass) {
+	if len(passes) == 0 {
+		return
+	}
+	hasBind := make(map[bindKey]bool)
+	for i := range l.Spans {
+		if s := &l.Spans[i]; s.Name == strace.SpanBind && !s.IsDevice() {
+			hasBind[bindKey{s.Pid, s.Inv}] = true
+		}
+	}
+	unclaimed, impossible := 0, 0
+	var first string
+	for _, p := range passes {
+		k := bindKey{p.Pid, p.Inv}
+		if !hasBind[k] && g.groups[k] == nil {
+			if unclaimed == 0 {
+				first = fmt.Sprintf("pid=%d inv=%d at %v", p.Pid, p.Inv, p.Pos)
+			}
+			unclaimed++
+			continue
+		}
+		for _, r := range p.Records {
+			if !strace.IsBindSegment(r.Phase) {
+				continue // an orchestrator operation, not a segment
+			}
+			if r.EndNS < r.StartNS || r.EndNS > math.MaxInt64 {
+				impossible++
+				continue
+			}
+			g.segment(k, int64(r.StartNS), BindSegment{Name: r.Phase, Dur: int64(r.EndNS - r.StartNS), Source: FromRecords})
+		}
+	}
+	if unclaimed > 0 {
+		g.st.warn(WarnUnclaimed, "%d host_phase_records pass(es) match no bind in the log and were left out (first: %s)", unclaimed, first)
+	}
+	if impossible > 0 {
+		g.st.warn(WarnUnclaimed, "%d host_phase_records segment(s) end before they start and were left out", impossible)
+	}
 }
 
 func segmentLess(a, b string) bool {

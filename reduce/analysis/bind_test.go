@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/phasetrace/phasetrace/strace"
 )
 
 func warningKinds(st *BindStats) []BindWarningKind {
@@ -228,5 +230,114 @@ func TestBindRefusals(t *testing.T) {
 	}
 	if WarnNoTotal.String() != "no-total" || BindWarningKind(99).String() != "BindWarningKind(99)" {
 		t.Error("BindWarningKind.String")
+	}
+}
+
+// TestBindSources: which bind a legacy bind line belongs to, and which
+// source of a segment wins.
+func TestBindSources(t *testing.T) {
+	const (
+		bindA = "[mono_ns=1][T0xa][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=1 name=chip.run.bind ts=100 dur=100\n"
+		bindB = "[mono_ns=2][T0xb][TIMING] emit_host_span: [STRACE] v=1 pid=2 tid=2 inv=1 hid=1 depth=1 name=chip.run.bind ts=100 dur=100\n"
+		spanA = "[mono_ns=3][T0xa][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=2 name=chip.run.bind.host_orch ts=110 dur=7\n"
+	)
+	line := func(thread, phase string, start, dur int) string {
+		pre := ""
+		if thread != "" {
+			pre = "[mono_ns=4][T0x" + thread + "][TIMING] host_phase_trace_end: "
+		}
+		return fmt.Sprintf("%sbind phase=%s start_ns=%d dur_ns=%d\n", pre, phase, start, dur)
+	}
+	pass := func(pid int32, phase string, start, end uint64) strace.PhasePass {
+		return strace.PhasePass{Pid: pid, Inv: 1, Records: []strace.PhaseRecord{{Phase: phase, StartNS: start, EndNS: end}}}
+	}
+	type seg struct {
+		Pid    int32
+		Name   string
+		Dur    int64
+		Source SegmentSource
+	}
+	for _, c := range []struct {
+		name   string
+		log    string
+		passes []strace.PhasePass
+		want   []seg
+		warn   []BindWarningKind
+	}{
+		{"line of its thread", bindA + bindB + line("b", "host_orch", 120, 5), nil,
+			[]seg{{2, "host_orch", 5, FromBindLine}}, nil},
+		{"line written before its bind", line("a", "host_orch", 120, 5) + bindA + bindB, nil,
+			[]seg{{1, "host_orch", 5, FromBindLine}}, nil},
+		{"line without a prefix: the first bind holding it", bindB + bindA + line("", "host_orch", 120, 5), nil,
+			[]seg{{2, "host_orch", 5, FromBindLine}}, nil},
+		{"line past its bind's end", bindA + line("a", "host_orch", 150, 51), nil,
+			nil, []BindWarningKind{WarnUnclaimed}},
+		{"line of no bind's thread", bindA + line("c", "host_orch", 120, 5), nil,
+			nil, []BindWarningKind{WarnUnclaimed}},
+		{"segment span wins over a line", bindA + line("a", "host_orch", 120, 5) + spanA, nil,
+			[]seg{{1, "host_orch", 7, FromSpan}}, nil},
+		{"pass wins over a span and a line", bindA + line("a", "host_orch", 120, 5) + spanA, []strace.PhasePass{pass(1, "host_orch", 110, 119)},
+			[]seg{{1, "host_orch", 9, FromRecords}}, nil},
+		{"pass gives a bind without segment spans", bindA, []strace.PhasePass{pass(1, "host_orch", 110, 112)},
+			[]seg{{1, "host_orch", 2, FromRecords}}, nil},
+		{"a pass's operations are not segments", bindA + spanA, []strace.PhasePass{pass(1, "submit_task", 110, 112)},
+			[]seg{{1, "host_orch", 7, FromSpan}}, nil},
+		{"pass of no bind", bindA + spanA, []strace.PhasePass{pass(9, "host_orch", 110, 112)},
+			[]seg{{1, "host_orch", 7, FromSpan}}, []BindWarningKind{WarnUnclaimed}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l, err := ReadLog(strings.NewReader(c.log))
+			if err != nil || l.Stats.Lost() != 0 {
+				t.Fatalf("%v %v", err, l.Stats.Problems)
+			}
+			st, err := AnalyzeBinds(l, WithKeepFirst(), WithPhaseRecords(c.passes))
+			if len(c.want) == 0 && !errors.Is(err, ErrNoBinds) || len(c.want) > 0 && err != nil {
+				t.Fatalf("error %v", err)
+			}
+			var got []seg
+			for _, b := range st.Binds {
+				for _, s := range b.Segments {
+					got = append(got, seg{b.Pid, s.Name, s.Dur, s.Source})
+				}
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("segments (-want +got):\n%s", diff)
+			}
+			var warns []BindWarningKind
+			for _, k := range warningKinds(st) {
+				if k != WarnNoStamp && k != WarnNoAutoload && k != WarnNoTotal && k != WarnAbsentSegment {
+					warns = append(warns, k)
+				}
+			}
+			if diff := cmp.Diff(c.warn, warns); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s\n%+v", diff, st.Warnings)
+			}
+		})
+	}
+}
+
+// TestBindLinesRepetitions: Concat and Repetitions keep each bind line
+// and bind span thread with its own part of the log.
+func TestBindLinesRepetitions(t *testing.T) {
+	a := testLog(t, "bind_legacy.log")
+	both := Concat("two", a, a)
+	if len(both.BindLines) != 2*len(a.BindLines) || len(both.BindThreads) != 2*len(a.BindThreads) {
+		t.Fatalf("concat: %d lines, %d threads", len(both.BindLines), len(both.BindThreads))
+	}
+	reps := both.Repetitions()
+	if len(reps) != 2 {
+		t.Fatalf("%d repetitions", len(reps))
+	}
+	for i, r := range reps {
+		if diff := cmp.Diff(a.BindThreads, r.BindThreads); diff != "" {
+			t.Errorf("repetition %d threads (-want +got):\n%s", i, diff)
+		}
+		if len(r.BindLines) != len(a.BindLines) {
+			t.Errorf("repetition %d: %d lines, want %d", i, len(r.BindLines), len(a.BindLines))
+		}
+		st, err := AnalyzeBinds(r)
+		if err != nil || st.Warm != 4 {
+			t.Errorf("repetition %d: %v, %d warm", i, err, st.Warm)
+		}
 	}
 }

@@ -6,7 +6,9 @@
 // # Reading a log
 //
 // [ReadLog] reads a log with [strace.NewReader] and keeps its spans,
-// "[stamp]" lines, torch_backend_autoload records and the reader's losses;
+// "[stamp]" lines, torch_backend_autoload records, legacy "bind phase="
+// lines (with the log thread of each and of every chip.run.bind span) and
+// the reader's losses;
 // [WithName] names it and [WithReaderOptions] passes the reader's options.
 // [Concat] joins logs read separately.
 //
@@ -38,7 +40,11 @@
 //     naming the pid, sequence numbers and intervals; fewer than two runs on
 //     every lane is [ErrTooFewRuns].
 //   - [AnalyzeBinds]: the chip.run.bind.<segment> statistics. A bind is one
-//     (pid, inv); one cold bind per rank is dropped ([WithRanks],
+//     (pid, inv); its segments come from the segment spans, from legacy
+//     "bind phase=" lines (a line belongs to the first chip.run.bind of the
+//     same log thread whose interval holds it) and from host_phase_records
+//     passes ([WithPhaseRecords]); a pass wins over a span, a span over a
+//     line, segment by segment, as in the converter. One cold bind per rank is dropped ([WithRanks],
 //     [WithRounds], else one per process); per segment min / median / max
 //     over the warm binds; the control plane ([ControlPlaneSegments]) summed
 //     within each bind and reported as the minimum of those sums — never a
