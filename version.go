@@ -1,33 +1,42 @@
 package phasetrace
 
-import (
-	"runtime/debug"
-	"strings"
-)
+import "runtime/debug"
 
-// Version describes the build of the running program for a command's
-// -version flag: the command's name, the main module and its version, the
-// source revision it was built from (with +modified when the work tree had
-// changes) and the Go version.
+// Version is the line a command prints for -version: the command's name
+// and the module version it was built from, or "(devel)" and the VCS
+// revision (+modified when the work tree had changes) for a build from a
+// clone.
 func Version(command string) string {
 	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return command + " (no build information)"
+	return versionText(command, info, ok)
+}
+
+func versionText(name string, info *debug.BuildInfo, ok bool) string {
+	if !ok || info == nil {
+		return name + " (unknown version: built without module information)"
 	}
-	v := []string{command, info.Main.Path, info.Main.Version}
-	var rev, modified string
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	if v != "(devel)" {
+		return name + " " + v
+	}
+	var rev string
+	modified := false
 	for _, s := range info.Settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value
 		case "vcs.modified":
-			if s.Value == "true" {
-				modified = "+modified"
-			}
+			modified = s.Value == "true"
 		}
 	}
-	if rev != "" {
-		v = append(v, "revision "+rev+modified)
+	if rev == "" {
+		return name + " " + v
 	}
-	return strings.Join(append(v, info.GoVersion), " ")
+	if modified {
+		rev += "+modified"
+	}
+	return name + " " + v + " " + rev
 }

@@ -36,9 +36,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strconv"
 
+	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -105,8 +105,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage // the flag package has said why
 	}
 	if *showVersion {
-		info, ok := debug.ReadBuildInfo()
-		fmt.Fprintln(stdout, versionText("devicebuffer", info, ok))
+		fmt.Fprintln(stdout, phasetrace.Version("devicebuffer"))
 		return exitOK
 	}
 	set := make(map[string]bool)
@@ -147,38 +146,6 @@ func (o optional) Set(s string) error {
 	}
 	*o.v = v
 	return nil
-}
-
-// versionText is the -version line: the module version, or "(devel)" and
-// the VCS revision (+modified) of a build from a clone.
-func versionText(name string, info *debug.BuildInfo, ok bool) string {
-	if !ok || info == nil {
-		return name + " (unknown version: built without module information)"
-	}
-	v := info.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	if v != "(devel)" {
-		return name + " " + v
-	}
-	var rev string
-	modified := false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return name + " " + v
-	}
-	if modified {
-		rev += "+modified"
-	}
-	return name + " " + v + " " + rev
 }
 
 // parseAnywhere parses fs's flags wherever they are among args: parsing

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -320,24 +319,5 @@ func TestVersion(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"-version"}, &stdout, &stderr); code != exitOK || !strings.HasPrefix(stdout.String(), "devicebuffer ") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
-	}
-	main := debug.Module{Path: "github.com/phasetrace/phasetrace"}
-	tagged, devel := main, main
-	tagged.Version, devel.Version = "v1.2.0", "(devel)"
-	rev := []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "941b533"}, {Key: "vcs.modified", Value: "true"}}
-	for _, c := range []struct {
-		info *debug.BuildInfo
-		ok   bool
-		want string
-	}{
-		{&debug.BuildInfo{Main: tagged, Settings: rev}, true, "devicebuffer v1.2.0"},
-		{&debug.BuildInfo{Main: devel, Settings: rev}, true, "devicebuffer (devel) 941b533+modified"},
-		{&debug.BuildInfo{Main: devel, Settings: rev[:2]}, true, "devicebuffer (devel) 941b533"},
-		{&debug.BuildInfo{Main: main}, true, "devicebuffer (devel)"},
-		{nil, false, "devicebuffer (unknown version: built without module information)"},
-	} {
-		if got := versionText("devicebuffer", c.info, c.ok); got != c.want {
-			t.Errorf("versionText = %q, want %q", got, c.want)
-		}
 	}
 }

@@ -57,9 +57,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 
+	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/reduce/analysis"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -199,8 +199,7 @@ func parse(args []string, stdout, stderr io.Writer) (*config, int) {
 		fmt.Fprint(stdout, usage)
 		return nil, exitOK
 	case "-version", "--version":
-		info, ok := debug.ReadBuildInfo()
-		fmt.Fprintln(stdout, versionText("stracestat", info, ok))
+		fmt.Fprintln(stdout, phasetrace.Version("stracestat"))
 		return nil, exitOK
 	}
 	cfg := &config{cmd: args[0]}
@@ -243,8 +242,7 @@ func parse(args []string, stdout, stderr io.Writer) (*config, int) {
 		return nil, exitUsage // the flag package has said why
 	}
 	if *showVersion {
-		info, ok := debug.ReadBuildInfo()
-		fmt.Fprintln(stdout, versionText("stracestat", info, ok))
+		fmt.Fprintln(stdout, phasetrace.Version("stracestat"))
 		return nil, exitOK
 	}
 	cfg.logs = logs
@@ -297,38 +295,6 @@ func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-}
-
-// versionText is the -version line: the module version, or "(devel)" and
-// the VCS revision (+modified) of a build from a clone.
-func versionText(name string, info *debug.BuildInfo, ok bool) string {
-	if !ok || info == nil {
-		return name + " (unknown version: built without module information)"
-	}
-	v := info.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	if v != "(devel)" {
-		return name + " " + v
-	}
-	var rev string
-	modified := false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return name + " " + v
-	}
-	if modified {
-		rev += "+modified"
-	}
-	return name + " " + v + " " + rev
 }
 
 // bindOptions are the bind statistics' options cfg asks for.

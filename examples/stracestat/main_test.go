@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -209,24 +208,6 @@ func TestVersion(t *testing.T) {
 		code, out, errs := runCmd(t, "", args...)
 		if code != exitOK || !strings.HasPrefix(out, "stracestat ") || errs != "" {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
-		}
-	}
-	devel := debug.Module{Path: "github.com/phasetrace/phasetrace", Version: "(devel)"}
-	tagged := devel
-	tagged.Version = "v0.4.1"
-	rev := []debug.BuildSetting{{Key: "vcs.revision", Value: "1994655"}, {Key: "vcs.modified", Value: "false"}}
-	for _, c := range []struct {
-		info *debug.BuildInfo
-		ok   bool
-		want string
-	}{
-		{&debug.BuildInfo{Main: tagged, Settings: rev}, true, "stracestat v0.4.1"},
-		{&debug.BuildInfo{Main: devel, Settings: rev}, true, "stracestat (devel) 1994655"},
-		{&debug.BuildInfo{Main: devel}, true, "stracestat (devel)"},
-		{nil, false, "stracestat (unknown version: built without module information)"},
-	} {
-		if got := versionText("stracestat", c.info, c.ok); got != c.want {
-			t.Errorf("versionText = %q, want %q", got, c.want)
 		}
 	}
 }

@@ -1,0 +1,29 @@
+package phasetrace
+
+import (
+	"runtime/debug"
+	"testing"
+)
+
+func TestVersionText(t *testing.T) {
+	devel := debug.Module{Path: "github.com/phasetrace/phasetrace", Version: "(devel)"}
+	tagged := devel
+	tagged.Version = "v0.4.1"
+	rev := []debug.BuildSetting{{Key: "vcs.revision", Value: "1994655"}, {Key: "vcs.modified", Value: "false"}}
+	dirty := []debug.BuildSetting{{Key: "vcs.revision", Value: "1994655"}, {Key: "vcs.modified", Value: "true"}}
+	for _, c := range []struct {
+		info *debug.BuildInfo
+		ok   bool
+		want string
+	}{
+		{&debug.BuildInfo{Main: tagged, Settings: rev}, true, "stracestat v0.4.1"},
+		{&debug.BuildInfo{Main: devel, Settings: rev}, true, "stracestat (devel) 1994655"},
+		{&debug.BuildInfo{Main: devel, Settings: dirty}, true, "stracestat (devel) 1994655+modified"},
+		{&debug.BuildInfo{Main: devel}, true, "stracestat (devel)"},
+		{nil, false, "stracestat (unknown version: built without module information)"},
+	} {
+		if got := versionText("stracestat", c.info, c.ok); got != c.want {
+			t.Errorf("versionText = %q, want %q", got, c.want)
+		}
+	}
+}
