@@ -39,15 +39,16 @@ import (
 	"strconv"
 
 	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/examples/internal/cli"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
 // Exit statuses.
 const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
+	exitOK    = cli.ExitOK
+	exitFail  = cli.ExitFail
+	exitUsage = cli.ExitUsage
 )
 
 type options struct {
@@ -97,7 +98,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usageText)
 		fs.PrintDefaults()
 	}
-	files, err := parseAnywhere(fs, args)
+	files, err := cli.ParseAnywhere(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -146,24 +147,6 @@ func (o optional) Set(s string) error {
 	}
 	*o.v = v
 	return nil
-}
-
-// parseAnywhere parses fs's flags wherever they are among args: parsing
-// resumes after each positional argument, and -- ends the flags. It returns
-// the positional arguments.
-func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if n := len(args) - len(rest); len(rest) == 0 || n > 0 && args[n-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }
 
 // check validates the flags' values and the file arguments; set holds the

@@ -74,13 +74,14 @@ import (
 	"syscall"
 
 	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/examples/internal/cli"
 )
 
 // Exit statuses.
 const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
+	exitOK    = cli.ExitOK
+	exitFail  = cli.ExitFail
+	exitUsage = cli.ExitUsage
 )
 
 const usageText = `usage: pftrace SUBCOMMAND [flags] FILE ...
@@ -166,7 +167,7 @@ func (c *command) run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.stderr, "usage: pftrace %s [flags] %s\n\nThe %s subcommand %s.\nFlags may come before, between or after the files.\n\nFlags:\n", name, sub.args, name, sub.about)
 		fs.PrintDefaults()
 	}
-	files, err := parseAnywhere(fs, args[1:])
+	files, err := cli.ParseAnywhere(fs, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -194,22 +195,4 @@ func (c *command) usage(sub string, err error) int {
 func (c *command) fail(err error) int {
 	fmt.Fprintln(c.stderr, "pftrace:", err)
 	return exitFail
-}
-
-// parseAnywhere parses fs's flags wherever they are among args: parsing
-// resumes after each positional argument, and -- ends the flags. It returns
-// the positional arguments.
-func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if n := len(args) - len(rest); len(rest) == 0 || n > 0 && args[n-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }

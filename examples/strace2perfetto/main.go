@@ -93,6 +93,7 @@ import (
 	"strings"
 
 	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/examples/internal/cli"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/open"
 )
@@ -105,10 +106,10 @@ const sampleOut = "phasetrace-sample.pftrace"
 
 // Exit statuses.
 const (
-	exitOK     = 0 // a trace was written
-	exitFail   = 1 // I/O failure, unreadable input, interrupted
-	exitUsage  = 2 // bad flags or flag values
-	exitStrict = 3 // -strict: the trace was written but is not lossless
+	exitOK     = cli.ExitOK     // a trace was written
+	exitFail   = cli.ExitFail   // I/O failure, unreadable input, interrupted
+	exitUsage  = cli.ExitUsage  // bad flags or flag values
+	exitStrict = cli.ExitStrict // -strict: the trace was written but is not lossless
 )
 
 const usageText = `usage: strace2perfetto [flags] [LOG ...]
@@ -215,7 +216,7 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 		fmt.Fprintf(stderr, usageText, sampleOut)
 		fs.PrintDefaults()
 	}
-	logs, err := parseAnywhere(fs, args)
+	logs, err := cli.ParseAnywhere(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil, exitOK
 	}
@@ -228,24 +229,6 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 		return nil, exitUsage
 	}
 	return &cfg, exitOK
-}
-
-// parseAnywhere parses fs's flags wherever they are among args: parsing
-// resumes after each positional argument, and -- ends the flags. It returns
-// the positional arguments.
-func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if n := len(args) - len(rest); len(rest) == 0 || n > 0 && args[n-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }
 
 // check validates the values of the flags, before anything is read.

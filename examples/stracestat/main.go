@@ -60,17 +60,18 @@ import (
 	"strings"
 
 	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/examples/internal/cli"
 	"github.com/phasetrace/phasetrace/reduce/analysis"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
 // Exit statuses.
 const (
-	exitOK      = 0 // the table was printed
-	exitFail    = 1 // unreadable input, nothing to analyse, failed overlap proof
-	exitUsage   = 2 // bad command, flags or flag values
-	exitStrict  = 3 // -strict: the table was printed but records were lost
-	maxProblems = 8 // positions listed per log on standard error
+	exitOK      = cli.ExitOK     // the table was printed
+	exitFail    = cli.ExitFail   // unreadable input, nothing to analyse, failed overlap proof
+	exitUsage   = cli.ExitUsage  // bad command, flags or flag values
+	exitStrict  = cli.ExitStrict // -strict: the table was printed but records were lost
+	maxProblems = 8              // positions listed per log on standard error
 )
 
 const usage = `usage: stracestat <command> [flags] LOG ...
@@ -234,7 +235,7 @@ func parse(args []string, stdout, stderr io.Writer) (*config, int) {
 		fmt.Fprint(stderr, "LOG may be gzip-compressed; \"-\" is standard input. Flags may come before,\nbetween or after the logs; -- ends the flags.\n\nExit status: 0 table printed; 1 failure; 2 usage error; 3 with -strict,\ntable printed but the reader lost records.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	logs, err := parseAnywhere(fs, args[1:])
+	logs, err := cli.ParseAnywhere(fs, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		return nil, exitOK
 	}
@@ -277,24 +278,6 @@ func (cfg *config) check() error {
 		return errors.New("- (standard input) given more than once")
 	}
 	return nil
-}
-
-// parseAnywhere parses fs's flags wherever they are among args: parsing
-// resumes after each positional argument, and -- ends the flags. It returns
-// the positional arguments.
-func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if n := len(args) - len(rest); len(rest) == 0 || n > 0 && args[n-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }
 
 // bindOptions are the bind statistics' options cfg asks for.
