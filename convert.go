@@ -30,7 +30,7 @@ const (
 	defaultMaxPending = 4096
 )
 
-// Option configures Convert.
+// Option configures Convert and NewBuilder.
 type Option func(*config)
 
 type config struct {
@@ -127,14 +127,15 @@ var (
 // runtime's own ns truncation), moved to an overflow lane beside its track,
 // or left out — and counted in the Summary with the reason and where it
 // is, and marked on the slice where one is drawn. Convert returns an error
-// only when an input cannot be read or w cannot be written (the summary
-// then says what was done so far), or for misuse (ErrNoInput,
-// ErrInvalidInput). No goroutine of Convert outlives it; a panic of the
+// only when an input cannot be read or w cannot be written (once drawing
+// has begun, the summary returned with it says what was done so far), or
+// for misuse (ErrNoInput, ErrInvalidInput). No goroutine of Convert outlives it; a panic of the
 // caller's own code (an input's reader, w, a progress function) is raised
 // again on the caller's goroutine.
 //
 // Every log is read twice: a first pass learns lanes, labels and clock
-// anchors, the second draws. Memory grows with the number of processes,
+// anchors (the Survey), the second draws (the Builder); the first pass is
+// made again, leaving them out, when captures repeat earlier ones. Memory grows with the number of processes,
 // threads, tracks and clock anchors, and with the runs in flight at once —
 // not with the number of runs converted. The same inputs give the same
 // bytes.
