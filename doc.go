@@ -62,4 +62,12 @@
 // span read is drawn, superseded (a bind segment the host_phase_records
 // artifact draws instead) or counted under a reason, and
 // Summary.Lossless says whether anything at all was lost or changed.
+//
+// # Go values in, trace out
+//
+// A program that holds its host spans in memory, or reads raw device-phase
+// buffers back from the device, gives them to a Builder (after a Survey of
+// what must be known before drawing: lanes, labels, clock anchors,
+// artifacts) instead of formatting log lines. Convert is the Builder's log
+// front end: the same values give the same trace, byte for byte.
 package phasetrace
