@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -76,15 +75,13 @@ type Rounds struct {
 // the callable whose first invocation comes first). It returns nil when the
 // spans hold no invocation.
 func AnalyzeRounds(spans []strace.Span) *Rounds {
-	cs := callables(spans)
-	if len(cs) == 0 {
-		return nil
-	}
-	c := cs[0]
-	r := &Rounds{Hid: c.hid, Role: c.role}
-	for _, inv := range c.invs {
-		r.Rows = append(r.Rows, roundOf(inv))
-	}
+	t := NewTables(WithTables(TableRounds), WithMaxOpen(len(spans)))
+	t.AddAll(spans)
+	return t.Rounds()
+}
+
+// summarise computes the column statistics from the rows.
+func (r *Rounds) summarise() {
 	for col := ColHost; col < NumRoundsColumns; col++ {
 		vals := r.columnValues(col)
 		st := RoundsStats{Shown: col == ColHost || len(vals) > 0, N: len(vals), Mean: truncMean(vals)}
@@ -94,7 +91,6 @@ func AnalyzeRounds(spans []strace.Span) *Rounds {
 		}
 		r.Columns[col] = st
 	}
-	return r
 }
 
 // columnValues returns the sorted values a column averages.
@@ -107,31 +103,6 @@ func (r *Rounds) columnValues(col RoundsColumn) []int64 {
 	}
 	sort.Slice(vals, func(i, j int) bool { return vals[i] < vals[j] })
 	return vals
-}
-
-func roundOf(inv *strace.Invocation) Round {
-	names := byName(inv)
-	row := Round{Pid: inv.Pid, Inv: inv.Inv}
-	dur := func(name string) int64 {
-		if s := names[name]; s != nil {
-			return s.Dur
-		}
-		return 0
-	}
-	row.Values[ColHost] = dur(spanRun)
-	row.Values[ColDevice] = dur(strace.SpanDeviceWall)
-	row.Values[ColOrch] = dur(spanOrch)
-	row.Values[ColSched] = dur(spanSched)
-	var eff reduce.DeviceWindow
-	for _, s := range []*strace.Span{names[spanOrch], names[spanSched]} {
-		if s != nil {
-			eff = reduce.Effective(eff, reduce.DeviceWindow{Start: reduce.DeviceNanos(s.TS), End: reduce.DeviceNanos(s.End())})
-		}
-	}
-	if names[spanOrch] != nil || names[spanSched] != nil {
-		row.Values[ColEffective] = int64(eff.Len())
-	}
-	return row
 }
 
 func satSub64(a, b int64) int64 {
