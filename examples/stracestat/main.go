@@ -552,11 +552,94 @@ func stream(name string, stdin io.Reader, tables *analysis.Tables) (streamed, *h
 	defer close()
 	marks := [][]byte{[]byte("[CLOCK_ANCHOR]"), []byte("[stamp]"), []byte("bind phase="), []byte("torch_backend_autoload setting=")}
 	idx := &headIndex{r: r, marks: marks, at: map[int64]bool{}}
-	rd := strace.NewReader(idx, strace.WithName(shown), strace.WithKinds(strace.KindSpan))
+	ra := newReadAhead(idx)
+	defer ra.Close()
+	rd := strace.NewReader(ra, strace.WithName(shown), strace.WithKinds(strace.KindSpan))
 	if err := tables.ReadFrom(rd); err != nil {
 		return streamed{}, nil, fmt.Errorf("%s: %w", shown, err)
 	}
 	return streamed{name: shown, stats: rd.Stats()}, idx, nil
+}
+
+// readAhead reads its source on a goroutine of its own, a few chunks ahead
+// of its reader: decompressing and indexing the log overlap parsing it.
+type readAhead struct {
+	full, free chan []byte
+	stop       chan struct{}
+	done       chan struct{}
+	chunk      []byte // the chunk being read
+	cur        []byte // what is left of it
+	err        error  // the source's, after the last chunk
+}
+
+const (
+	readAheadChunk  = 1 << 20
+	readAheadChunks = 4
+)
+
+func newReadAhead(src io.Reader) *readAhead {
+	ra := &readAhead{
+		full: make(chan []byte, readAheadChunks),
+		free: make(chan []byte, readAheadChunks),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	for range readAheadChunks {
+		ra.free <- make([]byte, readAheadChunk)
+	}
+	go func() {
+		defer close(ra.full)
+		defer close(ra.done)
+		for {
+			var buf []byte
+			select {
+			case buf = <-ra.free:
+			case <-ra.stop:
+				return
+			}
+			n, err := io.ReadFull(src, buf[:cap(buf)])
+			if n > 0 {
+				ra.full <- buf[:n]
+			}
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return
+			}
+			if err != nil {
+				ra.err = err
+				return
+			}
+		}
+	}()
+	return ra
+}
+
+func (ra *readAhead) Read(p []byte) (int, error) {
+	for len(ra.cur) == 0 {
+		if ra.chunk != nil {
+			ra.free <- ra.chunk
+			ra.chunk = nil
+		}
+		buf, ok := <-ra.full
+		if !ok {
+			<-ra.done
+			if ra.err != nil {
+				return 0, ra.err
+			}
+			return 0, io.EOF
+		}
+		ra.chunk, ra.cur = buf, buf
+	}
+	n := copy(p, ra.cur)
+	ra.cur = ra.cur[n:]
+	return n, nil
+}
+
+// Close stops the goroutine reading ahead and waits for it.
+func (ra *readAhead) Close() {
+	close(ra.stop)
+	for range ra.full { // unblock a pending send
+	}
+	<-ra.done
 }
 
 // loadRecords reads a host_phase_records.jsonl and warns about the lines

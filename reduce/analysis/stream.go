@@ -167,13 +167,34 @@ func NewTables(opts ...TablesOption) *Tables {
 // invocation and are left out. s is not kept: its Attrs may be the
 // reader's. Adding after a table was taken panics.
 func (t *Tables) Add(s *strace.Span) {
+	if strace.FamilyOf(s.Name).HasInvocation() {
+		t.add(t.spanOf(s))
+	}
+}
+
+// spanOf keeps of s what the tables read.
+func (t *Tables) spanOf(s *strace.Span) span {
+	sp := span{pid: s.Pid, depth: s.Depth, inv: s.Inv, hid: s.Hid, name: s.Name, ts: s.TS, dur: s.Dur}
+	if t.cfg.tables&TableTree != 0 {
+		sp.dev = s.IsDevice()
+	}
+	return sp
+}
+
+// span is what the tables read of a span.
+type span struct {
+	pid, depth int32
+	dev        bool
+	inv, hid   uint64
+	name       string
+	ts, dur    int64
+}
+
+func (t *Tables) add(s span) {
 	if t.done {
 		panic("analysis: Tables.Add after a table was taken")
 	}
-	if !strace.FamilyOf(s.Name).HasInvocation() {
-		return
-	}
-	k := invKey{s.Pid, s.Inv}
+	k := invKey{s.pid, s.inv}
 	o := t.open[k]
 	if o == nil {
 		if _, ok := t.closed[k]; ok {
@@ -183,9 +204,9 @@ func (t *Tables) Add(s *strace.Span) {
 		if len(t.open) >= t.cfg.maxOpen {
 			t.closeOldest()
 		}
-		o = t.newOpen(k, s.Hid)
+		o = t.newOpen(k, s.hid)
 	}
-	t.addTo(o, s)
+	t.addTo(o, &s)
 }
 
 // AddAll adds every span of spans, in order.
@@ -195,20 +216,60 @@ func (t *Tables) AddAll(spans []strace.Span) {
 	}
 }
 
+// batchLen is how many spans ReadFrom hands from the reading goroutine to
+// the tables at once.
+const batchLen = 1024
+
 // ReadFrom adds every span of rd until io.EOF and returns the reader's
-// error otherwise.
+// error otherwise. The reader runs on a goroutine of its own, a batch of
+// spans ahead of the tables; rd must not be used until ReadFrom returns.
 func (t *Tables) ReadFrom(rd *strace.Reader) error {
-	for {
-		rec, err := rd.Read()
-		if err == io.EOF {
-			return nil
+	full := make(chan []span, 4)
+	free := make(chan []span, 4)
+	for range cap(free) {
+		free <- make([]span, 0, batchLen)
+	}
+	stop := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		defer close(full)
+		batch := <-free
+		for {
+			rec, err := rd.Read()
+			if err != nil {
+				if len(batch) > 0 {
+					full <- batch
+				}
+				if err != io.EOF {
+					errc <- err
+				}
+				return
+			}
+			if rec.Kind != strace.KindSpan || !strace.FamilyOf(rec.Span.Name).HasInvocation() {
+				continue
+			}
+			if batch = append(batch, t.spanOf(&rec.Span)); len(batch) == batchLen {
+				full <- batch
+				select {
+				case batch = <-free:
+				case <-stop:
+					return
+				}
+			}
 		}
-		if err != nil {
-			return err
+	}()
+	defer close(stop)
+	for batch := range full {
+		for i := range batch {
+			t.add(batch[i])
 		}
-		if rec.Kind == strace.KindSpan {
-			t.Add(&rec.Span)
-		}
+		free <- batch[:0]
+	}
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return nil
 	}
 }
 
@@ -241,30 +302,23 @@ func (t *Tables) intern(name string) uint32 {
 	return id
 }
 
-func (t *Tables) addTo(o *openInv, s *strace.Span) {
+func (t *Tables) addTo(o *openInv, s *span) {
 	idx := o.n
 	o.n++
-	if s.Depth == 0 && !o.hasRoot {
-		o.hasRoot, o.root = true, s.Dur
+	if s.depth == 0 && !o.hasRoot {
+		o.hasRoot, o.root = true, s.dur
 	}
-	id := t.intern(s.Name)
+	id := t.intern(s.name)
+	e := entry{name: id, depth: s.depth, dev: s.dev, idx: idx, ts: s.ts, dur: s.dur}
 	for i := range o.entries {
-		if e := &o.entries[i]; e.name == id {
-			if s.TS < e.ts {
-				*e = t.entryOf(id, idx, s)
+		if o.entries[i].name == id {
+			if s.ts < o.entries[i].ts {
+				o.entries[i] = e
 			}
 			return
 		}
 	}
-	o.entries = append(o.entries, t.entryOf(id, idx, s))
-}
-
-func (t *Tables) entryOf(id uint32, idx int32, s *strace.Span) entry {
-	e := entry{name: id, depth: s.Depth, idx: idx, ts: s.TS, dur: s.Dur}
-	if t.cfg.tables&TableTree != 0 {
-		e.dev = s.IsDevice()
-	}
-	return e
+	o.entries = append(o.entries, e)
 }
 
 // closeOldest closes the open invocation first seen longest ago.
