@@ -10,6 +10,13 @@
 //	go run ./examples/stracestat compare [-ranks N | -rounds N] [-keep-first] [-strict] BASE MEASURE [BASE MEASURE ...]
 //	go run ./examples/stracestat -version
 //
+// Several tables can come from one read of the logs: give the commands
+// joined by commas ("stracestat tpot,rounds,tree run.log"); the tables are
+// printed in that order, each as its command alone prints it, and the
+// flags are those of every command named. compare stands alone. tpot,
+// rounds and tree stream the logs in memory that does not hold the spans
+// (see the analysis package); overlap and bind read each log whole.
+//
 // Flags may come before, between or after the logs; -- ends the flags.
 // "stracestat <command> -h" lists the command's flags and says what its
 // table is. Several LOGs are read as one log, concatenated in order. A LOG
@@ -75,7 +82,7 @@ const (
 	maxProblems = 8              // positions listed per log on standard error
 )
 
-const usage = `usage: stracestat <command> [flags] LOG ...
+const usage = `usage: stracestat <command>[,<command>...] [flags] LOG ...
        stracestat -version
 
 commands:
@@ -86,9 +93,10 @@ commands:
   bind      bind-segment statistics (control plane = min of per-bind sums)
   compare   interleaved comparison: BASE MEASURE [BASE MEASURE ...]
 
-LOG may be gzip-compressed; "-" is standard input. Flags may come before,
-between or after the logs; -- ends the flags. Run "stracestat <command> -h"
-for a command's flags.
+Commands joined by commas (tpot,rounds,tree) print several tables from one
+read of the logs. LOG may be gzip-compressed; "-" is standard input. Flags
+may come before, between or after the logs; -- ends the flags. Run
+"stracestat <command> -h" for a command's flags.
 
 Exit status: 0 table printed; 1 failure (unreadable input, nothing to
 analyse, failed overlap proof); 2 usage error; 3 with -strict, table
