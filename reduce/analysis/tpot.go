@@ -41,17 +41,6 @@ type StageStats struct {
 	DurStats
 }
 
-func durStats(values []int64) DurStats {
-	if len(values) == 0 {
-		return DurStats{}
-	}
-	d := DurStats{N: len(values), Mean: truncMean(values), Min: values[0], Max: values[0]}
-	for _, v := range values[1:] {
-		d.Min, d.Max = min(d.Min, v), max(d.Max, v)
-	}
-	return d
-}
-
 // AnalyzeTPOT builds the per-callable table from spans (each owning its
 // Attrs). Node-family and ext. spans carry no invocation and are left out.
 func AnalyzeTPOT(spans []strace.Span) *TPOT {
