@@ -142,8 +142,8 @@ type callState struct {
 	rows []Round
 	// tree: per name the durations, per parent name the Effective of its
 	// orch ∥ sched children, and the last invocation by (inv, pid)
-	samples map[uint32][]int64
-	effs    map[uint32][]int64
+	samples map[uint32]*durList
+	effs    map[uint32]*durList
 	ref     []entry
 	refKey  invKey
 }
@@ -427,12 +427,12 @@ func (t *Tables) roundOf(o *openInv) Round {
 
 func (t *Tables) closeTree(c *callState, o *openInv) {
 	if c.samples == nil {
-		c.samples = make(map[uint32][]int64)
-		c.effs = make(map[uint32][]int64)
+		c.samples = make(map[uint32]*durList)
+		c.effs = make(map[uint32]*durList)
 	}
 	for i := range o.entries {
 		e := &o.entries[i]
-		c.samples[e.name] = append(c.samples[e.name], e.dur)
+		listOf(c.samples, e.name).add(e.dur)
 		// An orch and a sched under the same parent: their Effective.
 		name := t.name[e.name]
 		parent, ok := strings.CutSuffix(name, ".orch")
@@ -444,7 +444,7 @@ func (t *Tables) closeTree(c *callState, o *openInv) {
 			continue
 		}
 		if s := t.find(o.entries, parent+".sched"); s != nil {
-			c.effs[pid] = append(c.effs[pid], int64(reduce.Effective(window(e), window(s)).Len()))
+			listOf(c.effs, pid).add(int64(reduce.Effective(window(e), window(s)).Len()))
 		}
 	}
 	// The last invocation by (inv, pid) gives the tree its structure.
@@ -452,6 +452,58 @@ func (t *Tables) closeTree(c *callState, o *openInv) {
 		c.ref = append(c.ref[:0], o.entries...)
 		c.refKey = o.key
 	}
+}
+
+// durList holds durations in blocks that never move: growing it leaves no
+// garbage behind, and wastes at most part of its last block.
+type durList struct {
+	blocks [][]int64
+	n      int
+}
+
+const (
+	minDurBlock = 64
+	maxDurBlock = 8192
+)
+
+func listOf(m map[uint32]*durList, name uint32) *durList {
+	d := m[name]
+	if d == nil {
+		d = &durList{}
+		m[name] = d
+	}
+	return d
+}
+
+func (d *durList) add(v int64) {
+	if k := len(d.blocks); k == 0 || len(d.blocks[k-1]) == cap(d.blocks[k-1]) {
+		d.blocks = append(d.blocks, make([]int64, 0, min(maxDurBlock, max(minDurBlock, d.n))))
+	}
+	last := &d.blocks[len(d.blocks)-1]
+	*last = append(*last, v)
+	d.n++
+}
+
+// values returns the durations in one new slice; nil for a nil list.
+func (d *durList) values() []int64 {
+	if d == nil {
+		return nil
+	}
+	out := make([]int64, 0, d.n)
+	for _, b := range d.blocks {
+		out = append(out, b...)
+	}
+	return out
+}
+
+// spread is spreadOf the durations, sorting its own copy.
+func (d *durList) spread() Spread {
+	s := d.values()
+	if len(s) == 0 {
+		return Spread{}
+	}
+	slices.Sort(s)
+	return Spread{N: len(s), Min: s[0], Max: s[len(s)-1], Median: medianSorted(s)}
 }
 
 // finish closes every open invocation; no span can be added after it.
@@ -570,7 +622,7 @@ func (t *Tables) treeOf(c *callState, role strace.Role) *Tree {
 	nodes := make(map[string]*TreeNode, len(ref))
 	for _, e := range ref {
 		name := t.name[e.name]
-		spread := spreadOf(c.samples[e.name])
+		spread := c.samples[e.name].spread()
 		nodes[name] = &TreeNode{Name: name, Leaf: leafOf(name), Device: e.dev, Median: spread.Median, N: spread.N}
 	}
 	tr := &Tree{Hid: c.hid, Role: role, Invocations: c.n}
@@ -587,7 +639,7 @@ func (t *Tables) treeOf(c *callState, role strace.Role) *Tree {
 	}
 	for _, e := range ref {
 		n := nodes[t.name[e.name]]
-		pairConcurrent(n, c.effs[e.name])
+		pairConcurrent(n, c.effs[e.name].values())
 	}
 	return tr
 }
