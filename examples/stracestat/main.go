@@ -425,7 +425,17 @@ func (cfg *config) bindOptions(passes []strace.PhasePass) []analysis.BindOption 
 
 // printTables prints the tables cfg asks for, in its order: the span
 // tables from tables, overlap and bind from log.
-func printTables(cfg *config, tables *analysis.Tables, log *analysis.Log, passes []strace.PhasePass, stdout, stderr io.Writer) int {
+func printTables(cfg *config, tables *analysis.Tables, log *analysis.Log, passes []strace.PhasePass, out, stderr io.Writer) int {
+	stdout := bufio.NewWriterSize(out, 64<<10) // a rounds table has a line per invocation
+	code := printTablesTo(cfg, tables, log, passes, stdout, stderr)
+	if err := stdout.Flush(); err != nil && code == exitOK {
+		fmt.Fprintf(stderr, "stracestat: %v\n", err)
+		return exitFail
+	}
+	return code
+}
+
+func printTablesTo(cfg *config, tables *analysis.Tables, log *analysis.Log, passes []strace.PhasePass, stdout, stderr io.Writer) int {
 	empty := false
 	for _, cmd := range cfg.cmds {
 		var err error
