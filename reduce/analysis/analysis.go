@@ -410,6 +410,12 @@ func (e *errWriter) printf(format string, args ...any) {
 	}
 }
 
+func (e *errWriter) write(b []byte) {
+	if e.err == nil {
+		_, e.err = e.w.Write(b)
+	}
+}
+
 func (e *errWriter) println(s string) {
 	if e.err == nil {
 		_, e.err = io.WriteString(e.w, s+"\n")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/phasetrace/phasetrace/strace"
@@ -148,13 +149,18 @@ func WriteRounds(w io.Writer, r *Rounds) error {
 	header := hb.String()
 	ew.println(header)
 	ew.println("  " + strings.Repeat("-", len(header)-2))
+	var line, num []byte
 	for i, row := range r.Rows {
-		var lb strings.Builder
-		fmt.Fprintf(&lb, "  %-6d", i)
+		// "  %-6d" then "  %12s" per column, without fmt: one line per round.
+		num = strconv.AppendInt(num[:0], int64(i), 10)
+		line = append(append(line[:0], "  "...), num...)
+		line = appendSpaces(line, 6-len(num))
 		for _, col := range shown {
-			fmt.Fprintf(&lb, "  %12s", usText(row.Values[col]))
+			num = strconv.AppendFloat(num[:0], pyFloat(row.Values[col])/1000.0, 'f', 1, 64)
+			line = appendSpaces(append(line, "  "...), 12-len(num))
+			line = append(line, num...)
 		}
-		ew.println(lb.String())
+		ew.write(append(line, '\n'))
 	}
 	n := len(r.Rows)
 	var sb strings.Builder
@@ -180,6 +186,13 @@ func WriteRounds(w io.Writer, r *Rounds) error {
 		ew.println(tb.String())
 	}
 	return ew.err
+}
+
+func appendSpaces(b []byte, n int) []byte {
+	for range n {
+		b = append(b, ' ')
+	}
+	return b
 }
 
 // pyMeanUS is the runtime tool's mean of sorted ns values in µs: each value
