@@ -10,6 +10,13 @@
 //	go run ./examples/stracestat compare [-ranks N | -rounds N] [-keep-first] [-strict] BASE MEASURE [BASE MEASURE ...]
 //	go run ./examples/stracestat -version
 //
+// Several tables can come from one read of the logs: give the commands
+// joined by commas ("stracestat tpot,rounds,tree run.log"); the tables are
+// printed in that order, each as its command alone prints it, and the
+// flags are those of every command named. compare stands alone. tpot,
+// rounds and tree stream the logs in memory that does not hold the spans
+// (see the analysis package); overlap and bind read each log whole.
+//
 // Flags may come before, between or after the logs; -- ends the flags.
 // "stracestat <command> -h" lists the command's flags and says what its
 // table is. Several LOGs are read as one log, concatenated in order. A LOG
@@ -57,6 +64,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/phasetrace/phasetrace"
@@ -74,7 +83,7 @@ const (
 	maxProblems = 8              // positions listed per log on standard error
 )
 
-const usage = `usage: stracestat <command> [flags] LOG ...
+const usage = `usage: stracestat <command>[,<command>...] [flags] LOG ...
        stracestat -version
 
 commands:
@@ -85,9 +94,10 @@ commands:
   bind      bind-segment statistics (control plane = min of per-bind sums)
   compare   interleaved comparison: BASE MEASURE [BASE MEASURE ...]
 
-LOG may be gzip-compressed; "-" is standard input. Flags may come before,
-between or after the logs; -- ends the flags. Run "stracestat <command> -h"
-for a command's flags.
+Commands joined by commas (tpot,rounds,tree) print several tables from one
+read of the logs. LOG may be gzip-compressed; "-" is standard input. Flags
+may come before, between or after the logs; -- ends the flags. Run
+"stracestat <command> -h" for a command's flags.
 
 Exit status: 0 table printed; 1 failure (unreadable input, nothing to
 analyse, failed overlap proof); 2 usage error; 3 with -strict, table
@@ -133,7 +143,8 @@ when the deltas agree in sign.`},
 
 // config is what the command line asks for.
 type config struct {
-	cmd           string
+	cmd           string   // as given: one command, or several joined by commas
+	cmds          []string // the commands, in order
 	logs          []string
 	requireHidden bool
 	ranks, rounds int
@@ -152,16 +163,85 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cfg == nil {
 		return code
 	}
-	cmd := commands[cfg.cmd]
-	logs := make([]*analysis.Log, 0, len(cfg.logs))
-	lost := int64(0)
+	var lost int64
+	if cfg.spanTablesOnly() {
+		code, lost = streamTables(cfg, stdin, stdout, stderr)
+	} else {
+		code, lost = logTables(cfg, stdin, stdout, stderr)
+	}
+	if code == exitOK && cfg.strict && lost > 0 {
+		fmt.Fprintf(stderr, "stracestat: -strict: the reader lost %d record(s) (torn, malformed, of an unknown version or in over-long lines); the table is printed\n", lost)
+		code = exitStrict
+	}
+	return code
+}
+
+// spanTablesOnly reports whether every command asked for is a span table
+// (tpot, rounds, tree), computed while the logs stream by.
+func (cfg *config) spanTablesOnly() bool {
+	for _, c := range cfg.cmds {
+		if spanTable(c) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// spanTable is the streamed table of a command; 0 for the others.
+func spanTable(cmd string) analysis.Table {
+	switch cmd {
+	case "tpot":
+		return analysis.TableTPOT
+	case "rounds":
+		return analysis.TableRounds
+	case "tree":
+		return analysis.TableTree
+	}
+	return 0
+}
+
+// streamTables computes the span tables while reading the logs once, in
+// memory that does not hold the spans, and prints them in the order asked.
+func streamTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code int, lost int64) {
+	var want analysis.Table
+	for _, c := range cfg.cmds {
+		want |= spanTable(c)
+	}
+	tables := analysis.NewTables(analysis.WithTables(want))
+	// What stays live is small and long-lived (sums, rows, the tree's
+	// durations), while parsing leaves garbage fast: collecting at 50%
+	// growth keeps the peak near the live heap for ~1% more CPU.
+	defer debug.SetGCPercent(debug.SetGCPercent(50))
 	for _, name := range cfg.logs {
-		l, idx, err := load(name, stdin, cmd.bindKinds)
+		st, idx, err := stream(name, stdin, tables)
 		if err != nil {
 			fmt.Fprintf(stderr, "stracestat: %v\n", err)
-			return exitFail
+			return exitFail, lost
 		}
-		reportLosses(stderr, l, idx, cmd.bindKinds)
+		reportLosses(stderr, st.name, &st.stats, idx, false)
+		lost += st.stats.Lost()
+	}
+	if n := tables.Late(); n > 0 {
+		fmt.Fprintf(stderr, "stracestat: warning: %d span(s) came after %d newer invocations had begun; the tables leave them out\n", n, analysis.DefaultMaxOpen)
+	}
+	return printTables(cfg, tables, nil, nil, stdout, stderr), lost
+}
+
+// logTables reads the logs whole, for the tables that need more than the
+// spans' durations, and prints every table asked.
+func logTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code int, lost int64) {
+	bindKinds := false
+	for _, c := range cfg.cmds {
+		bindKinds = bindKinds || commands[c].bindKinds
+	}
+	logs := make([]*analysis.Log, 0, len(cfg.logs))
+	for _, name := range cfg.logs {
+		l, idx, err := load(name, stdin, bindKinds)
+		if err != nil {
+			fmt.Fprintf(stderr, "stracestat: %v\n", err)
+			return exitFail, lost
+		}
+		reportLosses(stderr, l.Name, &l.Stats, idx, bindKinds)
 		lost += l.Stats.Lost()
 		logs = append(logs, l)
 	}
@@ -170,17 +250,25 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		p, n, err := loadRecords(name, stdin, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "stracestat: %v\n", err)
-			return exitFail
+			return exitFail, lost
 		}
 		passes = append(passes, p...)
 		lost += n
 	}
-	code = table(cfg, logs, passes, stdout, stderr)
-	if code == exitOK && cfg.strict && lost > 0 {
-		fmt.Fprintf(stderr, "stracestat: -strict: the reader lost %d record(s) (torn, malformed, of an unknown version or in over-long lines); the table is printed\n", lost)
-		code = exitStrict
+	if cfg.cmd == "compare" {
+		return compare(logs, cfg.bindOptions(nil), stdout, stderr), lost
 	}
-	return code
+	log := logs[0]
+	if len(logs) > 1 {
+		names := make([]string, len(logs))
+		for i, l := range logs {
+			names[i] = l.Name
+		}
+		log = analysis.Concat(strings.Join(names, " "), logs...)
+	}
+	tables := analysis.NewTables(analysis.WithMaxOpen(len(log.Spans)))
+	tables.AddAll(log.Spans)
+	return printTables(cfg, tables, log, passes, stdout, stderr), lost
 }
 
 // parse reads the command line. It returns nil and the exit status when the
@@ -204,11 +292,12 @@ func parse(args []string, stdout, stderr io.Writer) (*config, int) {
 		return nil, exitOK
 	}
 	cfg := &config{cmd: args[0]}
-	cmd, ok := commands[cfg.cmd]
-	if !ok {
-		fmt.Fprintf(stderr, "stracestat: unknown command %q\n%s", cfg.cmd, usage)
+	cmd, cmds, err := lookup(cfg.cmd)
+	if err != nil {
+		fmt.Fprintf(stderr, "stracestat: %v\n%s", err, usage)
 		return nil, exitUsage
 	}
+	cfg.cmds = cmds
 	fs := flag.NewFlagSet("stracestat "+cfg.cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	for _, name := range cmd.flags {
@@ -252,6 +341,42 @@ func parse(args []string, stdout, stderr io.Writer) (*config, int) {
 		return nil, exitUsage
 	}
 	return cfg, exitOK
+}
+
+// lookup finds the command named, or the commands of a comma-separated
+// list ("tpot,rounds,tree": several tables from one read of the logs),
+// merged into one: the union of their flags, their descriptions in turn.
+// compare stands alone.
+func lookup(name string) (command, []string, error) {
+	if c, ok := commands[name]; ok {
+		return c, []string{name}, nil
+	}
+	names := strings.Split(name, ",")
+	var merged command
+	var abouts []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		c, ok := commands[n]
+		switch {
+		case !ok:
+			return command{}, nil, fmt.Errorf("unknown command %q", n)
+		case n == "compare":
+			return command{}, nil, errors.New("compare takes its logs in pairs and cannot be combined with another table")
+		case seen[n]:
+			return command{}, nil, fmt.Errorf("command %q given twice", n)
+		}
+		seen[n] = true
+		merged.args = c.args
+		abouts = append(abouts, n+": "+c.about)
+		for _, f := range c.flags {
+			if !slices.Contains(merged.flags, f) {
+				merged.flags = append(merged.flags, f)
+			}
+		}
+		merged.bindKinds = merged.bindKinds || c.bindKinds
+	}
+	merged.about = strings.Join(abouts, "\n\n")
+	return merged, names, nil
 }
 
 // check validates the flags' values and the logs named.
@@ -298,61 +423,63 @@ func (cfg *config) bindOptions(passes []strace.PhasePass) []analysis.BindOption 
 	return opts
 }
 
-// table computes and prints the command's table.
-func table(cfg *config, logs []*analysis.Log, passes []strace.PhasePass, stdout, stderr io.Writer) int {
-	if cfg.cmd == "compare" {
-		return compare(logs, cfg.bindOptions(nil), stdout, stderr)
-	}
-	log := logs[0]
-	if len(logs) > 1 {
-		names := make([]string, len(logs))
-		for i, l := range logs {
-			names[i] = l.Name
-		}
-		log = analysis.Concat(strings.Join(names, " "), logs...)
-	}
-	var err error
-	empty := false
-	switch cfg.cmd {
-	case "tpot":
-		t := analysis.AnalyzeTPOT(log.Spans)
-		empty = t == nil || len(t.Callables) == 0
-		err = analysis.WriteTPOT(stdout, t)
-	case "rounds":
-		r := analysis.AnalyzeRounds(log.Spans)
-		empty = r == nil || len(r.Rows) == 0
-		err = analysis.WriteRounds(stdout, r)
-	case "tree":
-		trees := analysis.AnalyzeTree(log.Spans)
-		empty = len(trees) == 0
-		err = analysis.WriteTree(stdout, trees)
-	case "overlap":
-		var opts []analysis.OverlapOption
-		if cfg.requireHidden {
-			opts = append(opts, analysis.WithRequireHidden())
-		}
-		proof, perr := analysis.ProveOverlap(log.Spans, opts...)
-		if perr != nil {
-			for _, line := range strings.Split(perr.Error(), "\n") {
-				fmt.Fprintf(stderr, "native overlap assertion failed: %s\n", line)
-			}
-			return exitFail
-		}
-		err = analysis.WriteOverlap(stdout, proof)
-	case "bind":
-		st, berr := analysis.AnalyzeBinds(log, cfg.bindOptions(passes)...)
-		if berr != nil {
-			fmt.Fprintf(stderr, "stracestat: %v\n", bindAdvice(berr))
-			return exitFail
-		}
-		err = analysis.WriteBinds(stdout, st)
-	}
-	if err != nil {
+// printTables prints the tables cfg asks for, in its order: the span
+// tables from tables, overlap and bind from log.
+func printTables(cfg *config, tables *analysis.Tables, log *analysis.Log, passes []strace.PhasePass, out, stderr io.Writer) int {
+	stdout := bufio.NewWriterSize(out, 64<<10) // a rounds table has a line per invocation
+	code := printTablesTo(cfg, tables, log, passes, stdout, stderr)
+	if err := stdout.Flush(); err != nil && code == exitOK {
 		fmt.Fprintf(stderr, "stracestat: %v\n", err)
 		return exitFail
 	}
+	return code
+}
+
+func printTablesTo(cfg *config, tables *analysis.Tables, log *analysis.Log, passes []strace.PhasePass, stdout, stderr io.Writer) int {
+	empty := false
+	for _, cmd := range cfg.cmds {
+		var err error
+		switch cmd {
+		case "tpot":
+			t := tables.TPOT()
+			empty = empty || len(t.Callables) == 0
+			err = analysis.WriteTPOT(stdout, t)
+		case "rounds":
+			r := tables.Rounds()
+			empty = empty || r == nil || len(r.Rows) == 0
+			err = analysis.WriteRounds(stdout, r)
+		case "tree":
+			trees := tables.Tree()
+			empty = empty || len(trees) == 0
+			err = analysis.WriteTree(stdout, trees)
+		case "overlap":
+			var opts []analysis.OverlapOption
+			if cfg.requireHidden {
+				opts = append(opts, analysis.WithRequireHidden())
+			}
+			proof, perr := analysis.ProveOverlap(log.Spans, opts...)
+			if perr != nil {
+				for _, line := range strings.Split(perr.Error(), "\n") {
+					fmt.Fprintf(stderr, "native overlap assertion failed: %s\n", line)
+				}
+				return exitFail
+			}
+			err = analysis.WriteOverlap(stdout, proof)
+		case "bind":
+			st, berr := analysis.AnalyzeBinds(log, cfg.bindOptions(passes)...)
+			if berr != nil {
+				fmt.Fprintf(stderr, "stracestat: %v\n", bindAdvice(berr))
+				return exitFail
+			}
+			err = analysis.WriteBinds(stdout, st)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "stracestat: %v\n", err)
+			return exitFail
+		}
+	}
 	if empty {
-		return exitFail // the table said "No [STRACE] markers found."
+		return exitFail // a table said "No [STRACE] markers found."
 	}
 	return exitOK
 }
@@ -430,6 +557,112 @@ func load(name string, stdin io.Reader, bindKinds bool) (*analysis.Log, *headInd
 	idx := &headIndex{r: r, marks: marks, at: map[int64]bool{}}
 	l, err := analysis.ReadLog(idx, analysis.WithName(shown))
 	return l, idx, err
+}
+
+// streamed is what stream says of one log.
+type streamed struct {
+	name  string
+	stats strace.Stats
+}
+
+// stream reads one log as load does, adding its spans to tables as they
+// are read. The index is load's, for a table without bindKinds.
+func stream(name string, stdin io.Reader, tables *analysis.Tables) (streamed, *headIndex, error) {
+	r, shown, close, err := open(name, stdin)
+	if err != nil {
+		return streamed{}, nil, err
+	}
+	defer close()
+	marks := [][]byte{[]byte("[CLOCK_ANCHOR]"), []byte("[stamp]"), []byte("bind phase="), []byte("torch_backend_autoload setting=")}
+	idx := &headIndex{r: r, marks: marks, at: map[int64]bool{}}
+	ra := newReadAhead(idx)
+	defer ra.Close()
+	rd := strace.NewReader(ra, strace.WithName(shown), strace.WithKinds(strace.KindSpan))
+	if err := tables.ReadFrom(rd); err != nil {
+		return streamed{}, nil, fmt.Errorf("%s: %w", shown, err)
+	}
+	return streamed{name: shown, stats: rd.Stats()}, idx, nil
+}
+
+// readAhead reads its source on a goroutine of its own, a few chunks ahead
+// of its reader: decompressing and indexing the log overlap parsing it.
+type readAhead struct {
+	full, free chan []byte
+	stop       chan struct{}
+	done       chan struct{}
+	chunk      []byte // the chunk being read
+	cur        []byte // what is left of it
+	err        error  // the source's, after the last chunk
+}
+
+const (
+	readAheadChunk  = 1 << 20
+	readAheadChunks = 4
+)
+
+func newReadAhead(src io.Reader) *readAhead {
+	ra := &readAhead{
+		full: make(chan []byte, readAheadChunks),
+		free: make(chan []byte, readAheadChunks),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	for range readAheadChunks {
+		ra.free <- make([]byte, readAheadChunk)
+	}
+	go func() {
+		defer close(ra.full)
+		defer close(ra.done)
+		for {
+			var buf []byte
+			select {
+			case buf = <-ra.free:
+			case <-ra.stop:
+				return
+			}
+			n, err := io.ReadFull(src, buf[:cap(buf)])
+			if n > 0 {
+				ra.full <- buf[:n]
+			}
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return
+			}
+			if err != nil {
+				ra.err = err
+				return
+			}
+		}
+	}()
+	return ra
+}
+
+func (ra *readAhead) Read(p []byte) (int, error) {
+	for len(ra.cur) == 0 {
+		if ra.chunk != nil {
+			ra.free <- ra.chunk
+			ra.chunk = nil
+		}
+		buf, ok := <-ra.full
+		if !ok {
+			<-ra.done
+			if ra.err != nil {
+				return 0, ra.err
+			}
+			return 0, io.EOF
+		}
+		ra.chunk, ra.cur = buf, buf
+	}
+	n := copy(p, ra.cur)
+	ra.cur = ra.cur[n:]
+	return n, nil
+}
+
+// Close stops the goroutine reading ahead and waits for it.
+func (ra *readAhead) Close() {
+	close(ra.stop)
+	for range ra.full { // unblock a pending send
+	}
+	<-ra.done
 }
 
 // loadRecords reads a host_phase_records.jsonl and warns about the lines
@@ -524,8 +757,7 @@ func (h *headIndex) unused(p *strace.SyntaxError) bool {
 // reportLosses warns on stderr about the records the reader lost that
 // the table would have used: spans, and for the bind tables [stamp] lines,
 // autoload records and bind phase lines. Clock anchors are no table's.
-func reportLosses(stderr io.Writer, l *analysis.Log, idx *headIndex, bindKinds bool) {
-	s := &l.Stats
+func reportLosses(stderr io.Writer, name string, s *strace.Stats, idx *headIndex, bindKinds bool) {
 	var parts []string
 	total := int64(0)
 	add := func(lost, heads int64, what string) {
@@ -544,7 +776,7 @@ func reportLosses(stderr io.Writer, l *analysis.Log, idx *headIndex, bindKinds b
 		return
 	}
 	fmt.Fprintf(stderr, "stracestat: warning: %s: lost %s (torn, malformed, of an unknown version or in over-long lines); the table is computed without them\n",
-		l.Name, strings.Join(parts, ", "))
+		name, strings.Join(parts, ", "))
 	shown := 0
 	for _, p := range s.Problems {
 		if idx.unused(p) {

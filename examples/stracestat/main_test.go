@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
@@ -309,5 +312,57 @@ func TestBindInputs(t *testing.T) {
 	}
 	if code, _, errs := runCmd(t, "", "bind", "-records", filepath.Join(t.TempDir(), "missing.jsonl"), data+"bind_records.log"); code != exitFail || !strings.Contains(errs, "missing.jsonl") {
 		t.Errorf("missing records: exit %d, %q", code, errs)
+	}
+}
+
+// TestReadAhead reads an input of several chunks through readAhead, and
+// one whose source fails.
+func TestReadAhead(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789abcdef\n"), (readAheadChunks*readAheadChunk)/8)
+	ra := newReadAhead(bytes.NewReader(data))
+	got, err := io.ReadAll(ra)
+	ra.Close()
+	if err != nil || !bytes.Equal(got, data) {
+		t.Errorf("read %d bytes of %d, err %v", len(got), len(data), err)
+	}
+	ra = newReadAhead(io.MultiReader(bytes.NewReader(data[:100]), iotest.ErrReader(errBroken)))
+	got, err = io.ReadAll(ra)
+	ra.Close()
+	if !errors.Is(err, errBroken) || len(got) != 100 {
+		t.Errorf("read %d bytes, err %v; want 100, %v", len(got), err, errBroken)
+	}
+	// Closed before the end: the goroutine stops.
+	ra = newReadAhead(bytes.NewReader(data))
+	if _, err := ra.Read(make([]byte, 10)); err != nil {
+		t.Fatal(err)
+	}
+	ra.Close()
+}
+
+var errBroken = errors.New("broken source")
+
+// TestSeveralTables checks that "tpot,rounds,tree" prints the three tables
+// in turn, as the three commands do one after another.
+func TestSeveralTables(t *testing.T) {
+	var want string
+	for _, cmd := range []string{"tpot", "rounds", "tree"} {
+		code, out, _ := runCmd(t, "", cmd, data+"tree.log")
+		if code != exitOK {
+			t.Fatalf("%s: exit %d", cmd, code)
+		}
+		want += out
+	}
+	code, out, errs := runCmd(t, "", "tpot,rounds,tree", data+"tree.log")
+	if code != exitOK || out != want || errs != "" {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, errs, out, want)
+	}
+	code, out, _ = runCmd(t, "", "tree,overlap", data+"overlap_ok.log")
+	if code != exitOK || !strings.Contains(out, "callable hid=") {
+		t.Errorf("tree,overlap: exit %d:\n%s", code, out)
+	}
+	for _, bad := range []string{"tpot,compare", "tpot,tpot", "tpot,nope"} {
+		if code, _, _ := runCmd(t, "", bad, data+"tree.log"); code != exitUsage {
+			t.Errorf("%s: exit %d, want %d", bad, code, exitUsage)
+		}
 	}
 }

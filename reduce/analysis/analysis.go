@@ -326,7 +326,12 @@ func truncMean(values []int64) int64 {
 	for _, v := range values {
 		s.add(v)
 	}
-	return new(big.Int).Quo(s.big(), big.NewInt(int64(len(values)))).Int64()
+	return bigQuo(s, len(values))
+}
+
+// bigQuo returns s / n truncated toward zero, exactly.
+func bigQuo(s sum128, n int) int64 {
+	return new(big.Int).Quo(s.big(), big.NewInt(int64(n))).Int64()
 }
 
 // The renderers print what the runtime's Python tools print for the same
@@ -371,47 +376,6 @@ func medianUS(m Median) float64 { return pyHalfSum(m.Lo, m.Hi) / 1000.0 }
 // hidText prints a callable hash as the log writes it.
 func hidText(hid uint64) string { return strconv.FormatUint(hid, 16) }
 
-// callable is one hid bucket in the order the reference tables list them.
-type callable struct {
-	hid  uint64
-	role strace.Role
-	invs []*strace.Invocation // ordered by inv, then pid
-}
-
-// callables groups spans into invocations and buckets them by hid, most
-// invoked first; buckets with as many invocations keep the order in which
-// their first invocation appears by (pid, inv). The busiest bucket is
-// decode when it holds more than one invocation; a bucket of one is
-// prefill.
-func callables(spans []strace.Span) []callable {
-	invs := strace.GroupInvocations(spans)
-	first := make(map[uint64]int)
-	for i, inv := range invs {
-		if _, ok := first[inv.Hid]; !ok {
-			first[inv.Hid] = i
-		}
-	}
-	buckets := strace.BucketByHid(invs)
-	sort.SliceStable(buckets, func(i, j int) bool {
-		if ni, nj := len(buckets[i].Invocations), len(buckets[j].Invocations); ni != nj {
-			return ni > nj
-		}
-		return first[buckets[i].Hid] < first[buckets[j].Hid]
-	})
-	out := make([]callable, len(buckets))
-	for i, b := range buckets {
-		role := strace.RoleOther
-		switch n := len(b.Invocations); {
-		case i == 0 && n > 1:
-			role = strace.RoleDecode
-		case n == 1:
-			role = strace.RolePrefill
-		}
-		out[i] = callable{hid: b.Hid, role: role, invs: b.Invocations}
-	}
-	return out
-}
-
 // rootSpan is the invocation's first depth-0 span in input order.
 func rootSpan(inv *strace.Invocation) *strace.Span {
 	for _, s := range inv.Spans {
@@ -443,6 +407,12 @@ type errWriter struct {
 func (e *errWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+func (e *errWriter) write(b []byte) {
+	if e.err == nil {
+		_, e.err = e.w.Write(b)
 	}
 }
 

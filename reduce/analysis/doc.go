@@ -5,12 +5,34 @@
 //
 // # Reading a log
 //
+// The span tables (TPOT, rounds, tree) stream: a [Tables] takes the spans
+// one at a time ([Tables.Add], or [Tables.ReadFrom] a [strace.Reader],
+// which parses on a goroutine of its own a batch ahead), computes all three
+// in one pass and keeps no span. What it keeps grows as follows:
+//
+//   - with the open invocations, at most [DefaultMaxOpen] of them
+//     ([WithMaxOpen]): one small entry per distinct span name of each;
+//   - with the invocations: each one's key (to tell a late span) and, for
+//     the rounds table, one row of five durations;
+//   - with the callables and span names: TPOT's running sums, counts,
+//     minima and maxima;
+//   - with the spans, for the tree only: 8 bytes of duration per span of
+//     each callable's invocations, which the exact median needs.
+//
+// Leaving the tree out ([WithTables]) leaves memory independent of the
+// log's length but for the invocations' keys and rows. An invocation is
+// closed (reduced to its contribution to the tables) once [DefaultMaxOpen]
+// newer ones have begun; a span arriving after that is counted by
+// [Tables.Late] and left out. [AnalyzeTPOT], [AnalyzeRounds] and
+// [AnalyzeTree] are the same computation over a slice, never closing early.
+//
+// The overlap proof and the bind statistics still read a whole [Log]:
 // [ReadLog] reads a log with [strace.NewReader] and keeps its spans,
 // "[stamp]" lines, torch_backend_autoload records, legacy "bind phase="
 // lines (with the log thread of each and of every chip.run.bind span) and
 // the reader's losses;
 // [WithName] names it and [WithReaderOptions] passes the reader's options.
-// [Concat] joins logs read separately.
+// [Concat] joins logs read separately. Their memory grows with the log.
 //
 // # The tables
 //

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
-	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -76,15 +76,13 @@ type Rounds struct {
 // the callable whose first invocation comes first). It returns nil when the
 // spans hold no invocation.
 func AnalyzeRounds(spans []strace.Span) *Rounds {
-	cs := callables(spans)
-	if len(cs) == 0 {
-		return nil
-	}
-	c := cs[0]
-	r := &Rounds{Hid: c.hid, Role: c.role}
-	for _, inv := range c.invs {
-		r.Rows = append(r.Rows, roundOf(inv))
-	}
+	t := NewTables(WithTables(TableRounds), WithMaxOpen(len(spans)))
+	t.AddAll(spans)
+	return t.Rounds()
+}
+
+// summarise computes the column statistics from the rows.
+func (r *Rounds) summarise() {
 	for col := ColHost; col < NumRoundsColumns; col++ {
 		vals := r.columnValues(col)
 		st := RoundsStats{Shown: col == ColHost || len(vals) > 0, N: len(vals), Mean: truncMean(vals)}
@@ -94,7 +92,6 @@ func AnalyzeRounds(spans []strace.Span) *Rounds {
 		}
 		r.Columns[col] = st
 	}
-	return r
 }
 
 // columnValues returns the sorted values a column averages.
@@ -107,31 +104,6 @@ func (r *Rounds) columnValues(col RoundsColumn) []int64 {
 	}
 	sort.Slice(vals, func(i, j int) bool { return vals[i] < vals[j] })
 	return vals
-}
-
-func roundOf(inv *strace.Invocation) Round {
-	names := byName(inv)
-	row := Round{Pid: inv.Pid, Inv: inv.Inv}
-	dur := func(name string) int64 {
-		if s := names[name]; s != nil {
-			return s.Dur
-		}
-		return 0
-	}
-	row.Values[ColHost] = dur(spanRun)
-	row.Values[ColDevice] = dur(strace.SpanDeviceWall)
-	row.Values[ColOrch] = dur(spanOrch)
-	row.Values[ColSched] = dur(spanSched)
-	var eff reduce.DeviceWindow
-	for _, s := range []*strace.Span{names[spanOrch], names[spanSched]} {
-		if s != nil {
-			eff = reduce.Effective(eff, reduce.DeviceWindow{Start: reduce.DeviceNanos(s.TS), End: reduce.DeviceNanos(s.End())})
-		}
-	}
-	if names[spanOrch] != nil || names[spanSched] != nil {
-		row.Values[ColEffective] = int64(eff.Len())
-	}
-	return row
 }
 
 func satSub64(a, b int64) int64 {
@@ -177,13 +149,18 @@ func WriteRounds(w io.Writer, r *Rounds) error {
 	header := hb.String()
 	ew.println(header)
 	ew.println("  " + strings.Repeat("-", len(header)-2))
+	var line, num []byte
 	for i, row := range r.Rows {
-		var lb strings.Builder
-		fmt.Fprintf(&lb, "  %-6d", i)
+		// "  %-6d" then "  %12s" per column, without fmt: one line per round.
+		num = strconv.AppendInt(num[:0], int64(i), 10)
+		line = append(append(line[:0], "  "...), num...)
+		line = appendSpaces(line, 6-len(num))
 		for _, col := range shown {
-			fmt.Fprintf(&lb, "  %12s", usText(row.Values[col]))
+			num = strconv.AppendFloat(num[:0], pyFloat(row.Values[col])/1000.0, 'f', 1, 64)
+			line = appendSpaces(append(line, "  "...), 12-len(num))
+			line = append(line, num...)
 		}
-		ew.println(lb.String())
+		ew.write(append(line, '\n'))
 	}
 	n := len(r.Rows)
 	var sb strings.Builder
@@ -209,6 +186,13 @@ func WriteRounds(w io.Writer, r *Rounds) error {
 		ew.println(tb.String())
 	}
 	return ew.err
+}
+
+func appendSpaces(b []byte, n int) []byte {
+	for range n {
+		b = append(b, ' ')
+	}
+	return b
 }
 
 // pyMeanUS is the runtime tool's mean of sorted ns values in µs: each value

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/phasetrace/phasetrace/strace"
@@ -42,53 +41,12 @@ type StageStats struct {
 	DurStats
 }
 
-func durStats(values []int64) DurStats {
-	if len(values) == 0 {
-		return DurStats{}
-	}
-	d := DurStats{N: len(values), Mean: truncMean(values), Min: values[0], Max: values[0]}
-	for _, v := range values[1:] {
-		d.Min, d.Max = min(d.Min, v), max(d.Max, v)
-	}
-	return d
-}
-
 // AnalyzeTPOT builds the per-callable table from spans (each owning its
 // Attrs). Node-family and ext. spans carry no invocation and are left out.
 func AnalyzeTPOT(spans []strace.Span) *TPOT {
-	t := &TPOT{}
-	for _, c := range callables(spans) {
-		tc := TPOTCallable{Hid: c.hid, Role: c.role, Invocations: len(c.invs)}
-		var roots []int64
-		stages := make(map[string][]int64)
-		for _, inv := range c.invs {
-			if r := rootSpan(inv); r != nil {
-				roots = append(roots, r.Dur)
-			}
-			for name, s := range byName(inv) {
-				if s.Depth == 0 {
-					continue
-				}
-				stages[name] = append(stages[name], s.Dur)
-			}
-		}
-		tc.Run = durStats(roots)
-		names := make([]string, 0, len(stages))
-		for n := range stages {
-			names = append(names, n)
-		}
-		sort.Slice(names, func(i, j int) bool {
-			if ni, nj := len(stages[names[i]]), len(stages[names[j]]); ni != nj {
-				return ni > nj
-			}
-			return names[i] < names[j]
-		})
-		for _, n := range names {
-			tc.Stages = append(tc.Stages, StageStats{Name: n, DurStats: durStats(stages[n])})
-		}
-		t.Callables = append(t.Callables, tc)
-	}
-	return t
+	t := NewTables(WithTables(TableTPOT), WithMaxOpen(len(spans)))
+	t.AddAll(spans)
+	return t.TPOT()
 }
 
 // WriteTPOT prints the table in the runtime tool's layout:

@@ -3,10 +3,8 @@ package analysis
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
-	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -44,61 +42,9 @@ type TreeNode struct {
 // A span name that occurs more than once in the last invocation is shown
 // once, at its earliest start.
 func AnalyzeTree(spans []strace.Span) []*Tree {
-	var out []*Tree
-	for _, c := range callables(spans) {
-		out = append(out, buildTree(c))
-	}
-	return out
-}
-
-func buildTree(c callable) *Tree {
-	maps := make([]map[string]*strace.Span, len(c.invs))
-	samples := make(map[string][]int64)
-	for i, inv := range c.invs {
-		maps[i] = byName(inv)
-		for name, s := range maps[i] {
-			samples[name] = append(samples[name], s.Dur)
-		}
-	}
-	ref := maps[len(maps)-1]
-	names := make([]string, 0, len(ref))
-	for name := range ref {
-		names = append(names, name)
-	}
-	// Siblings in start order; equal starts keep input order.
-	order := make(map[*strace.Span]int)
-	for i, s := range c.invs[len(c.invs)-1].Spans {
-		if _, ok := order[s]; !ok {
-			order[s] = i
-		}
-	}
-	sort.Slice(names, func(i, j int) bool {
-		a, b := ref[names[i]], ref[names[j]]
-		if a.TS != b.TS {
-			return a.TS < b.TS
-		}
-		return order[a] < order[b]
-	})
-	nodes := make(map[string]*TreeNode, len(names))
-	for _, name := range names {
-		spread := spreadOf(samples[name])
-		nodes[name] = &TreeNode{Name: name, Leaf: leafOf(name), Device: ref[name].IsDevice(), Median: spread.Median, N: spread.N}
-	}
-	t := &Tree{Hid: c.hid, Role: c.role, Invocations: len(c.invs)}
-	for _, name := range names {
-		n := nodes[name]
-		if dot := strings.LastIndexByte(name, '.'); dot >= 0 {
-			if p, ok := nodes[name[:dot]]; ok {
-				p.Children = append(p.Children, n)
-				continue
-			}
-		}
-		t.Roots = append(t.Roots, n)
-	}
-	for _, name := range names {
-		pairConcurrent(nodes[name], maps)
-	}
-	return t
+	t := NewTables(WithTables(TableTree), WithMaxOpen(len(spans)))
+	t.AddAll(spans)
+	return t.Tree()
 }
 
 func leafOf(name string) string {
@@ -109,8 +55,9 @@ func leafOf(name string) string {
 }
 
 // pairConcurrent replaces an orch child and a sched child of n by one
-// Effective node at orch's place.
-func pairConcurrent(n *TreeNode, maps []map[string]*strace.Span) {
+// Effective node at orch's place; effs are max(ends) − min(starts) of the
+// two in every invocation that has both.
+func pairConcurrent(n *TreeNode, effs []int64) {
 	oi, si := -1, -1
 	for i, c := range n.Children {
 		switch {
@@ -124,13 +71,6 @@ func pairConcurrent(n *TreeNode, maps []map[string]*strace.Span) {
 		return
 	}
 	orch, sched := n.Children[oi], n.Children[si]
-	var effs []int64
-	for _, m := range maps {
-		o, s := m[orch.Name], m[sched.Name]
-		if o != nil && s != nil {
-			effs = append(effs, int64(reduce.Effective(reduce.DeviceWindow{Start: reduce.DeviceNanos(o.TS), End: reduce.DeviceNanos(o.End())}, reduce.DeviceWindow{Start: reduce.DeviceNanos(s.TS), End: reduce.DeviceNanos(s.End())}).Len()))
-		}
-	}
 	spread := spreadOf(effs)
 	eff := &TreeNode{Name: "Effective", Leaf: "Effective", Device: true, Median: spread.Median, N: spread.N, Orch: orch, Sched: sched}
 	kids := make([]*TreeNode, 0, len(n.Children)-1)
