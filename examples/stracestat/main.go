@@ -14,8 +14,8 @@
 // joined by commas ("stracestat tpot,rounds,tree run.log"); the tables are
 // printed in that order, each as its command alone prints it, and the
 // flags are those of every command named. compare stands alone. tpot,
-// rounds and tree stream the logs in memory that does not hold the spans
-// (see the analysis package); overlap and bind read each log whole.
+// rounds, tree and overlap stream the logs in memory that does not hold
+// the spans (see the analysis package); bind reads each log whole.
 //
 // Flags may come before, between or after the logs; -- ends the flags.
 // "stracestat <command> -h" lists the command's flags and says what its
@@ -164,7 +164,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	var lost int64
-	if cfg.spanTablesOnly() {
+	if cfg.streams() {
 		code, lost = streamTables(cfg, stdin, stdout, stderr)
 	} else {
 		code, lost = logTables(cfg, stdin, stdout, stderr)
@@ -176,11 +176,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return code
 }
 
-// spanTablesOnly reports whether every command asked for is a span table
-// (tpot, rounds, tree), computed while the logs stream by.
-func (cfg *config) spanTablesOnly() bool {
+// streams reports whether every command asked for is computed while the
+// logs stream by: a span table (tpot, rounds, tree) or the overlap proof.
+func (cfg *config) streams() bool {
 	for _, c := range cfg.cmds {
-		if spanTable(c) == 0 {
+		if spanTable(c) == 0 && c != "overlap" {
 			return false
 		}
 	}
@@ -200,20 +200,28 @@ func spanTable(cmd string) analysis.Table {
 	return 0
 }
 
-// streamTables computes the span tables while reading the logs once, in
-// memory that does not hold the spans, and prints them in the order asked.
+// streamTables computes the span tables and the overlap proof while
+// reading the logs once, in memory that does not hold the spans, and
+// prints them in the order asked.
 func streamTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code int, lost int64) {
 	var want analysis.Table
+	var ov *analysis.Overlap
 	for _, c := range cfg.cmds {
 		want |= spanTable(c)
+		if c == "overlap" {
+			ov = analysis.NewOverlap(cfg.overlapOptions()...)
+		}
 	}
-	tables := analysis.NewTables(analysis.WithTables(want))
+	var tables *analysis.Tables
+	if want != 0 {
+		tables = analysis.NewTables(analysis.WithTables(want))
+	}
 	// What stays live is small and long-lived (sums, rows, the tree's
 	// durations), while parsing leaves garbage fast: collecting at 50%
 	// growth keeps the peak near the live heap for ~1% more CPU.
 	defer debug.SetGCPercent(debug.SetGCPercent(50))
 	for _, name := range cfg.logs {
-		st, idx, err := stream(name, stdin, tables)
+		st, idx, err := stream(name, stdin, tables, ov)
 		if err != nil {
 			fmt.Fprintf(stderr, "stracestat: %v\n", err)
 			return exitFail, lost
@@ -221,10 +229,17 @@ func streamTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code 
 		reportLosses(stderr, st.name, &st.stats, idx, false)
 		lost += st.stats.Lost()
 	}
-	if n := tables.Late(); n > 0 {
-		fmt.Fprintf(stderr, "stracestat: warning: %d span(s) came after %d newer invocations had begun; the tables leave them out\n", n, analysis.DefaultMaxOpen)
+	var late int64
+	if tables != nil {
+		late = tables.Late()
 	}
-	return printTables(cfg, tables, nil, nil, stdout, stderr), lost
+	if ov != nil {
+		late = max(late, ov.Late())
+	}
+	if late > 0 {
+		fmt.Fprintf(stderr, "stracestat: warning: %d span(s) came after %d newer invocations had begun; the tables leave them out\n", late, analysis.DefaultMaxOpen)
+	}
+	return printTables(cfg, tables, ov, nil, nil, stdout, stderr), lost
 }
 
 // logTables reads the logs whole, for the tables that need more than the
@@ -268,7 +283,7 @@ func logTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code int
 	}
 	tables := analysis.NewTables(analysis.WithMaxOpen(len(log.Spans)))
 	tables.AddAll(log.Spans)
-	return printTables(cfg, tables, log, passes, stdout, stderr), lost
+	return printTables(cfg, tables, nil, log, passes, stdout, stderr), lost
 }
 
 // parse reads the command line. It returns nil and the exit status when the
@@ -405,6 +420,14 @@ func (cfg *config) check() error {
 	return nil
 }
 
+// overlapOptions are the overlap proof's options cfg asks for.
+func (cfg *config) overlapOptions() []analysis.OverlapOption {
+	if cfg.requireHidden {
+		return []analysis.OverlapOption{analysis.WithRequireHidden()}
+	}
+	return nil
+}
+
 // bindOptions are the bind statistics' options cfg asks for.
 func (cfg *config) bindOptions(passes []strace.PhasePass) []analysis.BindOption {
 	var opts []analysis.BindOption
@@ -424,10 +447,10 @@ func (cfg *config) bindOptions(passes []strace.PhasePass) []analysis.BindOption 
 }
 
 // printTables prints the tables cfg asks for, in its order: the span
-// tables from tables, overlap and bind from log.
-func printTables(cfg *config, tables *analysis.Tables, log *analysis.Log, passes []strace.PhasePass, out, stderr io.Writer) int {
+// tables from tables, overlap from ov (else from log), bind from log.
+func printTables(cfg *config, tables *analysis.Tables, ov *analysis.Overlap, log *analysis.Log, passes []strace.PhasePass, out, stderr io.Writer) int {
 	stdout := bufio.NewWriterSize(out, 64<<10) // a rounds table has a line per invocation
-	code := printTablesTo(cfg, tables, log, passes, stdout, stderr)
+	code := printTablesTo(cfg, tables, ov, log, passes, stdout, stderr)
 	if err := stdout.Flush(); err != nil && code == exitOK {
 		fmt.Fprintf(stderr, "stracestat: %v\n", err)
 		return exitFail
@@ -435,7 +458,7 @@ func printTables(cfg *config, tables *analysis.Tables, log *analysis.Log, passes
 	return code
 }
 
-func printTablesTo(cfg *config, tables *analysis.Tables, log *analysis.Log, passes []strace.PhasePass, stdout, stderr io.Writer) int {
+func printTablesTo(cfg *config, tables *analysis.Tables, ov *analysis.Overlap, log *analysis.Log, passes []strace.PhasePass, stdout, stderr io.Writer) int {
 	empty := false
 	for _, cmd := range cfg.cmds {
 		var err error
@@ -453,11 +476,13 @@ func printTablesTo(cfg *config, tables *analysis.Tables, log *analysis.Log, pass
 			empty = empty || len(trees) == 0
 			err = analysis.WriteTree(stdout, trees)
 		case "overlap":
-			var opts []analysis.OverlapOption
-			if cfg.requireHidden {
-				opts = append(opts, analysis.WithRequireHidden())
+			if ov == nil {
+				ov = analysis.NewOverlap(cfg.overlapOptions()...)
+				for i := range log.Spans {
+					ov.Add(&log.Spans[i])
+				}
 			}
-			proof, perr := analysis.ProveOverlap(log.Spans, opts...)
+			proof, perr := ov.Proof()
 			if perr != nil {
 				for _, line := range strings.Split(perr.Error(), "\n") {
 					fmt.Fprintf(stderr, "native overlap assertion failed: %s\n", line)
@@ -565,9 +590,10 @@ type streamed struct {
 	stats strace.Stats
 }
 
-// stream reads one log as load does, adding its spans to tables as they
-// are read. The index is load's, for a table without bindKinds.
-func stream(name string, stdin io.Reader, tables *analysis.Tables) (streamed, *headIndex, error) {
+// stream reads one log as load does, adding its spans to tables and ov
+// (either may be nil) as they are read. The index is load's, for a table
+// without bindKinds.
+func stream(name string, stdin io.Reader, tables *analysis.Tables, ov *analysis.Overlap) (streamed, *headIndex, error) {
 	r, shown, close, err := open(name, stdin)
 	if err != nil {
 		return streamed{}, nil, err
@@ -578,10 +604,34 @@ func stream(name string, stdin io.Reader, tables *analysis.Tables) (streamed, *h
 	ra := newReadAhead(idx)
 	defer ra.Close()
 	rd := strace.NewReader(ra, strace.WithName(shown), strace.WithKinds(strace.KindSpan))
-	if err := tables.ReadFrom(rd); err != nil {
+	if err := readSpans(rd, tables, ov); err != nil {
 		return streamed{}, nil, fmt.Errorf("%s: %w", shown, err)
 	}
 	return streamed{name: shown, stats: rd.Stats()}, idx, nil
+}
+
+// readSpans adds every span of rd to tables and ov (either may be nil).
+// The tables alone read on a goroutine of their own.
+func readSpans(rd *strace.Reader, tables *analysis.Tables, ov *analysis.Overlap) error {
+	switch {
+	case ov == nil:
+		return tables.ReadFrom(rd)
+	case tables == nil:
+		return ov.ReadFrom(rd)
+	}
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if rec.Kind == strace.KindSpan {
+			tables.Add(&rec.Span)
+			ov.Add(&rec.Span)
+		}
+	}
 }
 
 // readAhead reads its source on a goroutine of its own, a few chunks ahead

@@ -376,28 +376,6 @@ func medianUS(m Median) float64 { return pyHalfSum(m.Lo, m.Hi) / 1000.0 }
 // hidText prints a callable hash as the log writes it.
 func hidText(hid uint64) string { return strconv.FormatUint(hid, 16) }
 
-// rootSpan is the invocation's first depth-0 span in input order.
-func rootSpan(inv *strace.Invocation) *strace.Span {
-	for _, s := range inv.Spans {
-		if s.Depth == 0 {
-			return s
-		}
-	}
-	return nil
-}
-
-// byName maps each span name of an invocation to its earliest-starting
-// span (the first in input order among equal starts).
-func byName(inv *strace.Invocation) map[string]*strace.Span {
-	m := make(map[string]*strace.Span, len(inv.Spans))
-	for _, s := range inv.Spans {
-		if prev, ok := m[s.Name]; !ok || s.TS < prev.TS {
-			m[s.Name] = s
-		}
-	}
-	return m
-}
-
 // errWriter remembers the first write error so renderers can write freely.
 type errWriter struct {
 	w   io.Writer

@@ -26,7 +26,13 @@
 // [Tables.Late] and left out. [AnalyzeTPOT], [AnalyzeRounds] and
 // [AnalyzeTree] are the same computation over a slice, never closing early.
 //
-// The overlap proof and the bind statistics still read a whole [Log]:
+// The overlap proof streams too: an [Overlap] takes the spans one at a
+// time ([Overlap.Add], [Overlap.ReadFrom]) and keeps, besides the same
+// window of open invocations and their keys, per phased native run its
+// identity and three intervals (about 100 bytes, no more than the proof's
+// pair for that run). [ProveOverlap] is the same proof over a slice.
+//
+// The bind statistics still read a whole [Log]:
 // [ReadLog] reads a log with [strace.NewReader] and keeps its spans,
 // "[stamp]" lines, torch_backend_autoload records, legacy "bind phase="
 // lines (with the log thread of each and of every chip.run.bind span) and

@@ -1,9 +1,11 @@
 package analysis
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,9 +132,181 @@ type overlapConfig struct{ requireHidden bool }
 // pipeline depth, sensitive to host scheduling.
 func WithRequireHidden() OverlapOption { return func(c *overlapConfig) { c.requireHidden = true } }
 
+// nativeRun is what the proof keeps of one phased native run: its
+// identity and the three intervals it compares.
 type nativeRun struct {
-	id    RunIdentity
-	spans map[string]*strace.Span
+	id                    RunIdentity
+	has                   [3]bool // bind, runner_run, claim_release seen
+	bind, runner, release Interval
+}
+
+// proofSpans are the span names of a native run the proof reads, in the
+// order of nativeRun.has.
+var proofSpans = [3]string{spanBind, spanRunner, spanRelease}
+
+// ovInv is an open invocation of an [Overlap]: its root's identity (once
+// the root has come) and the earliest-starting span of each name the proof
+// reads.
+type ovInv struct {
+	key     invKey
+	hasRoot bool
+	run     nativeRun
+	status  idStatus
+	err     error // status == idBad
+}
+
+type idStatus uint8
+
+const (
+	idNone   idStatus = iota // not a phased native run
+	idNative                 // a phased native run
+	idBad                    // a root with a bad identity: the proof fails
+)
+
+// Overlap proves the native overlap ([ProveOverlap]) over a stream of spans
+// in input order ([Overlap.Add], [Overlap.ReadFrom]), keeping no span. What
+// it keeps grows as follows: per open invocation (at most [DefaultMaxOpen])
+// a small fixed-size entry; per invocation its key (to tell a late span);
+// per phased native run its identity and three intervals (about 100 bytes,
+// as much as the proof's pair for it). An invocation is closed once
+// [DefaultMaxOpen] newer ones have begun; a span arriving after that is
+// counted by [Overlap.Late] and left out.
+type Overlap struct {
+	cfg     overlapConfig
+	maxOpen int
+	open    map[invKey]*ovInv
+	queue   []invKey
+	head    int
+	closed  map[invKey]struct{}
+	runs    []nativeRun
+	bad     *ovInv // the least (pid, inv) with a bad identity
+	late    int64
+	done    bool
+}
+
+// NewOverlap returns an empty [Overlap].
+func NewOverlap(opts ...OverlapOption) *Overlap {
+	o := &Overlap{maxOpen: DefaultMaxOpen, open: make(map[invKey]*ovInv), closed: make(map[invKey]struct{})}
+	for _, opt := range opts {
+		opt(&o.cfg)
+	}
+	return o
+}
+
+// Add adds a span, in input order. s is not kept: its Attrs may be the
+// reader's. Adding after the proof was taken panics.
+func (o *Overlap) Add(s *strace.Span) {
+	if o.done {
+		panic("analysis: Overlap.Add after the proof was taken")
+	}
+	if !strace.FamilyOf(s.Name).HasInvocation() {
+		return
+	}
+	k := invKey{s.Pid, s.Inv}
+	v := o.open[k]
+	if v == nil {
+		if _, ok := o.closed[k]; ok {
+			o.late++
+			return
+		}
+		if len(o.open) >= o.maxOpen {
+			o.closeOldest()
+		}
+		v = &ovInv{key: k}
+		o.open[k] = v
+		o.queue = append(o.queue, k)
+	}
+	if s.Depth == 0 && !v.hasRoot {
+		v.hasRoot = true
+		v.status, v.err = identityOf(s, &v.run.id)
+	}
+	for i, name := range proofSpans {
+		if s.Name == name {
+			if iv := intervalOf(s); !v.run.has[i] || iv.Start < v.run.intervals()[i].Start {
+				v.run.has[i] = true
+				*v.run.interval(i) = iv
+			}
+		}
+	}
+}
+
+func (r *nativeRun) intervals() [3]Interval { return [3]Interval{r.bind, r.runner, r.release} }
+
+func (r *nativeRun) interval(i int) *Interval {
+	switch i {
+	case 0:
+		return &r.bind
+	case 1:
+		return &r.runner
+	}
+	return &r.release
+}
+
+// ReadFrom adds every span of rd until io.EOF and returns the reader's
+// error otherwise.
+func (o *Overlap) ReadFrom(rd *strace.Reader) error {
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if rec.Kind == strace.KindSpan {
+			o.Add(&rec.Span)
+		}
+	}
+}
+
+// Late returns how many spans arrived after their invocation was closed;
+// the proof leaves them out.
+func (o *Overlap) Late() int64 { return o.late }
+
+func (o *Overlap) closeOldest() {
+	for o.head < len(o.queue) {
+		k := o.queue[o.head]
+		o.head++
+		if v := o.open[k]; v != nil {
+			o.closeInv(v)
+			break
+		}
+	}
+	if o.head > len(o.queue)/2 && o.head > 1024 {
+		o.queue = append(o.queue[:0], o.queue[o.head:]...)
+		o.head = 0
+	}
+}
+
+func (o *Overlap) closeInv(v *ovInv) {
+	delete(o.open, v.key)
+	o.closed[v.key] = struct{}{}
+	switch v.status {
+	case idNative:
+		o.runs = append(o.runs, v.run)
+	case idBad:
+		if o.bad == nil || v.key.less(o.bad.key) {
+			o.bad = v
+		}
+	}
+}
+
+// Proof closes every open invocation and returns the proof of the spans
+// added (see [ProveOverlap]). No span can be added after it.
+func (o *Overlap) Proof() (*OverlapProof, error) {
+	if !o.done {
+		o.done = true
+		for _, k := range o.queue[o.head:] {
+			if v := o.open[k]; v != nil {
+				o.closeInv(v)
+			}
+		}
+		o.queue, o.open = nil, nil
+		slices.SortFunc(o.runs, func(a, b nativeRun) int {
+			return cmp.Or(cmp.Compare(a.id.Pid, b.id.Pid), cmp.Compare(a.id.Inv, b.id.Inv))
+		})
+	}
+	return o.prove()
 }
 
 // ProveOverlap checks, for every pair of adjacent phased native runs on
@@ -147,25 +321,47 @@ type nativeRun struct {
 // one of the three spans) fail the whole proof with one error. Otherwise
 // every pair is checked and the error joins one [*OverlapError] per failed
 // pair; the proof lists every pair either way. With no pair at all the
-// error unwraps to ErrTooFewRuns.
+// error unwraps to ErrTooFewRuns. [Overlap] is the same proof over a
+// stream of spans.
 func ProveOverlap(spans []strace.Span, opts ...OverlapOption) (*OverlapProof, error) {
-	var cfg overlapConfig
-	for _, o := range opts {
-		o(&cfg)
+	o := NewOverlap(opts...)
+	o.maxOpen = max(len(spans), 1)
+	for i := range spans {
+		o.Add(&spans[i])
 	}
+	return o.Proof()
+}
+
+func (o *Overlap) prove() (*OverlapProof, error) {
+	cfg := o.cfg
 	proof := &OverlapProof{RequireHidden: cfg.requireHidden}
-	runs, err := nativeRuns(strace.GroupInvocations(spans))
-	if err != nil {
-		return proof, err
+	// The first structural problem in (pid, inv) order: a bad identity or
+	// a duplicate one.
+	seen := make(map[RunIdentity]bool, len(o.runs))
+	for _, r := range o.runs {
+		if o.bad != nil && o.bad.key.less(invKey{r.id.Pid, r.id.Inv}) {
+			break
+		}
+		key := r.id
+		key.Inv = 0 // two invocations carrying the same identity are duplicates
+		if seen[key] {
+			return proof, &OverlapError{Err: ErrRunIdentity, Pid: r.id.Pid, Sequence: r.id.Sequence(),
+				Detail: fmt.Sprintf(": duplicate identity for pid=%d sequence=%d (inv=%d)", r.id.Pid, r.id.Sequence(), r.id.Inv)}
+		}
+		seen[key] = true
 	}
+	if o.bad != nil {
+		return proof, o.bad.err
+	}
+	runs := o.runs
 	var lanes [][]nativeRun
 	lane := make(map[int32]int)
 	for _, r := range runs {
-		for _, name := range []string{spanBind, spanRunner, spanRelease} {
-			if r.spans[name] == nil {
+		for i := range proofSpans {
+			if !r.has[i] {
 				var missing []string
-				for _, n := range []string{spanBind, spanRunner, spanRelease} {
-					if r.spans[n] == nil {
+				for j, n := range proofSpans {
+					if !r.has[j] {
 						missing = append(missing, n)
 					}
 				}
@@ -183,7 +379,7 @@ func ProveOverlap(spans []strace.Span, opts ...OverlapOption) (*OverlapProof, er
 	}
 	var errs []error
 	for _, l := range lanes {
-		sort.SliceStable(l, func(i, j int) bool { return l[i].spans[spanRunner].TS < l[j].spans[spanRunner].TS })
+		sort.SliceStable(l, func(i, j int) bool { return l[i].runner.Start < l[j].runner.Start })
 		for k := 1; k < len(l); k++ {
 			p := checkPair(l[k-1], l[k], cfg.requireHidden)
 			proof.Pairs = append(proof.Pairs, p)
@@ -202,10 +398,10 @@ func checkPair(pred, succ nativeRun, requireHidden bool) OverlapPair {
 	p := OverlapPair{
 		Predecessor:        pred.id,
 		Successor:          succ.id,
-		PredecessorDevice:  intervalOf(pred.spans[spanRunner]),
-		PredecessorRelease: pred.spans[spanRelease].TS,
-		SuccessorPrepare:   intervalOf(succ.spans[spanBind]),
-		SuccessorDevice:    intervalOf(succ.spans[spanRunner]),
+		PredecessorDevice:  pred.runner,
+		PredecessorRelease: pred.release.Start,
+		SuccessorPrepare:   succ.bind,
+		SuccessorDevice:    succ.runner,
 	}
 	ps, ss := pred.id.Sequence(), succ.id.Sequence()
 	fail := func(sentinel error, format string, args ...any) {
@@ -228,57 +424,49 @@ func checkPair(pred, succ nativeRun, requireHidden bool) OverlapPair {
 	return p
 }
 
-// nativeRuns returns the phased native runs in (pid, inv) order.
-func nativeRuns(invs []*strace.Invocation) ([]nativeRun, error) {
-	var runs []nativeRun
-	seen := make(map[RunIdentity]bool)
-	for _, inv := range invs {
-		root := rootSpan(inv)
-		if root == nil {
+// identityOf reads the identity a root span carries into id: idNone when
+// it carries none of the fields (or a zero sequence), idBad with the
+// proof's error when it carries some but not all or a non-integer one.
+func identityOf(root *strace.Span, id *RunIdentity) (idStatus, error) {
+	var vals [len(identityFields)]string
+	var have [len(identityFields)]bool
+	for _, a := range root.Attrs {
+		if a.Bare {
 			continue
 		}
-		vals := make(map[string]string)
-		for _, a := range root.Attrs {
-			if !a.Bare {
-				vals[a.Key] = a.Value // the last occurrence wins
-			}
-		}
-		var missing []string
-		for _, f := range identityFields {
-			if _, ok := vals[f]; !ok {
-				missing = append(missing, f)
-			}
-		}
-		if len(missing) == len(identityFields) {
-			continue
-		}
-		if len(missing) > 0 {
-			return nil, &OverlapError{Err: ErrRunIdentity, Pid: root.Pid,
-				Detail: fmt.Sprintf(": %s (pid=%d inv=%d) is missing identity field(s): %s", root.Name, root.Pid, root.Inv, strings.Join(missing, ", "))}
-		}
-		var nums [len(identityFields)]int64
 		for i, f := range identityFields {
-			v, ok := identityInt(vals[f])
-			if !ok {
-				return nil, &OverlapError{Err: ErrRunIdentity, Pid: root.Pid,
-					Detail: fmt.Sprintf(": %s (pid=%d inv=%d) has a non-integer identity: %s=%s", root.Name, root.Pid, root.Inv, f, vals[f])}
+			if a.Key == f {
+				vals[i], have[i] = a.Value, true // the last occurrence wins
 			}
-			nums[i] = v
 		}
-		id := RunIdentity{Pid: root.Pid, Inv: inv.Inv, RunID: nums[0], DispatchID: nums[1], RunEpoch: nums[2], SlotID: nums[3], Generation: nums[4]}
-		if id.Sequence() == 0 {
-			continue
-		}
-		key := id
-		key.Inv = 0 // two invocations carrying the same identity are duplicates
-		if seen[key] {
-			return nil, &OverlapError{Err: ErrRunIdentity, Pid: id.Pid, Sequence: id.Sequence(),
-				Detail: fmt.Sprintf(": duplicate identity for pid=%d sequence=%d (inv=%d)", id.Pid, id.Sequence(), id.Inv)}
-		}
-		seen[key] = true
-		runs = append(runs, nativeRun{id: id, spans: byName(inv)})
 	}
-	return runs, nil
+	var missing []string
+	for i, f := range identityFields {
+		if !have[i] {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) == len(identityFields) {
+		return idNone, nil
+	}
+	if len(missing) > 0 {
+		return idBad, &OverlapError{Err: ErrRunIdentity, Pid: root.Pid,
+			Detail: fmt.Sprintf(": %s (pid=%d inv=%d) is missing identity field(s): %s", root.Name, root.Pid, root.Inv, strings.Join(missing, ", "))}
+	}
+	var nums [len(identityFields)]int64
+	for i, f := range identityFields {
+		v, ok := identityInt(vals[i])
+		if !ok {
+			return idBad, &OverlapError{Err: ErrRunIdentity, Pid: root.Pid,
+				Detail: fmt.Sprintf(": %s (pid=%d inv=%d) has a non-integer identity: %s=%s", root.Name, root.Pid, root.Inv, f, vals[i])}
+		}
+		nums[i] = v
+	}
+	*id = RunIdentity{Pid: root.Pid, Inv: root.Inv, RunID: nums[0], DispatchID: nums[1], RunEpoch: nums[2], SlotID: nums[3], Generation: nums[4]}
+	if id.Sequence() == 0 {
+		return idNone, nil
+	}
+	return idNative, nil
 }
 
 // identityInt reads an optionally signed run of decimal digits (leading
