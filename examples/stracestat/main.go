@@ -13,9 +13,9 @@
 // Several tables can come from one read of the logs: give the commands
 // joined by commas ("stracestat tpot,rounds,tree run.log"); the tables are
 // printed in that order, each as its command alone prints it, and the
-// flags are those of every command named. compare stands alone. tpot,
-// rounds, tree and overlap stream the logs in memory that does not hold
-// the spans (see the analysis package); bind reads each log whole.
+// flags are those of every command named. compare stands alone. Every
+// command but compare streams the logs in memory that does not hold the
+// spans (see the analysis package); compare reads each log whole.
 //
 // Flags may come before, between or after the logs; -- ends the flags.
 // "stracestat <command> -h" lists the command's flags and says what its
@@ -167,7 +167,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cfg.streams() {
 		code, lost = streamTables(cfg, stdin, stdout, stderr)
 	} else {
-		code, lost = logTables(cfg, stdin, stdout, stderr)
+		code, lost = compareLogs(cfg, stdin, stdout, stderr)
 	}
 	if code == exitOK && cfg.strict && lost > 0 {
 		fmt.Fprintf(stderr, "stracestat: -strict: the reader lost %d record(s) (torn, malformed, of an unknown version or in over-long lines); the table is printed\n", lost)
@@ -176,16 +176,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return code
 }
 
-// streams reports whether every command asked for is computed while the
-// logs stream by: a span table (tpot, rounds, tree) or the overlap proof.
-func (cfg *config) streams() bool {
-	for _, c := range cfg.cmds {
-		if spanTable(c) == 0 && c != "overlap" {
-			return false
-		}
-	}
-	return true
-}
+// streams reports whether the commands asked for are computed while the
+// logs stream by: all but compare.
+func (cfg *config) streams() bool { return cfg.cmd != "compare" }
 
 // spanTable is the streamed table of a command; 0 for the others.
 func spanTable(cmd string) analysis.Table {
@@ -200,33 +193,56 @@ func spanTable(cmd string) analysis.Table {
 	return 0
 }
 
-// streamTables computes the span tables and the overlap proof while
-// reading the logs once, in memory that does not hold the spans, and
-// prints them in the order asked.
+// streamTables computes the span tables, the overlap proof and the bind
+// statistics while reading the logs once, in memory that does not hold the
+// spans, and prints them in the order asked.
 func streamTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code int, lost int64) {
+	var c consumers
 	var want analysis.Table
-	var ov *analysis.Overlap
-	for _, c := range cfg.cmds {
-		want |= spanTable(c)
-		if c == "overlap" {
-			ov = analysis.NewOverlap(cfg.overlapOptions()...)
+	for _, cmd := range cfg.cmds {
+		want |= spanTable(cmd)
+		switch cmd {
+		case "overlap":
+			c.ov = analysis.NewOverlap(cfg.overlapOptions()...)
+		case "bind":
+			// The passes first (the artifact is small): the binds take
+			// their segments as they close. What the records file has to
+			// say comes after the logs', as when it was read last.
+			var recErr bytes.Buffer
+			var passes []strace.PhasePass
+			for _, name := range cfg.records {
+				p, n, err := loadRecords(name, stdin, &recErr)
+				if err != nil {
+					stderr.Write(recErr.Bytes())
+					fmt.Fprintf(stderr, "stracestat: %v\n", err)
+					return exitFail, lost
+				}
+				passes = append(passes, p...)
+				lost += n
+			}
+			defer func() { stderr.Write(recErr.Bytes()) }()
+			names := make([]string, len(cfg.logs))
+			for i, l := range cfg.logs {
+				names[i] = shownName(l)
+			}
+			c.binds = analysis.NewBinds(strings.Join(names, " "), cfg.bindOptions(passes)...)
 		}
 	}
-	var tables *analysis.Tables
 	if want != 0 {
-		tables = analysis.NewTables(analysis.WithTables(want))
+		c.tables = analysis.NewTables(analysis.WithTables(want))
 	}
+	tables, ov := c.tables, c.ov
 	// What stays live is small and long-lived (sums, rows, the tree's
 	// durations), while parsing leaves garbage fast: collecting at 50%
 	// growth keeps the peak near the live heap for ~1% more CPU.
 	defer debug.SetGCPercent(debug.SetGCPercent(50))
 	for _, name := range cfg.logs {
-		st, idx, err := stream(name, stdin, tables, ov)
+		st, idx, err := stream(name, stdin, &c)
 		if err != nil {
 			fmt.Fprintf(stderr, "stracestat: %v\n", err)
 			return exitFail, lost
 		}
-		reportLosses(stderr, st.name, &st.stats, idx, false)
+		reportLosses(stderr, st.name, &st.stats, idx, c.binds != nil)
 		lost += st.stats.Lost()
 	}
 	var late int64
@@ -236,54 +252,29 @@ func streamTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code 
 	if ov != nil {
 		late = max(late, ov.Late())
 	}
+	if c.binds != nil {
+		late = max(late, c.binds.Late())
+	}
 	if late > 0 {
 		fmt.Fprintf(stderr, "stracestat: warning: %d span(s) came after %d newer invocations had begun; the tables leave them out\n", late, analysis.DefaultMaxOpen)
 	}
-	return printTables(cfg, tables, ov, nil, nil, stdout, stderr), lost
+	return printTables(cfg, &c, stdout, stderr), lost
 }
 
-// logTables reads the logs whole, for the tables that need more than the
-// spans' durations, and prints every table asked.
-func logTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code int, lost int64) {
-	bindKinds := false
-	for _, c := range cfg.cmds {
-		bindKinds = bindKinds || commands[c].bindKinds
-	}
+// compareLogs reads the logs whole and prints their comparison.
+func compareLogs(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code int, lost int64) {
 	logs := make([]*analysis.Log, 0, len(cfg.logs))
 	for _, name := range cfg.logs {
-		l, idx, err := load(name, stdin, bindKinds)
+		l, idx, err := load(name, stdin, true)
 		if err != nil {
 			fmt.Fprintf(stderr, "stracestat: %v\n", err)
 			return exitFail, lost
 		}
-		reportLosses(stderr, l.Name, &l.Stats, idx, bindKinds)
+		reportLosses(stderr, l.Name, &l.Stats, idx, true)
 		lost += l.Stats.Lost()
 		logs = append(logs, l)
 	}
-	var passes []strace.PhasePass
-	for _, name := range cfg.records {
-		p, n, err := loadRecords(name, stdin, stderr)
-		if err != nil {
-			fmt.Fprintf(stderr, "stracestat: %v\n", err)
-			return exitFail, lost
-		}
-		passes = append(passes, p...)
-		lost += n
-	}
-	if cfg.cmd == "compare" {
-		return compare(logs, cfg.bindOptions(nil), stdout, stderr), lost
-	}
-	log := logs[0]
-	if len(logs) > 1 {
-		names := make([]string, len(logs))
-		for i, l := range logs {
-			names[i] = l.Name
-		}
-		log = analysis.Concat(strings.Join(names, " "), logs...)
-	}
-	tables := analysis.NewTables(analysis.WithMaxOpen(len(log.Spans)))
-	tables.AddAll(log.Spans)
-	return printTables(cfg, tables, nil, log, passes, stdout, stderr), lost
+	return compare(logs, cfg.bindOptions(nil), stdout, stderr), lost
 }
 
 // parse reads the command line. It returns nil and the exit status when the
@@ -446,11 +437,18 @@ func (cfg *config) bindOptions(passes []strace.PhasePass) []analysis.BindOption 
 	return opts
 }
 
-// printTables prints the tables cfg asks for, in its order: the span
-// tables from tables, overlap from ov (else from log), bind from log.
-func printTables(cfg *config, tables *analysis.Tables, ov *analysis.Overlap, log *analysis.Log, passes []strace.PhasePass, out, stderr io.Writer) int {
+// consumers are what the records of the logs are given to while they
+// stream by; nil when not asked for.
+type consumers struct {
+	tables *analysis.Tables
+	ov     *analysis.Overlap
+	binds  *analysis.Binds
+}
+
+// printTables prints the tables cfg asks for, in its order.
+func printTables(cfg *config, c *consumers, out, stderr io.Writer) int {
 	stdout := bufio.NewWriterSize(out, 64<<10) // a rounds table has a line per invocation
-	code := printTablesTo(cfg, tables, ov, log, passes, stdout, stderr)
+	code := printTablesTo(cfg, c, stdout, stderr)
 	if err := stdout.Flush(); err != nil && code == exitOK {
 		fmt.Fprintf(stderr, "stracestat: %v\n", err)
 		return exitFail
@@ -458,7 +456,8 @@ func printTables(cfg *config, tables *analysis.Tables, ov *analysis.Overlap, log
 	return code
 }
 
-func printTablesTo(cfg *config, tables *analysis.Tables, ov *analysis.Overlap, log *analysis.Log, passes []strace.PhasePass, stdout, stderr io.Writer) int {
+func printTablesTo(cfg *config, c *consumers, stdout, stderr io.Writer) int {
+	tables := c.tables
 	empty := false
 	for _, cmd := range cfg.cmds {
 		var err error
@@ -476,13 +475,7 @@ func printTablesTo(cfg *config, tables *analysis.Tables, ov *analysis.Overlap, l
 			empty = empty || len(trees) == 0
 			err = analysis.WriteTree(stdout, trees)
 		case "overlap":
-			if ov == nil {
-				ov = analysis.NewOverlap(cfg.overlapOptions()...)
-				for i := range log.Spans {
-					ov.Add(&log.Spans[i])
-				}
-			}
-			proof, perr := ov.Proof()
+			proof, perr := c.ov.Proof()
 			if perr != nil {
 				for _, line := range strings.Split(perr.Error(), "\n") {
 					fmt.Fprintf(stderr, "native overlap assertion failed: %s\n", line)
@@ -491,7 +484,7 @@ func printTablesTo(cfg *config, tables *analysis.Tables, ov *analysis.Overlap, l
 			}
 			err = analysis.WriteOverlap(stdout, proof)
 		case "bind":
-			st, berr := analysis.AnalyzeBinds(log, cfg.bindOptions(passes)...)
+			st, berr := c.binds.Stats()
 			if berr != nil {
 				fmt.Fprintf(stderr, "stracestat: %v\n", bindAdvice(berr))
 				return exitFail
@@ -590,48 +583,72 @@ type streamed struct {
 	stats strace.Stats
 }
 
-// stream reads one log as load does, adding its spans to tables and ov
-// (either may be nil) as they are read. The index is load's, for a table
-// without bindKinds.
-func stream(name string, stdin io.Reader, tables *analysis.Tables, ov *analysis.Overlap) (streamed, *headIndex, error) {
+// stream reads one log as load does, giving its records to c as they are
+// read. The index is load's.
+func stream(name string, stdin io.Reader, c *consumers) (streamed, *headIndex, error) {
 	r, shown, close, err := open(name, stdin)
 	if err != nil {
 		return streamed{}, nil, err
 	}
 	defer close()
-	marks := [][]byte{[]byte("[CLOCK_ANCHOR]"), []byte("[stamp]"), []byte("bind phase="), []byte("torch_backend_autoload setting=")}
+	marks := [][]byte{[]byte("[CLOCK_ANCHOR]")}
+	kinds := []strace.Kind{strace.KindSpan, strace.KindBindPhase, strace.KindStamp, strace.KindAutoload}
+	if c.binds == nil {
+		marks = append(marks, []byte("[stamp]"), []byte("bind phase="), []byte("torch_backend_autoload setting="))
+		kinds = kinds[:1]
+	}
 	idx := &headIndex{r: r, marks: marks, at: map[int64]bool{}}
 	ra := newReadAhead(idx)
 	defer ra.Close()
-	rd := strace.NewReader(ra, strace.WithName(shown), strace.WithKinds(strace.KindSpan))
-	if err := readSpans(rd, tables, ov); err != nil {
+	rd := strace.NewReader(ra, strace.WithName(shown), strace.WithKinds(kinds...))
+	if err := c.read(rd); err != nil {
 		return streamed{}, nil, fmt.Errorf("%s: %w", shown, err)
 	}
 	return streamed{name: shown, stats: rd.Stats()}, idx, nil
 }
 
-// readSpans adds every span of rd to tables and ov (either may be nil).
-// The tables alone read on a goroutine of their own.
-func readSpans(rd *strace.Reader, tables *analysis.Tables, ov *analysis.Overlap) error {
+// read gives every record of rd to the consumers. One alone reads rd
+// itself (the tables on a goroutine of their own).
+func (c *consumers) read(rd *strace.Reader) error {
 	switch {
-	case ov == nil:
-		return tables.ReadFrom(rd)
-	case tables == nil:
-		return ov.ReadFrom(rd)
+	case c.ov == nil && c.binds == nil:
+		return c.tables.ReadFrom(rd)
+	case c.tables == nil && c.binds == nil:
+		return c.ov.ReadFrom(rd)
+	case c.tables == nil && c.ov == nil:
+		return c.binds.ReadFrom(rd)
 	}
 	for {
 		rec, err := rd.Read()
 		if err == io.EOF {
+			if c.binds != nil {
+				c.binds.Skip(rd.Stats().Bytes)
+			}
 			return nil
 		}
 		if err != nil {
 			return err
 		}
 		if rec.Kind == strace.KindSpan {
-			tables.Add(&rec.Span)
-			ov.Add(&rec.Span)
+			if c.tables != nil {
+				c.tables.Add(&rec.Span)
+			}
+			if c.ov != nil {
+				c.ov.Add(&rec.Span)
+			}
+		}
+		if c.binds != nil {
+			c.binds.Add(&rec)
 		}
 	}
+}
+
+// shownName is how a log named on the command line is named in messages.
+func shownName(name string) string {
+	if name == "-" {
+		return "<stdin>"
+	}
+	return name
 }
 
 // readAhead reads its source on a goroutine of its own, a few chunks ahead

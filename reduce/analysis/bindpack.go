@@ -61,6 +61,9 @@ type packedBind struct {
 	inv  uint64
 	ts   int64
 	data []byte
+	// order breaks ties of (pid, ts) as the Log path's arrival order does
+	// (streamed binds only).
+	order bindOrder
 }
 
 // segNames interns segment names.
@@ -289,7 +292,7 @@ func (st *BindStats) controlPlane(bs *bindSet, warm []*packedBind) {
 	}
 	var sums []int64
 	for _, b := range warm {
-		t := BindTotal{Pid: b.pid, Inv: b.inv}
+		t := BindTotal{Pid: b.pid, Inv: b.inv, Parts: make([]int64, 0, len(present))}
 		complete := true
 		for _, id := range present {
 			s, ok := b.segment(id)

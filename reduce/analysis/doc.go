@@ -32,11 +32,20 @@
 // identity and three intervals (about 100 bytes, no more than the proof's
 // pair for that run). [ProveOverlap] is the same proof over a slice.
 //
-// The bind statistics still read a whole [Log]:
-// [ReadLog] reads a log with [strace.NewReader] and keeps its spans,
-// "[stamp]" lines, torch_backend_autoload records, legacy "bind phase="
-// lines (with the log thread of each and of every chip.run.bind span) and
-// the reader's losses;
+// The bind statistics stream as well: a [Binds] takes every record
+// ([Binds.Add], [Binds.ReadFrom]) and keeps, per open bind (at most
+// [MaxOpenBinds]), its segments' durations and counters and the legacy
+// "bind phase=" lines it claimed, a bounded window of lines still waiting
+// for their bind, and per closed bind its key and its segments packed to a
+// dozen bytes each; at the end, per warm bind, its control-plane total.
+// Stamps, autoload records and host_phase_records passes are kept whole.
+// [AnalyzeBinds] is the same computation over a [Log], whose binds keep
+// their segments and attributes.
+//
+// The comparison still reads whole logs: [ReadLog] reads a log with
+// [strace.NewReader] and keeps its spans, "[stamp]" lines,
+// torch_backend_autoload records, legacy "bind phase=" lines (with the log
+// thread of each and of every chip.run.bind span) and the reader's losses;
 // [WithName] names it and [WithReaderOptions] passes the reader's options.
 // [Concat] joins logs read separately. Their memory grows with the log.
 //

@@ -1,0 +1,450 @@
+package analysis
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// MaxOpenBinds is how many binds a [Binds] keeps open, waiting for more
+// of their segments: a bind's segments and its chip.run.bind span are
+// written together, a few binds of other ranks in between at most.
+const MaxOpenBinds = 512
+
+// maxPendingLines is how many legacy bind lines a [Binds] holds while it
+// waits for the chip.run.bind span that holds them; past it the oldest is
+// counted as unclaimed.
+const maxPendingLines = 1 << 16
+
+// Binds computes the bind statistics ([AnalyzeBinds]) over a stream of
+// records in input order ([Binds.Add], [Binds.ReadFrom]), keeping no span.
+// What it keeps grows as follows:
+//   - per open bind (at most [MaxOpenBinds] of them) its segments with
+//     the counters the statistics read, and the legacy bind lines it has
+//     claimed; legacy bind lines waiting for their bind (at most 65536);
+//   - per bind its key (to tell a late segment) and, once it is closed, its
+//     start and each segment's duration and counters, varint-packed (a
+//     dozen bytes a segment); at the end, per warm bind its control-plane
+//     parts and sum;
+//   - every "[stamp]" line and torch_backend_autoload record (few), and
+//     the host_phase_records passes given ([WithPhaseRecords]).
+//
+// A bind is closed once [MaxOpenBinds] newer ones have begun; a segment
+// arriving after that is counted by [Binds.Late] and left out, and a bind
+// line is matched only against the chip.run.bind spans of open binds.
+// From a stream, [BindStats.Binds] holds each bind's key, start and
+// coldness but not its segments.
+type Binds struct {
+	cfg      bindConfig
+	name     string
+	stamps   []string
+	autoload []string
+	autoSeen map[string]bool
+
+	open    map[bindKey]*openBind
+	queue   []bindKey
+	head    int
+	closed  map[bindKey]struct{}
+	scopes  []*openBind // open binds with a chip.run.bind span, in its order
+	pending []BindLine  // bind lines inside no open bind's span yet
+	late    int64
+	seq     int64 // records seen
+	base    int64 // bytes of the logs before this one
+
+	passes   map[bindKey][]int
+	used     []bool
+	set      bindSet
+	notBinds int
+
+	dups       []dupWarning
+	unclaimed  int
+	firstOff   int64
+	firstLine  string
+	impossible int
+	done       bool
+}
+
+type bindOrder struct{ stage, seq int64 }
+
+type dupWarning struct {
+	stage, a, b int64
+	text        string
+}
+
+type openBind struct {
+	key      bindKey
+	group    bool // a segment was offered: the Log path's group exists
+	ts       int64
+	order    bindOrder
+	segs     []streamSeg
+	lines    []BindLine
+	scope    bool
+	sts, end int64
+	thread   uint64
+	gone     bool
+}
+
+type streamSeg struct {
+	src  SegmentSource
+	view segView // its name an id of the binds' segment names
+}
+
+// NewBinds returns an empty [Binds] for the log named name.
+func NewBinds(name string, opts ...BindOption) *Binds {
+	b := &Binds{name: name, open: make(map[bindKey]*openBind), closed: make(map[bindKey]struct{}),
+		autoSeen: make(map[string]bool), passes: make(map[bindKey][]int)}
+	for _, o := range opts {
+		o(&b.cfg)
+	}
+	for i, p := range b.cfg.passes {
+		k := bindKey{p.Pid, p.Inv}
+		b.passes[k] = append(b.passes[k], i)
+	}
+	b.used = make([]bool, len(b.cfg.passes))
+	return b
+}
+
+// Late returns how many segments arrived after their bind was closed;
+// they are in no statistic.
+func (b *Binds) Late() int64 { return b.late }
+
+// Skip shifts the byte offsets of the records added next by n: they come
+// from a log read after n bytes of others, as [Concat] counts them.
+func (b *Binds) Skip(n int64) { b.base += n }
+
+// ReadFrom adds every record of rd until io.EOF and returns the reader's
+// error otherwise. A log read after it continues its offsets ([Binds.Skip]).
+func (b *Binds) ReadFrom(rd *strace.Reader) error {
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			b.Skip(rd.Stats().Bytes)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		b.Add(&rec)
+	}
+}
+
+// Add adds a record, in input order: spans, legacy bind lines, stamps and
+// autoload records; others are left out. rec is not kept.
+func (b *Binds) Add(rec *strace.Record) {
+	if b.done {
+		panic("analysis: Binds.Add after the statistics were taken")
+	}
+	b.seq++
+	switch rec.Kind {
+	case strace.KindSpan:
+		b.span(rec)
+	case strace.KindBindPhase:
+		var thread uint64
+		if rec.Prefix.Present {
+			thread = rec.Prefix.Thread
+		}
+		b.line(BindLine{BindPhase: strace.BindPhase{Phase: strings.Clone(rec.BindPhase.Phase), StartNS: rec.BindPhase.StartNS,
+			DurNS: rec.BindPhase.DurNS, Attrs: rec.BindPhase.Attrs}, Thread: thread, Offset: b.base + rec.Pos.Offset})
+	case strace.KindStamp:
+		b.stamps = append(b.stamps, strings.Clone(rec.Stamp.Text))
+	case strace.KindAutoload:
+		if t := rec.Autoload.Text; !b.autoSeen[t] {
+			t = strings.Clone(t)
+			b.autoSeen[t] = true
+			b.autoload = append(b.autoload, t)
+		}
+	}
+}
+
+// get returns the open bind k, opening it; nil when it was closed.
+func (b *Binds) get(k bindKey) *openBind {
+	if o := b.open[k]; o != nil {
+		return o
+	}
+	if _, ok := b.closed[k]; ok {
+		return nil
+	}
+	if len(b.open) >= MaxOpenBinds {
+		b.closeOldest()
+	}
+	o := &openBind{key: k}
+	b.open[k] = o
+	b.queue = append(b.queue, k)
+	return o
+}
+
+func (b *Binds) span(rec *strace.Record) {
+	s := &rec.Span
+	prefix := strace.SpanBind + "."
+	switch {
+	case s.IsDevice():
+	case s.Name == strace.SpanBind:
+		o := b.get(bindKey{s.Pid, s.Inv})
+		if o == nil || o.scope {
+			return
+		}
+		o.scope, o.sts, o.end = true, s.TS, s.TS+s.Dur
+		if rec.Prefix.Present {
+			o.thread = rec.Prefix.Thread
+		}
+		b.scopes = append(b.scopes, o)
+		// Lines waiting for a bind: this is the first one that holds them.
+		kept := b.pending[:0]
+		for _, l := range b.pending {
+			if holds(o, &l) {
+				o.lines = append(o.lines, l)
+			} else {
+				kept = append(kept, l)
+			}
+		}
+		clear(b.pending[len(kept):])
+		b.pending = kept
+	case strings.HasPrefix(s.Name, prefix):
+		seg := s.Name[len(prefix):]
+		if seg == "" || strings.Contains(seg, ".") {
+			return // an orchestrator operation inside a segment, not a segment
+		}
+		k := bindKey{s.Pid, s.Inv}
+		o := b.get(k)
+		if o == nil {
+			b.late++
+			return
+		}
+		if !o.group {
+			o.order = bindOrder{0, b.seq}
+		}
+		v := segView{dur: s.Dur}
+		v.has, v.ctr = countersOf(s.Attrs)
+		b.offer(o, s.TS, seg, FromSpan, v, 0, b.seq, 0)
+	}
+}
+
+// lineSpan returns a line's interval, false when it cannot be one.
+func lineSpan(l *BindLine) (start, end int64, ok bool) {
+	if l.StartNS > math.MaxInt64 || l.DurNS > math.MaxInt64-l.StartNS {
+		return 0, 0, false
+	}
+	return int64(l.StartNS), int64(l.StartNS + l.DurNS), true
+}
+
+func holds(o *openBind, l *BindLine) bool {
+	start, end, ok := lineSpan(l)
+	return ok && start >= o.sts && end <= o.end && (o.thread == 0 || l.Thread == 0 || o.thread == l.Thread)
+}
+
+func (b *Binds) line(l BindLine) {
+	if _, _, ok := lineSpan(&l); !ok {
+		b.unclaim(&l)
+		return
+	}
+	for _, o := range b.scopes {
+		if !o.gone && holds(o, &l) {
+			l.Attrs = slices.Clone(l.Attrs)
+			o.lines = append(o.lines, l)
+			return
+		}
+	}
+	if len(b.pending) == maxPendingLines {
+		b.unclaim(&b.pending[0])
+		b.pending = slices.Delete(b.pending, 0, 1)
+	}
+	l.Attrs = slices.Clone(l.Attrs)
+	b.pending = append(b.pending, l)
+}
+
+func (b *Binds) unclaim(l *BindLine) {
+	if b.unclaimed == 0 || l.Offset < b.firstOff {
+		b.firstOff, b.firstLine = l.Offset, fmt.Sprintf("%s at byte %d", l.Phase, l.Offset)
+	}
+	b.unclaimed++
+}
+
+// offer gives o the segment seg as binder.segment does; (stage, x, y)
+// orders its duplicate warning as the Log path would.
+func (b *Binds) offer(o *openBind, ts int64, seg string, src SegmentSource, v segView, stage, x, y int64) {
+	if !o.group {
+		o.group, o.ts = true, ts
+	}
+	o.ts = min(o.ts, ts)
+	id := b.set.names.id(seg)
+	v.name = id
+	for j := range o.segs {
+		old := &o.segs[j]
+		if old.view.name != id {
+			continue
+		}
+		switch {
+		case src.rank() < old.src.rank():
+			return
+		case src == old.src:
+			b.dups = append(b.dups, dupWarning{stage, x, y,
+				fmt.Sprintf("pid %d inv %d logged %s more than once; the last one is kept", o.key.pid, o.key.inv, seg)})
+		}
+		*old = streamSeg{src: src, view: v}
+		return
+	}
+	o.segs = append(o.segs, streamSeg{src: src, view: v})
+}
+
+func (b *Binds) closeOldest() {
+	for b.head < len(b.queue) {
+		k := b.queue[b.head]
+		b.head++
+		if o := b.open[k]; o != nil {
+			b.closeBind(o)
+			break
+		}
+	}
+	if b.head > len(b.queue)/2 && b.head > 1024 {
+		b.queue = append(b.queue[:0], b.queue[b.head:]...)
+		b.head = 0
+	}
+	if n := len(b.scopes); n > 2*MaxOpenBinds {
+		b.scopes = slices.DeleteFunc(b.scopes, func(o *openBind) bool { return o.gone })
+	}
+}
+
+// closeBind adds the bind's lines and passes, as the Log path does after
+// every span, and packs it.
+func (b *Binds) closeBind(o *openBind) {
+	delete(b.open, o.key)
+	b.closed[o.key] = struct{}{}
+	o.gone = true
+	slices.SortFunc(o.lines, func(x, y BindLine) int { return cmp.Compare(x.Offset, y.Offset) })
+	for _, l := range o.lines {
+		if !o.group {
+			o.order = bindOrder{1, l.Offset}
+		}
+		v := segView{dur: int64(l.DurNS)}
+		v.has, v.ctr = countersOf(l.Attrs)
+		b.offer(o, int64(l.StartNS), l.Phase, FromBindLine, v, 1, l.Offset, 0)
+	}
+	if ps := b.passes[o.key]; len(ps) > 0 && (o.scope || o.group) {
+		for _, pi := range ps {
+			b.used[pi] = true
+			for ri, r := range b.cfg.passes[pi].Records {
+				if !strace.IsBindSegment(r.Phase) {
+					continue
+				}
+				if r.EndNS < r.StartNS || r.EndNS > math.MaxInt64 {
+					b.impossible++
+					continue
+				}
+				if !o.group {
+					o.order = bindOrder{2, int64(pi)}
+				}
+				b.offer(o, int64(r.StartNS), r.Phase, FromRecords, segView{dur: int64(r.EndNS - r.StartNS)}, 2, int64(pi), int64(ri))
+			}
+		}
+	}
+	if !o.group {
+		return
+	}
+	names := b.set.names.names
+	if !slices.ContainsFunc(o.segs, func(s streamSeg) bool { return names[s.view.name] == "host_orch" }) {
+		b.notBinds++
+		return
+	}
+	slices.SortStableFunc(o.segs, func(x, y streamSeg) int {
+		switch {
+		case segmentLess(names[x.view.name], names[y.view.name]):
+			return -1
+		case segmentLess(names[y.view.name], names[x.view.name]):
+			return 1
+		}
+		return 0
+	})
+	p := packedBind{pid: o.key.pid, inv: o.key.inv, ts: o.ts}
+	for i := range o.segs {
+		p.data = appendSeg(p.data, &o.segs[i].view)
+	}
+	p.data = bytes.Clone(p.data)
+	p.order = o.order
+	b.set.binds = append(b.set.binds, p)
+}
+
+// Stats closes every open bind and returns the statistics of the records
+// added (see [AnalyzeBinds]). No record can be added after it.
+func (b *Binds) Stats() (*BindStats, error) {
+	if !b.done {
+		b.done = true
+		for _, k := range b.queue[b.head:] {
+			if o := b.open[k]; o != nil {
+				b.closeBind(o)
+			}
+		}
+		for i := range b.pending {
+			b.unclaim(&b.pending[i])
+		}
+		b.queue, b.open, b.scopes, b.pending = nil, nil, nil, nil
+		b.closed = nil
+		b.set.binds = slices.Clip(b.set.binds)
+		slices.SortFunc(b.set.binds, func(x, y packedBind) int {
+			return cmp.Or(cmp.Compare(x.pid, y.pid), cmp.Compare(x.ts, y.ts),
+				cmp.Compare(x.order.stage, y.order.stage), cmp.Compare(x.order.seq, y.order.seq))
+		})
+	}
+	cfg := b.cfg
+	st := &BindStats{Name: b.name, KeepFirst: cfg.keepFirst, Autoload: b.autoload}
+	if len(b.stamps) > 0 {
+		st.Stamp, st.HasStamp = b.stamps[0], true
+	} else {
+		st.warn(WarnNoStamp, "no `[stamp]` line: the command and commit behind these numbers have to be established by hand before comparing them to anything")
+	}
+	if len(st.Autoload) == 0 {
+		st.warn(WarnNoAutoload, "no `torch_backend_autoload` record: backend-autoload state must be established before comparing this log")
+	}
+	slices.SortStableFunc(b.dups, func(x, y dupWarning) int {
+		return cmp.Or(cmp.Compare(x.stage, y.stage), cmp.Compare(x.a, y.a), cmp.Compare(x.b, y.b))
+	})
+	dups := b.dups
+	flush := func(stage int64) {
+		for len(dups) > 0 && dups[0].stage == stage {
+			st.Warnings = append(st.Warnings, BindWarning{Kind: WarnDuplicateSegment, Text: dups[0].text})
+			dups = dups[1:]
+		}
+	}
+	flush(0)
+	flush(1)
+	if b.unclaimed > 0 {
+		st.warn(WarnUnclaimed, "%d bind phase line(s) lie inside no chip.run.bind of their log thread and were left out (first: %s)", b.unclaimed, b.firstLine)
+	}
+	flush(2)
+	unclaimed := 0
+	var first string
+	for i, p := range b.cfg.passes {
+		if !b.used[i] {
+			if unclaimed == 0 {
+				first = fmt.Sprintf("pid=%d inv=%d at %v", p.Pid, p.Inv, p.Pos)
+			}
+			unclaimed++
+		}
+	}
+	if unclaimed > 0 {
+		st.warn(WarnUnclaimed, "%d host_phase_records pass(es) match no bind in the log and were left out (first: %s)", unclaimed, first)
+	}
+	if b.impossible > 0 {
+		st.warn(WarnUnclaimed, "%d host_phase_records segment(s) end before they start and were left out", b.impossible)
+	}
+	if b.notBinds > 0 {
+		st.warn(WarnNotABind, "%d segment group(s) without host_orch are not binds and were left out", b.notBinds)
+	}
+	if len(b.set.binds) == 0 {
+		return st, fmt.Errorf("%s: %w", b.name, ErrNoBinds)
+	}
+	for i := range b.set.binds {
+		b.set.binds[i].cold = false
+	}
+	err := b.set.stats(st, cfg, b.name)
+	st.Binds = make([]Bind, len(b.set.binds))
+	for i, p := range b.set.binds {
+		st.Binds[i] = Bind{Pid: p.pid, Inv: p.inv, TS: p.ts, Cold: p.cold}
+	}
+	return st, err
+}

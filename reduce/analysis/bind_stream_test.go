@@ -1,0 +1,140 @@
+package analysis
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// streamBinds computes the bind statistics of a log while reading it.
+func streamBinds(t testing.TB, name string, data []byte, opts ...BindOption) (*Binds, *BindStats, error) {
+	t.Helper()
+	b := NewBinds(name, opts...)
+	if err := b.ReadFrom(strace.NewReader(bytes.NewReader(data))); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Stats()
+	return b, st, err
+}
+
+// withoutSegments is st with its binds' segments left out, as a stream
+// gives them.
+func withoutSegments(st *BindStats) *BindStats {
+	out := *st
+	out.Binds = nil
+	for _, b := range st.Binds {
+		b.Segments = nil
+		out.Binds = append(out.Binds, b)
+	}
+	return &out
+}
+
+// TestBindsMatchLog checks that the streamed statistics are those of the
+// whole log, with every option and every kind of segment source.
+func TestBindsMatchLog(t *testing.T) {
+	logs := map[string][]byte{"generated": generated(200)}
+	for _, name := range []string{"bind.log", "bind_cold.log", "bind_legacy.log", "bind_warnings.log", "bind_records.log", "compare_base.log", "rounds.log"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs[name] = data
+	}
+	passes := testPasses(t, "bind_records.jsonl")
+	for name, data := range logs {
+		l, err := ReadLog(bytes.NewReader(data), WithName(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, opts := range [][]BindOption{nil, {WithKeepFirst()}, {WithRanks(1)}, {WithRounds(3)}, {WithPhaseRecords(passes)}} {
+			want, werr := AnalyzeBinds(l, opts...)
+			b, got, gerr := streamBinds(t, name, data, opts...)
+			if b.Late() != 0 {
+				t.Errorf("%s: %d late segments", name, b.Late())
+			}
+			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+				t.Errorf("%s: error %v, want %v", name, gerr, werr)
+			}
+			if diff := cmp.Diff(withoutSegments(want), got); diff != "" {
+				t.Errorf("%s %d options: stats (-log +stream):\n%s", name, len(opts), diff)
+			}
+			var w, g bytes.Buffer
+			_ = WriteBinds(&w, want)
+			_ = WriteBinds(&g, got)
+			if w.String() != g.String() {
+				t.Errorf("%s: printed\n%s\nwant\n%s", name, g.String(), w.String())
+			}
+		}
+	}
+}
+
+// TestBindsFlatHeap checks what the doc says grows with the log: the peak
+// heap of a log 4× as long grows by no more than, per bind, its key, its
+// packed segments, its entry in the result and its control-plane total,
+// plus a fixed allowance.
+func TestBindsFlatHeap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads logs of 8 and 32 MB")
+	}
+	dir := t.TempDir()
+	write := func(name string, rounds int) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, generated(rounds), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	small, large := write("small.log", 1500), write("large.log", 6000)
+	type run struct {
+		heap        uint64
+		binds, segs int64
+	}
+	measure := func(path string) run {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var r run
+		r.heap = peakHeap(func() {
+			b := NewBinds(path)
+			if err := b.ReadFrom(strace.NewReader(f)); err != nil {
+				t.Error(err)
+			}
+			st, _ := b.Stats()
+			r.binds = int64(len(st.Binds))
+			for _, s := range st.Segments {
+				r.segs += int64(s.N)
+			}
+		})
+		return r
+	}
+	const allowance = 4 << 20
+	s, l := measure(small), measure(large)
+	grew := int64(l.heap) - int64(s.heap)
+	// per bind: its key in a map (~50), the packed bind (~64), its Bind
+	// (~48) and control-plane total (~80), 300 bytes in all; per segment
+	// about a dozen packed bytes, and 8 bytes of minflt sequence or of
+	// duration while a spread is computed.
+	limit := 300*(l.binds-s.binds) + 24*(l.segs-s.segs) + allowance
+	t.Logf("bind: peak heap %d → %d bytes for %d → %d binds, %d → %d segments (grew %d, allowed %d)",
+		s.heap, l.heap, s.binds, l.binds, s.segs, l.segs, grew, limit)
+	if grew > limit {
+		t.Errorf("peak heap grew by %d bytes for a log 4× as long, allowed %d", grew, limit)
+	}
+}
+
+// BenchmarkBinds reads a generated log and computes the bind statistics.
+func BenchmarkBinds(b *testing.B) {
+	data := generated(3000)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		_, _, _ = streamBinds(b, "generated", data)
+	}
+}
