@@ -477,9 +477,24 @@ func printTablesTo(cfg *config, c *consumers, stdout, stderr io.Writer) int {
 		case "overlap":
 			proof, perr := c.ov.Proof()
 			if perr != nil {
-				for _, line := range strings.Split(perr.Error(), "\n") {
-					fmt.Fprintf(stderr, "native overlap assertion failed: %s\n", line)
+				// Pair by pair: the joined error's text is as long as
+				// the proof.
+				failed := []error{perr}
+				if slices.ContainsFunc(proof.Pairs, func(p analysis.OverlapPair) bool { return p.Err != nil }) {
+					failed = failed[:0]
+					for _, p := range proof.Pairs {
+						if p.Err != nil {
+							failed = append(failed, p.Err)
+						}
+					}
 				}
+				ew := bufio.NewWriter(stderr)
+				for _, e := range failed {
+					for _, line := range strings.Split(e.Error(), "\n") {
+						fmt.Fprintf(ew, "native overlap assertion failed: %s\n", line)
+					}
+				}
+				ew.Flush()
 				return exitFail
 			}
 			err = analysis.WriteOverlap(stdout, proof)

@@ -80,6 +80,30 @@ type Comparison struct {
 // commit, the control-plane segment set is the same everywhere, the
 // autoload records agree, and every delta has the same sign.
 func CompareBinds(base, measure []*Log, opts ...BindOption) (*Comparison, error) {
+	arm := func(logs []*Log) []RepStats {
+		out := make([]RepStats, len(logs))
+		for i, l := range logs {
+			out[i].Stats, out[i].Err = AnalyzeBinds(l, opts...)
+		}
+		return out
+	}
+	if len(base) == 0 || len(base) != len(measure) {
+		return nil, fmt.Errorf("%w: %d base, %d measure", ErrRepetitions, len(base), len(measure))
+	}
+	return CompareRepetitions(arm(base), arm(measure))
+}
+
+// RepStats is the bind statistics of one repetition of an arm, and why
+// they could not be computed (see [AnalyzeBinds]); Stats is never nil.
+type RepStats struct {
+	Stats *BindStats
+	Err   error
+}
+
+// CompareRepetitions is [CompareBinds] from the bind statistics of each
+// repetition, computed beforehand (by [BindRepetitions] while the logs
+// stream by, or by [AnalyzeBinds]).
+func CompareRepetitions(base, measure []RepStats) (*Comparison, error) {
 	if len(base) == 0 || len(base) != len(measure) {
 		return nil, fmt.Errorf("%w: %d base, %d measure", ErrRepetitions, len(base), len(measure))
 	}
@@ -88,8 +112,8 @@ func CompareBinds(base, measure []*Log, opts ...BindOption) (*Comparison, error)
 	segSame := true
 	for i := range base {
 		r := Repetition{}
-		r.Base, r.BaseErr = AnalyzeBinds(base[i], opts...)
-		r.Measure, r.MeasureErr = AnalyzeBinds(measure[i], opts...)
+		r.Base, r.BaseErr = base[i].Stats, base[i].Err
+		r.Measure, r.MeasureErr = measure[i].Stats, measure[i].Err
 		for _, st := range []*BindStats{r.Base, r.Measure} {
 			if !st.HasStamp {
 				c.HasStamps = false
@@ -111,18 +135,17 @@ func CompareBinds(base, measure []*Log, opts ...BindOption) (*Comparison, error)
 	}
 	c.BaseAutoload = armAutoload(base)
 	c.MeasureAutoload = armAutoload(measure)
-	bs, _ := base[0].Stamp()
-	ms, _ := measure[0].Stamp()
+	bs, ms := base[0].Stats.Stamp, measure[0].Stats.Stamp
 	c.Stamps = diffStamps(bs, ms)
 	c.decide(base, measure, segSame)
 	return c, nil
 }
 
-func armAutoload(logs []*Log) []string {
+func armAutoload(reps []RepStats) []string {
 	var all []string
 	seen := make(map[string]bool)
-	for _, l := range logs {
-		for _, a := range l.AutoloadDistinct() {
+	for _, r := range reps {
+		for _, a := range r.Stats.Autoload {
 			if !seen[a] {
 				seen[a] = true
 				all = append(all, a)
@@ -136,7 +159,7 @@ func (c *Comparison) reason(format string, args ...any) {
 	c.Reasons = append(c.Reasons, fmt.Sprintf(format, args...))
 }
 
-func (c *Comparison) decide(base, measure []*Log, segSame bool) {
+func (c *Comparison) decide(base, measure []RepStats, segSame bool) {
 	blocked := false
 	block := func(format string, args ...any) {
 		blocked = true
@@ -145,11 +168,11 @@ func (c *Comparison) decide(base, measure []*Log, segSame bool) {
 	if !c.HasStamps {
 		block("an arm with no [stamp] line cannot take part in a comparison")
 	} else {
-		for _, arm := range [][]*Log{base, measure} {
-			first, _ := arm[0].Stamp()
-			for _, l := range arm[1:] {
-				if s, _ := l.Stamp(); s != first {
-					block("the repetitions of one arm carry different stamps (%s)", l.Name)
+		for _, arm := range [][]RepStats{base, measure} {
+			first := arm[0].Stats.Stamp
+			for _, r := range arm[1:] {
+				if r.Stats.Stamp != first {
+					block("the repetitions of one arm carry different stamps (%s)", r.Stats.Name)
 					break
 				}
 			}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -301,10 +300,7 @@ func (o *Overlap) Proof() (*OverlapProof, error) {
 				o.closeInv(v)
 			}
 		}
-		o.queue, o.open = nil, nil
-		slices.SortFunc(o.runs, func(a, b nativeRun) int {
-			return cmp.Or(cmp.Compare(a.id.Pid, b.id.Pid), cmp.Compare(a.id.Inv, b.id.Inv))
-		})
+		o.queue, o.open, o.closed = nil, nil, nil
 	}
 	return o.prove()
 }
@@ -335,6 +331,9 @@ func ProveOverlap(spans []strace.Span, opts ...OverlapOption) (*OverlapProof, er
 func (o *Overlap) prove() (*OverlapProof, error) {
 	cfg := o.cfg
 	proof := &OverlapProof{RequireHidden: cfg.requireHidden}
+	slices.SortFunc(o.runs, func(a, b nativeRun) int {
+		return cmp.Or(cmp.Compare(a.id.Pid, b.id.Pid), cmp.Compare(a.id.Inv, b.id.Inv))
+	})
 	// The first structural problem in (pid, inv) order: a bad identity or
 	// a duplicate one.
 	seen := make(map[RunIdentity]bool, len(o.runs))
@@ -354,8 +353,6 @@ func (o *Overlap) prove() (*OverlapProof, error) {
 		return proof, o.bad.err
 	}
 	runs := o.runs
-	var lanes [][]nativeRun
-	lane := make(map[int32]int)
 	for _, r := range runs {
 		for i := range proofSpans {
 			if !r.has[i] {
@@ -369,23 +366,22 @@ func (o *Overlap) prove() (*OverlapProof, error) {
 					Detail: fmt.Sprintf(": pid=%d sequence=%d is missing span(s): %s", r.id.Pid, r.id.Sequence(), strings.Join(missing, ", "))}
 			}
 		}
-		i, ok := lane[r.id.Pid]
-		if !ok {
-			i = len(lanes)
-			lane[r.id.Pid] = i
-			lanes = append(lanes, nil)
-		}
-		lanes[i] = append(lanes[i], r)
 	}
+	// The lanes in pid order, each by runner_run start (equal starts in
+	// inv order), sorted in place.
+	slices.SortStableFunc(runs, func(a, b nativeRun) int {
+		return cmp.Or(cmp.Compare(a.id.Pid, b.id.Pid), cmp.Compare(a.runner.Start, b.runner.Start))
+	})
+	proof.Pairs = make([]OverlapPair, 0, len(runs))
 	var errs []error
-	for _, l := range lanes {
-		sort.SliceStable(l, func(i, j int) bool { return l[i].runner.Start < l[j].runner.Start })
-		for k := 1; k < len(l); k++ {
-			p := checkPair(l[k-1], l[k], cfg.requireHidden)
-			proof.Pairs = append(proof.Pairs, p)
-			if p.Err != nil {
-				errs = append(errs, p.Err)
-			}
+	for k := 1; k < len(runs); k++ {
+		if runs[k].id.Pid != runs[k-1].id.Pid {
+			continue
+		}
+		p := checkPair(runs[k-1], runs[k], cfg.requireHidden)
+		proof.Pairs = append(proof.Pairs, p)
+		if p.Err != nil {
+			errs = append(errs, p.Err)
 		}
 	}
 	if len(proof.Pairs) == 0 {
