@@ -14,8 +14,8 @@
 // joined by commas ("stracestat tpot,rounds,tree run.log"); the tables are
 // printed in that order, each as its command alone prints it, and the
 // flags are those of every command named. compare stands alone. Every
-// command but compare streams the logs in memory that does not hold the
-// spans (see the analysis package); compare reads each log whole.
+// command streams the logs in memory that does not hold the spans (see
+// the analysis package).
 //
 // Flags may come before, between or after the logs; -- ends the flags.
 // "stracestat <command> -h" lists the command's flags and says what its
@@ -261,20 +261,32 @@ func streamTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code 
 	return printTables(cfg, &c, stdout, stderr), lost
 }
 
-// compareLogs reads the logs whole and prints their comparison.
+// compareLogs streams each log, computing the bind statistics of each of
+// its repetitions, and prints their comparison.
 func compareLogs(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code int, lost int64) {
-	logs := make([]*analysis.Log, 0, len(cfg.logs))
-	for _, name := range cfg.logs {
-		l, idx, err := load(name, stdin, true)
+	defer debug.SetGCPercent(debug.SetGCPercent(50))
+	var base, measure []analysis.RepStats
+	var late int64
+	for i, name := range cfg.logs {
+		c := consumers{reps: analysis.NewBindRepetitions(shownName(name), cfg.bindOptions(nil)...)}
+		st, idx, err := stream(name, stdin, &c)
 		if err != nil {
 			fmt.Fprintf(stderr, "stracestat: %v\n", err)
 			return exitFail, lost
 		}
-		reportLosses(stderr, l.Name, &l.Stats, idx, true)
-		lost += l.Stats.Lost()
-		logs = append(logs, l)
+		reportLosses(stderr, st.name, &st.stats, idx, true)
+		lost += st.stats.Lost()
+		late += c.reps.Late()
+		if i%2 == 0 {
+			base = append(base, c.reps.Stats()...)
+		} else {
+			measure = append(measure, c.reps.Stats()...)
+		}
 	}
-	return compare(logs, cfg.bindOptions(nil), stdout, stderr), lost
+	if late > 0 {
+		fmt.Fprintf(stderr, "stracestat: warning: %d segment(s) came after %d newer binds had begun; the statistics leave them out\n", late, analysis.MaxOpenBinds)
+	}
+	return compare(base, measure, stdout, stderr), lost
 }
 
 // parse reads the command line. It returns nil and the exit status when the
@@ -443,6 +455,7 @@ type consumers struct {
 	tables *analysis.Tables
 	ov     *analysis.Overlap
 	binds  *analysis.Binds
+	reps   *analysis.BindRepetitions
 }
 
 // printTables prints the tables cfg asks for, in its order.
@@ -517,16 +530,8 @@ func printTablesTo(cfg *config, c *consumers, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func compare(logs []*analysis.Log, opts []analysis.BindOption, stdout, stderr io.Writer) int {
-	var base, measure []*analysis.Log
-	for i, l := range logs {
-		if i%2 == 0 {
-			base = append(base, l.Repetitions()...)
-		} else {
-			measure = append(measure, l.Repetitions()...)
-		}
-	}
-	c, err := analysis.CompareBinds(base, measure, opts...)
+func compare(base, measure []analysis.RepStats, stdout, stderr io.Writer) int {
+	c, err := analysis.CompareRepetitions(base, measure)
 	if err != nil {
 		fmt.Fprintf(stderr, "stracestat compare: %v\n", err)
 		return exitFail
@@ -573,33 +578,17 @@ func open(name string, stdin io.Reader) (r io.Reader, shown string, close func()
 	return br, shown, close, nil
 }
 
-// load reads one log, from standard input for "-", decompressing gzip. The
-// index it returns holds where the record heads are that the table does not
-// use (clock anchors; for a table without bindKinds also [stamp] lines,
-// autoload records and bind phase lines).
-func load(name string, stdin io.Reader, bindKinds bool) (*analysis.Log, *headIndex, error) {
-	r, shown, close, err := open(name, stdin)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer close()
-	marks := [][]byte{[]byte("[CLOCK_ANCHOR]")}
-	if !bindKinds {
-		marks = append(marks, []byte("[stamp]"), []byte("bind phase="), []byte("torch_backend_autoload setting="))
-	}
-	idx := &headIndex{r: r, marks: marks, at: map[int64]bool{}}
-	l, err := analysis.ReadLog(idx, analysis.WithName(shown))
-	return l, idx, err
-}
-
 // streamed is what stream says of one log.
 type streamed struct {
 	name  string
 	stats strace.Stats
 }
 
-// stream reads one log as load does, giving its records to c as they are
-// read. The index is load's.
+// stream reads one log, from standard input for "-", decompressing gzip,
+// giving its records to c as they are read. The index it returns holds
+// where the record heads are that the tables do not use (clock anchors;
+// without the bind statistics also [stamp] lines, autoload records and
+// bind phase lines).
 func stream(name string, stdin io.Reader, c *consumers) (streamed, *headIndex, error) {
 	r, shown, close, err := open(name, stdin)
 	if err != nil {
@@ -608,7 +597,7 @@ func stream(name string, stdin io.Reader, c *consumers) (streamed, *headIndex, e
 	defer close()
 	marks := [][]byte{[]byte("[CLOCK_ANCHOR]")}
 	kinds := []strace.Kind{strace.KindSpan, strace.KindBindPhase, strace.KindStamp, strace.KindAutoload}
-	if c.binds == nil {
+	if c.binds == nil && c.reps == nil {
 		marks = append(marks, []byte("[stamp]"), []byte("bind phase="), []byte("torch_backend_autoload setting="))
 		kinds = kinds[:1]
 	}
@@ -626,6 +615,8 @@ func stream(name string, stdin io.Reader, c *consumers) (streamed, *headIndex, e
 // itself (the tables on a goroutine of their own).
 func (c *consumers) read(rd *strace.Reader) error {
 	switch {
+	case c.reps != nil:
+		return c.reps.ReadFrom(rd)
 	case c.ov == nil && c.binds == nil:
 		return c.tables.ReadFrom(rd)
 	case c.tables == nil && c.binds == nil:

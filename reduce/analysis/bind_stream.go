@@ -372,6 +372,12 @@ func (b *Binds) closeBind(o *openBind) {
 // Stats closes every open bind and returns the statistics of the records
 // added (see [AnalyzeBinds]). No record can be added after it.
 func (b *Binds) Stats() (*BindStats, error) {
+	b.finish()
+	return b.stats()
+}
+
+// finish closes every open bind and drops what only reading needs.
+func (b *Binds) finish() {
 	if !b.done {
 		b.done = true
 		for _, k := range b.queue[b.head:] {
@@ -390,6 +396,9 @@ func (b *Binds) Stats() (*BindStats, error) {
 				cmp.Compare(x.order.stage, y.order.stage), cmp.Compare(x.order.seq, y.order.seq))
 		})
 	}
+}
+
+func (b *Binds) stats() (*BindStats, error) {
 	cfg := b.cfg
 	st := &BindStats{Name: b.name, KeepFirst: cfg.keepFirst, Autoload: b.autoload}
 	if len(b.stamps) > 0 {
@@ -447,4 +456,101 @@ func (b *Binds) Stats() (*BindStats, error) {
 		st.Binds[i] = Bind{Pid: p.pid, Inv: p.inv, TS: p.ts, Cold: p.cold}
 	}
 	return st, err
+}
+
+// BindRepetitions computes the bind statistics of each repetition of a
+// stream of records, split at its "[stamp]" lines as [Log.Repetitions]
+// splits a log, with a [Binds] per repetition: what it keeps is what
+// those keep once closed, and one repetition's open binds.
+type BindRepetitions struct {
+	name   string
+	opts   []BindOption
+	cur    *Binds
+	reps   []*Binds
+	before bool // the first repetition is the part before the first stamp
+	stamps int
+	spans  bool // a span came before the first stamp
+	done   bool
+}
+
+// NewBindRepetitions returns an empty [BindRepetitions] for the log named
+// name; the options apply to every repetition.
+func NewBindRepetitions(name string, opts ...BindOption) *BindRepetitions {
+	return &BindRepetitions{name: name, opts: opts, cur: NewBinds(name, opts...)}
+}
+
+// Add adds a record, in input order; a "[stamp]" line begins a repetition.
+func (r *BindRepetitions) Add(rec *strace.Record) {
+	if r.done {
+		panic("analysis: BindRepetitions.Add after the statistics were taken")
+	}
+	switch rec.Kind {
+	case strace.KindStamp:
+		switch {
+		case r.stamps > 0:
+			r.cur.finish()
+			r.reps = append(r.reps, r.cur)
+		case r.spans:
+			r.cur.finish()
+			r.reps = append(r.reps, r.cur)
+			r.before = true
+		}
+		r.stamps++
+		r.cur = NewBinds(r.name, r.opts...)
+	case strace.KindSpan:
+		r.spans = r.spans || r.stamps == 0
+	}
+	r.cur.Add(rec)
+}
+
+// ReadFrom adds every record of rd until io.EOF and returns the reader's
+// error otherwise.
+func (r *BindRepetitions) ReadFrom(rd *strace.Reader) error {
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		r.Add(&rec)
+	}
+}
+
+// Late returns how many segments arrived after their bind was closed.
+func (r *BindRepetitions) Late() int64 {
+	var n int64
+	if r.cur != nil {
+		n = r.cur.Late()
+	}
+	for _, b := range r.reps {
+		n += b.Late()
+	}
+	return n
+}
+
+// Stats returns the statistics of every repetition in order, named as
+// [Log.Repetitions] names them. No record can be added after it.
+func (r *BindRepetitions) Stats() []RepStats {
+	if !r.done {
+		r.done = true
+		r.cur.finish()
+		r.reps = append(r.reps, r.cur)
+		r.cur = nil
+	}
+	out := make([]RepStats, len(r.reps))
+	for i, b := range r.reps {
+		switch k := i; {
+		case r.before && i == 0:
+			b.name = fmt.Sprintf("%s (before its first stamp)", r.name)
+		case r.stamps > 1:
+			if r.before {
+				k--
+			}
+			b.name = fmt.Sprintf("%s (repetition %d)", r.name, k+1)
+		}
+		out[i].Stats, out[i].Err = b.stats()
+	}
+	return out
 }

@@ -138,3 +138,74 @@ func BenchmarkBinds(b *testing.B) {
 		_, _, _ = streamBinds(b, "generated", data)
 	}
 }
+
+// TestBindRepetitionsMatchLog checks that the streamed repetitions'
+// statistics are those of Log.Repetitions, and their comparison the same.
+func TestBindRepetitionsMatchLog(t *testing.T) {
+	read := func(name string) []byte {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	base, measure := read("compare_base.log"), read("compare_measure.log")
+	noStamp := read("bind.log")
+	logs := map[string][]byte{
+		"base":        base,
+		"measure":     measure,
+		"twice":       append(append([]byte{}, base...), base...),
+		"before":      append(append([]byte{}, noStamp...), measure...),
+		"no stamp":    noStamp,
+		"generated":   generated(50),
+		"three times": bytes.Repeat(measure, 3),
+	}
+	streamed := make(map[string][]RepStats)
+	fromLog := make(map[string][]RepStats)
+	for name, data := range logs {
+		l, err := ReadLog(bytes.NewReader(data), WithName(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range l.Repetitions() {
+			st, err := AnalyzeBinds(r)
+			fromLog[name] = append(fromLog[name], RepStats{withoutSegments(st), err})
+		}
+		br := NewBindRepetitions(name)
+		if err := br.ReadFrom(strace.NewReader(bytes.NewReader(data))); err != nil {
+			t.Fatal(err)
+		}
+		streamed[name] = br.Stats()
+		if br.Late() != 0 {
+			t.Errorf("%s: %d late", name, br.Late())
+		}
+		want, got := fromLog[name], streamed[name]
+		if len(want) != len(got) {
+			t.Fatalf("%s: %d repetitions, want %d", name, len(got), len(want))
+		}
+		for i := range want {
+			if (want[i].Err == nil) != (got[i].Err == nil) || want[i].Err != nil && want[i].Err.Error() != got[i].Err.Error() {
+				t.Errorf("%s %d: error %v, want %v", name, i, got[i].Err, want[i].Err)
+			}
+			if diff := cmp.Diff(want[i].Stats, got[i].Stats); diff != "" {
+				t.Errorf("%s %d: stats (-log +stream):\n%s", name, i, diff)
+			}
+		}
+	}
+	for _, pair := range [][2]string{{"base", "measure"}, {"twice", "three times"}, {"twice", "twice"}} {
+		want, werr := CompareRepetitions(fromLog[pair[0]], fromLog[pair[1]])
+		got, gerr := CompareRepetitions(streamed[pair[0]], streamed[pair[1]])
+		if (werr == nil) != (gerr == nil) {
+			t.Errorf("%v: error %v, want %v", pair, gerr, werr)
+			continue
+		}
+		var w, g bytes.Buffer
+		if werr == nil {
+			_ = WriteComparison(&w, want)
+			_ = WriteComparison(&g, got)
+		}
+		if w.String() != g.String() {
+			t.Errorf("%v: printed\n%s\nwant\n%s", pair, g.String(), w.String())
+		}
+	}
+}

@@ -42,12 +42,17 @@
 // [AnalyzeBinds] is the same computation over a [Log], whose binds keep
 // their segments and attributes.
 //
-// The comparison still reads whole logs: [ReadLog] reads a log with
+// [BindRepetitions] splits a stream at its "[stamp]" lines as
+// [Log.Repetitions] splits a log, with a [Binds] per repetition, for
+// [CompareRepetitions].
+//
+// [ReadLog] is the convenience that keeps everything: it reads a log with
 // [strace.NewReader] and keeps its spans, "[stamp]" lines,
 // torch_backend_autoload records, legacy "bind phase=" lines (with the log
 // thread of each and of every chip.run.bind span) and the reader's losses;
 // [WithName] names it and [WithReaderOptions] passes the reader's options.
-// [Concat] joins logs read separately. Their memory grows with the log.
+// [Concat] joins logs read separately. Its memory grows with the log: each
+// span is kept whole.
 //
 // # The tables
 //
