@@ -291,8 +291,10 @@ func (st *BindStats) controlPlane(bs *bindSet, warm []*packedBind) {
 		}
 	}
 	var sums []int64
+	parts := make([]int64, 0, len(present)*len(warm)) // every total's parts, one allocation
 	for _, b := range warm {
-		t := BindTotal{Pid: b.pid, Inv: b.inv, Parts: make([]int64, 0, len(present))}
+		n := len(parts)
+		t := BindTotal{Pid: b.pid, Inv: b.inv, Parts: parts[n:n:n+len(present)]}
 		complete := true
 		for _, id := range present {
 			s, ok := b.segment(id)
@@ -307,6 +309,7 @@ func (st *BindStats) controlPlane(bs *bindSet, warm []*packedBind) {
 			c.Excluded++
 			continue
 		}
+		parts = parts[:n+len(t.Parts)]
 		c.Totals = append(c.Totals, t)
 		sums = append(sums, t.Sum)
 	}
