@@ -294,7 +294,7 @@ func (st *BindStats) controlPlane(bs *bindSet, warm []*packedBind) {
 	parts := make([]int64, 0, len(present)*len(warm)) // every total's parts, one allocation
 	for _, b := range warm {
 		n := len(parts)
-		t := BindTotal{Pid: b.pid, Inv: b.inv, Parts: parts[n:n:n+len(present)]}
+		t := BindTotal{Pid: b.pid, Inv: b.inv, Parts: parts[n : n : n+len(present)]}
 		complete := true
 		for _, id := range present {
 			s, ok := b.segment(id)
