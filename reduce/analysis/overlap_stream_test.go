@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -64,15 +64,7 @@ func TestOverlapFlatHeap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads logs of 8 and 32 MB")
 	}
-	dir := t.TempDir()
-	write := func(name string, rounds int) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, generated(rounds), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	small, large := write("small.log", 1500), write("large.log", 6000)
+	small, large := smallAndLargeLogs(t)
 	type run struct {
 		heap       uint64
 		invs, runs int64

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/phasetrace/phasetrace/strace"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
@@ -121,15 +122,7 @@ func TestTablesFlatHeap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads logs of 8 and 32 MB")
 	}
-	dir := t.TempDir()
-	write := func(name string, rounds int) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, generated(rounds), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	small, large := write("small.log", 1500), write("large.log", 6000)
+	small, large := smallAndLargeLogs(t)
 	type run struct {
 		heap        uint64
 		spans, invs int64
@@ -203,4 +196,19 @@ func BenchmarkReadLogTables(b *testing.B) {
 		_ = WriteRounds(io.Discard, AnalyzeRounds(l.Spans))
 		_ = WriteTree(io.Discard, AnalyzeTree(l.Spans))
 	}
+}
+
+// smallAndLargeLogs writes two generated logs to files, the second 4× as
+// long as the first, for the tests that the heap stays flat.
+func smallAndLargeLogs(t *testing.T) (small, large string) {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name string, rounds int) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, generated(rounds), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	return write("small.log", 1500), write("large.log", 6000)
 }
