@@ -18,7 +18,7 @@ type argList []check.Arg
 func (l argList) String() string {
 	parts := make([]string, len(l))
 	for i, a := range l {
-		parts[i] = a.Name + "=" + formatValue(a.Value)
+		parts[i] = a.Name + "=" + check.FormatValue(a.Value)
 	}
 	return strings.Join(parts, " ")
 }
@@ -73,37 +73,4 @@ func (a argValue) MarshalJSON() ([]byte, error) {
 		return json.Marshal(elems)
 	}
 	return json.Marshal(a.v)
-}
-
-// formatValue is an argument value as text: numbers and bools as written,
-// strings quoted, dictionaries as {k=v ...}, arrays as [v ...].
-func formatValue(v any) string {
-	switch v := v.(type) {
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case uint64:
-		return strconv.FormatUint(v, 10)
-	case bool:
-		return strconv.FormatBool(v)
-	case float64:
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	case string:
-		return strconv.Quote(v)
-	case []check.Arg:
-		return "{" + argList(v).String() + "}"
-	case []any:
-		parts := make([]string, len(v))
-		for i, e := range v {
-			parts[i] = formatValue(e)
-		}
-		return "[" + strings.Join(parts, " ") + "]"
-	case nil:
-		return "null"
-	}
-	return strconv.Quote(strings.TrimSpace(strings.ReplaceAll(strings.ToValidUTF8(string(mustJSON(v)), ""), "\n", " ")))
-}
-
-func mustJSON(v any) []byte {
-	b, _ := json.Marshal(v)
-	return b
 }

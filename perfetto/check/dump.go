@@ -83,7 +83,7 @@ func (t *Trace) Dump(w io.Writer) error {
 				b.WriteByte(' ')
 				b.WriteString(a.Name)
 				b.WriteByte('=')
-				b.WriteString(formatValue(a.Value))
+				b.WriteString(FormatValue(a.Value))
 			}
 			b.WriteByte('\n')
 		}
@@ -165,10 +165,10 @@ func enumName(v int32, names ...string) string {
 	return strconv.Itoa(int(v))
 }
 
-// formatValue formats an argument value as Dump does: integers (signed or
+// FormatValue formats an argument value as Dump does: integers (signed or
 // not) in decimal, as the numbers they are,
 // strings quoted, dictionaries as {k=v ...}, arrays as [v ...].
-func formatValue(v any) string {
+func FormatValue(v any) string {
 	switch v := v.(type) {
 	case int64:
 		return strconv.FormatInt(v, 10)
@@ -183,13 +183,13 @@ func formatValue(v any) string {
 	case []Arg:
 		parts := make([]string, len(v))
 		for i, a := range v {
-			parts[i] = a.Name + "=" + formatValue(a.Value)
+			parts[i] = a.Name + "=" + FormatValue(a.Value)
 		}
 		return "{" + strings.Join(parts, " ") + "}"
 	case []any:
 		parts := make([]string, len(v))
 		for i, e := range v {
-			parts[i] = formatValue(e)
+			parts[i] = FormatValue(e)
 		}
 		return "[" + strings.Join(parts, " ") + "]"
 	case nil:

@@ -62,3 +62,10 @@ func ExampleReadBytes_error() {
 	// check: byte 2: malformed trace: reading a length: unexpected EOF
 	// true true
 }
+
+// FormatValue prints an argument value as Dump does, in its own type.
+func ExampleFormatValue() {
+	fmt.Println(check.FormatValue(uint64(3)), check.FormatValue("x"), check.FormatValue([]check.Arg{{Name: "n", Value: int64(-1)}}))
+	// Output:
+	// 3 "x" {n=-1}
+}
