@@ -3,6 +3,9 @@ package phasetrace_test
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/phasetrace/phasetrace"
@@ -117,4 +120,27 @@ func ExampleVersion() {
 	fmt.Println(strings.HasPrefix(v, "strace2perfetto "))
 	// Output:
 	// true
+}
+
+// A log on disk (a .gz is decompressed), and the summary as text and as
+// an account.
+func ExampleFile() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "run.log")
+	os.WriteFile(path, []byte("[mono_ns=5][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=7 tid=7 inv=0 hid=0 depth=0 name=ext.app.step ts=1000 dur=500\n"), 0o644)
+	sum, err := phasetrace.Convert(io.Discard, []phasetrace.Input{phasetrace.File(path)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(sum.Spans.Check(), sum.Lossless())
+	sum.Inputs[0].Name = "run.log" // the temporary directory varies
+	sum.WriteText(os.Stdout)
+	// Output:
+	// <nil> true
+	// read run.log: 1 line, 1 span, 0 clock anchors, 0 bind phase lines
+	// wrote 0 invocations: 2 tracks, 1 slice, 0 instants, 0 flows, 0 counter values, 260 bytes
+	// wall time: unknown (no [CLOCK_ANCHOR] v=1 record)
+	// spans: 1 read, 1 drawn
 }
