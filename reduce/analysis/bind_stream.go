@@ -48,8 +48,7 @@ type Binds struct {
 	autoSeen map[string]bool
 
 	open    map[bindKey]*openBind
-	queue   []bindKey
-	head    int
+	queue   arrivals[bindKey]
 	closed  map[bindKey]struct{}
 	scopes  []*openBind // open binds with a chip.run.bind span, in its order
 	pending []BindLine  // bind lines inside no open bind's span yet
@@ -175,7 +174,7 @@ func (b *Binds) get(k bindKey) *openBind {
 	}
 	o := &openBind{key: k}
 	b.open[k] = o
-	b.queue = append(b.queue, k)
+	b.queue.push(k)
 	return o
 }
 
@@ -293,18 +292,7 @@ func (b *Binds) offer(o *openBind, ts int64, seg string, src SegmentSource, v se
 }
 
 func (b *Binds) closeOldest() {
-	for b.head < len(b.queue) {
-		k := b.queue[b.head]
-		b.head++
-		if o := b.open[k]; o != nil {
-			b.closeBind(o)
-			break
-		}
-	}
-	if b.head > len(b.queue)/2 && b.head > 1024 {
-		b.queue = append(b.queue[:0], b.queue[b.head:]...)
-		b.head = 0
-	}
+	closeOldest(&b.queue, b.open, b.closeBind)
 	if n := len(b.scopes); n > 2*MaxOpenBinds {
 		b.scopes = slices.DeleteFunc(b.scopes, func(o *openBind) bool { return o.gone })
 	}
@@ -380,15 +368,11 @@ func (b *Binds) Stats() (*BindStats, error) {
 func (b *Binds) finish() {
 	if !b.done {
 		b.done = true
-		for _, k := range b.queue[b.head:] {
-			if o := b.open[k]; o != nil {
-				b.closeBind(o)
-			}
-		}
+		closeAll(&b.queue, b.open, b.closeBind)
 		for i := range b.pending {
 			b.unclaim(&b.pending[i])
 		}
-		b.queue, b.open, b.scopes, b.pending = nil, nil, nil, nil
+		b.open, b.scopes, b.pending = nil, nil, nil
 		b.closed = nil
 		b.set.binds = slices.Clip(b.set.binds)
 		slices.SortFunc(b.set.binds, func(x, y packedBind) int {

@@ -174,8 +174,7 @@ type Overlap struct {
 	cfg     overlapConfig
 	maxOpen int
 	open    map[invKey]*ovInv
-	queue   []invKey
-	head    int
+	queue   arrivals[invKey]
 	closed  map[invKey]struct{}
 	runs    []nativeRun
 	bad     *ovInv // the least (pid, inv) with a bad identity
@@ -213,7 +212,7 @@ func (o *Overlap) Add(s *strace.Span) {
 		}
 		v = &ovInv{key: k}
 		o.open[k] = v
-		o.queue = append(o.queue, k)
+		o.queue.push(k)
 	}
 	if s.Depth == 0 && !v.hasRoot {
 		v.hasRoot = true
@@ -263,18 +262,7 @@ func (o *Overlap) ReadFrom(rd *strace.Reader) error {
 func (o *Overlap) Late() int64 { return o.late }
 
 func (o *Overlap) closeOldest() {
-	for o.head < len(o.queue) {
-		k := o.queue[o.head]
-		o.head++
-		if v := o.open[k]; v != nil {
-			o.closeInv(v)
-			break
-		}
-	}
-	if o.head > len(o.queue)/2 && o.head > 1024 {
-		o.queue = append(o.queue[:0], o.queue[o.head:]...)
-		o.head = 0
-	}
+	closeOldest(&o.queue, o.open, o.closeInv)
 }
 
 func (o *Overlap) closeInv(v *ovInv) {
@@ -295,12 +283,8 @@ func (o *Overlap) closeInv(v *ovInv) {
 func (o *Overlap) Proof() (*OverlapProof, error) {
 	if !o.done {
 		o.done = true
-		for _, k := range o.queue[o.head:] {
-			if v := o.open[k]; v != nil {
-				o.closeInv(v)
-			}
-		}
-		o.queue, o.open, o.closed = nil, nil, nil
+		closeAll(&o.queue, o.open, o.closeInv)
+		o.open, o.closed = nil, nil
 	}
 	return o.prove()
 }

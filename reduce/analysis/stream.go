@@ -67,8 +67,7 @@ type Tables struct {
 	names  map[string]uint32
 	name   []string
 	open   map[invKey]*openInv
-	queue  []invKey // open invocations, first seen first
-	head   int
+	queue  arrivals[invKey] // open invocations, first seen first
 	closed map[invKey]struct{}
 	hids   map[uint64]*callState
 	free   []*openInv
@@ -287,7 +286,7 @@ func (t *Tables) newOpen(k invKey, hid uint64) *openInv {
 	}
 	o.key, o.hid = k, hid
 	t.open[k] = o
-	t.queue = append(t.queue, k)
+	t.queue.push(k)
 	return o
 }
 
@@ -323,18 +322,7 @@ func (t *Tables) addTo(o *openInv, s *span) {
 
 // closeOldest closes the open invocation first seen longest ago.
 func (t *Tables) closeOldest() {
-	for t.head < len(t.queue) {
-		k := t.queue[t.head]
-		t.head++
-		if o := t.open[k]; o != nil {
-			t.closeInv(o)
-			break
-		}
-	}
-	if t.head > len(t.queue)/2 && t.head > 1024 {
-		t.queue = append(t.queue[:0], t.queue[t.head:]...)
-		t.head = 0
-	}
+	closeOldest(&t.queue, t.open, t.closeInv)
 }
 
 // closeInv reduces an invocation to what the tables need.
@@ -512,12 +500,8 @@ func (t *Tables) finish() {
 		return
 	}
 	t.done = true
-	for _, k := range t.queue[t.head:] {
-		if o := t.open[k]; o != nil {
-			t.closeInv(o)
-		}
-	}
-	t.queue, t.free = nil, nil
+	closeAll(&t.queue, t.open, t.closeInv)
+	t.free = nil
 }
 
 // callables returns the callables most invoked first; as many invocations:
