@@ -8,7 +8,9 @@ import (
 	"github.com/phasetrace/phasetrace/perfetto/check"
 )
 
-func TestWriterDemo(t *testing.T) {
+// demoTrace runs the demo and reads its trace back.
+func demoTrace(t *testing.T) ([]byte, *check.Trace) {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "demo.pftrace")
 	if err := run(out, false); err != nil {
 		t.Fatal(err)
@@ -21,6 +23,11 @@ func TestWriterDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b, tr
+}
+
+func TestWriterDemo(t *testing.T) {
+	_, tr := demoTrace(t)
 	if err := tr.Err(); err != nil {
 		t.Fatal(err)
 	}

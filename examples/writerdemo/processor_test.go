@@ -1,11 +1,8 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/perfetto/check/processor"
 )
 
@@ -17,18 +14,7 @@ func TestWriterDemoInTheTraceProcessor(t *testing.T) {
 	if !ok {
 		t.Skip("set " + processor.EnvVar + " to a trace_processor_shell to load the demo's trace into Perfetto's trace processor")
 	}
-	out := filepath.Join(t.TempDir(), "demo.pftrace")
-	if err := run(out, false); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := check.ReadBytes(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, tr := demoTrace(t)
 	r, err := sh.Load(b)
 	if err != nil {
 		t.Fatal(err)
