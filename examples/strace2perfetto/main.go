@@ -131,11 +131,18 @@ Flags:
 `
 
 func main() {
-	ctx, stop, release := releasableSignalContext()
-	c := &command{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, file: phasetrace.File, converted: release, serving: signalContext}
+	c, ctx, stop := mainCommand(os.Stdin, os.Stdout, os.Stderr)
 	code := c.run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
+}
+
+// mainCommand is the command as main runs it: interrupted by SIGINT and
+// SIGTERM until the conversion is over, then released (the summary file is
+// still written), and interrupted again while -open serves.
+func mainCommand(stdin io.Reader, stdout, stderr io.Writer) (*command, context.Context, context.CancelFunc) {
+	ctx, stop, release := releasableSignalContext()
+	return &command{stdin: stdin, stdout: stdout, stderr: stderr, file: phasetrace.File, converted: release, serving: signalContext}, ctx, stop
 }
 
 // run is the whole command with its streams, returning the exit status.

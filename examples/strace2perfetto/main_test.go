@@ -636,10 +636,9 @@ func TestMainWiringWritesTheSummary(t *testing.T) {
 	if err := os.WriteFile(log, cleanLog(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop, release := releasableSignalContext()
-	defer stop()
 	var stderr bytes.Buffer
-	c := &command{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, file: phasetrace.File, converted: release}
+	c, ctx, stop := mainCommand(strings.NewReader(""), io.Discard, &stderr)
+	defer stop()
 	if code := c.run(ctx, []string{"-q", "-summary-json", filepath.Join(dir, "s.json"), log}); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
