@@ -1,0 +1,357 @@
+package reduce
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// HostBracket is one task a dispatching host sent to a worker on another
+// host, seen from both: on the dispatching host's clock the frame left no
+// earlier than Sent and the reply was in by Received; on the remote host's
+// clock the task's run began at Start and ended at End. So the remote
+// instant Start was, on the dispatching host, no earlier than Sent, and End
+// no later than Received.
+type HostBracket struct {
+	Sent, Received HostNanos // dispatching host
+	Start, End     HostNanos // remote host
+}
+
+// HostMethod says how a remote host's span was placed on the dispatching
+// host's axis.
+type HostMethod uint8
+
+// Host placement methods.
+const (
+	// HostUnplaced: nothing relates the host's clock to the dispatching
+	// host's; its spans keep their own times.
+	HostUnplaced HostMethod = iota
+	// HostWall: moved by the difference of the hosts' wall-clock anchors,
+	// which agree only as well as their NTP does: no bound.
+	HostWall
+	// HostCausal: placed by the causality of the tasks the dispatching host
+	// sent it, with a bound.
+	HostCausal
+)
+
+func (m HostMethod) String() string {
+	switch m {
+	case HostWall:
+		return "wall"
+	case HostCausal:
+		return "causal"
+	}
+	return "unplaced"
+}
+
+// Defaults of the host clock model.
+const (
+	// DefaultHostMaxRate bounds the rate error of one host's
+	// CLOCK_MONOTONIC against another's: 500 ppm, the most NTP slews a
+	// clock by (crystals differ by tens of ppm).
+	DefaultHostMaxRate PPB = 500_000
+	// DefaultHostRateStability is how far the rate error may move over the
+	// tasks of one fit: 0.02 ppm.
+	DefaultHostRateStability PPB = 20
+	// maxHostKnots bounds the points at which the interval is computed
+	// exactly; between them it is interpolated conservatively.
+	maxHostKnots = 1024
+)
+
+// HostFitOption configures FitHost.
+type HostFitOption func(*hostConfig)
+
+type hostConfig struct {
+	maxRate, stability PPB
+}
+
+// WithHostMaxRate sets the largest rate error of the remote clock against
+// the dispatching host's the model allows (default DefaultHostMaxRate),
+// clamped to [0, 0.5e9] ppb.
+func WithHostMaxRate(r PPB) HostFitOption {
+	return func(c *hostConfig) { c.maxRate = min(max(r, 0), 500_000_000) }
+}
+
+// WithHostRateStability sets how far the rate error may move across the
+// tasks (default DefaultHostRateStability).
+func WithHostRateStability(r PPB) HostFitOption {
+	return func(c *hostConfig) { c.stability = max(r, 0) }
+}
+
+// ErrNoBrackets: a host fit was asked for with no task to fit.
+var ErrNoBrackets = errors.New("reduce: no task brackets a remote host's clock")
+
+// HostFit is a remote host's clock mapped onto the dispatching host's:
+// one line Y(x) = Y0 + (x − X0)·(1+Rate) that every remote instant is drawn
+// through (monotone, so nesting survives), and for each instant the
+// interval every bracket allows, from which its bound is published.
+type HostFit struct {
+	line         clockLine
+	rateLo       PPB // rate interval, widened by the stability
+	rateHi       PPB
+	knots        []hostKnot
+	limit        HostNanos
+	tasks        int
+	sentFromDisp bool
+}
+
+type hostKnot struct{ x, lo, hi int64 }
+
+// FitHost fits the remote host's clock to the brackets of the tasks it ran.
+// Brackets whose ends contradict themselves (Received before Sent, End
+// before Start) are errors; brackets that no (offset, rate) reconciles make
+// an *InconsistencyError (unwrapping to ErrInconsistent) naming two of
+// them by index.
+func FitHost(brackets []HostBracket, opts ...HostFitOption) (*HostFit, error) {
+	cfg := hostConfig{maxRate: DefaultHostMaxRate, stability: DefaultHostRateStability}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if len(brackets) == 0 {
+		return nil, ErrNoBrackets
+	}
+	f := newClockFit(cfg.maxRate, cfg.stability)
+	xs := make([]int64, 0, 2*len(brackets))
+	limF, limR := int64(math.MaxInt64), int64(math.MaxInt64)
+	for i, b := range brackets {
+		if b.End < b.Start || b.Received < b.Sent {
+			return nil, fmt.Errorf("reduce: task %d: %w: remote run [%d, %d] ns within [%d, %d] ns", i, ErrInconsistent, b.Start, b.End, b.Sent, b.Received)
+		}
+		f.add(int64(b.Start), int64(b.Sent), math.MaxInt64, 2*i)
+		f.add(int64(b.End), math.MinInt64, int64(b.Received), 2*i+1)
+		xs = append(xs, int64(b.Start), int64(b.End))
+	}
+	lo, hi, err := f.rateRange()
+	if err != nil {
+		return nil, err
+	}
+	ln, ok := f.line()
+	if !ok {
+		// One-sided evidence only: centre on the first task's interval.
+		l, h, err := f.span(xs[0])
+		if err != nil {
+			return nil, err
+		}
+		ln = clockLine{x0: xs[0], y0: l + (h-l)/2}
+	}
+	fit := &HostFit{line: ln, rateLo: lo, rateHi: hi, tasks: len(brackets)}
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
+	if len(xs) > maxHostKnots {
+		step := (len(xs) + maxHostKnots - 1) / maxHostKnots
+		sub := xs[:0:0]
+		for i := 0; i < len(xs); i += step {
+			sub = append(sub, xs[i])
+		}
+		if sub[len(sub)-1] != xs[len(xs)-1] {
+			sub = append(sub, xs[len(xs)-1])
+		}
+		xs = sub
+	}
+	for _, x := range xs {
+		l, h, err := f.span(x)
+		if err != nil {
+			return nil, err
+		}
+		fit.knots = append(fit.knots, hostKnot{x, l, h})
+	}
+	// The information limit: with the rate fitted, the offset is known to
+	// the smallest forward plus the smallest return latency and no better.
+	for _, b := range brackets {
+		y0, ok1 := ln.at(int64(b.Start))
+		y1, ok2 := ln.at(int64(b.End))
+		if ok1 && ok2 {
+			limF = min(limF, y0-int64(b.Sent))
+			limR = min(limR, int64(b.Received)-y1)
+		}
+	}
+	if limF != math.MaxInt64 && limR != math.MaxInt64 {
+		fit.limit = HostNanos(max(limF+limR, 0))
+	}
+	return fit, nil
+}
+
+// Tasks returns the number of tasks fitted.
+func (f *HostFit) Tasks() int { return f.tasks }
+
+// Rate returns the rate error the line converts with (ppb: the remote clock
+// runs Rate ppb slow against the dispatching host's when positive, i.e.
+// dispatching-host ns per remote ns is 1 + Rate/1e9) and the interval the
+// brackets allow for it.
+func (f *HostFit) Rate() (rate, lo, hi PPB) { return f.line.rate, f.rateLo, f.rateHi }
+
+// Offset returns where the line puts remote instant x, minus x: the
+// dispatching host's clock less the remote host's there.
+func (f *HostFit) Offset(x HostNanos) (HostNanos, bool) {
+	y, ok := f.line.at(int64(x))
+	return HostNanos(y) - x, ok
+}
+
+// Limit returns the information limit of the fit: the smallest forward
+// latency plus the smallest return latency, as the fitted line measures
+// them. Causality alone cannot place the remote clock more narrowly than
+// this interval (a clock offset and uneven one-way delays look alike), so
+// no bound can be below half of it.
+func (f *HostFit) Limit() HostNanos { return f.limit }
+
+// Map returns where remote instant x is drawn on the dispatching host's
+// axis and its bound: the instant truly lies within bound of y, under the
+// model's assumptions (every task's run lies between its Sent and
+// Received, the rate error stays within the maximum and moves by at most
+// the stability). The result is an error wrapping ErrRange when it does not
+// fit int64.
+func (f *HostFit) Map(x HostNanos) (y, bound HostNanos, err error) {
+	yy, ok := f.line.at(int64(x))
+	if !ok {
+		return 0, 0, fmt.Errorf("%w: remote instant %d ns has no host time", ErrRange, int64(x))
+	}
+	lo, hi := f.interval(int64(x))
+	if lo == math.MinInt64 || hi == math.MaxInt64 {
+		return 0, 0, fmt.Errorf("%w: remote instant %d ns: no bound", ErrRange, int64(x))
+	}
+	d1, d2 := yy-lo, hi-yy
+	if d1 < 0 || d2 < 0 {
+		d1, d2 = absInt(d1), absInt(d2)
+	}
+	return HostNanos(yy), HostNanos(max(d1, d2)), nil
+}
+
+// interval returns the dispatching-host interval the evidence allows for
+// remote instant x: from the exact intervals at the knots around it,
+// carried to x at every rate the model allows.
+func (f *HostFit) interval(x int64) (lo, hi int64) {
+	i, _ := slices.BinarySearchFunc(f.knots, x, func(k hostKnot, x int64) int {
+		switch {
+		case k.x < x:
+			return -1
+		case k.x > x:
+			return 1
+		}
+		return 0
+	})
+	lo, hi = math.MinInt64, math.MaxInt64
+	// carry moves knot k's interval to x: Y(x) − Y(k.x) lies between
+	// (x − k.x)·(1+κ) for κ in the rate interval.
+	carry := func(k hostKnot) {
+		d := x - k.x
+		a, ok1 := mulDiv(d, nsPerSecond+int64(f.rateLo), nsPerSecond, false)
+		b, ok2 := mulDiv(d, nsPerSecond+int64(f.rateHi), nsPerSecond, true)
+		if d < 0 {
+			a, ok1 = mulDiv(d, nsPerSecond+int64(f.rateHi), nsPerSecond, false)
+			b, ok2 = mulDiv(d, nsPerSecond+int64(f.rateLo), nsPerSecond, true)
+		}
+		if !ok1 || !ok2 {
+			return
+		}
+		lo, hi = max(lo, satAdd(k.lo, a)), min(hi, satAdd(k.hi, b))
+	}
+	if i < len(f.knots) {
+		carry(f.knots[i])
+	}
+	if i > 0 {
+		carry(f.knots[i-1])
+	}
+	return lo, hi
+}
+
+// Worker is a worker of the dispatching host as its log shows it: the
+// brackets (Sent, Received) of the tasks it was sent, in dispatch order.
+type Worker struct {
+	ID    int64
+	Tasks []HostBracket // Sent and Received set
+}
+
+// Session is a remote log's worker session: the extents (Start, End) of
+// its runs, in the order they arrived.
+type Session struct {
+	Name string
+	Runs []HostBracket // Start and End set
+}
+
+// ErrAmbiguous: the logs admit more than one assignment of sessions to
+// workers (or none); the user must name it.
+var ErrAmbiguous = errors.New("reduce: the logs do not determine which remote log served which worker")
+
+// MatchSessions finds which worker each session served: the k-th task sent
+// to a worker is the k-th run of its session (one task is in flight per
+// endpoint), so a session can serve a worker only when they count the same
+// tasks and the brackets that pairing makes admit a clock mapping. It
+// returns, per session, the index of its worker in workers (-1: none);
+// fixed gives assignments the user named (session index → worker index),
+// kept as they are. More than one complete assignment is ErrAmbiguous.
+func MatchSessions(workers []Worker, sessions []Session, fixed map[int]int, opts ...HostFitOption) ([]int, error) {
+	ok := make([][]bool, len(sessions))
+	for s, ss := range sessions {
+		ok[s] = make([]bool, len(workers))
+		for w, wk := range workers {
+			if len(wk.Tasks) != len(ss.Runs) || len(ss.Runs) == 0 {
+				continue
+			}
+			_, err := FitHost(Pair(wk, ss), opts...)
+			ok[s][w] = err == nil
+		}
+	}
+	out := make([]int, len(sessions))
+	for i := range out {
+		out[i] = -1
+	}
+	used := make([]bool, len(workers))
+	for s, w := range fixed {
+		if s >= 0 && s < len(sessions) && w >= 0 && w < len(workers) {
+			out[s], used[w] = w, true
+		}
+	}
+	var found [][]int
+	var try func(s int)
+	try = func(s int) {
+		if len(found) > 1 {
+			return
+		}
+		if s == len(sessions) {
+			found = append(found, slices.Clone(out))
+			return
+		}
+		if _, isFixed := fixed[s]; isFixed {
+			try(s + 1)
+			return
+		}
+		served := false
+		for w := range workers {
+			if ok[s][w] && !used[w] {
+				served = true
+				out[s], used[w] = w, true
+				try(s + 1)
+				out[s], used[w] = -1, false
+			}
+		}
+		if !served {
+			try(s + 1) // this session serves none of the workers
+		}
+	}
+	try(0)
+	if len(found) != 1 {
+		res := make([]int, len(sessions))
+		for i := range res {
+			res[i] = -1
+		}
+		for s, w := range fixed {
+			if s >= 0 && s < len(sessions) && w >= 0 && w < len(workers) {
+				res[s] = w
+			}
+		}
+		return res, ErrAmbiguous
+	}
+	return found[0], nil
+}
+
+// Pair returns the brackets of worker w's tasks served by session s: the
+// k-th task with the k-th run (as many as both have).
+func Pair(w Worker, s Session) []HostBracket {
+	n := min(len(w.Tasks), len(s.Runs))
+	out := make([]HostBracket, n)
+	for k := range n {
+		out[k] = HostBracket{Sent: w.Tasks[k].Sent, Received: w.Tasks[k].Received, Start: s.Runs[k].Start, End: s.Runs[k].End}
+	}
+	return out
+}
