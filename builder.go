@@ -179,6 +179,7 @@ func newConverter(opts []Option) *converter {
 	c.flows = flowWindow{
 		horizon: cfg.flowHorizon,
 		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
+			flows, endFlows = c.remoteFlows(&sp.Span, flows, endFlows)
 			c.hostFlows(c.tracks.thread(sp.Pid, sp.Tid), sp, nil, false, flows, endFlows)
 		},
 		linked:   sum.flow,

@@ -355,3 +355,69 @@ func Pair(w Worker, s Session) []HostBracket {
 	}
 	return out
 }
+
+// Drawn returns the bound of the remote instant drawn at y: the largest
+// bound of the remote instants the line draws at y (the line is monotone
+// and advances about 1 ns per ns, so they are one or two). It is for a
+// caller that holds only drawn times.
+func (f *HostFit) Drawn(y HostNanos) (HostNanos, error) {
+	x, err := f.native(int64(y))
+	if err != nil {
+		return 0, err
+	}
+	var b HostNanos
+	for _, v := range []int64{x - 1, x, x + 1} {
+		yy, bb, err := f.Map(HostNanos(v))
+		if err != nil {
+			return 0, err
+		}
+		// The instants drawn at y lie between those drawn just below and
+		// just above it; their bounds, widened by the step, cover y's.
+		b = max(b, bb+absHost(yy-y))
+	}
+	return b, nil
+}
+
+// native returns a remote instant the line draws within 1 ns of y.
+func (f *HostFit) native(y int64) (int64, error) {
+	d, ok := mulDiv(y-f.line.y0, nsPerSecond, nsPerSecond+int64(f.line.rate), false)
+	if !ok {
+		return 0, fmt.Errorf("%w: host time %d ns has no remote instant", ErrRange, y)
+	}
+	return f.line.x0 + d, nil
+}
+
+// Compose carries a placement made on the remote host's own axis (a device
+// span placed through that host's anchors) onto the dispatching host's:
+// both ends through the line, the bound the device placement had (scaled
+// by the largest rate the model allows) plus the host bound at each end.
+func (f *HostFit) Compose(p SpanPlacement) (SpanPlacement, error) {
+	ys, bs, err := f.Map(p.HostStart)
+	if err != nil {
+		return SpanPlacement{}, err
+	}
+	ye, be, err := f.Map(p.HostEnd)
+	if err != nil {
+		return SpanPlacement{}, err
+	}
+	r := max(absPPB(f.rateLo), absPPB(f.rateHi))
+	scaled, ok := mulDiv(int64(p.Bound), nsPerSecond+int64(r), nsPerSecond, true)
+	if !ok {
+		return SpanPlacement{}, fmt.Errorf("%w: bound %d ns", ErrRange, int64(p.Bound))
+	}
+	return SpanPlacement{HostStart: ys, HostEnd: ye, Bound: satAdd(HostNanos(scaled), max(bs, be)+1)}, nil
+}
+
+func absPPB(v PPB) PPB {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// Native returns a remote instant the line draws within 1 ns of y: the
+// instants it draws at y lie within 2 ns of it.
+func (f *HostFit) Native(y HostNanos) (HostNanos, error) {
+	x, err := f.native(int64(y))
+	return HostNanos(x), err
+}
