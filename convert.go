@@ -384,7 +384,8 @@ func (c *converter) wallClocks(procs []*procInfo) {
 		}
 		for j, wa := range p.wall {
 			if c.remoteWallAnchor(p.pid) {
-				c.led.notDrawn("wall-clock anchors of a machine placed by causality (its wall clock agrees only to NTP grade)", c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
+				// Its wall clock agrees with this host's only to NTP grade.
+				c.led.superseded("wall-clock anchors of remote machines placed by the tasks they ran", 1)
 				continue
 			}
 			if ref == nil {

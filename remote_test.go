@@ -19,10 +19,10 @@ var remoteScenarios = []struct {
 	name string
 	cfg  stracetest.RemoteConfig
 }{
-	{"one remote host, 50 tasks over ~45 s, 30 ppm", stracetest.RemoteConfig{Seed: 1, Tasks: 50, GapMin: 600_000_000, GapMax: 1_100_000_000,
+	{"one remote host, 50 tasks over ~45 s, 30 ppm", stracetest.RemoteConfig{Seed: 1, Tasks: 50, GapMin: 600_000_000, GapMean: 300_000_000, GapMax: 1_300_000_000,
 		WallErr: 1_000_000, SamePids: true, AnchorEvry: 100_000_000,
 		Hosts: []stracetest.RemoteHost{{Machine: "machine1", DriftPPM: 30, FwdMin: 35_000, FwdJitter: 40_000, RetMin: 22_000, RetJitter: 30_000}}}},
-	{"two remote hosts, 12 tasks over ~140 s, idle 8–40 s, −46 / +20 ppm", stracetest.RemoteConfig{Seed: 2, Tasks: 12, GapMin: 8_000_000_000, GapMax: 40_000_000_000,
+	{"two remote hosts, 12 tasks over ~140 s, idle 8–40 s, −46 / +20 ppm", stracetest.RemoteConfig{Seed: 2, Tasks: 12, GapMin: 8_000_000_000, GapMean: 4_500_000_000, GapMax: 40_000_000_000,
 		WallErr: 1_000_000, SamePids: true, AnchorEvry: 100_000_000,
 		Hosts: []stracetest.RemoteHost{
 			{Machine: "machine1", DriftPPM: -46, FwdMin: 28_000, FwdJitter: 30_000, RetMin: 24_000, RetJitter: 25_000},
@@ -184,3 +184,20 @@ func TestRemoteAccuracy(t *testing.T) {
 }
 
 var _ = math.MaxInt64
+
+// The scenarios span what the issue describes.
+func TestRemoteScenarioShapes(t *testing.T) {
+	for _, sc := range remoteScenarios {
+		logs, truth := stracetest.GenerateRemote(sc.cfg)
+		var first, last int64
+		for k, s := range truth.Spans {
+			if k.Name == strace.SpanRemoteRunFirst && (first == 0 || s.TrueStart < first) {
+				first = s.TrueStart
+			}
+			if k.Name == strace.SpanRemoteRunLast {
+				last = max(last, s.TrueEnd)
+			}
+		}
+		t.Logf("%s: %d logs, remote runs over %.1f s", sc.name, len(logs), float64(last-first)/1e9)
+	}
+}

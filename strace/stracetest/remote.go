@@ -19,10 +19,10 @@ type RemoteConfig struct {
 	Seed  uint64
 	Hosts []RemoteHost
 	// Tasks are dealt to the hosts in turn (task i to host i mod len),
-	// one at a time; after each reply the dispatcher idles for a uniform
-	// draw from [GapMin, GapMax] ns.
-	Tasks          int
-	GapMin, GapMax int64
+	// one at a time; after each reply the dispatcher idles for GapMin ns
+	// plus an exponential draw of mean GapMean, at most GapMax in all.
+	Tasks                   int
+	GapMin, GapMean, GapMax int64
 	// WallErr: each machine's wall clock is off by a uniform draw from
 	// ±WallErr ns, each process's anchor by a further ±WallErr/10.
 	WallErr int64
@@ -203,9 +203,7 @@ func GenerateRemote(cfg RemoteConfig) ([]RemoteLog, RemoteTruth) {
 		cd := 3_000 + rnd.Int64N(7_000)
 		l4(l4Sched, "network1.complete", recv, cd, append(ident("worker"), strace.String("outcome", "ok"))...)
 		t = recv + cd + 10_000 + rnd.Int64N(40_000)
-		if cfg.GapMax > 0 {
-			t += cfg.GapMin + rnd.Int64N(max(cfg.GapMax-cfg.GapMin, 0)+1)
-		}
+		t += min(cfg.GapMin+int64(rnd.ExpFloat64()*float64(cfg.GapMean)), max(cfg.GapMax, cfg.GapMin))
 	}
 	l4(l4Facade, "network1.post_fence_retirement", t, 60_000, strace.Int("run_id", 1), strace.String("role", "facade"))
 	ga.flushBefore(1 << 62)
