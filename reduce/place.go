@@ -141,6 +141,7 @@ const (
 	EvidenceRunnerRun                         // the runner_run host window (containment)
 	EvidenceRate                              // the rate bound (two anchors, Index and Other)
 	EvidenceEnclosing                         // an enclosing host window (Index into Run.Enclosing)
+	EvidenceBracket                           // one bracket of a clock fit between two hosts (Index: its ordinal)
 )
 
 // Evidence is one constraint and the interval it allows (host ns, for the
@@ -160,6 +161,8 @@ func (e Evidence) String() string {
 		return fmt.Sprintf("runner_run containment allows origin in [%d, %d] ns", e.Lo, e.Hi)
 	case EvidenceEnclosing:
 		return fmt.Sprintf("enclosing host window #%d allows origin in [%d, %d] ns", e.Index, e.Lo, e.Hi)
+	case EvidenceBracket:
+		return fmt.Sprintf("bracket #%d allows [%d, %d] ns", e.Index, e.Lo, e.Hi)
 	case EvidenceRate:
 		if e.Index < 0 {
 			return fmt.Sprintf("maximum rate error allows [%d, %d] ppb", e.Lo, e.Hi)

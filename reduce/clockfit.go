@@ -1,0 +1,375 @@
+package reduce
+
+import (
+	"math"
+	"slices"
+)
+
+// rateScale is the unit of a clock fit's rates: κ counts 1e-12 (parts per
+// trillion), fine enough that a rate step moves a point an hour away by
+// under 4 ns.
+const rateScale = 1_000_000_000_000
+
+// ppbToFit converts ppb to the fit's rate unit.
+const ppbToFit = rateScale / nsPerSecond
+
+// A bracket says the instant x on clock X was, on clock Y, within [lo, hi]
+// (ns). lo may be math.MinInt64 or hi math.MaxInt64 for a one-sided bound.
+// index names the bracket in errors.
+type bracket struct {
+	x, lo, hi int64
+	index     int
+}
+
+func (b bracket) hasLo() bool { return b.lo != math.MinInt64 }
+func (b bracket) hasHi() bool { return b.hi != math.MaxInt64 }
+
+// clockFit models the map between two clocks as y = y0 + (x−x0)·(1+κ): κ
+// within ±maxRate, moving by at most stability across the brackets. It is
+// the one model behind device placement (x a counter's nominal ns, y host
+// ns) and remote hosts (x another machine's CLOCK_MONOTONIC). See the
+// package documentation, "Anchors as lines".
+type clockFit struct {
+	maxRate, stability PPB
+	b                  []bracket
+}
+
+func newClockFit(maxRate, stability PPB) *clockFit {
+	return &clockFit{maxRate: max(maxRate, 0), stability: max(stability, 0)}
+}
+
+// add adds the bracket y(x) ∈ [lo, hi].
+func (f *clockFit) add(x, lo, hi int64, index int) {
+	f.b = append(f.b, bracket{x: x, lo: lo, hi: hi, index: index})
+}
+
+// line returns the central line through every bracket (see fitLine).
+func (f *clockFit) line() (clockLine, bool) {
+	bs := slices.Clone(f.b)
+	slices.SortStableFunc(bs, func(a, b bracket) int {
+		switch {
+		case a.x < b.x:
+			return -1
+		case a.x > b.x:
+			return 1
+		}
+		return 0
+	})
+	return fitLine(bs, f.maxRate)
+}
+
+// clockLine is y = y0 + (x−x0) + ⌊(x−x0)·k/1e12⌋.
+type clockLine struct {
+	x0, y0 int64
+	k      int64 // rate, 1e-12
+}
+
+// at maps x through the line, exactly; ok is false on overflow.
+func (l clockLine) at(x int64) (int64, bool) {
+	d, ok := subHost(HostNanos(x), HostNanos(l.x0))
+	if !ok {
+		return 0, false
+	}
+	c, ok := mulDiv(int64(d), l.k, rateScale, false)
+	if !ok {
+		return 0, false
+	}
+	y, ok := addHost(HostNanos(l.y0), d)
+	if !ok {
+		return 0, false
+	}
+	y, ok = addHost(y, HostNanos(c))
+	return int64(y), ok
+}
+
+// ratePPB returns the line's rate error, rounded to ppb.
+func (l clockLine) ratePPB() PPB {
+	return PPB(l.k / ppbToFit)
+}
+
+// fitPoint is one side of a bracket rebased on the fit's origin: the
+// constraint u·1e12 − d·κ ≤ a·1e12 (a lower side) or ≥ (an upper side),
+// a = y(x0) − ref.
+type fitPoint struct {
+	d, u int64
+}
+
+// cross is (a−o)×(b−o) in 128 bits.
+func cross(o, a, b fitPoint) i128 {
+	return mul128(a.d-o.d, b.u-o.u).sub(mul128(a.u-o.u, b.d-o.d))
+}
+
+// hull keeps the points that can be extreme for some rate: the upper
+// hull (upper true) or the lower hull of points sorted by d.
+func hull(ps []fitPoint, upper bool) []fitPoint {
+	out := ps[:0]
+	for _, p := range ps {
+		if n := len(out); n > 0 && out[n-1].d == p.d {
+			if (upper && p.u <= out[n-1].u) || (!upper && p.u >= out[n-1].u) {
+				continue
+			}
+			out = out[:n-1]
+		}
+		for len(out) >= 2 {
+			c := cross(out[len(out)-2], out[len(out)-1], p).sign()
+			if (upper && c < 0) || (!upper && c > 0) {
+				break
+			}
+			out = out[:len(out)-1]
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// envelope returns max (upper) or min over ps of u·1e12 − d·k.
+func envelope(ps []fitPoint, k int64, upper bool) i128 {
+	var best i128
+	for i, p := range ps {
+		v := mul128(p.u, rateScale).sub(mul128(p.d, k))
+		if i == 0 || (upper && v.cmp(best) > 0) || (!upper && v.cmp(best) < 0) {
+			best = v
+		}
+	}
+	return best
+}
+
+// firstTrue returns the first k in [lo, hi] for which pred holds, hi+1
+// when none does; pred must be monotone (false … true).
+func firstTrue(lo, hi int64, pred func(int64) bool) int64 {
+	for lo <= hi {
+		m := lo + (hi-lo)/2
+		if pred(m) {
+			hi = m - 1
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
+
+// fitLine returns the central line of brackets sorted by x: the rate
+// that leaves the widest range of offsets consistent with every bracket
+// taken at a constant rate (the middle of the widest stretch when several
+// rates tie), and the middle of that range. Where no constant rate fits
+// every bracket it is the line that violates the worst one least (the
+// minimax line). ok is false without both a lower and an upper side.
+func fitLine(bs []bracket, maxRate PPB) (clockLine, bool) {
+	if len(bs) == 0 {
+		return clockLine{}, false
+	}
+	x0 := bs[len(bs)/2].x
+	var ref int64
+	haveRef := false
+	lower := make([]fitPoint, 0, len(bs))
+	upper := make([]fitPoint, 0, len(bs))
+	const lim = 1 << 62
+	for _, b := range bs {
+		if absU(b.x) >= lim || absU(x0) >= lim {
+			continue
+		}
+		d := b.x - x0
+		if !haveRef {
+			switch {
+			case b.hasLo():
+				ref, haveRef = b.lo-d, true
+			case b.hasHi():
+				ref, haveRef = b.hi-d, true
+			}
+		}
+		if b.hasLo() {
+			if u := b.lo - d - ref; absU(b.lo) < lim && absU(u) < lim {
+				lower = append(lower, fitPoint{d: d, u: u})
+			}
+		}
+		if b.hasHi() {
+			if v := b.hi - d - ref; absU(b.hi) < lim && absU(v) < lim {
+				upper = append(upper, fitPoint{d: d, u: v})
+			}
+		}
+	}
+	if len(lower) == 0 || len(upper) == 0 {
+		return clockLine{}, false
+	}
+	lower, upper = hull(lower, true), hull(upper, false)
+	gap := func(k int64) i128 {
+		return envelope(upper, k, false).sub(envelope(lower, k, true))
+	}
+	kmax := int64(maxRate) * ppbToFit
+	kmin := -kmax
+	// gap is concave: its maxima are the plateau [ka, kb].
+	ka := firstTrue(kmin, kmax-1, func(k int64) bool { return gap(k+1).cmp(gap(k)) <= 0 })
+	kb := firstTrue(ka, kmax-1, func(k int64) bool { return gap(k+1).cmp(gap(k)) < 0 })
+	k := ka + (min(kb, kmax)-ka)/2
+	sum := envelope(upper, k, false).add(envelope(lower, k, true))
+	a, ok := sum.div(2*rateScale, false)
+	if !ok {
+		return clockLine{}, false
+	}
+	y0, ok := addHost(HostNanos(ref), HostNanos(a))
+	if !ok {
+		return clockLine{}, false
+	}
+	return clockLine{x0: x0, y0: int64(y0), k: k}, true
+}
+
+// span returns the interval the brackets allow for y(x) under the model:
+// for each rate cell [k, k+1] (1e-12) every bracket at distance d from x
+// is taken at the end of the cell that loosens it and widened by the
+// stability times |d|, so the allowed offsets of a cell are [L(k), U(k)]
+// with L convex and U concave; the cells where L ≤ U form an interval and
+// y(x) lies in [min L, max U] over it. It also returns the rate range
+// those cells cover, in ppb. An empty intersection is an
+// *InconsistencyError naming the two brackets that conflict.
+func (f *clockFit) span(x int64) (lo, hi int64, rlo, rhi PPB, err error) {
+	const lim = 1 << 62
+	if absU(x) >= lim {
+		return 0, 0, 0, 0, ErrRange
+	}
+	s := int64(f.stability) * ppbToFit
+	type side struct {
+		u, d  int64
+		index int
+	}
+	var ref int64
+	haveRef := false
+	var lows, highs []side
+	for _, b := range f.b {
+		if absU(b.x) >= lim {
+			continue
+		}
+		d := b.x - x
+		if !haveRef {
+			switch {
+			case b.hasLo():
+				ref, haveRef = b.lo-d, true
+			case b.hasHi():
+				ref, haveRef = b.hi-d, true
+			}
+		}
+		if b.hasLo() && absU(b.lo) < lim {
+			if u := b.lo - d - ref; absU(u) < lim {
+				lows = append(lows, side{u: u, d: d, index: b.index})
+			}
+		}
+		if b.hasHi() && absU(b.hi) < lim {
+			if v := b.hi - d - ref; absU(v) < lim {
+				highs = append(highs, side{u: v, d: d, index: b.index})
+			}
+		}
+	}
+	if len(lows) == 0 && len(highs) == 0 {
+		return 0, 0, 0, 0, ErrUnaligned
+	}
+	low := func(k int64) (i128, int) {
+		best, at := i128{math.MinInt64, 0}, -1
+		for i, p := range lows {
+			kk := k + 1
+			if p.d < 0 {
+				kk = k
+			}
+			v := mul128(p.u, rateScale).sub(mul128(p.d, kk)).sub(mul128(int64(absU(p.d)), s))
+			if at < 0 || v.cmp(best) > 0 {
+				best, at = v, i
+			}
+		}
+		return best, at
+	}
+	high := func(k int64) (i128, int) {
+		best, at := i128{math.MaxInt64, math.MaxUint64}, -1
+		for i, p := range highs {
+			kk := k
+			if p.d < 0 {
+				kk = k + 1
+			}
+			v := mul128(p.u, rateScale).sub(mul128(p.d, kk)).add(mul128(int64(absU(p.d)), s))
+			if at < 0 || v.cmp(best) < 0 {
+				best, at = v, i
+			}
+		}
+		return best, at
+	}
+	h := func(k int64) i128 {
+		l, _ := low(k)
+		u, _ := high(k)
+		if len(lows) == 0 || len(highs) == 0 {
+			return i128{math.MinInt64, 0}
+		}
+		return l.sub(u)
+	}
+	kmax := int64(f.maxRate)*ppbToFit - 1
+	kmin := -int64(f.maxRate) * ppbToFit
+	kOpt := firstTrue(kmin, kmax-1, func(k int64) bool { return h(k+1).cmp(h(k)) >= 0 })
+	if h(kOpt).sign() > 0 {
+		_, i := low(kOpt)
+		_, j := high(kOpt)
+		return 0, 0, 0, 0, &InconsistencyError{
+			Low:  Evidence{Kind: EvidenceBracket, Index: lows[i].index, Lo: f.b0(lows[i].index).lo, Hi: math.MaxInt64},
+			High: Evidence{Kind: EvidenceBracket, Index: highs[j].index, Lo: math.MinInt64, Hi: f.b0(highs[j].index).hi},
+		}
+	}
+	kL := firstTrue(kmin, kOpt, func(k int64) bool { return h(k).sign() <= 0 })
+	kR := firstTrue(kOpt, kmax, func(k int64) bool { return h(k).sign() > 0 }) - 1
+	lo, hi = math.MinInt64, math.MaxInt64
+	if len(lows) > 0 {
+		k := firstTrue(kL, kR-1, func(k int64) bool { a, _ := low(k + 1); b, _ := low(k); return a.cmp(b) >= 0 })
+		v, _ := low(k)
+		q, ok := v.div(rateScale, false)
+		if !ok {
+			return 0, 0, 0, 0, ErrRange
+		}
+		l, ok := addHost(HostNanos(ref), HostNanos(q))
+		if !ok {
+			return 0, 0, 0, 0, ErrRange
+		}
+		lo = int64(l)
+	}
+	if len(highs) > 0 {
+		k := firstTrue(kL, kR-1, func(k int64) bool { a, _ := high(k + 1); b, _ := high(k); return a.cmp(b) <= 0 })
+		v, _ := high(k)
+		q, ok := v.div(rateScale, true)
+		if !ok {
+			return 0, 0, 0, 0, ErrRange
+		}
+		u, ok := addHost(HostNanos(ref), HostNanos(q))
+		if !ok {
+			return 0, 0, 0, 0, ErrRange
+		}
+		hi = int64(u)
+	}
+	return lo, hi, PPB(floorDiv(kL, ppbToFit)), PPB(-floorDiv(-(kR + 1), ppbToFit)), nil
+}
+
+// b0 returns the bracket with the given index.
+func (f *clockFit) b0(index int) bracket {
+	for _, b := range f.b {
+		if b.index == index {
+			return b
+		}
+	}
+	return bracket{lo: math.MinInt64, hi: math.MaxInt64}
+}
+
+// rateRange returns the rate errors (ppb) the brackets allow, taking the
+// stability about the middle bracket.
+func (f *clockFit) rateRange() (lo, hi PPB, err error) {
+	if len(f.b) == 0 {
+		return -f.maxRate, f.maxRate, nil
+	}
+	xs := make([]int64, len(f.b))
+	for i, b := range f.b {
+		xs[i] = b.x
+	}
+	slices.Sort(xs)
+	_, _, lo, hi, err = f.span(xs[len(xs)/2])
+	return lo, hi, err
+}
+
+// floorDiv is ⌊a/b⌋ for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
