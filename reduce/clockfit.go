@@ -45,17 +45,7 @@ func (f *clockFit) add(x, lo, hi int64, index int) {
 
 // line returns the central line through every bracket (see fitLine).
 func (f *clockFit) line() (clockLine, bool) {
-	bs := slices.Clone(f.b)
-	slices.SortStableFunc(bs, func(a, b bracket) int {
-		switch {
-		case a.x < b.x:
-			return -1
-		case a.x > b.x:
-			return 1
-		}
-		return 0
-	})
-	return fitLine(bs, f.maxRate)
+	return fitLine(f.sorted(), f.maxRate)
 }
 
 // clockLine is y = y0 + (x−x0) + ⌊(x−x0)·k/1e12⌋.
@@ -91,7 +81,8 @@ func (l clockLine) ratePPB() PPB {
 // constraint u·1e12 − d·κ ≤ a·1e12 (a lower side) or ≥ (an upper side),
 // a = y(x0) − ref.
 type fitPoint struct {
-	d, u int64
+	d, u  int64
+	index int
 }
 
 // cross is (a−o)×(b−o) in 128 bits.
@@ -213,28 +204,21 @@ func fitLine(bs []bracket, maxRate PPB) (clockLine, bool) {
 	return clockLine{x0: x0, y0: int64(y0), k: k}, true
 }
 
-// span returns the interval the brackets allow for y(x) under the model:
-// for each rate cell [k, k+1] (1e-12) every bracket at distance d from x
-// is taken at the end of the cell that loosens it and widened by the
-// stability times |d|, so the allowed offsets of a cell are [L(k), U(k)]
-// with L convex and U concave; the cells where L ≤ U form an interval and
-// y(x) lies in [min L, max U] over it. It also returns the rate range
-// those cells cover, in ppb. An empty intersection is an
-// *InconsistencyError naming the two brackets that conflict.
+// span returns the interval the brackets allow for y(x) under the model
+// (see project), and the rate range (ppb) its cells cover. An empty
+// intersection is an *InconsistencyError naming the two brackets that
+// conflict; without brackets it is ErrUnaligned.
 func (f *clockFit) span(x int64) (lo, hi int64, rlo, rhi PPB, err error) {
 	const lim = 1 << 62
 	if absU(x) >= lim {
 		return 0, 0, 0, 0, ErrRange
 	}
-	s := int64(f.stability) * ppbToFit
-	type side struct {
-		u, d  int64
-		index int
-	}
+	bs := f.sorted()
 	var ref int64
 	haveRef := false
-	var lows, highs []side
-	for _, b := range f.b {
+	lows := make([]fitPoint, 0, len(bs))
+	highs := make([]fitPoint, 0, len(bs))
+	for _, b := range bs {
 		if absU(b.x) >= lim {
 			continue
 		}
@@ -248,100 +232,63 @@ func (f *clockFit) span(x int64) (lo, hi int64, rlo, rhi PPB, err error) {
 			}
 		}
 		if b.hasLo() && absU(b.lo) < lim {
-			if u := b.lo - d - ref; absU(u) < lim {
-				lows = append(lows, side{u: u, d: d, index: b.index})
+			if p, ok := cellSide(b.lo-d-ref, d, f.stability, false); ok {
+				p.index = b.index
+				lows = append(lows, p)
 			}
 		}
 		if b.hasHi() && absU(b.hi) < lim {
-			if v := b.hi - d - ref; absU(v) < lim {
-				highs = append(highs, side{u: v, d: d, index: b.index})
+			if p, ok := cellSide(b.hi-d-ref, d, f.stability, true); ok {
+				p.index = b.index
+				highs = append(highs, p)
 			}
 		}
 	}
 	if len(lows) == 0 && len(highs) == 0 {
 		return 0, 0, 0, 0, ErrUnaligned
 	}
-	low := func(k int64) (i128, int) {
-		best, at := i128{math.MinInt64, 0}, -1
-		for i, p := range lows {
-			kk := k + 1
-			if p.d < 0 {
-				kk = k
-			}
-			v := mul128(p.u, rateScale).sub(mul128(p.d, kk)).sub(mul128(int64(absU(p.d)), s))
-			if at < 0 || v.cmp(best) > 0 {
-				best, at = v, i
-			}
-		}
-		return best, at
-	}
-	high := func(k int64) (i128, int) {
-		best, at := i128{math.MaxInt64, math.MaxUint64}, -1
-		for i, p := range highs {
-			kk := k
-			if p.d < 0 {
-				kk = k + 1
-			}
-			v := mul128(p.u, rateScale).sub(mul128(p.d, kk)).add(mul128(int64(absU(p.d)), s))
-			if at < 0 || v.cmp(best) < 0 {
-				best, at = v, i
-			}
-		}
-		return best, at
-	}
-	h := func(k int64) i128 {
-		l, _ := low(k)
-		u, _ := high(k)
-		if len(lows) == 0 || len(highs) == 0 {
-			return i128{math.MinInt64, 0}
-		}
-		return l.sub(u)
-	}
-	kmax := int64(f.maxRate)*ppbToFit - 1
-	kmin := -int64(f.maxRate) * ppbToFit
-	kOpt := firstTrue(kmin, kmax-1, func(k int64) bool { return h(k+1).cmp(h(k)) >= 0 })
-	if h(kOpt).sign() > 0 {
-		_, i := low(kOpt)
-		_, j := high(kOpt)
+	pr := project(hull(lows, true), hull(highs, false), -int64(f.maxRate), int64(f.maxRate))
+	if !pr.feasible {
 		return 0, 0, 0, 0, &InconsistencyError{
-			Low:  Evidence{Kind: EvidenceBracket, Index: lows[i].index, Lo: f.b0(lows[i].index).lo, Hi: math.MaxInt64},
-			High: Evidence{Kind: EvidenceBracket, Index: highs[j].index, Lo: math.MinInt64, Hi: f.b0(highs[j].index).hi},
+			Low:  Evidence{Kind: EvidenceBracket, Index: pr.loIndex, Lo: f.byIndex(pr.loIndex).lo, Hi: math.MaxInt64},
+			High: Evidence{Kind: EvidenceBracket, Index: pr.hiIndex, Lo: math.MinInt64, Hi: f.byIndex(pr.hiIndex).hi},
 		}
 	}
-	kL := firstTrue(kmin, kOpt, func(k int64) bool { return h(k).sign() <= 0 })
-	kR := firstTrue(kOpt, kmax, func(k int64) bool { return h(k).sign() > 0 }) - 1
 	lo, hi = math.MinInt64, math.MaxInt64
 	if len(lows) > 0 {
-		k := firstTrue(kL, kR-1, func(k int64) bool { a, _ := low(k + 1); b, _ := low(k); return a.cmp(b) >= 0 })
-		v, _ := low(k)
-		q, ok := v.div(rateScale, false)
-		if !ok {
-			return 0, 0, 0, 0, ErrRange
-		}
-		l, ok := addHost(HostNanos(ref), HostNanos(q))
+		l, ok := addHost(HostNanos(ref), HostNanos(pr.lo))
 		if !ok {
 			return 0, 0, 0, 0, ErrRange
 		}
 		lo = int64(l)
 	}
 	if len(highs) > 0 {
-		k := firstTrue(kL, kR-1, func(k int64) bool { a, _ := high(k + 1); b, _ := high(k); return a.cmp(b) <= 0 })
-		v, _ := high(k)
-		q, ok := v.div(rateScale, true)
-		if !ok {
-			return 0, 0, 0, 0, ErrRange
-		}
-		u, ok := addHost(HostNanos(ref), HostNanos(q))
+		u, ok := addHost(HostNanos(ref), HostNanos(pr.hi))
 		if !ok {
 			return 0, 0, 0, 0, ErrRange
 		}
 		hi = int64(u)
 	}
-	return lo, hi, PPB(floorDiv(kL, ppbToFit)), PPB(-floorDiv(-(kR + 1), ppbToFit)), nil
+	return lo, hi, PPB(pr.kLo), PPB(pr.kHi), nil
 }
 
-// b0 returns the bracket with the given index.
-func (f *clockFit) b0(index int) bracket {
+// sorted returns the brackets sorted by x.
+func (f *clockFit) sorted() []bracket {
+	bs := slices.Clone(f.b)
+	slices.SortStableFunc(bs, func(a, b bracket) int {
+		switch {
+		case a.x < b.x:
+			return -1
+		case a.x > b.x:
+			return 1
+		}
+		return 0
+	})
+	return bs
+}
+
+// byIndex returns the bracket with the given index.
+func (f *clockFit) byIndex(index int) bracket {
 	for _, b := range f.b {
 		if b.index == index {
 			return b
