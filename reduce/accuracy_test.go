@@ -18,7 +18,8 @@ var regimes = []regime{
 	{name: "anchor per launch, a2a3 50 MHz, 5 ppm", freq: 50_000_000, drift: 5e-6, perLaunch: true, winMin: 1 * us, winMax: 40 * us, runEvery: 20 * ms, length: 60 * s},
 	{name: "4 anchors over 60 s (0/15/30/45 s), 30 ppm, last 15 s extrapolated", freq: 50_000_000, drift: 30e-6, anchorAt: []HostNanos{0, 15 * s, 30 * s, 45 * s}, winMin: 1 * us, winMax: 40 * us, runEvery: 20 * ms, length: 60 * s},
 	{name: "anchor per launch, the second anchor torn, 20 ppm", freq: 50_000_000, drift: 20e-6, perLaunch: true, torn: 2, winMin: 1 * us, winMax: 40 * us, runEvery: 20 * ms, length: 60 * s},
-	{name: "12 runs, anchor per launch", freq: 50_000_000, drift: -17e-6, perLaunch: true, runs: 12, winMin: 1 * us, winMax: 40 * us, runEvery: 20 * ms, length: 60 * s},
+	{name: "12 runs 20 ms apart, anchor per launch", freq: 50_000_000, drift: -17e-6, perLaunch: true, runs: 12, winMin: 1 * us, winMax: 40 * us, runEvery: 20 * ms, length: 60 * s},
+	{name: "12 runs 1 s apart (a bind between runs), anchor per launch", freq: 50_000_000, drift: -17e-6, perLaunch: true, runs: 12, winMin: 1 * us, winMax: 40 * us, runEvery: 1 * s, length: 60 * s},
 	{name: "anchor per launch, a5 1 GHz, drift wander 0.02 ppm", freq: 1_000_000_000, drift: -23e-6, wander: 0.02e-6, perLaunch: true, winMin: 1 * us, winMax: 40 * us, runEvery: 20 * ms, length: 60 * s},
 	{name: "anchor per launch, some phases omitted", freq: 50_000_000, drift: 41e-6, perLaunch: true, omit: true, winMin: 1 * us, winMax: 40 * us, runEvery: 20 * ms, length: 60 * s},
 }

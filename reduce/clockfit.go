@@ -3,6 +3,7 @@ package reduce
 import (
 	"math"
 	"slices"
+	"sort"
 )
 
 // rateScale is the unit of a clock fit's rates: κ counts 1e-12 (parts per
@@ -113,18 +114,6 @@ func hull(ps []fitPoint, upper bool) []fitPoint {
 	return out
 }
 
-// envelope returns max (upper) or min over ps of u·1e12 − d·k.
-func envelope(ps []fitPoint, k int64, upper bool) i128 {
-	var best i128
-	for i, p := range ps {
-		v := mul128(p.u, rateScale).sub(mul128(p.d, k))
-		if i == 0 || (upper && v.cmp(best) > 0) || (!upper && v.cmp(best) < 0) {
-			best = v
-		}
-	}
-	return best
-}
-
 // firstTrue returns the first k in [lo, hi] for which pred holds, hi+1
 // when none does; pred must be monotone (false … true).
 func firstTrue(lo, hi int64, pred func(int64) bool) int64 {
@@ -139,15 +128,35 @@ func firstTrue(lo, hi int64, pred func(int64) bool) int64 {
 	return lo
 }
 
-// fitLine returns the central line of brackets sorted by x: the rate
-// that leaves the widest range of offsets consistent with every bracket
-// taken at a constant rate (the middle of the widest stretch when several
-// rates tie), and the middle of that range. Where no constant rate fits
-// every bracket it is the line that violates the worst one least (the
-// minimax line). ok is false without both a lower and an upper side.
+// centralFit is the constant-rate fit of a set of brackets: the lines
+// y = y0 + (x−x0)·(1+κ) that pass through every bracket, when there are
+// any (feasible), else the line that violates the worst bracket least.
+type centralFit struct {
+	line     clockLine
+	feasible bool
+	x0, ref  int64
+	// Hulls of the lower and the upper sides (u rebased on ref, ns) and
+	// the feasible rates [kL, kR] (1e-12).
+	lower, upper []fitPoint
+	kL, kR       int64
+}
+
+// fitLine returns the central line of brackets sorted by x (see
+// fitCentral).
 func fitLine(bs []bracket, maxRate PPB) (clockLine, bool) {
+	c, ok := fitCentral(bs, maxRate)
+	return c.line, ok
+}
+
+// fitCentral fits brackets sorted by x at a constant rate. Where rates
+// exist at which a line passes through every bracket, its line has the
+// middle of those rates and the middle of the offsets that rate allows;
+// where none does, the rate that leaves the violation of the worst
+// bracket smallest (the minimax line). ok is false without both a lower
+// and an upper side.
+func fitCentral(bs []bracket, maxRate PPB) (centralFit, bool) {
 	if len(bs) == 0 {
-		return clockLine{}, false
+		return centralFit{}, false
 	}
 	x0 := bs[len(bs)/2].x
 	var ref int64
@@ -170,38 +179,101 @@ func fitLine(bs []bracket, maxRate PPB) (clockLine, bool) {
 		}
 		if b.hasLo() {
 			if u := b.lo - d - ref; absU(b.lo) < lim && absU(u) < lim {
-				lower = append(lower, fitPoint{d: d, u: u})
+				lower = append(lower, fitPoint{d: d, u: u, index: b.index})
 			}
 		}
 		if b.hasHi() {
 			if v := b.hi - d - ref; absU(b.hi) < lim && absU(v) < lim {
-				upper = append(upper, fitPoint{d: d, u: v})
+				upper = append(upper, fitPoint{d: d, u: v, index: b.index})
 			}
 		}
 	}
 	if len(lower) == 0 || len(upper) == 0 {
-		return clockLine{}, false
+		return centralFit{}, false
 	}
 	lower, upper = hull(lower, true), hull(upper, false)
-	gap := func(k int64) i128 {
-		return envelope(upper, k, false).sub(envelope(lower, k, true))
-	}
+	lowAt := func(k int64) i128 { v, _ := envAtScaled(lower, k, true, rateScale); return v }
+	highAt := func(k int64) i128 { v, _ := envAtScaled(upper, k, false, rateScale); return v }
+	gap := func(k int64) i128 { return highAt(k).sub(lowAt(k)) }
 	kmax := int64(maxRate) * ppbToFit
 	kmin := -kmax
 	// gap is concave: its maxima are the plateau [ka, kb].
 	ka := firstTrue(kmin, kmax-1, func(k int64) bool { return gap(k+1).cmp(gap(k)) <= 0 })
 	kb := firstTrue(ka, kmax-1, func(k int64) bool { return gap(k+1).cmp(gap(k)) < 0 })
 	k := ka + (min(kb, kmax)-ka)/2
-	sum := envelope(upper, k, false).add(envelope(lower, k, true))
-	a, ok := sum.div(2*rateScale, false)
+	c := centralFit{x0: x0, ref: ref, lower: lower, upper: upper}
+	if gap(k).sign() >= 0 {
+		// Every rate in [kL, kR] admits a line through every bracket: take
+		// the middle of them.
+		c.feasible = true
+		c.kL = firstTrue(kmin, k, func(k int64) bool { return gap(k).sign() >= 0 })
+		c.kR = firstTrue(k, kmax, func(k int64) bool { return gap(k).sign() < 0 }) - 1
+		k = c.kL + (c.kR-c.kL)/2
+	}
+	a, ok := highAt(k).add(lowAt(k)).div(2*rateScale, false)
 	if !ok {
-		return clockLine{}, false
+		return centralFit{}, false
 	}
 	y0, ok := addHost(HostNanos(ref), HostNanos(a))
 	if !ok {
-		return clockLine{}, false
+		return centralFit{}, false
 	}
-	return clockLine{x0: x0, y0: int64(y0), k: k}, true
+	c.line = clockLine{x0: x0, y0: int64(y0), k: k}
+	return c, true
+}
+
+// at returns the values the fit's constant-rate lines take at x, [lo,
+// hi], and the central line's rate; a fit without such lines gives its
+// minimax line's value for both.
+func (c *centralFit) at(x int64) (lo, hi, k int64, ok bool) {
+	if !c.feasible {
+		y, ok := c.line.at(x)
+		return y, y, c.line.k, ok
+	}
+	const lim = 1 << 62
+	if absU(x) >= lim {
+		return 0, 0, 0, false
+	}
+	dx := x - c.x0
+	// (y(x) − ref − dx)·1e12 = a·1e12 + dx·κ over the feasible (a, κ):
+	// the lowest is min over κ of a convex function, the highest max of a
+	// concave one, both extreme at the rate where the hull edge that
+	// straddles dx changes over, or at an end of [kL, kR].
+	low := func(k int64) i128 { v, _ := envAtScaled(c.lower, k, true, rateScale); return v.add(mul128(dx, k)) }
+	high := func(k int64) i128 { v, _ := envAtScaled(c.upper, k, false, rateScale); return v.add(mul128(dx, k)) }
+	kLo := c.extreme(c.lower, dx, low, false)
+	kHi := c.extreme(c.upper, dx, high, true)
+	l, ok1 := low(kLo).div(rateScale, false)
+	h, ok2 := high(kHi).div(rateScale, true)
+	base, ok3 := addHost(HostNanos(c.ref), HostNanos(dx))
+	if !ok1 || !ok2 || !ok3 {
+		return 0, 0, 0, false
+	}
+	lv, ok1 := addHost(base, HostNanos(l))
+	hv, ok2 := addHost(base, HostNanos(h))
+	return int64(lv), int64(hv), c.line.k, ok1 && ok2
+}
+
+// extreme returns the rate in [kL, kR] at which f, the envelope of hull
+// h plus dx·κ, is least (or greatest, with greatest).
+func (c *centralFit) extreme(h []fitPoint, dx int64, f func(int64) i128, greatest bool) int64 {
+	cands := [4]int64{c.kL, c.kR, c.kL, c.kR}
+	// The edge (i, i+1) with d_i ≤ dx < d_{i+1}.
+	i := sort.Search(len(h), func(i int) bool { return h[i].d > dx }) - 1
+	if i >= 0 && i+1 < len(h) {
+		// The rates at which its two points tie: (u' − u)·1e12/(d' − d).
+		if kb, ok := mul128(h[i+1].u-h[i].u, rateScale).div(h[i+1].d-h[i].d, false); ok {
+			cands[2] = min(max(kb, c.kL), c.kR)
+			cands[3] = min(max(kb+1, c.kL), c.kR)
+		}
+	}
+	best, bv := cands[0], f(cands[0])
+	for _, k := range cands[1:] {
+		if v := f(k); (greatest && v.cmp(bv) > 0) || (!greatest && v.cmp(bv) < 0) {
+			best, bv = k, v
+		}
+	}
+	return best
 }
 
 // span returns the interval the brackets allow for y(x) under the model

@@ -40,19 +40,24 @@ func cellSide(u, d int64, s PPB, upper bool) (fitPoint, bool) {
 // envAt evaluates a hull made by hull(…, upper) at rate cell k: the max
 // (upper) or min of c − d·k, and the index of the side that attains it.
 func envAt(h []fitPoint, k int64, upper bool) (i128, int) {
+	return envAtScaled(h, k, upper, 1)
+}
+
+// envAtScaled is envAt of u·scale − d·k.
+func envAtScaled(h []fitPoint, k int64, upper bool, scale int64) (i128, int) {
 	// Along the hull the better side moves monotonically with k.
 	lo, hi := 0, len(h)-1
 	for lo < hi {
 		m := lo + (hi-lo)/2
 		// f(m+1) − f(m) = (c' − c) − (d' − d)·k
-		diff := i128Of(h[m+1].u - h[m].u).sub(mul128(h[m+1].d-h[m].d, k))
+		diff := mul128(h[m+1].u-h[m].u, scale).sub(mul128(h[m+1].d-h[m].d, k))
 		if (upper && diff.sign() > 0) || (!upper && diff.sign() < 0) {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	return i128Of(h[lo].u).sub(mul128(h[lo].d, k)), h[lo].index
+	return mul128(h[lo].u, scale).sub(mul128(h[lo].d, k)), h[lo].index
 }
 
 // projection is what the brackets allow for a = y(x) − ref.
