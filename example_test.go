@@ -80,9 +80,9 @@ func ExampleBuilder() {
 	// Output:
 	// 0 chip.run 900000 700000
 	// 1 chip.run.runner_run 990000 500000
-	// 0 chip.run.runner_run.device_wall 999911 400200
-	// 1 chip.run.runner_run.device_wall.preamble 1000111 20000
-	// 1 chip.run.runner_run.device_wall.graph_build 1020111 360000
+	// 0 chip.run.runner_run.device_wall 999900 400200
+	// 1 chip.run.runner_run.device_wall.preamble 1000100 20000
+	// 1 chip.run.runner_run.device_wall.graph_build 1020100 360000
 	// 5 spans drawn, trace clean: true
 }
 

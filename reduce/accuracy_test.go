@@ -13,14 +13,36 @@ var regimes = []regime{
 	{name: "a2a3, anchors every 10 s", freq: 50_000_000, drift: -45e-6, anchorEvery: 10 * s, winMin: 1 * us, winMax: 40 * us, runEvery: 20 * ms, length: 60 * s},
 	{name: "a5, anchors in the first second only", freq: 1_000_000_000, drift: 52e-6, anchorEvery: 100 * ms, anchorsTill: 1 * s, winMin: 1 * us, winMax: 40 * us, runEvery: 20 * ms, length: 60 * s},
 	{name: "a2a3, no anchors", freq: 50_000_000, drift: 30e-6, runEvery: 20 * ms, length: 60 * s},
+	// The scenarios of the review that compared placement with a
+	// least-squares line (RTT 1–40 µs, the read uniform in the window).
+	{name: "anchor per launch, a2a3 50 MHz, 5 ppm", freq: 50_000_000, drift: 5e-6, perLaunch: true, winMin: 1 * us, winMax: 40 * us, runEvery: 20 * ms, length: 60 * s},
+	{name: "4 anchors over 60 s (0/15/30/45 s), 30 ppm, last 15 s extrapolated", freq: 50_000_000, drift: 30e-6, anchorAt: []HostNanos{0, 15 * s, 30 * s, 45 * s}, winMin: 1 * us, winMax: 40 * us, runEvery: 20 * ms, length: 60 * s},
+	{name: "anchor per launch, the second anchor torn, 20 ppm", freq: 50_000_000, drift: 20e-6, perLaunch: true, torn: 2, winMin: 1 * us, winMax: 40 * us, runEvery: 20 * ms, length: 60 * s},
+	{name: "12 runs 20 ms apart, anchor per launch", freq: 50_000_000, drift: -17e-6, perLaunch: true, runs: 12, winMin: 1 * us, winMax: 40 * us, runEvery: 20 * ms, length: 60 * s},
+	{name: "12 runs 1 s apart (a bind between runs), anchor per launch", freq: 50_000_000, drift: -17e-6, perLaunch: true, runs: 12, winMin: 1 * us, winMax: 40 * us, runEvery: 1 * s, length: 60 * s},
+	{name: "anchor per launch, a5 1 GHz, drift wander 0.02 ppm", freq: 1_000_000_000, drift: -23e-6, wander: 0.02e-6, perLaunch: true, winMin: 1 * us, winMax: 40 * us, runEvery: 20 * ms, length: 60 * s},
+	{name: "anchor per launch, some phases omitted", freq: 50_000_000, drift: 41e-6, perLaunch: true, omit: true, winMin: 1 * us, winMax: 40 * us, runEvery: 20 * ms, length: 60 * s},
 }
 
 const accuracySeed = 20240601
 
 type methodStats struct {
-	name string
-	st   stats
+	name    string
+	st      stats
+	noBound bool // the method publishes no bound
 }
+
+// Rows of measure's result.
+const (
+	rowOurs = iota
+	rowTwoPoint
+	rowLeastSquares
+	rowWeighted
+	rowContainment
+	rowNearest
+	rowWallLog
+	rowWallBuffer
+)
 
 func measure(t testing.TB, rg regime) []methodStats {
 	d := simulate(rg, accuracySeed)
@@ -31,7 +53,7 @@ func measure(t testing.TB, rg regime) []methodStats {
 			t.Fatal(err)
 		}
 	}
-	var ours, oursWall, oursBuf, oursBufWall, two, twoWall, cont, contWall, near, nearWall collector
+	var ours, oursWall, oursBuf, oursBufWall, two, twoWall, ls, lsWall, wls, wlsWall, cont, contWall, near, nearWall collector
 	if err := placeAll(p, d, false, &ours, &oursWall); err != nil {
 		t.Fatalf("%s: %v", rg.name, err)
 	}
@@ -43,15 +65,19 @@ func measure(t testing.TB, rg regime) []methodStats {
 	}
 	for _, rr := range d.runs {
 		twoPoint(d.anchors, rr, &two, &twoWall)
+		leastSquares(d.anchors, rr, false, &ls, &lsWall)
+		leastSquares(d.anchors, rr, true, &wls, &wlsWall)
 		nearestAnchor(d.anchors, rr, &near, &nearWall)
 	}
 	return []methodStats{
-		{"phasetrace", ours.stats()},
-		{"two-point min-window", two.stats()},
-		{"containment alone", cont.stats()},
-		{"nearest anchor, no rate", near.stats()},
-		{"phasetrace: device_wall from a log (bracket)", oursWall.stats()},
-		{"phasetrace: device_wall from the buffer", oursBufWall.stats()},
+		rowOurs:         {name: "phasetrace", st: ours.stats()},
+		rowTwoPoint:     {name: "two-point min-window", st: two.stats()},
+		rowLeastSquares: {name: "least-squares line (hindsight)", st: ls.stats(), noBound: true},
+		rowWeighted:     {name: "weighted least-squares line (hindsight, 1/window²)", st: wls.stats(), noBound: true},
+		rowContainment:  {name: "containment alone", st: cont.stats()},
+		rowNearest:      {name: "nearest anchor, no rate", st: near.stats()},
+		rowWallLog:      {name: "phasetrace: device_wall from a log (bracket)", st: oursWall.stats()},
+		rowWallBuffer:   {name: "phasetrace: device_wall from the buffer", st: oursBufWall.stats()},
 	}
 }
 
@@ -73,36 +99,64 @@ func TestAccuracyTable(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("| regime | method | placed | max error | median error | bound holds | median bound |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
-	for i, rg := range regimes {
+	for _, rg := range regimes {
 		ms := measure(t, rg)
 		for _, m := range ms {
 			if m.st.n == 0 {
 				fmt.Fprintf(&b, "| %s | %s | 0%% | | | | |\n", rg.name, m.name)
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %.0f%% | %s | %s | %.2f%% | %s |\n", rg.name, m.name,
+			holds, bound := fmt.Sprintf("%.2f%%", 100*m.st.holds), fmtNs(m.st.medBound)
+			if m.noBound {
+				holds, bound = "—", "—"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %.0f%% | %s | %s | %s | %s |\n", rg.name, m.name,
 				100*float64(m.st.n)/float64(m.st.n+m.st.unavailable),
-				fmtNs(m.st.maxErr), fmtNs(m.st.medErr), 100*m.st.holds, fmtNs(m.st.medBound))
+				fmtNs(m.st.maxErr), fmtNs(m.st.medErr), holds, bound)
 		}
-		for _, m := range []methodStats{ms[0], ms[4], ms[5]} {
-			if m.st.holds != 1 {
-				t.Errorf("%s: %s: bound holds for %.4f%% of spans, want 100%%", rg.name, m.name, 100*m.st.holds)
-			}
-			if m.st.unavailable != 0 {
-				t.Errorf("%s: %s: %d spans unplaced", rg.name, m.name, m.st.unavailable)
-			}
+		checkGoals(t, rg, ms)
+	}
+	t.Logf("60 s per regime, a run every 20 ms, seed %d; errors of span starts; for phasetrace rows the Bound returned by Placer.Place must hold at both the start and the end (bound holds); the first five rows of a regime cover the stamped spans (phases and task slots), the last two device_wall\n%s", accuracySeed, b.String())
+}
+
+// checkGoals checks the accuracy goals on one regime. Every bound holds
+// and every span is placed, everywhere. Where anchors are dense (one per
+// launch, or every 100 ms for the whole run) the maximum error of stamped
+// spans is no worse than the hindsight least-squares line's and at most
+// 2 µs, and the median bound is at most 1.5 µs and below the two-point
+// method's median error. Elsewhere a goal missed is logged, not failed:
+// with few or sparse anchors of 1–40 µs windows a bound that must hold for
+// every span cannot be as small as a typical error.
+func checkGoals(t *testing.T, rg regime, rows []methodStats) {
+	t.Helper()
+	for _, m := range []methodStats{rows[rowOurs], rows[rowWallLog], rows[rowWallBuffer]} {
+		if m.st.holds != 1 {
+			t.Errorf("%s: %s: bound holds for %.4f%% of spans, want 100%%", rg.name, m.name, 100*m.st.holds)
 		}
-		ours := ms[0].st
-		if i == 0 {
-			for _, m := range []methodStats{ms[0], ms[5]} {
-				if m.st.maxErr > 2*us {
-					t.Errorf("%s: %s: max error %v, want ≤ 2 µs", rg.name, m.name, m.st.maxErr)
-				}
+		if m.st.unavailable != 0 {
+			t.Errorf("%s: %s: %d spans unplaced", rg.name, m.name, m.st.unavailable)
+		}
+	}
+	dense := (rg.perLaunch && rg.runs == 0) || (rg.anchorEvery > 0 && rg.anchorEvery <= 100*ms && rg.anchorsTill == 0)
+	report := t.Logf
+	if dense {
+		report = t.Errorf
+	}
+	ours, two, ls := rows[rowOurs].st, rows[rowTwoPoint].st, rows[rowLeastSquares].st
+	if ls.n > 0 && ours.maxErr > ls.maxErr {
+		report("goal missed: %s: max error %v above the least-squares line's %v", rg.name, ours.maxErr, ls.maxErr)
+	}
+	if two.n > 0 && ours.medBound >= two.medErr {
+		report("goal missed: %s: median bound %v not below the two-point median error %v", rg.name, ours.medBound, two.medErr)
+	}
+	if rg.perLaunch || dense {
+		for _, m := range []methodStats{rows[rowOurs], rows[rowWallBuffer]} {
+			if m.st.maxErr > 2*us {
+				report("goal missed: %s: %s: max error %v, want ≤ 2 µs", rg.name, m.name, m.st.maxErr)
 			}
-			if ours.medBound >= ms[1].st.medBound || ours.medBound >= ms[2].st.medBound {
-				t.Errorf("%s: median bound %v not below two-point %v and containment %v", rg.name, ours.medBound, ms[1].st.medBound, ms[2].st.medBound)
+			if m.st.medBound > 1500 {
+				report("goal missed: %s: %s: median bound %v, want ≤ 1.5 µs", rg.name, m.name, m.st.medBound)
 			}
 		}
 	}
-	t.Logf("60 s per regime, a run every 20 ms, seed %d; errors of span starts; for phasetrace rows the Bound returned by Placer.Place must hold at both the start and the end (bound holds); the first four rows of a regime cover the stamped spans (phases and task slots), the last two device_wall\n%s", accuracySeed, b.String())
 }

@@ -72,10 +72,10 @@ func ExamplePlacer() {
 		fmt.Printf("%s: [%d, %d] ± %d ns\n", run.Spans[i].Name, x.HostStart, x.HostEnd, x.Bound)
 	}
 	// Output:
-	// aligned: device ts 0 at host 5050401 ns, rate error 0 ppb
-	// chip.run.runner_run.device_wall: [5049401, 5079401] ± 1417 ns
-	// chip.run.runner_run.device_wall.preamble: [5050401, 5055401] ± 413 ns
-	// chip.run.runner_run.device_wall.post_orch: [5070401, 5078401] ± 415 ns
+	// aligned: device ts 0 at host 5050400 ns, rate error 0 ppb
+	// chip.run.runner_run.device_wall: [5049400, 5079400] ± 1418 ns
+	// chip.run.runner_run.device_wall.preamble: [5050400, 5055400] ± 414 ns
+	// chip.run.runner_run.device_wall.post_orch: [5070400, 5078400] ± 416 ns
 }
 
 func ExampleHz_Nanos() {
@@ -110,8 +110,8 @@ func ExampleMapping() {
 	sp, err := pl.Mapping.Place(reduce.DeviceWindow{Start: 20_000, End: 28_000})
 	fmt.Printf("[%d, %d] ± %d ns %v\n", sp.HostStart, sp.HostEnd, sp.Bound, err)
 	// Output:
-	// 5070401 <nil>
-	// [5070401, 5078401] ± 415 ns <nil>
+	// 5070400 <nil>
+	// [5070400, 5078400] ± 416 ns <nil>
 }
 
 // Host is exact and says when a result does not fit: it never falls back

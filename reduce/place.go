@@ -141,6 +141,7 @@ const (
 	EvidenceRunnerRun                         // the runner_run host window (containment)
 	EvidenceRate                              // the rate bound (two anchors, Index and Other)
 	EvidenceEnclosing                         // an enclosing host window (Index into Run.Enclosing)
+	EvidenceBracket                           // one bracket of a clock fit between two hosts (Index: its ordinal)
 )
 
 // Evidence is one constraint and the interval it allows (host ns, for the
@@ -160,6 +161,8 @@ func (e Evidence) String() string {
 		return fmt.Sprintf("runner_run containment allows origin in [%d, %d] ns", e.Lo, e.Hi)
 	case EvidenceEnclosing:
 		return fmt.Sprintf("enclosing host window #%d allows origin in [%d, %d] ns", e.Index, e.Lo, e.Hi)
+	case EvidenceBracket:
+		return fmt.Sprintf("bracket #%d allows [%d, %d] ns", e.Index, e.Lo, e.Hi)
 	case EvidenceRate:
 		if e.Index < 0 {
 			return fmt.Sprintf("maximum rate error allows [%d, %d] ppb", e.Lo, e.Hi)
@@ -194,6 +197,14 @@ type domainState struct {
 	freq    Hz
 	anchors []anchorRec
 	sorted  bool
+
+	// The estimate: the central line of every window (estimate.go), the
+	// first anchor's counter value and the windows' step in nominal ns.
+	windows []estWindow
+	base    Cycles
+	step    int64
+	// Scratch for the joint intersection.
+	lows, highs []fitPoint
 
 	// The last rate estimate, for the anchors [rateL, rateR).
 	rateValid    bool
@@ -255,6 +266,19 @@ func (ds *domainState) prepare() {
 	ds.sorted = true
 }
 
+// horizon returns the anchors [L, R) within half the rate horizon of c.
+func (p *Placer) horizon(ds *domainState, c Cycles) (L, R int) {
+	half, err := ds.freq.Cycles(DeviceNanos(p.cfg.horizon / 2))
+	if err != nil {
+		half = Unset
+	}
+	lc := c - min(c, half)
+	hc := c + min(Unset-c, half)
+	L = lowerBound(ds.anchors, lc)
+	R = L + sort.Search(len(ds.anchors)-L, func(i int) bool { return ds.anchors[L+i].cyc > hc })
+	return L, R
+}
+
 // rateRange is an interval of rate errors in ppb, with the evidence that set
 // each end.
 type rateRange struct {
@@ -310,14 +334,7 @@ func (p *Placer) rate(ds *domainState, c Cycles) (rateRange, error) {
 	if p.cfg.stability >= 2*rho || len(ds.anchors) < 2 {
 		return full, nil
 	}
-	half, err := ds.freq.Cycles(DeviceNanos(p.cfg.horizon / 2))
-	if err != nil {
-		half = Unset
-	}
-	lc := c - min(c, half)
-	hc := c + min(Unset-c, half)
-	L := sort.Search(len(ds.anchors), func(i int) bool { return ds.anchors[i].cyc >= lc })
-	R := sort.Search(len(ds.anchors), func(i int) bool { return ds.anchors[i].cyc > hc })
+	L, R := p.horizon(ds, c)
 	n := R - L
 	if n < 2 {
 		return full, nil
@@ -782,6 +799,9 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 	origin := unbounded()
 	method := Unaligned
 	var reasons []string
+	var estLo, estHi HostNanos
+	var estRate PPB
+	hasEst := false
 
 	// Anchors.
 	switch {
@@ -790,7 +810,10 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 	case !run.HasOrigin:
 		reasons = append(reasons, "no origin_cyc on device_wall")
 	default:
-		ds.prepare()
+		if !ds.sorted {
+			ds.prepare()
+			p.prepareEstimate(ds)
+		}
 		r, err := p.rate(ds, run.Origin)
 		if err != nil {
 			var ie *InconsistencyError
@@ -802,6 +825,14 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 		rate = r
 		iv, used := p.anchorInterval(ds, run.Origin, rate)
 		if used > 0 {
+			if err := p.polygon(ds, run.Origin, &rate, &iv); err != nil {
+				var ie *InconsistencyError
+				if errors.As(err, &ie) {
+					ie.Domain = run.Domain
+				}
+				return Mapping{}, err
+			}
+			estLo, estHi, estRate, hasEst = p.estimate(ds, run.Origin)
 			origin = iv
 			method = Aligned
 		} else {
@@ -868,6 +899,13 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 		return m, nil
 	}
 	m.Origin, m.Rate = midpoint(origin.lo, origin.hi), rate.mid()
+	if lo, hi := max(estLo, origin.lo), min(estHi, origin.hi); hasEst && lo <= hi {
+		// The middle of what both the constant-rate fit and the rigorous
+		// evidence allow; where they do not meet, the constant rate is
+		// contradicted and the rigorous interval's middle stands.
+		m.Origin = midpoint(lo, hi)
+		m.Rate = min(max(estRate, rate.lo), rate.hi)
+	}
 	m.origin, m.rate, m.slack = origin, rate, slack
 	return m, nil
 }

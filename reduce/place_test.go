@@ -326,6 +326,60 @@ func TestPlaceBoundNeverBelowEvidence(t *testing.T) {
 	}
 }
 
+// Property: for random drift (up to 100 ppm, wandering within the rate
+// stability), random anchor spacing and windows, with and without an
+// anchor per launch, every span's bound holds at its start and its end,
+// from a log and from a buffer.
+func TestPlaceBoundHoldsUnderDrift(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	iters := 40
+	if testing.Short() {
+		iters = 8
+	}
+	for iter := range iters {
+		wander := r.Float64() * float64(DefaultRateStability) / 2 * 1e-9
+		rg := regime{
+			name:     "random",
+			freq:     []Hz{50_000_000, 1_000_000_000, 1_800_000_000}[r.IntN(3)],
+			drift:    (r.Float64()*2 - 1) * (100e-6 - wander),
+			wander:   wander,
+			winMin:   HostNanos(r.IntN(5)) * us,
+			runEvery: HostNanos(5+r.IntN(50)) * ms,
+			length:   HostNanos(2+r.IntN(20)) * s,
+			torn:     r.IntN(4),
+		}
+		rg.winMax = rg.winMin + HostNanos(r.IntN(60))*us
+		switch r.IntN(3) {
+		case 0:
+			rg.perLaunch = true
+		case 1:
+			rg.anchorEvery = HostNanos(10+r.IntN(5000)) * ms
+		default:
+			for t := HostNanos(0); t < rg.length; t += HostNanos(1+r.IntN(8000)) * ms {
+				rg.anchorAt = append(rg.anchorAt, t)
+			}
+		}
+		d := simulate(rg, uint64(iter))
+		p := NewPlacer()
+		for _, a := range d.anchors {
+			if err := p.AddAnchor(Domain{Pid: 1, Dev: 0}, a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, buf := range []bool{false, true} {
+			var c, wall collector
+			if err := placeAll(p, d, buf, &c, &wall); err != nil {
+				t.Fatalf("iteration %d (%+v): %v", iter, rg, err)
+			}
+			for _, st := range []stats{c.stats(), wall.stats()} {
+				if st.n > 0 && st.holds != 1 {
+					t.Errorf("iteration %d (%+v, buffer %v): bound holds for %.4f%% of spans", iter, rg, buf, 100*st.holds)
+				}
+			}
+		}
+	}
+}
+
 // Every span of a simulated run is drawn through one map: spans nested on
 // the device stay nested on the host, from a log and from a buffer.
 func TestPlaceKeepsNesting(t *testing.T) {

@@ -42,6 +42,19 @@ type regime struct {
 	winMax      HostNanos
 	runEvery    HostNanos
 	length      HostNanos
+	// anchorAt, when set, are the host times of the anchors' windows
+	// (instead of one every anchorEvery, jittered).
+	anchorAt []HostNanos
+	// perLaunch: an anchor is read just before each run is launched.
+	perLaunch bool
+	// torn drops the anchor of that ordinal (1-based; 2 drops the second).
+	torn int
+	// runs caps the number of runs (0: as many as fit).
+	runs int
+	// omit leaves phases out of some runs: config_validate, arena_wire
+	// and sm_reset are not stamped in every other run, post_orch in every
+	// third.
+	omit bool
 }
 
 // simRun is one simulated invocation: the log-path Run and the true host
@@ -77,26 +90,42 @@ func simulate(rg regime, seed uint64) simData {
 	clk := simClock{freq: rg.freq, c0: float64(rg.freq) * 3600 * 5, drift: rg.drift, wander: rg.wander, period: float64(17 * s)}
 	var d simData
 	const host0 = HostNanos(1_000_000_000_000) // the host clock's reading at t = 0
+	nAnchor := 0
+	anchor := func(start HostNanos) {
+		nAnchor++
+		w := uniform(r, rg.winMin, rg.winMax)
+		read := start + uniform(r, 0, w)
+		if nAnchor == rg.torn {
+			return
+		}
+		d.anchors = append(d.anchors, Anchor{HostNs: host0 + start, WindowNs: w, DevCyc: clk.at(read), DevFreq: rg.freq})
+	}
+	for _, t := range rg.anchorAt {
+		anchor(t)
+	}
 	if rg.anchorEvery > 0 {
 		till := rg.length
 		if rg.anchorsTill > 0 {
 			till = rg.anchorsTill
 		}
 		for t := HostNanos(0); t < till; t += rg.anchorEvery {
-			start := t + uniform(r, 0, rg.anchorEvery/10)
-			w := uniform(r, rg.winMin, rg.winMax)
-			read := start + uniform(r, 0, w)
-			d.anchors = append(d.anchors, Anchor{HostNs: host0 + start, WindowNs: w, DevCyc: clk.at(read), DevFreq: rg.freq})
+			anchor(t + uniform(r, 0, rg.anchorEvery/10))
 		}
 	}
 	const threads = 4 // thread 0 orchestrates, 1..3 schedule
-	for t := 50 * ms; t+rg.runEvery < rg.length; t += rg.runEvery {
-		d.runs = append(d.runs, simOneRun(r, clk, host0, t, threads))
+	for t := 50 * ms; t+rg.runEvery < rg.length && (rg.runs == 0 || len(d.runs) < rg.runs); t += rg.runEvery {
+		if rg.perLaunch {
+			// The sample before the launch: its window ends a few µs
+			// before runner_run starts.
+			anchor(t - rg.winMax - uniform(r, 1*us, 20*us))
+		}
+		n := len(d.runs)
+		d.runs = append(d.runs, simOneRun(r, clk, host0, t, threads, rg.omit && n%2 == 1, rg.omit && n%3 == 2))
 	}
 	return d
 }
 
-func simOneRun(r *rand.Rand, clk simClock, host0, t HostNanos, threads int) simRun {
+func simOneRun(r *rand.Rand, clk simClock, host0, t HostNanos, threads int, omitSetup, omitPost bool) simRun {
 	b, _ := NewBuffer(threads, true)
 	truth, truthEnd := map[string]HostNanos{}, map[string]HostNanos{}
 	stamp := func(th int, p Phase, a, z HostNanos) {
@@ -134,15 +163,19 @@ func simOneRun(r *rand.Rand, clk simClock, host0, t HostNanos, threads int) simR
 		stamp(th, Preamble, pre+uniform(r, 0, 1*us), preEnd-uniform(r, 0, 1*us))
 		if th == 0 {
 			stamp(th, GraphBuild, gb, gbEnd)
-			stamp(th, ConfigValidate, cv, cvEnd)
-			stamp(th, ArenaWire, aw, awEnd)
-			stamp(th, SmReset, sm, smEnd)
+			if !omitSetup {
+				stamp(th, ConfigValidate, cv, cvEnd)
+				stamp(th, ArenaWire, aw, awEnd)
+				stamp(th, SmReset, sm, smEnd)
+			}
 			stamp(th, OrchWindow, orch, orchEnd)
 		} else {
 			stamp(th, SchedWindow, orch+uniform(r, 0, 3*us), schedEnd-uniform(r, 0, 20*us))
 		}
 	}
-	stamp(threads-1, PostOrch, po, poEnd)
+	if !omitPost {
+		stamp(threads-1, PostOrch, po, poEnd)
+	}
 	// Two tagged task slots on the schedulers.
 	for sl := range 2 {
 		a := orch + uniform(r, 10*us, 100*us)
@@ -253,6 +286,35 @@ func twoPoint(anchors []Anchor, rr simRun, c, wall *collector) {
 		cyc := float64(run.Origin) + float64(sp.TS)*float64(a.DevFreq)/1e9
 		est := ma + (cyc-float64(a.DevCyc))/float64(z.DevCyc-a.DevCyc)*(mz-ma)
 		pick(c, wall, sp).add(HostNanos(math.Round(est)), bound, rr.truth[k])
+	}
+}
+
+// leastSquares is a hindsight reference: the least-squares line
+// host = α + β·cycles through every anchor's window midpoint, evaluated at
+// each span's counter value (floating point). Plain, every anchor weighs
+// the same; weighted, each weighs 1/window². It publishes no bound.
+func leastSquares(anchors []Anchor, rr simRun, weighted bool, c, wall *collector) {
+	run := rr.run
+	if len(anchors) < 2 {
+		c.na += len(run.Spans)
+		return
+	}
+	x0, y0 := float64(anchors[0].DevCyc), float64(anchors[0].HostNs)
+	var sw, sx, sy, sxx, sxy float64
+	for _, a := range anchors {
+		w := 1.0
+		if weighted {
+			w = 1 / math.Pow(float64(a.WindowNs)+1, 2)
+		}
+		x := float64(a.DevCyc) - x0
+		y := float64(a.HostNs) + float64(a.WindowNs)/2 - y0
+		sw, sx, sy, sxx, sxy = sw+w, sx+w*x, sy+w*y, sxx+w*x*x, sxy+w*x*y
+	}
+	beta := (sw*sxy - sx*sy) / (sw*sxx - sx*sx)
+	alpha := (sy - beta*sx) / sw
+	for k, sp := range run.Spans {
+		cyc := float64(run.Origin) - x0 + float64(sp.TS)*float64(anchors[0].DevFreq)/1e9
+		pick(c, wall, sp).add(HostNanos(math.Round(y0+alpha+beta*cyc)), -1, rr.truth[k])
 	}
 }
 

@@ -1,0 +1,394 @@
+package reduce
+
+import (
+	"math"
+	"slices"
+	"sort"
+)
+
+// rateScale is the unit of a clock fit's rates: κ counts 1e-12 (parts per
+// trillion), fine enough that a rate step moves a point an hour away by
+// under 4 ns.
+const rateScale = 1_000_000_000_000
+
+// ppbToFit converts ppb to the fit's rate unit.
+const ppbToFit = rateScale / nsPerSecond
+
+// A bracket says the instant x on clock X was, on clock Y, within [lo, hi]
+// (ns). lo may be math.MinInt64 or hi math.MaxInt64 for a one-sided bound.
+// index names the bracket in errors.
+type bracket struct {
+	x, lo, hi int64
+	index     int
+}
+
+func (b bracket) hasLo() bool { return b.lo != math.MinInt64 }
+func (b bracket) hasHi() bool { return b.hi != math.MaxInt64 }
+
+// clockFit models the map between two clocks as y = y0 + (x−x0)·(1+κ): κ
+// within ±maxRate, moving by at most stability across the brackets. It is
+// the one model behind device placement (x a counter's nominal ns, y host
+// ns) and remote hosts (x another machine's CLOCK_MONOTONIC). See the
+// package documentation, "Anchors as lines".
+type clockFit struct {
+	maxRate, stability PPB
+	b                  []bracket
+}
+
+func newClockFit(maxRate, stability PPB) *clockFit {
+	return &clockFit{maxRate: max(maxRate, 0), stability: max(stability, 0)}
+}
+
+// add adds the bracket y(x) ∈ [lo, hi].
+func (f *clockFit) add(x, lo, hi int64, index int) {
+	f.b = append(f.b, bracket{x: x, lo: lo, hi: hi, index: index})
+}
+
+// line returns the central line through every bracket (see fitLine).
+func (f *clockFit) line() (clockLine, bool) {
+	return fitLine(f.sorted(), f.maxRate)
+}
+
+// clockLine is y = y0 + (x−x0) + ⌊(x−x0)·k/1e12⌋.
+type clockLine struct {
+	x0, y0 int64
+	k      int64 // rate, 1e-12
+}
+
+// at maps x through the line, exactly; ok is false on overflow.
+func (l clockLine) at(x int64) (int64, bool) {
+	d, ok := subHost(HostNanos(x), HostNanos(l.x0))
+	if !ok {
+		return 0, false
+	}
+	c, ok := mulDiv(int64(d), l.k, rateScale, false)
+	if !ok {
+		return 0, false
+	}
+	y, ok := addHost(HostNanos(l.y0), d)
+	if !ok {
+		return 0, false
+	}
+	y, ok = addHost(y, HostNanos(c))
+	return int64(y), ok
+}
+
+// ratePPB returns the line's rate error, rounded to ppb.
+func (l clockLine) ratePPB() PPB {
+	return PPB(l.k / ppbToFit)
+}
+
+// fitPoint is one side of a bracket rebased on the fit's origin: the
+// constraint u·1e12 − d·κ ≤ a·1e12 (a lower side) or ≥ (an upper side),
+// a = y(x0) − ref.
+type fitPoint struct {
+	d, u  int64
+	index int
+}
+
+// cross is (a−o)×(b−o) in 128 bits.
+func cross(o, a, b fitPoint) i128 {
+	return mul128(a.d-o.d, b.u-o.u).sub(mul128(a.u-o.u, b.d-o.d))
+}
+
+// hull keeps the points that can be extreme for some rate: the upper
+// hull (upper true) or the lower hull of points sorted by d.
+func hull(ps []fitPoint, upper bool) []fitPoint {
+	out := ps[:0]
+	for _, p := range ps {
+		if n := len(out); n > 0 && out[n-1].d == p.d {
+			if (upper && p.u <= out[n-1].u) || (!upper && p.u >= out[n-1].u) {
+				continue
+			}
+			out = out[:n-1]
+		}
+		for len(out) >= 2 {
+			c := cross(out[len(out)-2], out[len(out)-1], p).sign()
+			if (upper && c < 0) || (!upper && c > 0) {
+				break
+			}
+			out = out[:len(out)-1]
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// firstTrue returns the first k in [lo, hi] for which pred holds, hi+1
+// when none does; pred must be monotone (false … true).
+func firstTrue(lo, hi int64, pred func(int64) bool) int64 {
+	for lo <= hi {
+		m := lo + (hi-lo)/2
+		if pred(m) {
+			hi = m - 1
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
+
+// centralFit is the constant-rate fit of a set of brackets: the lines
+// y = y0 + (x−x0)·(1+κ) that pass through every bracket, when there are
+// any (feasible), else the line that violates the worst bracket least.
+type centralFit struct {
+	line     clockLine
+	feasible bool
+	x0, ref  int64
+	// Hulls of the lower and the upper sides (u rebased on ref, ns) and
+	// the feasible rates [kL, kR] (1e-12).
+	lower, upper []fitPoint
+	kL, kR       int64
+}
+
+// fitLine returns the central line of brackets sorted by x (see
+// fitCentral).
+func fitLine(bs []bracket, maxRate PPB) (clockLine, bool) {
+	c, ok := fitCentral(bs, maxRate)
+	return c.line, ok
+}
+
+// fitCentral fits brackets sorted by x at a constant rate. Where rates
+// exist at which a line passes through every bracket, its line has the
+// middle of those rates and the middle of the offsets that rate allows;
+// where none does, the rate that leaves the violation of the worst
+// bracket smallest (the minimax line). ok is false without both a lower
+// and an upper side.
+func fitCentral(bs []bracket, maxRate PPB) (centralFit, bool) {
+	if len(bs) == 0 {
+		return centralFit{}, false
+	}
+	x0 := bs[len(bs)/2].x
+	var ref int64
+	haveRef := false
+	lower := make([]fitPoint, 0, len(bs))
+	upper := make([]fitPoint, 0, len(bs))
+	const lim = 1 << 62
+	for _, b := range bs {
+		if absU(b.x) >= lim || absU(x0) >= lim {
+			continue
+		}
+		d := b.x - x0
+		if !haveRef {
+			switch {
+			case b.hasLo():
+				ref, haveRef = b.lo-d, true
+			case b.hasHi():
+				ref, haveRef = b.hi-d, true
+			}
+		}
+		if b.hasLo() {
+			if u := b.lo - d - ref; absU(b.lo) < lim && absU(u) < lim {
+				lower = append(lower, fitPoint{d: d, u: u, index: b.index})
+			}
+		}
+		if b.hasHi() {
+			if v := b.hi - d - ref; absU(b.hi) < lim && absU(v) < lim {
+				upper = append(upper, fitPoint{d: d, u: v, index: b.index})
+			}
+		}
+	}
+	if len(lower) == 0 || len(upper) == 0 {
+		return centralFit{}, false
+	}
+	lower, upper = hull(lower, true), hull(upper, false)
+	lowAt := func(k int64) i128 { v, _ := envAtScaled(lower, k, true, rateScale); return v }
+	highAt := func(k int64) i128 { v, _ := envAtScaled(upper, k, false, rateScale); return v }
+	gap := func(k int64) i128 { return highAt(k).sub(lowAt(k)) }
+	kmax := int64(maxRate) * ppbToFit
+	kmin := -kmax
+	// gap is concave: its maxima are the plateau [ka, kb].
+	ka := firstTrue(kmin, kmax-1, func(k int64) bool { return gap(k+1).cmp(gap(k)) <= 0 })
+	kb := firstTrue(ka, kmax-1, func(k int64) bool { return gap(k+1).cmp(gap(k)) < 0 })
+	k := ka + (min(kb, kmax)-ka)/2
+	c := centralFit{x0: x0, ref: ref, lower: lower, upper: upper}
+	if gap(k).sign() >= 0 {
+		// Every rate in [kL, kR] admits a line through every bracket: take
+		// the middle of them.
+		c.feasible = true
+		c.kL = firstTrue(kmin, k, func(k int64) bool { return gap(k).sign() >= 0 })
+		c.kR = firstTrue(k, kmax, func(k int64) bool { return gap(k).sign() < 0 }) - 1
+		k = c.kL + (c.kR-c.kL)/2
+	}
+	a, ok := highAt(k).add(lowAt(k)).div(2*rateScale, false)
+	if !ok {
+		return centralFit{}, false
+	}
+	y0, ok := addHost(HostNanos(ref), HostNanos(a))
+	if !ok {
+		return centralFit{}, false
+	}
+	c.line = clockLine{x0: x0, y0: int64(y0), k: k}
+	return c, true
+}
+
+// at returns the values the fit's constant-rate lines take at x, [lo,
+// hi], and the central line's rate; a fit without such lines gives its
+// minimax line's value for both.
+func (c *centralFit) at(x int64) (lo, hi, k int64, ok bool) {
+	if !c.feasible {
+		y, ok := c.line.at(x)
+		return y, y, c.line.k, ok
+	}
+	const lim = 1 << 62
+	if absU(x) >= lim {
+		return 0, 0, 0, false
+	}
+	dx := x - c.x0
+	// (y(x) − ref − dx)·1e12 = a·1e12 + dx·κ over the feasible (a, κ):
+	// the lowest is min over κ of a convex function, the highest max of a
+	// concave one, both extreme at the rate where the hull edge that
+	// straddles dx changes over, or at an end of [kL, kR].
+	low := func(k int64) i128 { v, _ := envAtScaled(c.lower, k, true, rateScale); return v.add(mul128(dx, k)) }
+	high := func(k int64) i128 { v, _ := envAtScaled(c.upper, k, false, rateScale); return v.add(mul128(dx, k)) }
+	kLo := c.extreme(c.lower, dx, low, false)
+	kHi := c.extreme(c.upper, dx, high, true)
+	l, ok1 := low(kLo).div(rateScale, false)
+	h, ok2 := high(kHi).div(rateScale, true)
+	base, ok3 := addHost(HostNanos(c.ref), HostNanos(dx))
+	if !ok1 || !ok2 || !ok3 {
+		return 0, 0, 0, false
+	}
+	lv, ok1 := addHost(base, HostNanos(l))
+	hv, ok2 := addHost(base, HostNanos(h))
+	return int64(lv), int64(hv), c.line.k, ok1 && ok2
+}
+
+// extreme returns the rate in [kL, kR] at which f, the envelope of hull
+// h plus dx·κ, is least (or greatest, with greatest).
+func (c *centralFit) extreme(h []fitPoint, dx int64, f func(int64) i128, greatest bool) int64 {
+	cands := [4]int64{c.kL, c.kR, c.kL, c.kR}
+	// The edge (i, i+1) with d_i ≤ dx < d_{i+1}.
+	i := sort.Search(len(h), func(i int) bool { return h[i].d > dx }) - 1
+	if i >= 0 && i+1 < len(h) {
+		// The rates at which its two points tie: (u' − u)·1e12/(d' − d).
+		if kb, ok := mul128(h[i+1].u-h[i].u, rateScale).div(h[i+1].d-h[i].d, false); ok {
+			cands[2] = min(max(kb, c.kL), c.kR)
+			cands[3] = min(max(kb+1, c.kL), c.kR)
+		}
+	}
+	best, bv := cands[0], f(cands[0])
+	for _, k := range cands[1:] {
+		if v := f(k); (greatest && v.cmp(bv) > 0) || (!greatest && v.cmp(bv) < 0) {
+			best, bv = k, v
+		}
+	}
+	return best
+}
+
+// span returns the interval the brackets allow for y(x) under the model
+// (see project), and the rate range (ppb) its cells cover. An empty
+// intersection is an *InconsistencyError naming the two brackets that
+// conflict; without brackets it is ErrUnaligned.
+func (f *clockFit) span(x int64) (lo, hi int64, rlo, rhi PPB, err error) {
+	const lim = 1 << 62
+	if absU(x) >= lim {
+		return 0, 0, 0, 0, ErrRange
+	}
+	bs := f.sorted()
+	var ref int64
+	haveRef := false
+	lows := make([]fitPoint, 0, len(bs))
+	highs := make([]fitPoint, 0, len(bs))
+	for _, b := range bs {
+		if absU(b.x) >= lim {
+			continue
+		}
+		d := b.x - x
+		if !haveRef {
+			switch {
+			case b.hasLo():
+				ref, haveRef = b.lo-d, true
+			case b.hasHi():
+				ref, haveRef = b.hi-d, true
+			}
+		}
+		if b.hasLo() && absU(b.lo) < lim {
+			if p, ok := cellSide(b.lo-d-ref, d, f.stability, false); ok {
+				p.index = b.index
+				lows = append(lows, p)
+			}
+		}
+		if b.hasHi() && absU(b.hi) < lim {
+			if p, ok := cellSide(b.hi-d-ref, d, f.stability, true); ok {
+				p.index = b.index
+				highs = append(highs, p)
+			}
+		}
+	}
+	if len(lows) == 0 && len(highs) == 0 {
+		return 0, 0, 0, 0, ErrUnaligned
+	}
+	pr := project(hull(lows, true), hull(highs, false), -int64(f.maxRate), int64(f.maxRate))
+	if !pr.feasible {
+		return 0, 0, 0, 0, &InconsistencyError{
+			Low:  Evidence{Kind: EvidenceBracket, Index: pr.loIndex, Lo: f.byIndex(pr.loIndex).lo, Hi: math.MaxInt64},
+			High: Evidence{Kind: EvidenceBracket, Index: pr.hiIndex, Lo: math.MinInt64, Hi: f.byIndex(pr.hiIndex).hi},
+		}
+	}
+	lo, hi = math.MinInt64, math.MaxInt64
+	if len(lows) > 0 {
+		l, ok := addHost(HostNanos(ref), HostNanos(pr.lo))
+		if !ok {
+			return 0, 0, 0, 0, ErrRange
+		}
+		lo = int64(l)
+	}
+	if len(highs) > 0 {
+		u, ok := addHost(HostNanos(ref), HostNanos(pr.hi))
+		if !ok {
+			return 0, 0, 0, 0, ErrRange
+		}
+		hi = int64(u)
+	}
+	return lo, hi, PPB(pr.kLo), PPB(pr.kHi), nil
+}
+
+// sorted returns the brackets sorted by x.
+func (f *clockFit) sorted() []bracket {
+	bs := slices.Clone(f.b)
+	slices.SortStableFunc(bs, func(a, b bracket) int {
+		switch {
+		case a.x < b.x:
+			return -1
+		case a.x > b.x:
+			return 1
+		}
+		return 0
+	})
+	return bs
+}
+
+// byIndex returns the bracket with the given index.
+func (f *clockFit) byIndex(index int) bracket {
+	for _, b := range f.b {
+		if b.index == index {
+			return b
+		}
+	}
+	return bracket{lo: math.MinInt64, hi: math.MaxInt64}
+}
+
+// rateRange returns the rate errors (ppb) the brackets allow, taking the
+// stability about the middle bracket.
+func (f *clockFit) rateRange() (lo, hi PPB, err error) {
+	if len(f.b) == 0 {
+		return -f.maxRate, f.maxRate, nil
+	}
+	xs := make([]int64, len(f.b))
+	for i, b := range f.b {
+		xs[i] = b.x
+	}
+	slices.Sort(xs)
+	_, _, lo, hi, err = f.span(xs[len(xs)/2])
+	return lo, hi, err
+}
+
+// floorDiv is ⌊a/b⌋ for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}

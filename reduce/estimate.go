@@ -1,0 +1,232 @@
+package reduce
+
+import (
+	"math"
+)
+
+// The anchors of a domain as brackets of one clock fit: x is the nominal
+// ns from the domain's first anchor (floored), y host ns.
+
+// estWindow is the central line of the anchors whose counter values lie
+// in one estimate window.
+type estWindow struct {
+	fit centralFit
+	ok  bool
+}
+
+// prepareEstimate fits the central line of every estimate window: windows
+// two rate horizons long, one starting every rate horizon, so every
+// counter value lies in two of them (see the package documentation,
+// "Anchors as lines").
+func (p *Placer) prepareEstimate(ds *domainState) {
+	ds.windows = ds.windows[:0]
+	if len(ds.anchors) == 0 {
+		return
+	}
+	ds.base = ds.anchors[0].cyc
+	h := int64(max(p.cfg.horizon, 1))
+	ds.step = h
+	var bs []bracket
+	start := 0
+	for w := int64(0); start < len(ds.anchors); w++ {
+		lo, hi := w*h, (w+2)*h
+		bs = bs[:0]
+		for i := start; i < len(ds.anchors); i++ {
+			a := ds.anchors[i]
+			x, ok := nominal(ds.base, a.cyc, ds.freq)
+			if !ok || int64(x) >= hi {
+				break
+			}
+			if int64(x) < lo {
+				start = i + 1
+				continue
+			}
+			bs = append(bs, bracket{x: int64(x), lo: int64(a.lo), hi: int64(a.hi), index: a.index})
+		}
+		var ew estWindow
+		ew.fit, ew.ok = fitCentral(bs, p.cfg.maxRate)
+		ds.windows = append(ds.windows, ew)
+		if w > 1<<20 {
+			break // a domain spanning a million horizons: the rest is extrapolated
+		}
+		// Skip windows with no anchors at all.
+		if start < len(ds.anchors) {
+			if x, ok := nominal(ds.base, ds.anchors[start].cyc, ds.freq); ok && int64(x) >= (w+3)*h {
+				for n := int64(x)/h - 1; w+1 < n; w++ {
+					ds.windows = append(ds.windows, estWindow{})
+				}
+			}
+		}
+	}
+}
+
+// estimate returns the host instants at which the counter may have read
+// c under the constant-rate fits of the two windows around c, blended by
+// c's position between the windows' centres, and the counter rate error
+// (ppb) of their central lines. ok is false when no window has a fit.
+func (p *Placer) estimate(ds *domainState, c Cycles) (lo, hi HostNanos, rate PPB, ok bool) {
+	if len(ds.windows) == 0 {
+		return 0, 0, 0, false
+	}
+	x, ok := nominal(ds.base, c, ds.freq)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	h := ds.step
+	j := floorDiv(int64(x), h) // c lies in windows j−1 and j
+	at := func(w int64) (int64, int64, int64, bool) {
+		if w < 0 || w >= int64(len(ds.windows)) || !ds.windows[w].ok {
+			return 0, 0, 0, false
+		}
+		return ds.windows[w].fit.at(int64(x))
+	}
+	l1, h1, k1, ok1 := at(j - 1)
+	l2, h2, k2, ok2 := at(j)
+	var l, u, k int64
+	switch {
+	case ok1 && ok2:
+		// Window j−1 is centred on j·h, window j on (j+1)·h.
+		f := int64(x) - j*h
+		dl, okl := mulDiv(l2-l1, f, h, false)
+		du, oku := mulDiv(h2-h1, f, h, true)
+		if !okl || !oku {
+			return 0, 0, 0, false
+		}
+		l, u, k = l1+dl, h1+du, k1+(k2-k1)*f/h
+	case ok1:
+		l, u, k = l1, h1, k1
+	case ok2:
+		l, u, k = l2, h2, k2
+	default:
+		// Outside every window with a fit: the nearest one, extrapolated.
+		best := int64(-1)
+		for w := range int64(len(ds.windows)) {
+			if ds.windows[w].ok && (best < 0 || absU(w-j) < absU(best-j)) {
+				best = w
+			}
+		}
+		if best < 0 {
+			return 0, 0, 0, false
+		}
+		if l, u, k, ok = at(best); !ok {
+			return 0, 0, 0, false
+		}
+	}
+	// Host rate error κ (1e-12) to counter rate error ε (ppb):
+	// ε = −κ/(1+κ).
+	e, ok := mulDiv(-k, nsPerSecond, rateScale+k, false)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	return HostNanos(l), HostNanos(u), PPB(e), true
+}
+
+// hostRate converts a counter rate error ε (ppb) to the host rate error κ
+// (host ns per nominal device ns, minus one, in ppb): κ = −ε·1e9/(1e9+ε),
+// rounded down or up.
+func hostRate(e PPB, ceil bool) (int64, bool) {
+	return mulDiv(-int64(e), nsPerSecond, nsPerSecond+int64(e), ceil)
+}
+
+// polygon intersects iv and r with what the anchors in the rate horizon
+// of c allow jointly, taken as brackets of one clock fit: each anchor
+// bounds the host instant at its counter value, the rate between it and c
+// lies within the stability of the rate at c, and the rate at c within r
+// (see the package documentation, "Anchors as lines").
+func (p *Placer) polygon(ds *domainState, c Cycles, r *rateRange, iv *interval) error {
+	L, R := p.horizon(ds, c)
+	if R-L < 2 {
+		return nil
+	}
+	kmin, ok1 := hostRate(r.hi, false)
+	kmax, ok2 := hostRate(r.lo, true)
+	// A move of ε by the stability moves κ by at most
+	// stability·(1e9/(1e9+ε))², ε ≥ −(ρ + stability).
+	den := nsPerSecond - int64(p.cfg.maxRate) - int64(p.cfg.stability)
+	if !ok1 || !ok2 || den <= 0 {
+		return nil
+	}
+	x, ok1 := mulDiv(int64(p.cfg.stability), nsPerSecond, den, true)
+	sh, ok2 := mulDiv(x, nsPerSecond, den, true)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	pos := L + lowerBound(ds.anchors[L:R], c)
+	first, last := max(L, pos-polyNeighbours), min(R, pos+polyNeighbours)
+	lows, highs := ds.lows[:0], ds.highs[:0]
+	var ref int64
+	haveRef := false
+	for i := first; i < last; i++ {
+		a := ds.anchors[i]
+		d, ok := nominal(c, a.cyc, ds.freq)
+		if !ok {
+			continue
+		}
+		// The exact distance lies in [d, d+1): widen by 2 ns.
+		lo, hi := int64(a.lo)-2, int64(a.hi)+2
+		if !haveRef {
+			ref, haveRef = lo-int64(d), true
+		}
+		if lp, ok := cellSide(lo-int64(d)-ref, int64(d), PPB(sh), false); ok {
+			lp.index = a.index
+			lows = append(lows, lp)
+		}
+		if hp, ok := cellSide(hi-int64(d)-ref, int64(d), PPB(sh), true); ok {
+			hp.index = a.index
+			highs = append(highs, hp)
+		}
+	}
+	ds.lows, ds.highs = lows, highs
+	if len(lows) < 2 || len(highs) < 2 {
+		return nil
+	}
+	pr := project(hull(lows, true), hull(highs, false), kmin, kmax+1)
+	if !pr.feasible {
+		return &InconsistencyError{
+			Low:  Evidence{Kind: EvidenceAnchor, Index: pr.loIndex, Lo: math.MinInt64, Hi: math.MaxInt64},
+			High: Evidence{Kind: EvidenceAnchor, Index: pr.hiIndex, Lo: math.MinInt64, Hi: math.MaxInt64},
+		}
+	}
+	lo, hi := HostNanos(ref+pr.lo), HostNanos(ref+pr.hi)
+	ev := Evidence{Kind: EvidenceAnchor, Index: -1, Lo: int64(lo), Hi: int64(hi)}
+	iv.intersect(lo, hi, ev)
+	if iv.empty() {
+		return &InconsistencyError{Low: iv.loSrc, High: iv.hiSrc}
+	}
+	// The rate at c, widened by the stability for the run's own span.
+	elo, ok1 := mulDiv(-pr.kHi, nsPerSecond, nsPerSecond+pr.kHi, false)
+	ehi, ok2 := mulDiv(-pr.kLo, nsPerSecond, nsPerSecond+pr.kLo, true)
+	if ok1 && ok2 {
+		elo, ehi = elo-int64(p.cfg.stability), ehi+int64(p.cfg.stability)
+		rev := Evidence{Kind: EvidenceRate, Index: -1, Lo: elo, Hi: ehi}
+		if PPB(elo) > r.lo {
+			r.lo, r.loSrc = PPB(elo), rev
+		}
+		if PPB(ehi) < r.hi {
+			r.hi, r.hiSrc = PPB(ehi), rev
+		}
+		if r.lo > r.hi {
+			return &InconsistencyError{Low: r.loSrc, High: r.hiSrc}
+		}
+	}
+	return nil
+}
+
+// polyNeighbours is how many anchors on each side of the mapped counter
+// value the joint intersection takes (the farther ones enter through the
+// per-anchor intervals and the rate estimate).
+const polyNeighbours = 8
+
+// lowerBound returns the first index of as with cyc ≥ c.
+func lowerBound(as []anchorRec, c Cycles) int {
+	lo, hi := 0, len(as)
+	for lo < hi {
+		m := lo + (hi-lo)/2
+		if as[m].cyc < c {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}

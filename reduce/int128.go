@@ -1,0 +1,93 @@
+package reduce
+
+import "math/bits"
+
+// i128 is a signed 128-bit integer (two's complement), enough for the
+// clock fits' exact sums of ns·1e12 and ns·rate products.
+type i128 struct {
+	hi int64
+	lo uint64
+}
+
+func i128Of(v int64) i128 {
+	if v < 0 {
+		return i128{-1, uint64(v)}
+	}
+	return i128{0, uint64(v)}
+}
+
+// mul128 returns a·b exactly.
+func mul128(a, b int64) i128 {
+	h, l := bits.Mul64(absU(a), absU(b))
+	r := i128{int64(h), l}
+	if (a < 0) != (b < 0) {
+		r = r.neg()
+	}
+	return r
+}
+
+func (a i128) neg() i128 {
+	lo := ^a.lo + 1
+	hi := ^a.hi
+	if lo == 0 {
+		hi++
+	}
+	return i128{hi, lo}
+}
+
+func (a i128) add(b i128) i128 {
+	lo, c := bits.Add64(a.lo, b.lo, 0)
+	return i128{a.hi + b.hi + int64(c), lo}
+}
+
+func (a i128) sub(b i128) i128 { return a.add(b.neg()) }
+
+func (a i128) cmp(b i128) int {
+	switch {
+	case a.hi < b.hi:
+		return -1
+	case a.hi > b.hi:
+		return 1
+	case a.lo < b.lo:
+		return -1
+	case a.lo > b.lo:
+		return 1
+	}
+	return 0
+}
+
+func (a i128) sign() int { return a.cmp(i128{}) }
+
+// div returns ⌊a/d⌋ (or ⌈a/d⌉ with ceil) for d > 0; ok is false when the
+// result does not fit int64.
+func (a i128) div(d int64, ceil bool) (int64, bool) {
+	if d <= 0 {
+		return 0, false
+	}
+	neg := a.hi < 0
+	m := a
+	if neg {
+		m = a.neg()
+	}
+	uh := uint64(m.hi)
+	if uh >= uint64(d) {
+		return 0, false
+	}
+	q, r := bits.Div64(uh, m.lo, uint64(d))
+	if neg {
+		if r != 0 && !ceil {
+			q++
+		}
+		if q > 1<<63 {
+			return 0, false
+		}
+		return int64(-q), true
+	}
+	if r != 0 && ceil {
+		q++
+	}
+	if q > 1<<63-1 {
+		return 0, false
+	}
+	return int64(q), true
+}
