@@ -126,10 +126,13 @@ func FitHost(brackets []HostBracket, opts ...HostFitOption) (*HostFit, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The rate an interval is carried between instants with: the rates
+	// the brackets allow, and however far it may move across them.
+	lo, hi = max(lo-cfg.stability, -cfg.maxRate), min(hi+cfg.stability, cfg.maxRate)
 	ln, ok := f.line()
 	if !ok {
 		// One-sided evidence only: centre on the first task's interval.
-		l, h, err := f.span(xs[0])
+		l, h, _, _, err := f.span(xs[0])
 		if err != nil {
 			return nil, err
 		}
@@ -150,7 +153,7 @@ func FitHost(brackets []HostBracket, opts ...HostFitOption) (*HostFit, error) {
 		xs = sub
 	}
 	for _, x := range xs {
-		l, h, err := f.span(x)
+		l, h, _, _, err := f.span(x)
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +182,7 @@ func (f *HostFit) Tasks() int { return f.tasks }
 // runs Rate ppb slow against the dispatching host's when positive, i.e.
 // dispatching-host ns per remote ns is 1 + Rate/1e9) and the interval the
 // brackets allow for it.
-func (f *HostFit) Rate() (rate, lo, hi PPB) { return f.line.rate, f.rateLo, f.rateHi }
+func (f *HostFit) Rate() (rate, lo, hi PPB) { return f.line.ratePPB(), f.rateLo, f.rateHi }
 
 // Offset returns where the line puts remote instant x, minus x: the
 // dispatching host's clock less the remote host's there.
@@ -210,11 +213,8 @@ func (f *HostFit) Map(x HostNanos) (y, bound HostNanos, err error) {
 	if lo == math.MinInt64 || hi == math.MaxInt64 {
 		return 0, 0, fmt.Errorf("%w: remote instant %d ns: no bound", ErrRange, int64(x))
 	}
-	d1, d2 := yy-lo, hi-yy
-	if d1 < 0 || d2 < 0 {
-		d1, d2 = absInt(d1), absInt(d2)
-	}
-	return HostNanos(yy), HostNanos(max(d1, d2)), nil
+	d1, d2 := absHost(HostNanos(yy-lo)), absHost(HostNanos(hi-yy))
+	return HostNanos(yy), max(d1, d2), nil
 }
 
 // interval returns the dispatching-host interval the evidence allows for
@@ -380,7 +380,7 @@ func (f *HostFit) Drawn(y HostNanos) (HostNanos, error) {
 
 // native returns a remote instant the line draws within 1 ns of y.
 func (f *HostFit) native(y int64) (int64, error) {
-	d, ok := mulDiv(y-f.line.y0, nsPerSecond, nsPerSecond+int64(f.line.rate), false)
+	d, ok := mulDiv(y-f.line.y0, rateScale, rateScale+f.line.k, false)
 	if !ok {
 		return 0, fmt.Errorf("%w: host time %d ns has no remote instant", ErrRange, y)
 	}
