@@ -196,8 +196,8 @@ func (r *remoteScan) span(input int, sp *strace.Span) {
 		}
 		return
 	}
-	if sp.Name[:len("node.")] != "node." && len(sp.Name) > 5 {
-		return
+	if !strings.HasPrefix(sp.Name, "node.") {
+		return // a remote daemon's runs are its node. spans
 	}
 	id, ok := sp.Attr(strace.AttrRunID)
 	if !ok || id.Type != strace.TypeInt {
@@ -577,7 +577,7 @@ func (c *converter) fitHosts(p *remotePlan) {
 	rsess := make([]reduce.Session, len(sessions))
 	fixed := map[int]int{}
 	for i, s := range sessions {
-		rsess[i] = reduce.Session{Name: s.host.machine, Runs: s.runs}
+		rsess[i] = reduce.Session{Name: s.host.machine, Runs: s.runs, Wall: c.wallPrior(s.host)}
 		for name, id := range c.cfg.remoteWorkers {
 			if !s.host.named(name, c.names) {
 				continue
@@ -688,6 +688,21 @@ func (c *converter) wallShift(h *remoteHost) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// wallPrior is what the machine's first wall-clock anchor says of its
+// clock against the dispatching host's.
+func (c *converter) wallPrior(h *remoteHost) *reduce.WallPrior {
+	p := c.remote
+	if !p.hasRef {
+		return nil
+	}
+	for _, i := range h.inputs {
+		if p.hasOffset[i] {
+			return &reduce.WallPrior{At: reduce.HostNanos(c.scan.firstWall[i].MonoNS), Offset: reduce.HostNanos(p.offsets[i] - p.refOff)}
+		}
+	}
+	return nil
 }
 
 // pairFlows prepares the flows of worker w's tasks served by session s:

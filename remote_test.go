@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -199,5 +200,94 @@ func TestRemoteScenarioShapes(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d logs, remote runs over %.1f s", sc.name, len(logs), float64(last-first)/1e9)
+	}
+}
+
+// A remote machine's log without the dispatching log: moved by its
+// wall-clock anchor, every slice saying so, no bound claimed.
+func TestRemoteWithoutDispatcher(t *testing.T) {
+	logs, _ := stracetest.GenerateRemote(remoteScenarios[1].cfg)
+	var out bytes.Buffer
+	sum, err := phasetrace.Convert(&out, remoteInputs(logs[1:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sum.Spans.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Hosts) != 2 {
+		t.Fatalf("%d hosts in the summary, want 2", len(sum.Hosts))
+	}
+	for _, h := range sum.Hosts {
+		// The first log's machine is the axis when no log dispatched.
+		if h.Method != "wall" && h.Method != "unplaced" {
+			t.Errorf("%s placed %s", h.Machine, h.Method)
+		}
+	}
+	tr, err := check.ReadBytes(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range tr.Slices {
+		for _, a := range s.Args {
+			if a.Name == "host_bound_ns" {
+				t.Fatalf("%s claims a host bound without causal evidence", s.Name)
+			}
+		}
+	}
+}
+
+// With the MPI transport the frame may leave during network1.dispatch:
+// the bound still holds when the converter is told so.
+func TestRemoteMPI(t *testing.T) {
+	cfg := remoteScenarios[0].cfg
+	cfg.MPI, cfg.Tasks = true, 20
+	logs, truth := stracetest.GenerateRemote(cfg)
+	res, sum, _ := measureRemote(t, logs, truth, phasetrace.WithTransport(phasetrace.TransportMPI))
+	if sum.Hosts[0].Transport != "mpi" || sum.Hosts[0].Method != "causal" {
+		t.Errorf("host summary %+v", sum.Hosts[0])
+	}
+	r := res["machine1"]
+	if r.held != len(r.errs) || len(r.errs) == 0 {
+		t.Errorf("bound holds for %d of %d spans", r.held, len(r.errs))
+	}
+}
+
+// Property: whatever the drift, latencies and task spacing, every remote
+// span lies within its published bound.
+func TestRemoteBoundAlwaysHolds(t *testing.T) {
+	n := 12
+	if testing.Short() {
+		n = 4
+	}
+	for seed := range uint64(n) {
+		rng := stracetest.RemoteConfig{Seed: 100 + seed}
+		r := rand.New(rand.NewPCG(seed, 77))
+		hosts := make([]stracetest.RemoteHost, 1+r.IntN(2))
+		for i := range hosts {
+			hosts[i] = stracetest.RemoteHost{Machine: fmt.Sprintf("m%d", i+1), DriftPPM: r.Float64()*200 - 100,
+				FwdMin: 20_000 + r.Int64N(150_000), FwdJitter: 1 + r.Int64N(150_000), RetMin: 20_000 + r.Int64N(150_000), RetJitter: 1 + r.Int64N(150_000)}
+		}
+		cfg := rng
+		cfg.Hosts, cfg.Tasks = hosts, 2+r.IntN(20)
+		cfg.GapMin, cfg.GapMean, cfg.GapMax = r.Int64N(2e9), r.Int64N(10e9), 40e9
+		cfg.WallErr, cfg.SamePids, cfg.AnchorEvry = 1e6, r.IntN(2) == 0, []int64{0, 1e8, 1e9}[r.IntN(3)]
+		cfg.MPI = r.IntN(3) == 0
+		var opts []phasetrace.Option
+		if cfg.MPI {
+			opts = append(opts, phasetrace.WithTransport(phasetrace.TransportMPI))
+		}
+		logs, truth := stracetest.GenerateRemote(cfg)
+		res, sum, _ := measureRemote(t, logs, truth, opts...)
+		for _, h := range sum.Hosts {
+			rr := res[h.Machine]
+			if h.Method != "causal" {
+				t.Errorf("seed %d: %s placed %s: %s", seed, h.Machine, h.Method, h.Note)
+				continue
+			}
+			if rr.held != len(rr.errs) {
+				t.Errorf("seed %d: %s: bound holds for %d of %d spans", seed, h.Machine, rr.held, len(rr.errs))
+			}
+		}
 	}
 }

@@ -263,11 +263,27 @@ type Worker struct {
 }
 
 // Session is a remote log's worker session: the extents (Start, End) of
-// its runs, in the order they arrived.
+// its runs, in the order they arrived, and what its wall-clock anchor
+// says of its clock, if it wrote one.
 type Session struct {
 	Name string
 	Runs []HostBracket // Start and End set
+	Wall *WallPrior
 }
+
+// WallPrior is what two hosts' wall-clock anchors say of their monotonic
+// clocks: at remote instant At, the dispatching host's clock read Offset
+// more. Wall clocks agree only to NTP grade, so it is a weak prior: it
+// only tells apart assignments that causality alone admits several of,
+// when they disagree with it by more than DefaultWallAgreement.
+type WallPrior struct {
+	At, Offset HostNanos
+}
+
+// DefaultWallAgreement is how far an assignment's clock offset may be from
+// the wall-clock anchors' and still agree with them: NTP keeps hosts within
+// milliseconds, this allows 20 ms.
+const DefaultWallAgreement HostNanos = 20_000_000
 
 // ErrAmbiguous: the logs admit more than one assignment of sessions to
 // workers (or none); the user must name it.
@@ -280,25 +296,55 @@ var ErrAmbiguous = errors.New("reduce: the logs do not determine which remote lo
 // returns, per session, the index of its worker in workers (-1: none);
 // fixed gives assignments the user named (session index → worker index),
 // kept as they are. More than one complete assignment is ErrAmbiguous.
+//
+// Where causality admits several assignments, the sessions' wall-clock
+// anchors (Session.Wall) choose among them, as a weak prior: pairings whose
+// offset disagrees with them by more than DefaultWallAgreement are left
+// out, and the assignment is made if one remains.
 func MatchSessions(workers []Worker, sessions []Session, fixed map[int]int, opts ...HostFitOption) ([]int, error) {
 	ok := make([][]bool, len(sessions))
+	wallOK := make([][]bool, len(sessions))
 	for s, ss := range sessions {
 		ok[s] = make([]bool, len(workers))
+		wallOK[s] = make([]bool, len(workers))
 		for w, wk := range workers {
 			if len(wk.Tasks) != len(ss.Runs) || len(ss.Runs) == 0 {
 				continue
 			}
-			_, err := FitHost(Pair(wk, ss), opts...)
+			fit, err := FitHost(Pair(wk, ss), opts...)
 			ok[s][w] = err == nil
+			wallOK[s][w] = ok[s][w] && fit.agrees(ss.Wall)
 		}
 	}
-	out := make([]int, len(sessions))
+	out, err := assign(ok, fixed, len(workers))
+	if errors.Is(err, ErrAmbiguous) {
+		if o, e := assign(wallOK, fixed, len(workers)); e == nil {
+			return o, nil
+		}
+	}
+	return out, err
+}
+
+// agrees reports whether the fit agrees with the wall-clock prior (or
+// there is none).
+func (f *HostFit) agrees(w *WallPrior) bool {
+	if w == nil {
+		return true
+	}
+	off, ok := f.Offset(w.At)
+	return ok && absHost(off-w.Offset) <= DefaultWallAgreement
+}
+
+// assign finds the one complete assignment of sessions to workers that ok
+// allows, keeping fixed.
+func assign(ok [][]bool, fixed map[int]int, nWorkers int) ([]int, error) {
+	out := make([]int, len(ok))
 	for i := range out {
 		out[i] = -1
 	}
-	used := make([]bool, len(workers))
+	used := make([]bool, nWorkers)
 	for s, w := range fixed {
-		if s >= 0 && s < len(sessions) && w >= 0 && w < len(workers) {
+		if s >= 0 && s < len(ok) && w >= 0 && w < nWorkers {
 			out[s], used[w] = w, true
 		}
 	}
@@ -308,7 +354,7 @@ func MatchSessions(workers []Worker, sessions []Session, fixed map[int]int, opts
 		if len(found) > 1 {
 			return
 		}
-		if s == len(sessions) {
+		if s == len(ok) {
 			found = append(found, slices.Clone(out))
 			return
 		}
@@ -317,7 +363,7 @@ func MatchSessions(workers []Worker, sessions []Session, fixed map[int]int, opts
 			return
 		}
 		served := false
-		for w := range workers {
+		for w := range nWorkers {
 			if ok[s][w] && !used[w] {
 				served = true
 				out[s], used[w] = w, true
@@ -331,12 +377,12 @@ func MatchSessions(workers []Worker, sessions []Session, fixed map[int]int, opts
 	}
 	try(0)
 	if len(found) != 1 {
-		res := make([]int, len(sessions))
+		res := make([]int, len(ok))
 		for i := range res {
 			res[i] = -1
 		}
 		for s, w := range fixed {
-			if s >= 0 && s < len(sessions) && w >= 0 && w < len(workers) {
+			if s >= 0 && s < len(ok) && w >= 0 && w < nWorkers {
 				res[s] = w
 			}
 		}

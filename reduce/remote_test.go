@@ -127,4 +127,17 @@ func TestMatchSessions(t *testing.T) {
 	if got, err := MatchSessions(ws1, ss1, map[int]int{0: 1}); err != nil || got[0] != 1 || got[1] != 0 {
 		t.Errorf("one named: %v, %v", got, err)
 	}
+	// Two alike tasks seconds apart: causality admits either; the wall
+	// clocks, within milliseconds, tell them apart.
+	task := func(at HostNanos) HostBracket { return HostBracket{Sent: at, Received: at + 5_000_000} }
+	run := HostBracket{Start: 77_000_000_000, End: 77_004_000_000}
+	ws2 := []Worker{{ID: 0, Tasks: []HostBracket{task(1e9)}}, {ID: 1, Tasks: []HostBracket{task(5e9)}}}
+	ss2 := []Session{{Runs: []HostBracket{run}}}
+	if _, err := MatchSessions(ws2, ss2, nil); !errors.Is(err, ErrAmbiguous) {
+		t.Errorf("no wall prior: err = %v, want ErrAmbiguous", err)
+	}
+	ss2[0].Wall = &WallPrior{At: 76_000_000_000, Offset: 5e9 - 77_000_000_000 + 1_500_000}
+	if got, err := MatchSessions(ws2, ss2, nil); err != nil || got[0] != 1 {
+		t.Errorf("with the wall prior: %v, %v; want [1]", got, err)
+	}
 }
