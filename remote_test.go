@@ -11,6 +11,7 @@ import (
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
+	"github.com/phasetrace/phasetrace/perfetto/check/processor"
 	"github.com/phasetrace/phasetrace/strace"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
@@ -290,4 +291,22 @@ func TestRemoteBoundAlwaysHolds(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The multi-machine trace loads into Perfetto's trace processor: no error
+// or data loss, the same slices and flows as perfetto/check builds.
+func TestRemoteInTheTraceProcessor(t *testing.T) {
+	if _, ok := processor.FromEnv(); !ok {
+		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
+	}
+	logs, truth := stracetest.GenerateRemote(remoteScenarios[1].cfg)
+	_, sum, out := measureRemote(t, logs, truth)
+	tr, err := check.ReadBytes(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Flows) == 0 || sum.Flows["network1.dispatch → remote run"] == 0 {
+		t.Errorf("no remote flows: %v", sum.Flows)
+	}
+	processorAgrees(t, out, tr)
 }
