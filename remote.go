@@ -97,7 +97,8 @@ type HostSummary struct {
 	// smallest return latency. No bound can be below half of it.
 	LimitNs int64 `json:"information_limit_ns,omitempty"`
 	// WallShiftNs is what its wall-clock anchor would have moved it by;
-	// WallDisagreeNs how far that is from the causal offset.
+	// WallDisagreeNs how far that is from the causal offset, at its first
+	// or its last task, whichever is farther.
 	WallShiftNs    int64 `json:"wall_shift_ns,omitempty"`
 	WallDisagreeNs int64 `json:"wall_disagrees_by_ns,omitempty"`
 	// Pids are the pids given trace pids of their own, OS pid → trace pid.
@@ -644,7 +645,17 @@ func (c *converter) fitHosts(p *remotePlan) {
 		rate, lo, hi := fit.Rate()
 		sum.OffsetNs, sum.RatePPB, sum.RateLo, sum.RateHi, sum.LimitNs = int64(off), int64(rate), int64(lo), int64(hi), int64(fit.Limit())
 		if sum.WallShiftNs != 0 {
+			// The larger disagreement, at its first task or its last (the
+			// drift the wall shift ignores grows between them).
+			last := br[0].End
+			for _, b := range br {
+				last = max(last, b.End)
+			}
+			offLast, _ := fit.Offset(last)
 			sum.WallDisagreeNs = sum.WallShiftNs - int64(off)
+			if d := sum.WallShiftNs - int64(offLast); abs64(d) > abs64(sum.WallDisagreeNs) {
+				sum.WallDisagreeNs = d
+			}
 		}
 	}
 }
@@ -936,7 +947,7 @@ func writeHosts(b *strings.Builder, hosts []HostSummary) {
 				fmt.Fprintf(b, "    bound min %d ns, median %d ns, p90 %d ns, max %d ns\n", h.Bound.Min, h.Bound.Median, h.Bound.P90, h.Bound.Max)
 			}
 			if h.WallShiftNs != 0 {
-				fmt.Fprintf(b, "    its wall-clock anchor would have moved it %d ns from there\n", h.WallDisagreeNs)
+				fmt.Fprintf(b, "    its wall-clock anchor would have put it up to %d ns away\n", h.WallDisagreeNs)
 			}
 		case h.Method == reduce.HostWall.String():
 			fmt.Fprintf(b, ": moved %d ns by its wall-clock anchor, no bound\n", h.WallShiftNs)

@@ -2,10 +2,13 @@ package phasetrace_test
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
-	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,6 +18,32 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
+
+var genRemote = flag.String("genremote", "", "TestGenerateRemote writes the logs of the remote scenarios to this directory")
+
+// TestGenerateRemote writes the logs of the accuracy table's scenarios, for
+// the command line:
+//
+//	go test -run TestGenerateRemote -genremote /tmp/remote .
+//	strace2perfetto /tmp/remote/2/l4.log /tmp/remote/2/machine1.log /tmp/remote/2/machine2.log
+func TestGenerateRemote(t *testing.T) {
+	if *genRemote == "" {
+		t.Skip("no -genremote directory given")
+	}
+	for i, sc := range remoteScenarios {
+		dir := filepath.Join(*genRemote, strconv.Itoa(i+1))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		logs, _ := stracetest.GenerateRemote(sc.cfg)
+		for _, l := range logs {
+			if err := os.WriteFile(filepath.Join(dir, l.Name), l.Log, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("%s: %s", sc.name, dir)
+	}
+}
 
 // The remote scenarios of the accuracy table.
 var remoteScenarios = []struct {
@@ -184,8 +213,6 @@ func TestRemoteAccuracy(t *testing.T) {
 	}
 	t.Logf("\n%s", tab.String())
 }
-
-var _ = math.MaxInt64
 
 // The scenarios span what the issue describes.
 func TestRemoteScenarioShapes(t *testing.T) {
