@@ -449,6 +449,17 @@ func (c *converter) planRemote(logs []Input) error {
 		}
 		p = c.planHosts(len(logs))
 	}
+	names := make([]string, len(logs))
+	for i, in := range logs {
+		names[i] = in.Name
+	}
+	c.settleRemote(p, names)
+	return nil
+}
+
+// settleRemote fixes plan p: which pids are whose, what the process
+// tracks say, which session served which worker and each machine's clock.
+func (c *converter) settleRemote(p *remotePlan, names []string) {
 	p.osPid = map[int32]int32{}
 	for i, m := range c.pidMaps {
 		for os, tp := range m {
@@ -468,7 +479,7 @@ func (c *converter) planRemote(logs []Input) error {
 				h.pids[pid] = true
 				p.byPid[pid] = h
 			}
-			h.summary().Inputs = append(h.summary().Inputs, logs[i].Name)
+			h.summary().Inputs = append(h.summary().Inputs, names[i])
 		}
 	}
 	// Process tracks say which machine they ran on.
@@ -481,7 +492,6 @@ func (c *converter) planRemote(logs []Input) error {
 	c.remote = p
 	c.scan.remotePlan = p
 	c.fitHosts(p)
-	return nil
 }
 
 func (h *remoteHost) summary() *HostSummary {

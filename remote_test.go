@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -86,10 +87,16 @@ func measureRemote(t *testing.T, logs []stracetest.RemoteLog, truth stracetest.R
 	if err != nil {
 		t.Fatal(err)
 	}
+	return measureTrace(t, out.Bytes(), sum, truth), sum, out.Bytes()
+}
+
+// measureTrace checks a trace's remote slices against the truth.
+func measureTrace(t *testing.T, out []byte, sum *phasetrace.Summary, truth stracetest.RemoteTruth) map[string]*remoteResult {
+	t.Helper()
 	if err := sum.Spans.Check(); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := check.ReadBytes(out.Bytes())
+	tr, err := check.ReadBytes(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +154,7 @@ func measureRemote(t *testing.T, logs []stracetest.RemoteLog, truth stracetest.R
 			t.Errorf("%s %s run=%d: drawn at %d, truly %d: error %d ns > bound %d ns", machine, s.Name, run, s.TS, want.TrueStart, e, bound)
 		}
 	}
-	return res, sum, out.Bytes()
+	return res
 }
 
 type remoteTruthKey struct {
@@ -336,4 +343,79 @@ func TestRemoteInTheTraceProcessor(t *testing.T) {
 		t.Errorf("no remote flows: %v", sum.Flows)
 	}
 	processorAgrees(t, out, tr)
+}
+
+// A Builder given the same values as the logs, each remote machine's by
+// RemoteSpan and the Survey's Remote… methods, places them as Convert does.
+func TestRemoteBuilder(t *testing.T) {
+	logs, truth := stracetest.GenerateRemote(remoteScenarios[1].cfg)
+	type value struct {
+		machine string
+		rec     strace.Record
+	}
+	var values []value
+	for _, l := range logs {
+		r := strace.NewReader(bytes.NewReader(l.Log))
+		for {
+			rec, err := r.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Span = rec.Span.Clone()
+			values = append(values, value{l.Machine, rec})
+		}
+	}
+	s := phasetrace.NewSurvey()
+	for _, v := range values {
+		switch {
+		case v.rec.Kind == strace.KindSpan && v.machine == "":
+			s.Span(v.rec.Span)
+		case v.rec.Kind == strace.KindSpan:
+			s.RemoteSpan(v.machine, v.rec.Span)
+		case v.rec.Kind == strace.KindWallAnchor && v.machine == "":
+			s.WallAnchor(v.rec.WallAnchor)
+		case v.rec.Kind == strace.KindWallAnchor:
+			s.RemoteWallAnchor(v.machine, v.rec.WallAnchor)
+		case v.rec.Kind == strace.KindDeviceAnchor && v.machine == "":
+			s.DeviceAnchor(v.rec.DeviceAnchor)
+		case v.rec.Kind == strace.KindDeviceAnchor:
+			s.RemoteDeviceAnchor(v.machine, v.rec.DeviceAnchor)
+		}
+	}
+	var out bytes.Buffer
+	b, err := phasetrace.NewBuilder(&out, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range values {
+		switch {
+		case v.rec.Kind != strace.KindSpan:
+		case v.machine == "":
+			b.Span(v.rec.Span)
+		default:
+			b.RemoteSpan(v.machine, v.rec.Span)
+		}
+	}
+	sum, err := b.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := measureTrace(t, out.Bytes(), sum, truth)
+	_, want, _ := measureRemote(t, logs, truth)
+	if len(sum.Hosts) != len(want.Hosts) {
+		t.Fatalf("%d hosts, Convert finds %d", len(sum.Hosts), len(want.Hosts))
+	}
+	for i, h := range sum.Hosts {
+		w := want.Hosts[i]
+		if h.Method != "causal" || h.RatePPB != w.RatePPB || h.OffsetNs != w.OffsetNs || fmt.Sprint(h.Workers) != fmt.Sprint(w.Workers) {
+			t.Errorf("Builder: %s %s worker %v offset %d rate %d; Convert: %s worker %v offset %d rate %d",
+				h.Machine, h.Method, h.Workers, h.OffsetNs, h.RatePPB, w.Method, w.Workers, w.OffsetNs, w.RatePPB)
+		}
+		if r := res[h.Machine]; r == nil || len(r.errs) == 0 || r.held != len(r.errs) {
+			t.Errorf("Builder: %s: bound checks %+v", h.Machine, r)
+		}
+	}
 }
