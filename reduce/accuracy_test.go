@@ -96,7 +96,9 @@ func fmtNs(v HostNanos) string {
 // TestAccuracyTable measures placement accuracy on simulated runs and logs
 // the table (go test ./reduce -run TestAccuracyTable -v).
 func TestAccuracyTable(t *testing.T) {
-	var b strings.Builder
+	var b, side strings.Builder
+	side.WriteString("| regime | phasetrace max / median error | its median bound (holds) | two-point max / median | least-squares line max / median | weighted least-squares max / median |\n")
+	side.WriteString("| --- | --- | --- | --- | --- | --- |\n")
 	b.WriteString("| regime | method | placed | max error | median error | bound holds | median bound |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, rg := range regimes {
@@ -115,18 +117,29 @@ func TestAccuracyTable(t *testing.T) {
 				fmtNs(m.st.maxErr), fmtNs(m.st.medErr), holds, bound)
 		}
 		checkGoals(t, rg, ms)
+		pair := func(st stats) string {
+			if st.n == 0 {
+				return "—"
+			}
+			return fmtNs(st.maxErr) + " / " + fmtNs(st.medErr)
+		}
+		ours := ms[rowOurs].st
+		fmt.Fprintf(&side, "| %s | %s | %s (%.0f%%) | %s | %s | %s |\n", rg.name, pair(ours), fmtNs(ours.medBound), 100*ours.holds,
+			pair(ms[rowTwoPoint].st), pair(ms[rowLeastSquares].st), pair(ms[rowWeighted].st))
 	}
-	t.Logf("60 s per regime, a run every 20 ms, seed %d; errors of span starts; for phasetrace rows the Bound returned by Placer.Place must hold at both the start and the end (bound holds); the first five rows of a regime cover the stamped spans (phases and task slots), the last two device_wall\n%s", accuracySeed, b.String())
+	t.Logf("60 s per regime, a run every 20 ms, seed %d; errors of span starts; for phasetrace rows the Bound returned by Placer.Place must hold at both the start and the end (bound holds); the first six rows of a regime cover the stamped spans (phases and task slots), the last two device_wall\n%s\nSide by side, stamped spans:\n%s", accuracySeed, b.String(), side.String())
 }
 
-// checkGoals checks the accuracy goals on one regime. Every bound holds
-// and every span is placed, everywhere. Where anchors are dense (one per
-// launch, or every 100 ms for the whole run) the maximum error of stamped
-// spans is no worse than the hindsight least-squares line's and at most
-// 2 µs, and the median bound is at most 1.5 µs and below the two-point
-// method's median error. Elsewhere a goal missed is logged, not failed:
-// with few or sparse anchors of 1–40 µs windows a bound that must hold for
-// every span cannot be as small as a typical error.
+// checkGoals checks the accuracy goals on one regime. Everywhere: every
+// bound holds, every span is placed, and the maximum error of stamped
+// spans is no worse than the hindsight least-squares line's. With an
+// anchor per launch the maximum error is at most 2 µs. Where anchors are
+// dense (one per launch over the whole run, or every 100 ms) the median
+// bound is at most 1.5 µs and below the two-point method's median error.
+// Where they are few or sparse those two bound goals are logged, not
+// failed: a bound that must hold for every span cannot be smaller than
+// the anchors' windows allow (12 anchors of 1–40 µs windows leave the
+// origin's interval about 4 µs wide), while a typical error can.
 func checkGoals(t *testing.T, rg regime, rows []methodStats) {
 	t.Helper()
 	for _, m := range []methodStats{rows[rowOurs], rows[rowWallLog], rows[rowWallBuffer]} {
@@ -144,7 +157,7 @@ func checkGoals(t *testing.T, rg regime, rows []methodStats) {
 	}
 	ours, two, ls := rows[rowOurs].st, rows[rowTwoPoint].st, rows[rowLeastSquares].st
 	if ls.n > 0 && ours.maxErr > ls.maxErr {
-		report("goal missed: %s: max error %v above the least-squares line's %v", rg.name, ours.maxErr, ls.maxErr)
+		t.Errorf("goal missed: %s: max error %v above the least-squares line's %v", rg.name, ours.maxErr, ls.maxErr)
 	}
 	if two.n > 0 && ours.medBound >= two.medErr {
 		report("goal missed: %s: median bound %v not below the two-point median error %v", rg.name, ours.medBound, two.medErr)
@@ -152,7 +165,7 @@ func checkGoals(t *testing.T, rg regime, rows []methodStats) {
 	if rg.perLaunch || dense {
 		for _, m := range []methodStats{rows[rowOurs], rows[rowWallBuffer]} {
 			if m.st.maxErr > 2*us {
-				report("goal missed: %s: %s: max error %v, want ≤ 2 µs", rg.name, m.name, m.st.maxErr)
+				t.Errorf("goal missed: %s: %s: max error %v, want ≤ 2 µs", rg.name, m.name, m.st.maxErr)
 			}
 			if m.st.medBound > 1500 {
 				report("goal missed: %s: %s: median bound %v, want ≤ 1.5 µs", rg.name, m.name, m.st.medBound)

@@ -23,7 +23,6 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 	if len(ds.anchors) == 0 {
 		return
 	}
-	ds.base = ds.anchors[0].cyc
 	h := int64(max(p.cfg.horizon, 1))
 	ds.step = h
 	var bs []bracket
@@ -33,7 +32,7 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 		bs = bs[:0]
 		for i := start; i < len(ds.anchors); i++ {
 			a := ds.anchors[i]
-			x, ok := nominal(ds.base, a.cyc, ds.freq)
+			x, ok := a.x, a.xok
 			if !ok || int64(x) >= hi {
 				break
 			}
@@ -51,7 +50,8 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 		}
 		// Skip windows with no anchors at all.
 		if start < len(ds.anchors) {
-			if x, ok := nominal(ds.base, ds.anchors[start].cyc, ds.freq); ok && int64(x) >= (w+3)*h {
+			if a := ds.anchors[start]; a.xok && int64(a.x) >= (w+3)*h {
+				x := a.x
 				for n := int64(x)/h - 1; w+1 < n; w++ {
 					ds.windows = append(ds.windows, estWindow{})
 				}
@@ -151,6 +151,10 @@ func (p *Placer) polygon(ds *domainState, c Cycles, r *rateRange, iv *interval) 
 	if !ok1 || !ok2 {
 		return nil
 	}
+	xc, ok := nominal(ds.base, c, ds.freq)
+	if !ok {
+		return nil
+	}
 	pos := L + lowerBound(ds.anchors[L:R], c)
 	first, last := max(L, pos-polyNeighbours), min(R, pos+polyNeighbours)
 	lows, highs := ds.lows[:0], ds.highs[:0]
@@ -158,11 +162,12 @@ func (p *Placer) polygon(ds *domainState, c Cycles, r *rateRange, iv *interval) 
 	haveRef := false
 	for i := first; i < last; i++ {
 		a := ds.anchors[i]
-		d, ok := nominal(c, a.cyc, ds.freq)
-		if !ok {
+		if !a.xok {
 			continue
 		}
-		// The exact distance lies in [d, d+1): widen by 2 ns.
+		// Both are floored: the exact distance lies within 1 ns of d, so
+		// the host time within 2 ns.
+		d := a.x - xc
 		lo, hi := int64(a.lo)-2, int64(a.hi)+2
 		if !haveRef {
 			ref, haveRef = lo-int64(d), true
@@ -216,6 +221,10 @@ func (p *Placer) polygon(ds *domainState, c Cycles, r *rateRange, iv *interval) 
 // value the joint intersection takes (the farther ones enter through the
 // per-anchor intervals and the rate estimate).
 const polyNeighbours = 8
+
+// polygonFrom is the width of the per-anchor intersection above which the
+// joint one is computed.
+const polygonFrom HostNanos = 1000
 
 // lowerBound returns the first index of as with cyc ≥ c.
 func lowerBound(as []anchorRec, c Cycles) int {

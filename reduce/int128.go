@@ -9,13 +9,6 @@ type i128 struct {
 	lo uint64
 }
 
-func i128Of(v int64) i128 {
-	if v < 0 {
-		return i128{-1, uint64(v)}
-	}
-	return i128{0, uint64(v)}
-}
-
 // mul128 returns a·b exactly.
 func mul128(a, b int64) i128 {
 	h, l := bits.Mul64(absU(a), absU(b))

@@ -191,6 +191,10 @@ type anchorRec struct {
 	cyc    Cycles
 	lo, hi HostNanos
 	index  int
+	// x is the nominal ns from the domain's first anchor, floored (ok
+	// false when it does not fit).
+	x   DeviceNanos
+	xok bool
 }
 
 type domainState struct {
@@ -264,6 +268,13 @@ func (ds *domainState) prepare() {
 	}
 	sort.SliceStable(ds.anchors, func(i, j int) bool { return ds.anchors[i].cyc < ds.anchors[j].cyc })
 	ds.sorted = true
+	if len(ds.anchors) > 0 {
+		ds.base = ds.anchors[0].cyc
+	}
+	for i := range ds.anchors {
+		a := &ds.anchors[i]
+		a.x, a.xok = nominal(ds.base, a.cyc, ds.freq)
+	}
 }
 
 // horizon returns the anchors [L, R) within half the rate horizon of c.
@@ -291,23 +302,57 @@ type rateRange struct {
 // v·1e9/(1e9+ε). An end that does not fit int64 is returned as
 // math.MinInt64 or math.MaxInt64.
 func (r rateRange) hostOf(v DeviceNanos) (lo, hi HostNanos) {
-	den := func(e PPB) int64 { return nsPerSecond + int64(e) }
-	var ok1, ok2 bool
-	var a, b int64
-	if v >= 0 {
-		a, ok1 = mulDiv(int64(v), nsPerSecond, den(r.hi), false)
-		b, ok2 = mulDiv(int64(v), nsPerSecond, den(r.lo), true)
-	} else {
-		a, ok1 = mulDiv(int64(v), nsPerSecond, den(r.lo), false)
-		b, ok2 = mulDiv(int64(v), nsPerSecond, den(r.hi), true)
+	return r.hostLo(v), r.hostHi(v)
+}
+
+// hostLo is the low end of hostOf(v).
+func (r rateRange) hostLo(v DeviceNanos) HostNanos {
+	e := r.hi
+	if v < 0 {
+		e = r.lo
 	}
-	if !ok1 {
-		a = math.MinInt64
+	h, ok := atRate(v, e, false)
+	if !ok {
+		return math.MinInt64
 	}
-	if !ok2 {
-		b = math.MaxInt64
+	return h
+}
+
+// hostHi is the high end of hostOf(v).
+func (r rateRange) hostHi(v DeviceNanos) HostNanos {
+	e := r.lo
+	if v < 0 {
+		e = r.hi
 	}
-	return HostNanos(a), HostNanos(b)
+	h, ok := atRate(v, e, true)
+	if !ok {
+		return math.MaxInt64
+	}
+	return h
+}
+
+// atRate returns v·1e9/(1e9+ε), floored or ceiled. Within ±2^44 ns and
+// ±2^18 ppb it is v − v·ε/(1e9+ε) in 64 bits; otherwise 128.
+func atRate(v DeviceNanos, e PPB, ceil bool) (HostNanos, bool) {
+	den := nsPerSecond + int64(e)
+	if den <= 0 {
+		return 0, false
+	}
+	if absU(int64(v)) < 1<<44 && absU(int64(e)) < 1<<18 {
+		// ⌊v − y⌋ = v − ⌈y⌉ and ⌈v − y⌉ = v − ⌊y⌋, y = v·ε/(1e9+ε).
+		num := int64(v) * int64(e)
+		q := num / den
+		if r := num % den; r != 0 {
+			if !ceil && num > 0 { // v − ⌈y⌉
+				q++
+			} else if ceil && num < 0 { // v − ⌊y⌋
+				q--
+			}
+		}
+		return HostNanos(int64(v) - q), true
+	}
+	h, ok := mulDiv(int64(v), nsPerSecond, den, ceil)
+	return HostNanos(h), ok
 }
 
 // mid returns the middle of the range.
@@ -494,16 +539,21 @@ func (iv interval) empty() bool { return iv.lo > iv.hi }
 // for the host instant at which the counter read c.
 func (p *Placer) anchorInterval(ds *domainState, c Cycles, r rateRange) (interval, int) {
 	iv := unbounded()
-	pos := sort.Search(len(ds.anchors), func(i int) bool { return ds.anchors[i].cyc >= c })
+	xc, ok := nominal(ds.base, c, ds.freq)
+	if !ok {
+		return iv, 0
+	}
+	pos := lowerBound(ds.anchors, c)
 	tick := ds.freq.tick()
 	used := 0
 	try := func(a anchorRec) bool {
-		d, ok := nominal(a.cyc, c, ds.freq)
-		if !ok {
+		if !a.xok {
 			return false
 		}
-		hlo, _ := r.hostOf(d)
-		_, hhi := r.hostOf(satAdd(d, 1))
+		// x_c and x_a are floored: the exact distance lies in (d−1, d+1).
+		d := xc - a.x
+		hlo := r.hostLo(d - 1)
+		hhi := r.hostHi(d + 1)
 		if hlo == math.MinInt64 || hhi == math.MaxInt64 {
 			return false
 		}
@@ -825,12 +875,17 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 		rate = r
 		iv, used := p.anchorInterval(ds, run.Origin, rate)
 		if used > 0 {
-			if err := p.polygon(ds, run.Origin, &rate, &iv); err != nil {
-				var ie *InconsistencyError
-				if errors.As(err, &ie) {
-					ie.Domain = run.Domain
+			// The joint intersection pays where the anchors leave the
+			// origin loose (sparse or wide anchors); where they already
+			// pin it within polygonFrom it adds nothing measurable.
+			if iv.hi-iv.lo > polygonFrom {
+				if err := p.polygon(ds, run.Origin, &rate, &iv); err != nil {
+					var ie *InconsistencyError
+					if errors.As(err, &ie) {
+						ie.Domain = run.Domain
+					}
+					return Mapping{}, err
 				}
-				return Mapping{}, err
 			}
 			estLo, estHi, estRate, hasEst = p.estimate(ds, run.Origin)
 			origin = iv
