@@ -250,7 +250,6 @@ type flowEnd struct {
 
 type flowAttach struct {
 	flows, endFlows []perfetto.FlowID
-	kinds           []string
 }
 
 // reference returns the log whose host is the axis: the one that sent

@@ -87,13 +87,12 @@ var ErrNoBrackets = errors.New("reduce: no task brackets a remote host's clock")
 // through (monotone, so nesting survives), and for each instant the
 // interval every bracket allows, from which its bound is published.
 type HostFit struct {
-	line         clockLine
-	rateLo       PPB // rate interval, widened by the stability
-	rateHi       PPB
-	knots        []hostKnot
-	limit        HostNanos
-	tasks        int
-	sentFromDisp bool
+	line   clockLine
+	rateLo PPB // rate interval, widened by the stability
+	rateHi PPB
+	knots  []hostKnot
+	limit  HostNanos
+	tasks  int
 }
 
 type hostKnot struct{ x, lo, hi int64 }
