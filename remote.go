@@ -129,6 +129,9 @@ type taskKey struct {
 type taskRec struct {
 	dispTS, dispEnd, compTS int64
 	hasDisp, hasComp        bool
+	// drawable: the span has an interval the converter draws (a flow may
+	// end at it).
+	dispDrawable, compDrawable bool
 }
 
 type runKey struct {
@@ -139,6 +142,9 @@ type runKey struct {
 
 type runRec struct {
 	start, end int64
+	// Whether the run's first and last spans are there to be drawn, for
+	// the flows that end or start at them.
+	first, last bool
 }
 
 func (r *remoteScan) grow(input int) {
@@ -191,9 +197,9 @@ func (r *remoteScan) span(input int, sp *strace.Span) {
 			r.tasks[k] = t
 		}
 		if sp.Name == strace.SpanRemoteDispatch && !t.hasDisp {
-			t.dispTS, t.dispEnd, t.hasDisp = sp.TS, end, true
+			t.dispTS, t.dispEnd, t.hasDisp, t.dispDrawable = sp.TS, end, true, drawable(sp)
 		} else if sp.Name == strace.SpanRemoteComplete && !t.hasComp {
-			t.compTS, t.hasComp = sp.TS, true
+			t.compTS, t.hasComp, t.compDrawable = sp.TS, true, drawable(sp)
 		}
 		return
 	}
@@ -208,11 +214,21 @@ func (r *remoteScan) span(input int, sp *strace.Span) {
 		r.runs = map[runKey]*runRec{}
 	}
 	k := runKey{input, sp.Pid, id.Int}
-	if x := r.runs[k]; x != nil {
-		x.start, x.end = min(x.start, sp.TS), max(x.end, end)
-	} else {
-		r.runs[k] = &runRec{start: sp.TS, end: end}
+	x := r.runs[k]
+	if x == nil {
+		x = &runRec{start: sp.TS, end: end}
+		r.runs[k] = x
 	}
+	x.start, x.end = min(x.start, sp.TS), max(x.end, end)
+	x.first = x.first || sp.Name == strace.SpanRemoteRunFirst && drawable(sp)
+	x.last = x.last || sp.Name == strace.SpanRemoteRunLast && drawable(sp)
+}
+
+// drawable reports whether a host span's interval is one the converter
+// draws (checkSpan).
+func drawable(sp *strace.Span) bool {
+	reason, _ := checkSpan(sp, false)
+	return reason == ""
 }
 
 // remoteHost is one remote machine and how its logs are drawn.
@@ -507,6 +523,7 @@ type session struct {
 	pid  int32
 	runs []reduce.HostBracket
 	ids  []int64
+	recs map[int64]*runRec
 }
 
 type worker struct {
@@ -519,10 +536,49 @@ type worker struct {
 
 // fitHosts matches sessions to workers and fits each machine's clock.
 func (c *converter) fitHosts(p *remotePlan) {
-	rs := &c.scan.remote
-	// Workers, by (pid, worker id), tasks in dispatch order.
+	workers, sessions := c.remoteWorkers(p), c.remoteSessions(p)
+	match, ambiguous := c.matchRemote(workers, sessions)
+	byHost := map[*remoteHost][]reduce.HostBracket{}
+	for i, s := range sessions {
+		if match[i] < 0 {
+			continue
+		}
+		w := workers[match[i]]
+		byHost[s.host] = append(byHost[s.host], reduce.Pair(reduce.Worker{ID: w.id, Tasks: w.tasks}, reduce.Session{Runs: s.runs})...)
+		s.host.summary().Workers = append(s.host.summary().Workers, w.id)
+	}
+	for _, h := range p.hosts {
+		sum := h.summary()
+		sum.Transport = c.cfg.transport.String()
+		if shift, ok := c.wallShift(h); ok {
+			sum.WallShiftNs = shift
+			h.method = reduce.HostWall
+		}
+		sum.Method = h.method.String()
+		switch {
+		case len(byHost[h]) > 0:
+			c.fitHost(h, byHost[h])
+		case ambiguous:
+			sum.Note = "the logs do not determine which worker it served (name it: WithRemoteWorker, -worker " + h.machine + "=ID)"
+		case len(workers) == 0:
+			sum.Note = "no dispatching log (network1.dispatch to a remote_l3 endpoint) in the inputs"
+		default:
+			sum.Note = "no worker's tasks match its runs"
+		}
+	}
+	p.attach = map[flowEnd]*flowAttach{}
+	for i, s := range sessions {
+		if match[i] >= 0 && s.host.fit != nil {
+			c.pairFlows(p, workers[match[i]], s)
+		}
+	}
+}
+
+// remoteWorkers returns the dispatching host's remote workers, by (pid,
+// worker id), each with its tasks in dispatch order.
+func (c *converter) remoteWorkers(p *remotePlan) []*worker {
 	wk := map[[2]int64]*worker{}
-	for k, t := range rs.tasks {
+	for k, t := range c.scan.remote.tasks {
 		if p.inputHost[k.input] != nil {
 			continue
 		}
@@ -554,10 +610,15 @@ func (c *converter) fitHosts(p *remotePlan) {
 	sort.Slice(workers, func(i, j int) bool {
 		return workers[i].pid < workers[j].pid || workers[i].pid == workers[j].pid && workers[i].id < workers[j].id
 	})
-	// Sessions, by (machine, daemon pid), runs in run_id order.
+	return workers
+}
+
+// remoteSessions returns the remote daemons' sessions, by (machine, daemon
+// pid), each with its runs in run_id order.
+func (c *converter) remoteSessions(p *remotePlan) []*session {
 	sk := map[runKey]*session{}
 	var sessions []*session
-	for k, r := range rs.runs {
+	for k, r := range c.scan.remote.runs {
 		h := p.inputHost[k.input]
 		if h == nil {
 			continue
@@ -565,12 +626,13 @@ func (c *converter) fitHosts(p *remotePlan) {
 		key := runKey{input: -1 - slices.Index(p.hosts, h), pid: k.pid}
 		s := sk[key]
 		if s == nil {
-			s = &session{host: h, pid: k.pid}
+			s = &session{host: h, pid: k.pid, recs: map[int64]*runRec{}}
 			sk[key] = s
 			sessions = append(sessions, s)
 		}
 		s.runs = append(s.runs, reduce.HostBracket{Start: reduce.HostNanos(r.start), End: reduce.HostNanos(r.end)})
 		s.ids = append(s.ids, k.run)
+		s.recs[k.run] = r
 	}
 	for _, s := range sessions {
 		sortBy(s.ids, s.runs)
@@ -580,6 +642,12 @@ func (c *converter) fitHosts(p *remotePlan) {
 		ia, ib := slices.Index(p.hosts, a.host), slices.Index(p.hosts, b.host)
 		return ia < ib || ia == ib && a.pid < b.pid
 	})
+	return sessions
+}
+
+// matchRemote decides which worker each session served (reduce.
+// MatchSessions), the user's -worker names first; -1 for none.
+func (c *converter) matchRemote(workers []*worker, sessions []*session) (match []int, ambiguous bool) {
 	rw := make([]reduce.Worker, len(workers))
 	for i, w := range workers {
 		rw[i] = reduce.Worker{ID: w.id, Tasks: w.tasks}
@@ -599,73 +667,43 @@ func (c *converter) fitHosts(p *remotePlan) {
 			}
 		}
 	}
-	var match []int
-	var err error
-	if len(workers) > 0 && len(sessions) > 0 {
-		match, err = reduce.MatchSessions(rw, rsess, fixed, c.cfg.hostFit...)
+	if len(workers) == 0 || len(sessions) == 0 {
+		match = make([]int, len(sessions))
+		for i := range match {
+			match[i] = -1
+		}
+		return match, false
 	}
-	ambiguous := errors.Is(err, reduce.ErrAmbiguous)
-	byHost := map[*remoteHost][]reduce.HostBracket{}
-	p.attach = map[flowEnd]*flowAttach{}
-	for i, s := range sessions {
-		if match == nil || match[i] < 0 {
-			continue
-		}
-		w := workers[match[i]]
-		byHost[s.host] = append(byHost[s.host], reduce.Pair(rw[match[i]], rsess[i])...)
-		s.host.summary().Workers = append(s.host.summary().Workers, w.id)
+	match, err := reduce.MatchSessions(rw, rsess, fixed, c.cfg.hostFit...)
+	return match, errors.Is(err, reduce.ErrAmbiguous)
+}
+
+// fitHost fits machine h's clock to the brackets of its tasks.
+func (c *converter) fitHost(h *remoteHost, br []reduce.HostBracket) {
+	sum := h.summary()
+	fit, err := reduce.FitHost(br, c.cfg.hostFit...)
+	if err != nil {
+		sum.Note = "its tasks admit no clock mapping: " + err.Error()
+		return
 	}
-	defer func() {
-		for i, s := range sessions {
-			if match != nil && match[i] >= 0 && s.host.fit != nil {
-				c.pairFlows(p, workers[match[i]], s)
-			}
-		}
-	}()
-	for _, h := range p.hosts {
-		sum := h.summary()
-		sum.Transport = c.cfg.transport.String()
-		if shift, ok := c.wallShift(h); ok {
-			sum.WallShiftNs = shift
-			h.method = reduce.HostWall
-		}
-		br := byHost[h]
-		if len(br) == 0 {
-			switch {
-			case ambiguous:
-				sum.Note = "the logs do not determine which worker it served (name it: WithRemoteWorker, -worker " + h.machine + "=ID)"
-			case len(workers) == 0:
-				sum.Note = "no dispatching log (network1.dispatch to a remote_l3 endpoint) in the inputs"
-			default:
-				sum.Note = "no worker's tasks match its runs"
-			}
-			sum.Method = h.method.String()
-			continue
-		}
-		fit, ferr := reduce.FitHost(br, c.cfg.hostFit...)
-		if ferr != nil {
-			sum.Note = "its tasks admit no clock mapping: " + ferr.Error()
-			sum.Method = h.method.String()
-			continue
-		}
-		h.fit, h.method = fit, reduce.HostCausal
-		sum.Method, sum.Tasks = h.method.String(), fit.Tasks()
-		off, _ := fit.Offset(br[0].Start)
-		rate, lo, hi := fit.Rate()
-		sum.OffsetNs, sum.RatePPB, sum.RateLo, sum.RateHi, sum.LimitNs = int64(off), int64(rate), int64(lo), int64(hi), int64(fit.Limit())
-		if sum.WallShiftNs != 0 {
-			// The larger disagreement, at its first task or its last (the
-			// drift the wall shift ignores grows between them).
-			last := br[0].End
-			for _, b := range br {
-				last = max(last, b.End)
-			}
-			offLast, _ := fit.Offset(last)
-			sum.WallDisagreeNs = sum.WallShiftNs - int64(off)
-			if d := sum.WallShiftNs - int64(offLast); abs64(d) > abs64(sum.WallDisagreeNs) {
-				sum.WallDisagreeNs = d
-			}
-		}
+	h.fit, h.method = fit, reduce.HostCausal
+	sum.Method, sum.Tasks = h.method.String(), fit.Tasks()
+	off, _ := fit.Offset(br[0].Start)
+	rate, lo, hi := fit.Rate()
+	sum.OffsetNs, sum.RatePPB, sum.RateLo, sum.RateHi, sum.LimitNs = int64(off), int64(rate), int64(lo), int64(hi), int64(fit.Limit())
+	if sum.WallShiftNs == 0 {
+		return
+	}
+	// The larger disagreement, at its first task or its last (the drift
+	// the wall shift ignores grows between them).
+	last := br[0].End
+	for _, b := range br {
+		last = max(last, b.End)
+	}
+	offLast, _ := fit.Offset(last)
+	sum.WallDisagreeNs = sum.WallShiftNs - int64(off)
+	if d := sum.WallShiftNs - int64(offLast); abs64(d) > abs64(sum.WallDisagreeNs) {
+		sum.WallDisagreeNs = d
 	}
 }
 
@@ -732,9 +770,9 @@ func (c *converter) wallPrior(h *remoteHost) *reduce.WallPrior {
 func (c *converter) pairFlows(p *remotePlan, w *worker, s *session) {
 	fit := s.host.fit
 	for k := range min(len(w.ids), len(s.ids)) {
-		t := w.recs[w.ids[k]]
+		t, r := w.recs[w.ids[k]], s.recs[s.ids[k]]
 		run := s.runs[k]
-		if t == nil {
+		if t == nil || r == nil {
 			continue
 		}
 		ys, _, err1 := fit.Map(run.Start)
@@ -742,13 +780,13 @@ func (c *converter) pairFlows(p *remotePlan, w *worker, s *session) {
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		if t.hasDisp && t.dispTS < int64(ys) {
+		if t.dispDrawable && r.first && t.dispTS < int64(ys) {
 			id := c.flows.id()
 			p.at(flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch}).flows = append(p.at(flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch}).flows, id)
 			e := p.at(flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunFirst})
 			e.endFlows = append(e.endFlows, id)
 		}
-		if t.hasComp && int64(ye) < t.compTS {
+		if r.last && t.compDrawable && int64(ye) < t.compTS {
 			id := c.flows.id()
 			e := p.at(flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunLast})
 			e.flows = append(e.flows, id)

@@ -419,3 +419,38 @@ func TestRemoteBuilder(t *testing.T) {
 		}
 	}
 }
+
+// FuzzConvertRemote: any dispatching log and any remote machine's log
+// convert, without a panic, to a trace that reads back clean with every
+// span accounted for.
+func FuzzConvertRemote(f *testing.F) {
+	logs, _ := stracetest.GenerateRemote(stracetest.RemoteConfig{Seed: 9, Tasks: 3, GapMin: 1e8, SamePids: true, WallErr: 1e6,
+		Hosts: []stracetest.RemoteHost{{Machine: "machine1", DriftPPM: 50, FwdMin: 30e3, RetMin: 30e3}}})
+	f.Add(logs[0].Log, logs[1].Log)
+	f.Add(logs[0].Log[:len(logs[0].Log)/2], logs[1].Log[len(logs[1].Log)/3:])
+	f.Add([]byte("[mono_ns=5][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=0 depth=0 name=network1.dispatch ts=10 dur=5 worker_id=0 dispatch_id=1 endpoint_kind=remote_l3\n"),
+		[]byte("[network1-daemon] m listening\n[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=0 hid=0 depth=0 name=node.graph_build ts=9223372036854775000 dur=5 run_id=1\n"))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		var out bytes.Buffer
+		sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("a.log", a), phasetrace.Bytes("b.log", b)})
+		if err != nil {
+			t.Fatalf("Convert failed on data: %v", err)
+		}
+		wholeTrace(t, out.Bytes(), sum)
+	})
+}
+
+// A remote log copied while the daemon still ran ends early: its runs pair
+// with the first tasks, and are placed all the same.
+func TestRemoteLogCutShort(t *testing.T) {
+	logs, truth := stracetest.GenerateRemote(remoteScenarios[0].cfg)
+	lines := bytes.SplitAfter(logs[1].Log, []byte("\n"))
+	logs[1].Log = bytes.Join(lines[:len(lines)/3], nil)
+	res, sum, _ := measureRemote(t, logs, truth)
+	if h := sum.Hosts[0]; h.Method != "causal" || h.Tasks == 0 || h.Tasks >= 50 {
+		t.Fatalf("host summary %+v", h)
+	}
+	if r := res["machine1"]; len(r.errs) == 0 || r.held != len(r.errs) {
+		t.Errorf("bound holds for %d of %d spans", r.held, len(r.errs))
+	}
+}

@@ -161,6 +161,9 @@ func FitHost(brackets []HostBracket, opts ...HostFitOption) (*HostFit, error) {
 	// The information limit: with the rate fitted, the offset is known to
 	// the smallest forward plus the smallest return latency and no better.
 	for _, b := range brackets {
+		if b.Sent == math.MinInt64 || b.Received == math.MaxInt64 {
+			continue // a task with one side only
+		}
 		y0, ok1 := ln.at(int64(b.Start))
 		y1, ok2 := ln.at(int64(b.End))
 		if ok1 && ok2 {
@@ -290,8 +293,9 @@ var ErrAmbiguous = errors.New("reduce: the logs do not determine which remote lo
 
 // MatchSessions finds which worker each session served: the k-th task sent
 // to a worker is the k-th run of its session (one task is in flight per
-// endpoint), so a session can serve a worker only when they count the same
-// tasks and the brackets that pairing makes admit a clock mapping. It
+// endpoint), so a session can serve a worker only when the brackets that
+// pairing makes admit a clock mapping. Where one side counts fewer (a log
+// cut off at its end), its tasks or runs pair with the other's first ones. It
 // returns, per session, the index of its worker in workers (-1: none);
 // fixed gives assignments the user named (session index → worker index),
 // kept as they are. More than one complete assignment is ErrAmbiguous.
@@ -307,7 +311,7 @@ func MatchSessions(workers []Worker, sessions []Session, fixed map[int]int, opts
 		ok[s] = make([]bool, len(workers))
 		wallOK[s] = make([]bool, len(workers))
 		for w, wk := range workers {
-			if len(wk.Tasks) != len(ss.Runs) || len(ss.Runs) == 0 {
+			if len(wk.Tasks) == 0 || len(ss.Runs) == 0 {
 				continue
 			}
 			fit, err := FitHost(Pair(wk, ss), opts...)
