@@ -248,11 +248,13 @@ type remotePlan struct {
 	byPid     map[int32]*remoteHost
 	osPid     map[int32]int32 // trace pid → OS pid, where they differ
 	attach    map[flowEnd]*flowAttach
-	ref       int     // the dispatching log, -1 when none
-	offsets   []int64 // per log: wall − mono of its first wall-clock anchor
-	hasOffset []bool
-	refOff    int64
-	hasRef    bool
+	ref       int // the log whose clock is the axis: the dispatching log, else the first anchored one; -1 when none
+	// dispatching: ref is the log that sent remote tasks.
+	dispatching bool
+	offsets     []int64 // per log: wall − mono of its first wall-clock anchor
+	hasOffset   []bool
+	refOff      int64
+	hasRef      bool
 }
 
 // flowEnd names a span a remote flow starts or ends at: a dispatch or
@@ -297,18 +299,24 @@ func (c *converter) planHosts(n int) *remotePlan {
 		}
 		return s.firstWall[i].WallNS - s.firstWall[i].MonoNS, true
 	}
-	if ref >= 0 {
-		refOff, hasRef = offset(ref)
-	} else {
-		for i := range n {
-			if o, ok := offset(i); ok && rs.banner[i] == "" {
-				refOff, hasRef = o, true
-				break
+	dispatching := ref >= 0
+	if !dispatching {
+		// No log dispatched to remote workers: the axis is the first
+		// anchored log's clock, one without a daemon banner if there is.
+		for pass := 0; pass < 2 && ref < 0; pass++ {
+			for i := range n {
+				if _, ok := offset(i); ok && (pass == 1 || rs.banner[i] == "") {
+					ref = i
+					break
+				}
 			}
 		}
 	}
+	if ref >= 0 {
+		refOff, hasRef = offset(ref)
+	}
 	p := &remotePlan{inputHost: make([]*remoteHost, n), byPid: map[int32]*remoteHost{}, ref: ref, refOff: refOff, hasRef: hasRef,
-		offsets: make([]int64, n), hasOffset: make([]bool, n)}
+		offsets: make([]int64, n), hasOffset: make([]bool, n), dispatching: dispatching}
 	for i := range n {
 		p.offsets[i], p.hasOffset[i] = offset(i)
 	}
@@ -323,7 +331,7 @@ func (c *converter) planHosts(n int) *remotePlan {
 		return h
 	}
 	for i := range n {
-		if m := rs.banner[i]; m != "" && i != ref {
+		if m := rs.banner[i]; m != "" && (i != ref || !dispatching) {
 			p.inputHost[i] = host(m)
 		}
 	}
@@ -498,8 +506,12 @@ func (c *converter) settleRemote(p *remotePlan, names []string) {
 		}
 	}
 	// Process tracks say which machine they ran on.
+	here := ""
+	if p.dispatching {
+		here = "the dispatching host"
+	}
 	for pid, pr := range c.scan.procs {
-		pr.machine, pr.osPid = "the dispatching host", 0
+		pr.machine, pr.osPid = here, 0
 		if h := p.byPid[pid]; h != nil {
 			pr.machine, pr.osPid = h.machine, p.osPid[pid]
 		}
@@ -550,12 +562,15 @@ func (c *converter) fitHosts(p *remotePlan) {
 	for _, h := range p.hosts {
 		sum := h.summary()
 		sum.Transport = c.cfg.transport.String()
-		if shift, ok := c.wallShift(h); ok {
+		axis := p.ref >= 0 && p.inputHost[p.ref] == h
+		if shift, ok := c.wallShift(h); ok && !axis {
 			sum.WallShiftNs = shift
 			h.method = reduce.HostWall
 		}
 		sum.Method = h.method.String()
 		switch {
+		case axis:
+			sum.Note = "its clock is the trace's axis (no log among the inputs dispatched to remote workers)"
 		case len(byHost[h]) > 0:
 			c.fitHost(h, byHost[h])
 		case ambiguous:
@@ -982,7 +997,7 @@ func writeHosts(b *strings.Builder, hosts []HostSummary) {
 	if len(hosts) == 0 {
 		return
 	}
-	b.WriteString("remote machines (on the dispatching host's axis; bound: the most a drawn instant can be from where it truly was):\n")
+	b.WriteString("remote machines (on the dispatching host's clock; bound: the most a drawn instant can be from where it truly was):\n")
 	for _, h := range hosts {
 		fmt.Fprintf(b, "  %s (%s): %s", h.Machine, strings.Join(h.Inputs, ", "), h.Method)
 		switch {
