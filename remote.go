@@ -117,6 +117,8 @@ type remoteScan struct {
 	pids   []map[int32]bool
 	tasks  map[taskKey]*taskRec
 	runs   map[runKey]*runRec
+	// The last pid noted, per log: most records repeat their neighbour's.
+	lastPid []int32
 }
 
 type taskKey struct {
@@ -151,6 +153,7 @@ func (r *remoteScan) grow(input int) {
 	for len(r.banner) <= input {
 		r.banner = append(r.banner, "")
 		r.pids = append(r.pids, nil)
+		r.lastPid = append(r.lastPid, 0)
 	}
 }
 
@@ -165,6 +168,10 @@ func (r *remoteScan) peekBanner(input int, br *bufio.Reader) {
 
 func (r *remoteScan) pid(input int, pid int32) {
 	r.grow(input)
+	if r.lastPid[input] == pid && pid != 0 {
+		return
+	}
+	r.lastPid[input] = pid
 	m := r.pids[input]
 	if m == nil {
 		m = map[int32]bool{}
