@@ -521,6 +521,9 @@ func (c *converter) settleRemote(p *remotePlan, names []string) {
 		pr.machine, pr.osPid = here, 0
 		if h := p.byPid[pid]; h != nil {
 			pr.machine, pr.osPid = h.machine, p.osPid[pid]
+			if p.dispatching {
+				pr.machineRank = 1 + slices.Index(p.hosts, h) // the dispatching host's processes first, then each machine's
+			}
 		}
 	}
 	c.remote = p

@@ -65,8 +65,9 @@ type procInfo struct {
 	wallAt    []strace.Pos
 	// machine is the machine it ran on, where the logs come from several;
 	// osPid its OS pid when pid is a trace pid (remote.go).
-	machine string
-	osPid   int32
+	machine     string
+	osPid       int32
+	machineRank int // with a dispatching host: 0 on it, else 1 + the machine's index
 }
 
 type scanResult struct {
