@@ -190,6 +190,7 @@ func newConverter(opts []Option) *converter {
 		},
 		linked:   sum.flow,
 		unlinked: c.led.unlinked,
+		sameHost: c.sameHost,
 	}
 	return c
 }

@@ -1097,3 +1097,16 @@ func (h *remoteHost) compose(pl *reduce.Placement) error {
 	}
 	return nil
 }
+
+// sameHost reports whether a node.dispatch of process a may have launched
+// a chip run of process b: a remote daemon launches runs on its own
+// machine only, and no other machine's dispatch launches them there.
+// (Machines placed by their wall clocks keep the old rule: any.)
+func (c *converter) sameHost(a, b int32) bool {
+	if c.remote == nil {
+		return true
+	}
+	ha, hb := c.remote.byPid[a], c.remote.byPid[b]
+	causal := ha != nil && ha.fit != nil || hb != nil && hb.fit != nil
+	return !causal || ha == hb
+}
