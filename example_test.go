@@ -172,6 +172,6 @@ func ExampleWithRemoteWorker() {
 	fmt.Println(sum.Flows["network1.dispatch → remote run"], "dispatch → remote run flows")
 	// Output:
 	// machine1: causal, worker [0], 3 tasks, bound under 51 µs
-	// machine2: causal, worker [1], 3 tasks, bound under 66 µs
+	// machine2: causal, worker [1], 3 tasks, bound under 60 µs
 	// 6 dispatch → remote run flows
 }

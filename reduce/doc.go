@@ -259,12 +259,18 @@
 // alone cannot fit a long run: 30 ppm over 45 s is 1.35 ms, while the
 // brackets are tens of µs wide. The central line through the polygon (the
 // middle of the rates it allows, and the middle of the offsets that rate
-// allows) is what every remote instant is drawn through — one monotone
-// line, so spans nested on the remote host stay nested. The bound of an
-// instant is the distance from the line to the far end of the interval the
-// polygon allows for it: computed exactly at every run's start and end
-// (knots), and between knots carried from the two nearest at every rate
-// the brackets allow (widened by the stability), so it holds everywhere.
+// allows) gives the rate every remote instant is drawn with. Each task's
+// run is drawn along it, shifted by one offset for the whole run: the
+// middle of what the exact intervals at the run's start and its end both
+// allow, so that the drawn run is as close to the truth as the evidence
+// can promise at both ends, and its durations are the line's exactly.
+// Between runs the shift moves linearly, at most half a ns per ns, so the
+// map is monotone and spans nested on the remote host stay nested. The
+// bound of an instant is the distance from where it is drawn to the far
+// end of the interval the polygon allows for it: computed exactly at every
+// run's start and end (knots), and between knots carried from the two
+// nearest at every rate the brackets allow (widened by the stability), so
+// it holds everywhere.
 // [HostFit.Map] returns the line's value and that bound; [HostFit.Drawn]
 // the bound of a drawn instant; [HostFit.Compose] carries a device span
 // placed through that machine's own anchors (on its own clock) across,

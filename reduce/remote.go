@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 )
 
 // HostBracket is one task a dispatching host sent to a worker on another
@@ -88,7 +89,9 @@ var ErrNoBrackets = errors.New("reduce: no task brackets a remote host's clock")
 // interval every bracket allows, from which its bound is published.
 type HostFit struct {
 	line   clockLine
-	rateLo PPB // rate interval, widened by the stability
+	shifts []hostShift // the drawn map's offsets from the line, by remote instant
+	most   int64       // the largest of them, in magnitude
+	rateLo PPB         // rate interval, widened by the stability
 	rateHi PPB
 	knots  []hostKnot
 	limit  HostNanos
@@ -96,6 +99,10 @@ type HostFit struct {
 }
 
 type hostKnot struct{ x, lo, hi int64 }
+
+// hostShift is the drawn map's offset from the central line at remote
+// instant x: constant over a task's run, linear between runs.
+type hostShift struct{ x, d int64 }
 
 // FitHost fits the remote host's clock to the brackets of the tasks it ran.
 // Brackets whose ends contradict themselves (Received before Sent, End
@@ -158,6 +165,7 @@ func FitHost(brackets []HostBracket, opts ...HostFitOption) (*HostFit, error) {
 		}
 		fit.knots = append(fit.knots, hostKnot{x, l, h})
 	}
+	fit.centre(brackets)
 	// The information limit: with the rate fitted, the offset is known to
 	// the smallest forward plus the smallest return latency and no better.
 	for _, b := range brackets {
@@ -189,8 +197,83 @@ func (f *HostFit) Rate() (rate, lo, hi PPB) { return f.line.ratePPB(), f.rateLo,
 // Offset returns where the line puts remote instant x, minus x: the
 // dispatching host's clock less the remote host's there.
 func (f *HostFit) Offset(x HostNanos) (HostNanos, bool) {
-	y, ok := f.line.at(int64(x))
+	y, ok := f.at(int64(x))
 	return HostNanos(y) - x, ok
+}
+
+// centre sets, per task, how far from the central line its run is drawn:
+// the middle of what the exact intervals at the run's start and end both
+// allow. One shift for the whole run keeps its durations those of the
+// line (exactly its rate); between runs the shift moves linearly, never
+// faster than half a ns per ns, so the map stays monotone.
+func (f *HostFit) centre(brackets []HostBracket) {
+	var sh []hostShift
+	for _, b := range brackets {
+		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+		for _, x := range []int64{int64(b.Start), int64(b.End)} {
+			l, h := f.interval(x)
+			y, ok := f.line.at(x)
+			if !ok || l == math.MinInt64 || h == math.MaxInt64 {
+				return
+			}
+			lo, hi = max(lo, l-y), min(hi, h-y)
+		}
+		if lo > hi { // the line's rate cannot meet both ends: meet them halfway
+			lo, hi = hi, lo
+		}
+		d := lo + (hi-lo)/2
+		sh = append(sh, hostShift{int64(b.Start), d}, hostShift{int64(b.End), d})
+	}
+	slices.SortStableFunc(sh, func(a, b hostShift) int {
+		switch {
+		case a.x < b.x:
+			return -1
+		case a.x > b.x:
+			return 1
+		}
+		return 0
+	})
+	for i := 1; i < len(sh); i++ {
+		// Never faster than half a ns per ns: monotone whatever the rate.
+		room := (sh[i].x - sh[i-1].x) / 2
+		sh[i].d = min(max(sh[i].d, sh[i-1].d-room), sh[i-1].d+room)
+	}
+	f.shifts = sh
+	for _, s := range sh {
+		f.most = max(f.most, absInt64(s.d))
+	}
+}
+
+// shift returns the drawn map's offset from the line at x.
+func (f *HostFit) shift(x int64) int64 {
+	sh := f.shifts
+	if len(sh) == 0 {
+		return 0
+	}
+	i := sort.Search(len(sh), func(i int) bool { return sh[i].x > x })
+	switch {
+	case i == 0:
+		return sh[0].d
+	case i == len(sh):
+		return sh[i-1].d
+	}
+	a, b := sh[i-1], sh[i]
+	if a.d == b.d || b.x == a.x {
+		return a.d
+	}
+	v, _ := mulDiv(b.d-a.d, x-a.x, b.x-a.x, false)
+	return a.d + v
+}
+
+// at is the drawn map: the central line, shifted per run.
+func (f *HostFit) at(x int64) (int64, bool) {
+	y, ok := f.line.at(x)
+	if !ok {
+		return 0, false
+	}
+	d := f.shift(x)
+	s := y + d
+	return s, (d >= 0) == (s >= y)
 }
 
 // Limit returns the information limit of the fit: the smallest forward
@@ -207,7 +290,7 @@ func (f *HostFit) Limit() HostNanos { return f.limit }
 // the stability). The result is an error wrapping ErrRange when it does not
 // fit int64.
 func (f *HostFit) Map(x HostNanos) (y, bound HostNanos, err error) {
-	yy, ok := f.line.at(int64(x))
+	yy, ok := f.at(int64(x))
 	if !ok {
 		return 0, 0, fmt.Errorf("%w: remote instant %d ns has no host time", ErrRange, int64(x))
 	}
@@ -427,13 +510,35 @@ func (f *HostFit) Drawn(y HostNanos) (HostNanos, error) {
 	return b, nil
 }
 
-// native returns a remote instant the line draws within 1 ns of y.
+// native returns the last remote instant the map draws at or before y
+// (the map is monotone): the instants it draws at y are it and the next.
 func (f *HostFit) native(y int64) (int64, error) {
 	d, ok := mulDiv(y-f.line.y0, rateScale, rateScale+f.line.k, false)
 	if !ok {
 		return 0, fmt.Errorf("%w: host time %d ns has no remote instant", ErrRange, y)
 	}
-	return f.line.x0 + d, nil
+	x := f.line.x0 + d // where the line alone draws y
+	span := 2*f.most + 4
+	lo, hi := x-span, x+span
+	if yl, ok := f.at(lo); !ok || yl > y {
+		return 0, fmt.Errorf("%w: host time %d ns has no remote instant", ErrRange, y)
+	}
+	for hi-lo > 1 { // Y(lo) ≤ y; find the last such
+		m := lo + (hi-lo)/2
+		if ym, ok := f.at(m); ok && ym <= y {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return lo, nil
+}
+
+func absInt64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }
 
 // Compose carries a placement made on the remote host's own axis (a device

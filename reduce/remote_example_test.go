@@ -34,7 +34,7 @@ func ExampleFitHost() {
 	// Output:
 	// rate -29999 ppb in [-31665, -28334]
 	// information limit 64995 ns
-	// within bound: true (bound 32504 ns ≥ half the limit: true)
+	// within bound: true (bound 32503 ns ≥ half the limit: true)
 }
 
 func abs(v int64) int64 {

@@ -141,3 +141,35 @@ func TestMatchSessions(t *testing.T) {
 		t.Errorf("with the wall prior: %v, %v; want [1]", got, err)
 	}
 }
+
+// The drawn map never runs backwards, and within a run it scales
+// durations by the line's rate alone.
+func TestHostFitMonotone(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 4))
+	for trial := range 30 {
+		h := simHost{off: rng.Float64() * 1e14, drift: (rng.Float64()*200 - 100) * 1e-6}
+		br, _ := simTasks(rng, h, 2+rng.IntN(30), rng.Float64()*5e9, 20e3+rng.Float64()*100e3, 20e3+rng.Float64()*100e3)
+		fit, err := FitHost(br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := int64(br[0].Start)-1e9, int64(br[len(br)-1].End)+1e9
+		for range 2000 {
+			x := lo + rng.Int64N(hi-lo)
+			y0, _, err0 := fit.Map(HostNanos(x))
+			y1, _, err1 := fit.Map(HostNanos(x + 1))
+			if err0 != nil || err1 != nil || y1 < y0 {
+				t.Fatalf("trial %d: Map(%d) = %d, Map(%d) = %d", trial, x, y0, x+1, y1)
+			}
+		}
+		for _, b := range br {
+			ys, _, _ := fit.Map(b.Start)
+			ye, _, _ := fit.Map(b.End)
+			ls, _ := fit.line.at(int64(b.Start))
+			le, _ := fit.line.at(int64(b.End))
+			if d := (ye - ys) - HostNanos(le-ls); d < -1 || d > 1 {
+				t.Fatalf("trial %d: a run drawn %d ns long, the line makes it %d", trial, ye-ys, le-ls)
+			}
+		}
+	}
+}
