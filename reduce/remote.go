@@ -84,9 +84,11 @@ func WithHostRateStability(r PPB) HostFitOption {
 var ErrNoBrackets = errors.New("reduce: no task brackets a remote host's clock")
 
 // HostFit is a remote host's clock mapped onto the dispatching host's:
-// one line Y(x) = Y0 + (x − X0)·(1+Rate) that every remote instant is drawn
-// through (monotone, so nesting survives), and for each instant the
-// interval every bracket allows, from which its bound is published.
+// the central line Y(x) = Y0 + (x − X0)·(1+Rate), each task's run drawn
+// along it shifted to the middle of what both its ends allow (the shift
+// moving linearly between runs: the map is monotone, so nesting survives),
+// and for each instant the interval every bracket allows, from which its
+// bound is published.
 type HostFit struct {
 	line   clockLine
 	shifts []hostShift // the drawn map's offsets from the line, by remote instant
