@@ -60,43 +60,56 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 	}
 }
 
-// estimate returns the host instants at which the counter may have read
-// c under the constant-rate fits of the two windows around c, blended by
-// c's position between the windows' centres, and the counter rate error
-// (ppb) of their central lines. ok is false when no window has a fit.
+// estimate returns, for counter value c, the host instants [lo, hi] at
+// which the constant-rate fits of the two windows around c allow the
+// counter to have read c, blended by c's position between the windows'
+// centres, and the counter rate error (ppb) of their central lines. ok is
+// false when no window has a fit.
 func (p *Placer) estimate(ds *domainState, c Cycles) (lo, hi HostNanos, rate PPB, ok bool) {
 	if len(ds.windows) == 0 {
 		return 0, 0, 0, false
 	}
-	x, ok := nominal(ds.base, c, ds.freq)
+	xd, ok := nominal(ds.base, c, ds.freq)
 	if !ok {
 		return 0, 0, 0, false
 	}
-	h := ds.step
-	j := floorDiv(int64(x), h) // c lies in windows j−1 and j
-	at := func(w int64) (int64, int64, int64, bool) {
+	x := int64(xd)
+	type est struct{ lo, hi, k int64 }
+	at := func(w int64) (est, bool) {
 		if w < 0 || w >= int64(len(ds.windows)) || !ds.windows[w].ok {
-			return 0, 0, 0, false
+			return est{}, false
 		}
-		return ds.windows[w].fit.at(int64(x))
+		ew := &ds.windows[w]
+		l, h, k, ok := ew.fit.at(x)
+		if !ok {
+			return est{}, false
+		}
+		return est{lo: l, hi: h, k: k}, true
 	}
-	l1, h1, k1, ok1 := at(j - 1)
-	l2, h2, k2, ok2 := at(j)
-	var l, u, k int64
+	h := ds.step
+	j := floorDiv(x, h) // c lies in windows j−1 and j
+	e1, ok1 := at(j - 1)
+	e2, ok2 := at(j)
+	var e est
 	switch {
 	case ok1 && ok2:
 		// Window j−1 is centred on j·h, window j on (j+1)·h.
-		f := int64(x) - j*h
-		dl, okl := mulDiv(l2-l1, f, h, false)
-		du, oku := mulDiv(h2-h1, f, h, true)
-		if !okl || !oku {
+		f := x - j*h
+		blend := func(a, b int64, ceil bool) (int64, bool) {
+			d, ok := mulDiv(b-a, f, h, ceil)
+			return a + d, ok
+		}
+		var oks [3]bool
+		e.lo, oks[0] = blend(e1.lo, e2.lo, false)
+		e.hi, oks[1] = blend(e1.hi, e2.hi, true)
+		e.k, oks[2] = blend(e1.k, e2.k, false)
+		if oks != [3]bool{true, true, true} {
 			return 0, 0, 0, false
 		}
-		l, u, k = l1+dl, h1+du, k1+(k2-k1)*f/h
 	case ok1:
-		l, u, k = l1, h1, k1
+		e = e1
 	case ok2:
-		l, u, k = l2, h2, k2
+		e = e2
 	default:
 		// Outside every window with a fit: the nearest one, extrapolated.
 		best := int64(-1)
@@ -108,17 +121,17 @@ func (p *Placer) estimate(ds *domainState, c Cycles) (lo, hi HostNanos, rate PPB
 		if best < 0 {
 			return 0, 0, 0, false
 		}
-		if l, u, k, ok = at(best); !ok {
+		if e, ok = at(best); !ok {
 			return 0, 0, 0, false
 		}
 	}
 	// Host rate error κ (1e-12) to counter rate error ε (ppb):
 	// ε = −κ/(1+κ).
-	e, ok := mulDiv(-k, nsPerSecond, rateScale+k, false)
+	r, ok := mulDiv(-e.k, nsPerSecond, rateScale+e.k, false)
 	if !ok {
 		return 0, 0, 0, false
 	}
-	return HostNanos(l), HostNanos(u), PPB(e), true
+	return HostNanos(e.lo), HostNanos(e.hi), PPB(r), true
 }
 
 // hostRate converts a counter rate error ε (ppb) to the host rate error κ
