@@ -2,62 +2,85 @@ package reduce
 
 import (
 	"math"
+	"sort"
 )
 
 // The anchors of a domain as brackets of one clock fit: x is the nominal
 // ns from the domain's first anchor (floored), y host ns.
 
-// estWindow is the central line of the anchors whose counter values lie
-// in one estimate window.
+// estWindow is the constant-rate fit of the anchors whose counter values
+// lie in estimate window w: nominal ns [w·step, (w+2)·step) from the
+// domain's first anchor.
 type estWindow struct {
+	w   int64
 	fit centralFit
-	ok  bool
 }
 
-// prepareEstimate fits the central line of every estimate window: windows
+// prepareEstimate fits every estimate window that holds anchors: windows
 // two rate horizons long, one starting every rate horizon, so every
 // counter value lies in two of them (see the package documentation,
-// "Anchors as lines").
+// "Anchors as lines"). Only windows with a fit are kept, in order.
 func (p *Placer) prepareEstimate(ds *domainState) {
 	ds.windows = ds.windows[:0]
-	if len(ds.anchors) == 0 {
-		return
-	}
 	h := int64(max(p.cfg.horizon, 1))
 	ds.step = h
 	var bs []bracket
-	start := 0
-	for w := int64(0); start < len(ds.anchors); w++ {
-		lo, hi := w*h, (w+2)*h
-		bs = bs[:0]
-		for i := start; i < len(ds.anchors); i++ {
-			a := ds.anchors[i]
-			x, ok := a.x, a.xok
-			if !ok || int64(x) >= hi {
-				break
-			}
-			if int64(x) < lo {
-				start = i + 1
-				continue
-			}
-			bs = append(bs, bracket{x: int64(x), lo: int64(a.lo), hi: int64(a.hi), index: a.index})
-		}
-		var ew estWindow
-		ew.fit, ew.ok = fitCentral(bs, p.cfg.maxRate)
-		ds.windows = append(ds.windows, ew)
-		if w > 1<<20 {
-			break // a domain spanning a million horizons: the rest is extrapolated
-		}
-		// Skip windows with no anchors at all.
-		if start < len(ds.anchors) {
-			if a := ds.anchors[start]; a.xok && int64(a.x) >= (w+3)*h {
-				x := a.x
-				for n := int64(x)/h - 1; w+1 < n; w++ {
-					ds.windows = append(ds.windows, estWindow{})
-				}
-			}
+	// Anchors are sorted by counter value; one whose offset does not fit
+	// ends the domain's usable ones.
+	n := len(ds.anchors)
+	for i, a := range ds.anchors {
+		if !a.xok {
+			n = i
+			break
 		}
 	}
+	start := 0
+	for start < n {
+		// The first window holding anchors[start] that starts at or after
+		// the previous one: anchors[start] lies in windows w−1 and w.
+		w := max(floorDiv(int64(ds.anchors[start].x), h)-1, 0)
+		if k := len(ds.windows); k > 0 {
+			w = max(w, ds.windows[k-1].w+1)
+		}
+		lo, hi := w*h, (w+2)*h
+		bs = bs[:0]
+		next := n
+		for i := start; i < n; i++ {
+			a := ds.anchors[i]
+			x := int64(a.x)
+			if x >= hi {
+				break
+			}
+			if x < lo {
+				continue
+			}
+			if x >= hi-h && next == n {
+				next = i // the first anchor of window w+1
+			}
+			bs = append(bs, bracket{x: x, lo: int64(a.lo), hi: int64(a.hi), index: a.index})
+		}
+		if fit, ok := fitCentral(bs, p.cfg.maxRate); ok {
+			ds.windows = append(ds.windows, estWindow{w: w, fit: fit})
+		}
+		// Window w+1 starts at the first anchor in [(w+1)·h, (w+2)·h), or
+		// at the next anchor beyond this window.
+		if next == n {
+			next = start
+			for next < n && int64(ds.anchors[next].x) < hi {
+				next++
+			}
+		}
+		start = next
+	}
+}
+
+// window returns the fit of estimate window w, if it has one.
+func (ds *domainState) window(w int64) (*centralFit, bool) {
+	i := sort.Search(len(ds.windows), func(i int) bool { return ds.windows[i].w >= w })
+	if i < len(ds.windows) && ds.windows[i].w == w {
+		return &ds.windows[i].fit, true
+	}
+	return nil, false
 }
 
 // estimate returns, for counter value c, the host instants [lo, hi] at
@@ -76,11 +99,11 @@ func (p *Placer) estimate(ds *domainState, c Cycles) (lo, hi HostNanos, rate PPB
 	x := int64(xd)
 	type est struct{ lo, hi, k int64 }
 	at := func(w int64) (est, bool) {
-		if w < 0 || w >= int64(len(ds.windows)) || !ds.windows[w].ok {
+		fit, ok := ds.window(w)
+		if !ok {
 			return est{}, false
 		}
-		ew := &ds.windows[w]
-		l, h, k, ok := ew.fit.at(x)
+		l, h, k, ok := fit.at(x)
 		if !ok {
 			return est{}, false
 		}
@@ -112,16 +135,17 @@ func (p *Placer) estimate(ds *domainState, c Cycles) (lo, hi HostNanos, rate PPB
 		e = e2
 	default:
 		// Outside every window with a fit: the nearest one, extrapolated.
-		best := int64(-1)
-		for w := range int64(len(ds.windows)) {
-			if ds.windows[w].ok && (best < 0 || absU(w-j) < absU(best-j)) {
-				best = w
-			}
-		}
-		if best < 0 {
+		if len(ds.windows) == 0 {
 			return 0, 0, 0, false
 		}
-		if e, ok = at(best); !ok {
+		i := sort.Search(len(ds.windows), func(i int) bool { return ds.windows[i].w >= j })
+		switch {
+		case i == len(ds.windows):
+			i--
+		case i > 0 && absU(ds.windows[i-1].w-j) <= absU(ds.windows[i].w-j):
+			i--
+		}
+		if e, ok = at(ds.windows[i].w); !ok {
 			return 0, 0, 0, false
 		}
 	}
