@@ -79,3 +79,34 @@ func BenchmarkPlaceSpan(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)*float64(len(d.runs))/float64(spans), "ns/span")
 }
+
+// BenchmarkPlaceSpanLongLog is BenchmarkPlaceSpan over ten minutes of
+// anchors every 100 ms (6000): the cost per span does not grow with the
+// number of anchors.
+func BenchmarkPlaceSpanLongLog(b *testing.B) {
+	rg := regimes[0]
+	rg.length, rg.runEvery = 600*s, 200*ms
+	d := simulate(rg, accuracySeed)
+	p := NewPlacer()
+	for _, a := range d.anchors {
+		if err := p.AddAnchor(Domain{Pid: 1}, a); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var out Placement
+	spans := 0
+	for _, rr := range d.runs {
+		spans += len(rr.run.Spans)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		rr := d.runs[i%len(d.runs)]
+		i++
+		if err := p.PlaceInto(&out, rr.run); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)*float64(len(d.runs))/float64(spans), "ns/span")
+}

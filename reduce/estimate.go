@@ -2,123 +2,160 @@ package reduce
 
 import (
 	"math"
+	"sort"
 )
 
 // The anchors of a domain as brackets of one clock fit: x is the nominal
 // ns from the domain's first anchor (floored), y host ns.
 
-// estWindow is the central line of the anchors whose counter values lie
-// in one estimate window.
+// estWindow is the constant-rate fit of the anchors whose counter values
+// lie in estimate window w: nominal ns [w·step, (w+2)·step) from the
+// domain's first anchor.
 type estWindow struct {
+	w   int64
 	fit centralFit
-	ok  bool
 }
 
-// prepareEstimate fits the central line of every estimate window: windows
+// prepareEstimate fits every estimate window that holds anchors: windows
 // two rate horizons long, one starting every rate horizon, so every
 // counter value lies in two of them (see the package documentation,
-// "Anchors as lines").
+// "Anchors as lines"). Only windows with a fit are kept, in order.
 func (p *Placer) prepareEstimate(ds *domainState) {
 	ds.windows = ds.windows[:0]
-	if len(ds.anchors) == 0 {
-		return
-	}
 	h := int64(max(p.cfg.horizon, 1))
 	ds.step = h
 	var bs []bracket
+	// Anchors are sorted by counter value; one whose offset does not fit
+	// ends the domain's usable ones.
+	n := len(ds.anchors)
+	for i, a := range ds.anchors {
+		if !a.xok {
+			n = i
+			break
+		}
+	}
 	start := 0
-	for w := int64(0); start < len(ds.anchors); w++ {
+	for start < n {
+		// The first window holding anchors[start] that starts at or after
+		// the previous one: anchors[start] lies in windows w−1 and w.
+		w := max(floorDiv(int64(ds.anchors[start].x), h)-1, 0)
+		if k := len(ds.windows); k > 0 {
+			w = max(w, ds.windows[k-1].w+1)
+		}
 		lo, hi := w*h, (w+2)*h
 		bs = bs[:0]
-		for i := start; i < len(ds.anchors); i++ {
+		next := n
+		for i := start; i < n; i++ {
 			a := ds.anchors[i]
-			x, ok := a.x, a.xok
-			if !ok || int64(x) >= hi {
+			x := int64(a.x)
+			if x >= hi {
 				break
 			}
-			if int64(x) < lo {
-				start = i + 1
+			if x < lo {
 				continue
 			}
-			bs = append(bs, bracket{x: int64(x), lo: int64(a.lo), hi: int64(a.hi), index: a.index})
+			if x >= hi-h && next == n {
+				next = i // the first anchor of window w+1
+			}
+			bs = append(bs, bracket{x: x, lo: int64(a.lo), hi: int64(a.hi), index: a.index})
 		}
-		var ew estWindow
-		ew.fit, ew.ok = fitCentral(bs, p.cfg.maxRate)
-		ds.windows = append(ds.windows, ew)
-		if w > 1<<20 {
-			break // a domain spanning a million horizons: the rest is extrapolated
+		if fit, ok := fitCentral(bs, p.cfg.maxRate); ok {
+			ds.windows = append(ds.windows, estWindow{w: w, fit: fit})
 		}
-		// Skip windows with no anchors at all.
-		if start < len(ds.anchors) {
-			if a := ds.anchors[start]; a.xok && int64(a.x) >= (w+3)*h {
-				x := a.x
-				for n := int64(x)/h - 1; w+1 < n; w++ {
-					ds.windows = append(ds.windows, estWindow{})
-				}
+		// Window w+1 starts at the first anchor in [(w+1)·h, (w+2)·h), or
+		// at the next anchor beyond this window.
+		if next == n {
+			next = start
+			for next < n && int64(ds.anchors[next].x) < hi {
+				next++
 			}
 		}
+		start = next
 	}
 }
 
-// estimate returns the host instants at which the counter may have read
-// c under the constant-rate fits of the two windows around c, blended by
-// c's position between the windows' centres, and the counter rate error
-// (ppb) of their central lines. ok is false when no window has a fit.
+// window returns the fit of estimate window w, if it has one.
+func (ds *domainState) window(w int64) (*centralFit, bool) {
+	i := sort.Search(len(ds.windows), func(i int) bool { return ds.windows[i].w >= w })
+	if i < len(ds.windows) && ds.windows[i].w == w {
+		return &ds.windows[i].fit, true
+	}
+	return nil, false
+}
+
+// estimate returns, for counter value c, the host instants [lo, hi] at
+// which the constant-rate fits of the two windows around c allow the
+// counter to have read c, blended by c's position between the windows'
+// centres, and the counter rate error (ppb) of their central lines. ok is
+// false when no window has a fit.
 func (p *Placer) estimate(ds *domainState, c Cycles) (lo, hi HostNanos, rate PPB, ok bool) {
 	if len(ds.windows) == 0 {
 		return 0, 0, 0, false
 	}
-	x, ok := nominal(ds.base, c, ds.freq)
+	xd, ok := nominal(ds.base, c, ds.freq)
 	if !ok {
 		return 0, 0, 0, false
 	}
-	h := ds.step
-	j := floorDiv(int64(x), h) // c lies in windows j−1 and j
-	at := func(w int64) (int64, int64, int64, bool) {
-		if w < 0 || w >= int64(len(ds.windows)) || !ds.windows[w].ok {
-			return 0, 0, 0, false
+	x := int64(xd)
+	type est struct{ lo, hi, k int64 }
+	at := func(w int64) (est, bool) {
+		fit, ok := ds.window(w)
+		if !ok {
+			return est{}, false
 		}
-		return ds.windows[w].fit.at(int64(x))
+		l, h, k, ok := fit.at(x)
+		if !ok {
+			return est{}, false
+		}
+		return est{lo: l, hi: h, k: k}, true
 	}
-	l1, h1, k1, ok1 := at(j - 1)
-	l2, h2, k2, ok2 := at(j)
-	var l, u, k int64
+	h := ds.step
+	j := floorDiv(x, h) // c lies in windows j−1 and j
+	e1, ok1 := at(j - 1)
+	e2, ok2 := at(j)
+	var e est
 	switch {
 	case ok1 && ok2:
 		// Window j−1 is centred on j·h, window j on (j+1)·h.
-		f := int64(x) - j*h
-		dl, okl := mulDiv(l2-l1, f, h, false)
-		du, oku := mulDiv(h2-h1, f, h, true)
-		if !okl || !oku {
+		f := x - j*h
+		blend := func(a, b int64, ceil bool) (int64, bool) {
+			d, ok := mulDiv(b-a, f, h, ceil)
+			return a + d, ok
+		}
+		var oks [3]bool
+		e.lo, oks[0] = blend(e1.lo, e2.lo, false)
+		e.hi, oks[1] = blend(e1.hi, e2.hi, true)
+		e.k, oks[2] = blend(e1.k, e2.k, false)
+		if oks != [3]bool{true, true, true} {
 			return 0, 0, 0, false
 		}
-		l, u, k = l1+dl, h1+du, k1+(k2-k1)*f/h
 	case ok1:
-		l, u, k = l1, h1, k1
+		e = e1
 	case ok2:
-		l, u, k = l2, h2, k2
+		e = e2
 	default:
 		// Outside every window with a fit: the nearest one, extrapolated.
-		best := int64(-1)
-		for w := range int64(len(ds.windows)) {
-			if ds.windows[w].ok && (best < 0 || absU(w-j) < absU(best-j)) {
-				best = w
-			}
-		}
-		if best < 0 {
+		if len(ds.windows) == 0 {
 			return 0, 0, 0, false
 		}
-		if l, u, k, ok = at(best); !ok {
+		i := sort.Search(len(ds.windows), func(i int) bool { return ds.windows[i].w >= j })
+		switch {
+		case i == len(ds.windows):
+			i--
+		case i > 0 && absU(ds.windows[i-1].w-j) <= absU(ds.windows[i].w-j):
+			i--
+		}
+		if e, ok = at(ds.windows[i].w); !ok {
 			return 0, 0, 0, false
 		}
 	}
 	// Host rate error κ (1e-12) to counter rate error ε (ppb):
 	// ε = −κ/(1+κ).
-	e, ok := mulDiv(-k, nsPerSecond, rateScale+k, false)
+	r, ok := mulDiv(-e.k, nsPerSecond, rateScale+e.k, false)
 	if !ok {
 		return 0, 0, 0, false
 	}
-	return HostNanos(l), HostNanos(u), PPB(e), true
+	return HostNanos(e.lo), HostNanos(e.hi), PPB(r), true
 }
 
 // hostRate converts a counter rate error ε (ppb) to the host rate error κ

@@ -3,6 +3,7 @@ package reduce
 import (
 	"bytes"
 	"errors"
+	"math"
 	"testing"
 )
 
@@ -69,5 +70,58 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("span %d placed %+v", i, x)
 			}
 		}
+	})
+}
+
+// FuzzClockFit fits brackets drawn around a line of a fuzzed rate with
+// fuzzed widths, sides and spacing, and checks that the interval the fit
+// allows holds the line wherever it is asked, that the brackets are never
+// called inconsistent, and that the central line is defined.
+func FuzzClockFit(f *testing.F) {
+	f.Add(uint64(1), uint8(10), int32(30_000), uint32(40_000), uint32(1_000_000_000))
+	f.Add(uint64(7), uint8(2), int32(-99_000), uint32(1), uint32(15_000_000_000/4))
+	f.Add(uint64(9), uint8(200), int32(0), uint32(1<<31), uint32(1))
+	f.Fuzz(func(t *testing.T, seed uint64, n uint8, ratePPB int32, maxWidth uint32, spacing uint32) {
+		rate := int64(ratePPB) % 100_000
+		cf := newClockFit(100_000, 50)
+		line := func(x int64) int64 { // y = 1e12 + x + ⌊x·rate/1e9⌋
+			v, _ := mulDiv(x, rate, nsPerSecond, false)
+			return 1_000_000_000_000 + x + v
+		}
+		s := seed | 1
+		next := func() uint64 { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return s }
+		x := int64(0)
+		for i := range int(n)%64 + 1 {
+			x += int64(next() % (uint64(spacing) + 1))
+			if x > 1<<42 {
+				break
+			}
+			w := int64(next()%(uint64(maxWidth)+1)) + 2
+			y := line(x)
+			lo := y - 1 - int64(next()%uint64(w))
+			hi := lo + w + 1
+			switch next() % 4 {
+			case 0:
+				cf.add(x, lo, math.MaxInt64, i)
+			case 1:
+				cf.add(x, math.MinInt64, hi, i)
+			default:
+				cf.add(x, lo, hi, i)
+			}
+		}
+		for range 8 {
+			q := int64(next() % uint64(x+1_000_000_000))
+			lo, hi, _, _, err := cf.span(q)
+			if errors.Is(err, ErrUnaligned) {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("span(%d): %v", q, err)
+			}
+			if y := line(q); lo > y+1 || hi < y-1 {
+				t.Fatalf("span(%d) = [%d, %d] misses the line at %d", q, lo, hi, y)
+			}
+		}
+		cf.line()
 	})
 }
