@@ -13,13 +13,16 @@ import (
 // adjust puts a record of log i on the dispatching host's axis: its pids
 // become their trace pids, and a causally placed machine's host times go
 // through its mapping (a wall-placed one's were shifted already).
-func (p *remotePlan) adjust(i int, rec *strace.Record, pm map[int32]int32) {
+//
+// It reports false for a span its machine's mapping cannot carry (a time
+// past the int64 range once mapped).
+func (p *remotePlan) adjust(i int, rec *strace.Record, pm map[int32]int32) bool {
 	if pm != nil {
 		remapPids(rec, pm)
 	}
 	h := p.inputHost[i]
 	if h == nil || h.fit == nil {
-		return
+		return true
 	}
 	if rec.Prefix.Present {
 		if y, _, err := h.fit.Map(reduce.HostNanos(rec.Prefix.MonoNS)); err == nil {
@@ -28,10 +31,14 @@ func (p *remotePlan) adjust(i int, rec *strace.Record, pm map[int32]int32) {
 	}
 	switch {
 	case rec.Kind == strace.KindSpan && !rec.Span.IsDevice():
-		s, e, ok := h.mapExtent(rec.Span.TS, rec.Span.End())
-		if ok {
-			rec.Span.TS, rec.Span.Dur = s, e-s
+		if !drawable(&rec.Span) {
+			return true // not drawn for what it is (checkSpan)
 		}
+		s, e, ok := h.mapExtent(rec.Span.TS, rec.Span.End())
+		if !ok {
+			return false
+		}
+		rec.Span.TS, rec.Span.Dur = s, e-s
 	case rec.Kind == strace.KindBindPhase:
 		if rec.BindPhase.StartNS <= math.MaxInt64 && rec.BindPhase.DurNS <= math.MaxInt64 {
 			st := int64(rec.BindPhase.StartNS)
@@ -40,6 +47,7 @@ func (p *remotePlan) adjust(i int, rec *strace.Record, pm map[int32]int32) {
 			}
 		}
 	}
+	return true
 }
 
 // mapExtent maps [s, e] through the machine's line.
@@ -126,7 +134,19 @@ func (c *converter) adjustRemote(i int, rec *strace.Record) {
 	if i < len(c.pidMaps) {
 		pm = c.pidMaps[i]
 	}
-	c.remote.adjust(i, rec, pm)
+	if !c.remote.adjust(i, rec, pm) {
+		c.unmapped(rec, c.led.where(rec.Pos))
+	}
+}
+
+// reasonUnmapped counts the spans a remote machine's mapping cannot carry.
+const reasonUnmapped = "a remote machine's span whose time leaves the int64 range on the dispatching host's axis"
+
+// unmapped counts a span its machine's mapping cannot carry and leaves it
+// out (a record of no kind is not drawn).
+func (c *converter) unmapped(rec *strace.Record, at where) {
+	c.led.dropSpan(reasonUnmapped, at, rec.Span.Name+" ts="+itoa(rec.Span.TS), 1)
+	rec.Kind = 0
 }
 
 // nativeRun returns run with its host windows on its machine's own clock.

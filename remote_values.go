@@ -119,7 +119,10 @@ func (b *Builder) RemoteSpan(machine string, sp strace.Span) error {
 			if i < len(b.c.shift) && !rec.Span.IsDevice() {
 				rec.Span.TS += b.c.shift[i]
 			}
-			b.c.remote.adjust(i, &rec, nil)
+			if !b.c.remote.adjust(i, &rec, nil) {
+				b.c.unmapped(&rec, b.next())
+				return nil
+			}
 		}
 	}
 	b.c.span(&rec, b.next())
