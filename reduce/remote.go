@@ -116,23 +116,14 @@ func FitHost(brackets []HostBracket, opts ...HostFitOption) (*HostFit, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if len(brackets) == 0 {
-		return nil, ErrNoBrackets
-	}
-	f := newClockFit(cfg.maxRate, cfg.stability)
-	xs := make([]int64, 0, 2*len(brackets))
-	limF, limR := int64(math.MaxInt64), int64(math.MaxInt64)
-	for i, b := range brackets {
-		if b.End < b.Start || b.Received < b.Sent {
-			return nil, fmt.Errorf("reduce: task %d: %w: remote run [%d, %d] ns within [%d, %d] ns", i, ErrInconsistent, b.Start, b.End, b.Sent, b.Received)
-		}
-		f.add(int64(b.Start), int64(b.Sent), math.MaxInt64, 2*i)
-		f.add(int64(b.End), math.MinInt64, int64(b.Received), 2*i+1)
-		xs = append(xs, int64(b.Start), int64(b.End))
-	}
-	lo, hi, err := f.rateRange()
+	f, lo, hi, err := hostRates(brackets, cfg)
 	if err != nil {
 		return nil, err
+	}
+	xs := make([]int64, 0, 2*len(brackets))
+	limF, limR := int64(math.MaxInt64), int64(math.MaxInt64)
+	for _, b := range brackets {
+		xs = append(xs, int64(b.Start), int64(b.End))
 	}
 	// The rate an interval is carried between instants with: the rates
 	// the brackets allow, and however far it may move across them.
@@ -185,6 +176,24 @@ func FitHost(brackets []HostBracket, opts ...HostFitOption) (*HostFit, error) {
 		fit.limit = HostNanos(max(limF+limR, 0))
 	}
 	return fit, nil
+}
+
+// hostRates builds the clock fit of the brackets and returns the rates
+// they allow: an error when none does.
+func hostRates(brackets []HostBracket, cfg hostConfig) (f *clockFit, lo, hi PPB, err error) {
+	if len(brackets) == 0 {
+		return nil, 0, 0, ErrNoBrackets
+	}
+	f = newClockFit(cfg.maxRate, cfg.stability)
+	for i, b := range brackets {
+		if b.End < b.Start || b.Received < b.Sent {
+			return nil, 0, 0, fmt.Errorf("reduce: task %d: %w: remote run [%d, %d] ns within [%d, %d] ns", i, ErrInconsistent, b.Start, b.End, b.Sent, b.Received)
+		}
+		f.add(int64(b.Start), int64(b.Sent), math.MaxInt64, 2*i)
+		f.add(int64(b.End), math.MinInt64, int64(b.Received), 2*i+1)
+	}
+	lo, hi, err = f.rateRange()
+	return f, lo, hi, err
 }
 
 // Tasks returns the number of tasks fitted.
@@ -390,6 +399,10 @@ var ErrAmbiguous = errors.New("reduce: the logs do not determine which remote lo
 // offset disagrees with them by more than DefaultWallAgreement are left
 // out, and the assignment is made if one remains.
 func MatchSessions(workers []Worker, sessions []Session, fixed map[int]int, opts ...HostFitOption) ([]int, error) {
+	cfg := hostConfig{maxRate: DefaultHostMaxRate, stability: DefaultHostRateStability}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	ok := make([][]bool, len(sessions))
 	wallOK := make([][]bool, len(sessions))
 	for s, ss := range sessions {
@@ -399,9 +412,11 @@ func MatchSessions(workers []Worker, sessions []Session, fixed map[int]int, opts
 			if len(wk.Tasks) == 0 || len(ss.Runs) == 0 {
 				continue
 			}
-			fit, err := FitHost(Pair(wk, ss), opts...)
+			// Whether the pairing admits a mapping at all: the rates
+			// alone, not the whole fit.
+			f, _, _, err := hostRates(Pair(wk, ss), cfg)
 			ok[s][w] = err == nil
-			wallOK[s][w] = ok[s][w] && fit.agrees(ss.Wall)
+			wallOK[s][w] = ok[s][w] && agrees(f, ss.Wall)
 		}
 	}
 	out, err := assign(ok, fixed, len(workers))
@@ -413,14 +428,18 @@ func MatchSessions(workers []Worker, sessions []Session, fixed map[int]int, opts
 	return out, err
 }
 
-// agrees reports whether the fit agrees with the wall-clock prior (or
-// there is none).
-func (f *HostFit) agrees(w *WallPrior) bool {
+// agrees reports whether the central line of f agrees with the wall-clock
+// prior (or there is none).
+func agrees(f *clockFit, w *WallPrior) bool {
 	if w == nil {
 		return true
 	}
-	off, ok := f.Offset(w.At)
-	return ok && absHost(off-w.Offset) <= DefaultWallAgreement
+	ln, ok := f.line()
+	if !ok {
+		return false
+	}
+	y, ok := ln.at(int64(w.At))
+	return ok && absHost(HostNanos(y)-w.At-w.Offset) <= DefaultWallAgreement
 }
 
 // assign finds the one complete assignment of sessions to workers that ok
