@@ -454,3 +454,21 @@ func TestRemoteLogCutShort(t *testing.T) {
 		t.Errorf("bound holds for %d of %d spans", r.held, len(r.errs))
 	}
 }
+
+// A small two-machine conversion, pinned: the trace as the trace processor
+// would build it, and the summary (go test -run TestRemoteGolden -update .).
+func TestRemoteGolden(t *testing.T) {
+	logs, _ := stracetest.GenerateRemote(stracetest.RemoteConfig{Seed: 11, Tasks: 4, GapMin: 5e8, GapMean: 5e8, GapMax: 2e9, WallErr: 1e6, SamePids: true, AnchorEvry: 2e8,
+		Hosts: []stracetest.RemoteHost{{Machine: "machine1", DriftPPM: 30, FwdMin: 30e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3},
+			{Machine: "machine2", DriftPPM: -40, FwdMin: 35e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3}}})
+	tr, sum, _ := convert(t, remoteInputs(logs))
+	var dump, text bytes.Buffer
+	if err := tr.Dump(&dump); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "remote.golden", dump.Bytes())
+	if err := sum.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "remote.summary", text.Bytes())
+}
