@@ -28,6 +28,8 @@ type Survey struct {
 	records map[invKey][]strace.PhasePass
 	cal     []loadedCalibration
 	n       int64 // values given, for positions
+	// machines are the remote machines values came from (remote_values.go).
+	machines *surveyMachines
 }
 
 // NewSurvey returns an empty Survey.
@@ -40,7 +42,10 @@ func NewSurvey() *Survey {
 // interleaves runs. Give every span the Builder will be given (or at least
 // every depth-0, node., ext. and device_wall span: those are the ones it
 // learns from).
-func (s *Survey) Span(sp strace.Span) { s.scan.scanSpan(&sp) }
+func (s *Survey) Span(sp strace.Span) {
+	s.scan.remote.span(0, &sp) // the tasks sent to remote workers, if any
+	s.scan.scanSpan(&sp)
+}
 
 // WallAnchor adds a [CLOCK_ANCHOR] v=1 wall-clock anchor.
 func (s *Survey) WallAnchor(a strace.WallAnchor) {
@@ -104,10 +109,11 @@ func NewBuilder(w io.Writer, s *Survey, opts ...Option) (*Builder, error) {
 	}
 	c.survey = s
 	c.scan = s.scan
+	shift := c.planValues(s)
 	if err := c.loadArtifacts(); err != nil {
 		return nil, err
 	}
-	c.start(w, nil)
+	c.start(w, shift)
 	return &Builder{c: c, file: c.led.file(valuesName)}, nil
 }
 
@@ -179,10 +185,12 @@ func newConverter(opts []Option) *converter {
 	c.flows = flowWindow{
 		horizon: cfg.flowHorizon,
 		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
+			flows, endFlows = c.remoteFlows(&sp.Span, flows, endFlows)
 			c.hostFlows(c.tracks.thread(sp.Pid, sp.Tid), sp, nil, false, flows, endFlows)
 		},
 		linked:   sum.flow,
 		unlinked: c.led.unlinked,
+		sameHost: c.sameHost,
 	}
 	return c
 }

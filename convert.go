@@ -44,6 +44,11 @@ type config struct {
 	maxLine     int
 	maxTracks   int
 	progress    func(read int64)
+
+	// Remote workers (remote.go).
+	transport     Transport
+	remoteWorkers map[string]int64
+	hostFit       []reduce.HostFitOption
 }
 
 type calibrationInput struct {
@@ -168,6 +173,9 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 			return nil, err
 		}
 	}
+	if err := c.planRemote(logs); err != nil {
+		return nil, err
+	}
 	if err := c.loadArtifacts(); err != nil {
 		return nil, err
 	}
@@ -207,6 +215,7 @@ func calibrationInputs(cs []calibrationInput) []Input {
 func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 	c.survey = NewSurvey()
 	c.scan = c.survey.scan
+	c.scan.pidMaps = c.pidMaps
 	caps := make([][]capture, len(logs))
 	for i, in := range logs {
 		c.scan.input = i
@@ -329,6 +338,11 @@ type converter struct {
 	flows     flowWindow
 	handed    int // slices handed to the writer since the last flush
 	now       int64
+
+	// Remote machines (remote.go): how their logs are drawn, and the trace
+	// pids given to pids that repeat across machines, per log.
+	remote  *remotePlan
+	pidMaps []map[int32]int32
 }
 
 // heldSpan is a span waiting to be drawn, with where it was read.
@@ -369,6 +383,11 @@ func (c *converter) wallClocks(procs []*procInfo) {
 			c.note("wall", "pid %d wrote %d wall-clock anchors ([CLOCK_ANCHOR] v=1; one per process is expected): %s and %s", p.pid, len(p.wall), c.led.at(c.led.where(p.wallAt[0])), c.led.at(c.led.where(p.wallAt[1])))
 		}
 		for j, wa := range p.wall {
+			if c.remoteWallAnchor(p.pid) {
+				// Its wall clock agrees with this host's only to NTP grade.
+				c.led.superseded("wall-clock anchors of remote machines placed by the tasks they ran", 1)
+				continue
+			}
 			if ref == nil {
 				ref = &p.wall[j]
 			}
@@ -531,6 +550,7 @@ func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.A
 		args = append(args, perfetto.Int("os_tid", sp.Tid))
 	}
 	args = appendAttrs(args, sp.Attrs)
+	args = c.remoteArgs(args, sp.Pid, sp.TS, sp.End(), true)
 	if sp.NameTruncated || sp.AttrsTruncated {
 		args = append(args, perfetto.Bool("truncated_by_emitter", true))
 	}
@@ -606,6 +626,7 @@ func appendAttrs(args []perfetto.Arg, attrs []strace.Attr) []perfetto.Arg {
 }
 
 func (c *converter) finish() {
+	c.finishHosts()
 	c.sum.Devices = c.sum.Devices[:0]
 	for _, d := range sortedDomains(c.devices) {
 		ds := c.devices[d]

@@ -139,6 +139,12 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 	if root != nil && root.Name == strace.SpanRun {
 		run.Enclosing = []reduce.HostWindow{{Start: reduce.HostNanos(root.TS), End: reduce.HostNanos(root.End())}}
 	}
+	remote := c.remoteHostOf(k.pid)
+	if remote != nil {
+		// A causally placed machine's device runs are placed on its own
+		// clock, through its own anchors, then carried across (remote.go).
+		run = remote.nativeRun(run)
+	}
 	pl, err := c.placer.Place(run)
 	generic := "" // the summary's reason, when the slices carry a detailed one
 	if errors.Is(err, reduce.ErrInconsistent) {
@@ -149,9 +155,15 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 		pl, err = c.containOnly.Place(run)
 		pl.Reason = why
 	}
+	if err == nil && remote != nil {
+		err = remote.compose(&pl)
+	}
 	if err != nil {
 		var ie *reduce.InconsistencyError
 		reason := "no placement consistent with its host windows"
+		if remote != nil && !errors.Is(err, reduce.ErrInconsistent) {
+			reason = "not carried onto the dispatching host's axis"
+		}
 		if errors.As(err, &ie) {
 			c.note("inconsistent", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
 		} else {
@@ -219,6 +231,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 			}
 		}
 		args = append(args, perfetto.String("placement", method), perfetto.Int("bound_ns", bound))
+		args = c.remoteArgs(args, k.pid, 0, 0, false)
 		if reason != "" {
 			args = append(args, perfetto.String("placement_reason", reason))
 		}
@@ -258,6 +271,9 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		o, s := run.Spans[orch], run.Spans[sched]
 		eff := reduce.Effective(reduce.DeviceWindow{Start: o.TS, End: o.TS + o.Dur}, reduce.DeviceWindow{Start: s.TS, End: s.TS + s.Dur})
 		d, err := pl.Place(eff)
+		if h := c.remoteHostOf(k.pid); h != nil && err == nil {
+			d, err = h.fit.Compose(d)
+		}
 		if err != nil {
 			return
 		}

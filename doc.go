@@ -26,7 +26,12 @@
 //   - the bind stage: chip.run.bind.<segment> spans with on/off-CPU time,
 //     legacy bind phase= lines and host_phase_records drawn inside their
 //     chip.run.bind;
-//   - wall time through REALTIME clock snapshots from [CLOCK_ANCHOR] v=1.
+//   - wall time through REALTIME clock snapshots from [CLOCK_ANCHOR] v=1;
+//   - the logs of other machines (remote L3 worker daemons of an L4
+//     process) on the dispatching host's clock, each machine placed by the
+//     tasks it ran (package reduce: FitHost), every slice saying its
+//     machine, how it was placed and its bound, with network1.dispatch →
+//     remote run → network1.complete flows (see WithRemoteWorker).
 //
 // The returned Summary accounts for every record: what the readers lost
 // (torn, unknown version, malformed), what was drawn, how each device's

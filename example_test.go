@@ -12,6 +12,7 @@ import (
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // Converting a log: one chip run with its device phases, a clock anchor
@@ -143,4 +144,34 @@ func ExampleFile() {
 	// wrote 0 invocations: 2 tracks, 1 slice, 0 instants, 0 flows, 0 counter values, 260 bytes
 	// wall time: unknown (no [CLOCK_ANCHOR] v=1 record)
 	// spans: 1 read, 1 drawn
+}
+
+// Logs of a dispatching host (an L4 process whose workers are remote L3
+// daemons) and of the two machines that served it, each on its own clock:
+// one trace on the dispatching host's axis. The logs tell which machine
+// served which worker; WithRemoteWorker names it where they do not, and
+// WithTransport says how the frames travelled.
+func ExampleWithRemoteWorker() {
+	logs, _ := stracetest.GenerateRemote(stracetest.RemoteConfig{Seed: 4, Tasks: 6, GapMin: 1e9, GapMean: 1e9, GapMax: 3e9, WallErr: 1e6, SamePids: true,
+		Hosts: []stracetest.RemoteHost{{Machine: "machine1", DriftPPM: 30, FwdMin: 30e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3},
+			{Machine: "machine2", DriftPPM: -40, FwdMin: 30e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3}}})
+	var in []phasetrace.Input
+	for _, l := range logs {
+		in = append(in, phasetrace.Bytes(l.Name, l.Log))
+	}
+	sum, err := phasetrace.Convert(io.Discard, in,
+		phasetrace.WithRemoteWorker("machine2", 1), // agrees with the logs; needed only where they do not tell
+		phasetrace.WithTransport(phasetrace.TransportSocket))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, h := range sum.Hosts {
+		fmt.Printf("%s: %s, worker %v, %d tasks, bound under %d µs\n", h.Machine, h.Method, h.Workers, h.Tasks, (h.Bound.Max+999)/1000)
+	}
+	fmt.Println(sum.Flows["network1.dispatch → remote run"], "dispatch → remote run flows")
+	// Output:
+	// machine1: causal, worker [0], 3 tasks, bound under 51 µs
+	// machine2: causal, worker [1], 3 tasks, bound under 60 µs
+	// 6 dispatch → remote run flows
 }

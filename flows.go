@@ -48,6 +48,7 @@ type flowWindow struct {
 	draw     func(sp *heldSpan, flows, endFlows []perfetto.FlowID) // draws a released node span
 	linked   func(kind string)                                     // counts an arrow drawn
 	unlinked func(reason string)                                   // counts a dispatch drawn without one
+	sameHost func(a, b int32) bool                                 // whether two pids ran on one machine (nil: all do)
 	nextID   perfetto.FlowID
 
 	spans    []*nodeSpan // in arrival order
@@ -120,7 +121,7 @@ func (f *flowWindow) linkRun(root *strace.Span) []perfetto.FlowID {
 	}
 	var best *nodeSpan
 	for _, n := range f.launches[launchKey{run.Int, did.Int}] {
-		if n.released || n.span.Pid == root.Pid || n.span.TS >= root.TS {
+		if n.released || n.span.Pid == root.Pid || n.span.TS >= root.TS || f.sameHost != nil && !f.sameHost(n.span.Pid, root.Pid) {
 			continue
 		}
 		if best == nil || n.span.TS > best.span.TS {

@@ -63,6 +63,11 @@ type procInfo struct {
 	producers map[string]bool
 	wall      []strace.WallAnchor
 	wallAt    []strace.Pos
+	// machine is the machine it ran on, where the logs come from several;
+	// osPid its OS pid when pid is a trace pid (remote.go).
+	machine     string
+	osPid       int32
+	machineRank int // with a dispatching host: 0 on it, else 1 + the machine's index
 }
 
 type scanResult struct {
@@ -77,6 +82,13 @@ type scanResult struct {
 	// that a log from another host can be shifted onto the first's axis.
 	anchorInput map[reduce.Domain][]int
 	wallInput   map[int32][]int
+
+	// Remote machines (remote.go): what the first pass learns of them, the
+	// trace pids of pids that repeat across machines (per log), and how
+	// the logs are drawn once decided.
+	remote     remoteScan
+	pidMaps    []map[int32]int32
+	remotePlan *remotePlan
 }
 
 func newScan() *scanResult {
@@ -113,7 +125,13 @@ func (s *scanResult) proc(pid int32) *procInfo {
 // and returns its captures.
 func (s *scanResult) scanLog(r io.Reader, name string, maxLine int, seed maphash.Seed, skip []repeat) ([]capture, error) {
 	cut := newCaptureCutter(seed)
-	tee := newCaptureTee(r, cut, skip)
+	br := bufio.NewReaderSize(r, 1<<16)
+	s.remote.peekBanner(s.input, br)
+	var pm map[int32]int32
+	if s.input < len(s.pidMaps) {
+		pm = s.pidMaps[s.input]
+	}
+	tee := newCaptureTee(br, cut, skip)
 	rd := strace.NewReader(tee, strace.WithName(name), strace.WithMaxLine(maxLine),
 		strace.WithSpanFilter(firstPassSpan), strace.WithKinds(strace.KindSpan, strace.KindWallAnchor, strace.KindDeviceAnchor))
 	for {
@@ -124,10 +142,18 @@ func (s *scanResult) scanLog(r io.Reader, name string, maxLine int, seed maphash
 		if err != nil {
 			return nil, err
 		}
+		if pm != nil {
+			remapPids(&rec, pm)
+		}
 		switch rec.Kind {
 		case strace.KindSpan:
+			s.remote.span(s.input, &rec.Span)
 			s.scanSpan(&rec.Span)
-		case strace.KindWallAnchor, strace.KindDeviceAnchor:
+		case strace.KindWallAnchor:
+			s.remote.pid(s.input, rec.WallAnchor.Pid)
+			s.scanRecord(&rec)
+		case strace.KindDeviceAnchor:
+			s.remote.pid(s.input, rec.DeviceAnchor.Pid)
 			s.scanRecord(&rec)
 		}
 	}
@@ -310,6 +336,12 @@ func (t *threadInfo) threadName() string {
 // label names a process as the runtime's users know it.
 func (p *procInfo) label() string {
 	pid := strconv.FormatInt(int64(p.pid), 10)
+	if p.osPid != 0 {
+		pid = strconv.FormatInt(int64(p.osPid), 10)
+	}
+	if p.machine != "" {
+		pid += " on " + p.machine
+	}
 	switch {
 	case p.node:
 		return "simpler node (pid=" + pid + ")"
@@ -422,19 +454,26 @@ const hostGap = int64(1_000_000_000)
 func (s *scanResult) shifts(n int) []int64 {
 	out := make([]int64, n)
 	var ref *strace.WallAnchor
+	p := s.remotePlan
+	if p != nil && p.ref >= 0 && p.ref < len(s.firstWall) {
+		ref = s.firstWall[p.ref] // the dispatching log's host is the axis
+	}
 	for i := 0; i < n && i < len(s.firstWall); i++ {
 		w := s.firstWall[i]
-		if w == nil {
+		if w == nil || w == ref {
 			continue
 		}
 		if ref == nil {
 			ref = w
 			continue
 		}
+		if p != nil && i < len(p.inputHost) && p.inputHost[i] != nil && p.inputHost[i].fit != nil {
+			continue // placed by causality (remote.go): its own times, its own anchors
+		}
 		// The same wall instant is mono here and ref.MonoNS + (w.WallNS -
 		// ref.WallNS) on the reference host.
 		d := (w.WallNS - ref.WallNS) - (w.MonoNS - ref.MonoNS)
-		if d > hostGap || d < -hostGap {
+		if d > hostGap || d < -hostGap || p != nil && i < len(p.inputHost) && p.inputHost[i] != nil {
 			out[i] = d
 		}
 	}

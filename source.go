@@ -25,6 +25,9 @@ type sources struct {
 	rcs     []io.ReadCloser
 	m       *strace.Merger
 	openErr error // the first log that could not be opened
+	// adjust puts a record of a remote machine's log on the axis
+	// (remote.go); nil when there is none.
+	adjust func(i int, rec *strace.Record)
 }
 
 // openSources opens every log and starts reading them. A log that cannot be
@@ -43,7 +46,10 @@ func (c *converter) openSources(logs []Input) *sources {
 			continue
 		}
 		ss.rcs[i] = rc
-		ins[i] = strace.MergeInput{Name: in.Name, R: c.progress.wrap(rc), MonoShift: c.shift[i]}
+		ins[i] = strace.MergeInput{Name: in.Name, R: c.progress.wrap(rc), MonoShift: c.shift[i] + c.mergeShift(i)}
+	}
+	if c.remote != nil {
+		ss.adjust = c.adjustRemote
 	}
 	if ss.openErr == nil {
 		ss.m = strace.NewMerger(ins, strace.WithMaxLine(c.cfg.maxLine), strace.WithKinds(strace.KindSpan, strace.KindBindPhase))
@@ -92,6 +98,9 @@ func (ss *sources) next() (*source, error) {
 		case rec.Kind == strace.KindBindPhase:
 			rec.BindPhase.StartNS = uint64(int64(rec.BindPhase.StartNS) + d)
 		}
+	}
+	if ss.adjust != nil {
+		ss.adjust(i, rec)
 	}
 	return s, nil
 }

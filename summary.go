@@ -16,6 +16,9 @@ type Summary struct {
 	Artifacts []ArtifactSummary `json:"artifacts,omitempty"`
 	Output    OutputSummary     `json:"output"`
 	Devices   []DeviceSummary   `json:"devices,omitempty"`
+	// Hosts says, per remote machine, how its logs were placed on the
+	// dispatching host's axis (remote workers: see WithRemoteWorker).
+	Hosts []HostSummary `json:"hosts,omitempty"`
 	// WallTime says whether wall time is recoverable: some process wrote a
 	// [CLOCK_ANCHOR] v=1 record, written to the trace as a REALTIME clock
 	// snapshot.
@@ -308,6 +311,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "    %d spans: %s\n", d.Reasons[r], r)
 		}
 	}
+	writeHosts(&b, s.Hosts)
 	if s.WallTime {
 		fmt.Fprintf(&b, "wall time: known (%s)\n", count(s.WallAnchors, "wall-clock anchor"))
 	} else {

@@ -35,6 +35,9 @@ func (tr *trackSet) declare() []*procInfo {
 		procs = append(procs, p)
 	}
 	sort.Slice(procs, func(i, j int) bool {
+		if a, b := procs[i].machineRank, procs[j].machineRank; a != b {
+			return a < b // the dispatching host's first, then each remote machine's
+		}
 		if a, b := procs[i].rank(), procs[j].rank(); a != b {
 			return a < b
 		}

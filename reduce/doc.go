@@ -236,6 +236,72 @@
 // TestPlaceBoundHoldsUnderDrift checks every bound under random drift
 // (wandering within the stability), anchor spacing and windows.
 //
+// # Remote hosts
+//
+// An L4 process can send its tasks to L3 worker daemons on other machines,
+// each logging on its own CLOCK_MONOTONIC (another boot time, tens of ppm
+// of drift); their wall clocks agree only to NTP grade, milliseconds.
+// [FitHost] maps such a machine's clock onto the dispatching host's by
+// causality. No record names the other side; the k-th task sent to a
+// worker is the k-th run of its session (one task is in flight per
+// endpoint), which makes a [HostBracket] per task: the remote run began no
+// earlier than the frame left (network1.dispatch's end over a socket, its
+// start over MPI) and ended no later than network1.complete began. So the
+// remote instant x (the run's first span's start) was, on the dispatching
+// host, at least Sent, and x' (its last span's end) at most Received.
+//
+// The model is the clock fit of device anchors: Y(x) = Y0 + (x − X0)·(1+κ),
+// |κ| within the maximum ([DefaultHostMaxRate], 500 ppm, the most NTP
+// slews a clock), κ moving by at most the stability
+// ([DefaultHostRateStability], 0.02 ppm) across the tasks. Each task's two
+// one-sided brackets are half-planes in (offset, rate); their intersection
+// is a convex polygon, computed exactly in 128-bit integers. An offset
+// alone cannot fit a long run: 30 ppm over 45 s is 1.35 ms, while the
+// brackets are tens of µs wide. The central line through the polygon (the
+// middle of the rates it allows, and the middle of the offsets that rate
+// allows) gives the rate every remote instant is drawn with. Each task's
+// run is drawn along it, shifted by one offset for the whole run: the
+// middle of what the exact intervals at the run's start and its end both
+// allow, so that the drawn run is as close to the truth as the evidence
+// can promise at both ends, and its durations are the line's exactly.
+// Between runs the shift moves linearly, at most half a ns per ns, so the
+// map is monotone and spans nested on the remote host stay nested. The
+// bound of an instant is the distance from where it is drawn to the far
+// end of the interval the polygon allows for it: computed exactly at every
+// run's start and end (knots), and between knots carried from the two
+// nearest at every rate the brackets allow (widened by the stability), so
+// it holds everywhere.
+// [HostFit.Map] returns the line's value and that bound; [HostFit.Drawn]
+// the bound of a drawn instant; [HostFit.Compose] carries a device span
+// placed through that machine's own anchors (on its own clock) across,
+// its bound scaled by the largest rate and added to the host bound.
+//
+// The information limit ([HostFit.Limit]) is the smallest forward latency
+// plus the smallest return latency over the tasks. Causality cannot
+// separate a clock offset from uneven one-way delays: a clock δ ahead with
+// forward latency f + δ and return latency r − δ produces the same logs as
+// the truth, for any δ in (−f, r). So the offset is known to an interval of
+// that width at best, no bound can be below half of it, and the error of
+// any central estimate is up to |f − r|/2 — the difference of the two
+// directions' least latencies, which no method can see. With the rate
+// fitted over many tasks, the bounds come to about half the limit.
+//
+// Which remote log served which worker is not in any record:
+// [MatchSessions] pairs a worker's tasks with a session's runs only where
+// they count the same and their brackets admit a clock mapping, and takes
+// the one complete assignment. Where causality admits several (one task
+// each, alike), the wall-clock anchors decide as a weak prior
+// ([WallPrior], [DefaultWallAgreement]); failing that it is
+// [ErrAmbiguous] and the user names the mapping.
+//
+// The bound is guaranteed under these assumptions: each remote run lies
+// between its task's Sent and Received (the transport is the one assumed);
+// the remote clock's rate error against the dispatching host's stays
+// within the maximum and moves by at most the stability over the tasks
+// (CLOCK_MONOTONIC is slewed by NTP: a slew during the run breaks the
+// second assumption; raise the stability with WithHostRateStability if one
+// is expected).
+//
 // The timing tables the runtime's users read are in package
 // [github.com/phasetrace/phasetrace/reduce/analysis].
 package reduce

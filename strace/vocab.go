@@ -73,3 +73,50 @@ func IsBindSegment(name string) bool {
 	}
 	return false
 }
+
+// The vocabulary of remote workers: an L4 process (level word network1)
+// whose next-level workers are L3 worker daemons on other machines.
+//
+// On the dispatching host, the L4 scheduler thread logs, per task sent to a
+// worker, SpanRemoteDispatch and, once the reply is in, SpanRemoteComplete,
+// both carrying the task's identity (AttrRunID, AttrWorkerID,
+// AttrDispatchID — which counts per worker from 1 — and AttrEndpointKind =
+// EndpointRemoteL3 for a remote worker). On the remote machine the daemon's
+// inner L3 worker logs each task as one run of its own, numbered by
+// AttrRunID from 1 in arrival order: SpanRemoteRunFirst is its first span
+// and SpanRemoteRunLast its last. No record names the other side: the k-th
+// task sent to a worker is the k-th run of that worker's session.
+const (
+	SpanRemoteDispatch = "network1.dispatch"
+	SpanRemoteComplete = "network1.complete"
+	SpanRemoteRunFirst = "node.graph_build"
+	SpanRemoteRunLast  = "node.post_fence_retirement"
+
+	AttrRunID        = "run_id"
+	AttrWorkerID     = "worker_id"
+	AttrDispatchID   = "dispatch_id"
+	AttrEndpointKind = "endpoint_kind"
+	EndpointRemoteL3 = "remote_l3"
+)
+
+// DaemonBannerPrefix starts the first line of a remote worker daemon's log
+// as the runtime's CI writes it: "[network1-daemon] machine1 listening on
+// 10.0.0.2:7301".
+const DaemonBannerPrefix = "[network1-daemon] "
+
+// DaemonBanner returns the machine a daemon banner line names ("machine1"
+// above), and whether line is one.
+func DaemonBanner(line []byte) (machine string, ok bool) {
+	if len(line) < len(DaemonBannerPrefix) || string(line[:len(DaemonBannerPrefix)]) != DaemonBannerPrefix {
+		return "", false
+	}
+	rest := line[len(DaemonBannerPrefix):]
+	n := 0
+	for n < len(rest) && rest[n] != ' ' && rest[n] != '\t' && rest[n] != '\r' && rest[n] != '\n' {
+		n++
+	}
+	if n == 0 || n > 64 {
+		return "", false
+	}
+	return string(rest[:n]), true
+}

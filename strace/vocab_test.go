@@ -52,3 +52,21 @@ func cutLast(s string) (string, string, bool) {
 	}
 	return s[:i], s[i+1:], true
 }
+
+func TestDaemonBanner(t *testing.T) {
+	for _, c := range []struct {
+		line, machine string
+		ok            bool
+	}{
+		{"[network1-daemon] machine1 listening on 10.0.0.2:7301\n", "machine1", true},
+		{"[network1-daemon] machine12\r\n", "machine12", true},
+		{"[network1-daemon] \n", "", false},
+		{"[network1-daemon]machine1 listening\n", "", false},
+		{"[mono_ns=1][T0x1][INFO] x: [network1-daemon] machine1 listening\n", "", false},
+	} {
+		m, ok := DaemonBanner([]byte(c.line))
+		if m != c.machine || ok != c.ok {
+			t.Errorf("DaemonBanner(%q) = %q, %v; want %q, %v", c.line, m, ok, c.machine, c.ok)
+		}
+	}
+}

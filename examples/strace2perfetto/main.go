@@ -123,6 +123,11 @@ in place; a regular file is replaced only once the trace is complete.
 -open serves the trace to ui.perfetto.dev on 127.0.0.1:9001 once written
 and opens a browser on it, until the UI has fetched it or Ctrl-C.
 
+Logs from several machines (an L4 process and its remote L3 worker
+daemons) are drawn on the dispatching host's clock, each remote machine
+placed by the tasks it ran, with a bound; -worker names which worker a
+machine served when the logs do not tell.
+
 Exit status: 0 trace written; 1 failure (I/O, unreadable input,
 interrupted, -open port busy); 2 usage error; 3 with -strict, trace
 written but something was lost or repaired.
@@ -185,6 +190,15 @@ type config struct {
 	// noBeside turns off picking up the host_phase_records.jsonl beside
 	// the first log.
 	noBeside bool
+	// workers names which worker_id a remote machine's logs served
+	// (-worker), mpi that frames went over MPI (-mpi).
+	workers []remoteWorker
+	mpi     bool
+}
+
+type remoteWorker struct {
+	name string
+	id   int64
 }
 
 type calibration struct {
@@ -211,6 +225,16 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 		}
 		return err
 	})
+	fs.Func("worker", "a remote machine (its daemon banner's name, or one of its logs) and the worker_id whose tasks it ran, as `MACHINE=ID`, where the logs do not tell (repeatable)", func(v string) error {
+		name, id, ok := strings.Cut(v, "=")
+		n, err := strconv.ParseInt(id, 10, 64)
+		if !ok || name == "" || err != nil {
+			return errors.New("want MACHINE=ID, ID an integer")
+		}
+		cfg.workers = append(cfg.workers, remoteWorker{name, n})
+		return nil
+	})
+	fs.BoolVar(&cfg.mpi, "mpi", false, "remote workers' frames went over MPI: a remote run is only known to follow its network1.dispatch's start (default: a socket, after its end)")
 	fs.StringVar(&cfg.summaryJSON, "summary-json", "", "write the conversion summary as JSON to `file`, - for standard output")
 	fs.IntVar(&cfg.compress, "compress", 5, "deflate the trace at zlib `level`, 1 (fastest) to 9 (smallest); 0: off")
 	fs.BoolVar(&cfg.strict, "strict", false, "exit 3 when anything was lost or repaired (the trace is still written)")
@@ -455,6 +479,12 @@ func (c *command) options(ctx context.Context, cfg *config) (opts []phasetrace.O
 	}
 	if cfg.compress != 0 {
 		opts = append(opts, phasetrace.WithWriterOptions(perfetto.WithCompression(cfg.compress)))
+	}
+	for _, w := range cfg.workers {
+		opts = append(opts, phasetrace.WithRemoteWorker(w.name, w.id))
+	}
+	if cfg.mpi {
+		opts = append(opts, phasetrace.WithTransport(phasetrace.TransportMPI))
 	}
 	if isTerminal(c.stderr) && !cfg.quiet {
 		total := int64(0)

@@ -155,6 +155,11 @@ type generator struct {
 	anchors int  // device anchor lines so far
 	open    bool // the last line written has no line end yet
 	w       io.Writer
+
+	// For a remote worker's log (GenerateRemote): the identity its chip
+	// runs carry, and every host span written, for its truth.
+	chipRunID, chipDispatchID int64
+	hostSpan                  func(strace.Span)
 }
 
 func (g *generator) emit(at int64, handle uint64, rec strace.Record) {
@@ -184,6 +189,9 @@ func (g *generator) span(at int64, handle uint64, s strace.Span) {
 		if strings.HasPrefix(s.Name, "ext.") {
 			order--
 		}
+	}
+	if g.hostSpan != nil && !s.IsDevice() {
+		g.hostSpan(s)
 	}
 	g.emitOrdered(at, order, handle, strace.Record{Kind: strace.KindSpan, Span: s})
 }
@@ -544,7 +552,11 @@ func (g *generator) chipRun(r *rank, inv uint64, hid uint64, round int, slot, st
 		g.span(at, r.handle, s)
 	}
 	end := at + 10_000
-	root := sp(0, strace.SpanRun, start, end-start, strace.Int("run_id", int64(round/4+1)), strace.Int("dispatch_id", int64(round*2+int(r.dev)+1)),
+	runID, dispatchID := int64(round/4+1), int64(round*2+int(r.dev)+1)
+	if g.chipRunID != 0 {
+		runID, dispatchID = g.chipRunID, g.chipDispatchID
+	}
+	root := sp(0, strace.SpanRun, start, end-start, strace.Int("run_id", runID), strace.Int("dispatch_id", dispatchID),
 		strace.Uint("run_epoch", inv), strace.Int("slot_id", slot), strace.Int("generation", int64(round/2)))
 	g.span(end, r.handle, root)
 	return end

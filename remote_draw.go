@@ -1,0 +1,187 @@
+package phasetrace
+
+import (
+	"math"
+
+	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// Drawing a remote machine's records on the dispatching host's axis.
+
+// adjust puts a record of log i on the dispatching host's axis: its pids
+// become their trace pids, and a causally placed machine's host times go
+// through its mapping (a wall-placed one's were shifted already).
+//
+// It reports false for a span its machine's mapping cannot carry (a time
+// past the int64 range once mapped).
+func (p *remotePlan) adjust(i int, rec *strace.Record, pm map[int32]int32) bool {
+	if pm != nil {
+		remapPids(rec, pm)
+	}
+	h := p.inputHost[i]
+	if h == nil || h.fit == nil {
+		return true
+	}
+	if rec.Prefix.Present {
+		if y, _, err := h.fit.Map(reduce.HostNanos(rec.Prefix.MonoNS)); err == nil {
+			rec.Prefix.MonoNS = int64(y)
+		}
+	}
+	switch {
+	case rec.Kind == strace.KindSpan && !rec.Span.IsDevice():
+		if !drawable(&rec.Span) {
+			return true // not drawn for what it is (checkSpan)
+		}
+		s, e, ok := h.mapExtent(rec.Span.TS, rec.Span.End())
+		if !ok {
+			return false
+		}
+		rec.Span.TS, rec.Span.Dur = s, e-s
+	case rec.Kind == strace.KindBindPhase:
+		if rec.BindPhase.StartNS <= math.MaxInt64 && rec.BindPhase.DurNS <= math.MaxInt64 {
+			st := int64(rec.BindPhase.StartNS)
+			if s, e, ok := h.mapExtent(st, st+int64(rec.BindPhase.DurNS)); ok && s >= 0 {
+				rec.BindPhase.StartNS, rec.BindPhase.DurNS = uint64(s), uint64(e-s)
+			}
+		}
+	}
+	return true
+}
+
+// mapExtent maps [s, e] through the machine's line.
+func (h *remoteHost) mapExtent(s, e int64) (int64, int64, bool) {
+	ys, _, err1 := h.fit.Map(reduce.HostNanos(s))
+	ye, _, err2 := h.fit.Map(reduce.HostNanos(e))
+	if err1 != nil || err2 != nil || e < s {
+		return 0, 0, false
+	}
+	return int64(ys), int64(ye), true
+}
+
+// remoteArgs adds, to a slice of a remote machine's span drawn from ts to
+// end, the machine, how it was placed and (host spans) its bound.
+func (c *converter) remoteArgs(args []perfetto.Arg, pid int32, ts, end int64, bound bool) []perfetto.Arg {
+	p := c.remote
+	if p == nil {
+		return args
+	}
+	h := p.byPid[pid]
+	if h == nil {
+		return args
+	}
+	args = append(args, perfetto.String("machine", h.machine))
+	if os, ok := p.osPid[pid]; ok {
+		args = append(args, perfetto.Int("os_pid", int64(os)))
+	}
+	args = append(args, perfetto.String("host_placement", h.method.String()))
+	if h.fit != nil && bound {
+		b0, err0 := h.fit.Drawn(reduce.HostNanos(ts))
+		b1, err1 := h.fit.Drawn(reduce.HostNanos(end))
+		if err0 == nil && err1 == nil {
+			b := int64(max(b0, b1))
+			args = append(args, perfetto.Int("host_bound_ns", b))
+			h.sum.Bound.add(b)
+		}
+	}
+	return args
+}
+
+// remoteHostOf returns the causally placed machine of pid, or nil.
+func (c *converter) remoteHostOf(pid int32) *remoteHost {
+	if c.remote == nil {
+		return nil
+	}
+	if h := c.remote.byPid[pid]; h != nil && h.fit != nil {
+		return h
+	}
+	return nil
+}
+
+// nativeWindow returns the remote-clock window that holds what the
+// machine's line drew at w.
+func (h *remoteHost) nativeWindow(w reduce.HostWindow) (reduce.HostWindow, bool) {
+	s, err0 := h.fit.Native(w.Start)
+	e, err1 := h.fit.Native(w.End)
+	if err0 != nil || err1 != nil {
+		return reduce.HostWindow{}, false
+	}
+	return reduce.HostWindow{Start: s - 2, End: e + 2}, true
+}
+
+// remoteWallAnchor reports whether a wall-clock anchor of pid is set aside:
+// its machine is placed by causality, and its wall clock agrees with the
+// dispatching host's only to NTP grade.
+func (c *converter) remoteWallAnchor(pid int32) bool { return c.remoteHostOf(pid) != nil }
+
+// mergeShift is an offset near a causally placed log's, for ordering its
+// records among the others'.
+func (c *converter) mergeShift(i int) int64 {
+	if c.remote == nil || i >= len(c.remote.inputHost) {
+		return 0
+	}
+	h := c.remote.inputHost[i]
+	if h == nil || h.fit == nil {
+		return 0
+	}
+	return h.sum.OffsetNs
+}
+
+// adjustRemote puts a record of log i on the dispatching host's axis.
+func (c *converter) adjustRemote(i int, rec *strace.Record) {
+	var pm map[int32]int32
+	if i < len(c.pidMaps) {
+		pm = c.pidMaps[i]
+	}
+	if !c.remote.adjust(i, rec, pm) {
+		c.unmapped(rec, c.led.where(rec.Pos))
+	}
+}
+
+// reasonUnmapped counts the spans a remote machine's mapping cannot carry.
+const reasonUnmapped = "a remote machine's span whose time leaves the int64 range on the dispatching host's axis"
+
+// unmapped counts a span its machine's mapping cannot carry and leaves it
+// out (a record of no kind is not drawn).
+func (c *converter) unmapped(rec *strace.Record, at where) {
+	c.led.dropSpan(reasonUnmapped, at, rec.Span.Name+" ts="+itoa(rec.Span.TS), 1)
+	rec.Kind = 0
+}
+
+// nativeRun returns run with its host windows on its machine's own clock.
+// A window that cannot be carried back is left out (less containment,
+// never a wrong one).
+func (h *remoteHost) nativeRun(run reduce.Run) reduce.Run {
+	if run.RunnerRun != nil {
+		if w, ok := h.nativeWindow(*run.RunnerRun); ok {
+			run.RunnerRun = &w
+		} else {
+			run.RunnerRun = nil
+		}
+	}
+	var enc []reduce.HostWindow
+	for _, w := range run.Enclosing {
+		if n, ok := h.nativeWindow(w); ok {
+			enc = append(enc, n)
+		}
+	}
+	run.Enclosing = enc
+	return run
+}
+
+// compose carries a placement made on the machine's own clock onto the
+// dispatching host's axis, bounds composed (reduce.HostFit.Compose).
+func (h *remoteHost) compose(pl *reduce.Placement) error {
+	if pl.Method == reduce.Unaligned {
+		return nil
+	}
+	for i, sp := range pl.Spans {
+		d, err := h.fit.Compose(sp)
+		if err != nil {
+			return err
+		}
+		pl.Spans[i] = d
+	}
+	return nil
+}

@@ -1,0 +1,371 @@
+package phasetrace
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// Which session served which worker, each machine's clock, and the flows
+// across machines.
+
+// flowEnd names a span a remote flow starts or ends at: a dispatch or
+// complete by (pid, worker, dispatch id), a remote run's span by (pid, run
+// id).
+type flowEnd struct {
+	pid  int32
+	a, b int64
+	name string
+}
+
+type flowAttach struct {
+	flows, endFlows []perfetto.FlowID
+}
+
+type session struct {
+	host *remoteHost
+	pid  int32
+	runs []reduce.HostBracket
+	ids  []int64
+	recs map[int64]*runRec
+}
+
+type worker struct {
+	pid   int32
+	id    int64
+	tasks []reduce.HostBracket
+	ids   []int64 // dispatch ids
+	recs  map[int64]*taskRec
+}
+
+// fitHosts matches sessions to workers and fits each machine's clock.
+func (c *converter) fitHosts(p *remotePlan) {
+	workers, sessions := c.remoteWorkers(p), c.remoteSessions(p)
+	match, ambiguous := c.matchRemote(workers, sessions)
+	byHost := map[*remoteHost][]reduce.HostBracket{}
+	for i, s := range sessions {
+		if match[i] < 0 {
+			continue
+		}
+		w := workers[match[i]]
+		byHost[s.host] = append(byHost[s.host], reduce.Pair(reduce.Worker{ID: w.id, Tasks: w.tasks}, reduce.Session{Runs: s.runs})...)
+		s.host.summary().Workers = append(s.host.summary().Workers, w.id)
+	}
+	for _, h := range p.hosts {
+		sum := h.summary()
+		sum.Transport = c.cfg.transport.String()
+		axis := p.ref >= 0 && p.inputHost[p.ref] == h
+		if shift, ok := c.wallShift(h); ok && !axis {
+			sum.WallShiftNs = shift
+			h.method = reduce.HostWall
+		}
+		sum.Method = h.method.String()
+		switch {
+		case axis:
+			sum.Note = "its clock is the trace's axis (no log among the inputs dispatched to remote workers)"
+		case len(byHost[h]) > 0:
+			c.fitHost(h, byHost[h])
+		case ambiguous:
+			sum.Note = "the logs do not determine which worker it served (name it: WithRemoteWorker, -worker " + h.machine + "=ID)"
+		case len(workers) == 0:
+			sum.Note = "no dispatching log (network1.dispatch to a remote_l3 endpoint) in the inputs"
+		default:
+			sum.Note = "no worker's tasks match its runs"
+		}
+	}
+	p.attach = map[flowEnd]*flowAttach{}
+	for i, s := range sessions {
+		if match[i] >= 0 && s.host.fit != nil {
+			c.pairFlows(p, workers[match[i]], s)
+		}
+	}
+}
+
+// remoteWorkers returns the dispatching host's remote workers, by (pid,
+// worker id), each with its tasks in dispatch order.
+func (c *converter) remoteWorkers(p *remotePlan) []*worker {
+	wk := map[[2]int64]*worker{}
+	for k, t := range c.scan.remote.tasks {
+		if p.inputHost[k.input] != nil {
+			continue
+		}
+		key := [2]int64{int64(k.pid), k.worker}
+		w := wk[key]
+		if w == nil {
+			w = &worker{pid: k.pid, id: k.worker, recs: map[int64]*taskRec{}}
+			wk[key] = w
+		}
+		b := reduce.HostBracket{Sent: math.MinInt64, Received: math.MaxInt64}
+		if t.hasDisp {
+			b.Sent = reduce.HostNanos(t.dispEnd)
+			if c.cfg.transport == TransportMPI {
+				b.Sent = reduce.HostNanos(t.dispTS)
+			}
+		}
+		if t.hasComp {
+			b.Received = reduce.HostNanos(t.compTS)
+		}
+		w.tasks = append(w.tasks, b)
+		w.ids = append(w.ids, k.dispatch)
+		w.recs[k.dispatch] = t
+	}
+	workers := make([]*worker, 0, len(wk))
+	for _, w := range wk {
+		sortBy(w.ids, w.tasks)
+		workers = append(workers, w)
+	}
+	sort.Slice(workers, func(i, j int) bool {
+		return workers[i].pid < workers[j].pid || workers[i].pid == workers[j].pid && workers[i].id < workers[j].id
+	})
+	return workers
+}
+
+// remoteSessions returns the remote daemons' sessions, by (machine, daemon
+// pid), each with its runs in run_id order.
+func (c *converter) remoteSessions(p *remotePlan) []*session {
+	sk := map[runKey]*session{}
+	var sessions []*session
+	for k, r := range c.scan.remote.runs {
+		h := p.inputHost[k.input]
+		if h == nil {
+			continue
+		}
+		key := runKey{input: -1 - slices.Index(p.hosts, h), pid: k.pid}
+		s := sk[key]
+		if s == nil {
+			s = &session{host: h, pid: k.pid, recs: map[int64]*runRec{}}
+			sk[key] = s
+			sessions = append(sessions, s)
+		}
+		s.runs = append(s.runs, reduce.HostBracket{Start: reduce.HostNanos(r.start), End: reduce.HostNanos(r.end)})
+		s.ids = append(s.ids, k.run)
+		s.recs[k.run] = r
+	}
+	for _, s := range sessions {
+		sortBy(s.ids, s.runs)
+	}
+	sort.Slice(sessions, func(i, j int) bool {
+		a, b := sessions[i], sessions[j]
+		ia, ib := slices.Index(p.hosts, a.host), slices.Index(p.hosts, b.host)
+		return ia < ib || ia == ib && a.pid < b.pid
+	})
+	return sessions
+}
+
+// matchRemote decides which worker each session served (reduce.
+// MatchSessions), the user's -worker names first; -1 for none.
+func (c *converter) matchRemote(workers []*worker, sessions []*session) (match []int, ambiguous bool) {
+	rw := make([]reduce.Worker, len(workers))
+	for i, w := range workers {
+		rw[i] = reduce.Worker{ID: w.id, Tasks: w.tasks}
+	}
+	rsess := make([]reduce.Session, len(sessions))
+	fixed := map[int]int{}
+	for i, s := range sessions {
+		rsess[i] = reduce.Session{Name: s.host.machine, Runs: s.runs, Wall: c.wallPrior(s.host)}
+		for name, id := range c.cfg.remoteWorkers {
+			if !s.host.named(name, c.names) {
+				continue
+			}
+			for j, w := range workers {
+				if w.id == id {
+					fixed[i] = j
+				}
+			}
+		}
+	}
+	if len(workers) == 0 || len(sessions) == 0 {
+		match = make([]int, len(sessions))
+		for i := range match {
+			match[i] = -1
+		}
+		return match, false
+	}
+	match, err := reduce.MatchSessions(rw, rsess, fixed, c.cfg.hostFit...)
+	return match, errors.Is(err, reduce.ErrAmbiguous)
+}
+
+// fitHost fits machine h's clock to the brackets of its tasks.
+func (c *converter) fitHost(h *remoteHost, br []reduce.HostBracket) {
+	sum := h.summary()
+	fit, err := reduce.FitHost(br, c.cfg.hostFit...)
+	if err != nil {
+		sum.Note = "its tasks admit no clock mapping: " + err.Error()
+		return
+	}
+	h.fit, h.method = fit, reduce.HostCausal
+	sum.Method, sum.Tasks = h.method.String(), fit.Tasks()
+	off, _ := fit.Offset(br[0].Start)
+	rate, lo, hi := fit.Rate()
+	sum.OffsetNs, sum.RatePPB, sum.RateLo, sum.RateHi, sum.LimitNs = int64(off), int64(rate), int64(lo), int64(hi), int64(fit.Limit())
+	if sum.WallShiftNs == 0 {
+		return
+	}
+	// The larger disagreement, at its first task or its last (the drift
+	// the wall shift ignores grows between them).
+	last := br[0].End
+	for _, b := range br {
+		last = max(last, b.End)
+	}
+	offLast, _ := fit.Offset(last)
+	sum.WallDisagreeNs = sum.WallShiftNs - int64(off)
+	if d := sum.WallShiftNs - int64(offLast); abs64(d) > abs64(sum.WallDisagreeNs) {
+		sum.WallDisagreeNs = d
+	}
+}
+
+// named reports whether the machine is name, or has a log named name.
+func (h *remoteHost) named(name string, logs []string) bool {
+	if name == h.machine {
+		return true
+	}
+	for _, i := range h.inputs {
+		if i < len(logs) && logs[i] == name {
+			return true
+		}
+	}
+	return false
+}
+
+// sortBy sorts vs by the ids beside them.
+func sortBy(ids []int64, vs []reduce.HostBracket) {
+	idx := make([]int, len(ids))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return ids[idx[a]] < ids[idx[b]] })
+	ids2, vs2 := slices.Clone(ids), slices.Clone(vs)
+	for i, j := range idx {
+		ids[i], vs[i] = ids2[j], vs2[j]
+	}
+}
+
+// wallShift is what the machine's first anchored log's wall-clock anchor
+// moves it by, onto the reference's axis.
+func (c *converter) wallShift(h *remoteHost) (int64, bool) {
+	p := c.remote
+	if !p.hasRef {
+		return 0, false
+	}
+	for _, i := range h.inputs {
+		if p.hasOffset[i] {
+			return p.offsets[i] - p.refOff, true
+		}
+	}
+	return 0, false
+}
+
+// wallPrior is what the machine's first wall-clock anchor says of its
+// clock against the dispatching host's.
+func (c *converter) wallPrior(h *remoteHost) *reduce.WallPrior {
+	p := c.remote
+	if !p.hasRef {
+		return nil
+	}
+	for _, i := range h.inputs {
+		if p.hasOffset[i] {
+			return &reduce.WallPrior{At: reduce.HostNanos(c.scan.firstWall[i].MonoNS), Offset: reduce.HostNanos(p.offsets[i] - p.refOff)}
+		}
+	}
+	return nil
+}
+
+// pairFlows prepares the flows of worker w's tasks served by session s:
+// network1.dispatch → the run's first span, its last span →
+// network1.complete. An arrow is drawn only where its start is certainly
+// drawn before its end.
+func (c *converter) pairFlows(p *remotePlan, w *worker, s *session) {
+	fit := s.host.fit
+	for k := range min(len(w.ids), len(s.ids)) {
+		t, r := w.recs[w.ids[k]], s.recs[s.ids[k]]
+		run := s.runs[k]
+		if t == nil || r == nil {
+			continue
+		}
+		ys, _, err1 := fit.Map(run.Start)
+		ye, _, err2 := fit.Map(run.End)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if t.dispDrawable && r.first && t.dispTS < int64(ys) {
+			id := c.flows.id()
+			p.at(flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch}).flows = append(p.at(flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch}).flows, id)
+			e := p.at(flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunFirst})
+			e.endFlows = append(e.endFlows, id)
+		}
+		if r.last && t.compDrawable && int64(ye) < t.compTS {
+			id := c.flows.id()
+			e := p.at(flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunLast})
+			e.flows = append(e.flows, id)
+			e = p.at(flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteComplete})
+			e.endFlows = append(e.endFlows, id)
+		}
+	}
+}
+
+func (p *remotePlan) at(k flowEnd) *flowAttach {
+	a := p.attach[k]
+	if a == nil {
+		a = &flowAttach{}
+		p.attach[k] = a
+	}
+	return a
+}
+
+// remoteFlows adds the remote flows that start or end at a node span.
+func (c *converter) remoteFlows(sp *strace.Span, flows, endFlows []perfetto.FlowID) ([]perfetto.FlowID, []perfetto.FlowID) {
+	p := c.remote
+	if p == nil || len(p.attach) == 0 {
+		return flows, endFlows
+	}
+	var k flowEnd
+	switch sp.Name {
+	case strace.SpanRemoteDispatch, strace.SpanRemoteComplete:
+		w, ok1 := sp.Attr(strace.AttrWorkerID)
+		d, ok2 := sp.Attr(strace.AttrDispatchID)
+		if !ok1 || !ok2 {
+			return flows, endFlows
+		}
+		k = flowEnd{sp.Pid, w.Int, d.Int, sp.Name}
+	case strace.SpanRemoteRunFirst, strace.SpanRemoteRunLast:
+		r, ok := sp.Attr(strace.AttrRunID)
+		if !ok {
+			return flows, endFlows
+		}
+		k = flowEnd{sp.Pid, r.Int, -1, sp.Name}
+	default:
+		return flows, endFlows
+	}
+	a := p.attach[k]
+	if a == nil {
+		return flows, endFlows
+	}
+	delete(p.attach, k)
+	for range a.flows {
+		switch sp.Name {
+		case strace.SpanRemoteDispatch:
+			c.sum.flow("network1.dispatch → remote run")
+		case strace.SpanRemoteRunLast:
+			c.sum.flow("remote run → network1.complete")
+		}
+	}
+	return append(flows, a.flows...), append(endFlows, a.endFlows...)
+}
+
+// sameHost reports whether a node.dispatch of process a may have launched
+// a chip run of process b: a remote daemon launches runs on its own
+// machine only, and no other machine's dispatch launches them there.
+// (Machines placed by their wall clocks keep the old rule: any.)
+func (c *converter) sameHost(a, b int32) bool {
+	if c.remote == nil {
+		return true
+	}
+	ha, hb := c.remote.byPid[a], c.remote.byPid[b]
+	causal := ha != nil && ha.fit != nil || hb != nil && hb.fit != nil
+	return !causal || ha == hb
+}

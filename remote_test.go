@@ -1,0 +1,474 @@
+package phasetrace_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/perfetto/check"
+	"github.com/phasetrace/phasetrace/perfetto/check/processor"
+	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
+)
+
+var genRemote = flag.String("genremote", "", "TestGenerateRemote writes the logs of the remote scenarios to this directory")
+
+// TestGenerateRemote writes the logs of the accuracy table's scenarios, for
+// the command line:
+//
+//	go test -run TestGenerateRemote -genremote /tmp/remote .
+//	strace2perfetto /tmp/remote/2/l4.log /tmp/remote/2/machine1.log /tmp/remote/2/machine2.log
+func TestGenerateRemote(t *testing.T) {
+	if *genRemote == "" {
+		t.Skip("no -genremote directory given")
+	}
+	for i, sc := range remoteScenarios {
+		dir := filepath.Join(*genRemote, strconv.Itoa(i+1))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		logs, _ := stracetest.GenerateRemote(sc.cfg)
+		for _, l := range logs {
+			if err := os.WriteFile(filepath.Join(dir, l.Name), l.Log, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("%s: %s", sc.name, dir)
+	}
+}
+
+// The remote scenarios of the accuracy table.
+var remoteScenarios = []struct {
+	name string
+	cfg  stracetest.RemoteConfig
+}{
+	{"one remote host, 50 tasks over ~45 s, 30 ppm", stracetest.RemoteConfig{Seed: 1, Tasks: 50, GapMin: 600_000_000, GapMean: 300_000_000, GapMax: 1_300_000_000,
+		WallErr: 1_000_000, SamePids: true, AnchorEvry: 100_000_000,
+		Hosts: []stracetest.RemoteHost{{Machine: "machine1", DriftPPM: 30, FwdMin: 35_000, FwdJitter: 40_000, RetMin: 22_000, RetJitter: 30_000}}}},
+	{"two remote hosts, 12 tasks over ~140 s, idle 8–40 s, −46 / +20 ppm", stracetest.RemoteConfig{Seed: 2, Tasks: 12, GapMin: 8_000_000_000, GapMean: 4_500_000_000, GapMax: 40_000_000_000,
+		WallErr: 1_000_000, SamePids: true, AnchorEvry: 100_000_000,
+		Hosts: []stracetest.RemoteHost{
+			{Machine: "machine1", DriftPPM: -46, FwdMin: 28_000, FwdJitter: 30_000, RetMin: 24_000, RetJitter: 25_000},
+			{Machine: "machine2", DriftPPM: 20, FwdMin: 40_000, FwdJitter: 35_000, RetMin: 30_000, RetJitter: 25_000}}}},
+}
+
+func remoteInputs(logs []stracetest.RemoteLog) []phasetrace.Input {
+	var in []phasetrace.Input
+	for _, l := range logs {
+		in = append(in, phasetrace.Bytes(l.Name, l.Log))
+	}
+	return in
+}
+
+// remoteResult is how the remote spans of one machine were drawn.
+type remoteResult struct {
+	errs, bounds []int64
+	wallErrs     []int64
+	held         int
+	limit        int64
+}
+
+// measureRemote converts the logs and checks every remote slice against the
+// truth: its drawn start (and, for host spans, end) against where it truly
+// was, and its published bound.
+func measureRemote(t *testing.T, logs []stracetest.RemoteLog, truth stracetest.RemoteTruth, opts ...phasetrace.Option) (map[string]*remoteResult, *phasetrace.Summary, []byte) {
+	t.Helper()
+	var out bytes.Buffer
+	sum, err := phasetrace.Convert(&out, remoteInputs(logs), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return measureTrace(t, out.Bytes(), sum, truth), sum, out.Bytes()
+}
+
+// measureTrace checks a trace's remote slices against the truth.
+func measureTrace(t *testing.T, out []byte, sum *phasetrace.Summary, truth stracetest.RemoteTruth) map[string]*remoteResult {
+	t.Helper()
+	if err := sum.Spans.Check(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := check.ReadBytes(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	// One daemon and one chip child per machine: a span is named by its
+	// machine, its run (run_id or inv) and its name.
+	byName := map[remoteTruthKey]stracetest.RemoteSpan{}
+	for k, v := range truth.Spans {
+		byName[remoteTruthKey{k.Machine, k.Run, k.Name}] = v
+	}
+	res := map[string]*remoteResult{}
+	for _, h := range sum.Hosts {
+		res[h.Machine] = &remoteResult{limit: h.LimitNs}
+	}
+	for _, s := range tr.Slices {
+		args := map[string]any{}
+		for _, a := range s.Args {
+			args[a.Name] = a.Value
+		}
+		machine, _ := args["machine"].(string)
+		if machine == "" {
+			continue
+		}
+		r := res[machine]
+		var run uint64
+		if v, ok := args["run_id"].(int64); ok && strace.FamilyOf(s.Name) == strace.FamilyNode {
+			run = uint64(v)
+		} else if v, ok := args["inv"].(uint64); ok {
+			run = v
+		}
+		bound, isDev := args["host_bound_ns"].(int64)
+		isDev = !isDev
+		if isDev {
+			bound, _ = args["bound_ns"].(int64)
+		}
+		want, ok := byName[remoteTruthKey{machine, run, s.Name}]
+		if !ok {
+			continue
+		}
+		e := s.TS - want.TrueStart
+		if !want.Device {
+			if e2 := s.TS + s.Dur - want.TrueEnd; abs(e2) > abs(e) {
+				e = e2
+			}
+			wallE := want.Start + truth.Hosts[machine].WallShift - want.TrueStart
+			r.wallErrs = append(r.wallErrs, abs(wallE))
+		}
+		r.errs = append(r.errs, abs(e))
+		r.bounds = append(r.bounds, bound)
+		if abs(e) <= bound {
+			r.held++
+		} else if len(r.errs)-r.held <= 5 {
+			t.Errorf("%s %s run=%d: drawn at %d, truly %d: error %d ns > bound %d ns", machine, s.Name, run, s.TS, want.TrueStart, e, bound)
+		}
+	}
+	return res
+}
+
+type remoteTruthKey struct {
+	machine string
+	run     uint64
+	name    string
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func median(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func us(ns int64) string { return fmt.Sprintf("%.1f µs", float64(ns)/1e3) }
+
+// TestRemoteAccuracy converts the remote scenarios and prints the table the
+// README shows: go test -run TestRemoteAccuracy -v .
+func TestRemoteAccuracy(t *testing.T) {
+	var tab strings.Builder
+	tab.WriteString("| scenario | machine | spans | wall shift: max / median error | causal: max / median error | median bound | information limit | bound holds |\n")
+	tab.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, sc := range remoteScenarios {
+		logs, truth := stracetest.GenerateRemote(sc.cfg)
+		res, sum, _ := measureRemote(t, logs, truth)
+		for _, h := range sum.Hosts {
+			if h.Method != "causal" {
+				t.Errorf("%s: %s placed %s: %s", sc.name, h.Machine, h.Method, h.Note)
+			}
+		}
+		for _, h := range sc.cfg.Hosts {
+			r := res[h.Machine]
+			if r == nil || len(r.errs) == 0 {
+				t.Errorf("%s: no spans of %s checked", sc.name, h.Machine)
+				continue
+			}
+			ht := truth.Hosts[h.Machine]
+			limit := ht.FwdMin + ht.RetMin
+			maxErr := slices.Max(r.errs)
+			fmt.Fprintf(&tab, "| %s | %s | %d | %s / %s | %s / %s | %s | %s | %.2f%% |\n", sc.name, h.Machine, len(r.errs),
+				us(slices.Max(r.wallErrs)), us(median(r.wallErrs)), us(maxErr), us(median(r.errs)), us(median(r.bounds)), us(limit),
+				100*float64(r.held)/float64(len(r.errs)))
+			if maxErr > 15_000 {
+				t.Errorf("%s: %s: max error %d ns > 15 µs", sc.name, h.Machine, maxErr)
+			}
+			if r.held != len(r.errs) {
+				t.Errorf("%s: %s: the bound holds for %d of %d spans", sc.name, h.Machine, r.held, len(r.errs))
+			}
+			if mb := median(r.bounds); float64(mb) > 1.2*float64(limit) {
+				t.Errorf("%s: %s: median bound %d ns above 1.2× the information limit %d ns", sc.name, h.Machine, mb, limit)
+			}
+		}
+	}
+	t.Logf("\n%s", tab.String())
+}
+
+// The scenarios span what the issue describes.
+func TestRemoteScenarioShapes(t *testing.T) {
+	for _, sc := range remoteScenarios {
+		logs, truth := stracetest.GenerateRemote(sc.cfg)
+		var first, last int64
+		for k, s := range truth.Spans {
+			if k.Name == strace.SpanRemoteRunFirst && (first == 0 || s.TrueStart < first) {
+				first = s.TrueStart
+			}
+			if k.Name == strace.SpanRemoteRunLast {
+				last = max(last, s.TrueEnd)
+			}
+		}
+		t.Logf("%s: %d logs, remote runs over %.1f s", sc.name, len(logs), float64(last-first)/1e9)
+	}
+}
+
+// A remote machine's log without the dispatching log: moved by its
+// wall-clock anchor, every slice saying so, no bound claimed.
+func TestRemoteWithoutDispatcher(t *testing.T) {
+	logs, _ := stracetest.GenerateRemote(remoteScenarios[1].cfg)
+	var out bytes.Buffer
+	sum, err := phasetrace.Convert(&out, remoteInputs(logs[1:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sum.Spans.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Hosts) != 2 {
+		t.Fatalf("%d hosts in the summary, want 2", len(sum.Hosts))
+	}
+	for _, h := range sum.Hosts {
+		// The first log's machine is the axis when no log dispatched.
+		if h.Method != "wall" && h.Method != "unplaced" {
+			t.Errorf("%s placed %s", h.Machine, h.Method)
+		}
+	}
+	tr, err := check.ReadBytes(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range tr.Slices {
+		for _, a := range s.Args {
+			if a.Name == "host_bound_ns" {
+				t.Fatalf("%s claims a host bound without causal evidence", s.Name)
+			}
+		}
+	}
+}
+
+// With the MPI transport the frame may leave during network1.dispatch:
+// the bound still holds when the converter is told so.
+func TestRemoteMPI(t *testing.T) {
+	cfg := remoteScenarios[0].cfg
+	cfg.MPI, cfg.Tasks = true, 20
+	logs, truth := stracetest.GenerateRemote(cfg)
+	res, sum, _ := measureRemote(t, logs, truth, phasetrace.WithTransport(phasetrace.TransportMPI))
+	if sum.Hosts[0].Transport != "mpi" || sum.Hosts[0].Method != "causal" {
+		t.Errorf("host summary %+v", sum.Hosts[0])
+	}
+	r := res["machine1"]
+	if r.held != len(r.errs) || len(r.errs) == 0 {
+		t.Errorf("bound holds for %d of %d spans", r.held, len(r.errs))
+	}
+}
+
+// Property: whatever the drift, latencies and task spacing, every remote
+// span lies within its published bound.
+func TestRemoteBoundAlwaysHolds(t *testing.T) {
+	n := 12
+	if testing.Short() {
+		n = 4
+	}
+	for seed := range uint64(n) {
+		rng := stracetest.RemoteConfig{Seed: 100 + seed}
+		r := rand.New(rand.NewPCG(seed, 77))
+		hosts := make([]stracetest.RemoteHost, 1+r.IntN(2))
+		for i := range hosts {
+			hosts[i] = stracetest.RemoteHost{Machine: fmt.Sprintf("m%d", i+1), DriftPPM: r.Float64()*200 - 100,
+				FwdMin: 20_000 + r.Int64N(150_000), FwdJitter: 1 + r.Int64N(150_000), RetMin: 20_000 + r.Int64N(150_000), RetJitter: 1 + r.Int64N(150_000)}
+		}
+		cfg := rng
+		cfg.Hosts, cfg.Tasks = hosts, 2+r.IntN(20)
+		cfg.GapMin, cfg.GapMean, cfg.GapMax = r.Int64N(2e9), r.Int64N(10e9), 40e9
+		cfg.WallErr, cfg.SamePids, cfg.AnchorEvry = 1e6, r.IntN(2) == 0, []int64{0, 1e8, 1e9}[r.IntN(3)]
+		cfg.MPI = r.IntN(3) == 0
+		var opts []phasetrace.Option
+		if cfg.MPI {
+			opts = append(opts, phasetrace.WithTransport(phasetrace.TransportMPI))
+		}
+		logs, truth := stracetest.GenerateRemote(cfg)
+		res, sum, _ := measureRemote(t, logs, truth, opts...)
+		for _, h := range sum.Hosts {
+			rr := res[h.Machine]
+			if h.Method != "causal" {
+				t.Errorf("seed %d: %s placed %s: %s", seed, h.Machine, h.Method, h.Note)
+				continue
+			}
+			if rr.held != len(rr.errs) {
+				t.Errorf("seed %d: %s: bound holds for %d of %d spans", seed, h.Machine, rr.held, len(rr.errs))
+			}
+		}
+	}
+}
+
+// The multi-machine trace loads into Perfetto's trace processor: no error
+// or data loss, the same slices and flows as perfetto/check builds.
+func TestRemoteInTheTraceProcessor(t *testing.T) {
+	if _, ok := processor.FromEnv(); !ok {
+		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
+	}
+	logs, truth := stracetest.GenerateRemote(remoteScenarios[1].cfg)
+	_, sum, out := measureRemote(t, logs, truth)
+	tr, err := check.ReadBytes(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Flows) == 0 || sum.Flows["network1.dispatch → remote run"] == 0 {
+		t.Errorf("no remote flows: %v", sum.Flows)
+	}
+	processorAgrees(t, out, tr)
+}
+
+// A Builder given the same values as the logs, each remote machine's by
+// RemoteSpan and the Survey's Remote… methods, places them as Convert does.
+func TestRemoteBuilder(t *testing.T) {
+	logs, truth := stracetest.GenerateRemote(remoteScenarios[1].cfg)
+	type value struct {
+		machine string
+		rec     strace.Record
+	}
+	var values []value
+	for _, l := range logs {
+		r := strace.NewReader(bytes.NewReader(l.Log))
+		for {
+			rec, err := r.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Span = rec.Span.Clone()
+			values = append(values, value{l.Machine, rec})
+		}
+	}
+	s := phasetrace.NewSurvey()
+	for _, v := range values {
+		switch {
+		case v.rec.Kind == strace.KindSpan && v.machine == "":
+			s.Span(v.rec.Span)
+		case v.rec.Kind == strace.KindSpan:
+			s.RemoteSpan(v.machine, v.rec.Span)
+		case v.rec.Kind == strace.KindWallAnchor && v.machine == "":
+			s.WallAnchor(v.rec.WallAnchor)
+		case v.rec.Kind == strace.KindWallAnchor:
+			s.RemoteWallAnchor(v.machine, v.rec.WallAnchor)
+		case v.rec.Kind == strace.KindDeviceAnchor && v.machine == "":
+			s.DeviceAnchor(v.rec.DeviceAnchor)
+		case v.rec.Kind == strace.KindDeviceAnchor:
+			s.RemoteDeviceAnchor(v.machine, v.rec.DeviceAnchor)
+		}
+	}
+	var out bytes.Buffer
+	b, err := phasetrace.NewBuilder(&out, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range values {
+		switch {
+		case v.rec.Kind != strace.KindSpan:
+		case v.machine == "":
+			b.Span(v.rec.Span)
+		default:
+			b.RemoteSpan(v.machine, v.rec.Span)
+		}
+	}
+	sum, err := b.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := measureTrace(t, out.Bytes(), sum, truth)
+	_, want, _ := measureRemote(t, logs, truth)
+	if len(sum.Hosts) != len(want.Hosts) {
+		t.Fatalf("%d hosts, Convert finds %d", len(sum.Hosts), len(want.Hosts))
+	}
+	for i, h := range sum.Hosts {
+		w := want.Hosts[i]
+		if h.Method != "causal" || h.RatePPB != w.RatePPB || h.OffsetNs != w.OffsetNs || fmt.Sprint(h.Workers) != fmt.Sprint(w.Workers) {
+			t.Errorf("Builder: %s %s worker %v offset %d rate %d; Convert: %s worker %v offset %d rate %d",
+				h.Machine, h.Method, h.Workers, h.OffsetNs, h.RatePPB, w.Method, w.Workers, w.OffsetNs, w.RatePPB)
+		}
+		if r := res[h.Machine]; r == nil || len(r.errs) == 0 || r.held != len(r.errs) {
+			t.Errorf("Builder: %s: bound checks %+v", h.Machine, r)
+		}
+	}
+}
+
+// FuzzConvertRemote: any dispatching log and any remote machine's log
+// convert, without a panic, to a trace that reads back clean with every
+// span accounted for.
+func FuzzConvertRemote(f *testing.F) {
+	logs, _ := stracetest.GenerateRemote(stracetest.RemoteConfig{Seed: 9, Tasks: 3, GapMin: 1e8, SamePids: true, WallErr: 1e6,
+		Hosts: []stracetest.RemoteHost{{Machine: "machine1", DriftPPM: 50, FwdMin: 30e3, RetMin: 30e3}}})
+	f.Add(logs[0].Log, logs[1].Log)
+	f.Add(logs[0].Log[:len(logs[0].Log)/2], logs[1].Log[len(logs[1].Log)/3:])
+	f.Add([]byte("[mono_ns=5][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=0 depth=0 name=network1.dispatch ts=10 dur=5 worker_id=0 dispatch_id=1 endpoint_kind=remote_l3\n"),
+		[]byte("[network1-daemon] m listening\n[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=0 hid=0 depth=0 name=node.graph_build ts=9223372036854775000 dur=5 run_id=1\n"))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		var out bytes.Buffer
+		sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("a.log", a), phasetrace.Bytes("b.log", b)})
+		if err != nil {
+			t.Fatalf("Convert failed on data: %v", err)
+		}
+		wholeTrace(t, out.Bytes(), sum)
+	})
+}
+
+// A remote log copied while the daemon still ran ends early: its runs pair
+// with the first tasks, and are placed all the same.
+func TestRemoteLogCutShort(t *testing.T) {
+	logs, truth := stracetest.GenerateRemote(remoteScenarios[0].cfg)
+	lines := bytes.SplitAfter(logs[1].Log, []byte("\n"))
+	logs[1].Log = bytes.Join(lines[:len(lines)/3], nil)
+	res, sum, _ := measureRemote(t, logs, truth)
+	if h := sum.Hosts[0]; h.Method != "causal" || h.Tasks == 0 || h.Tasks >= 50 {
+		t.Fatalf("host summary %+v", h)
+	}
+	if r := res["machine1"]; len(r.errs) == 0 || r.held != len(r.errs) {
+		t.Errorf("bound holds for %d of %d spans", r.held, len(r.errs))
+	}
+}
+
+// A small two-machine conversion, pinned: the trace as the trace processor
+// would build it, and the summary (go test -run TestRemoteGolden -update .).
+func TestRemoteGolden(t *testing.T) {
+	logs, _ := stracetest.GenerateRemote(stracetest.RemoteConfig{Seed: 11, Tasks: 4, GapMin: 5e8, GapMean: 5e8, GapMax: 2e9, WallErr: 1e6, SamePids: true, AnchorEvry: 2e8,
+		Hosts: []stracetest.RemoteHost{{Machine: "machine1", DriftPPM: 30, FwdMin: 30e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3},
+			{Machine: "machine2", DriftPPM: -40, FwdMin: 35e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3}}})
+	tr, sum, _ := convert(t, remoteInputs(logs))
+	var dump, text bytes.Buffer
+	if err := tr.Dump(&dump); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "remote.golden", dump.Bytes())
+	if err := sum.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "remote.summary", text.Bytes())
+}
