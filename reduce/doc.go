@@ -176,7 +176,7 @@
 // K steps of rate; each run costs O(log n) for the estimate and
 // O([DefaultNeighbours]) for the intervals: linear in anchors plus runs.
 // The same model, with one-sided brackets, places a remote host's clock
-// (the clock fit in clockfit.go).
+// (see "Remote hosts").
 //
 // # Published bounds
 //
