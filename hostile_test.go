@@ -117,7 +117,11 @@ func hostileLogs() []hostileLog {
 		spanLine(2_000_000, 4100, 4100, 7, 0, "chip.run.bind", 1_000_000, 500_000, "")
 	cut := spanLine(30_000_000, 4100, 4100, 2, 0, "chip.run", 25_000_000, 62850, "")
 	cut = cut[:len(cut)-len("850\n")]
+	farAnchor := "[mono_ns=5000][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=2 pid=1 tid=1 dev=0 host_ns=1000000 window_ns=20 dev_cyc=1000 dev_freq=1000000000\n" +
+		"[mono_ns=5001][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=2 pid=1 tid=1 dev=0 host_ns=2000000 window_ns=20 dev_cyc=5000000000000000000 dev_freq=1000000000\n" +
+		"[mono_ns=5160][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=9f3c depth=2 name=chip.run.runner_run.device_wall ts=0 dur=900 clk=dev origin_cyc=5000 dev=0\n"
 	return []hostileLog{
+		{"a clock anchor 5e18 ns from the others", []string{farAnchor}, nil, nil},
 		{"device phases abutting, overlapping by the runtime's truncation", []string{abut}, nil, func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 			if len(sum.Repaired) != 1 || sum.Moved != nil {
 				t.Errorf("repaired %v, moved %v: want the one truncation repaired", sum.Repaired, sum.Moved)

@@ -25,24 +25,22 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 	h := int64(max(p.cfg.horizon, 1))
 	ds.step = h
 	var bs []bracket
-	// Anchors are sorted by counter value; one whose offset does not fit
-	// ends the domain's usable ones.
+	// Anchors are sorted by counter value; one whose offset does not fit,
+	// or lies beyond what a fit takes (2^62 ns), ends the usable ones.
 	n := len(ds.anchors)
 	for i, a := range ds.anchors {
-		if !a.xok {
+		if !a.xok || absU(int64(a.x)) >= 1<<62 {
 			n = i
 			break
 		}
 	}
-	start := 0
+	start, last := 0, int64(-1)
 	for start < n {
-		// The first window holding anchors[start] that starts at or after
-		// the previous one: anchors[start] lies in windows w−1 and w.
-		w := max(floorDiv(int64(ds.anchors[start].x), h)-1, 0)
-		if k := len(ds.windows); k > 0 {
-			w = max(w, ds.windows[k-1].w+1)
-		}
-		lo, hi := w*h, (w+2)*h
+		// The first window after the last one tried that holds
+		// anchors[start]: it lies in windows ⌊x/h⌋−1 and ⌊x/h⌋.
+		w := max(floorDiv(int64(ds.anchors[start].x), h)-1, last+1)
+		last = w
+		lo, mid, hi := w*h, satAdd(w*h, h), satAdd(satAdd(w*h, h), h)
 		bs = bs[:0]
 		next := n
 		for i := start; i < n; i++ {
@@ -54,7 +52,7 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 			if x < lo {
 				continue
 			}
-			if x >= hi-h && next == n {
+			if x >= mid && next == n {
 				next = i // the first anchor of window w+1
 			}
 			bs = append(bs, bracket{x: x, lo: int64(a.lo), hi: int64(a.hi), index: a.index})
@@ -62,8 +60,8 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 		if fit, ok := fitCentral(bs, p.cfg.maxRate); ok {
 			ds.windows = append(ds.windows, estWindow{w: w, fit: fit})
 		}
-		// Window w+1 starts at the first anchor in [(w+1)·h, (w+2)·h), or
-		// at the next anchor beyond this window.
+		// The next window starts at the first anchor in [(w+1)·h,
+		// (w+2)·h), or at the next anchor beyond this window.
 		if next == n {
 			next = start
 			for next < n && int64(ds.anchors[next].x) < hi {

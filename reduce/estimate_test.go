@@ -1,6 +1,9 @@
 package reduce
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 // Anchors hours apart, and one whose counter value lies centuries away,
 // make only the windows that hold anchors; each counter value is
@@ -33,6 +36,34 @@ func TestEstimateWindowsSparse(t *testing.T) {
 		want := HostNanos(1e12 + sec*1e9)
 		if !ok || lo > want+2000 || hi < want-2000 {
 			t.Errorf("estimate at %d s: [%d, %d] ok=%v, want around %d", sec, lo, hi, ok, want)
+		}
+	}
+}
+
+// An anchor whose counter value lies 5e18 ns (or just under 2^63 ns)
+// from the others ends the windows instead of looping on them.
+func TestEstimateWindowsFarAnchor(t *testing.T) {
+	for _, far := range []Cycles{5_000_000_000_000_000_000, 9_223_372_036_854_775_000} {
+		p := NewPlacer()
+		dom := Domain{Pid: 1}
+		for _, a := range []Anchor{
+			{HostNs: 1_000_000, WindowNs: 20, DevCyc: 1000, DevFreq: 1_000_000_000},
+			{HostNs: 2_000_000, WindowNs: 20, DevCyc: far, DevFreq: 1_000_000_000},
+		} {
+			if err := p.AddAnchor(dom, a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run := Run{Domain: dom, Origin: 5000, HasOrigin: true,
+			Spans: []DeviceSpan{{Name: "chip.run.runner_run.device_wall", Depth: 2, Dur: 900}}}
+		if _, err := p.Place(run); err != nil {
+			var ie *InconsistencyError
+			if !errors.As(err, &ie) {
+				t.Fatalf("far anchor %d: %v", far, err)
+			}
+		}
+		if n := len(p.domains[dom].windows); n > 2 {
+			t.Errorf("far anchor %d: %d windows", far, n)
 		}
 	}
 }
