@@ -155,18 +155,22 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 		pl, err = c.containOnly.Place(run)
 		pl.Reason = why
 	}
+	composed := true
 	if err == nil && remote != nil {
-		err = remote.compose(&pl)
+		if err = remote.compose(&pl); err != nil {
+			composed = false
+		}
 	}
 	if err != nil {
 		var ie *reduce.InconsistencyError
 		reason := "no placement consistent with its host windows"
-		if remote != nil && !errors.Is(err, reduce.ErrInconsistent) {
-			reason = "not carried onto the dispatching host's axis"
-		}
-		if errors.As(err, &ie) {
+		switch {
+		case errors.As(err, &ie):
 			c.note("inconsistent", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
-		} else {
+		case !composed:
+			reason = "not carried onto the dispatching host's axis"
+			c.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
+		default:
 			reason = "device offsets outside the host clock's range"
 			c.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
 		}

@@ -195,7 +195,7 @@ func (c *converter) fitHost(h *remoteHost, br []reduce.HostBracket) {
 	sum := h.summary()
 	fit, err := reduce.FitHost(br, c.cfg.hostFit...)
 	if err != nil {
-		sum.Note = "its tasks admit no clock mapping: " + err.Error()
+		sum.Note = "its tasks do not place its clock: " + err.Error()
 		return
 	}
 	h.fit, h.method = fit, reduce.HostCausal

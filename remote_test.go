@@ -272,6 +272,44 @@ func TestRemoteWithoutDispatcher(t *testing.T) {
 	}
 }
 
+// A dispatching log without its completions bounds the remote clock from
+// one side only: the machine falls back to its wall-clock anchor, and no
+// slice claims a bound.
+func TestRemoteOneSided(t *testing.T) {
+	logs, _ := stracetest.GenerateRemote(remoteScenarios[0].cfg)
+	var kept []byte
+	for _, line := range bytes.SplitAfter(logs[0].Log, []byte("\n")) {
+		if !bytes.Contains(line, []byte("name=network1.complete ")) {
+			kept = append(kept, line...)
+		}
+	}
+	logs[0].Log = kept
+	var out bytes.Buffer
+	sum, err := phasetrace.Convert(&out, remoteInputs(logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sum.Spans.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range sum.Hosts {
+		if h.Method != "wall" {
+			t.Errorf("%s placed %s, want wall", h.Machine, h.Method)
+		}
+	}
+	tr, err := check.ReadBytes(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range tr.Slices {
+		for _, a := range s.Args {
+			if a.Name == "host_bound_ns" {
+				t.Fatalf("%s claims a host bound from one-sided evidence", s.Name)
+			}
+		}
+	}
+}
+
 // With the MPI transport the frame may leave during network1.dispatch:
 // the bound still holds when the converter is told so.
 func TestRemoteMPI(t *testing.T) {

@@ -33,6 +33,10 @@ func (b bracket) hasHi() bool { return b.hi != math.MaxInt64 }
 type clockFit struct {
 	maxRate, stability PPB
 	b                  []bracket
+	// The brackets sorted by x (nil until needed, dropped by add) and
+	// scratch for span: a clockFit is not safe for concurrent use.
+	byX         []bracket
+	lows, highs []fitPoint
 }
 
 func newClockFit(maxRate, stability PPB) *clockFit {
@@ -42,6 +46,7 @@ func newClockFit(maxRate, stability PPB) *clockFit {
 // add adds the bracket y(x) ∈ [lo, hi].
 func (f *clockFit) add(x, lo, hi int64, index int) {
 	f.b = append(f.b, bracket{x: x, lo: lo, hi: hi, index: index})
+	f.byX = nil
 }
 
 // line returns the central line through every bracket (see fitLine).
@@ -288,8 +293,8 @@ func (f *clockFit) span(x int64) (lo, hi int64, rlo, rhi PPB, err error) {
 	bs := f.sorted()
 	var ref int64
 	haveRef := false
-	lows := make([]fitPoint, 0, len(bs))
-	highs := make([]fitPoint, 0, len(bs))
+	lows, highs := f.lows[:0], f.highs[:0]
+	defer func() { f.lows, f.highs = lows[:0], highs[:0] }()
 	for _, b := range bs {
 		if absU(b.x) >= lim {
 			continue
@@ -346,6 +351,9 @@ func (f *clockFit) span(x int64) (lo, hi int64, rlo, rhi PPB, err error) {
 
 // sorted returns the brackets sorted by x.
 func (f *clockFit) sorted() []bracket {
+	if f.byX != nil {
+		return f.byX
+	}
 	bs := slices.Clone(f.b)
 	slices.SortStableFunc(bs, func(a, b bracket) int {
 		switch {
@@ -356,6 +364,7 @@ func (f *clockFit) sorted() []bracket {
 		}
 		return 0
 	})
+	f.byX = bs
 	return bs
 }
 

@@ -102,8 +102,10 @@
 //     the Placer's options are [PlacerOption] values).
 //     When anchors span enough time the rate is estimated: among the anchors
 //     within half the rate horizon ([DefaultRateHorizon], [WithRateHorizon])
-//     of c, the four narrowest-window ones in the first quarter and in the
-//     last quarter are paired; each pair bounds the average rate between
+//     of c (whole blocks of 64 of them when the horizon holds 256 or more,
+//     so that runs close in time share one estimate), the four
+//     narrowest-window ones in the first quarter and in the last quarter
+//     are paired; each pair bounds the average rate between
 //     them by the counter's advance over the host window's least and most
 //     elapsed time; the pairs' intervals are intersected and widened by the
 //     rate stability ([DefaultRateStability], 0.05 ppm, [WithRateStability]).
@@ -160,7 +162,8 @@
 // blended linearly between their centres. The run's origin is drawn at the
 // middle of E ∩ I; when they do not meet (the constant-rate model is
 // contradicted), at the middle of I. Its rate is the window's, clamped
-// into I's rate range.
+// into I's rate range (where they do not meet, or no window has a fit,
+// the middle of that range).
 //
 // Why. With reads uniform in their windows, the middle of the lines that
 // pass through every window (a minimax fit) converges with the number of
@@ -173,8 +176,10 @@
 // middle, by 15% at the median with dense anchors.
 //
 // Cost. Each window's fit is computed once, O(n log K) for n anchors and
-// K steps of rate; each run costs O(log n) for the estimate and
-// O([DefaultNeighbours]) for the intervals: linear in anchors plus runs.
+// K steps of rate; each run costs O(log n) for the estimate,
+// O([DefaultNeighbours]) for the intervals, and a share of the rate
+// estimate's scan of its anchors, which runs share block by block:
+// linear in anchors plus runs.
 // The same model, with one-sided brackets, places a remote host's clock
 // (see "Remote hosts").
 //
@@ -267,8 +272,9 @@
 // Between runs the shift moves linearly, at most half a ns per ns, so the
 // map is monotone and spans nested on the remote host stay nested. The
 // bound of an instant is the distance from where it is drawn to the far
-// end of the interval the polygon allows for it: computed exactly at every
-// run's start and end (knots), and between knots carried from the two
+// end of the interval the polygon allows for it: computed exactly at the
+// runs' starts and ends (knots; every one of them up to 1024, evenly
+// chosen ones beyond), and between knots carried from the two
 // nearest at every rate the brackets allow (widened by the stability), so
 // it holds everywhere.
 // [HostFit.Map] returns the line's value and that bound; [HostFit.Drawn]

@@ -228,7 +228,7 @@ func (p *Placer) polygon(ds *domainState, c Cycles, r *rateRange, iv *interval) 
 		}
 	}
 	lo, hi := HostNanos(ref+pr.lo), HostNanos(ref+pr.hi)
-	ev := Evidence{Kind: EvidenceAnchor, Index: -1, Lo: int64(lo), Hi: int64(hi)}
+	ev := Evidence{Kind: EvidenceJoint, Lo: int64(lo), Hi: int64(hi)}
 	iv.intersect(lo, hi, ev)
 	if iv.empty() {
 		return &InconsistencyError{Low: iv.loSrc, High: iv.hiSrc}
@@ -238,7 +238,7 @@ func (p *Placer) polygon(ds *domainState, c Cycles, r *rateRange, iv *interval) 
 	ehi, ok2 := mulDiv(-pr.kLo, nsPerSecond, nsPerSecond+pr.kLo, true)
 	if ok1 && ok2 {
 		elo, ehi = elo-int64(p.cfg.stability), ehi+int64(p.cfg.stability)
-		rev := Evidence{Kind: EvidenceRate, Index: -1, Lo: elo, Hi: ehi}
+		rev := Evidence{Kind: EvidenceJointRate, Lo: elo, Hi: ehi}
 		if PPB(elo) > r.lo {
 			r.lo, r.loSrc = PPB(elo), rev
 		}

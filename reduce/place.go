@@ -142,6 +142,8 @@ const (
 	EvidenceRate                              // the rate bound (two anchors, Index and Other)
 	EvidenceEnclosing                         // an enclosing host window (Index into Run.Enclosing)
 	EvidenceBracket                           // one bracket of a clock fit between two hosts (Index: its ordinal)
+	EvidenceJoint                             // the nearest anchors taken jointly with the rate (the origin's interval)
+	EvidenceJointRate                         // the nearest anchors taken jointly with the rate (the rate at the run)
 )
 
 // Evidence is one constraint and the interval it allows (host ns, for the
@@ -161,6 +163,10 @@ func (e Evidence) String() string {
 		return fmt.Sprintf("runner_run containment allows origin in [%d, %d] ns", e.Lo, e.Hi)
 	case EvidenceEnclosing:
 		return fmt.Sprintf("enclosing host window #%d allows origin in [%d, %d] ns", e.Index, e.Lo, e.Hi)
+	case EvidenceJoint:
+		return fmt.Sprintf("the nearest anchors jointly allow origin in [%d, %d] ns", e.Lo, e.Hi)
+	case EvidenceJointRate:
+		return fmt.Sprintf("the nearest anchors jointly imply a rate error in [%d, %d] ppb", e.Lo, e.Hi)
 	case EvidenceBracket:
 		return fmt.Sprintf("bracket #%d allows [%d, %d] ns", e.Index, e.Lo, e.Hi)
 	case EvidenceRate:
@@ -290,6 +296,10 @@ func (p *Placer) horizon(ds *domainState, c Cycles) (L, R int) {
 	return L, R
 }
 
+// rateBlock is the granularity, in anchors, of the rate estimate's
+// anchors when the horizon holds many.
+const rateBlock = 64
+
 // rateRange is an interval of rate errors in ppb, with the evidence that set
 // each end.
 type rateRange struct {
@@ -380,6 +390,12 @@ func (p *Placer) rate(ds *domainState, c Cycles) (rateRange, error) {
 		return full, nil
 	}
 	L, R := p.horizon(ds, c)
+	if R-L >= 4*rateBlock {
+		// Many anchors: estimate from whole blocks of them inside the
+		// horizon, so runs close in time share the estimate (fewer
+		// anchors than the horizon holds only widen it).
+		L, R = (L+rateBlock-1)/rateBlock*rateBlock, R/rateBlock*rateBlock
+	}
 	n := R - L
 	if n < 2 {
 		return full, nil

@@ -80,8 +80,15 @@ func WithHostRateStability(r PPB) HostFitOption {
 	return func(c *hostConfig) { c.stability = max(r, 0) }
 }
 
-// ErrNoBrackets: a host fit was asked for with no task to fit.
-var ErrNoBrackets = errors.New("reduce: no task brackets a remote host's clock")
+// Host fit errors.
+var (
+	// ErrNoBrackets: a host fit was asked for with no task to fit.
+	ErrNoBrackets = errors.New("reduce: no task brackets a remote host's clock")
+	// ErrOneSided: every task bounds the remote clock from the same side
+	// (the dispatching log has no dispatch ends, or no completions), so
+	// nothing bounds it from the other.
+	ErrOneSided = errors.New("reduce: the tasks bound a remote host's clock from one side only")
+)
 
 // HostFit is a remote host's clock mapped onto the dispatching host's:
 // the central line Y(x) = Y0 + (x − X0)·(1+Rate), each task's run drawn
@@ -130,12 +137,7 @@ func FitHost(brackets []HostBracket, opts ...HostFitOption) (*HostFit, error) {
 	lo, hi = max(lo-cfg.stability, -cfg.maxRate), min(hi+cfg.stability, cfg.maxRate)
 	ln, ok := f.line()
 	if !ok {
-		// One-sided evidence only: centre on the first task's interval.
-		l, h, _, _, err := f.span(xs[0])
-		if err != nil {
-			return nil, err
-		}
-		ln = clockLine{x0: xs[0], y0: l + (h-l)/2}
+		return nil, ErrOneSided
 	}
 	fit := &HostFit{line: ln, rateLo: lo, rateHi: hi, tasks: len(brackets)}
 	slices.Sort(xs)
@@ -340,7 +342,13 @@ func (f *HostFit) interval(x int64) (lo, hi int64) {
 		if !ok1 || !ok2 {
 			return
 		}
-		lo, hi = max(lo, satAdd(k.lo, a)), min(hi, satAdd(k.hi, b))
+		// A knot without a side keeps it open.
+		if k.lo != math.MinInt64 {
+			lo = max(lo, satAdd(k.lo, a))
+		}
+		if k.hi != math.MaxInt64 {
+			hi = min(hi, satAdd(k.hi, b))
+		}
 	}
 	if i < len(f.knots) {
 		carry(f.knots[i])
@@ -455,35 +463,43 @@ func assign(ok [][]bool, fixed map[int]int, nWorkers int) ([]int, error) {
 			out[s], used[w] = w, true
 		}
 	}
+	// The assignments serving the most sessions; more than one of them is
+	// ambiguous (a session left out while another takes the worker it
+	// could serve counts as a different assignment).
 	var found [][]int
-	var try func(s int)
-	try = func(s int) {
-		if len(found) > 1 {
+	best, nodes := -1, 0
+	var try func(s, served int)
+	try = func(s, served int) {
+		nodes++
+		if nodes > 1<<20 || served+len(ok)-s < best || (served+len(ok)-s == best && len(found) > 1) {
 			return
 		}
 		if s == len(ok) {
+			if served > best {
+				best, found = served, found[:0]
+			}
 			found = append(found, slices.Clone(out))
 			return
 		}
-		if _, isFixed := fixed[s]; isFixed {
-			try(s + 1)
+		if w, isFixed := fixed[s]; isFixed {
+			n := served
+			if w >= 0 && w < nWorkers {
+				n++
+			}
+			try(s+1, n)
 			return
 		}
-		served := false
 		for w := range nWorkers {
 			if ok[s][w] && !used[w] {
-				served = true
 				out[s], used[w] = w, true
-				try(s + 1)
+				try(s+1, served+1)
 				out[s], used[w] = -1, false
 			}
 		}
-		if !served {
-			try(s + 1) // this session serves none of the workers
-		}
+		try(s+1, served) // this session serves none of the workers
 	}
-	try(0)
-	if len(found) != 1 {
+	try(0, 0)
+	if len(found) != 1 || nodes > 1<<20 {
 		res := make([]int, len(ok))
 		for i := range res {
 			res[i] = -1

@@ -94,6 +94,15 @@ func TestHostFitTight(t *testing.T) {
 	}
 }
 
+// Tasks that bound the remote clock from one side only (no completions
+// in the dispatching log) place nothing.
+func TestHostFitOneSided(t *testing.T) {
+	br := []HostBracket{{Sent: 1000, Received: math.MaxInt64, Start: 5000, End: 6000}}
+	if f, err := FitHost(br); !errors.Is(err, ErrOneSided) {
+		t.Errorf("FitHost = %v, %v; want ErrOneSided", f, err)
+	}
+}
+
 func TestHostFitInconsistent(t *testing.T) {
 	// The second task ran for longer on the remote host than it was away.
 	br := []HostBracket{
@@ -126,6 +135,11 @@ func TestMatchSessions(t *testing.T) {
 	}
 	if got, err := MatchSessions(ws1, ss1, map[int]int{0: 1}); err != nil || got[0] != 1 || got[1] != 0 {
 		t.Errorf("one named: %v, %v", got, err)
+	}
+	// One worker, two sessions that both fit it: either could have served
+	// it.
+	if got, err := MatchSessions(ws1[:1], ss1, nil); !errors.Is(err, ErrAmbiguous) {
+		t.Errorf("two sessions for one worker: %v, %v; want ErrAmbiguous", got, err)
 	}
 	// Two alike tasks seconds apart: causality admits either; the wall
 	// clocks, within milliseconds, tell them apart.

@@ -50,7 +50,7 @@ func TestRemoteMachines(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"machine1 (machine1.log): wall: moved", "its tasks admit no clock mapping"} {
+	for _, want := range []string{"machine1 (machine1.log): wall: moved", "its tasks do not place its clock"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stderr)
 		}
