@@ -118,7 +118,8 @@ func (p *Placer) estimate(ds *domainState, c Cycles) (lo, hi HostNanos, rate PPB
 		f := x - j*h
 		blend := func(a, b int64, ceil bool) (int64, bool) {
 			d, ok := mulDiv(b-a, f, h, ceil)
-			return a + d, ok
+			v, ok2 := addHost(HostNanos(a), HostNanos(d))
+			return int64(v), ok && ok2
 		}
 		var oks [3]bool
 		e.lo, oks[0] = blend(e1.lo, e2.lo, false)
@@ -203,7 +204,10 @@ func (p *Placer) polygon(ds *domainState, c Cycles, r *rateRange, iv *interval) 
 		// Both are floored: the exact distance lies within 1 ns of d, so
 		// the host time within 2 ns.
 		d := a.x - xc
-		lo, hi := int64(a.lo)-2, int64(a.hi)+2
+		lo, hi := int64(satAdd(a.lo, -2)), int64(satAdd(a.hi, 2))
+		if lo == math.MinInt64 || hi == math.MaxInt64 {
+			continue // a window without end bounds nothing here
+		}
 		if !haveRef {
 			ref, haveRef = lo-int64(d), true
 		}
@@ -227,7 +231,11 @@ func (p *Placer) polygon(ds *domainState, c Cycles, r *rateRange, iv *interval) 
 			High: Evidence{Kind: EvidenceAnchor, Index: pr.hiIndex, Lo: math.MinInt64, Hi: math.MaxInt64},
 		}
 	}
-	lo, hi := HostNanos(ref+pr.lo), HostNanos(ref+pr.hi)
+	lo, ok1 := addHost(HostNanos(ref), HostNanos(pr.lo))
+	hi, ok2 := addHost(HostNanos(ref), HostNanos(pr.hi))
+	if !ok1 || !ok2 {
+		return nil // out of range: the per-anchor intervals stand
+	}
 	ev := Evidence{Kind: EvidenceJoint, Lo: int64(lo), Hi: int64(hi)}
 	iv.intersect(lo, hi, ev)
 	if iv.empty() {
