@@ -24,11 +24,13 @@ type MergeInput struct {
 // record without a prefix keeps its place in its own input; ties go to the
 // earlier input). Each input is parsed ahead on a goroutine of its own.
 //
-// The records a Merger returns own their memory: their strings and
-// attribute slices stay valid, and are never written again, after further
+// The strings and attribute slices of the records a Merger returns own
+// their memory: they stay valid, and are never written again, after further
 // Reads and after Close (attributes are kept in arenas shared by many
 // records; span names, attribute keys and short text values are interned,
-// so that repeats share one string). The caller may modify a record.
+// so that repeats share one string). The Record itself lives in a batch the
+// Merger reuses: it is valid until the next Read, and a shallow copy
+// (*rec) keeps everything it holds. The caller may modify a record.
 //
 // A Merger must be closed; Close stops and waits for every goroutine it
 // started.
@@ -47,6 +49,7 @@ type mergeInput struct {
 	shift   int64
 	rd      *Reader
 	batches chan mergeBatch
+	free    chan []Record // batches Read is done with, for the parser to fill again
 	batch   mergeBatch
 	pos     int
 	rec     *Record
@@ -63,8 +66,12 @@ type mergeBatch struct {
 	panicVal any
 }
 
-// mergeBatchLen is how many records a parsing goroutine hands over at once.
-const mergeBatchLen = 256
+// mergeBatchLen is how many records a parsing goroutine hands over at once,
+// and mergeBatches how many batches may wait to be read.
+const (
+	mergeBatchLen = 256
+	mergeBatches  = 4
+)
 
 // errMergerClosed is returned by Read after Close.
 var errMergerClosed = errors.New("strace: read from a closed Merger")
@@ -75,7 +82,8 @@ func NewMerger(inputs []MergeInput, opts ...Option) *Merger {
 	m := &Merger{stop: make(chan struct{})}
 	for i, in := range inputs {
 		o := append(append([]Option(nil), opts...), WithName(in.Name))
-		mi := &mergeInput{index: i, name: in.Name, shift: in.MonoShift, rd: NewReader(in.R, o...), batches: make(chan mergeBatch, 4)}
+		mi := &mergeInput{index: i, name: in.Name, shift: in.MonoShift, rd: NewReader(in.R, o...),
+			batches: make(chan mergeBatch, mergeBatches), free: make(chan []Record, mergeBatches+2)}
 		m.inputs = append(m.inputs, mi)
 		go mi.parse(m.stop)
 	}
@@ -148,6 +156,13 @@ func (in *mergeInput) next() error {
 		if in.batch.err != nil {
 			return fmt.Errorf("%s: %w", in.name, in.batch.err)
 		}
+		if in.batch.recs != nil {
+			select { // the records of the batch read are no longer handed out
+			case in.free <- in.batch.recs:
+			default:
+			}
+			in.batch.recs = nil
+		}
 		b, ok := <-in.batches
 		if !ok {
 			in.done = true
@@ -173,11 +188,19 @@ func (in *mergeInput) next() error {
 // of the input's reader is handed over, to be raised again by Read.
 func (in *mergeInput) parse(stop <-chan struct{}) {
 	defer close(in.batches)
-	b := make([]Record, 0, mergeBatchLen)
+	fresh := func() []Record {
+		select {
+		case b := <-in.free:
+			return b[:0] // each record is overwritten whole as it is appended
+		default:
+			return make([]Record, 0, mergeBatchLen)
+		}
+	}
+	b := fresh()
 	send := func(batch mergeBatch) bool {
 		select {
 		case in.batches <- batch:
-			b = make([]Record, 0, mergeBatchLen)
+			b = fresh()
 			return true
 		case <-stop:
 			return false
