@@ -45,7 +45,11 @@ type runCollector struct {
 	pending    map[invKey]*invBuf
 	openRoots  map[laneKey]*invBuf // per thread and slot, its run whose root came first
 	order      int64               // arrival counter, for the oldest pending run
+	free       []*invBuf           // runs drawn, their buffers kept for the next runs
 }
+
+// maxFreeRuns bounds the drawn runs' buffers kept for reuse.
+const maxFreeRuns = 64
 
 // add takes one span of a run; logT is its log prefix's thread handle.
 func (r *runCollector) add(sp heldSpan, dev bool, logT uint64) {
@@ -59,7 +63,8 @@ func (r *runCollector) add(sp heldSpan, dev bool, logT uint64) {
 			r.handOldest()
 		}
 		r.order++
-		b = &invBuf{key: k, first: r.order}
+		b = r.newBuf()
+		b.key, b.first = k, r.order
 		r.pending[k] = b
 	}
 	if dev {
@@ -101,6 +106,29 @@ func (r *runCollector) hand(b *invBuf) {
 		delete(r.openRoots, *b.openOn)
 	}
 	r.done(b)
+	r.reuse(b)
+}
+
+// newBuf returns an empty run buffer, one drawn before when there is one.
+func (r *runCollector) newBuf() *invBuf {
+	if n := len(r.free); n > 0 {
+		b := r.free[n-1]
+		r.free = r.free[:n-1]
+		return b
+	}
+	return &invBuf{}
+}
+
+// reuse keeps the buffer of a run done has drawn: nothing of it is used
+// after done returns, and its span slices serve the next run.
+func (r *runCollector) reuse(b *invBuf) {
+	if len(r.free) >= maxFreeRuns {
+		return
+	}
+	clear(b.host)
+	clear(b.dev)
+	*b = invBuf{host: b.host[:0], dev: b.dev[:0]}
+	r.free = append(r.free, b)
 }
 
 func (r *runCollector) handOldest() {
