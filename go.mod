@@ -6,3 +6,5 @@ require (
 	github.com/google/go-cmp v0.7.0
 	google.golang.org/protobuf v1.36.11
 )
+
+require github.com/klauspost/compress v1.20.4 // indirect
