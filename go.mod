@@ -7,4 +7,4 @@ require (
 	google.golang.org/protobuf v1.36.11
 )
 
-require github.com/klauspost/compress v1.20.4 // indirect
+require github.com/klauspost/compress v1.20.4
