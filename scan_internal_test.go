@@ -100,19 +100,47 @@ func TestFirstPassSpan(t *testing.T) {
 	}
 }
 
-// The tee hands the reader every line but those of repeated captures,
+// The chunker hands the parsers every line but those of repeated captures,
 // which become empty lines, and the cutter sees every byte.
-func TestCaptureTee(t *testing.T) {
+func TestLineChunker(t *testing.T) {
 	log := "a\nb\nc\nd\ne"
 	cut := newCaptureCutter(maphash.MakeSeed())
-	got, err := io.ReadAll(iotest.OneByteReader(newCaptureTee(strings.NewReader(log), cut, []repeat{{first: 2, last: 3}})))
-	if err != nil {
-		t.Fatal(err)
+	ch := newLineChunker(iotest.OneByteReader(strings.NewReader(log)), cut, []repeat{{first: 2, last: 3}}, strace.DefaultMaxLine)
+	var got []byte
+	for {
+		var j chunkJob
+		err := ch.fill(&j)
+		got = append(got, j.buf...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	if string(got) != "a\n\n\nd\ne" {
 		t.Errorf("got %q", got)
 	}
 	if caps := cut.finish(); len(caps) != 1 || caps[0].bytes != int64(len(log)) || caps[0].last != 5 {
+		t.Errorf("captures %+v", caps)
+	}
+}
+
+// A line longer than the parsers read becomes an empty line, and chunks
+// end at line ends.
+func TestLineChunkerLongLines(t *testing.T) {
+	long := strings.Repeat("x", 3*strace.MinMaxLine)
+	log := "a\n" + long + "\nb\n" + long
+	cut := newCaptureCutter(maphash.MakeSeed())
+	ch := newLineChunker(strings.NewReader(log), cut, nil, strace.MinMaxLine)
+	var j chunkJob
+	if err := ch.fill(&j); err != io.EOF {
+		t.Fatal(err)
+	}
+	if string(j.buf) != "a\n\nb\n" || j.line != 0 || ch.line != 3 {
+		t.Errorf("got %q, %d lines", j.buf, ch.line)
+	}
+	if caps := cut.finish(); len(caps) != 1 || caps[0].bytes != int64(len(log)) || caps[0].last != 4 {
 		t.Errorf("captures %+v", caps)
 	}
 }
