@@ -55,12 +55,21 @@ type flowWindow struct {
 	waiting  map[flowKey][]*nodeSpan   // dispatches, for submits that come after them
 	launches map[launchKey][]*nodeSpan // dispatches by (run_id, dispatch_id)
 	released int                       // released spans still in the indexes
+	slab     []nodeSpan                // node spans are allocated a slab at a time
 }
+
+// nodeSlab is how many node spans are allocated at once.
+const nodeSlab = 64
 
 type launchKey struct{ runID, dispatchID int64 }
 
 func (f *flowWindow) add(sp heldSpan) {
-	n := &nodeSpan{span: sp}
+	if len(f.slab) == 0 {
+		f.slab = make([]nodeSpan, nodeSlab)
+	}
+	n := &f.slab[0]
+	f.slab = f.slab[1:]
+	n.span = sp
 	n.leaf, _ = strace.NodeLeaf(sp.Name)
 	n.key, n.hasKey = nodeFlowKey(&sp.Span)
 	f.spans = append(f.spans, n)
