@@ -82,7 +82,9 @@ func NewMerger(inputs []MergeInput, opts ...Option) *Merger {
 	m := &Merger{stop: make(chan struct{})}
 	for i, in := range inputs {
 		o := append(append([]Option(nil), opts...), WithName(in.Name))
-		mi := &mergeInput{index: i, name: in.Name, shift: in.MonoShift, rd: NewReader(in.R, o...),
+		rd := NewReader(in.R, o...)
+		rd.owned = &attrArena{} // the records' attributes outlive the next Read
+		mi := &mergeInput{index: i, name: in.Name, shift: in.MonoShift, rd: rd,
 			batches: make(chan mergeBatch, mergeBatches), free: make(chan []Record, mergeBatches+2)}
 		m.inputs = append(m.inputs, mi)
 		go mi.parse(m.stop)
@@ -212,9 +214,13 @@ func (in *mergeInput) parse(stop <-chan struct{}) {
 		}
 	}()
 	names := internTable{m: map[string]string{}}
-	var attrs attrArena
 	for {
-		rec, err := in.rd.Read()
+		b = b[:len(b)+1] // a batch is sent when full: there is room
+		rec := &b[len(b)-1]
+		err := in.rd.read(rec)
+		if err != nil {
+			b = b[:len(b)-1]
+		}
 		if err == io.EOF {
 			if len(b) > 0 {
 				send(mergeBatch{recs: b})
@@ -225,21 +231,19 @@ func (in *mergeInput) parse(stop <-chan struct{}) {
 			send(mergeBatch{recs: b, err: err})
 			return
 		}
-		own(&rec, &names, &attrs)
-		b = append(b, rec)
+		own(rec, &names)
 		if len(b) == mergeBatchLen && !send(mergeBatch{recs: b}) {
 			return
 		}
 	}
 }
 
-// own makes rec own its attributes (copied into a shared arena: one
-// allocation for many records, not one each) and interns the strings of a
-// span that repeat, so that repeats share one string (a trace writer then
-// knows them by their address instead of hashing them again).
-func own(rec *Record, names *internTable, attrs *attrArena) {
-	rec.Span.Attrs = attrs.copy(rec.Span.Attrs)
-	rec.BindPhase.Attrs = attrs.copy(rec.BindPhase.Attrs)
+// own interns the strings of a span that repeat, so that repeats share one
+// string (a trace writer then knows them by their address instead of
+// hashing them again). Its attributes are its own already: the reader
+// parsed them into an arena (one allocation for many records, not one
+// each).
+func own(rec *Record, names *internTable) {
 	if rec.Kind != KindSpan {
 		return
 	}
@@ -272,21 +276,31 @@ func (t *internTable) of(s string) string {
 	return s
 }
 
-// attrArena hands out attribute slices carved from larger blocks.
+// attrArena hands out attribute slices carved from larger blocks: a
+// record's attributes are appended to tail, and keep takes them.
 type attrArena struct{ block []Attr }
 
-const attrBlock = 4096
+const (
+	attrBlock   = 4096
+	attrReserve = 64 // a block with less room left is not appended to
+)
 
-// copy returns a copy of attrs that no later copy overlaps (its capacity is
-// its length).
-func (a *attrArena) copy(attrs []Attr) []Attr {
-	if len(attrs) == 0 {
-		return nil
+// tail returns the free end of the current block (a new block when little
+// is left), to append attributes to.
+func (a *attrArena) tail() []Attr {
+	if cap(a.block)-len(a.block) < attrReserve {
+		a.block = make([]Attr, 0, attrBlock)
 	}
-	if len(a.block)+len(attrs) > cap(a.block) {
-		a.block = make([]Attr, 0, max(attrBlock, len(attrs)))
-	}
+	return a.block[len(a.block):len(a.block)]
+}
+
+// keep takes attrs, appended to what tail returned, out of the block's free
+// end (when they outgrew it, append moved them to an allocation of their
+// own). No later slice overlaps them: their capacity is their length.
+func (a *attrArena) keep(attrs []Attr) []Attr {
 	n := len(a.block)
-	a.block = append(a.block, attrs...)
-	return a.block[n : n+len(attrs) : n+len(attrs)]
+	if len(attrs) > 0 && n < cap(a.block) && &attrs[0] == &a.block[:n+1][n] {
+		a.block = a.block[:n+len(attrs)]
+	}
+	return attrs[:len(attrs):len(attrs)]
 }
