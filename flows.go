@@ -39,6 +39,7 @@ type nodeSpan struct {
 	flows    []perfetto.FlowID
 	endFlows []perfetto.FlowID
 	released bool
+	ids      [2]perfetto.FlowID // room for the flows of a hand-off's usual one arrow
 }
 
 // flowWindow holds node spans until their hand-offs are known. It is a
@@ -56,6 +57,7 @@ type flowWindow struct {
 	launches map[launchKey][]*nodeSpan // dispatches by (run_id, dispatch_id)
 	released int                       // released spans still in the indexes
 	slab     []nodeSpan                // node spans are allocated a slab at a time
+	runFlow  [1]perfetto.FlowID        // linkRun's result, valid until its next call
 }
 
 // nodeSlab is how many node spans are allocated at once.
@@ -70,6 +72,7 @@ func (f *flowWindow) add(sp heldSpan) {
 	n := &f.slab[0]
 	f.slab = f.slab[1:]
 	n.span = sp
+	n.flows, n.endFlows = n.ids[:0:1], n.ids[1:1:2]
 	n.leaf, _ = strace.NodeLeaf(sp.Name)
 	n.key, n.hasKey = nodeFlowKey(&sp.Span)
 	f.spans = append(f.spans, n)
@@ -120,7 +123,8 @@ func nodeFlowKey(sp *strace.Span) (flowKey, bool) {
 }
 
 // linkRun finds the node.dispatch that launched the run whose root is
-// root, and returns the flow ids that end at the root.
+// root, and returns the flow ids that end at the root (valid until the next
+// call).
 func (f *flowWindow) linkRun(root *strace.Span) []perfetto.FlowID {
 	run, ok1 := root.Attr("run_id")
 	did, ok2 := root.Attr("dispatch_id")
@@ -142,7 +146,8 @@ func (f *flowWindow) linkRun(root *strace.Span) []perfetto.FlowID {
 	id := f.id()
 	best.flows = append(best.flows, id)
 	f.linked("node.dispatch → chip.run")
-	return []perfetto.FlowID{id}
+	f.runFlow[0] = id
+	return f.runFlow[:]
 }
 
 // id returns a fresh flow id: ids count up, so no two hand-offs share one

@@ -24,7 +24,8 @@ type invBuf struct {
 	bindLogT uint64
 	// openOn is the thread and slot whose open root this run is, when its
 	// root came first.
-	openOn *laneKey
+	openOn laneKey
+	isOpen bool
 	// wall is RunWall's true extent, known when the run's device spans
 	// came from a raw buffer.
 	wall *reduce.DeviceWindow
@@ -90,7 +91,7 @@ func (r *runCollector) add(sp heldSpan, dev bool, logT uint64) {
 			r.openRoots = map[laneKey]*invBuf{}
 		}
 		r.openRoots[tk] = b
-		b.openOn = &tk
+		b.openOn, b.isOpen = tk, true
 		return
 	}
 	r.hand(b)
@@ -102,8 +103,8 @@ func (r *runCollector) waiting(k invKey) *invBuf { return r.pending[k] }
 // hand removes b from the waiting runs and hands it to done.
 func (r *runCollector) hand(b *invBuf) {
 	delete(r.pending, b.key)
-	if b.openOn != nil && r.openRoots[*b.openOn] == b {
-		delete(r.openRoots, *b.openOn)
+	if b.isOpen && r.openRoots[b.openOn] == b {
+		delete(r.openRoots, b.openOn)
 	}
 	r.done(b)
 	r.reuse(b)
