@@ -118,8 +118,14 @@ func (s *scanResult) proc(pid int32) *procInfo {
 // as there are processors, and what they found is learnt from in log
 // order, so the survey is the one a single reader would make.
 func (s *scanResult) scanLog(r io.Reader, name string, maxLine int, seed maphash.Seed, skip []repeat) ([]capture, error) {
+	return s.scanChunks(r, name, maxLine, seed, skip, chunkSize)
+}
+
+// scanChunks is scanLog with chunks of at least size bytes.
+func (s *scanResult) scanChunks(r io.Reader, name string, maxLine int, seed maphash.Seed, skip []repeat, size int) ([]capture, error) {
 	cut := newCaptureCutter(seed)
 	ch := newLineChunker(r, cut, skip, maxLine)
+	ch.size = size
 	p := newChunkParsers(name, maxLine, runtime.GOMAXPROCS(0))
 	defer p.stop()
 	for {
@@ -391,6 +397,7 @@ type lineChunker struct {
 	skipping bool     // the line being read is left out
 	line     int64    // lines handed out so far
 	off      int64    // bytes handed out so far
+	size     int      // a chunk holds at least this many bytes (chunkSize)
 	err      error
 }
 
@@ -401,7 +408,7 @@ const chunkSize = 1 << 20
 func newLineChunker(r io.Reader, cut *captureCutter, skip []repeat, maxLine int) *lineChunker {
 	// The buffer is the parsers' own size: a line that does not fit in it
 	// is one they skip.
-	return &lineChunker{br: bufio.NewReaderSize(r, max(maxLine, strace.MinMaxLine)+2), cut: cut, skip: skip}
+	return &lineChunker{br: bufio.NewReaderSize(r, max(maxLine, strace.MinMaxLine)+2), cut: cut, skip: skip, size: chunkSize}
 }
 
 var lineEnd = []byte{'\n'}
@@ -410,7 +417,7 @@ var lineEnd = []byte{'\n'}
 // (which may be empty), or the error reading the log.
 func (c *lineChunker) fill(j *chunkJob) error {
 	j.buf, j.line, j.off = j.buf[:0], c.line, c.off
-	for c.err == nil && (len(j.buf) < chunkSize || c.long) {
+	for c.err == nil && (len(j.buf) < c.size || c.long) {
 		piece, err := c.br.ReadSlice('\n')
 		if err != nil && err != bufio.ErrBufferFull {
 			c.err = err

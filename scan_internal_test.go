@@ -5,13 +5,16 @@ import (
 	"hash/maphash"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // The first pass reads only the lines its filter keeps; it must learn
@@ -160,6 +163,37 @@ func BenchmarkFirstPass(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, err := newScan().scanLog(bytes.NewReader(log), "bench.log", strace.DefaultMaxLine, seed, nil); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// The first pass learns the same from a log whatever its chunks: cut into
+// chunks of a few lines, parsed on several goroutines, the survey is the
+// one of a single chunk.
+func TestScanChunksLearnTheSame(t *testing.T) {
+	log, _ := stracetest.GenerateTruth(stracetest.Config{Seed: 3, Rounds: 40, AnchorEvry: 50_000_000, Pipelined: true, Legacy: true, Ext: true})
+	seed := maphash.MakeSeed()
+	survey := func(size, workers int) (*scanResult, []capture) {
+		s := newScan()
+		defer func(n int) { runtime.GOMAXPROCS(n) }(runtime.GOMAXPROCS(workers))
+		caps, err := s.scanChunks(bytes.NewReader(log), "gen.log", strace.DefaultMaxLine, seed, nil, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.decide()
+		return s, caps
+	}
+	want, wantCaps := survey(len(log)+1, 1)
+	opts := cmp.Options{cmp.AllowUnexported(scanResult{}, threadInfo{}, procInfo{}, slotState{}, capture{}, threadKey{}), cmpopts.EquateEmpty()}
+	for _, size := range []int{1, 300, 4096} {
+		for _, workers := range []int{1, 4} {
+			got, gotCaps := survey(size, workers)
+			if diff := cmp.Diff(want, got, opts); diff != "" {
+				t.Errorf("chunks of %d bytes, %d parsers: (-one chunk +chunks)\n%s", size, workers, diff)
+			}
+			if diff := cmp.Diff(wantCaps, gotCaps, opts); diff != "" {
+				t.Errorf("chunks of %d bytes, %d parsers: captures (-one chunk +chunks)\n%s", size, workers, diff)
+			}
 		}
 	}
 }
