@@ -553,7 +553,9 @@ func (p *chunkParsers) parse(j *chunkJob) {
 		}
 		close(j.done)
 	}()
-	rd := strace.NewReader(bytes.NewReader(j.buf), strace.WithName(p.name), strace.WithMaxLine(p.maxLine),
+	// The chunker left out the lines longer than maxLine, and no line is
+	// longer than its chunk: the reader's buffer need not be larger.
+	rd := strace.NewReader(bytes.NewReader(j.buf), strace.WithName(p.name), strace.WithMaxLine(min(p.maxLine, len(j.buf))),
 		strace.WithSpanFilter(firstPassSpan), strace.WithKinds(strace.KindSpan, strace.KindWallAnchor, strace.KindDeviceAnchor))
 	for {
 		rec, err := rd.Read()

@@ -169,30 +169,32 @@ func BenchmarkFirstPass(b *testing.B) {
 
 // The first pass learns the same from a log whatever its chunks: cut into
 // chunks of a few kilobytes, parsed on several goroutines, the survey is the
-// one of a single chunk.
+// one of a single chunk — also when many lines are too long to read.
 func TestScanChunksLearnTheSame(t *testing.T) {
 	log, _ := stracetest.GenerateTruth(stracetest.Config{Seed: 3, Rounds: 20, AnchorEvry: 50_000_000, Pipelined: true, Legacy: true, Ext: true})
 	seed := maphash.MakeSeed()
-	survey := func(size, workers int) (*scanResult, []capture) {
+	survey := func(maxLine, size, workers int) (*scanResult, []capture) {
 		s := newScan()
 		defer func(n int) { runtime.GOMAXPROCS(n) }(runtime.GOMAXPROCS(workers))
-		caps, err := s.scanChunks(bytes.NewReader(log), "gen.log", strace.DefaultMaxLine, seed, nil, size)
+		caps, err := s.scanChunks(bytes.NewReader(log), "gen.log", maxLine, seed, nil, size)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.decide()
 		return s, caps
 	}
-	want, wantCaps := survey(len(log)+1, 1)
 	opts := cmp.Options{cmp.AllowUnexported(scanResult{}, threadInfo{}, procInfo{}, slotState{}, capture{}, threadKey{}), cmpopts.EquateEmpty()}
-	for _, size := range []int{2048, 16384} {
-		for _, workers := range []int{1, 4} {
-			got, gotCaps := survey(size, workers)
-			if diff := cmp.Diff(want, got, opts); diff != "" {
-				t.Errorf("chunks of %d bytes, %d parsers: (-one chunk +chunks)\n%s", size, workers, diff)
-			}
-			if diff := cmp.Diff(wantCaps, gotCaps, opts); diff != "" {
-				t.Errorf("chunks of %d bytes, %d parsers: captures (-one chunk +chunks)\n%s", size, workers, diff)
+	for _, maxLine := range []int{strace.DefaultMaxLine, strace.MinMaxLine} {
+		want, wantCaps := survey(maxLine, len(log)+1, 1)
+		for _, size := range []int{2048, 16384} {
+			for _, workers := range []int{1, 4} {
+				got, gotCaps := survey(maxLine, size, workers)
+				if diff := cmp.Diff(want, got, opts); diff != "" {
+					t.Errorf("lines up to %d bytes, chunks of %d bytes, %d parsers: (-one chunk +chunks)\n%s", maxLine, size, workers, diff)
+				}
+				if diff := cmp.Diff(wantCaps, gotCaps, opts); diff != "" {
+					t.Errorf("lines up to %d bytes, chunks of %d bytes, %d parsers: captures (-one chunk +chunks)\n%s", maxLine, size, workers, diff)
+				}
 			}
 		}
 	}
