@@ -153,8 +153,10 @@ func (s *scanResult) scanChunks(r io.Reader, name string, maxLine int, seed maph
 	return cut.finish(), nil
 }
 
-// learn takes the records a chunk's parser kept, in log order (what the
-// spans teach and what the anchors do are apart).
+// learn takes the records a chunk's parser kept: its spans, then its clock
+// anchors, each in log order (spans name threads and processes and decide
+// lanes; anchors only add to the anchor lists: neither depends on the
+// other).
 func (s *scanResult) learn(j *chunkJob) {
 	for i := range j.spans {
 		s.scanSpan(&j.spans[i])

@@ -193,7 +193,7 @@ func (in *mergeInput) parse(stop <-chan struct{}) {
 	fresh := func() []Record {
 		select {
 		case b := <-in.free:
-			return b[:0] // each record is overwritten whole as it is appended
+			return b[:0] // each record is overwritten whole as it is read into the batch
 		default:
 			return make([]Record, 0, mergeBatchLen)
 		}
