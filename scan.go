@@ -115,8 +115,9 @@ func (s *scanResult) proc(pid int32) *procInfo {
 // scanLog reads one log for the first pass, leaving out the lines of skip,
 // and returns its captures. The log is read, and cut into captures, on
 // this goroutine; its chunks of whole lines are parsed on others, as many
-// as there are processors, and what they found is learnt from in log
-// order, so the survey is the one a single reader would make.
+// as there are processors (up to maxChunkParsers), and what they found is
+// learnt from in log order, so the survey is the one a single reader would
+// make.
 func (s *scanResult) scanLog(r io.Reader, name string, maxLine int, seed maphash.Seed, skip []repeat) ([]capture, error) {
 	return s.scanChunks(r, name, maxLine, seed, skip, chunkSize)
 }
@@ -126,7 +127,7 @@ func (s *scanResult) scanChunks(r io.Reader, name string, maxLine int, seed maph
 	cut := newCaptureCutter(seed)
 	ch := newLineChunker(r, cut, skip, maxLine)
 	ch.size = size
-	p := newChunkParsers(name, maxLine, runtime.GOMAXPROCS(0))
+	p := newChunkParsers(name, maxLine, min(runtime.GOMAXPROCS(0), maxChunkParsers))
 	defer p.stop()
 	for {
 		j := p.job()
@@ -406,6 +407,11 @@ type lineChunker struct {
 // chunkSize is how many bytes of lines a first-pass chunk holds, at least
 // (a chunk ends at a line end).
 const chunkSize = 1 << 20
+
+// maxChunkParsers bounds the first pass's parsers: one goroutine reading
+// and cutting the log keeps about this many busy, and the chunks in flight
+// (two per parser) bound the pass's memory.
+const maxChunkParsers = 4
 
 func newLineChunker(r io.Reader, cut *captureCutter, skip []repeat, maxLine int) *lineChunker {
 	// The buffer is the parsers' own size: a line that does not fit in it
