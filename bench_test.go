@@ -7,6 +7,7 @@ import (
 	"flag"
 	"io"
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/phasetrace/phasetrace"
@@ -31,12 +32,13 @@ func roundsFor(size int64) int {
 	return int(size/per) + 1
 }
 
-// BenchmarkConvert converts a generated log end to end (both passes,
-// placement, flows, the trace writer) and reports its throughput, the
-// trace's size against the same spans as Chrome-trace JSON (the format of
-// the runtime's own swimlane tool), and allocations.
+// BenchmarkConvert converts a generated log in memory end to end (both
+// passes, placement, flows, the trace writer) and reports its throughput,
+// the conversion's cost per span (time and allocations), the trace's size
+// against the same spans as Chrome-trace JSON (the format of the runtime's
+// own swimlane tool), and allocations. "deflate" is the command's default.
 //
-//	go test -run XXX -bench Convert -benchtime 3x -convsize 104857600 .
+//	go test -run XXX -bench 'Convert$' -benchtime 3x -convsize 104857600 .
 func BenchmarkConvert(b *testing.B) {
 	log := generated(benchConfig(roundsFor(int64(*benchSize))))
 	in := []phasetrace.Input{phasetrace.Bytes("bench.log", log)}
@@ -45,25 +47,69 @@ func BenchmarkConvert(b *testing.B) {
 		opts []phasetrace.Option
 	}{
 		{"plain", nil},
-		{"deflate", []phasetrace.Option{phasetrace.WithWriterOptions(perfetto.WithCompression(1))}},
+		{"deflate", []phasetrace.Option{phasetrace.WithWriterOptions(perfetto.WithCompression(defaultCompress))}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var out countingWriter
-			b.SetBytes(int64(len(log)))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				out.n = 0
-				if _, err := phasetrace.Convert(&out, in, c.opts...); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
+			out.n = benchConvert(b, in, int64(len(log)), c.opts)
 			js := chromeJSONSize(b, log)
 			b.ReportMetric(float64(out.n)/float64(len(log)), "trace/log")
 			b.ReportMetric(float64(js)/float64(out.n), "json/trace")
 		})
 	}
+}
+
+// defaultCompress is the deflate level strace2perfetto writes at by default.
+const defaultCompress = 7
+
+var benchFile = flag.String("benchfile", "", "BenchmarkConvertFile converts this log (e.g. /tmp/mid.log)")
+
+// BenchmarkConvertFile converts a log from a file as the command does with
+// its defaults (deflate level 7), the trace written nowhere:
+//
+//	go test -run XXX -bench ConvertFile -benchtime 3x -benchfile /tmp/mid.log .
+func BenchmarkConvertFile(b *testing.B) {
+	if *benchFile == "" {
+		b.Skip("no -benchfile log given (see README, Performance)")
+	}
+	st, err := os.Stat(*benchFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := []phasetrace.Input{phasetrace.File(*benchFile)}
+	n := benchConvert(b, in, st.Size(), []phasetrace.Option{phasetrace.WithWriterOptions(perfetto.WithCompression(defaultCompress))})
+	b.ReportMetric(float64(n), "trace-bytes")
+}
+
+// benchConvert runs the benchmark's conversions of in (size bytes of logs)
+// and reports, besides throughput and allocations, the spans of a
+// conversion and its time and allocations per span. It returns the trace's
+// size.
+func benchConvert(b *testing.B, in []phasetrace.Input, size int64, opts []phasetrace.Option) int64 {
+	var out countingWriter
+	var spans int64
+	var before, after runtime.MemStats
+	b.SetBytes(size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	runtime.ReadMemStats(&before)
+	for i := 0; i < b.N; i++ {
+		out.n = 0
+		sum, err := phasetrace.Convert(&out, in, opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		spans = sum.Spans.Read
+	}
+	runtime.ReadMemStats(&after)
+	b.StopTimer()
+	if spans > 0 {
+		total := float64(spans) * float64(b.N)
+		b.ReportMetric(total/float64(b.N), "spans/op")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/total, "ns/span")
+		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/total, "allocs/span")
+	}
+	return out.n
 }
 
 type countingWriter struct{ n int64 }

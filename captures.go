@@ -163,19 +163,23 @@ func repeatOf(rs []repeat, next *int, line int64) (repeat, bool) {
 // dedupWindow is how many recent spans a span is compared with.
 const dedupWindow = 1 << 12
 
-// recentSpans remembers the last dedupWindow spans, indexed by a hash of
-// their identity, time and name; a span whose hash matches is compared
-// field by field.
+// recentSpans remembers the last dedupWindow spans in a ring, chained by a
+// hash of their identity, time and name; a span whose hash matches is
+// compared field by field. A chain runs from the newest span to the oldest,
+// so a walk stops at the first span that has left the window.
 type recentSpans struct {
-	seed maphash.Seed
-	at   map[uint64]int32 // hash → index in ring
-	ring []strace.Span
-	keys []uint64
-	next int
+	ring  []strace.Span
+	keys  []uint64
+	prev  []uint64 // per ring slot: the sequence number of the previous span of its chain, plus one
+	heads []uint64 // per bucket: the sequence number of its newest span, plus one
+	n     uint64   // spans remembered so far
 }
 
-func newRecentSpans(seed maphash.Seed) *recentSpans {
-	return &recentSpans{seed: seed, at: make(map[uint64]int32, dedupWindow)}
+// dedupBuckets is the number of chains: twice the window keeps them short.
+const dedupBuckets = 2 * dedupWindow
+
+func newRecentSpans() *recentSpans {
+	return &recentSpans{ring: make([]strace.Span, dedupWindow), keys: make([]uint64, dedupWindow), prev: make([]uint64, dedupWindow), heads: make([]uint64, dedupBuckets)}
 }
 
 // mix folds v into the hash h.
@@ -185,27 +189,42 @@ func mix(h, v uint64) uint64 {
 	return h ^ h>>29
 }
 
+// nameKey folds a name's length and first and last bytes into a word: equal
+// names give equal words, and spans that differ only in a name's middle
+// are told apart by sameSpan.
+func nameKey(s string) uint64 {
+	k := uint64(len(s))
+	for i := 0; i < len(s) && i < 7; i++ {
+		k = k<<8 | uint64(s[i])
+	}
+	if len(s) > 7 {
+		k = mix(k, uint64(s[len(s)-1])|uint64(s[len(s)-2])<<8|uint64(s[len(s)/2])<<16)
+	}
+	return k
+}
+
 // repeated reports whether sp equals a recent span, and remembers it. The
 // span's attributes must stay valid as long as it may be remembered (the
 // converter's records own theirs).
 func (r *recentSpans) repeated(sp *strace.Span) bool {
 	h := mix(mix(mix(mix(uint64(sp.Pid), uint64(sp.Tid)), sp.Inv), sp.Hid), uint64(sp.Depth))
-	h = mix(mix(mix(h, uint64(sp.TS)), uint64(sp.Dur)), maphash.String(r.seed, sp.Name))
-	if i, ok := r.at[h]; ok && sameSpan(&r.ring[i], sp) {
-		return true
+	h = mix(mix(mix(h, uint64(sp.TS)), uint64(sp.Dur)), nameKey(sp.Name))
+	b := h & (dedupBuckets - 1)
+	oldest := uint64(0) // sequence numbers below it have left the window
+	if r.n > dedupWindow {
+		oldest = r.n - dedupWindow
 	}
-	if len(r.ring) < dedupWindow {
-		r.ring = append(r.ring, *sp)
-		r.keys = append(r.keys, h)
-		r.at[h] = int32(len(r.ring) - 1)
-		return false
+	for s := r.heads[b]; s > oldest; {
+		i := (s - 1) % dedupWindow
+		if r.keys[i] == h && sameSpan(&r.ring[i], sp) {
+			return true
+		}
+		s = r.prev[i]
 	}
-	if old := r.keys[r.next]; r.at[old] == int32(r.next) {
-		delete(r.at, old)
-	}
-	r.ring[r.next], r.keys[r.next] = *sp, h
-	r.at[h] = int32(r.next)
-	r.next = (r.next + 1) % dedupWindow
+	i := r.n % dedupWindow
+	r.ring[i], r.keys[i], r.prev[i] = *sp, h, r.heads[b]
+	r.n++
+	r.heads[b] = r.n
 	return false
 }
 

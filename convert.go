@@ -327,8 +327,12 @@ type converter struct {
 	tracks     *trackSet
 	shift      []int64        // per log: added to its host timestamps (another host's clock)
 	args       []perfetto.Arg // reused for each slice's arguments
-	lastHid    uint64
-	lastHidStr string
+	extra      []perfetto.Arg // reused for a slice's extra arguments
+	hids       map[uint64]string
+	logThreads map[uint64]string   // "0x" + hex of log-prefix thread handles
+	segNames   map[string]string   // chip.run.bind.<phase> by phase
+	devSpans   []reduce.DeviceSpan // reused for each run's device spans
+	placed     reduce.Placement    // reused for each run's placement
 	// covered and drawnSegments are run's scratch sets of bind segments.
 	covered, drawnSegments map[string]bool
 	records                map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
@@ -643,9 +647,42 @@ func hex(v uint64) string { return strconv.FormatUint(v, 16) }
 // hidString is hex(hid), remembered: a run's spans share their hid, and a
 // log has few callables.
 func (c *converter) hidString(h uint64) string {
-	if h == c.lastHid && c.lastHidStr != "" {
-		return c.lastHidStr
+	return remembered(&c.hids, h, hex)
+}
+
+// logThread is "0x" + hex of a log-prefix thread handle, remembered.
+func (c *converter) logThread(t uint64) string {
+	return remembered(&c.logThreads, t, func(v uint64) string { return "0x" + hex(v) })
+}
+
+// segmentName is the name of the bind segment drawn for phase, remembered.
+func (c *converter) segmentName(phase string) string {
+	if s, ok := c.segNames[phase]; ok {
+		return s
 	}
-	c.lastHid, c.lastHidStr = h, hex(h)
-	return c.lastHidStr
+	s := strace.SpanBind + "." + phase
+	if c.segNames == nil {
+		c.segNames = map[string]string{}
+	}
+	if len(c.segNames) < maxRemembered {
+		c.segNames[phase] = s
+	}
+	return s
+}
+
+// maxRemembered bounds each table of remembered strings.
+const maxRemembered = 1 << 10
+
+func remembered(m *map[uint64]string, v uint64, format func(uint64) string) string {
+	if s, ok := (*m)[v]; ok {
+		return s
+	}
+	s := format(v)
+	if *m == nil {
+		*m = map[uint64]string{}
+	}
+	if len(*m) < maxRemembered {
+		(*m)[v] = s
+	}
+	return s
 }

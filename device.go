@@ -102,7 +102,8 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 	}
 	fixes := repairTruncation(spans)
 	dev, hasDev := int64(noDevice), false
-	run := reduce.Run{Spans: make([]reduce.DeviceSpan, len(spans))}
+	c.devSpans = slices.Grow(c.devSpans[:0], len(spans))[:len(spans)]
+	run := reduce.Run{Spans: c.devSpans}
 	for i := range spans {
 		s := &spans[i]
 		run.Spans[i] = reduce.DeviceSpan{Name: s.Name, Depth: int(s.Depth), TS: reduce.DeviceNanos(s.TS), Dur: reduce.DeviceNanos(s.Dur)}
@@ -145,19 +146,20 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 		// clock, through its own anchors, then carried across (remote.go).
 		run = remote.nativeRun(run)
 	}
-	pl, err := c.placer.Place(run)
+	pl := &c.placed // reused run to run: drawDevice keeps nothing of it
+	err = c.placer.PlaceInto(pl, run)
 	generic := "" // the summary's reason, when the slices carry a detailed one
 	if errors.Is(err, reduce.ErrInconsistent) {
 		ds.Inconsists++
 		generic = "clock anchors disagree with containment (see the notes)"
 		c.note("inconsistent", "run pid=%d inv=%d: %v; placed by containment alone", k.pid, k.inv, err)
 		why := "clock anchors disagree with containment: " + strings.TrimPrefix(err.Error(), "reduce: ")
-		pl, err = c.containOnly.Place(run)
+		err = c.containOnly.PlaceInto(pl, run)
 		pl.Reason = why
 	}
 	composed := true
 	if err == nil && remote != nil {
-		if err = remote.compose(&pl); err != nil {
+		if err = remote.compose(pl); err != nil {
 			composed = false
 		}
 	}
@@ -202,7 +204,7 @@ func addReason(ds *DeviceSummary, r string, n int64) {
 // drawDevice draws placed device spans as reduce placed them: each at
 // HostStart..HostEnd through the run's one map, with its Bound (plus the
 // shift of a truncation repair).
-func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, fixes map[int]truncationFix, pl reduce.Placement, extraReason, generic string) {
+func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, fixes map[int]truncationFix, pl *reduce.Placement, extraReason, generic string) {
 	if pl.Method == reduce.Unaligned {
 		addReason(ds, joinReason(pl.Reason, extraReason), int64(len(spans)))
 		ds.Unaligned += int64(len(spans))
@@ -346,18 +348,26 @@ func repairTruncation(spans []heldSpan) map[int]truncationFix {
 		f.what = joinReason(f.what, what)
 		fixes[i] = f
 	}
-	lanes := make([]string, len(spans))
-	count := map[string]int{}
+	var lanesBuf [16]string
+	var countBuf [16]int
+	lanes, count := lanesBuf[:0], countBuf[:0] // per span: its lane, and the spans on that lane
 	for i := range spans {
-		lanes[i] = deviceLane(spans[i].Name)
-		count[lanes[i]]++
+		lanes = append(lanes, deviceLane(spans[i].Name))
+		count = append(count, 0)
+	}
+	for i := range lanes {
+		for j := range lanes {
+			if lanes[i] == lanes[j] {
+				count[i]++
+			}
+		}
 	}
 	for pass := 0; pass < 3; pass++ {
 		changed := false
 		for i := range spans {
 			for j := range spans {
 				a, b := &spans[i], &spans[j]
-				if i == j || lanes[i] != lanes[j] || count[lanes[i]] > maxRepairSpans {
+				if i == j || lanes[i] != lanes[j] || count[i] > maxRepairSpans {
 					continue
 				}
 				aEnd, bEnd := a.TS+a.Dur, b.TS+b.Dur

@@ -39,7 +39,47 @@ type nodeSpan struct {
 	flows    []perfetto.FlowID
 	endFlows []perfetto.FlowID
 	released bool
+	ids      [2]perfetto.FlowID // room for the flows of a hand-off's usual one arrow
+	// The next span of its submits or waiting list, and of its launches list.
+	nextKey, nextLaunch *nodeSpan
 }
+
+// nodeList is a list of node spans in arrival order, linked through the
+// spans (next gives a span's successor): the indexes cost no allocation per
+// span.
+type nodeList struct{ head, tail *nodeSpan }
+
+func (l *nodeList) push(n *nodeSpan, next func(*nodeSpan) **nodeSpan) {
+	if l.tail == nil {
+		l.head = n
+	} else {
+		*next(l.tail) = n
+	}
+	l.tail = n
+}
+
+// prune unlinks the released spans; it reports whether any span is left.
+func (l *nodeList) prune(next func(*nodeSpan) **nodeSpan) bool {
+	var head, tail *nodeSpan
+	for s := l.head; s != nil; {
+		after := *next(s)
+		*next(s) = nil
+		if !s.released {
+			if tail == nil {
+				head = s
+			} else {
+				*next(tail) = s
+			}
+			tail = s
+		}
+		s = after
+	}
+	l.head, l.tail = head, tail
+	return head != nil
+}
+
+func nextKey(n *nodeSpan) **nodeSpan    { return &n.nextKey }
+func nextLaunch(n *nodeSpan) **nodeSpan { return &n.nextLaunch }
 
 // flowWindow holds node spans until their hand-offs are known. It is a
 // value of its own: what it draws and counts goes through its functions.
@@ -52,16 +92,27 @@ type flowWindow struct {
 	nextID   perfetto.FlowID
 
 	spans    []*nodeSpan // in arrival order
-	submits  map[flowKey][]*nodeSpan
-	waiting  map[flowKey][]*nodeSpan   // dispatches, for submits that come after them
-	launches map[launchKey][]*nodeSpan // dispatches by (run_id, dispatch_id)
-	released int                       // released spans still in the indexes
+	submits  map[flowKey]nodeList
+	waiting  map[flowKey]nodeList   // dispatches, for submits that come after them
+	launches map[launchKey]nodeList // dispatches by (run_id, dispatch_id)
+	released int                    // released spans still in the indexes
+	slab     []nodeSpan             // node spans are allocated a slab at a time
+	runFlow  [1]perfetto.FlowID     // linkRun's result, valid until its next call
 }
+
+// nodeSlab is how many node spans are allocated at once.
+const nodeSlab = 64
 
 type launchKey struct{ runID, dispatchID int64 }
 
 func (f *flowWindow) add(sp heldSpan) {
-	n := &nodeSpan{span: sp}
+	if len(f.slab) == 0 {
+		f.slab = make([]nodeSpan, nodeSlab)
+	}
+	n := &f.slab[0]
+	f.slab = f.slab[1:]
+	n.span = sp
+	n.flows, n.endFlows = n.ids[:0:1], n.ids[1:1:2]
 	n.leaf, _ = strace.NodeLeaf(sp.Name)
 	n.key, n.hasKey = nodeFlowKey(&sp.Span)
 	f.spans = append(f.spans, n)
@@ -69,29 +120,35 @@ func (f *flowWindow) add(sp heldSpan) {
 		return
 	}
 	if f.submits == nil {
-		f.submits, f.waiting, f.launches = map[flowKey][]*nodeSpan{}, map[flowKey][]*nodeSpan{}, map[launchKey][]*nodeSpan{}
+		f.submits, f.waiting, f.launches = map[flowKey]nodeList{}, map[flowKey]nodeList{}, map[launchKey]nodeList{}
 	}
 	switch n.leaf {
 	case "submit":
-		f.submits[n.key] = append(f.submits[n.key], n)
+		l := f.submits[n.key]
+		l.push(n, nextKey)
+		f.submits[n.key] = l
 		// A dispatch logged before this submit may belong to it.
-		for _, d := range f.waiting[n.key] {
+		for d := f.waiting[n.key].head; d != nil; d = d.nextKey {
 			if !d.released && !d.linked && n.span.TS < d.span.TS && (d.match == nil || n.span.TS > d.match.span.TS) {
 				d.match = n
 			}
 		}
 	case "dispatch":
 		var best *nodeSpan
-		for _, s := range f.submits[n.key] {
+		for s := f.submits[n.key].head; s != nil; s = s.nextKey {
 			if !s.released && s.span.TS < n.span.TS && (best == nil || s.span.TS > best.span.TS) {
 				best = s
 			}
 		}
 		n.match = best
-		f.waiting[n.key] = append(f.waiting[n.key], n)
+		l := f.waiting[n.key]
+		l.push(n, nextKey)
+		f.waiting[n.key] = l
 		if did, ok := n.span.Attr("dispatch_id"); ok && did.Type == strace.TypeInt && did.Int != 0 {
 			lk := launchKey{n.key.runID, did.Int}
-			f.launches[lk] = append(f.launches[lk], n)
+			l := f.launches[lk]
+			l.push(n, nextLaunch)
+			f.launches[lk] = l
 		}
 	}
 }
@@ -112,7 +169,8 @@ func nodeFlowKey(sp *strace.Span) (flowKey, bool) {
 }
 
 // linkRun finds the node.dispatch that launched the run whose root is
-// root, and returns the flow ids that end at the root.
+// root, and returns the flow ids that end at the root (valid until the next
+// call).
 func (f *flowWindow) linkRun(root *strace.Span) []perfetto.FlowID {
 	run, ok1 := root.Attr("run_id")
 	did, ok2 := root.Attr("dispatch_id")
@@ -120,7 +178,7 @@ func (f *flowWindow) linkRun(root *strace.Span) []perfetto.FlowID {
 		return nil
 	}
 	var best *nodeSpan
-	for _, n := range f.launches[launchKey{run.Int, did.Int}] {
+	for n := f.launches[launchKey{run.Int, did.Int}].head; n != nil; n = n.nextLaunch {
 		if n.released || n.span.Pid == root.Pid || n.span.TS >= root.TS || f.sameHost != nil && !f.sameHost(n.span.Pid, root.Pid) {
 			continue
 		}
@@ -134,7 +192,8 @@ func (f *flowWindow) linkRun(root *strace.Span) []perfetto.FlowID {
 	id := f.id()
 	best.flows = append(best.flows, id)
 	f.linked("node.dispatch → chip.run")
-	return []perfetto.FlowID{id}
+	f.runFlow[0] = id
+	return f.runFlow[:]
 }
 
 // id returns a fresh flow id: ids count up, so no two hand-offs share one
@@ -173,35 +232,19 @@ func (f *flowWindow) drain(now int64, all bool) {
 		return
 	}
 	f.released = 0
-	for k, l := range f.launches {
-		f.launches[k] = prune(l)
-		if len(f.launches[k]) == 0 {
-			delete(f.launches, k)
-		}
-	}
-	for k, l := range f.submits {
-		f.submits[k] = prune(l)
-		if len(f.submits[k]) == 0 {
-			delete(f.submits, k)
-		}
-	}
-	for k, l := range f.waiting {
-		f.waiting[k] = prune(l)
-		if len(f.waiting[k]) == 0 {
-			delete(f.waiting, k)
-		}
-	}
+	pruneLists(f.launches, nextLaunch)
+	pruneLists(f.submits, nextKey)
+	pruneLists(f.waiting, nextKey)
 }
 
-func prune(l []*nodeSpan) []*nodeSpan {
-	kept := l[:0]
-	for _, s := range l {
-		if !s.released {
-			kept = append(kept, s)
+func pruneLists[K comparable](m map[K]nodeList, next func(*nodeSpan) **nodeSpan) {
+	for k, l := range m {
+		if l.prune(next) {
+			m[k] = l
+		} else {
+			delete(m, k)
 		}
 	}
-	clear(l[len(kept):])
-	return kept
 }
 
 // release draws one node span. A submit takes the flows of the dispatches
@@ -211,7 +254,7 @@ func prune(l []*nodeSpan) []*nodeSpan {
 func (f *flowWindow) release(s *nodeSpan) {
 	switch {
 	case s.leaf == "submit" && s.hasKey:
-		for _, d := range f.waiting[s.key] {
+		for d := f.waiting[s.key].head; d != nil; d = d.nextKey {
 			if !d.released && !d.linked && d.match == s {
 				f.link(s, d)
 			}

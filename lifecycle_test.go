@@ -79,6 +79,8 @@ func convertRecovering(w io.Writer, in phasetrace.Input, opts ...phasetrace.Opti
 // reaches the caller, and no goroutine or memory is left behind.
 func TestFailuresLeaveNothingBehind(t *testing.T) {
 	log := generated(genConfig{Seed: 7, Rounds: 12, AnchorEvry: 50_000_000, Pipelined: true, Legacy: true})
+	// A log of several first-pass chunks, to fail while they are parsed.
+	long := generated(genConfig{Seed: 7, Rounds: roundsFor(3 << 20), AnchorEvry: 50_000_000, Pipelined: true, Legacy: true})
 	whole := func() phasetrace.Input { return phasetrace.Bytes("a.log", log) }
 	compress := []phasetrace.Option{phasetrace.WithWriterOptions(perfetto.WithCompression(1), perfetto.WithFlushThreshold(4096))}
 	cases := []struct {
@@ -89,6 +91,9 @@ func TestFailuresLeaveNothingBehind(t *testing.T) {
 		wantPanic bool
 	}{
 		{"input fails in the first pass", func() phasetrace.Input { return opensFailing(log, 1, len(log)/2, false) }, io.Discard, nil, false},
+		{"input panics in the first pass", func() phasetrace.Input { return opensFailing(log, 1, len(log)/2, true) }, io.Discard, nil, true},
+		{"long input fails in the first pass", func() phasetrace.Input { return opensFailing(long, 1, len(long)*3/4, false) }, io.Discard, nil, false},
+		{"long input panics in the first pass", func() phasetrace.Input { return opensFailing(long, 1, len(long)*3/4, true) }, io.Discard, nil, true},
 		{"input fails in the second pass", func() phasetrace.Input { return opensFailing(log, 2, len(log)/2, false) }, io.Discard, compress, false},
 		{"input panics in the second pass", func() phasetrace.Input { return opensFailing(log, 2, len(log)/2, true) }, io.Discard, compress, true},
 		{"output fails", whole, &failingWriter{n: 10_000}, nil, false},

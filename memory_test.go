@@ -2,6 +2,7 @@ package phasetrace_test
 
 import (
 	"bytes"
+	"io"
 	"runtime"
 	"testing"
 
@@ -63,5 +64,35 @@ func TestMemoryPerTrack(t *testing.T) {
 	t.Logf("peak heap %d B for 20 000 tracks, %d B for 80 000: %d B per track", small, large, perTrack)
 	if perTrack > 1024 {
 		t.Errorf("%d bytes per track, want at most 1024", perTrack)
+	}
+}
+
+// TestAllocsPerSpan converts two generated logs, one twice the other's
+// length: the spans the larger adds cost (almost) no allocation — the
+// conversion allocates per trace, per track and per distinct string, not
+// per span.
+func TestAllocsPerSpan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts 6 MB of logs")
+	}
+	allocs := func(rounds int) (float64, int64) {
+		in := []phasetrace.Input{phasetrace.Bytes("gen.log", generated(benchConfig(rounds)))}
+		var spans int64
+		n := testing.AllocsPerRun(2, func() {
+			sum, err := phasetrace.Convert(io.Discard, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spans = sum.Spans.Read
+		})
+		return n, spans
+	}
+	rounds := roundsFor(2 << 20)
+	a1, s1 := allocs(rounds)
+	a2, s2 := allocs(2 * rounds)
+	perSpan := (a2 - a1) / float64(s2-s1)
+	t.Logf("%.0f allocations for %d spans, %.0f for %d: %.4f per added span", a1, s1, a2, s2, perSpan)
+	if perSpan > 0.05 {
+		t.Errorf("%.4f allocations per span, want at most 0.05", perSpan)
 	}
 }

@@ -65,9 +65,10 @@ func (c *converter) run(b *invBuf) {
 		if isSeg {
 			drawnSegments[seg] = true
 		}
-		var extra []perfetto.Arg
+		extra := c.extra[:0]
 		if cpu, ok := s.Attr("cpu_ns"); ok && cpu.Type == strace.TypeInt && isSeg {
 			extra = append(extra, perfetto.Int("on_cpu_ns", cpu.Int), perfetto.Int("off_cpu_ns", s.Dur-cpu.Int))
+			c.extra = extra
 		}
 		var endFlows []perfetto.FlowID
 		if s == root {
@@ -153,11 +154,11 @@ func (c *converter) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 		}
 		args := append(c.args[:0], perfetto.Uint("inv", bind.Inv), perfetto.String("hid", c.hidString(bind.Hid)), perfetto.Int("depth", int64(bind.Depth+1)))
 		args = appendAttrs(args, l.rec.Attrs)
-		args = append(args, perfetto.String("log_thread", "0x"+hex(l.logT)), perfetto.String("src", "bind_phase"))
+		args = append(args, perfetto.String("log_thread", c.logThread(l.logT)), perfetto.String("src", "bind_phase"))
 		if l.rec.Source != "" {
 			args = append(args, perfetto.String("source", l.rec.Source))
 		}
-		c.other(lane, perfetto.Slice{Name: strace.SpanBind + "." + l.rec.Phase, TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, "bind phase lines")
+		c.other(lane, perfetto.Slice{Name: c.segmentName(l.rec.Phase), TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, "bind phase lines")
 	}
 	clear(c.bindLines[len(kept):])
 	c.bindLines = kept

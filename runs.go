@@ -24,7 +24,8 @@ type invBuf struct {
 	bindLogT uint64
 	// openOn is the thread and slot whose open root this run is, when its
 	// root came first.
-	openOn *laneKey
+	openOn laneKey
+	isOpen bool
 	// wall is RunWall's true extent, known when the run's device spans
 	// came from a raw buffer.
 	wall *reduce.DeviceWindow
@@ -45,7 +46,11 @@ type runCollector struct {
 	pending    map[invKey]*invBuf
 	openRoots  map[laneKey]*invBuf // per thread and slot, its run whose root came first
 	order      int64               // arrival counter, for the oldest pending run
+	free       []*invBuf           // runs drawn, their buffers kept for the next runs
 }
+
+// maxFreeRuns bounds the drawn runs' buffers kept for reuse.
+const maxFreeRuns = 64
 
 // add takes one span of a run; logT is its log prefix's thread handle.
 func (r *runCollector) add(sp heldSpan, dev bool, logT uint64) {
@@ -59,7 +64,8 @@ func (r *runCollector) add(sp heldSpan, dev bool, logT uint64) {
 			r.handOldest()
 		}
 		r.order++
-		b = &invBuf{key: k, first: r.order}
+		b = r.newBuf()
+		b.key, b.first = k, r.order
 		r.pending[k] = b
 	}
 	if dev {
@@ -85,7 +91,7 @@ func (r *runCollector) add(sp heldSpan, dev bool, logT uint64) {
 			r.openRoots = map[laneKey]*invBuf{}
 		}
 		r.openRoots[tk] = b
-		b.openOn = &tk
+		b.openOn, b.isOpen = tk, true
 		return
 	}
 	r.hand(b)
@@ -97,10 +103,33 @@ func (r *runCollector) waiting(k invKey) *invBuf { return r.pending[k] }
 // hand removes b from the waiting runs and hands it to done.
 func (r *runCollector) hand(b *invBuf) {
 	delete(r.pending, b.key)
-	if b.openOn != nil && r.openRoots[*b.openOn] == b {
-		delete(r.openRoots, *b.openOn)
+	if b.isOpen && r.openRoots[b.openOn] == b {
+		delete(r.openRoots, b.openOn)
 	}
 	r.done(b)
+	r.reuse(b)
+}
+
+// newBuf returns an empty run buffer, one drawn before when there is one.
+func (r *runCollector) newBuf() *invBuf {
+	if n := len(r.free); n > 0 {
+		b := r.free[n-1]
+		r.free = r.free[:n-1]
+		return b
+	}
+	return &invBuf{}
+}
+
+// reuse keeps the buffer of a run done has drawn: nothing of it is used
+// after done returns, and its span slices serve the next run.
+func (r *runCollector) reuse(b *invBuf) {
+	if len(r.free) >= maxFreeRuns {
+		return
+	}
+	clear(b.host)
+	clear(b.dev)
+	*b = invBuf{host: b.host[:0], dev: b.dev[:0]}
+	r.free = append(r.free, b)
 }
 
 func (r *runCollector) handOldest() {

@@ -2,10 +2,13 @@ package phasetrace
 
 import (
 	"bufio"
+	"bytes"
 	"hash/maphash"
 	"io"
+	"runtime"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
@@ -122,40 +125,80 @@ func (s *scanResult) proc(pid int32) *procInfo {
 }
 
 // scanLog reads one log for the first pass, leaving out the lines of skip,
-// and returns its captures.
+// and returns its captures. The log is read, and cut into captures, on
+// this goroutine; its chunks of whole lines are parsed on others, as many
+// as there are processors (up to maxChunkParsers), and what they found is
+// learnt from in log order, so the survey is the one a single reader would
+// make.
 func (s *scanResult) scanLog(r io.Reader, name string, maxLine int, seed maphash.Seed, skip []repeat) ([]capture, error) {
+	return s.scanChunks(r, name, maxLine, seed, skip, chunkSize)
+}
+
+// scanChunks is scanLog with chunks of at least size bytes.
+func (s *scanResult) scanChunks(r io.Reader, name string, maxLine int, seed maphash.Seed, skip []repeat, size int) ([]capture, error) {
 	cut := newCaptureCutter(seed)
 	br := bufio.NewReaderSize(r, 1<<16)
 	s.remote.peekBanner(s.input, br)
-	var pm map[int32]int32
-	if s.input < len(s.pidMaps) {
-		pm = s.pidMaps[s.input]
-	}
-	tee := newCaptureTee(br, cut, skip)
-	rd := strace.NewReader(tee, strace.WithName(name), strace.WithMaxLine(maxLine),
-		strace.WithSpanFilter(firstPassSpan), strace.WithKinds(strace.KindSpan, strace.KindWallAnchor, strace.KindDeviceAnchor))
+	ch := newLineChunker(br, cut, skip, maxLine)
+	ch.size = size
+	p := newChunkParsers(name, maxLine, min(runtime.GOMAXPROCS(0), maxChunkParsers))
+	defer p.stop()
 	for {
-		rec, err := rd.Read()
+		j := p.job()
+		err := ch.fill(j)
+		if len(j.buf) > 0 {
+			if q := p.start(j); q != nil {
+				s.learn(q)
+				p.release(q)
+			}
+		} else {
+			p.release(j)
+		}
 		if err == io.EOF {
-			return cut.finish(), nil
+			break
 		}
 		if err != nil {
 			return nil, err
 		}
+	}
+	for q := p.wait(); q != nil; q = p.wait() {
+		s.learn(q)
+		p.release(q)
+	}
+	return cut.finish(), nil
+}
+
+// learn takes the records a chunk's parser kept: its spans, then its clock
+// anchors, each in log order (spans name threads and processes and decide
+// lanes; anchors only add to the anchor lists: neither depends on the
+// other). A remote machine's repeated pids are remapped first.
+func (s *scanResult) learn(j *chunkJob) {
+	var pm map[int32]int32
+	if s.input < len(s.pidMaps) {
+		pm = s.pidMaps[s.input]
+	}
+	for i := range j.spans {
+		sp := &j.spans[i]
 		if pm != nil {
-			remapPids(&rec, pm)
+			if v, ok := pm[sp.Pid]; ok {
+				sp.Pid = v
+			}
+		}
+		s.remote.span(s.input, sp)
+		s.scanSpan(sp)
+	}
+	for i := range j.anchors {
+		rec := &j.anchors[i]
+		if pm != nil {
+			remapPids(rec, pm)
 		}
 		switch rec.Kind {
-		case strace.KindSpan:
-			s.remote.span(s.input, &rec.Span)
-			s.scanSpan(&rec.Span)
 		case strace.KindWallAnchor:
 			s.remote.pid(s.input, rec.WallAnchor.Pid)
-			s.scanRecord(&rec)
 		case strace.KindDeviceAnchor:
 			s.remote.pid(s.input, rec.DeviceAnchor.Pid)
-			s.scanRecord(&rec)
 		}
+		s.scanRecord(rec)
 	}
 }
 
@@ -383,63 +426,209 @@ func joinSorted(set map[string]bool, sep string) string {
 	return out
 }
 
-// captureTee hands a log to the first pass's reader and cuts it into
-// captures (see captures) as its lines go by: the cutter sees every byte of
-// every line. The lines of captures known to repeat an earlier one are left
-// out: an empty line takes the place of each, so that the reader's line
-// numbers stay the log's.
-type captureTee struct {
+// lineChunker reads a log for the first pass's parsers in chunks of whole
+// lines and cuts it into captures (see captures) as its lines go by: the
+// cutter sees every byte of every line. The lines of captures known to
+// repeat an earlier one are left out, and so are lines longer than the
+// parsers read (they would skip them): an empty line takes the place of
+// each, so that the parsers' line numbers stay the log's.
+type lineChunker struct {
 	br       *bufio.Reader
-	pending  []byte // a line, or a piece of one, not yet handed out
-	long     bool   // the next piece continues a line longer than the buffer
-	skipping bool   // the line being read is left out
-	err      error
 	cut      *captureCutter
 	skip     []repeat // lines to leave out: captures repeating earlier ones
 	next     int      // in skip
+	long     bool     // the next piece continues a line longer than the buffer
+	skipping bool     // the line being read is left out
+	line     int64    // lines handed out so far
+	off      int64    // bytes handed out so far
+	size     int      // a chunk holds at least this many bytes (chunkSize)
+	err      error
 }
 
-func newCaptureTee(r io.Reader, cut *captureCutter, skip []repeat) *captureTee {
-	return &captureTee{br: bufio.NewReaderSize(r, 1<<16), cut: cut, skip: skip}
+// chunkSize is how many bytes of lines a first-pass chunk holds, at least
+// (a chunk ends at a line end).
+const chunkSize = 1 << 20
+
+// maxChunkParsers bounds the first pass's parsers: one goroutine reading
+// and cutting the log keeps about this many busy, and the chunks in flight
+// (two per parser) bound the pass's memory.
+const maxChunkParsers = 4
+
+func newLineChunker(r io.Reader, cut *captureCutter, skip []repeat, maxLine int) *lineChunker {
+	// The buffer is the parsers' own size: a line that does not fit in it
+	// is one they skip.
+	return &lineChunker{br: bufio.NewReaderSize(r, max(maxLine, strace.MinMaxLine)+2), cut: cut, skip: skip, size: chunkSize}
 }
 
 var lineEnd = []byte{'\n'}
 
-func (f *captureTee) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		if len(f.pending) > 0 {
-			c := copy(p[n:], f.pending)
-			f.pending = f.pending[c:]
-			n += c
-			continue
-		}
-		if f.err != nil {
-			break
-		}
-		piece, err := f.br.ReadSlice('\n')
+// fill reads the next chunk into j. It returns io.EOF with the last chunk
+// (which may be empty), or the error reading the log.
+func (c *lineChunker) fill(j *chunkJob) error {
+	j.buf, j.line, j.off = j.buf[:0], c.line, c.off
+	for c.err == nil && (len(j.buf) < c.size || c.long) {
+		piece, err := c.br.ReadSlice('\n')
 		if err != nil && err != bufio.ErrBufferFull {
-			f.err = err
+			c.err = err
 		}
 		if len(piece) == 0 {
 			continue
 		}
-		ln := f.cut.feed(piece)
-		if !f.long {
-			_, f.skipping = repeatOf(f.skip, &f.next, ln)
+		ln := c.cut.feed(piece)
+		if !c.long {
+			_, c.skipping = repeatOf(c.skip, &c.next, ln)
 		}
-		f.long = err == bufio.ErrBufferFull
+		wasLong := c.long
+		c.long = err == bufio.ErrBufferFull
+		ends := piece[len(piece)-1] == '\n'
 		switch {
-		case !f.skipping:
-			f.pending = piece
-		case piece[len(piece)-1] == '\n':
-			f.pending = lineEnd
+		case !c.skipping && !c.long && !wasLong:
+			j.buf = append(j.buf, piece...)
+		case ends:
+			j.buf = append(j.buf, lineEnd...)
+		}
+		if ends {
+			c.line++
 		}
 	}
-	if n > 0 {
-		return n, nil
+	c.off += int64(len(j.buf))
+	return c.err
+}
+
+// chunkJob is one chunk of the first pass: its lines, and the records its
+// parser kept.
+type chunkJob struct {
+	buf       []byte
+	line, off int64           // lines and bytes before it
+	spans     []strace.Span   // the spans kept
+	attrs     []strace.Attr   // their attributes, one after another
+	anchors   []strace.Record // the clock anchors
+	done      chan struct{}
+	panicked  bool
+	panicVal  any
+}
+
+// chunkParsers parses chunks on goroutines of their own and hands back
+// their records in the order the chunks were started.
+type chunkParsers struct {
+	name    string
+	maxLine int
+	jobs    chan *chunkJob
+	queue   []*chunkJob // started, in log order
+	free    []*chunkJob
+	depth   int
+	wg      sync.WaitGroup
+	stopped bool
+}
+
+func newChunkParsers(name string, maxLine, workers int) *chunkParsers {
+	workers = max(workers, 1)
+	p := &chunkParsers{name: name, maxLine: maxLine, depth: 2 * workers, jobs: make(chan *chunkJob, 2*workers)}
+	for range workers {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			for j := range p.jobs {
+				p.parse(j)
+			}
+		}()
 	}
-	return 0, f.err
+	return p
+}
+
+// job returns an empty job to fill.
+func (p *chunkParsers) job() *chunkJob {
+	if n := len(p.free); n > 0 {
+		j := p.free[n-1]
+		p.free = p.free[:n-1]
+		return j
+	}
+	return &chunkJob{buf: make([]byte, 0, chunkSize+chunkSize/4), spans: make([]strace.Span, 0, 1024), attrs: make([]strace.Attr, 0, 4096)}
+}
+
+// release takes back a job whose records have been learnt from.
+func (p *chunkParsers) release(j *chunkJob) {
+	clear(j.spans)
+	clear(j.attrs)
+	clear(j.anchors)
+	j.spans, j.attrs, j.anchors = j.spans[:0], j.attrs[:0], j.anchors[:0]
+	p.free = append(p.free, j)
+}
+
+// start hands j to a parser. When as many chunks as it keeps in flight are
+// started, it returns the oldest, parsed, for the caller to learn from and
+// release.
+func (p *chunkParsers) start(j *chunkJob) *chunkJob {
+	j.done = make(chan struct{})
+	p.queue = append(p.queue, j)
+	p.jobs <- j
+	if len(p.queue) < p.depth {
+		return nil
+	}
+	return p.wait()
+}
+
+// wait returns the oldest started chunk once it is parsed (nil when none
+// is left), for the caller to learn from and release. A panic of its
+// parser is raised again here.
+func (p *chunkParsers) wait() *chunkJob {
+	if len(p.queue) == 0 {
+		return nil
+	}
+	j := p.queue[0]
+	p.queue = p.queue[1:]
+	<-j.done
+	if j.panicked {
+		panic(j.panicVal)
+	}
+	return j
+}
+
+// stop ends the parsers' goroutines and waits for them.
+func (p *chunkParsers) stop() {
+	if !p.stopped {
+		p.stopped = true
+		close(p.jobs)
+		p.wg.Wait()
+	}
+}
+
+// parse reads a chunk's records as the first pass's reader does, keeping
+// each record's attributes in the job and its position in the log.
+func (p *chunkParsers) parse(j *chunkJob) {
+	defer func() {
+		if v := recover(); v != nil {
+			j.panicked, j.panicVal = true, v
+		}
+		close(j.done)
+	}()
+	// The chunker left out the lines longer than maxLine, and no line is
+	// longer than its chunk: the reader's buffer need not be larger.
+	rd := strace.NewReader(bytes.NewReader(j.buf), strace.WithName(p.name), strace.WithMaxLine(min(p.maxLine, len(j.buf))),
+		strace.WithSpanFilter(firstPassSpan), strace.WithKinds(strace.KindSpan, strace.KindWallAnchor, strace.KindDeviceAnchor))
+	for {
+		rec, err := rd.Read()
+		if err != nil { // io.EOF: a chunk in memory cannot fail
+			break
+		}
+		if rec.Kind != strace.KindSpan {
+			rec.Pos.Line += j.line
+			rec.Pos.Offset += j.off
+			j.anchors = append(j.anchors, rec)
+			continue
+		}
+		n := len(j.attrs)
+		j.attrs = append(j.attrs, rec.Span.Attrs...)
+		rec.Span.Attrs = j.attrs[n:len(j.attrs):len(j.attrs)] // re-pointed below: attrs may grow
+		j.spans = append(j.spans, rec.Span)
+	}
+	n := 0
+	for i := range j.spans {
+		a := &j.spans[i].Attrs
+		k := len(*a)
+		*a = j.attrs[n : n+k : n+k]
+		n += k
+	}
 }
 
 // hostGap is how far apart two logs' CLOCK_MONOTONIC origins must be, as

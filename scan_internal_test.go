@@ -5,13 +5,16 @@ import (
 	"hash/maphash"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // The first pass reads only the lines its filter keeps; it must learn
@@ -100,19 +103,47 @@ func TestFirstPassSpan(t *testing.T) {
 	}
 }
 
-// The tee hands the reader every line but those of repeated captures,
+// The chunker hands the parsers every line but those of repeated captures,
 // which become empty lines, and the cutter sees every byte.
-func TestCaptureTee(t *testing.T) {
+func TestLineChunker(t *testing.T) {
 	log := "a\nb\nc\nd\ne"
 	cut := newCaptureCutter(maphash.MakeSeed())
-	got, err := io.ReadAll(iotest.OneByteReader(newCaptureTee(strings.NewReader(log), cut, []repeat{{first: 2, last: 3}})))
-	if err != nil {
-		t.Fatal(err)
+	ch := newLineChunker(iotest.OneByteReader(strings.NewReader(log)), cut, []repeat{{first: 2, last: 3}}, strace.DefaultMaxLine)
+	var got []byte
+	for {
+		var j chunkJob
+		err := ch.fill(&j)
+		got = append(got, j.buf...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	if string(got) != "a\n\n\nd\ne" {
 		t.Errorf("got %q", got)
 	}
 	if caps := cut.finish(); len(caps) != 1 || caps[0].bytes != int64(len(log)) || caps[0].last != 5 {
+		t.Errorf("captures %+v", caps)
+	}
+}
+
+// A line longer than the parsers read becomes an empty line, and chunks
+// end at line ends.
+func TestLineChunkerLongLines(t *testing.T) {
+	long := strings.Repeat("x", 3*strace.MinMaxLine)
+	log := "a\n" + long + "\nb\n" + long
+	cut := newCaptureCutter(maphash.MakeSeed())
+	ch := newLineChunker(strings.NewReader(log), cut, nil, strace.MinMaxLine)
+	var j chunkJob
+	if err := ch.fill(&j); err != io.EOF {
+		t.Fatal(err)
+	}
+	if string(j.buf) != "a\n\nb\n" || j.line != 0 || ch.line != 3 {
+		t.Errorf("got %q, %d lines", j.buf, ch.line)
+	}
+	if caps := cut.finish(); len(caps) != 1 || caps[0].bytes != int64(len(log)) || caps[0].last != 4 {
 		t.Errorf("captures %+v", caps)
 	}
 }
@@ -132,6 +163,39 @@ func BenchmarkFirstPass(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, err := newScan().scanLog(bytes.NewReader(log), "bench.log", strace.DefaultMaxLine, seed, nil); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// The first pass learns the same from a log whatever its chunks: cut into
+// chunks of a few kilobytes, parsed on several goroutines, the survey is the
+// one of a single chunk — also when many lines are too long to read.
+func TestScanChunksLearnTheSame(t *testing.T) {
+	log, _ := stracetest.GenerateTruth(stracetest.Config{Seed: 3, Rounds: 20, AnchorEvry: 50_000_000, Pipelined: true, Legacy: true, Ext: true})
+	seed := maphash.MakeSeed()
+	survey := func(maxLine, size, workers int) (*scanResult, []capture) {
+		s := newScan()
+		defer func(n int) { runtime.GOMAXPROCS(n) }(runtime.GOMAXPROCS(workers))
+		caps, err := s.scanChunks(bytes.NewReader(log), "gen.log", maxLine, seed, nil, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.decide()
+		return s, caps
+	}
+	opts := cmp.Options{cmp.AllowUnexported(scanResult{}, threadInfo{}, procInfo{}, slotState{}, capture{}, threadKey{}, remoteScan{}, taskKey{}, taskRec{}, runKey{}, runRec{}), cmpopts.EquateEmpty(), cmpopts.IgnoreFields(remoteScan{}, "lastPid")}
+	for _, maxLine := range []int{strace.DefaultMaxLine, strace.MinMaxLine} {
+		want, wantCaps := survey(maxLine, len(log)+1, 1)
+		for _, size := range []int{2048, 16384} {
+			for _, workers := range []int{1, 4} {
+				got, gotCaps := survey(maxLine, size, workers)
+				if diff := cmp.Diff(want, got, opts); diff != "" {
+					t.Errorf("lines up to %d bytes, chunks of %d bytes, %d parsers: (-one chunk +chunks)\n%s", maxLine, size, workers, diff)
+				}
+				if diff := cmp.Diff(wantCaps, gotCaps, opts); diff != "" {
+					t.Errorf("lines up to %d bytes, chunks of %d bytes, %d parsers: captures (-one chunk +chunks)\n%s", maxLine, size, workers, diff)
+				}
+			}
 		}
 	}
 }

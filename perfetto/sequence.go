@@ -42,11 +42,13 @@ const (
 	numKinds
 )
 
-// Sizes of the interning structures (see sequence).
+// Sizes of the interning structures (see sequence). A busy track of a
+// device run interns some fifty names and values over and over: the cache
+// holds them all (8 KiB, only on sequences that are busy).
 const (
 	smallTable  = 8
 	busyLookups = 64
-	cacheBits   = 6
+	cacheBits   = 8
 	cacheSize   = 1 << cacheBits
 )
 

@@ -24,11 +24,13 @@ type MergeInput struct {
 // record without a prefix keeps its place in its own input; ties go to the
 // earlier input). Each input is parsed ahead on a goroutine of its own.
 //
-// The records a Merger returns own their memory: their strings and
-// attribute slices stay valid, and are never written again, after further
+// The strings and attribute slices of the records a Merger returns own
+// their memory: they stay valid, and are never written again, after further
 // Reads and after Close (attributes are kept in arenas shared by many
 // records; span names, attribute keys and short text values are interned,
-// so that repeats share one string). The caller may modify a record.
+// so that repeats share one string). The Record itself lives in a batch the
+// Merger reuses: it is valid until the next Read, and a shallow copy
+// (*rec) keeps everything it holds. The caller may modify a record.
 //
 // A Merger must be closed; Close stops and waits for every goroutine it
 // started.
@@ -47,6 +49,7 @@ type mergeInput struct {
 	shift   int64
 	rd      *Reader
 	batches chan mergeBatch
+	free    chan []Record // batches Read is done with, for the parser to fill again
 	batch   mergeBatch
 	pos     int
 	rec     *Record
@@ -63,8 +66,12 @@ type mergeBatch struct {
 	panicVal any
 }
 
-// mergeBatchLen is how many records a parsing goroutine hands over at once.
-const mergeBatchLen = 256
+// mergeBatchLen is how many records a parsing goroutine hands over at once,
+// and mergeBatches how many batches may wait to be read.
+const (
+	mergeBatchLen = 256
+	mergeBatches  = 4
+)
 
 // errMergerClosed is returned by Read after Close.
 var errMergerClosed = errors.New("strace: read from a closed Merger")
@@ -75,7 +82,10 @@ func NewMerger(inputs []MergeInput, opts ...Option) *Merger {
 	m := &Merger{stop: make(chan struct{})}
 	for i, in := range inputs {
 		o := append(append([]Option(nil), opts...), WithName(in.Name))
-		mi := &mergeInput{index: i, name: in.Name, shift: in.MonoShift, rd: NewReader(in.R, o...), batches: make(chan mergeBatch, 4)}
+		rd := NewReader(in.R, o...)
+		rd.owned = &attrArena{} // the records' attributes outlive the next Read
+		mi := &mergeInput{index: i, name: in.Name, shift: in.MonoShift, rd: rd,
+			batches: make(chan mergeBatch, mergeBatches), free: make(chan []Record, mergeBatches+2)}
 		m.inputs = append(m.inputs, mi)
 		go mi.parse(m.stop)
 	}
@@ -148,6 +158,13 @@ func (in *mergeInput) next() error {
 		if in.batch.err != nil {
 			return fmt.Errorf("%s: %w", in.name, in.batch.err)
 		}
+		if in.batch.recs != nil {
+			select { // the records of the batch read are no longer handed out
+			case in.free <- in.batch.recs:
+			default:
+			}
+			in.batch.recs = nil
+		}
 		b, ok := <-in.batches
 		if !ok {
 			in.done = true
@@ -173,11 +190,19 @@ func (in *mergeInput) next() error {
 // of the input's reader is handed over, to be raised again by Read.
 func (in *mergeInput) parse(stop <-chan struct{}) {
 	defer close(in.batches)
-	b := make([]Record, 0, mergeBatchLen)
+	fresh := func() []Record {
+		select {
+		case b := <-in.free:
+			return b[:0] // each record is overwritten whole as it is read into the batch
+		default:
+			return make([]Record, 0, mergeBatchLen)
+		}
+	}
+	b := fresh()
 	send := func(batch mergeBatch) bool {
 		select {
 		case in.batches <- batch:
-			b = make([]Record, 0, mergeBatchLen)
+			b = fresh()
 			return true
 		case <-stop:
 			return false
@@ -189,9 +214,13 @@ func (in *mergeInput) parse(stop <-chan struct{}) {
 		}
 	}()
 	names := internTable{m: map[string]string{}}
-	var attrs attrArena
 	for {
-		rec, err := in.rd.Read()
+		b = b[:len(b)+1] // a batch is sent when full: there is room
+		rec := &b[len(b)-1]
+		err := in.rd.read(rec)
+		if err != nil {
+			b = b[:len(b)-1]
+		}
 		if err == io.EOF {
 			if len(b) > 0 {
 				send(mergeBatch{recs: b})
@@ -202,21 +231,19 @@ func (in *mergeInput) parse(stop <-chan struct{}) {
 			send(mergeBatch{recs: b, err: err})
 			return
 		}
-		own(&rec, &names, &attrs)
-		b = append(b, rec)
+		own(rec, &names)
 		if len(b) == mergeBatchLen && !send(mergeBatch{recs: b}) {
 			return
 		}
 	}
 }
 
-// own makes rec own its attributes (copied into a shared arena: one
-// allocation for many records, not one each) and interns the strings of a
-// span that repeat, so that repeats share one string (a trace writer then
-// knows them by their address instead of hashing them again).
-func own(rec *Record, names *internTable, attrs *attrArena) {
-	rec.Span.Attrs = attrs.copy(rec.Span.Attrs)
-	rec.BindPhase.Attrs = attrs.copy(rec.BindPhase.Attrs)
+// own interns the strings of a span that repeat, so that repeats share one
+// string (a trace writer then knows them by their address instead of
+// hashing them again). Its attributes are its own already: the reader
+// parsed them into an arena (one allocation for many records, not one
+// each).
+func own(rec *Record, names *internTable) {
 	if rec.Kind != KindSpan {
 		return
 	}
@@ -249,21 +276,31 @@ func (t *internTable) of(s string) string {
 	return s
 }
 
-// attrArena hands out attribute slices carved from larger blocks.
+// attrArena hands out attribute slices carved from larger blocks: a
+// record's attributes are appended to tail, and keep takes them.
 type attrArena struct{ block []Attr }
 
-const attrBlock = 4096
+const (
+	attrBlock   = 4096
+	attrReserve = 64 // a block with less room left is not appended to
+)
 
-// copy returns a copy of attrs that no later copy overlaps (its capacity is
-// its length).
-func (a *attrArena) copy(attrs []Attr) []Attr {
-	if len(attrs) == 0 {
-		return nil
+// tail returns the free end of the current block (a new block when little
+// is left), to append attributes to.
+func (a *attrArena) tail() []Attr {
+	if cap(a.block)-len(a.block) < attrReserve {
+		a.block = make([]Attr, 0, attrBlock)
 	}
-	if len(a.block)+len(attrs) > cap(a.block) {
-		a.block = make([]Attr, 0, max(attrBlock, len(attrs)))
-	}
+	return a.block[len(a.block):len(a.block)]
+}
+
+// keep takes attrs, appended to what tail returned, out of the block's free
+// end (when they outgrew it, append moved them to an allocation of their
+// own). No later slice overlaps them: their capacity is their length.
+func (a *attrArena) keep(attrs []Attr) []Attr {
 	n := len(a.block)
-	a.block = append(a.block, attrs...)
-	return a.block[n : n+len(attrs) : n+len(attrs)]
+	if len(attrs) > 0 && n < cap(a.block) && &attrs[0] == &a.block[:n+1][n] {
+		a.block = a.block[:n+len(attrs)]
+	}
+	return attrs[:len(attrs):len(attrs)]
 }

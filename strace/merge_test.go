@@ -89,7 +89,8 @@ func TestMergeKinds(t *testing.T) {
 	}
 }
 
-// A record stays as it was read after further Reads and after Close: its
+// A record's contents stay as they were read after further Reads and after
+// Close (the Record value is reused, so a shallow copy keeps it): its
 // attributes are never written again, its strings are shared among repeats.
 func TestMergeRecordsOwnTheirMemory(t *testing.T) {
 	var log strings.Builder
@@ -97,7 +98,7 @@ func TestMergeRecordsOwnTheirMemory(t *testing.T) {
 		log.WriteString(spanLine(int64(i), "chip.run", fmt.Sprintf(" role=worker n=%d", i)))
 	}
 	m := NewMerger([]MergeInput{{Name: "a", R: strings.NewReader(log.String())}})
-	var recs []*Record
+	var recs []Record
 	var kept []Record
 	for {
 		rec, _, err := m.Read()
@@ -107,12 +108,12 @@ func TestMergeRecordsOwnTheirMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs = append(recs, rec)
+		recs = append(recs, *rec)
 		kept = append(kept, rec.Clone())
 	}
 	m.Close()
 	for i, rec := range recs {
-		if diff := cmp.Diff(kept[i], *rec); diff != "" {
+		if diff := cmp.Diff(kept[i], rec); diff != "" {
 			t.Fatalf("record %d changed (-read +now):\n%s", i, diff)
 		}
 		if a, _ := rec.Span.Attr("n"); a.Int != int64(i) {

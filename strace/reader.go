@@ -109,6 +109,7 @@ type Reader struct {
 
 	err     error // sticky: io.EOF or the I/O error, returned once the line is done
 	attrs   []Attr
+	owned   *attrArena // when set, attributes are parsed into it and never reused
 	arena   arena
 	interns map[string]string
 	// the last level and function seen, checked before the intern map
@@ -136,18 +137,27 @@ func (r *Reader) Stats() Stats { return r.stats }
 // and another error only when the underlying reader fails.
 func (r *Reader) Read() (Record, error) {
 	var rec Record
+	if err := r.read(&rec); err != nil {
+		return Record{}, err
+	}
+	return rec, nil
+}
+
+// read is Read into *rec, which it overwrites whole (and leaves undefined
+// when it returns an error).
+func (r *Reader) read(rec *Record) error {
 	for {
 		if r.line != nil {
-			if r.scan(&rec) {
+			if r.scan(rec) {
 				if r.cfg.kinds != 0 && r.cfg.kinds&(1<<rec.Kind) == 0 {
 					continue
 				}
-				return rec, nil
+				return nil
 			}
 			r.line = nil
 		}
 		if r.err != nil {
-			return Record{}, r.err
+			return r.err
 		}
 		r.readLine()
 	}
@@ -699,6 +709,9 @@ func (r *Reader) stamp(rec *Record) bool {
 // b's bytes and needs no decoding: keys and values are taken from it.
 func (r *Reader) parseAttrs(b []byte, same string, decode bool) ([]Attr, bool) {
 	attrs := r.attrs[:0]
+	if r.owned != nil {
+		attrs = r.owned.tail()
+	}
 	for i := 0; i < len(b); {
 		for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
 			i++
@@ -738,10 +751,14 @@ func (r *Reader) parseAttrs(b []byte, same string, decode bool) ([]Attr, bool) {
 			a.Type, a.Int, a.Uint = typeValue(val)
 		}
 	}
-	r.attrs = attrs
 	truncated := decode && len(b) > 0 && b[len(b)-1] == '~'
 	if truncated && len(attrs) > 0 {
 		attrs[len(attrs)-1].Truncated = true
+	}
+	if r.owned != nil {
+		attrs = r.owned.keep(attrs)
+	} else {
+		r.attrs = attrs
 	}
 	if len(attrs) == 0 {
 		return nil, truncated

@@ -19,7 +19,7 @@
 //	-no-records-beside         do not use the host_phase_records.jsonl beside the first log
 //	-calibration PID:DEV=FILE  clock-calibration samples of a device (repeatable)
 //	-summary-json FILE         the conversion summary, machine-readable; - is standard output
-//	-compress N                deflate the trace at zlib level N, 1 (fastest) to 9 (smallest); 0: off (default 5)
+//	-compress N                deflate the trace at zlib level N, 1 (fastest) to 9 (smallest); 0: off (default 7)
 //	-strict                    exit 3 when anything was lost or repaired
 //	-q                         no summary on stderr
 //	-open                      after converting, open the trace in ui.perfetto.dev (see below)
@@ -103,6 +103,11 @@ var sample []byte
 
 // sampleOut is where the embedded sample is converted to.
 const sampleOut = "phasetrace-sample.pftrace"
+
+// defaultCompress is the deflate level the trace is written at: level 7
+// of the deflate package the trace writer uses gives the trace the size
+// compress/zlib's level 5 gave it, in about half the time.
+const defaultCompress = 7
 
 // Exit statuses.
 const (
@@ -236,7 +241,7 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 	})
 	fs.BoolVar(&cfg.mpi, "mpi", false, "remote workers' frames went over MPI: a remote run is only known to follow its network1.dispatch's start (default: a socket, after its end)")
 	fs.StringVar(&cfg.summaryJSON, "summary-json", "", "write the conversion summary as JSON to `file`, - for standard output")
-	fs.IntVar(&cfg.compress, "compress", 5, "deflate the trace at zlib `level`, 1 (fastest) to 9 (smallest); 0: off")
+	fs.IntVar(&cfg.compress, "compress", defaultCompress, "deflate the trace at zlib `level`, 1 (fastest) to 9 (smallest); 0: off")
 	fs.BoolVar(&cfg.strict, "strict", false, "exit 3 when anything was lost or repaired (the trace is still written)")
 	fs.BoolVar(&cfg.quiet, "q", false, "print no summary")
 	fs.BoolVar(&cfg.open, "open", false, "once written, serve the trace to ui.perfetto.dev on 127.0.0.1 and open a browser on it, until the UI has fetched it or Ctrl-C")
