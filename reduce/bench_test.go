@@ -85,7 +85,7 @@ func BenchmarkPlaceSpan(b *testing.B) {
 // number of anchors.
 func BenchmarkPlaceSpanLongLog(b *testing.B) {
 	rg := regimes[0]
-	rg.length, rg.runEvery = 600*s, 200*ms
+	rg.length = 600 * s
 	d := simulate(rg, accuracySeed)
 	p := NewPlacer()
 	for _, a := range d.anchors {
