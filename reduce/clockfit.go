@@ -149,25 +149,28 @@ type centralFit struct {
 // fitLine returns the central line of brackets sorted by x (see
 // fitCentral).
 func fitLine(bs []bracket, maxRate PPB) (clockLine, bool) {
-	c, ok := fitCentral(bs, maxRate)
+	c, ok := fitCentral(bs, maxRate, nil)
 	return c.line, ok
 }
 
-// fitCentral fits brackets sorted by x at a constant rate. Where rates
+// fitCentral fits brackets sorted by x at a constant rate (scratch, when
+// given, is reused for the sides; the fit keeps copies of its hulls only). Where rates
 // exist at which a line passes through every bracket, its line has the
 // middle of those rates and the middle of the offsets that rate allows;
 // where none does, the rate that leaves the violation of the worst
 // bracket smallest (the minimax line). ok is false without both a lower
 // and an upper side.
-func fitCentral(bs []bracket, maxRate PPB) (centralFit, bool) {
+func fitCentral(bs []bracket, maxRate PPB, scratch *[2][]fitPoint) (centralFit, bool) {
 	if len(bs) == 0 {
 		return centralFit{}, false
 	}
 	x0 := bs[len(bs)/2].x
 	var ref int64
 	haveRef := false
-	lower := make([]fitPoint, 0, len(bs))
-	upper := make([]fitPoint, 0, len(bs))
+	if scratch == nil {
+		scratch = new([2][]fitPoint)
+	}
+	lower, upper := scratch[0][:0], scratch[1][:0]
 	const lim = 1 << 62
 	for _, b := range bs {
 		if absU(b.x) >= lim || absU(x0) >= lim {
@@ -193,10 +196,12 @@ func fitCentral(bs []bracket, maxRate PPB) (centralFit, bool) {
 			}
 		}
 	}
+	scratch[0], scratch[1] = lower[:0], upper[:0]
 	if len(lower) == 0 || len(upper) == 0 {
 		return centralFit{}, false
 	}
-	lower, upper = hull(lower, true), hull(upper, false)
+	// Kept per window: copies of just the hull points.
+	lower, upper = slices.Clone(hull(lower, true)), slices.Clone(hull(upper, false))
 	lowAt := func(k int64) i128 { v, _ := envAtScaled(lower, k, true, rateScale); return v }
 	highAt := func(k int64) i128 { v, _ := envAtScaled(upper, k, false, rateScale); return v }
 	gap := func(k int64) i128 { return highAt(k).sub(lowAt(k)) }

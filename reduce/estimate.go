@@ -25,6 +25,7 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 	h := int64(max(p.cfg.horizon, 1))
 	ds.step = h
 	var bs []bracket
+	var scratch [2][]fitPoint
 	// Anchors are sorted by counter value; one whose offset does not fit,
 	// or lies beyond what a fit takes (2^62 ns), ends the usable ones.
 	n := len(ds.anchors)
@@ -55,9 +56,9 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 			if x >= mid && next == n {
 				next = i // the first anchor of window w+1
 			}
-			bs = append(bs, bracket{x: x, lo: int64(a.lo), hi: int64(a.hi), index: a.index})
+			bs = append(bs, bracket{x: x, lo: int64(a.lo), hi: int64(a.hi), index: int(a.index)})
 		}
-		if fit, ok := fitCentral(bs, p.cfg.maxRate); ok {
+		if fit, ok := fitCentral(bs, p.cfg.maxRate, &scratch); ok {
 			ds.windows = append(ds.windows, estWindow{w: w, fit: fit})
 		}
 		// The next window starts at the first anchor in [(w+1)·h,
@@ -212,11 +213,11 @@ func (p *Placer) polygon(ds *domainState, c Cycles, r *rateRange, iv *interval) 
 			ref, haveRef = lo-int64(d), true
 		}
 		if lp, ok := cellSide(lo-int64(d)-ref, int64(d), PPB(sh), false); ok {
-			lp.index = a.index
+			lp.index = int(a.index)
 			lows = append(lows, lp)
 		}
 		if hp, ok := cellSide(hi-int64(d)-ref, int64(d), PPB(sh), true); ok {
-			hp.index = a.index
+			hp.index = int(a.index)
 			highs = append(highs, hp)
 		}
 	}

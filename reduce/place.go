@@ -196,11 +196,11 @@ func (e *InconsistencyError) Unwrap() error { return ErrInconsistent }
 type anchorRec struct {
 	cyc    Cycles
 	lo, hi HostNanos
-	index  int
 	// x is the nominal ns from the domain's first anchor, floored (ok
 	// false when it does not fit).
-	x   DeviceNanos
-	xok bool
+	x     DeviceNanos
+	index int32 // order added to the domain
+	xok   bool
 }
 
 type domainState struct {
@@ -262,7 +262,7 @@ func (p *Placer) AddAnchor(d Domain, a Anchor) error {
 		cyc:   a.DevCyc,
 		lo:    satAdd(a.HostNs, -w),
 		hi:    satAdd(satAdd(a.HostNs, a.WindowNs), w),
-		index: len(ds.anchors),
+		index: int32(min(len(ds.anchors), math.MaxInt32)),
 	})
 	ds.sorted, ds.rateValid = false, false
 	return nil
@@ -428,7 +428,7 @@ func (p *Placer) rateOf(ds *domainState, L, R int, full rateRange) (rateRange, e
 			if !ok {
 				continue
 			}
-			ev := Evidence{Kind: EvidenceRate, Index: i.index, Other: j.index, Lo: int64(lo), Hi: int64(hi)}
+			ev := Evidence{Kind: EvidenceRate, Index: int(i.index), Other: int(j.index), Lo: int64(lo), Hi: int64(hi)}
 			if lo > est.lo {
 				est.lo, est.loSrc = lo, ev
 			}
@@ -575,7 +575,7 @@ func (p *Placer) anchorInterval(ds *domainState, c Cycles, r rateRange) (interva
 		}
 		// The target instant lies in [T(c), T(c)+tick).
 		lo, hi := satAdd(a.lo, hlo), satAdd(satAdd(a.hi, hhi), tick)
-		iv.intersect(lo, hi, Evidence{Kind: EvidenceAnchor, Index: a.index, Lo: int64(lo), Hi: int64(hi)})
+		iv.intersect(lo, hi, Evidence{Kind: EvidenceAnchor, Index: int(a.index), Lo: int64(lo), Hi: int64(hi)})
 		used++
 		// Stop once the rate term alone makes this anchor's interval
 		// wider than what is already known: farther ones are wider still.
