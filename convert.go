@@ -216,6 +216,7 @@ func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 	c.survey = NewSurvey()
 	c.scan = c.survey.scan
 	c.scan.pidMaps = c.pidMaps
+	c.scan.remote.single = len(logs) == 1
 	caps := make([][]capture, len(logs))
 	for i, in := range logs {
 		c.scan.input = i

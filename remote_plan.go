@@ -25,6 +25,9 @@ type remoteScan struct {
 	runs   map[runKey]*runRec
 	// The last pid noted, per log: most records repeat their neighbour's.
 	lastPid []int32
+	// single: the conversion has one log, which is its own axis; its
+	// tasks and runs need no keeping (they would grow with the log).
+	single bool
 }
 
 type taskKey struct {
@@ -89,7 +92,7 @@ func (r *remoteScan) pid(input int, pid int32) {
 // span keeps what a node span says of remote tasks and runs.
 func (r *remoteScan) span(input int, sp *strace.Span) {
 	r.pid(input, sp.Pid)
-	if sp.IsDevice() || strace.FamilyOf(sp.Name) != strace.FamilyNode {
+	if r.single || sp.IsDevice() || strace.FamilyOf(sp.Name) != strace.FamilyNode {
 		return
 	}
 	end := sp.End()
