@@ -54,31 +54,7 @@ func BenchmarkDecodeReduce(b *testing.B) {
 
 // BenchmarkPlaceSpan places the runs of the 100 ms anchor regime (600
 // anchors, 60 s) and reports the cost per span.
-func BenchmarkPlaceSpan(b *testing.B) {
-	d := simulate(regimes[0], accuracySeed)
-	p := NewPlacer()
-	for _, a := range d.anchors {
-		if err := p.AddAnchor(Domain{Pid: 1}, a); err != nil {
-			b.Fatal(err)
-		}
-	}
-	var out Placement
-	spans := 0
-	for _, rr := range d.runs {
-		spans += len(rr.run.Spans)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	i := 0
-	for b.Loop() {
-		rr := d.runs[i%len(d.runs)]
-		i++
-		if err := p.PlaceInto(&out, rr.run); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)*float64(len(d.runs))/float64(spans), "ns/span")
-}
+func BenchmarkPlaceSpan(b *testing.B) { benchPlace(b, regimes[0]) }
 
 // BenchmarkPlaceSpanLongLog is BenchmarkPlaceSpan over ten minutes of
 // anchors every 100 ms (6000): the cost per span does not grow with the
@@ -86,6 +62,10 @@ func BenchmarkPlaceSpan(b *testing.B) {
 func BenchmarkPlaceSpanLongLog(b *testing.B) {
 	rg := regimes[0]
 	rg.length = 600 * s
+	benchPlace(b, rg)
+}
+
+func benchPlace(b *testing.B, rg regime) {
 	d := simulate(rg, accuracySeed)
 	p := NewPlacer()
 	for _, a := range d.anchors {

@@ -1,6 +1,7 @@
 package reduce
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -24,6 +25,18 @@ type bracket struct {
 
 func (b bracket) hasLo() bool { return b.lo != math.MinInt64 }
 func (b bracket) hasHi() bool { return b.hi != math.MaxInt64 }
+
+// refAt is the offset a fit rebases its sides on, from a bracket at
+// distance d: its lower side less d, else its upper side less d.
+func (b bracket) refAt(d int64) (int64, bool) {
+	switch {
+	case b.hasLo():
+		return b.lo - d, true
+	case b.hasHi():
+		return b.hi - d, true
+	}
+	return 0, false
+}
 
 // clockFit models the map between two clocks as y = y0 + (x−x0)·(1+κ): κ
 // within ±maxRate, moving by at most stability across the brackets. It is
@@ -178,12 +191,7 @@ func fitCentral(bs []bracket, maxRate PPB, scratch *[2][]fitPoint) (centralFit, 
 		}
 		d := b.x - x0
 		if !haveRef {
-			switch {
-			case b.hasLo():
-				ref, haveRef = b.lo-d, true
-			case b.hasHi():
-				ref, haveRef = b.hi-d, true
-			}
+			ref, haveRef = b.refAt(d)
 		}
 		if b.hasLo() {
 			if u := b.lo - d - ref; absU(b.lo) < lim && absU(u) < lim {
@@ -306,12 +314,7 @@ func (f *clockFit) span(x int64) (lo, hi int64, rlo, rhi PPB, err error) {
 		}
 		d := b.x - x
 		if !haveRef {
-			switch {
-			case b.hasLo():
-				ref, haveRef = b.lo-d, true
-			case b.hasHi():
-				ref, haveRef = b.hi-d, true
-			}
+			ref, haveRef = b.refAt(d)
 		}
 		if b.hasLo() && absU(b.lo) < lim {
 			if p, ok := cellSide(b.lo-d-ref, d, f.stability, false); ok {
@@ -360,15 +363,7 @@ func (f *clockFit) sorted() []bracket {
 		return f.byX
 	}
 	bs := slices.Clone(f.b)
-	slices.SortStableFunc(bs, func(a, b bracket) int {
-		switch {
-		case a.x < b.x:
-			return -1
-		case a.x > b.x:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(bs, func(a, b bracket) int { return cmp.Compare(a.x, b.x) })
 	f.byX = bs
 	return bs
 }

@@ -1,6 +1,7 @@
 package reduce
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -237,15 +238,7 @@ func (f *HostFit) centre(brackets []HostBracket) {
 		d := lo + (hi-lo)/2
 		sh = append(sh, hostShift{int64(b.Start), d}, hostShift{int64(b.End), d})
 	}
-	slices.SortStableFunc(sh, func(a, b hostShift) int {
-		switch {
-		case a.x < b.x:
-			return -1
-		case a.x > b.x:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(sh, func(a, b hostShift) int { return cmp.Compare(a.x, b.x) })
 	for i := 1; i < len(sh); i++ {
 		// Never faster than half a ns per ns: monotone whatever the rate.
 		room := (sh[i].x - sh[i-1].x) / 2
