@@ -3,11 +3,9 @@ package perfetto_test
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -22,9 +20,8 @@ import (
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	pb "github.com/phasetrace/phasetrace/proto"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // readBack decodes what a writer produced and fails the test on any
 // problem the trace processor would report.
@@ -611,28 +608,7 @@ func TestGolden(t *testing.T) {
 	if err := tr.Dump(&dump); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "sample.golden", dump.Bytes())
-}
-
-// golden compares got with testdata/name; with -update it rewrites the file.
-// On a mismatch the new output is kept beside it as name.got.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		_ = os.WriteFile(path+".got", got, 0o644)
-		t.Errorf("%s differs (-want +got), new output kept in %s.got:\n%s", path, path, diff)
-	}
+	stracetest.Golden(t, filepath.Join("testdata", "sample.golden"), dump.Bytes())
 }
 
 func TestCompressedWriteErrorsAreReturned(t *testing.T) {

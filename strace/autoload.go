@@ -1,7 +1,5 @@
 package strace
 
-import "bytes"
-
 // Autoload is a torch_backend_autoload record: the state of PyTorch's
 // backend autoload as the process saw it once torch was imported.
 //
@@ -27,24 +25,6 @@ type Autoload struct {
 }
 
 var markAutoload = []byte("torch_backend_autoload setting=")
-
-// findAutoload returns the position of the first autoload head in
-// line[from:to], or -1. Like "bind phase=", the head starts the line or
-// follows a blank or ']'.
-func (r *Reader) findAutoload(line []byte, from, to int) int {
-	for to-from >= len(markAutoload) {
-		j := bytes.Index(line[from:to], markAutoload)
-		if j < 0 {
-			return -1
-		}
-		at := from + j
-		if at == 0 || line[at-1] == ' ' || line[at-1] == '\t' || line[at-1] == ']' {
-			return at
-		}
-		from = at + 1
-	}
-	return -1
-}
 
 // autoload handles a torch_backend_autoload head at at.
 func (r *Reader) autoload(rec *Record, at int) bool {

@@ -306,8 +306,8 @@ func (r *Reader) scan(rec *Record) bool {
 			gap = rest[:i]
 		}
 		if len(gap) >= len(markBind) {
-			j := r.findBind(line, r.pos, r.pos+len(gap))
-			if k := r.findAutoload(line, r.pos, r.pos+len(gap)); k >= 0 && (j < 0 || k < j) {
+			j := findHead(line, r.pos, r.pos+len(gap), markBind)
+			if k := findHead(line, r.pos, r.pos+len(gap), markAutoload); k >= 0 && (j < 0 || k < j) {
 				if r.autoload(rec, k) {
 					return true
 				}
@@ -354,11 +354,12 @@ func (r *Reader) scan(rec *Record) bool {
 	return false
 }
 
-// findBind returns the position of the first "bind phase=" head in
-// line[from:to], or -1.
-func (r *Reader) findBind(line []byte, from, to int) int {
-	for from < to {
-		j := bytes.Index(line[from:to], markBind)
+// findHead returns the position of the first head mark (such as "bind
+// phase=" or the autoload head) in line[from:to] that starts the line or
+// follows a blank or ']', or -1.
+func findHead(line []byte, from, to int, mark []byte) int {
+	for to-from >= len(mark) {
+		j := bytes.Index(line[from:to], mark)
 		if j < 0 {
 			return -1
 		}

@@ -87,13 +87,8 @@ func TestBindsFlatHeap(t *testing.T) {
 		binds, segs int64
 	}
 	measure := func(path string) run {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
 		var r run
-		r.heap = peakHeap(func() {
+		r.heap = peakHeapReading(t, path, func(f *os.File) {
 			b := NewBinds(path)
 			if err := b.ReadFrom(strace.NewReader(f)); err != nil {
 				t.Error(err)

@@ -70,13 +70,8 @@ func TestOverlapFlatHeap(t *testing.T) {
 		invs, runs int64
 	}
 	measure := func(path string) run {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
 		var r run
-		r.heap = peakHeap(func() {
+		r.heap = peakHeapReading(t, path, func(f *os.File) {
 			o := NewOverlap()
 			if err := o.ReadFrom(strace.NewReader(f, strace.WithKinds(strace.KindSpan))); err != nil {
 				t.Error(err)

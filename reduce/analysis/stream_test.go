@@ -112,6 +112,17 @@ func peakHeap(f func()) uint64 {
 	return p - min(p, before)
 }
 
+// peakHeapReading is peakHeap of read given the file at path.
+func peakHeapReading(t *testing.T, path string, read func(*os.File)) uint64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return peakHeap(func() { read(f) })
+}
+
 // TestTablesFlatHeap checks what the doc says grows with the log: the
 // peak heap (above the log's bytes) of a log 4× as long grows by no more
 // than the invocations' keys (and, for rounds, rows) and, for the tree, the
@@ -128,13 +139,8 @@ func TestTablesFlatHeap(t *testing.T) {
 		spans, invs int64
 	}
 	measure := func(path string, tables Table) run {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
 		var r run
-		r.heap = peakHeap(func() {
+		r.heap = peakHeapReading(t, path, func(f *os.File) {
 			rd := strace.NewReader(f, strace.WithKinds(strace.KindSpan))
 			tb := NewTables(WithTables(tables))
 			if err := tb.ReadFrom(rd); err != nil {
