@@ -330,6 +330,8 @@ type converter struct {
 	args       []perfetto.Arg // reused for each slice's arguments
 	extra      []perfetto.Arg // reused for a slice's extra arguments
 	hids       map[uint64]string
+	lastHid    uint64 // the last hid asked for, and its string
+	lastHidStr string
 	logThreads map[uint64]string   // "0x" + hex of log-prefix thread handles
 	segNames   map[string]string   // chip.run.bind.<phase> by phase
 	devSpans   []reduce.DeviceSpan // reused for each run's device spans
@@ -648,7 +650,12 @@ func hex(v uint64) string { return strconv.FormatUint(v, 16) }
 // hidString is hex(hid), remembered: a run's spans share their hid, and a
 // log has few callables.
 func (c *converter) hidString(h uint64) string {
-	return remembered(&c.hids, h, hex)
+	// A run's spans share one hid: the last one answers most calls.
+	if h == c.lastHid && c.lastHidStr != "" {
+		return c.lastHidStr
+	}
+	c.lastHid, c.lastHidStr = h, remembered(&c.hids, h, hex)
+	return c.lastHidStr
 }
 
 // logThread is "0x" + hex of a log-prefix thread handle, remembered.
@@ -658,29 +665,21 @@ func (c *converter) logThread(t uint64) string {
 
 // segmentName is the name of the bind segment drawn for phase, remembered.
 func (c *converter) segmentName(phase string) string {
-	if s, ok := c.segNames[phase]; ok {
-		return s
-	}
-	s := strace.SpanBind + "." + phase
-	if c.segNames == nil {
-		c.segNames = map[string]string{}
-	}
-	if len(c.segNames) < maxRemembered {
-		c.segNames[phase] = s
-	}
-	return s
+	return remembered(&c.segNames, phase, func(p string) string { return strace.SpanBind + "." + p })
 }
 
 // maxRemembered bounds each table of remembered strings.
 const maxRemembered = 1 << 10
 
-func remembered(m *map[uint64]string, v uint64, format func(uint64) string) string {
+// remembered returns format(v), kept in *m (up to maxRemembered entries)
+// so that a value seen again costs a lookup.
+func remembered[K comparable](m *map[K]string, v K, format func(K) string) string {
 	if s, ok := (*m)[v]; ok {
 		return s
 	}
 	s := format(v)
 	if *m == nil {
-		*m = map[uint64]string{}
+		*m = map[K]string{}
 	}
 	if len(*m) < maxRemembered {
 		(*m)[v] = s

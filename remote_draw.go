@@ -25,8 +25,8 @@ func (p *remotePlan) adjust(i int, rec *strace.Record, pm map[int32]int32) bool 
 		return true
 	}
 	if rec.Prefix.Present {
-		if y, _, err := h.fit.Map(reduce.HostNanos(rec.Prefix.MonoNS)); err == nil {
-			rec.Prefix.MonoNS = int64(y)
+		if y, ok := h.drawn(rec.Prefix.MonoNS); ok {
+			rec.Prefix.MonoNS = y
 		}
 	}
 	switch {
@@ -50,14 +50,25 @@ func (p *remotePlan) adjust(i int, rec *strace.Record, pm map[int32]int32) bool 
 	return true
 }
 
-// mapExtent maps [s, e] through the machine's line.
+// mapExtent maps [s, e] through the machine's drawn map (the bound is
+// added where the slice is drawn, from the drawn times: remoteArgs).
 func (h *remoteHost) mapExtent(s, e int64) (int64, int64, bool) {
-	ys, _, err1 := h.fit.Map(reduce.HostNanos(s))
-	ye, _, err2 := h.fit.Map(reduce.HostNanos(e))
-	if err1 != nil || err2 != nil || e < s {
+	ys, ok1 := h.drawn(s)
+	ye, ok2 := h.drawn(e)
+	if !ok1 || !ok2 || e < s {
 		return 0, 0, false
 	}
-	return int64(ys), int64(ye), true
+	return ys, ye, true
+}
+
+// drawn is where the machine's drawn map puts remote instant x.
+func (h *remoteHost) drawn(x int64) (int64, bool) {
+	off, ok := h.fit.Offset(reduce.HostNanos(x))
+	if !ok {
+		return 0, false
+	}
+	y := x + int64(off)
+	return y, (off >= 0) == (y >= x)
 }
 
 // remoteArgs adds, to a slice of a remote machine's span drawn from ts to

@@ -384,12 +384,8 @@ func (f *clockFit) rateRange() (lo, hi PPB, err error) {
 	if len(f.b) == 0 {
 		return -f.maxRate, f.maxRate, nil
 	}
-	xs := make([]int64, len(f.b))
-	for i, b := range f.b {
-		xs[i] = b.x
-	}
-	slices.Sort(xs)
-	_, _, lo, hi, err = f.span(xs[len(xs)/2])
+	bs := f.sorted()
+	_, _, lo, hi, err = f.span(bs[len(bs)/2].x)
 	return lo, hi, err
 }
 

@@ -134,10 +134,8 @@ func (p *Placer) estimate(ds *domainState, c Cycles) (lo, hi HostNanos, rate PPB
 	case ok2:
 		e = e2
 	default:
-		// Outside every window with a fit: the nearest one, extrapolated.
-		if len(ds.windows) == 0 {
-			return 0, 0, 0, false
-		}
+		// Outside every window with a fit: the nearest one, extrapolated
+		// (there is one: ds.windows is not empty).
 		i := sort.Search(len(ds.windows), func(i int) bool { return ds.windows[i].w >= j })
 		switch {
 		case i == len(ds.windows):
@@ -160,7 +158,7 @@ func (p *Placer) estimate(ds *domainState, c Cycles) (lo, hi HostNanos, rate PPB
 
 // hostRate converts a counter rate error ε (ppb) to the host rate error κ
 // (host ns per nominal device ns, minus one, in ppb): κ = −ε·1e9/(1e9+ε),
-// rounded down or up.
+// rounded down or up. The map is its own inverse: it converts κ to ε too.
 func hostRate(e PPB, ceil bool) (int64, bool) {
 	return mulDiv(-int64(e), nsPerSecond, nsPerSecond+int64(e), ceil)
 }
@@ -243,8 +241,9 @@ func (p *Placer) polygon(ds *domainState, c Cycles, r *rateRange, iv *interval) 
 		return &InconsistencyError{Low: iv.loSrc, High: iv.hiSrc}
 	}
 	// The rate at c, widened by the stability for the run's own span.
-	elo, ok1 := mulDiv(-pr.kHi, nsPerSecond, nsPerSecond+pr.kHi, false)
-	ehi, ok2 := mulDiv(-pr.kLo, nsPerSecond, nsPerSecond+pr.kLo, true)
+	// The map between ε and κ is its own inverse.
+	elo, ok1 := hostRate(PPB(pr.kHi), false)
+	ehi, ok2 := hostRate(PPB(pr.kLo), true)
 	if ok1 && ok2 {
 		elo, ehi = elo-int64(p.cfg.stability), ehi+int64(p.cfg.stability)
 		rev := Evidence{Kind: EvidenceJointRate, Lo: elo, Hi: ehi}

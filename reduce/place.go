@@ -446,8 +446,8 @@ func (p *Placer) rateOf(ds *domainState, L, R int, full rateRange) (rateRange, e
 	}
 	// Any two average rates differ by at most the stability, so the
 	// instantaneous rate lies within stability of every pair's interval.
-	est.lo = satPPB(est.lo, -p.cfg.stability)
-	est.hi = satPPB(est.hi, p.cfg.stability)
+	est.lo = satAdd(est.lo, -p.cfg.stability)
+	est.hi = satAdd(est.hi, p.cfg.stability)
 	if est.lo > rho {
 		return rateRange{}, &InconsistencyError{Low: est.loSrc, High: full.hiSrc}
 	}
@@ -464,17 +464,6 @@ func (p *Placer) rateOf(ds *domainState, L, R int, full rateRange) (rateRange, e
 		return rateRange{}, &InconsistencyError{Low: est.loSrc, High: est.hiSrc}
 	}
 	return est, nil
-}
-
-func satPPB(a, b PPB) PPB {
-	s := a + b
-	if (b > 0 && s < a) || (b < 0 && s > a) {
-		if b > 0 {
-			return math.MaxInt64
-		}
-		return math.MinInt64
-	}
-	return s
 }
 
 // bestConditioned returns up to k anchors of as with the narrowest host
@@ -711,7 +700,7 @@ func (m Mapping) boundAt(h HostNanos, lo, hi DeviceNanos) (HostNanos, error) {
 	if !ok1 || !ok2 || d1 == math.MinInt64 || d2 == math.MinInt64 {
 		return 0, fmt.Errorf("%w: bound at host %d ns", ErrRange, int64(h))
 	}
-	return max(absHost(d1), absHost(d2)), nil
+	return max(abs(d1), abs(d2)), nil
 }
 
 // Place draws a device window stamped by the device (its start and end
@@ -1011,11 +1000,4 @@ func subHost(a, b HostNanos) (HostNanos, bool) {
 func addDevice(a, b DeviceNanos) (DeviceNanos, bool) {
 	s := a + b
 	return s, (b >= 0) == (s >= a)
-}
-
-func absHost(v HostNanos) HostNanos {
-	if v < 0 {
-		return -v
-	}
-	return v
 }

@@ -246,7 +246,7 @@ func (f *HostFit) centre(brackets []HostBracket) {
 	}
 	f.shifts = sh
 	for _, s := range sh {
-		f.most = max(f.most, absInt64(s.d))
+		f.most = max(f.most, abs(s.d))
 	}
 }
 
@@ -304,7 +304,7 @@ func (f *HostFit) Map(x HostNanos) (y, bound HostNanos, err error) {
 	if lo == math.MinInt64 || hi == math.MaxInt64 {
 		return 0, 0, fmt.Errorf("%w: remote instant %d ns: no bound", ErrRange, int64(x))
 	}
-	d1, d2 := absHost(HostNanos(yy-lo)), absHost(HostNanos(hi-yy))
+	d1, d2 := abs(HostNanos(yy-lo)), abs(HostNanos(hi-yy))
 	return HostNanos(yy), max(d1, d2), nil
 }
 
@@ -405,10 +405,10 @@ func MatchSessions(workers []Worker, sessions []Session, fixed map[int]int, opts
 		o(&cfg)
 	}
 	ok := make([][]bool, len(sessions))
-	wallOK := make([][]bool, len(sessions))
+	fits := make([][]*clockFit, len(sessions))
 	for s, ss := range sessions {
 		ok[s] = make([]bool, len(workers))
-		wallOK[s] = make([]bool, len(workers))
+		fits[s] = make([]*clockFit, len(workers))
 		for w, wk := range workers {
 			if len(wk.Tasks) == 0 || len(ss.Runs) == 0 {
 				continue
@@ -416,12 +416,19 @@ func MatchSessions(workers []Worker, sessions []Session, fixed map[int]int, opts
 			// Whether the pairing admits a mapping at all: the rates
 			// alone, not the whole fit.
 			f, _, _, err := hostRates(Pair(wk, ss), cfg)
-			ok[s][w] = err == nil
-			wallOK[s][w] = ok[s][w] && agrees(f, ss.Wall)
+			ok[s][w], fits[s][w] = err == nil, f
 		}
 	}
 	out, err := assign(ok, fixed, len(workers))
 	if errors.Is(err, ErrAmbiguous) {
+		// Only then do the wall-clock anchors choose.
+		wallOK := make([][]bool, len(sessions))
+		for s, ss := range sessions {
+			wallOK[s] = make([]bool, len(workers))
+			for w := range workers {
+				wallOK[s][w] = ok[s][w] && agrees(fits[s][w], ss.Wall)
+			}
+		}
 		if o, e := assign(wallOK, fixed, len(workers)); e == nil {
 			return o, nil
 		}
@@ -440,22 +447,24 @@ func agrees(f *clockFit, w *WallPrior) bool {
 		return false
 	}
 	y, ok := ln.at(int64(w.At))
-	return ok && absHost(HostNanos(y)-w.At-w.Offset) <= DefaultWallAgreement
+	return ok && abs(HostNanos(y)-w.At-w.Offset) <= DefaultWallAgreement
 }
 
 // assign finds the one complete assignment of sessions to workers that ok
 // allows, keeping fixed.
 func assign(ok [][]bool, fixed map[int]int, nWorkers int) ([]int, error) {
-	out := make([]int, len(ok))
-	for i := range out {
-		out[i] = -1
+	// The named assignments, every other session serving none.
+	base := make([]int, len(ok))
+	for i := range base {
+		base[i] = -1
 	}
 	used := make([]bool, nWorkers)
 	for s, w := range fixed {
 		if s >= 0 && s < len(ok) && w >= 0 && w < nWorkers {
-			out[s], used[w] = w, true
+			base[s], used[w] = w, true
 		}
 	}
+	out := slices.Clone(base)
 	// The assignments serving the most sessions; more than one of them is
 	// ambiguous (a session left out while another takes the worker it
 	// could serve counts as a different assignment).
@@ -493,16 +502,7 @@ func assign(ok [][]bool, fixed map[int]int, nWorkers int) ([]int, error) {
 	}
 	try(0, 0)
 	if len(found) != 1 || nodes > 1<<20 {
-		res := make([]int, len(ok))
-		for i := range res {
-			res[i] = -1
-		}
-		for s, w := range fixed {
-			if s >= 0 && s < len(ok) && w >= 0 && w < nWorkers {
-				res[s] = w
-			}
-		}
-		return res, ErrAmbiguous
+		return base, ErrAmbiguous
 	}
 	return found[0], nil
 }
@@ -535,7 +535,7 @@ func (f *HostFit) Drawn(y HostNanos) (HostNanos, error) {
 		}
 		// The instants drawn at y lie between those drawn just below and
 		// just above it; their bounds, widened by the step, cover y's.
-		b = max(b, bb+absHost(yy-y))
+		b = max(b, bb+abs(yy-y))
 	}
 	return b, nil
 }
@@ -564,13 +564,6 @@ func (f *HostFit) native(y int64) (int64, error) {
 	return lo, nil
 }
 
-func absInt64(v int64) int64 {
-	if v < 0 {
-		return -v
-	}
-	return v
-}
-
 // Compose carries a placement made on the remote host's own axis (a device
 // span placed through that host's anchors) onto the dispatching host's:
 // both ends through the line, the bound the device placement had (scaled
@@ -584,19 +577,12 @@ func (f *HostFit) Compose(p SpanPlacement) (SpanPlacement, error) {
 	if err != nil {
 		return SpanPlacement{}, err
 	}
-	r := max(absPPB(f.rateLo), absPPB(f.rateHi))
+	r := max(abs(f.rateLo), abs(f.rateHi))
 	scaled, ok := mulDiv(int64(p.Bound), nsPerSecond+int64(r), nsPerSecond, true)
 	if !ok {
 		return SpanPlacement{}, fmt.Errorf("%w: bound %d ns", ErrRange, int64(p.Bound))
 	}
 	return SpanPlacement{HostStart: ys, HostEnd: ye, Bound: satAdd(HostNanos(scaled), max(bs, be)+1)}, nil
-}
-
-func absPPB(v PPB) PPB {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 // Native returns a remote instant the line draws within 1 ns of y: the

@@ -224,7 +224,7 @@ type collector struct {
 
 // add records a span start estimated at est with the given bound.
 func (c *collector) add(est, bound, truth HostNanos) {
-	e := absHost(est - truth)
+	e := abs(est - truth)
 	c.errs = append(c.errs, e)
 	c.bounds = append(c.bounds, bound)
 	if e <= bound {
@@ -236,10 +236,10 @@ func (c *collector) add(est, bound, truth HostNanos) {
 // addSpan records a placed span: its start's error, and the bound holds
 // only when it holds for both the start and the end.
 func (c *collector) addSpan(p SpanPlacement, start, end HostNanos) {
-	e := absHost(p.HostStart - start)
+	e := abs(p.HostStart - start)
 	c.errs = append(c.errs, e)
 	c.bounds = append(c.bounds, p.Bound)
-	if e <= p.Bound && absHost(p.HostEnd-end) <= p.Bound {
+	if e <= p.Bound && abs(p.HostEnd-end) <= p.Bound {
 		c.held++
 	}
 	c.n++

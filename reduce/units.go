@@ -144,6 +144,14 @@ func absU(a int64) uint64 {
 	return uint64(a)
 }
 
+// abs is |v| (−MinInt64 stays MinInt64; callers keep values far from it).
+func abs[T ~int64](v T) T {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
 // satAdd adds two values, saturating at the int64 limits.
 func satAdd[T ~int64](a, b T) T {
 	s := a + b
