@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -48,13 +49,14 @@ func TestGenerateRemote(t *testing.T) {
 
 // The remote scenarios of the accuracy table.
 var remoteScenarios = []struct {
-	name string
-	cfg  stracetest.RemoteConfig
+	name  string
+	overS float64 // the seconds the name says its remote runs span
+	cfg   stracetest.RemoteConfig
 }{
-	{"one remote host, 50 tasks over ~45 s, 30 ppm", stracetest.RemoteConfig{Seed: 1, Tasks: 50, GapMin: 600_000_000, GapMean: 300_000_000, GapMax: 1_300_000_000,
+	{"one remote host, 50 tasks over ~45 s, 30 ppm", 45, stracetest.RemoteConfig{Seed: 1, Tasks: 50, GapMin: 600_000_000, GapMean: 300_000_000, GapMax: 1_300_000_000,
 		WallErr: 1_000_000, SamePids: true, AnchorEvry: 100_000_000,
 		Hosts: []stracetest.RemoteHost{{Machine: "machine1", DriftPPM: 30, FwdMin: 35_000, FwdJitter: 40_000, RetMin: 22_000, RetJitter: 30_000}}}},
-	{"two remote hosts, 12 tasks over ~140 s, idle 8–40 s, −46 / +20 ppm", stracetest.RemoteConfig{Seed: 2, Tasks: 12, GapMin: 8_000_000_000, GapMean: 4_500_000_000, GapMax: 40_000_000_000,
+	{"two remote hosts, 12 tasks over ~140 s, idle 8–40 s, −46 / +20 ppm", 140, stracetest.RemoteConfig{Seed: 2, Tasks: 12, GapMin: 8_000_000_000, GapMean: 6_300_000_000, GapMax: 40_000_000_000,
 		WallErr: 1_000_000, SamePids: true, AnchorEvry: 100_000_000,
 		Hosts: []stracetest.RemoteHost{
 			{Machine: "machine1", DriftPPM: -46, FwdMin: 28_000, FwdJitter: 30_000, RetMin: 24_000, RetJitter: 25_000},
@@ -234,7 +236,11 @@ func TestRemoteScenarioShapes(t *testing.T) {
 				last = max(last, s.TrueEnd)
 			}
 		}
-		t.Logf("%s: %d logs, remote runs over %.1f s", sc.name, len(logs), float64(last-first)/1e9)
+		over := float64(last-first) / 1e9
+		t.Logf("%s: %d logs, remote runs over %.1f s", sc.name, len(logs), over)
+		if math.Abs(over-sc.overS) > 0.1*sc.overS {
+			t.Errorf("%s: remote runs span %.1f s, not ~%.0f s", sc.name, over, sc.overS)
+		}
 	}
 }
 
@@ -354,7 +360,7 @@ func TestRemoteBoundAlwaysHolds(t *testing.T) {
 				t.Errorf("seed %d: %s placed %s: %s", seed, h.Machine, h.Method, h.Note)
 				continue
 			}
-			if rr.held != len(rr.errs) {
+			if len(rr.errs) == 0 || rr.held != len(rr.errs) {
 				t.Errorf("seed %d: %s: bound holds for %d of %d spans", seed, h.Machine, rr.held, len(rr.errs))
 			}
 		}
@@ -470,7 +476,37 @@ func FuzzConvertRemote(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Convert failed on data: %v", err)
 		}
-		wholeTrace(t, out.Bytes(), sum)
+		tr := wholeTrace(t, out.Bytes(), sum)
+		causal := map[string]bool{}
+		for _, h := range sum.Hosts {
+			switch h.Method {
+			case "causal":
+				causal[h.Machine] = true
+			case "wall", "unplaced":
+			default:
+				t.Fatalf("%s placed %q", h.Machine, h.Method)
+			}
+		}
+		// A bound is published only by a causally placed machine, and
+		// never below zero.
+		for _, sl := range tr.Slices {
+			var machine string
+			var bound any
+			for _, a := range sl.Args {
+				switch a.Name {
+				case "machine":
+					machine, _ = a.Value.(string)
+				case "host_bound_ns":
+					bound = a.Value
+				}
+			}
+			if bound == nil {
+				continue
+			}
+			if b, ok := bound.(int64); !ok || b < 0 || !causal[machine] {
+				t.Fatalf("%s on %q: host_bound_ns %v", sl.Name, machine, bound)
+			}
+		}
 	})
 }
 

@@ -7,7 +7,7 @@ import (
 
 // Anchors hours apart, and one whose counter value lies centuries away,
 // make only the windows that hold anchors; each counter value is
-// estimated from them and placement still holds its bound.
+// estimated from them: the estimate's range holds the truth.
 func TestEstimateWindowsSparse(t *testing.T) {
 	p := NewPlacer()
 	dom := Domain{Pid: 1}

@@ -109,6 +109,7 @@ func FuzzClockFit(f *testing.F) {
 				cf.add(x, lo, hi, i)
 			}
 		}
+		l, hasLine := cf.line()
 		for range 8 {
 			q := int64(next() % uint64(x+1_000_000_000))
 			lo, hi, _, _, err := cf.span(q)
@@ -121,7 +122,13 @@ func FuzzClockFit(f *testing.F) {
 			if y := line(q); lo > y+1 || hi < y-1 {
 				t.Fatalf("span(%d) = [%d, %d] misses the line at %d", q, lo, hi, y)
 			}
+			if hasLine && lo != math.MinInt64 && hi != math.MaxInt64 {
+				// The central line passes through every bracket, so
+				// it lies inside what they allow (1 ns of rounding).
+				if v, ok := l.at(q); ok && (v < lo-2 || v > hi+2) {
+					t.Fatalf("central line at %d is %d, outside [%d, %d]", q, v, lo, hi)
+				}
+			}
 		}
-		cf.line()
 	})
 }

@@ -89,6 +89,9 @@ func TestHostFitTight(t *testing.T) {
 	if maxErr > 15_000 {
 		t.Errorf("max error %.0f ns", maxErr)
 	}
+	if float64(maxBound) > 0.7*float64(fit.Limit()) {
+		t.Errorf("max bound %d ns, not near half the information limit %d ns", maxBound, fit.Limit())
+	}
 	if lo > -30_000 || hi < -30_000 {
 		t.Errorf("rate interval [%d, %d] misses the true -30000 ppb (the remote clock runs fast)", lo, hi)
 	}
