@@ -54,7 +54,8 @@ func (c *converter) fitHosts(p *remotePlan) {
 		}
 		w := workers[match[i]]
 		byHost[s.host] = append(byHost[s.host], reduce.Pair(reduce.Worker{ID: w.id, Tasks: w.tasks}, reduce.Session{Runs: s.runs})...)
-		s.host.summary().Workers = append(s.host.summary().Workers, w.id)
+		sum := s.host.summary()
+		sum.Workers = append(sum.Workers, w.id)
 	}
 	for _, h := range p.hosts {
 		sum := h.summary()
@@ -245,34 +246,40 @@ func sortBy(ids []int64, vs []reduce.HostBracket) {
 	}
 }
 
-// wallShift is what the machine's first anchored log's wall-clock anchor
-// moves it by, onto the reference's axis.
-func (c *converter) wallShift(h *remoteHost) (int64, bool) {
+// firstAnchored returns the machine's first log with a wall-clock anchor,
+// when the reference has one too.
+func (c *converter) firstAnchored(h *remoteHost) (int, bool) {
 	p := c.remote
 	if !p.hasRef {
 		return 0, false
 	}
 	for _, i := range h.inputs {
 		if p.hasOffset[i] {
-			return p.offsets[i] - p.refOff, true
+			return i, true
 		}
 	}
 	return 0, false
 }
 
+// wallShift is what the machine's first anchored log's wall-clock anchor
+// moves it by, onto the reference's axis.
+func (c *converter) wallShift(h *remoteHost) (int64, bool) {
+	i, ok := c.firstAnchored(h)
+	if !ok {
+		return 0, false
+	}
+	return c.remote.offsets[i] - c.remote.refOff, true
+}
+
 // wallPrior is what the machine's first wall-clock anchor says of its
 // clock against the dispatching host's.
 func (c *converter) wallPrior(h *remoteHost) *reduce.WallPrior {
-	p := c.remote
-	if !p.hasRef {
+	i, ok := c.firstAnchored(h)
+	if !ok {
 		return nil
 	}
-	for _, i := range h.inputs {
-		if p.hasOffset[i] {
-			return &reduce.WallPrior{At: reduce.HostNanos(c.scan.firstWall[i].MonoNS), Offset: reduce.HostNanos(p.offsets[i] - p.refOff)}
-		}
-	}
-	return nil
+	shift, _ := c.wallShift(h)
+	return &reduce.WallPrior{At: reduce.HostNanos(c.scan.firstWall[i].MonoNS), Offset: reduce.HostNanos(shift)}
 }
 
 // pairFlows prepares the flows of worker w's tasks served by session s:
@@ -294,7 +301,8 @@ func (c *converter) pairFlows(p *remotePlan, w *worker, s *session) {
 		}
 		if t.dispDrawable && r.first && t.dispTS < int64(ys) {
 			id := c.flows.id()
-			p.at(flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch}).flows = append(p.at(flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch}).flows, id)
+			d := p.at(flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch})
+			d.flows = append(d.flows, id)
 			e := p.at(flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunFirst})
 			e.endFlows = append(e.endFlows, id)
 		}
