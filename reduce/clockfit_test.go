@@ -146,6 +146,11 @@ func TestClockFitInconsistent(t *testing.T) {
 }
 
 func TestInt128(t *testing.T) {
+	// A quotient of 2^64−1 that rounding would carry past 64 bits does
+	// not fit.
+	if v, ok := (i128{hi: 2, lo: math.MaxUint64}).div(3, true); ok {
+		t.Errorf("(3·2^64−1)/3 rounded up = %d, want no fit", v)
+	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 10000 {
 		a, b := r.Int64N(1<<62)-1<<61, r.Int64N(1<<40)-1<<39

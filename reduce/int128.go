@@ -66,21 +66,5 @@ func (a i128) div(d int64, ceil bool) (int64, bool) {
 	if uh >= uint64(d) {
 		return 0, false
 	}
-	q, r := bits.Div64(uh, m.lo, uint64(d))
-	if neg {
-		if r != 0 && !ceil {
-			q++
-		}
-		if q > 1<<63 {
-			return 0, false
-		}
-		return int64(-q), true
-	}
-	if r != 0 && ceil {
-		q++
-	}
-	if q > 1<<63-1 {
-		return 0, false
-	}
-	return int64(q), true
+	return quotient(uh, m.lo, uint64(d), neg, ceil)
 }

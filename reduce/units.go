@@ -117,19 +117,27 @@ func mulDiv(a, b, c int64, ceil bool) (r int64, ok bool) {
 	if hi >= uint64(c) {
 		return 0, false
 	}
-	q, rem := bits.Div64(hi, lo, uint64(c))
-	// Magnitude q with remainder rem; round the signed value.
-	if neg {
-		if rem != 0 && !ceil {
-			q++
+	return quotient(hi, lo, uint64(c), neg, ceil)
+}
+
+// quotient divides the magnitude hi:lo (hi < d) by d and rounds the
+// value of that sign (negative when neg) down, or up with ceil; ok is
+// false when the result does not fit int64.
+func quotient(hi, lo, d uint64, neg, ceil bool) (int64, bool) {
+	q, rem := bits.Div64(hi, lo, d)
+	// Rounding away from zero adds one to the magnitude: a negative value
+	// rounded down, a positive one rounded up.
+	if rem != 0 && neg != ceil {
+		if q == math.MaxUint64 {
+			return 0, false
 		}
+		q++
+	}
+	if neg {
 		if q > 1<<63 {
 			return 0, false
 		}
 		return int64(-q), true // -q wraps correctly for q == 1<<63
-	}
-	if rem != 0 && ceil {
-		q++
 	}
 	if q > math.MaxInt64 {
 		return 0, false
