@@ -138,8 +138,8 @@ func TestAccuracyTable(t *testing.T) {
 // bound is at most 1.5 µs and below the two-point method's median error.
 // Where they are few or sparse those two bound goals are logged, not
 // failed: a bound that must hold for every span cannot be smaller than
-// the anchors' windows allow (12 anchors of 1–40 µs windows leave the
-// origin's interval about 4 µs wide), while a typical error can.
+// the anchors' windows allow (12 anchors of 1–40 µs windows rarely
+// include one under a few µs), while a typical error can.
 func checkGoals(t *testing.T, rg regime, rows []methodStats) {
 	t.Helper()
 	for _, m := range []methodStats{rows[rowOurs], rows[rowWallLog], rows[rowWallBuffer]} {
