@@ -1,6 +1,7 @@
 package phasetrace
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"slices"
@@ -120,9 +121,7 @@ func (c *converter) remoteWorkers(p *remotePlan) []*worker {
 		sortBy(w.ids, w.tasks)
 		workers = append(workers, w)
 	}
-	sort.Slice(workers, func(i, j int) bool {
-		return workers[i].pid < workers[j].pid || workers[i].pid == workers[j].pid && workers[i].id < workers[j].id
-	})
+	slices.SortFunc(workers, func(a, b *worker) int { return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.id, b.id)) })
 	return workers
 }
 
@@ -150,10 +149,12 @@ func (c *converter) remoteSessions(p *remotePlan) []*session {
 	for _, s := range sessions {
 		sortBy(s.ids, s.runs)
 	}
-	sort.Slice(sessions, func(i, j int) bool {
-		a, b := sessions[i], sessions[j]
-		ia, ib := slices.Index(p.hosts, a.host), slices.Index(p.hosts, b.host)
-		return ia < ib || ia == ib && a.pid < b.pid
+	order := make(map[*remoteHost]int, len(p.hosts))
+	for i, h := range p.hosts {
+		order[h] = i
+	}
+	slices.SortFunc(sessions, func(a, b *session) int {
+		return cmp.Or(cmp.Compare(order[a.host], order[b.host]), cmp.Compare(a.pid, b.pid))
 	})
 	return sessions
 }

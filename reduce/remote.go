@@ -312,15 +312,7 @@ func (f *HostFit) Map(x HostNanos) (y, bound HostNanos, err error) {
 // remote instant x: from the exact intervals at the knots around it,
 // carried to x at every rate the model allows.
 func (f *HostFit) interval(x int64) (lo, hi int64) {
-	i, _ := slices.BinarySearchFunc(f.knots, x, func(k hostKnot, x int64) int {
-		switch {
-		case k.x < x:
-			return -1
-		case k.x > x:
-			return 1
-		}
-		return 0
-	})
+	i, _ := slices.BinarySearchFunc(f.knots, x, func(k hostKnot, x int64) int { return cmp.Compare(k.x, x) })
 	lo, hi = math.MinInt64, math.MaxInt64
 	// carry moves knot k's interval to x: Y(x) − Y(k.x) lies between
 	// (x − k.x)·(1+κ) for κ in the rate interval.
