@@ -60,12 +60,12 @@ func BenchmarkConvert(b *testing.B) {
 }
 
 // defaultCompress is the deflate level strace2perfetto writes at by default.
-const defaultCompress = 7
+const defaultCompress = perfetto.DefaultCompressionLevel
 
 var benchFile = flag.String("benchfile", "", "BenchmarkConvertFile converts this log (e.g. /tmp/mid.log)")
 
 // BenchmarkConvertFile converts a log from a file as the command does with
-// its defaults (deflate level 7), the trace written nowhere:
+// its defaults (perfetto.DefaultCompressionLevel), the trace written nowhere:
 //
 //	go test -run XXX -bench ConvertFile -benchtime 3x -benchfile /tmp/mid.log .
 func BenchmarkConvertFile(b *testing.B) {

@@ -67,15 +67,13 @@ func (a Arg) Kind() Kind { return a.kind }
 
 // appendAnnotations encodes args as DebugAnnotation fields numbered num,
 // interning names and string values on seq (named: the entries carry their
-// names; array elements do not).
+// names; array elements do not). Each annotation's value comes before its
+// name (see eventStart).
 func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number, named bool) []byte {
 	for i := range args {
 		a := &args[i]
 		var m message
 		b, m = begin(b, num)
-		if named {
-			b = appendVarintField(b, fAnnNameIID, seq.internAnnName(a.Name))
-		}
 		switch a.kind {
 		case KindInt:
 			b = appendVarintField(b, fAnnInt, a.num)
@@ -95,6 +93,9 @@ func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number
 			b = appendAnnotations(b, seq, a.kids, fAnnDictEntries, true)
 		case KindArray:
 			b = appendAnnotations(b, seq, a.kids, fAnnArrayValues, false)
+		}
+		if named {
+			b = appendVarintField(b, fAnnNameIID, seq.internAnnName(a.Name))
 		}
 		b = m.end(b)
 	}

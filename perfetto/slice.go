@@ -200,12 +200,13 @@ func cmpInt64(a, b int64) int {
 // with the reason it was relocated there, if any.
 func (w *Writer) writeBegin(t *trackState, p *pendingSlice, lane uint64, reason string) {
 	e := w.eventStart(t, p.ts)
-	if p.instant {
-		e.b = appendVarintField(e.b, fEventType, typeInstant)
-		w.stats.Instants++
-	} else {
-		e.b = appendVarintField(e.b, fEventType, typeSliceBegin)
-		w.stats.Slices++
+	e.b = append(e.b, w.enc[p.argStart:p.argEnd]...)
+	if reason != "" {
+		var m message
+		e.b, m = begin(e.b, fEventAnnotations)
+		e.b = appendStringField(e.b, fAnnString, reason)
+		e.b = appendVarintField(e.b, fAnnNameIID, e.s.internAnnName(overflowReason))
+		e.b = m.end(e.b)
 	}
 	e.b = appendVarintField(e.b, fEventNameIID, uint64(p.name))
 	if p.cat != 0 {
@@ -214,13 +215,12 @@ func (w *Writer) writeBegin(t *trackState, p *pendingSlice, lane uint64, reason 
 	if lane != 0 {
 		e.b = appendVarintField(e.b, fEventTrackUUID, lane)
 	}
-	e.b = append(e.b, w.enc[p.argStart:p.argEnd]...)
-	if reason != "" {
-		var m message
-		e.b, m = begin(e.b, fEventAnnotations)
-		e.b = appendVarintField(e.b, fAnnNameIID, e.s.internAnnName(overflowReason))
-		e.b = appendStringField(e.b, fAnnString, reason)
-		e.b = m.end(e.b)
+	if p.instant {
+		e.b = appendVarintField(e.b, fEventType, typeInstant)
+		w.stats.Instants++
+	} else {
+		e.b = appendVarintField(e.b, fEventType, typeSliceBegin)
+		w.stats.Slices++
 	}
 	if p.flowEnd > p.flowStart {
 		e.b = w.appendFlows(e.b, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd])
@@ -275,12 +275,12 @@ func (w *Writer) Begin(t Track, s Slice) {
 	st.stream = true
 	st.open++
 	e := w.eventStart(st, s.TS)
-	e.b = appendVarintField(e.b, fEventType, typeSliceBegin)
+	e.b = appendAnnotations(e.b, e.s, s.Args, fEventAnnotations, true)
 	e.b = appendVarintField(e.b, fEventNameIID, e.s.internName(s.Name))
 	if s.Category != "" {
 		e.b = appendVarintField(e.b, fEventCategoryIIDs, e.s.internCategory(s.Category))
 	}
-	e.b = appendAnnotations(e.b, e.s, s.Args, fEventAnnotations, true)
+	e.b = appendVarintField(e.b, fEventType, typeSliceBegin)
 	e.b = w.appendFlows(e.b, s.Flows, s.EndFlows)
 	w.eventEnd(e)
 	w.stats.Slices++

@@ -28,6 +28,12 @@ const (
 	// compressed bundle when compression is on (Perfetto wants bundles
 	// under 512 KiB).
 	DefaultBundleSize = 256 << 10
+	// DefaultCompressionLevel is the deflate level to give WithCompression
+	// for a trace as small as it gets at little cost: with the writer's
+	// field order (see eventStart), level 6 of the deflate package it uses
+	// makes a runtime log's trace as small as compress/zlib's level 5 made
+	// it in the schema's order, in a third of the time.
+	DefaultCompressionLevel = 6
 	// DefaultMaxTracks is how many tracks a Writer declares before it
 	// refuses more (WithMaxTracks). A track with a slice or two costs the
 	// writer about 400 bytes (its state, its packet sequence, a few
@@ -87,9 +93,10 @@ func WithDeltaTimestamps(on bool) Option { return func(c *config) { c.delta = on
 // WithCompression bundles packets and compresses each bundle as a zlib
 // stream at the given level, 1 (fastest) to 9 (smallest); 0 turns
 // compression off, the default. The deflate is github.com/klauspost/compress's,
-// whose levels trade speed for size differently from compress/zlib's (its
-// level 7 makes a trace about as small as compress/zlib's 5, in about half
-// the time). The trace processor and ui.perfetto.dev inflate such bundles
+// whose levels trade speed for size differently from compress/zlib's: its
+// levels 1 to 6 are fast encoders of their own, 7 to 9 the classic lazy
+// matcher (DefaultCompressionLevel is the level to use when in doubt). The
+// trace processor and ui.perfetto.dev inflate such bundles
 // (TracePacket.compressed_packets) transparently. Bundles are
 // compressed and written, in order, by a goroutine of the Writer's own,
 // which Close ends: a Writer with compression must be closed, even after an
@@ -406,6 +413,7 @@ func (w *Writer) sequenceFor(t *trackState, restart bool) *sequence {
 type event struct {
 	b             []byte
 	s             *sequence
+	ts            int64
 	packet, track message
 }
 
@@ -413,32 +421,41 @@ type event struct {
 // Events of slices waiting for a flush were encoded against the sequence's
 // current interning, so the sequence restarts only on tracks that stream
 // (Begin/End, counters), where nothing waits.
+//
+// The fields of an event's packet go from what repeats most to what
+// changes most — the sequence fields, then the TrackEvent (its arguments,
+// each value before its name, then its name and type), then the timestamp
+// — so that consecutive events of a kind share long runs of bytes. Field
+// order means nothing to a protobuf reader, and everything to deflate: on
+// a runtime log this layout makes the compressed trace about 4% smaller
+// and compressing it a third cheaper than the schema's order.
 func (w *Writer) eventStart(t *trackState, ts int64) event {
 	s := w.sequenceFor(t, len(t.pending) == 0)
 	b, pm := w.open()
-	if w.cfg.delta && ts >= s.lastTS {
-		b = appendVarintField(b, fPacketTimestamp, uint64(ts-s.lastTS))
-		s.lastTS = ts
-	} else {
-		b = appendVarintField(b, fPacketTimestamp, uint64(ts))
-		if w.cfg.delta {
-			b = appendVarintField(b, fPacketTimestampClockID, clockMonotonic)
-		}
-	}
+	b = appendVarintField(b, fPacketSequenceID, uint64(s.id))
+	b = appendVarintField(b, fPacketSequenceFlags, seqNeedsIncrementalState)
 	var tm message
 	b, tm = begin(b, fPacketTrackEvent)
-	return event{b: b, s: s, packet: pm, track: tm}
+	return event{b: b, s: s, ts: ts, packet: pm, track: tm}
 }
 
 // eventEnd closes the TrackEvent, adds the interned data it defined and the
-// sequence fields, and closes the packet.
+// timestamp, and closes the packet.
 func (w *Writer) eventEnd(e event) {
 	b := e.track.end(e.b)
 	if e.s.fresh() {
 		b = e.s.appendInterned(b)
 	}
-	b = appendVarintField(b, fPacketSequenceID, uint64(e.s.id))
-	b = appendVarintField(b, fPacketSequenceFlags, seqNeedsIncrementalState)
+	s := e.s
+	if w.cfg.delta && e.ts >= s.lastTS {
+		b = appendVarintField(b, fPacketTimestamp, uint64(e.ts-s.lastTS))
+		s.lastTS = e.ts
+	} else {
+		b = appendVarintField(b, fPacketTimestamp, uint64(e.ts))
+		if w.cfg.delta {
+			b = appendVarintField(b, fPacketTimestampClockID, clockMonotonic)
+		}
+	}
 	w.close(b, e.packet)
 }
 

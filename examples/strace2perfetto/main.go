@@ -19,7 +19,7 @@
 //	-no-records-beside         do not use the host_phase_records.jsonl beside the first log
 //	-calibration PID:DEV=FILE  clock-calibration samples of a device (repeatable)
 //	-summary-json FILE         the conversion summary, machine-readable; - is standard output
-//	-compress N                deflate the trace at zlib level N, 1 (fastest) to 9 (smallest); 0: off (default 7)
+//	-compress N                deflate the trace at zlib level N, 1 (fastest) to 9 (smallest); 0: off (default 6)
 //	-strict                    exit 3 when anything was lost or repaired
 //	-q                         no summary on stderr
 //	-open                      after converting, open the trace in ui.perfetto.dev (see below)
@@ -104,10 +104,8 @@ var sample []byte
 // sampleOut is where the embedded sample is converted to.
 const sampleOut = "phasetrace-sample.pftrace"
 
-// defaultCompress is the deflate level the trace is written at: level 7
-// of the deflate package the trace writer uses gives the trace the size
-// compress/zlib's level 5 gave it, in about half the time.
-const defaultCompress = 7
+// defaultCompress is the deflate level the trace is written at.
+const defaultCompress = perfetto.DefaultCompressionLevel
 
 // Exit statuses.
 const (
