@@ -20,7 +20,30 @@ type trackSet struct {
 	procs    map[int32]perfetto.Track
 	lanes    map[laneKey]perfetto.Track
 	devLanes map[devLane]perfetto.Track
+
+	// The last lane and the last device lanes asked for: a run's spans
+	// ask for the same few again and again.
+	lastLane laneMemo
+	lastDev  [devMemo]devLaneMemo
+	nextDev  int
 }
+
+type laneMemo struct {
+	key     laneKey
+	hasSlot bool
+	track   perfetto.Track
+	split   bool
+	ok      bool
+}
+
+type devLaneMemo struct {
+	key   devLane
+	track perfetto.Track
+}
+
+// devMemo is how many device lanes the track set remembers: a run's
+// phases, orch, sched, effective and a task slot or two.
+const devMemo = 8
 
 func newTrackSet(w *perfetto.Writer, scan *scanResult) *trackSet {
 	return &trackSet{w: w, scan: scan, procs: map[int32]perfetto.Track{}, lanes: map[laneKey]perfetto.Track{}, devLanes: map[devLane]perfetto.Track{}}
@@ -125,6 +148,18 @@ type laneKey struct {
 // laneTrack is the lane of a run on thread (pid, tid) holding pipeline slot
 // slot, when the thread is split; else its real-tid lane.
 func (tr *trackSet) lane(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
+	k := laneKey{pid: pid, tid: tid, slot: slot}
+	if m := &tr.lastLane; m.ok && m.key == k && m.hasSlot == hasSlot {
+		return m.track, m.split
+	}
+	track, split := tr.newLane(pid, tid, slot, hasSlot)
+	if !track.IsZero() {
+		tr.lastLane = laneMemo{key: k, hasSlot: hasSlot, track: track, split: split, ok: true}
+	}
+	return track, split
+}
+
+func (tr *trackSet) newLane(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
 	t := tr.scan.thread(pid, tid)
 	if !t.split || !hasSlot || slot < 0 {
 		return tr.thread(pid, tid), false
@@ -202,7 +237,13 @@ func deviceLane(name string) string {
 // track limit).
 func (tr *trackSet) device(pid int32, dev int32, group perfetto.Track, lane string) perfetto.Track {
 	k := devLane{pid, dev, lane}
+	for i := range tr.lastDev {
+		if m := &tr.lastDev[i]; m.key == k && !m.track.IsZero() {
+			return m.track
+		}
+	}
 	if t, ok := tr.devLanes[k]; ok {
+		tr.rememberDevice(k, t)
 		return t
 	}
 	if group.IsZero() {
@@ -211,8 +252,14 @@ func (tr *trackSet) device(pid int32, dev int32, group perfetto.Track, lane stri
 	t, ok := tr.newTrack(func() perfetto.Track { return tr.newDevice(group, lane) })
 	if ok {
 		tr.devLanes[k] = t
+		tr.rememberDevice(k, t)
 	}
 	return t
+}
+
+func (tr *trackSet) rememberDevice(k devLane, t perfetto.Track) {
+	tr.lastDev[tr.nextDev] = devLaneMemo{key: k, track: t}
+	tr.nextDev = (tr.nextDev + 1) % devMemo
 }
 
 func (tr *trackSet) newDevice(group perfetto.Track, lane string) perfetto.Track {
