@@ -183,6 +183,9 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	// Pass 2: the logs' records, merged in the order they were written,
 	// drawn by the same converter a Builder feeds.
 	c.start(w, c.scan.shifts)
+	// The placer holds the clock anchors now: the survey's copies, which
+	// grow with the log, would only weigh on the second pass.
+	c.scan.anchors, c.scan.anchorInput = nil, nil
 	closed := false
 	defer func() {
 		if !closed { // a panic of the caller's reader: stop the writer's goroutine too
