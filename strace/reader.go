@@ -94,7 +94,8 @@ func newConfig(opts []Option) config {
 // (use Record.Clone to keep them).
 type Reader struct {
 	cfg   config
-	br    *bufio.Reader
+	br    *bufio.Reader // nil for a Reader of bytes
+	src   []byte        // what is left of the bytes a Reader of bytes reads
 	stats Stats
 
 	line    []byte // the line being scanned, line end stripped; nil when none
@@ -127,6 +128,45 @@ func NewReader(r io.Reader, opts ...Option) *Reader {
 		interns: make(map[string]string),
 		pfxEnd:  -1,
 	}
+}
+
+// NewBytesReader returns a Reader of b that hands out b's lines in place,
+// without copying them into a buffer of its own: it reads exactly what
+// NewReader(bytes.NewReader(b), opts...) reads (the same records, Stats and
+// positions, over-long lines skipped alike). The Reader never writes to b,
+// and b must not change while it is read. As with NewReader, the strings of
+// the records returned never alias b.
+func NewBytesReader(b []byte, opts ...Option) *Reader {
+	return &Reader{
+		cfg:     newConfig(opts),
+		src:     b,
+		interns: make(map[string]string),
+		pfxEnd:  -1,
+	}
+}
+
+// readSlice returns the next line with its line end, as bufio.Reader's
+// ReadSlice('\n') does with a buffer of maxLine+2 bytes: a line that does not
+// fit comes in pieces, each but the last with bufio.ErrBufferFull.
+func (r *Reader) readSlice() ([]byte, error) {
+	if r.br != nil {
+		return r.br.ReadSlice('\n')
+	}
+	rest := r.src
+	if len(rest) == 0 {
+		return nil, io.EOF
+	}
+	size := r.cfg.maxLine + 2 // NewReader's buffer
+	if k := bytes.IndexByte(rest[:min(len(rest), size)], '\n'); k >= 0 {
+		r.src = rest[k+1:]
+		return rest[:k+1], nil
+	}
+	if len(rest) >= size {
+		r.src = rest[size:]
+		return rest[:size], bufio.ErrBufferFull
+	}
+	r.src = nil
+	return rest, io.EOF
 }
 
 // Stats returns the counts so far. Problems is shared with the reader; use
@@ -165,7 +205,7 @@ func (r *Reader) read(rec *Record) error {
 
 // readLine loads the next line, skipping over-long ones.
 func (r *Reader) readLine() {
-	data, err := r.br.ReadSlice('\n')
+	data, err := r.readSlice()
 	if errors.Is(err, bufio.ErrBufferFull) {
 		r.skipLong(data)
 		return
@@ -221,7 +261,7 @@ func (r *Reader) skipLong(first []byte) {
 			break
 		}
 		var err error
-		data, err = r.br.ReadSlice('\n')
+		data, err = r.readSlice()
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}

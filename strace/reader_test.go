@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -416,5 +417,77 @@ func TestUnterminatedLastLine(t *testing.T) {
 				t.Errorf("with a line end: %d records, stats %+v; diff %s", len(full), st2, diff)
 			}
 		})
+	}
+}
+
+// readEvery reads rd to its end, returning the records (cloned), the error
+// that ended reading and the final stats.
+func readEvery(rd *Reader) ([]Record, error, Stats) {
+	var recs []Record
+	for {
+		rec, err := rd.Read()
+		if err != nil {
+			return recs, err, rd.Stats()
+		}
+		recs = append(recs, rec.Clone())
+	}
+}
+
+// TestBytesReaderReadsAsReader: a Reader of bytes reads exactly what a
+// Reader of the same bytes through an io.Reader reads: records, positions,
+// stats and problems, with lines around the longest read, cut last lines,
+// CRLF and no input at all.
+func TestBytesReaderReadsAsReader(t *testing.T) {
+	const span = "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=a ts=1 dur=62850"
+	var gen bytes.Buffer
+	if _, err := generateLog(&gen, 1<<20, 5); err != nil {
+		t.Fatal(err)
+	}
+	realistic := readFile(t, "testdata/realistic.log")
+	inputs := map[string]string{
+		"empty":           "",
+		"line end only":   "\n",
+		"blank lines":     "\n\n\r\n\n",
+		"one line":        span + "\n",
+		"no line end":     span + "\n" + span,
+		"CRLF":            span + "\r\n" + span + "\r\n",
+		"cut inside CRLF": span + "\r\n" + span + "\r",
+		"lone CR":         "\r",
+		"generated":       gen.String(),
+		"realistic":       string(realistic),
+		"realistic, cut":  string(realistic[:len(realistic)-17]),
+	}
+	// Lines of every length around the longest a reader of MinMaxLine
+	// reads (and its buffer), ended or not, with record heads in them.
+	for n := MinMaxLine - 2; n <= MinMaxLine+4; n++ {
+		line := (span + strings.Repeat(" [STRACE] x", n))[:n]
+		name := "line of " + strconv.Itoa(n)
+		inputs[name] = span + "\n" + line + "\n" + span + "\n"
+		inputs[name+", last, no line end"] = span + "\n" + line
+		inputs[name+", CRLF"] = line + "\r\n" + span + "\r\n"
+		inputs[name+" x5"] = strings.Repeat(line+"\n", 5) + line
+	}
+	long := strings.Repeat(span+" ", 50)
+	inputs["long line first"] = long + "\n" + span + "\n"
+	inputs["long line last, no line end"] = span + "\n" + long
+	inputs["long lines"] = strings.Repeat(long+"\n"+span+"\n", 3)
+	for name, in := range inputs {
+		for _, opts := range [][]Option{
+			{WithName("a.log")},
+			{WithMaxLine(MinMaxLine), WithMaxProblems(1000)},
+			{WithMaxLine(MinMaxLine), WithKinds(KindSpan), WithSpanFilter(func(depth int32, name string) bool { return depth == 0 })},
+		} {
+			want, wantErr, wantSt := readEvery(NewReader(strings.NewReader(in), opts...))
+			got, gotErr, gotSt := readEvery(NewBytesReader([]byte(in), opts...))
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s: records (-NewReader +NewBytesReader):\n%s", name, diff)
+			}
+			if diff := cmp.Diff(wantSt, gotSt, cmp.Comparer(func(a, b *SyntaxError) bool { return *a == *b })); diff != "" {
+				t.Errorf("%s: stats (-NewReader +NewBytesReader):\n%s", name, diff)
+			}
+			if wantErr != gotErr {
+				t.Errorf("%s: ended with %v, want %v", name, gotErr, wantErr)
+			}
+		}
 	}
 }
