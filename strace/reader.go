@@ -753,6 +753,86 @@ func (r *Reader) parseAttrs(b []byte, same string, decode bool) ([]Attr, bool) {
 	if r.owned != nil {
 		attrs = r.owned.tail()
 	}
+	if same != "" {
+		attrs = splitAttrs(attrs, b, same)
+	} else {
+		attrs = r.decodeAttrs(attrs, b, decode)
+	}
+	truncated := decode && len(b) > 0 && b[len(b)-1] == '~'
+	if truncated && len(attrs) > 0 {
+		attrs[len(attrs)-1].Truncated = true
+	}
+	if r.owned != nil {
+		attrs = r.owned.keep(attrs)
+	} else {
+		r.attrs = attrs
+	}
+	if len(attrs) == 0 {
+		return nil, truncated
+	}
+	return attrs, truncated
+}
+
+// keyStop marks the bytes that end an attribute's key: blanks and '='.
+var keyStop = [256]bool{' ': true, '\t': true, '=': true}
+
+// splitAttrs appends the attributes of b, whose text same holds (nothing to
+// decode), to attrs: blank-separated tokens, each a key, '=' and a value or
+// a bare key. An integer value is read as its bytes go by.
+func splitAttrs(attrs []Attr, b []byte, same string) []Attr {
+	for i := 0; i < len(b); {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+			i++
+		}
+		start := i
+		for i < len(b) && !keyStop[b[i]] {
+			i++
+		}
+		if i == len(b) || b[i] != '=' {
+			if i == start {
+				break
+			}
+			attrs = append(attrs, Attr{Key: same[start:i], Bare: true})
+			continue
+		}
+		eq := i
+		i++
+		j := i
+		if j < len(b) && b[j] == '-' {
+			j++
+		}
+		digits := j
+		var u uint64
+		for ; j < len(b) && b[j]-'0' < 10; j++ {
+			u = u*10 + uint64(b[j]-'0') // wraps past 19 digits: not used then
+		}
+		end := j
+		for end < len(b) && b[end] != ' ' && b[end] != '\t' {
+			end++
+		}
+		a := Attr{Key: same[start:eq], Value: same[eq+1 : end]}
+		if n := j - digits; end == j && n > 0 {
+			// Only digits: an integer when canonical and in range
+			// (typeValue's rules, taken whole for the long ones).
+			switch neg := digits > i; {
+			case n > 18:
+				a.Type, a.Int, a.Uint = typeValue(b[i:end])
+			case b[digits] == '0' && (n > 1 || neg):
+			case neg:
+				a.Type, a.Int = TypeInt, -int64(u)
+			default:
+				a.Type, a.Int = TypeInt, int64(u)
+			}
+		}
+		attrs = append(attrs, a)
+		i = end
+	}
+	return attrs
+}
+
+// decodeAttrs appends the attributes of b, decoding keys and values when
+// decode is set, to attrs.
+func (r *Reader) decodeAttrs(attrs []Attr, b []byte, decode bool) []Attr {
 	for i := 0; i < len(b); {
 		for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
 			i++
@@ -770,41 +850,20 @@ func (r *Reader) parseAttrs(b []byte, same string, decode bool) ([]Attr, bool) {
 		}
 		attrs = append(attrs, Attr{})
 		a := &attrs[len(attrs)-1]
-		switch {
-		case eq < 0:
+		if eq < 0 {
 			a.Bare = true
-			if same != "" {
-				a.Key = same[start:i]
-			} else {
-				a.Key = r.text(b[start:i], decode)
-			}
-		case same != "":
-			a.Key = same[start:eq]
-			a.Value = same[eq+1 : i]
-			a.Type, a.Int, a.Uint = typeValue(b[eq+1 : i])
-		default:
-			a.Key = r.text(b[start:eq], decode)
-			val := b[eq+1 : i]
-			a.Value = r.text(val, decode)
-			if decode && bytes.IndexByte(val, '%') >= 0 {
-				val = []byte(a.Value)
-			}
-			a.Type, a.Int, a.Uint = typeValue(val)
+			a.Key = r.text(b[start:i], decode)
+			continue
 		}
+		a.Key = r.text(b[start:eq], decode)
+		val := b[eq+1 : i]
+		a.Value = r.text(val, decode)
+		if decode && bytes.IndexByte(val, '%') >= 0 {
+			val = []byte(a.Value)
+		}
+		a.Type, a.Int, a.Uint = typeValue(val)
 	}
-	truncated := decode && len(b) > 0 && b[len(b)-1] == '~'
-	if truncated && len(attrs) > 0 {
-		attrs[len(attrs)-1].Truncated = true
-	}
-	if r.owned != nil {
-		attrs = r.owned.keep(attrs)
-	} else {
-		r.attrs = attrs
-	}
-	if len(attrs) == 0 {
-		return nil, truncated
-	}
-	return attrs, truncated
+	return attrs
 }
 
 func (r *Reader) text(b []byte, decode bool) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -488,6 +489,51 @@ func TestBytesReaderReadsAsReader(t *testing.T) {
 			if wantErr != gotErr {
 				t.Errorf("%s: ended with %v, want %v", name, gotErr, wantErr)
 			}
+		}
+	}
+}
+
+// splitAttrs, the attributes of text with nothing to decode, reads what
+// decodeAttrs reads: keys, values, bare keys and typed integers at every
+// edge of the integer ranges.
+func TestSplitAttrsAsDecoded(t *testing.T) {
+	texts := []string{"", " ", "a", "a=", "=", "=b", "a==b", "a=b=c", "a=1 b=-1 c=0 d=-0 e=00 f=01 g=- h=1x i=x1", "\ta=1\t\tb  c=2 ",
+		"u=9223372036854775807 v=9223372036854775808 w=-9223372036854775808 x=-9223372036854775809",
+		"y=18446744073709551615 z=18446744073709551616 m=999999999999999999 n=1000000000000000000 o=-999999999999999999",
+		"p=99999999999999999999 q=123456789012345678901 r=-18446744073709551615 s=~ t=1~"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "0123456789-=ab \t~"
+	for range 5000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		texts = append(texts, string(b))
+	}
+	var r Reader
+	for _, text := range texts {
+		want := r.decodeAttrs(nil, []byte(text), true)
+		got := splitAttrs(nil, []byte(text), text)
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%q: (-decodeAttrs +splitAttrs)\n%s", text, diff)
+		}
+	}
+}
+
+// typeValue types canonical integers by their range, as strconv reads them.
+func TestTypeValueRanges(t *testing.T) {
+	for _, s := range []string{"0", "-0", "01", "1", "-1", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+		"-9223372036854775809", "18446744073709551615", "18446744073709551616", "18446744073709551619", "18446744073709551620",
+		"28446744073709551615", "99999999999999999999", "-18446744073709551616", "1844674407370955161", "184467440737095516150"} {
+		wantType, wantInt, wantUint := TypeString, int64(0), uint64(0)
+		canonical := !strings.HasPrefix(strings.TrimPrefix(s, "-"), "0") || s == "0"
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil && canonical {
+			wantType, wantInt = TypeInt, i
+		} else if u, err := strconv.ParseUint(s, 10, 64); err == nil && canonical {
+			wantType, wantUint = TypeUint, u
+		}
+		if typ, i, u := typeValue([]byte(s)); typ != wantType || i != wantInt || u != wantUint {
+			t.Errorf("%s: %v %d %d, want %v %d %d", s, typ, i, u, wantType, wantInt, wantUint)
 		}
 	}
 }
