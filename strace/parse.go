@@ -263,3 +263,119 @@ func (p *parser) end(field string) bool {
 	}
 	return true
 }
+
+// spanGrammar reads a span's fixed fields, from after its [STRACE] marker to
+// the attributes, by the grammar's rules.
+func (p *parser) spanGrammar(s *Span) {
+	if p.next("v=") {
+		if v, ok := p.uint("v", 1<<32); ok && p.version(v == 1) {
+			_ = p.next("pid=") && p.i32(&s.Pid, "pid") &&
+				p.next("tid=") && p.i64(&s.Tid, "tid") &&
+				p.next("inv=") && p.u64(&s.Inv, "inv") &&
+				p.next("hid=") && p.hex(&s.Hid, "hid") &&
+				p.next("depth=") && p.i32(&s.Depth, "depth") &&
+				p.next("name=") && p.name() &&
+				p.next("ts=") && p.i64(&s.TS, "ts") &&
+				p.next("dur=") && p.i64(&s.Dur, "dur") &&
+				p.tail("dur")
+		}
+	}
+}
+
+// spanFields reads a span's fixed fields, from after its [STRACE] marker to
+// the attributes, in the form the runtime writes them: one space before each
+// field, version 1, decimal values of at most 18 digits within their ranges,
+// a hid of at most 16 hex digits. It reports whether b follows that form;
+// when it does not, nothing is read (p.i is unchanged) and the fields are
+// to be read with the grammar's rules, which read the same values from any
+// text the form accepts.
+func (p *parser) spanFields(s *Span) bool {
+	b, i := p.b, p.i
+	const head = " v=1 pid="
+	if len(b)-i < len(head) || string(b[i:i+len(head)]) != head {
+		return false
+	}
+	i += len(head)
+	var ok bool
+	var v int64
+	if v, i, ok = decField(b, i, " tid="); !ok || v != int64(int32(v)) {
+		return false
+	}
+	s.Pid = int32(v)
+	if s.Tid, i, ok = decField(b, i, " inv="); !ok {
+		return false
+	}
+	if i < len(b) && b[i] == '-' {
+		return false
+	}
+	if v, i, ok = decField(b, i, " hid="); !ok {
+		return false
+	}
+	s.Inv = uint64(v)
+	var h uint64
+	n := 0
+	for ; i < len(b) && n <= 16; i++ {
+		d := hexValue[b[i]]
+		if d == 0xFF {
+			break
+		}
+		h = h<<4 | uint64(d)
+		n++
+	}
+	const depth = " depth="
+	if n == 0 || n > 16 || len(b)-i < len(depth) || string(b[i:i+len(depth)]) != depth {
+		return false
+	}
+	s.Hid = h
+	if v, i, ok = decField(b, i+len(depth), " name="); !ok || v != int64(int32(v)) {
+		return false
+	}
+	s.Depth = int32(v)
+	nameAt := i
+	for i < len(b) && b[i] != ' ' && b[i] != '\t' {
+		i++
+	}
+	const ts = " ts="
+	if len(b)-i < len(ts) || string(b[i:i+len(ts)]) != ts {
+		return false
+	}
+	nameEnd := i
+	if s.TS, i, ok = decField(b, i+len(ts), " dur="); !ok {
+		return false
+	}
+	if s.Dur, i, ok = decField(b, i, ""); !ok {
+		return false
+	}
+	if i < len(b) {
+		if b[i] != ' ' && b[i] != '\t' {
+			return false
+		}
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+			i++
+		}
+	}
+	p.i, p.nameAt, p.nameEnd = i, nameAt, nameEnd
+	return true
+}
+
+// decField reads an optional '-' and 1 to 18 decimal digits at b[i:], then
+// the key k that follows them (none for the last field), returning the
+// value and where the next value starts.
+func decField(b []byte, i int, k string) (int64, int, bool) {
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	s := i
+	var u uint64
+	for ; i < len(b) && b[i]-'0' < 10; i++ {
+		u = u*10 + uint64(b[i]-'0')
+	}
+	if i == s || i-s > 18 || len(b)-i < len(k) || string(b[i:i+len(k)]) != k {
+		return 0, 0, false
+	}
+	if neg {
+		return -int64(u), i + len(k), true
+	}
+	return int64(u), i + len(k), true
+}

@@ -479,18 +479,8 @@ func (r *Reader) span(rec *Record, at int) bool {
 		}
 	}
 	var s Span
-	if p.next("v=") {
-		if v, ok := p.uint("v", 1<<32); ok && p.version(v == 1) {
-			_ = p.next("pid=") && p.i32(&s.Pid, "pid") &&
-				p.next("tid=") && p.i64(&s.Tid, "tid") &&
-				p.next("inv=") && p.u64(&s.Inv, "inv") &&
-				p.next("hid=") && p.hex(&s.Hid, "hid") &&
-				p.next("depth=") && p.i32(&s.Depth, "depth") &&
-				p.next("name=") && p.name() &&
-				p.next("ts=") && p.i64(&s.TS, "ts") &&
-				p.next("dur=") && p.i64(&s.Dur, "dur") &&
-				p.tail("dur")
-		}
+	if !p.spanFields(&s) {
+		p.spanGrammar(&s)
 	}
 	r.cut(&p, end, lastField(&p, "dur"))
 	if p.st != stOK {

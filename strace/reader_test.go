@@ -537,3 +537,53 @@ func TestTypeValueRanges(t *testing.T) {
 		}
 	}
 }
+
+// spanFields, the span's fixed fields in the form the runtime writes them,
+// reads what the grammar reads, and declines the rest.
+func TestSpanFieldsAsGrammar(t *testing.T) {
+	seeds := []string{
+		"[STRACE] v=1 pid=4100 tid=4100 inv=1 hid=51a7c0de42f00d17 depth=2 name=chip.run.bind.args ts=5000015202 dur=163328 cpu_ns=155161",
+		"[STRACE] v=1 pid=-2147483648 tid=-9 inv=0 hid=0 depth=2147483647 name= ts=-1 dur=0",
+		"[STRACE] v=1 pid=2147483648 tid=1 inv=999999999999999999 hid=FFFFFFFFFFFFFFFF depth=-2147483649 name=a ts=1 dur=1\t\tk",
+		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=00000000000000001 depth=0 name=a ts=123456789012345678 dur=1234567890123456789",
+		"[STRACE]  v=1\tpid=1 tid=1 inv=-1 hid=1 depth=0 name=a\tts=1 dur=1x",
+		"[STRACE] v=1 pid=1 tid=9999999999999999999 inv=18446744073709551615 hid=1 depth=0 name=a ts=-9223372036854775808 dur=9223372036854775807",
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "0123456789- \tafAFx=~"
+	accepted := 0
+	for n := range 200000 {
+		b := []byte(seeds[n%len(seeds)])
+		for range rng.IntN(3) {
+			i := len("[STRACE]") + rng.IntN(len(b)-len("[STRACE]"))
+			switch c := alphabet[rng.IntN(len(alphabet))]; rng.IntN(3) {
+			case 0:
+				b[i] = c
+			case 1:
+				b = append(b[:i], append([]byte{c}, b[i:]...)...)
+			default:
+				b = append(b[:i], b[i+1:]...)
+			}
+		}
+		b = trimRight(b)
+		fast := parser{b: b, i: len("[STRACE]")}
+		var got Span
+		if !fast.spanFields(&got) {
+			if fast.i != len("[STRACE]") {
+				t.Fatalf("%q: declined after reading to %d", b, fast.i)
+			}
+			continue
+		}
+		accepted++
+		slow := parser{b: b, i: len("[STRACE]")}
+		var want Span
+		slow.spanGrammar(&want)
+		if slow.st != stOK || !cmp.Equal(want, got) || slow.i != fast.i || slow.nameAt != fast.nameAt || slow.nameEnd != fast.nameEnd {
+			t.Fatalf("%q: read %+v to %d (name %d-%d); the grammar reads %+v to %d (name %d-%d), %q",
+				b, got, fast.i, fast.nameAt, fast.nameEnd, want, slow.i, slow.nameAt, slow.nameEnd, slow.reasonText())
+		}
+	}
+	if accepted < 20000 {
+		t.Errorf("only %d texts accepted", accepted)
+	}
+}
