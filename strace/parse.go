@@ -379,3 +379,30 @@ func decField(b []byte, i int, k string) (int64, int, bool) {
 	}
 	return int64(u), i + len(k), true
 }
+
+// prefixTimes reads "<mono_ns>][T0x<thread>][" of a log prefix in the form
+// the runtime writes it (at most 18 digits, at most 16 hex digits),
+// reporting whether b follows that form; when it does not, nothing is read
+// (p.i is unchanged), and the grammar's rules read the same values from any
+// text the form accepts.
+func (p *parser) prefixTimes(pf *Prefix) bool {
+	b := p.b
+	mono, i, ok := decField(b, p.i, "][T0x")
+	if !ok {
+		return false
+	}
+	var h uint64
+	s := i
+	for ; i < len(b) && i-s <= 16; i++ {
+		d := hexValue[b[i]]
+		if d == 0xFF {
+			break
+		}
+		h = h<<4 | uint64(d)
+	}
+	if i == s || i-s > 16 || len(b)-i < 2 || b[i] != ']' || b[i+1] != '[' {
+		return false
+	}
+	pf.MonoNS, pf.Thread, p.i = mono, h, i+2
+	return true
+}

@@ -525,6 +525,14 @@ var skimKeys = [...]string{"pid=", "tid=", "inv=", "hid="}
 // span is read. It fails (and the span is read in full) when b does not
 // follow the grammar as far as the name or has another version than 1.
 func skimSpan(b []byte) (depth int32, nameAt, nameEnd int, ok bool) {
+	if depth, nameAt, nameEnd, ok := skimWritten(b); ok {
+		return depth, nameAt, nameEnd, true
+	}
+	return skimGrammar(b)
+}
+
+// skimGrammar is skimSpan by the grammar's rules.
+func skimGrammar(b []byte) (depth int32, nameAt, nameEnd int, ok bool) {
 	i := len(markStrace)
 	i = skimKey(b, i, "v=")
 	if i < 0 || i >= len(b) || b[i] != '1' || i+1 >= len(b) || (b[i+1] != ' ' && b[i+1] != '\t') {
@@ -569,6 +577,65 @@ func skimSpan(b []byte) (depth int32, nameAt, nameEnd int, ok bool) {
 		i++
 	}
 	return int32(d), nameAt, i, true
+}
+
+// skimWritten is skimSpan for the form the runtime writes: one space before
+// each field and at most 10 digits of depth. It fails when b is not in that
+// form, where skimGrammar reads on (reading the same from the texts the
+// form accepts).
+func skimWritten(b []byte) (depth int32, nameAt, nameEnd int, ok bool) {
+	const head = "[STRACE] v=1 pid="
+	if len(b) < len(head) || string(b[:len(head)]) != head {
+		return 0, 0, 0, false
+	}
+	i := skimValue(b, len(head))
+	if i < 0 || len(b)-i < 5 || string(b[i:i+5]) != " tid=" {
+		return 0, 0, 0, false
+	}
+	if i = skimValue(b, i+5); i < 0 || len(b)-i < 5 || string(b[i:i+5]) != " inv=" {
+		return 0, 0, 0, false
+	}
+	if i = skimValue(b, i+5); i < 0 || len(b)-i < 5 || string(b[i:i+5]) != " hid=" {
+		return 0, 0, 0, false
+	}
+	if i = skimValue(b, i+5); i < 0 || len(b)-i < 7 || string(b[i:i+7]) != " depth=" {
+		return 0, 0, 0, false
+	}
+	i += 7
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	s := i
+	var d int64
+	for ; i < len(b) && b[i]-'0' < 10 && i-s < 10; i++ {
+		d = d*10 + int64(b[i]-'0')
+	}
+	if i == s || d > 1<<31 || (!neg && d == 1<<31) || len(b)-i < 6 || string(b[i:i+6]) != " name=" {
+		return 0, 0, 0, false
+	}
+	if neg {
+		d = -d
+	}
+	nameAt = i + 6
+	i = nameAt
+	for i < len(b) && b[i] != ' ' && b[i] != '\t' {
+		i++
+	}
+	return int32(d), nameAt, i, true
+}
+
+// skimValue passes over a field's value at b[i:], one or more bytes up to a
+// space, returning where it ends, or -1 (no value, or a tab after it).
+func skimValue(b []byte, i int) int {
+	s := i
+	for i < len(b) && b[i] != ' ' && b[i] != '\t' {
+		i++
+	}
+	if i == s || i < len(b) && b[i] == '\t' {
+		return -1
+	}
+	return i
 }
 
 // skimKey passes over the blanks and then the key k at b[i:], returning
@@ -888,7 +955,7 @@ func (r *Reader) intern(b []byte) string {
 func (r *Reader) parsePrefix(line []byte, at int, out *Prefix) (int, bool) {
 	p := parser{b: line, i: at + len(markMono)}
 	var pf Prefix
-	if !p.i64(&pf.MonoNS, "mono_ns") || !p.lit("][T0x") || !p.hex(&pf.Thread, "thread") || !p.lit("][") {
+	if !p.prefixTimes(&pf) && (!p.i64(&pf.MonoNS, "mono_ns") || !p.lit("][T0x") || !p.hex(&pf.Thread, "thread") || !p.lit("][")) {
 		return 0, false
 	}
 	if t := r.lastTail; t != "" && len(line)-p.i >= len(t) && string(line[p.i:p.i+len(t)]) == t {

@@ -587,3 +587,88 @@ func TestSpanFieldsAsGrammar(t *testing.T) {
 		t.Errorf("only %d texts accepted", accepted)
 	}
 }
+
+// prefixTimes, a log prefix's times in the form the runtime writes them,
+// reads what the grammar reads, and declines the rest.
+func TestPrefixTimesAsGrammar(t *testing.T) {
+	seeds := []string{
+		"[mono_ns=5000003346][T0x7f3a10c00740][TIMING] emit_host_span: ",
+		"[mono_ns=-9223372036854775808][T0xFFFFFFFFFFFFFFFF][INFO] f: ",
+		"[mono_ns=999999999999999999][T0x00000000000000001][INFO] f: ",
+		"[mono_ns=9223372036854775808][T0x1][INFO] f: ",
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	const alphabet = "0123456789-[]TxafAF "
+	accepted := 0
+	for n := range 100000 {
+		b := []byte(seeds[n%len(seeds)])
+		for range rng.IntN(3) {
+			i := len(markMono) + rng.IntN(len(b)-len(markMono))
+			switch c := alphabet[rng.IntN(len(alphabet))]; rng.IntN(3) {
+			case 0:
+				b[i] = c
+			case 1:
+				b = append(b[:i], append([]byte{c}, b[i:]...)...)
+			default:
+				b = append(b[:i], b[i+1:]...)
+			}
+		}
+		fast := parser{b: b, i: len(markMono)}
+		var got Prefix
+		if !fast.prefixTimes(&got) {
+			if fast.i != len(markMono) {
+				t.Fatalf("%q: declined after reading to %d", b, fast.i)
+			}
+			continue
+		}
+		accepted++
+		slow := parser{b: b, i: len(markMono)}
+		var want Prefix
+		if !slow.i64(&want.MonoNS, "mono_ns") || !slow.lit("][T0x") || !slow.hex(&want.Thread, "thread") || !slow.lit("][") || want != got || slow.i != fast.i {
+			t.Fatalf("%q: read %+v to %d; the grammar reads %+v to %d, %q", b, got, fast.i, want, slow.i, slow.reasonText())
+		}
+	}
+	if accepted < 10000 {
+		t.Errorf("only %d texts accepted", accepted)
+	}
+}
+
+// skimWritten, the span filter's skim of the form the runtime writes,
+// reads what skimGrammar reads, and declines the rest.
+func TestSkimWrittenAsSkim(t *testing.T) {
+	seeds := []string{
+		"[STRACE] v=1 pid=4100 tid=4100 inv=1 hid=51a7c0de42f00d17 depth=2 name=chip.run.bind.args ts=5000015202 dur=163328",
+		"[STRACE] v=1 pid=x tid=- inv=a hid=b depth=-2147483648 name= ts=1",
+		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=2147483648 name=a",
+		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=00000000001 name=a",
+		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0000000001 name=a",
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	const alphabet = "0123456789- \tax=v"
+	accepted := 0
+	for n := range 100000 {
+		b := []byte(seeds[n%len(seeds)])
+		for range rng.IntN(3) {
+			i := len("[STRACE]") + rng.IntN(len(b)-len("[STRACE]"))
+			switch c := alphabet[rng.IntN(len(alphabet))]; rng.IntN(3) {
+			case 0:
+				b[i] = c
+			case 1:
+				b = append(b[:i], append([]byte{c}, b[i:]...)...)
+			default:
+				b = append(b[:i], b[i+1:]...)
+			}
+		}
+		depth, at, end, ok := skimWritten(b)
+		if !ok {
+			continue
+		}
+		accepted++
+		if d, a, e, ok := skimGrammar(b); !ok || d != depth || a != at || e != end {
+			t.Fatalf("%q: skimmed depth %d, name at %d-%d; the grammar's skim: depth %d, name at %d-%d (%v)", b, depth, at, end, d, a, e, ok)
+		}
+	}
+	if accepted < 10000 {
+		t.Errorf("only %d texts accepted", accepted)
+	}
+}
