@@ -1,5 +1,7 @@
 package strace
 
+import "encoding/binary"
+
 // status of a record parse.
 type status uint8
 
@@ -368,6 +370,14 @@ func decField(b []byte, i int, k string) (int64, int, bool) {
 	}
 	s := i
 	var u uint64
+	for len(b)-i >= 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if x&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 || (x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 {
+			break // not eight digits
+		}
+		u = u*100_000_000 + eightDigits(x)
+		i += 8
+	}
 	for ; i < len(b) && b[i]-'0' < 10; i++ {
 		u = u*10 + uint64(b[i]-'0')
 	}
@@ -378,6 +388,15 @@ func decField(b []byte, i int, k string) (int64, int, bool) {
 		return -int64(u), i + len(k), true
 	}
 	return int64(u), i + len(k), true
+}
+
+// eightDigits returns the value of eight decimal digits, the first in the
+// lowest byte of x.
+func eightDigits(x uint64) uint64 {
+	x -= 0x3030303030303030
+	x = (x*10 + x>>8) & 0x00FF00FF00FF00FF
+	x = (x*100 + x>>16) & 0x0000FFFF0000FFFF
+	return (x*10000 + x>>32) & 0xFFFFFFFF
 }
 
 // prefixTimes reads "<mono_ns>][T0x<thread>][" of a log prefix in the form

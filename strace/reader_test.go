@@ -550,7 +550,7 @@ func TestSpanFieldsAsGrammar(t *testing.T) {
 		"[STRACE] v=1 pid=1 tid=9999999999999999999 inv=18446744073709551615 hid=1 depth=0 name=a ts=-9223372036854775808 dur=9223372036854775807",
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	const alphabet = "0123456789- \tafAFx=~"
+	const alphabet = "0123456789- \tafAFx=~:/\xfa\xff"
 	accepted := 0
 	for n := range 200000 {
 		b := []byte(seeds[n%len(seeds)])
@@ -598,7 +598,7 @@ func TestPrefixTimesAsGrammar(t *testing.T) {
 		"[mono_ns=9223372036854775808][T0x1][INFO] f: ",
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	const alphabet = "0123456789-[]TxafAF "
+	const alphabet = "0123456789-[]TxafAF :/\xfa"
 	accepted := 0
 	for n := range 100000 {
 		b := []byte(seeds[n%len(seeds)])
