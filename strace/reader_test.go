@@ -421,14 +421,14 @@ func TestUnterminatedLastLine(t *testing.T) {
 	}
 }
 
-// readEvery reads rd to its end, returning the records (cloned), the error
-// that ended reading and the final stats.
-func readEvery(rd *Reader) ([]Record, error, Stats) {
+// readEvery reads rd to its end, returning the records (cloned), the final
+// stats and the error that ended reading.
+func readEvery(rd *Reader) ([]Record, Stats, error) {
 	var recs []Record
 	for {
 		rec, err := rd.Read()
 		if err != nil {
-			return recs, err, rd.Stats()
+			return recs, rd.Stats(), err
 		}
 		recs = append(recs, rec.Clone())
 	}
@@ -478,8 +478,8 @@ func TestBytesReaderReadsAsReader(t *testing.T) {
 			{WithMaxLine(MinMaxLine), WithMaxProblems(1000)},
 			{WithMaxLine(MinMaxLine), WithKinds(KindSpan), WithSpanFilter(func(depth int32, name string) bool { return depth == 0 })},
 		} {
-			want, wantErr, wantSt := readEvery(NewReader(strings.NewReader(in), opts...))
-			got, gotErr, gotSt := readEvery(NewBytesReader([]byte(in), opts...))
+			want, wantSt, wantErr := readEvery(NewReader(strings.NewReader(in), opts...))
+			got, gotSt, gotErr := readEvery(NewBytesReader([]byte(in), opts...))
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s: records (-NewReader +NewBytesReader):\n%s", name, diff)
 			}
