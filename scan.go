@@ -470,7 +470,8 @@ func (c *lineChunker) fill(j *chunkJob) error {
 		j.buf = make([]byte, 0, need)
 	}
 	buf := append(j.buf[:0], c.carry...)
-	w := 0 // buf[:w] is handed out; buf[w:] starts a line not yet looked at
+	w := 0     // buf[:w] is handed out; buf[w:] starts a line not yet looked at
+	empty := 0 // reads in a row that returned nothing
 	for {
 		buf, w = c.lines(buf, w)
 		if w >= c.size || c.err != nil {
@@ -478,8 +479,15 @@ func (c *lineChunker) fill(j *chunkJob) error {
 		}
 		n, err := c.r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
-		if err != nil {
+		switch {
+		case err != nil:
 			c.err = err
+		case n > 0:
+			empty = 0
+		default:
+			if empty++; empty >= 100 { // as bufio gives up on a reader
+				c.err = io.ErrNoProgress
+			}
 		}
 	}
 	c.carry = append(c.carry[:0], buf[w:]...)

@@ -375,3 +375,17 @@ func TestLineChunkerAgreesWithLines(t *testing.T) {
 		}
 	}
 }
+
+// emptyReader returns nothing, forever.
+type emptyReader struct{}
+
+func (emptyReader) Read([]byte) (int, error) { return 0, nil }
+
+// A log whose reader returns nothing, forever, fails as through bufio.
+func TestLineChunkerNoProgress(t *testing.T) {
+	ch := newLineChunker(emptyReader{}, newCaptureCutter(maphash.MakeSeed()), nil, strace.DefaultMaxLine)
+	var j chunkJob
+	if err := ch.fill(&j); err != io.ErrNoProgress || len(j.buf) != 0 {
+		t.Errorf("%d bytes, %v", len(j.buf), err)
+	}
+}
