@@ -293,27 +293,26 @@ func (p *parser) spanGrammar(s *Span) {
 // text the form accepts.
 func (p *parser) spanFields(s *Span) bool {
 	b, i := p.b, p.i
-	const head = " v=1 pid="
-	if len(b)-i < len(head) || string(b[i:i+len(head)]) != head {
+	if !keyAt(b, i, " v=1 pid=") {
 		return false
 	}
-	i += len(head)
 	var ok bool
 	var v int64
-	if v, i, ok = decField(b, i, " tid="); !ok || v != int64(int32(v)) {
+	if v, i, ok = decimal(b, i+len(" v=1 pid=")); !ok || v != int64(int32(v)) || !keyAt(b, i, " tid=") {
 		return false
 	}
 	s.Pid = int32(v)
-	if s.Tid, i, ok = decField(b, i, " inv="); !ok {
+	if s.Tid, i, ok = decimal(b, i+len(" tid=")); !ok || !keyAt(b, i, " inv=") {
 		return false
 	}
-	if i < len(b) && b[i] == '-' {
+	if i += len(" inv="); i < len(b) && b[i] == '-' {
 		return false
 	}
-	if v, i, ok = decField(b, i, " hid="); !ok {
+	if v, i, ok = decimal(b, i); !ok || !keyAt(b, i, " hid=") {
 		return false
 	}
 	s.Inv = uint64(v)
+	i += len(" hid=")
 	var h uint64
 	n := 0
 	for ; i < len(b) && n <= 16; i++ {
@@ -324,28 +323,27 @@ func (p *parser) spanFields(s *Span) bool {
 		h = h<<4 | uint64(d)
 		n++
 	}
-	const depth = " depth="
-	if n == 0 || n > 16 || len(b)-i < len(depth) || string(b[i:i+len(depth)]) != depth {
+	if n == 0 || n > 16 || !keyAt(b, i, " depth=") {
 		return false
 	}
 	s.Hid = h
-	if v, i, ok = decField(b, i+len(depth), " name="); !ok || v != int64(int32(v)) {
+	if v, i, ok = decimal(b, i+len(" depth=")); !ok || v != int64(int32(v)) || !keyAt(b, i, " name=") {
 		return false
 	}
 	s.Depth = int32(v)
-	nameAt := i
+	nameAt := i + len(" name=")
+	i = nameAt
 	for i < len(b) && b[i] != ' ' && b[i] != '\t' {
 		i++
 	}
-	const ts = " ts="
-	if len(b)-i < len(ts) || string(b[i:i+len(ts)]) != ts {
-		return false
-	}
 	nameEnd := i
-	if s.TS, i, ok = decField(b, i+len(ts), " dur="); !ok {
+	if !keyAt(b, i, " ts=") {
 		return false
 	}
-	if s.Dur, i, ok = decField(b, i, ""); !ok {
+	if s.TS, i, ok = decimal(b, i+len(" ts=")); !ok || !keyAt(b, i, " dur=") {
+		return false
+	}
+	if s.Dur, i, ok = decimal(b, i+len(" dur=")); !ok {
 		return false
 	}
 	if i < len(b) {
@@ -360,10 +358,14 @@ func (p *parser) spanFields(s *Span) bool {
 	return true
 }
 
-// decField reads an optional '-' and 1 to 18 decimal digits at b[i:], then
-// the key k that follows them (none for the last field), returning the
-// value and where the next value starts.
-func decField(b []byte, i int, k string) (int64, int, bool) {
+// keyAt reports whether b[i:] starts with k.
+func keyAt(b []byte, i int, k string) bool {
+	return len(b)-i >= len(k) && string(b[i:i+len(k)]) == k
+}
+
+// decimal reads an optional '-' and 1 to 18 decimal digits at b[i:],
+// returning the value and where the digits end.
+func decimal(b []byte, i int) (int64, int, bool) {
 	neg := i < len(b) && b[i] == '-'
 	if neg {
 		i++
@@ -381,13 +383,13 @@ func decField(b []byte, i int, k string) (int64, int, bool) {
 	for ; i < len(b) && b[i]-'0' < 10; i++ {
 		u = u*10 + uint64(b[i]-'0')
 	}
-	if i == s || i-s > 18 || len(b)-i < len(k) || string(b[i:i+len(k)]) != k {
+	if i == s || i-s > 18 {
 		return 0, 0, false
 	}
 	if neg {
-		return -int64(u), i + len(k), true
+		return -int64(u), i, true
 	}
-	return int64(u), i + len(k), true
+	return int64(u), i, true
 }
 
 // eightDigits returns the value of eight decimal digits, the first in the
@@ -406,10 +408,11 @@ func eightDigits(x uint64) uint64 {
 // text the form accepts.
 func (p *parser) prefixTimes(pf *Prefix) bool {
 	b := p.b
-	mono, i, ok := decField(b, p.i, "][T0x")
-	if !ok {
+	mono, i, ok := decimal(b, p.i)
+	if !ok || !keyAt(b, i, "][T0x") {
 		return false
 	}
+	i += len("][T0x")
 	var h uint64
 	s := i
 	for ; i < len(b) && i-s <= 16; i++ {
