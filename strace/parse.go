@@ -1,6 +1,9 @@
 package strace
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // status of a record parse.
 type status uint8
@@ -332,10 +335,7 @@ func (p *parser) spanFields(s *Span) bool {
 	}
 	s.Depth = int32(v)
 	nameAt := i + len(" name=")
-	i = nameAt
-	for i < len(b) && b[i] != ' ' && b[i] != '\t' {
-		i++
-	}
+	i = blankAt(b, nameAt)
 	nameEnd := i
 	if !keyAt(b, i, " ts=") {
 		return false
@@ -356,6 +356,28 @@ func (p *parser) spanFields(s *Span) bool {
 	}
 	p.i, p.nameAt, p.nameEnd = i, nameAt, nameEnd
 	return true
+}
+
+// blankAt returns where the first blank at or after b[i] is, or len(b),
+// looking at eight bytes at once.
+func blankAt(b []byte, i int) int {
+	for len(b)-i >= 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if m := zeroBytes(x^0x2020202020202020) | zeroBytes(x^0x0909090909090909); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	for i < len(b) && b[i] != ' ' && b[i] != '\t' {
+		i++
+	}
+	return i
+}
+
+// zeroBytes marks the zero bytes of x with their high bit, exactly up to
+// the first (a borrow may mark bytes after it).
+func zeroBytes(x uint64) uint64 {
+	return (x - 0x0101010101010101) &^ x & 0x8080808080808080
 }
 
 // keyAt reports whether b[i:] starts with k.

@@ -618,11 +618,7 @@ func skimWritten(b []byte) (depth int32, nameAt, nameEnd int, ok bool) {
 		d = -d
 	}
 	nameAt = i + 6
-	i = nameAt
-	for i < len(b) && b[i] != ' ' && b[i] != '\t' {
-		i++
-	}
-	return int32(d), nameAt, i, true
+	return int32(d), nameAt, blankAt(b, nameAt), true
 }
 
 // skimValue passes over a field's value at b[i:], one or more bytes up to a
