@@ -260,11 +260,11 @@ func own(rec *Record, names *internTable) {
 		return
 	}
 	rec.Span.Name = e.s
+	if n := min(len(rec.Span.Attrs), maxAttrsRemembered); n > len(e.last) {
+		e.last = names.lastRoom(e.last, n)
+	}
 	for i := range rec.Span.Attrs {
 		a := &rec.Span.Attrs[i]
-		if i == len(e.last) && i < maxAttrsRemembered {
-			e.last = append(e.last, [2]string{})
-		}
 		var last *[2]string
 		if i < len(e.last) {
 			last = &e.last[i]
@@ -285,7 +285,25 @@ const maxAttrsRemembered = 32
 
 // internTable canonicalises the strings a log repeats (span names,
 // attribute keys), up to maxInterned distinct ones.
-type internTable struct{ m map[string]*interned }
+type internTable struct {
+	m     map[string]*interned
+	slab  []interned  // where new entries are made, internSlab at a time
+	lasts [][2]string // where their last attributes are kept, internSlab*4 at a time
+}
+
+const internSlab = 256
+
+// lastRoom returns last grown to n attributes.
+func (t *internTable) lastRoom(last [][2]string, n int) [][2]string {
+	if cap(t.lasts)-len(t.lasts) < n {
+		t.lasts = make([][2]string, 0, max(internSlab*4, n))
+	}
+	k := len(t.lasts)
+	t.lasts = t.lasts[:k+n]
+	grown := t.lasts[k : k+n : k+n]
+	copy(grown, last)
+	return grown
+}
 
 // interned is a canonical string; for a span name, also the keys and
 // values of the last span of that name, canonical ones.
@@ -306,7 +324,11 @@ func (t *internTable) entry(s string) *interned {
 	if len(t.m) >= maxInterned {
 		return nil
 	}
-	e := &interned{s: s}
+	if len(t.slab) == cap(t.slab) {
+		t.slab = make([]interned, 0, internSlab) // entries never move
+	}
+	t.slab = append(t.slab, interned{s: s})
+	e := &t.slab[len(t.slab)-1]
 	t.m[s] = e
 	return e
 }
