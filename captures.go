@@ -36,19 +36,21 @@ type capture struct {
 	sum         uint64
 }
 
-// captureCutter cuts a log into captures as its lines go by.
+// captureCutter cuts a log into captures as its lines go by. It is given
+// the log's bytes in runs as long as its reader likes (write), told of the
+// lines that start a new capture (startsCapture, then cut), and hashes each
+// capture's bytes in as few calls as there are runs.
 type captureCutter struct {
 	h       maphash.Hash
-	line    int64 // the physical line being read, 1-based
-	atStart bool  // the next byte starts a line
 	maxMono int64
 	hasMono bool
+	open    bool // the last byte written did not end a line
 	cur     capture
 	caps    []capture
 }
 
 func newCaptureCutter(seed maphash.Seed) *captureCutter {
-	c := &captureCutter{line: 1, atStart: true}
+	c := &captureCutter{}
 	c.h.SetSeed(seed)
 	c.cur.first = 1
 	return c
@@ -56,49 +58,57 @@ func newCaptureCutter(seed maphash.Seed) *captureCutter {
 
 var monoMark = []byte("[mono_ns=")
 
-// feed takes the next piece of the log: a whole line, or part of a long
-// one. It returns the physical line the piece belongs to.
-func (c *captureCutter) feed(piece []byte) int64 {
-	line := c.line
-	if c.atStart {
-		if mono, ok := prefixMono(piece); ok {
-			if c.hasMono && mono < c.maxMono-hostGap {
-				c.cut()
-				c.cur.first = line
-				c.maxMono = mono // the new capture's own time
-			}
-			if !c.hasMono || mono > c.maxMono {
-				c.maxMono, c.hasMono = mono, true
-			}
-		}
+// startsCapture is told of the log prefix's mono_ns at the start of a line,
+// in log order. It reports whether a new capture starts with the line: the
+// caller then writes the bytes before the line and calls cut.
+func (c *captureCutter) startsCapture(mono int64) bool {
+	cut := c.hasMono && mono < c.maxMono-hostGap
+	if cut {
+		c.maxMono = mono // the new capture's own time
 	}
-	c.h.Write(piece)
-	c.cur.bytes += int64(len(piece))
-	c.atStart = len(piece) > 0 && piece[len(piece)-1] == '\n'
-	if c.atStart {
-		c.line++
+	if !c.hasMono || mono > c.maxMono {
+		c.maxMono, c.hasMono = mono, true
 	}
-	return line
+	return cut
 }
 
-// cut closes the current capture.
-func (c *captureCutter) cut() {
+// write adds the next bytes of the log to the current capture.
+func (c *captureCutter) write(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	c.h.Write(b)
+	c.cur.bytes += int64(len(b))
+	c.open = b[len(b)-1] != '\n'
+}
+
+// cut closes the current capture before line (1-based), which starts the
+// next one.
+func (c *captureCutter) cut(line int64) {
+	c.close(line - 1)
+	c.cur.first = line
+}
+
+// close closes the current capture at its last line.
+func (c *captureCutter) close(last int64) {
 	if c.cur.bytes == 0 {
 		return
 	}
-	c.cur.last = c.line - 1
-	if !c.atStart {
-		c.cur.last = c.line
-	}
+	c.cur.last = last
 	c.cur.sum = c.h.Sum64()
 	c.caps = append(c.caps, c.cur)
 	c.cur = capture{}
 	c.h.Reset()
 }
 
-// finish closes the last capture and returns them all.
-func (c *captureCutter) finish() []capture {
-	c.cut()
+// finish closes the last capture, given the number of lines ended in the
+// log, and returns them all.
+func (c *captureCutter) finish(ended int64) []capture {
+	last := ended
+	if c.open {
+		last++ // a last line without a line end
+	}
+	c.close(last)
 	return c.caps
 }
 

@@ -136,10 +136,9 @@ func (s *scanResult) scanLog(r io.Reader, name string, maxLine int, seed maphash
 
 // scanChunks is scanLog with chunks of at least size bytes.
 func (s *scanResult) scanChunks(r io.Reader, name string, maxLine int, seed maphash.Seed, skip []repeat, size int) ([]capture, error) {
-	cut := newCaptureCutter(seed)
 	br := bufio.NewReaderSize(r, 1<<16)
 	s.remote.peekBanner(s.input, br)
-	ch := newLineChunker(br, cut, skip, maxLine)
+	ch := newLineChunker(br, newCaptureCutter(seed), skip, maxLine)
 	ch.size = size
 	p := newChunkParsers(name, maxLine, min(runtime.GOMAXPROCS(0), maxChunkParsers))
 	defer p.stop()
@@ -165,7 +164,7 @@ func (s *scanResult) scanChunks(r io.Reader, name string, maxLine int, seed maph
 		s.learn(q)
 		p.release(q)
 	}
-	return cut.finish(), nil
+	return ch.finish(), nil
 }
 
 // learn takes the records a chunk's parser kept: its spans, then its clock
@@ -427,21 +426,23 @@ func joinSorted(set map[string]bool, sep string) string {
 }
 
 // lineChunker reads a log for the first pass's parsers in chunks of whole
-// lines and cuts it into captures (see captures) as its lines go by: the
-// cutter sees every byte of every line. The lines of captures known to
-// repeat an earlier one are left out, and so are lines longer than the
-// parsers read (they would skip them): an empty line takes the place of
-// each, so that the parsers' line numbers stay the log's.
+// lines, read in large blocks straight into the chunk, and cuts it into
+// captures (see captures) as its lines go by: the cutter sees every byte of
+// every line. The lines of captures known to repeat an earlier one are left
+// out, and so are lines longer than the parsers read (they would skip
+// them): an empty line takes the place of each, so that the parsers' line
+// numbers stay the log's.
 type lineChunker struct {
-	br       *bufio.Reader
+	r        io.Reader
 	cut      *captureCutter
 	skip     []repeat // lines to leave out: captures repeating earlier ones
 	next     int      // in skip
-	long     bool     // the next piece continues a line longer than the buffer
-	skipping bool     // the line being read is left out
-	line     int64    // lines handed out so far
+	maxPiece int      // the parsers' buffer: a longer line, with its line end, is one they skip
+	long     bool     // inside a line longer than maxPiece, left out
+	line     int64    // lines ended so far (each handed out, or an empty line in its place)
 	off      int64    // bytes handed out so far
 	size     int      // a chunk holds at least this many bytes (chunkSize)
+	carry    []byte   // the start of a line read with the last chunk, not yet looked at
 	err      error
 }
 
@@ -455,44 +456,123 @@ const chunkSize = 1 << 20
 const maxChunkParsers = 4
 
 func newLineChunker(r io.Reader, cut *captureCutter, skip []repeat, maxLine int) *lineChunker {
-	// The buffer is the parsers' own size: a line that does not fit in it
-	// is one they skip.
-	return &lineChunker{br: bufio.NewReaderSize(r, max(maxLine, strace.MinMaxLine)+2), cut: cut, skip: skip, size: chunkSize}
+	// A line that does not fit in the parsers' buffer, as large as NewReader
+	// makes it, is one they skip.
+	return &lineChunker{r: r, cut: cut, skip: skip, maxPiece: max(maxLine, strace.MinMaxLine) + 2, size: chunkSize}
 }
-
-var lineEnd = []byte{'\n'}
 
 // fill reads the next chunk into j. It returns io.EOF with the last chunk
 // (which may be empty), or the error reading the log.
 func (c *lineChunker) fill(j *chunkJob) error {
-	j.buf, j.line, j.off = j.buf[:0], c.line, c.off
-	for c.err == nil && (len(j.buf) < c.size || c.long) {
-		piece, err := c.br.ReadSlice('\n')
-		if err != nil && err != bufio.ErrBufferFull {
-			c.err = err
+	j.line, j.off = c.line, c.off
+	// Room for a chunk, the start of a line beyond it and a large read.
+	if need := c.size + c.size/4 + c.maxPiece; cap(j.buf) < need {
+		j.buf = make([]byte, 0, need)
+	}
+	buf := append(j.buf[:0], c.carry...)
+	w := 0     // buf[:w] is handed out; buf[w:] starts a line not yet looked at
+	empty := 0 // reads in a row that returned nothing
+	for {
+		buf, w = c.lines(buf, w)
+		if w >= c.size || c.err != nil {
+			break
 		}
-		if len(piece) == 0 {
-			continue
-		}
-		ln := c.cut.feed(piece)
-		if !c.long {
-			_, c.skipping = repeatOf(c.skip, &c.next, ln)
-		}
-		wasLong := c.long
-		c.long = err == bufio.ErrBufferFull
-		ends := piece[len(piece)-1] == '\n'
+		n, err := c.r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
 		switch {
-		case !c.skipping && !c.long && !wasLong:
-			j.buf = append(j.buf, piece...)
-		case ends:
-			j.buf = append(j.buf, lineEnd...)
-		}
-		if ends {
-			c.line++
+		case err != nil:
+			c.err = err
+		case n > 0:
+			empty = 0
+		default:
+			if empty++; empty >= 100 { // as bufio gives up on a reader
+				c.err = io.ErrNoProgress
+			}
 		}
 	}
-	c.off += int64(len(j.buf))
+	c.carry = append(c.carry[:0], buf[w:]...)
+	j.buf = buf[:w]
+	c.off += int64(w)
 	return c.err
+}
+
+// lines hands out the lines buf[w:] holds, moving them to w when lines before
+// them were left out, and returns buf cut after them and the start of an
+// unended line (a last line without a line end is handed out once the log
+// is over), and where the lines handed out end. The cutter is written the
+// bytes of the lines in runs between the lines that start captures.
+func (c *lineChunker) lines(buf []byte, w int) ([]byte, int) {
+	eof := c.err != nil
+	p, h := w, w // the next byte to look at; the next to write to the cutter
+	if c.long {
+		k := bytes.IndexByte(buf[p:], '\n')
+		if k < 0 {
+			c.cut.write(buf[p:])
+			return buf[:w], w
+		}
+		p += k + 1
+		c.cut.write(buf[h:p])
+		h = p
+		buf[w] = '\n' // in place of the line left out
+		w++
+		c.line++
+		c.long = false
+	}
+	for p < len(buf) {
+		k := bytes.IndexByte(buf[p:], '\n')
+		end := p + k + 1
+		if k < 0 {
+			if !eof && len(buf)-p < c.maxPiece {
+				break // the rest of the line is still to be read
+			}
+			end = len(buf)
+		}
+		if buf[p] == '[' {
+			if mono, ok := prefixMono(buf[p:end]); ok && c.cut.startsCapture(mono) {
+				c.cut.write(buf[h:p])
+				h = p
+				c.cut.cut(c.line + 1)
+			}
+		}
+		drop := false
+		if c.next < len(c.skip) {
+			_, drop = repeatOf(c.skip, &c.next, c.line+1)
+		}
+		if k < 0 && !eof {
+			// A line longer than the parsers read, cut by the end of what
+			// is read: left out, to its end.
+			c.cut.write(buf[h:])
+			c.long = true
+			return buf[:w], w
+		}
+		n := end - p
+		drop = drop || n > c.maxPiece || n == c.maxPiece && k < 0
+		if drop || w != p {
+			c.cut.write(buf[h:end]) // before its bytes are written over
+			h = end
+		}
+		switch {
+		case !drop:
+			w += copy(buf[w:], buf[p:end])
+		case k >= 0:
+			buf[w] = '\n' // in place of the line left out
+			w++
+		}
+		if k >= 0 {
+			c.line++
+		}
+		p = end
+	}
+	c.cut.write(buf[h:p])
+	if w != p {
+		return buf[:w+copy(buf[w:], buf[p:])], w
+	}
+	return buf, w
+}
+
+// finish returns the log's captures, once it is read.
+func (c *lineChunker) finish() []capture {
+	return c.cut.finish(c.line)
 }
 
 // chunkJob is one chunk of the first pass: its lines, and the records its
@@ -543,7 +623,7 @@ func (p *chunkParsers) job() *chunkJob {
 		p.free = p.free[:n-1]
 		return j
 	}
-	return &chunkJob{buf: make([]byte, 0, chunkSize+chunkSize/4), spans: make([]strace.Span, 0, 1024), attrs: make([]strace.Attr, 0, 4096)}
+	return &chunkJob{spans: make([]strace.Span, 0, 1024), attrs: make([]strace.Attr, 0, 4096)}
 }
 
 // release takes back a job whose records have been learnt from.
@@ -602,9 +682,7 @@ func (p *chunkParsers) parse(j *chunkJob) {
 		}
 		close(j.done)
 	}()
-	// The chunker left out the lines longer than maxLine, and no line is
-	// longer than its chunk: the reader's buffer need not be larger.
-	rd := strace.NewReader(bytes.NewReader(j.buf), strace.WithName(p.name), strace.WithMaxLine(min(p.maxLine, len(j.buf))),
+	rd := strace.NewBytesReader(j.buf, strace.WithName(p.name), strace.WithMaxLine(p.maxLine),
 		strace.WithSpanFilter(firstPassSpan), strace.WithKinds(strace.KindSpan, strace.KindWallAnchor, strace.KindDeviceAnchor))
 	for {
 		rec, err := rd.Read()

@@ -1,7 +1,9 @@
 package phasetrace
 
 import (
+	"bufio"
 	"bytes"
+	"fmt"
 	"hash/maphash"
 	"io"
 	"os"
@@ -124,7 +126,7 @@ func TestLineChunker(t *testing.T) {
 	if string(got) != "a\n\n\nd\ne" {
 		t.Errorf("got %q", got)
 	}
-	if caps := cut.finish(); len(caps) != 1 || caps[0].bytes != int64(len(log)) || caps[0].last != 5 {
+	if caps := ch.finish(); len(caps) != 1 || caps[0].bytes != int64(len(log)) || caps[0].last != 5 {
 		t.Errorf("captures %+v", caps)
 	}
 }
@@ -143,7 +145,7 @@ func TestLineChunkerLongLines(t *testing.T) {
 	if string(j.buf) != "a\n\nb\n" || j.line != 0 || ch.line != 3 {
 		t.Errorf("got %q, %d lines", j.buf, ch.line)
 	}
-	if caps := cut.finish(); len(caps) != 1 || caps[0].bytes != int64(len(log)) || caps[0].last != 4 {
+	if caps := ch.finish(); len(caps) != 1 || caps[0].bytes != int64(len(log)) || caps[0].last != 4 {
 		t.Errorf("captures %+v", caps)
 	}
 }
@@ -169,14 +171,16 @@ func BenchmarkFirstPass(b *testing.B) {
 
 // The first pass learns the same from a log whatever its chunks: cut into
 // chunks of a few kilobytes, parsed on several goroutines, the survey is the
-// one of a single chunk — also when many lines are too long to read.
+// one of a single chunk — also when many lines are too long to read, when
+// a capture repeats another (and the pass runs again leaving it out), and
+// when long lines straddle the chunks.
 func TestScanChunksLearnTheSame(t *testing.T) {
-	log, _ := stracetest.GenerateTruth(stracetest.Config{Seed: 3, Rounds: 20, AnchorEvry: 50_000_000, Pipelined: true, Legacy: true, Ext: true})
+	gen, _ := stracetest.GenerateTruth(stracetest.Config{Seed: 3, Rounds: 20, AnchorEvry: 50_000_000, Pipelined: true, Legacy: true, Ext: true})
 	seed := maphash.MakeSeed()
-	survey := func(maxLine, size, workers int) (*scanResult, []capture) {
+	survey := func(log []byte, maxLine, size, workers int, skip []repeat) (*scanResult, []capture) {
 		s := newScan()
 		defer func(n int) { runtime.GOMAXPROCS(n) }(runtime.GOMAXPROCS(workers))
-		caps, err := s.scanChunks(bytes.NewReader(log), "gen.log", maxLine, seed, nil, size)
+		caps, err := s.scanChunks(bytes.NewReader(log), "gen.log", maxLine, seed, skip, size)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,17 +189,203 @@ func TestScanChunksLearnTheSame(t *testing.T) {
 	}
 	opts := cmp.Options{cmp.AllowUnexported(scanResult{}, threadInfo{}, procInfo{}, slotState{}, capture{}, threadKey{}, remoteScan{}, taskKey{}, taskRec{}, runKey{}, runRec{}), cmpopts.EquateEmpty(), cmpopts.IgnoreFields(remoteScan{}, "lastPid")}
 	for _, maxLine := range []int{strace.DefaultMaxLine, strace.MinMaxLine} {
-		want, wantCaps := survey(maxLine, len(log)+1, 1)
-		for _, size := range []int{2048, 16384} {
-			for _, workers := range []int{1, 4} {
-				got, gotCaps := survey(maxLine, size, workers)
-				if diff := cmp.Diff(want, got, opts); diff != "" {
-					t.Errorf("lines up to %d bytes, chunks of %d bytes, %d parsers: (-one chunk +chunks)\n%s", maxLine, size, workers, diff)
-				}
-				if diff := cmp.Diff(wantCaps, gotCaps, opts); diff != "" {
-					t.Errorf("lines up to %d bytes, chunks of %d bytes, %d parsers: captures (-one chunk +chunks)\n%s", maxLine, size, workers, diff)
+		for li, log := range [][]byte{gen, hardLog(t, maxLine, "[mono_ns=5][T0x1][INFO] f: cut")} {
+			_, caps := survey(log, maxLine, len(log)+1, 1, nil)
+			skips := [][]repeat{nil}
+			if rs := repeats([]string{"gen.log"}, [][]capture{caps}); rs != nil {
+				skips = append(skips, rs[0])
+			}
+			if li == 1 && len(skips) != 2 {
+				t.Fatal("the hard log repeats no capture")
+			}
+			for _, skip := range skips {
+				want, wantCaps := survey(log, maxLine, len(log)+1, 1, skip)
+				for _, size := range []int{2048, 16384} {
+					for _, workers := range []int{1, 4} {
+						got, gotCaps := survey(log, maxLine, size, workers, skip)
+						name := fmt.Sprintf("log %d, lines up to %d bytes, %d left out, chunks of %d bytes, %d parsers", li, maxLine, len(skip), size, workers)
+						if diff := cmp.Diff(want, got, opts); diff != "" {
+							t.Errorf("%s: (-one chunk +chunks)\n%s", name, diff)
+						}
+						if diff := cmp.Diff(wantCaps, gotCaps, opts); diff != "" {
+							t.Errorf("%s: captures (-one chunk +chunks)\n%s", name, diff)
+						}
+					}
 				}
 			}
 		}
+	}
+}
+
+// chunkLinesByLine is the chunker's contract, read line by line as the
+// parsers' reader reads them: the text handed out (the lines of repeated
+// captures and the lines longer than the parsers read replaced by empty
+// lines, a last line without a line end left out with them) and the
+// captures cut from every byte.
+func chunkLinesByLine(t *testing.T, log []byte, skip []repeat, maxLine int, seed maphash.Seed) (string, []capture) {
+	t.Helper()
+	br := bufio.NewReaderSize(bytes.NewReader(log), max(maxLine, strace.MinMaxLine)+2)
+	var out []byte
+	var caps []capture
+	cur := capture{first: 1}
+	var h maphash.Hash
+	h.SetSeed(seed)
+	var maxMono int64
+	hasMono, long, skipping, atStart := false, false, false, true
+	line, next := int64(1), 0
+	for {
+		piece, err := br.ReadSlice('\n')
+		if len(piece) > 0 {
+			if atStart {
+				if mono, ok := prefixMono(piece); ok {
+					if hasMono && mono < maxMono-hostGap {
+						if cur.bytes > 0 {
+							cur.last, cur.sum = line-1, h.Sum64()
+							caps = append(caps, cur)
+							h.Reset()
+						}
+						cur = capture{first: line}
+						maxMono = mono
+					}
+					if !hasMono || mono > maxMono {
+						maxMono, hasMono = mono, true
+					}
+				}
+				_, skipping = repeatOf(skip, &next, line)
+			}
+			h.Write(piece)
+			cur.bytes += int64(len(piece))
+			wasLong := long
+			long = err == bufio.ErrBufferFull
+			ends := piece[len(piece)-1] == '\n'
+			switch {
+			case !skipping && !long && !wasLong:
+				out = append(out, piece...)
+			case ends:
+				out = append(out, '\n')
+			}
+			atStart = ends
+			if ends {
+				line++
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			t.Fatal(err)
+		}
+	}
+	if cur.bytes > 0 {
+		cur.last, cur.sum = line-1, h.Sum64()
+		if !atStart {
+			cur.last = line
+		}
+		caps = append(caps, cur)
+	}
+	return string(out), caps
+}
+
+// hardLog is a generated log with what makes cutting it hard: a second
+// capture repeating the first, then a third one of its own; lines around
+// the longest the parsers read (some starting captures), CRLF line ends,
+// and a last line without a line end.
+func hardLog(t *testing.T, maxLine int, last string) []byte {
+	t.Helper()
+	log, _ := stracetest.GenerateTruth(stracetest.Config{Seed: 3, Rounds: 6, AnchorEvry: 50_000_000, Pipelined: true, Legacy: true, Ext: true})
+	other, _ := stracetest.GenerateTruth(stracetest.Config{Seed: 4, Rounds: 3})
+	piece := max(maxLine, strace.MinMaxLine) + 2
+	lines := bytes.SplitAfter(log, []byte("\n"))
+	var b bytes.Buffer
+	for i, l := range lines {
+		b.Write(l)
+		switch i % 97 {
+		case 5:
+			for _, n := range []int{piece - 2, piece - 1, piece, piece + 1, 3*piece + 7} {
+				b.Write(bytes.Repeat([]byte("x"), n))
+				b.WriteByte('\n')
+			}
+		case 40:
+			b.WriteString("[mono_ns=1][T0x1][INFO] f: " + strings.Repeat("y", 2*piece) + "\n") // starts a capture
+		case 41:
+			b.Write(bytes.TrimSuffix(l, []byte("\n")))
+			b.WriteString("\r\n")
+		}
+	}
+	one := b.Bytes()
+	return append(append(append(append([]byte(nil), one...), one...), other...), last...)
+}
+
+// The chunker hands out what the parsers would read line by line, and cuts
+// the same captures, whatever the chunks and the reads.
+func TestLineChunkerAgreesWithLines(t *testing.T) {
+	seed := maphash.MakeSeed()
+	for _, maxLine := range []int{strace.MinMaxLine, 1000} {
+		piece := maxLine + 2
+		for _, last := range []string{"", "[mono_ns=5][T0x1][INFO] f: cut", strings.Repeat("z", piece-1), strings.Repeat("z", piece), strings.Repeat("z", 5*piece)} {
+			log := hardLog(t, maxLine, last)
+			_, caps := chunkLinesByLine(t, log, nil, maxLine, seed)
+			if len(caps) < 4 {
+				t.Fatalf("%d captures: the log does not test repeats", len(caps))
+			}
+			skips := repeats([]string{"a"}, [][]capture{caps})
+			if len(skips) == 0 || len(skips[0]) == 0 {
+				t.Fatal("no repeated capture")
+			}
+			for _, skip := range [][]repeat{nil, skips[0]} {
+				wantText, wantCaps := chunkLinesByLine(t, log, skip, maxLine, seed)
+				for _, size := range []int{1, 300, 4096, 1 << 20} {
+					for ri, rd := range []func(io.Reader) io.Reader{
+						func(r io.Reader) io.Reader { return r },
+						iotest.OneByteReader, iotest.HalfReader, iotest.DataErrReader,
+					} {
+						if size == 1<<20 && ri > 0 || ri == 1 && size != 300 {
+							continue // one byte at a time only once
+						}
+						ch := newLineChunker(rd(bytes.NewReader(log)), newCaptureCutter(seed), skip, maxLine)
+						ch.size = size
+						var got []byte
+						var j chunkJob
+						for {
+							err := ch.fill(&j)
+							if j.line != int64(bytes.Count(got, []byte("\n"))) || j.off != int64(len(got)) {
+								t.Fatalf("chunk at line %d, byte %d after %d lines, %d bytes", j.line, j.off, bytes.Count(got, []byte("\n")), len(got))
+							}
+							if err == nil && (len(j.buf) < size || j.buf[len(j.buf)-1] != '\n') {
+								t.Fatalf("chunk of %d bytes, %q at its end", len(j.buf), j.buf[max(0, len(j.buf)-10):])
+							}
+							got = append(got, j.buf...)
+							if err == io.EOF {
+								break
+							}
+							if err != nil {
+								t.Fatal(err)
+							}
+						}
+						name := fmt.Sprintf("lines up to %d, last %.10q (%d bytes), skip %d, chunks of %d, reader %d", maxLine, last, len(last), len(skip), size, ri)
+						if string(got) != wantText {
+							t.Errorf("%s: text differs", name)
+						}
+						if diff := cmp.Diff(wantCaps, ch.finish(), cmp.AllowUnexported(capture{})); diff != "" {
+							t.Errorf("%s: captures (-line by line +chunker):\n%s", name, diff)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// emptyReader returns nothing, forever.
+type emptyReader struct{}
+
+func (emptyReader) Read([]byte) (int, error) { return 0, nil }
+
+// A log whose reader returns nothing, forever, fails as through bufio.
+func TestLineChunkerNoProgress(t *testing.T) {
+	ch := newLineChunker(emptyReader{}, newCaptureCutter(maphash.MakeSeed()), nil, strace.DefaultMaxLine)
+	var j chunkJob
+	if err := ch.fill(&j); err != io.ErrNoProgress || len(j.buf) != 0 {
+		t.Errorf("%d bytes, %v", len(j.buf), err)
 	}
 }

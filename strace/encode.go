@@ -235,12 +235,12 @@ func typeValue(b []byte) (ValueType, int64, uint64) {
 		return TypeString, 0, 0
 	}
 	var u uint64
-	for _, c := range d {
+	for i, c := range d {
 		if c < '0' || c > '9' {
 			return TypeString, 0, 0
 		}
 		v := uint64(c - '0')
-		if u > (1<<64-1-v)/10 {
+		if i >= 19 && u > (1<<64-1-v)/10 { // 19 digits cannot overflow
 			return TypeString, 0, 0
 		}
 		u = u*10 + v

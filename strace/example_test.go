@@ -48,6 +48,29 @@ func ExampleReader() {
 	// run.log:3: byte 320: strace: torn record: ts: missing
 }
 
+// A log already in memory is read in place: the lines are not copied into
+// a buffer of the reader's own.
+func ExampleNewBytesReader() {
+	log := []byte("[mono_ns=1200][T0x7f3a][TIMING] emit_host_span: [STRACE] v=1 pid=4242 tid=4242 inv=7 hid=9f3c depth=0 name=chip.run ts=1000 dur=900 slot_id=1\n" +
+		"[mono_ns=1300][T0x7f3a][TIMING] emit_host_span: [STRACE] v=1 pid=4242 tid=4242 inv=7 hid=9f3c depth=1 name=chip.run.bind ts=1000 dur=150\n" +
+		"[mono_ns=1400][T0x7f3a][TIMING] emit_host_span: [STRACE] v=1 pid=4242 tid=4242 inv=8 hid=9f3c depth=0 name=chip.run ts=2000 dur=8")
+	r := strace.NewBytesReader(log, strace.WithName("run.log"), strace.WithKinds(strace.KindSpan))
+	for {
+		rec, err := r.Read()
+		if err != nil { // io.EOF: bytes in memory cannot fail
+			break
+		}
+		slot, _ := rec.Span.Attr("slot_id")
+		fmt.Printf("%s: %s depth=%d slot=%d\n", rec.Pos, rec.Span.Name, rec.Span.Depth, slot.Int)
+	}
+	st := r.Stats()
+	fmt.Printf("%d lines, %d bytes, %d torn\n", st.Lines, st.Bytes, st.Torn)
+	// Output:
+	// run.log:1 (byte 48): chip.run depth=0 slot=1
+	// run.log:2 (byte 190): chip.run.bind depth=1 slot=0
+	// 3 lines, 408 bytes, 1 torn
+}
+
 func ExampleWriter() {
 	now := int64(5000)
 	w := strace.NewWriter(os.Stdout,

@@ -25,6 +25,13 @@ func FuzzReader(f *testing.F) {
 			t.Errorf("Lines = %d", st.Lines)
 		}
 		checkUnterminated(t, data, recs, st)
+		inPlace, st2, _ := readEvery(NewBytesReader(data, WithMaxLine(MinMaxLine)))
+		if diff := cmp.Diff(recs, inPlace, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("records (-NewReader +NewBytesReader):\n%s", diff)
+		}
+		if diff := cmp.Diff(st, st2, cmp.Comparer(func(a, b *SyntaxError) bool { return *a == *b })); diff != "" {
+			t.Errorf("stats (-NewReader +NewBytesReader):\n%s", diff)
+		}
 		var out bytes.Buffer
 		w := NewWriter(&out)
 		for _, r := range recs {

@@ -213,7 +213,7 @@ func (in *mergeInput) parse(stop <-chan struct{}) {
 			send(mergeBatch{panicked: true, panicVal: v})
 		}
 	}()
-	names := internTable{m: map[string]string{}}
+	names := newInternTable()
 	for {
 		b = b[:len(b)+1] // a batch is sent when full: there is room
 		rec := &b[len(b)-1]
@@ -242,17 +242,36 @@ func (in *mergeInput) parse(stop <-chan struct{}) {
 // string (a trace writer then knows them by their address instead of
 // hashing them again). Its attributes are its own already: the reader
 // parsed them into an arena (one allocation for many records, not one
-// each).
+// each). A span's keys and short values are first compared with those of
+// the last span of its name at the same place, which they most often are.
 func own(rec *Record, names *internTable) {
 	if rec.Kind != KindSpan {
 		return
 	}
-	rec.Span.Name = names.of(rec.Span.Name)
+	e := names.entry(rec.Span.Name)
+	if e == nil { // the table is full, and the name not in it
+		for i := range rec.Span.Attrs {
+			a := &rec.Span.Attrs[i]
+			a.Key = names.of(a.Key)
+			if a.Type == TypeString && len(a.Value) <= maxInternedValue {
+				a.Value = names.of(a.Value)
+			}
+		}
+		return
+	}
+	rec.Span.Name = e.s
+	if n := min(len(rec.Span.Attrs), maxAttrsRemembered); n > len(e.last) {
+		e.last = names.lastRoom(e.last, n)
+	}
 	for i := range rec.Span.Attrs {
 		a := &rec.Span.Attrs[i]
-		a.Key = names.of(a.Key)
+		var last *[2]string
+		if i < len(e.last) {
+			last = &e.last[i]
+		}
+		a.Key = names.at(last, 0, a.Key)
 		if a.Type == TypeString && len(a.Value) <= maxInternedValue {
-			a.Value = names.of(a.Value) // short values repeat: roles, clk=dev, ...
+			a.Value = names.at(last, 1, a.Value) // short values repeat: roles, clk=dev, ...
 		}
 	}
 }
@@ -260,20 +279,83 @@ func own(rec *Record, names *internTable) {
 // maxInternedValue is the longest attribute value interned.
 const maxInternedValue = 64
 
+// maxAttrsRemembered is how many attributes of the last span of a name are
+// remembered.
+const maxAttrsRemembered = 32
+
 // internTable canonicalises the strings a log repeats (span names,
 // attribute keys), up to maxInterned distinct ones.
-type internTable struct{ m map[string]string }
+type internTable struct {
+	m     map[string]*interned
+	slab  []interned  // where new entries are made, internSlab at a time
+	lasts [][2]string // where their last attributes are kept, internSlab*4 at a time
+}
+
+const internSlab = 256
+
+// lastRoom returns last grown to n attributes.
+func (t *internTable) lastRoom(last [][2]string, n int) [][2]string {
+	if cap(t.lasts)-len(t.lasts) < n {
+		t.lasts = make([][2]string, 0, max(internSlab*4, n))
+	}
+	k := len(t.lasts)
+	t.lasts = t.lasts[:k+n]
+	grown := t.lasts[k : k+n : k+n]
+	copy(grown, last)
+	return grown
+}
+
+// interned is a canonical string; for a span name, also the keys and
+// values of the last span of that name, canonical ones.
+type interned struct {
+	s    string
+	last [][2]string // per attribute, its key and its value ("" when none)
+}
 
 const maxInterned = 1 << 14
 
-func (t *internTable) of(s string) string {
-	if c, ok := t.m[s]; ok {
-		return c
+func newInternTable() internTable { return internTable{m: map[string]*interned{}} }
+
+// entry returns s's entry, made when the table has room, or nil.
+func (t *internTable) entry(s string) *interned {
+	if e, ok := t.m[s]; ok {
+		return e
 	}
-	if len(t.m) < maxInterned {
-		t.m[s] = s
+	if len(t.m) >= maxInterned {
+		return nil
+	}
+	if len(t.slab) == cap(t.slab) {
+		t.slab = make([]interned, 0, internSlab) // entries never move
+	}
+	t.slab = append(t.slab, interned{s: s})
+	e := &t.slab[len(t.slab)-1]
+	t.m[s] = e
+	return e
+}
+
+func (t *internTable) of(s string) string {
+	if e := t.entry(s); e != nil {
+		return e.s
 	}
 	return s
+}
+
+// at returns s interned, as of does, comparing it first with last[k] (when
+// last is not nil), the canonical string found at its place last time,
+// which it then becomes.
+func (t *internTable) at(last *[2]string, k int, s string) string {
+	if last == nil {
+		return t.of(s)
+	}
+	if l := last[k]; l != "" && l == s {
+		return l
+	}
+	e := t.entry(s)
+	if e == nil {
+		return s
+	}
+	last[k] = e.s
+	return e.s
 }
 
 // attrArena hands out attribute slices carved from larger blocks: a

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -225,5 +226,49 @@ func BenchmarkMerge(b *testing.B) {
 			}
 		}
 		m.Close()
+	}
+}
+
+// own interns every string a span repeats to the very string (the same
+// address) that looking each up in the table gives, whatever it compared
+// first; also once the table is full.
+func TestOwnInternsAsTheTable(t *testing.T) {
+	log := readFile(t, "testdata/realistic.log")
+	log = append(log, bytes.ReplaceAll(log, []byte("name=chip.run"), []byte("name=chip.run.x"))...)
+	for _, full := range []bool{false, true} {
+		rd := NewBytesReader(log)
+		names, plain := newInternTable(), newInternTable()
+		if full {
+			for i := range maxInterned - 40 {
+				k := strconv.Itoa(i)
+				names.of(k)
+				plain.of(k)
+			}
+		}
+		for {
+			rec, err := rd.Read()
+			if err != nil {
+				break
+			}
+			want := rec.Clone()
+			own(&rec, &names)
+			if rec.Kind != KindSpan {
+				continue
+			}
+			same := func(a, b string) bool { return a == b && unsafe.StringData(a) == unsafe.StringData(b) }
+			if !same(plain.of(want.Span.Name), rec.Span.Name) {
+				t.Fatalf("name %q interned elsewhere", rec.Span.Name)
+			}
+			for i, a := range want.Span.Attrs {
+				got := rec.Span.Attrs[i]
+				v := a.Value
+				if a.Type == TypeString && len(v) <= maxInternedValue {
+					v = plain.of(v)
+				}
+				if !same(plain.of(a.Key), got.Key) || !same(v, got.Value) {
+					t.Fatalf("%s: attribute %q=%q interned elsewhere", rec.Pos, a.Key, a.Value)
+				}
+			}
+		}
 	}
 }

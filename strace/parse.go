@@ -1,5 +1,10 @@
 package strace
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // status of a record parse.
 type status uint8
 
@@ -261,5 +266,187 @@ func (p *parser) end(field string) bool {
 	if !p.atEnd() {
 		return p.fail(stMalformed, field, "trailing text after it")
 	}
+	return true
+}
+
+// spanGrammar reads a span's fixed fields, from after its [STRACE] marker to
+// the attributes, by the grammar's rules.
+func (p *parser) spanGrammar(s *Span) {
+	if p.next("v=") {
+		if v, ok := p.uint("v", 1<<32); ok && p.version(v == 1) {
+			_ = p.next("pid=") && p.i32(&s.Pid, "pid") &&
+				p.next("tid=") && p.i64(&s.Tid, "tid") &&
+				p.next("inv=") && p.u64(&s.Inv, "inv") &&
+				p.next("hid=") && p.hex(&s.Hid, "hid") &&
+				p.next("depth=") && p.i32(&s.Depth, "depth") &&
+				p.next("name=") && p.name() &&
+				p.next("ts=") && p.i64(&s.TS, "ts") &&
+				p.next("dur=") && p.i64(&s.Dur, "dur") &&
+				p.tail("dur")
+		}
+	}
+}
+
+// spanFields reads a span's fixed fields, from after its [STRACE] marker to
+// the attributes, in the form the runtime writes them: one space before each
+// field, version 1, decimal values of at most 18 digits within their ranges,
+// a hid of at most 16 hex digits. It reports whether b follows that form;
+// when it does not, nothing is read (p.i is unchanged) and the fields are
+// to be read with the grammar's rules, which read the same values from any
+// text the form accepts.
+func (p *parser) spanFields(s *Span) bool {
+	b, i := p.b, p.i
+	if !keyAt(b, i, " v=1 pid=") {
+		return false
+	}
+	var ok bool
+	var v int64
+	if v, i, ok = decimal(b, i+len(" v=1 pid=")); !ok || v != int64(int32(v)) || !keyAt(b, i, " tid=") {
+		return false
+	}
+	s.Pid = int32(v)
+	if s.Tid, i, ok = decimal(b, i+len(" tid=")); !ok || !keyAt(b, i, " inv=") {
+		return false
+	}
+	if i += len(" inv="); i < len(b) && b[i] == '-' {
+		return false
+	}
+	if v, i, ok = decimal(b, i); !ok || !keyAt(b, i, " hid=") {
+		return false
+	}
+	s.Inv = uint64(v)
+	i += len(" hid=")
+	var h uint64
+	n := 0
+	for ; i < len(b) && n <= 16; i++ {
+		d := hexValue[b[i]]
+		if d == 0xFF {
+			break
+		}
+		h = h<<4 | uint64(d)
+		n++
+	}
+	if n == 0 || n > 16 || !keyAt(b, i, " depth=") {
+		return false
+	}
+	s.Hid = h
+	if v, i, ok = decimal(b, i+len(" depth=")); !ok || v != int64(int32(v)) || !keyAt(b, i, " name=") {
+		return false
+	}
+	s.Depth = int32(v)
+	nameAt := i + len(" name=")
+	i = blankAt(b, nameAt)
+	nameEnd := i
+	if !keyAt(b, i, " ts=") {
+		return false
+	}
+	if s.TS, i, ok = decimal(b, i+len(" ts=")); !ok || !keyAt(b, i, " dur=") {
+		return false
+	}
+	if s.Dur, i, ok = decimal(b, i+len(" dur=")); !ok {
+		return false
+	}
+	if i < len(b) {
+		if b[i] != ' ' && b[i] != '\t' {
+			return false
+		}
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+			i++
+		}
+	}
+	p.i, p.nameAt, p.nameEnd = i, nameAt, nameEnd
+	return true
+}
+
+// blankAt returns where the first blank at or after b[i] is, or len(b),
+// looking at eight bytes at once.
+func blankAt(b []byte, i int) int {
+	for len(b)-i >= 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if m := zeroBytes(x^0x2020202020202020) | zeroBytes(x^0x0909090909090909); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	for i < len(b) && b[i] != ' ' && b[i] != '\t' {
+		i++
+	}
+	return i
+}
+
+// zeroBytes marks the zero bytes of x with their high bit, exactly up to
+// the first (a borrow may mark bytes after it).
+func zeroBytes(x uint64) uint64 {
+	return (x - 0x0101010101010101) &^ x & 0x8080808080808080
+}
+
+// keyAt reports whether b[i:] starts with k.
+func keyAt(b []byte, i int, k string) bool {
+	return len(b)-i >= len(k) && string(b[i:i+len(k)]) == k
+}
+
+// decimal reads an optional '-' and 1 to 18 decimal digits at b[i:],
+// returning the value and where the digits end.
+func decimal(b []byte, i int) (int64, int, bool) {
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	s := i
+	var u uint64
+	for len(b)-i >= 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if x&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 || (x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 {
+			break // not eight digits
+		}
+		u = u*100_000_000 + eightDigits(x)
+		i += 8
+	}
+	for ; i < len(b) && b[i]-'0' < 10; i++ {
+		u = u*10 + uint64(b[i]-'0')
+	}
+	if i == s || i-s > 18 {
+		return 0, 0, false
+	}
+	if neg {
+		return -int64(u), i, true
+	}
+	return int64(u), i, true
+}
+
+// eightDigits returns the value of eight decimal digits, the first in the
+// lowest byte of x.
+func eightDigits(x uint64) uint64 {
+	x -= 0x3030303030303030
+	x = (x*10 + x>>8) & 0x00FF00FF00FF00FF
+	x = (x*100 + x>>16) & 0x0000FFFF0000FFFF
+	return (x*10000 + x>>32) & 0xFFFFFFFF
+}
+
+// prefixTimes reads "<mono_ns>][T0x<thread>][" of a log prefix in the form
+// the runtime writes it (at most 18 digits, at most 16 hex digits),
+// reporting whether b follows that form; when it does not, nothing is read
+// (p.i is unchanged), and the grammar's rules read the same values from any
+// text the form accepts.
+func (p *parser) prefixTimes(pf *Prefix) bool {
+	b := p.b
+	mono, i, ok := decimal(b, p.i)
+	if !ok || !keyAt(b, i, "][T0x") {
+		return false
+	}
+	i += len("][T0x")
+	var h uint64
+	s := i
+	for ; i < len(b) && i-s <= 16; i++ {
+		d := hexValue[b[i]]
+		if d == 0xFF {
+			break
+		}
+		h = h<<4 | uint64(d)
+	}
+	if i == s || i-s > 16 || len(b)-i < 2 || b[i] != ']' || b[i+1] != '[' {
+		return false
+	}
+	pf.MonoNS, pf.Thread, p.i = mono, h, i+2
 	return true
 }

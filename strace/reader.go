@@ -94,7 +94,8 @@ func newConfig(opts []Option) config {
 // (use Record.Clone to keep them).
 type Reader struct {
 	cfg   config
-	br    *bufio.Reader
+	br    *bufio.Reader // nil for a Reader of bytes
+	src   []byte        // what is left of the bytes a Reader of bytes reads
 	stats Stats
 
 	line    []byte // the line being scanned, line end stripped; nil when none
@@ -127,6 +128,45 @@ func NewReader(r io.Reader, opts ...Option) *Reader {
 		interns: make(map[string]string),
 		pfxEnd:  -1,
 	}
+}
+
+// NewBytesReader returns a Reader of b that hands out b's lines in place,
+// without copying them into a buffer of its own: it reads exactly what
+// NewReader(bytes.NewReader(b), opts...) reads (the same records, Stats and
+// positions, over-long lines skipped alike). The Reader never writes to b,
+// and b must not change while it is read. As with NewReader, the strings of
+// the records returned never alias b.
+func NewBytesReader(b []byte, opts ...Option) *Reader {
+	return &Reader{
+		cfg:     newConfig(opts),
+		src:     b,
+		interns: make(map[string]string),
+		pfxEnd:  -1,
+	}
+}
+
+// readSlice returns the next line with its line end, as bufio.Reader's
+// ReadSlice('\n') does with a buffer of maxLine+2 bytes: a line that does not
+// fit comes in pieces, each but the last with bufio.ErrBufferFull.
+func (r *Reader) readSlice() ([]byte, error) {
+	if r.br != nil {
+		return r.br.ReadSlice('\n')
+	}
+	rest := r.src
+	if len(rest) == 0 {
+		return nil, io.EOF
+	}
+	size := r.cfg.maxLine + 2 // NewReader's buffer
+	if k := bytes.IndexByte(rest[:min(len(rest), size)], '\n'); k >= 0 {
+		r.src = rest[k+1:]
+		return rest[:k+1], nil
+	}
+	if len(rest) >= size {
+		r.src = rest[size:]
+		return rest[:size], bufio.ErrBufferFull
+	}
+	r.src = nil
+	return rest, io.EOF
 }
 
 // Stats returns the counts so far. Problems is shared with the reader; use
@@ -165,7 +205,7 @@ func (r *Reader) read(rec *Record) error {
 
 // readLine loads the next line, skipping over-long ones.
 func (r *Reader) readLine() {
-	data, err := r.br.ReadSlice('\n')
+	data, err := r.readSlice()
 	if errors.Is(err, bufio.ErrBufferFull) {
 		r.skipLong(data)
 		return
@@ -221,7 +261,7 @@ func (r *Reader) skipLong(first []byte) {
 			break
 		}
 		var err error
-		data, err = r.br.ReadSlice('\n')
+		data, err = r.readSlice()
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
@@ -439,18 +479,8 @@ func (r *Reader) span(rec *Record, at int) bool {
 		}
 	}
 	var s Span
-	if p.next("v=") {
-		if v, ok := p.uint("v", 1<<32); ok && p.version(v == 1) {
-			_ = p.next("pid=") && p.i32(&s.Pid, "pid") &&
-				p.next("tid=") && p.i64(&s.Tid, "tid") &&
-				p.next("inv=") && p.u64(&s.Inv, "inv") &&
-				p.next("hid=") && p.hex(&s.Hid, "hid") &&
-				p.next("depth=") && p.i32(&s.Depth, "depth") &&
-				p.next("name=") && p.name() &&
-				p.next("ts=") && p.i64(&s.TS, "ts") &&
-				p.next("dur=") && p.i64(&s.Dur, "dur") &&
-				p.tail("dur")
-		}
+	if !p.spanFields(&s) {
+		p.spanGrammar(&s)
 	}
 	r.cut(&p, end, lastField(&p, "dur"))
 	if p.st != stOK {
@@ -495,6 +525,14 @@ var skimKeys = [...]string{"pid=", "tid=", "inv=", "hid="}
 // span is read. It fails (and the span is read in full) when b does not
 // follow the grammar as far as the name or has another version than 1.
 func skimSpan(b []byte) (depth int32, nameAt, nameEnd int, ok bool) {
+	if depth, nameAt, nameEnd, ok := skimWritten(b); ok {
+		return depth, nameAt, nameEnd, true
+	}
+	return skimGrammar(b)
+}
+
+// skimGrammar is skimSpan by the grammar's rules.
+func skimGrammar(b []byte) (depth int32, nameAt, nameEnd int, ok bool) {
 	i := len(markStrace)
 	i = skimKey(b, i, "v=")
 	if i < 0 || i >= len(b) || b[i] != '1' || i+1 >= len(b) || (b[i+1] != ' ' && b[i+1] != '\t') {
@@ -539,6 +577,61 @@ func skimSpan(b []byte) (depth int32, nameAt, nameEnd int, ok bool) {
 		i++
 	}
 	return int32(d), nameAt, i, true
+}
+
+// skimWritten is skimSpan for the form the runtime writes: one space before
+// each field and at most 10 digits of depth. It fails when b is not in that
+// form, where skimGrammar reads on (reading the same from the texts the
+// form accepts).
+func skimWritten(b []byte) (depth int32, nameAt, nameEnd int, ok bool) {
+	const head = "[STRACE] v=1 pid="
+	if len(b) < len(head) || string(b[:len(head)]) != head {
+		return 0, 0, 0, false
+	}
+	i := skimValue(b, len(head))
+	if i < 0 || len(b)-i < 5 || string(b[i:i+5]) != " tid=" {
+		return 0, 0, 0, false
+	}
+	if i = skimValue(b, i+5); i < 0 || len(b)-i < 5 || string(b[i:i+5]) != " inv=" {
+		return 0, 0, 0, false
+	}
+	if i = skimValue(b, i+5); i < 0 || len(b)-i < 5 || string(b[i:i+5]) != " hid=" {
+		return 0, 0, 0, false
+	}
+	if i = skimValue(b, i+5); i < 0 || len(b)-i < 7 || string(b[i:i+7]) != " depth=" {
+		return 0, 0, 0, false
+	}
+	i += 7
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	s := i
+	var d int64
+	for ; i < len(b) && b[i]-'0' < 10 && i-s < 10; i++ {
+		d = d*10 + int64(b[i]-'0')
+	}
+	if i == s || d > 1<<31 || (!neg && d == 1<<31) || len(b)-i < 6 || string(b[i:i+6]) != " name=" {
+		return 0, 0, 0, false
+	}
+	if neg {
+		d = -d
+	}
+	nameAt = i + 6
+	return int32(d), nameAt, blankAt(b, nameAt), true
+}
+
+// skimValue passes over a field's value at b[i:], one or more bytes up to a
+// space, returning where it ends, or -1 (no value, or a tab after it).
+func skimValue(b []byte, i int) int {
+	s := i
+	for i < len(b) && b[i] != ' ' && b[i] != '\t' {
+		i++
+	}
+	if i == s || i < len(b) && b[i] == '\t' {
+		return -1
+	}
+	return i
 }
 
 // skimKey passes over the blanks and then the key k at b[i:], returning
@@ -713,6 +806,86 @@ func (r *Reader) parseAttrs(b []byte, same string, decode bool) ([]Attr, bool) {
 	if r.owned != nil {
 		attrs = r.owned.tail()
 	}
+	if same != "" {
+		attrs = splitAttrs(attrs, b, same)
+	} else {
+		attrs = r.decodeAttrs(attrs, b, decode)
+	}
+	truncated := decode && len(b) > 0 && b[len(b)-1] == '~'
+	if truncated && len(attrs) > 0 {
+		attrs[len(attrs)-1].Truncated = true
+	}
+	if r.owned != nil {
+		attrs = r.owned.keep(attrs)
+	} else {
+		r.attrs = attrs
+	}
+	if len(attrs) == 0 {
+		return nil, truncated
+	}
+	return attrs, truncated
+}
+
+// keyStop marks the bytes that end an attribute's key: blanks and '='.
+var keyStop = [256]bool{' ': true, '\t': true, '=': true}
+
+// splitAttrs appends the attributes of b, whose text same holds (nothing to
+// decode), to attrs: blank-separated tokens, each a key, '=' and a value or
+// a bare key. An integer value is read as its bytes go by.
+func splitAttrs(attrs []Attr, b []byte, same string) []Attr {
+	for i := 0; i < len(b); {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+			i++
+		}
+		start := i
+		for i < len(b) && !keyStop[b[i]] {
+			i++
+		}
+		if i == len(b) || b[i] != '=' {
+			if i == start {
+				break
+			}
+			attrs = append(attrs, Attr{Key: same[start:i], Bare: true})
+			continue
+		}
+		eq := i
+		i++
+		j := i
+		if j < len(b) && b[j] == '-' {
+			j++
+		}
+		digits := j
+		var u uint64
+		for ; j < len(b) && b[j]-'0' < 10; j++ {
+			u = u*10 + uint64(b[j]-'0') // wraps past 19 digits: not used then
+		}
+		end := j
+		for end < len(b) && b[end] != ' ' && b[end] != '\t' {
+			end++
+		}
+		a := Attr{Key: same[start:eq], Value: same[eq+1 : end]}
+		if n := j - digits; end == j && n > 0 {
+			// Only digits: an integer when canonical and in range
+			// (typeValue's rules, taken whole for the long ones).
+			switch neg := digits > i; {
+			case n > 18:
+				a.Type, a.Int, a.Uint = typeValue(b[i:end])
+			case b[digits] == '0' && (n > 1 || neg):
+			case neg:
+				a.Type, a.Int = TypeInt, -int64(u)
+			default:
+				a.Type, a.Int = TypeInt, int64(u)
+			}
+		}
+		attrs = append(attrs, a)
+		i = end
+	}
+	return attrs
+}
+
+// decodeAttrs appends the attributes of b, decoding keys and values when
+// decode is set, to attrs.
+func (r *Reader) decodeAttrs(attrs []Attr, b []byte, decode bool) []Attr {
 	for i := 0; i < len(b); {
 		for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
 			i++
@@ -730,41 +903,20 @@ func (r *Reader) parseAttrs(b []byte, same string, decode bool) ([]Attr, bool) {
 		}
 		attrs = append(attrs, Attr{})
 		a := &attrs[len(attrs)-1]
-		switch {
-		case eq < 0:
+		if eq < 0 {
 			a.Bare = true
-			if same != "" {
-				a.Key = same[start:i]
-			} else {
-				a.Key = r.text(b[start:i], decode)
-			}
-		case same != "":
-			a.Key = same[start:eq]
-			a.Value = same[eq+1 : i]
-			a.Type, a.Int, a.Uint = typeValue(b[eq+1 : i])
-		default:
-			a.Key = r.text(b[start:eq], decode)
-			val := b[eq+1 : i]
-			a.Value = r.text(val, decode)
-			if decode && bytes.IndexByte(val, '%') >= 0 {
-				val = []byte(a.Value)
-			}
-			a.Type, a.Int, a.Uint = typeValue(val)
+			a.Key = r.text(b[start:i], decode)
+			continue
 		}
+		a.Key = r.text(b[start:eq], decode)
+		val := b[eq+1 : i]
+		a.Value = r.text(val, decode)
+		if decode && bytes.IndexByte(val, '%') >= 0 {
+			val = []byte(a.Value)
+		}
+		a.Type, a.Int, a.Uint = typeValue(val)
 	}
-	truncated := decode && len(b) > 0 && b[len(b)-1] == '~'
-	if truncated && len(attrs) > 0 {
-		attrs[len(attrs)-1].Truncated = true
-	}
-	if r.owned != nil {
-		attrs = r.owned.keep(attrs)
-	} else {
-		r.attrs = attrs
-	}
-	if len(attrs) == 0 {
-		return nil, truncated
-	}
-	return attrs, truncated
+	return attrs
 }
 
 func (r *Reader) text(b []byte, decode bool) string {
@@ -799,7 +951,7 @@ func (r *Reader) intern(b []byte) string {
 func (r *Reader) parsePrefix(line []byte, at int, out *Prefix) (int, bool) {
 	p := parser{b: line, i: at + len(markMono)}
 	var pf Prefix
-	if !p.i64(&pf.MonoNS, "mono_ns") || !p.lit("][T0x") || !p.hex(&pf.Thread, "thread") || !p.lit("][") {
+	if !p.prefixTimes(&pf) && (!p.i64(&pf.MonoNS, "mono_ns") || !p.lit("][T0x") || !p.hex(&pf.Thread, "thread") || !p.lit("][")) {
 		return 0, false
 	}
 	if t := r.lastTail; t != "" && len(line)-p.i >= len(t) && string(line[p.i:p.i+len(t)]) == t {

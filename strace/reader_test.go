@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -416,5 +418,257 @@ func TestUnterminatedLastLine(t *testing.T) {
 				t.Errorf("with a line end: %d records, stats %+v; diff %s", len(full), st2, diff)
 			}
 		})
+	}
+}
+
+// readEvery reads rd to its end, returning the records (cloned), the final
+// stats and the error that ended reading.
+func readEvery(rd *Reader) ([]Record, Stats, error) {
+	var recs []Record
+	for {
+		rec, err := rd.Read()
+		if err != nil {
+			return recs, rd.Stats(), err
+		}
+		recs = append(recs, rec.Clone())
+	}
+}
+
+// TestBytesReaderReadsAsReader: a Reader of bytes reads exactly what a
+// Reader of the same bytes through an io.Reader reads: records, positions,
+// stats and problems, with lines around the longest read, cut last lines,
+// CRLF and no input at all.
+func TestBytesReaderReadsAsReader(t *testing.T) {
+	const span = "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=a ts=1 dur=62850"
+	var gen bytes.Buffer
+	if _, err := generateLog(&gen, 1<<20, 5); err != nil {
+		t.Fatal(err)
+	}
+	realistic := readFile(t, "testdata/realistic.log")
+	inputs := map[string]string{
+		"empty":           "",
+		"line end only":   "\n",
+		"blank lines":     "\n\n\r\n\n",
+		"one line":        span + "\n",
+		"no line end":     span + "\n" + span,
+		"CRLF":            span + "\r\n" + span + "\r\n",
+		"cut inside CRLF": span + "\r\n" + span + "\r",
+		"lone CR":         "\r",
+		"generated":       gen.String(),
+		"realistic":       string(realistic),
+		"realistic, cut":  string(realistic[:len(realistic)-17]),
+	}
+	// Lines of every length around the longest a reader of MinMaxLine
+	// reads (and its buffer), ended or not, with record heads in them.
+	for n := MinMaxLine - 2; n <= MinMaxLine+4; n++ {
+		line := (span + strings.Repeat(" [STRACE] x", n))[:n]
+		name := "line of " + strconv.Itoa(n)
+		inputs[name] = span + "\n" + line + "\n" + span + "\n"
+		inputs[name+", last, no line end"] = span + "\n" + line
+		inputs[name+", CRLF"] = line + "\r\n" + span + "\r\n"
+		inputs[name+" x5"] = strings.Repeat(line+"\n", 5) + line
+	}
+	long := strings.Repeat(span+" ", 50)
+	inputs["long line first"] = long + "\n" + span + "\n"
+	inputs["long line last, no line end"] = span + "\n" + long
+	inputs["long lines"] = strings.Repeat(long+"\n"+span+"\n", 3)
+	for name, in := range inputs {
+		for _, opts := range [][]Option{
+			{WithName("a.log")},
+			{WithMaxLine(MinMaxLine), WithMaxProblems(1000)},
+			{WithMaxLine(MinMaxLine), WithKinds(KindSpan), WithSpanFilter(func(depth int32, name string) bool { return depth == 0 })},
+		} {
+			want, wantSt, wantErr := readEvery(NewReader(strings.NewReader(in), opts...))
+			got, gotSt, gotErr := readEvery(NewBytesReader([]byte(in), opts...))
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s: records (-NewReader +NewBytesReader):\n%s", name, diff)
+			}
+			if diff := cmp.Diff(wantSt, gotSt, cmp.Comparer(func(a, b *SyntaxError) bool { return *a == *b })); diff != "" {
+				t.Errorf("%s: stats (-NewReader +NewBytesReader):\n%s", name, diff)
+			}
+			if wantErr != gotErr {
+				t.Errorf("%s: ended with %v, want %v", name, gotErr, wantErr)
+			}
+		}
+	}
+}
+
+// splitAttrs, the attributes of text with nothing to decode, reads what
+// decodeAttrs reads: keys, values, bare keys and typed integers at every
+// edge of the integer ranges.
+func TestSplitAttrsAsDecoded(t *testing.T) {
+	texts := []string{"", " ", "a", "a=", "=", "=b", "a==b", "a=b=c", "a=1 b=-1 c=0 d=-0 e=00 f=01 g=- h=1x i=x1", "\ta=1\t\tb  c=2 ",
+		"u=9223372036854775807 v=9223372036854775808 w=-9223372036854775808 x=-9223372036854775809",
+		"y=18446744073709551615 z=18446744073709551616 m=999999999999999999 n=1000000000000000000 o=-999999999999999999",
+		"p=99999999999999999999 q=123456789012345678901 r=-18446744073709551615 s=~ t=1~"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "0123456789-=ab \t~"
+	for range 5000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		texts = append(texts, string(b))
+	}
+	var r Reader
+	for _, text := range texts {
+		want := r.decodeAttrs(nil, []byte(text), true)
+		got := splitAttrs(nil, []byte(text), text)
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%q: (-decodeAttrs +splitAttrs)\n%s", text, diff)
+		}
+	}
+}
+
+// typeValue types canonical integers by their range, as strconv reads them.
+func TestTypeValueRanges(t *testing.T) {
+	for _, s := range []string{"0", "-0", "01", "1", "-1", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+		"-9223372036854775809", "18446744073709551615", "18446744073709551616", "18446744073709551619", "18446744073709551620",
+		"28446744073709551615", "99999999999999999999", "-18446744073709551616", "1844674407370955161", "184467440737095516150"} {
+		wantType, wantInt, wantUint := TypeString, int64(0), uint64(0)
+		canonical := !strings.HasPrefix(strings.TrimPrefix(s, "-"), "0") || s == "0"
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil && canonical {
+			wantType, wantInt = TypeInt, i
+		} else if u, err := strconv.ParseUint(s, 10, 64); err == nil && canonical {
+			wantType, wantUint = TypeUint, u
+		}
+		if typ, i, u := typeValue([]byte(s)); typ != wantType || i != wantInt || u != wantUint {
+			t.Errorf("%s: %v %d %d, want %v %d %d", s, typ, i, u, wantType, wantInt, wantUint)
+		}
+	}
+}
+
+// spanFields, the span's fixed fields in the form the runtime writes them,
+// reads what the grammar reads, and declines the rest.
+func TestSpanFieldsAsGrammar(t *testing.T) {
+	seeds := []string{
+		"[STRACE] v=1 pid=4100 tid=4100 inv=1 hid=51a7c0de42f00d17 depth=2 name=chip.run.bind.args ts=5000015202 dur=163328 cpu_ns=155161",
+		"[STRACE] v=1 pid=-2147483648 tid=-9 inv=0 hid=0 depth=2147483647 name= ts=-1 dur=0",
+		"[STRACE] v=1 pid=2147483648 tid=1 inv=999999999999999999 hid=FFFFFFFFFFFFFFFF depth=-2147483649 name=a ts=1 dur=1\t\tk",
+		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=00000000000000001 depth=0 name=a ts=123456789012345678 dur=1234567890123456789",
+		"[STRACE]  v=1\tpid=1 tid=1 inv=-1 hid=1 depth=0 name=a\tts=1 dur=1x",
+		"[STRACE] v=1 pid=1 tid=9999999999999999999 inv=18446744073709551615 hid=1 depth=0 name=a ts=-9223372036854775808 dur=9223372036854775807",
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "0123456789- \tafAFx=~:/\xfa\xff"
+	accepted := 0
+	for n := range 200000 {
+		b := []byte(seeds[n%len(seeds)])
+		for range rng.IntN(3) {
+			i := len("[STRACE]") + rng.IntN(len(b)-len("[STRACE]"))
+			switch c := alphabet[rng.IntN(len(alphabet))]; rng.IntN(3) {
+			case 0:
+				b[i] = c
+			case 1:
+				b = append(b[:i], append([]byte{c}, b[i:]...)...)
+			default:
+				b = append(b[:i], b[i+1:]...)
+			}
+		}
+		b = trimRight(b)
+		fast := parser{b: b, i: len("[STRACE]")}
+		var got Span
+		if !fast.spanFields(&got) {
+			if fast.i != len("[STRACE]") {
+				t.Fatalf("%q: declined after reading to %d", b, fast.i)
+			}
+			continue
+		}
+		accepted++
+		slow := parser{b: b, i: len("[STRACE]")}
+		var want Span
+		slow.spanGrammar(&want)
+		if slow.st != stOK || !cmp.Equal(want, got) || slow.i != fast.i || slow.nameAt != fast.nameAt || slow.nameEnd != fast.nameEnd {
+			t.Fatalf("%q: read %+v to %d (name %d-%d); the grammar reads %+v to %d (name %d-%d), %q",
+				b, got, fast.i, fast.nameAt, fast.nameEnd, want, slow.i, slow.nameAt, slow.nameEnd, slow.reasonText())
+		}
+	}
+	if accepted < 20000 {
+		t.Errorf("only %d texts accepted", accepted)
+	}
+}
+
+// prefixTimes, a log prefix's times in the form the runtime writes them,
+// reads what the grammar reads, and declines the rest.
+func TestPrefixTimesAsGrammar(t *testing.T) {
+	seeds := []string{
+		"[mono_ns=5000003346][T0x7f3a10c00740][TIMING] emit_host_span: ",
+		"[mono_ns=-9223372036854775808][T0xFFFFFFFFFFFFFFFF][INFO] f: ",
+		"[mono_ns=999999999999999999][T0x00000000000000001][INFO] f: ",
+		"[mono_ns=9223372036854775808][T0x1][INFO] f: ",
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	const alphabet = "0123456789-[]TxafAF :/\xfa"
+	accepted := 0
+	for n := range 100000 {
+		b := []byte(seeds[n%len(seeds)])
+		for range rng.IntN(3) {
+			i := len(markMono) + rng.IntN(len(b)-len(markMono))
+			switch c := alphabet[rng.IntN(len(alphabet))]; rng.IntN(3) {
+			case 0:
+				b[i] = c
+			case 1:
+				b = append(b[:i], append([]byte{c}, b[i:]...)...)
+			default:
+				b = append(b[:i], b[i+1:]...)
+			}
+		}
+		fast := parser{b: b, i: len(markMono)}
+		var got Prefix
+		if !fast.prefixTimes(&got) {
+			if fast.i != len(markMono) {
+				t.Fatalf("%q: declined after reading to %d", b, fast.i)
+			}
+			continue
+		}
+		accepted++
+		slow := parser{b: b, i: len(markMono)}
+		var want Prefix
+		if !slow.i64(&want.MonoNS, "mono_ns") || !slow.lit("][T0x") || !slow.hex(&want.Thread, "thread") || !slow.lit("][") || want != got || slow.i != fast.i {
+			t.Fatalf("%q: read %+v to %d; the grammar reads %+v to %d, %q", b, got, fast.i, want, slow.i, slow.reasonText())
+		}
+	}
+	if accepted < 10000 {
+		t.Errorf("only %d texts accepted", accepted)
+	}
+}
+
+// skimWritten, the span filter's skim of the form the runtime writes,
+// reads what skimGrammar reads, and declines the rest.
+func TestSkimWrittenAsSkim(t *testing.T) {
+	seeds := []string{
+		"[STRACE] v=1 pid=4100 tid=4100 inv=1 hid=51a7c0de42f00d17 depth=2 name=chip.run.bind.args ts=5000015202 dur=163328",
+		"[STRACE] v=1 pid=x tid=- inv=a hid=b depth=-2147483648 name= ts=1",
+		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=2147483648 name=a",
+		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=00000000001 name=a",
+		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0000000001 name=a",
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	const alphabet = "0123456789- \tax=v"
+	accepted := 0
+	for n := range 100000 {
+		b := []byte(seeds[n%len(seeds)])
+		for range rng.IntN(3) {
+			i := len("[STRACE]") + rng.IntN(len(b)-len("[STRACE]"))
+			switch c := alphabet[rng.IntN(len(alphabet))]; rng.IntN(3) {
+			case 0:
+				b[i] = c
+			case 1:
+				b = append(b[:i], append([]byte{c}, b[i:]...)...)
+			default:
+				b = append(b[:i], b[i+1:]...)
+			}
+		}
+		depth, at, end, ok := skimWritten(b)
+		if !ok {
+			continue
+		}
+		accepted++
+		if d, a, e, ok := skimGrammar(b); !ok || d != depth || a != at || e != end {
+			t.Fatalf("%q: skimmed depth %d, name at %d-%d; the grammar's skim: depth %d, name at %d-%d (%v)", b, depth, at, end, d, a, e, ok)
+		}
+	}
+	if accepted < 10000 {
+		t.Errorf("only %d texts accepted", accepted)
 	}
 }
