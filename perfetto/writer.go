@@ -29,10 +29,10 @@ const (
 	// under 512 KiB).
 	DefaultBundleSize = 256 << 10
 	// DefaultCompressionLevel is the deflate level to give WithCompression
-	// for a trace as small as it gets at little cost: with the writer's
-	// field order (see eventStart), level 6 of the deflate package it uses
-	// makes a runtime log's trace as small as compress/zlib's level 5 made
-	// it in the schema's order, in a third of the time.
+	// for a small trace at little cost: with the writer's field order,
+	// level 6 of the deflate package it uses makes a runtime log's trace a
+	// little smaller than compress/zlib's level 5 made it in the schema's
+	// order, in a third of the time.
 	DefaultCompressionLevel = 6
 	// DefaultMaxTracks is how many tracks a Writer declares before it
 	// refuses more (WithMaxTracks). A track with a slice or two costs the
@@ -425,10 +425,8 @@ type event struct {
 // The fields of an event's packet go from what repeats most to what
 // changes most — the sequence fields, then the TrackEvent (its arguments,
 // each value before its name, then its name and type), then the timestamp
-// — so that consecutive events of a kind share long runs of bytes. Field
-// order means nothing to a protobuf reader, and everything to deflate: on
-// a runtime log this layout makes the compressed trace about 4% smaller
-// and compressing it a third cheaper than the schema's order.
+// — so that consecutive events of a kind share long runs of bytes (see the
+// package documentation).
 func (w *Writer) eventStart(t *trackState, ts int64) event {
 	s := w.sequenceFor(t, len(t.pending) == 0)
 	b, pm := w.open()
