@@ -25,9 +25,11 @@ const (
 	// names or values.
 	DefaultInternLimit = 1 << 16
 	// DefaultBundleSize is how many bytes of packets go into one
-	// compressed bundle when compression is on (Perfetto wants bundles
-	// under 512 KiB).
-	DefaultBundleSize = 256 << 10
+	// compressed bundle when compression is on: under 512 KiB, as Perfetto
+	// wants them, and large enough that restarting the deflate's window at
+	// each bundle costs little (0.3% of a runtime log's trace against
+	// 256 KiB bundles).
+	DefaultBundleSize = 448 << 10
 	// DefaultCompressionLevel is the deflate level to give WithCompression
 	// for a small trace at little cost: with the writer's field order,
 	// level 6 of the deflate package it uses makes a runtime log's trace a
