@@ -47,6 +47,7 @@ type runCollector struct {
 	openRoots  map[laneKey]*invBuf // per thread and slot, its run whose root came first
 	order      int64               // arrival counter, for the oldest pending run
 	free       []*invBuf           // runs drawn, their buffers kept for the next runs
+	last       *invBuf             // the waiting run the last span went to (a run's spans come together)
 }
 
 // maxFreeRuns bounds the drawn runs' buffers kept for reuse.
@@ -55,7 +56,10 @@ const maxFreeRuns = 64
 // add takes one span of a run; logT is its log prefix's thread handle.
 func (r *runCollector) add(sp heldSpan, dev bool, logT uint64) {
 	k := invKey{sp.Pid, sp.Inv}
-	b := r.pending[k]
+	b := r.last
+	if b == nil || b.key != k {
+		b = r.pending[k]
+	}
 	if b == nil {
 		if r.pending == nil {
 			r.pending = map[invKey]*invBuf{}
@@ -68,6 +72,7 @@ func (r *runCollector) add(sp heldSpan, dev bool, logT uint64) {
 		b.key, b.first = k, r.order
 		r.pending[k] = b
 	}
+	r.last = b
 	if dev {
 		b.dev = append(b.dev, sp)
 	} else {
@@ -103,6 +108,9 @@ func (r *runCollector) waiting(k invKey) *invBuf { return r.pending[k] }
 // hand removes b from the waiting runs and hands it to done.
 func (r *runCollector) hand(b *invBuf) {
 	delete(r.pending, b.key)
+	if r.last == b {
+		r.last = nil
+	}
 	if b.isOpen && r.openRoots[b.openOn] == b {
 		delete(r.openRoots, b.openOn)
 	}
