@@ -291,9 +291,10 @@ func (p *parser) spanGrammar(s *Span) {
 // the attributes, in the form the runtime writes them: one space before each
 // field, version 1, decimal values of at most 18 digits within their ranges,
 // a hid of at most 16 hex digits. It reports whether b follows that form;
-// when it does not, nothing is read (p.i is unchanged) and the fields are
-// to be read with the grammar's rules, which read the same values from any
-// text the form accepts.
+// when it does not, p.i is unchanged, the fields of *s it set before giving
+// up are left as they are (the grammar, which must then read them, sets
+// every field it reads), and the fields are to be read with the grammar's
+// rules, which read the same values from any text the form accepts.
 func (p *parser) spanFields(s *Span) bool {
 	b, i := p.b, p.i
 	if !keyAt(b, i, " v=1 pid=") {
