@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/phasetrace/phasetrace/perfetto"
@@ -792,5 +793,71 @@ func TestTrackLimit(t *testing.T) {
 	tr := readBack(t, buf.Bytes())
 	if len(tr.Tracks) != 3 || len(tr.Slices) != 2 {
 		t.Errorf("read back %d tracks and %d slices, want 3 and 2", len(tr.Tracks), len(tr.Slices))
+	}
+}
+
+// TestEventLayout checks the order an event's fields are written in (see
+// the package documentation): the sequence fields first, then the
+// TrackEvent — its arguments, each value before its name, then its name
+// and type —, then the timestamp. A protobuf reader does not care; deflate
+// does, and this order is what keeps traces small.
+func TestEventLayout(t *testing.T) {
+	var out bytes.Buffer
+	w := perfetto.NewWriter(&out)
+	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 2, Name: "main"})
+	w.Slice(th, perfetto.Slice{Name: "run", TS: 1000, Dur: 10, Args: []perfetto.Arg{perfetto.Int("inv", 7), perfetto.String("clk", "dev")}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fields := func(b []byte) (nums []protowire.Number, vals [][]byte) {
+		for len(b) > 0 {
+			num, typ, n := protowire.ConsumeTag(b)
+			if n < 0 {
+				t.Fatalf("bad tag")
+			}
+			m := protowire.ConsumeFieldValue(num, typ, b[n:])
+			if m < 0 {
+				t.Fatalf("bad field %d", num)
+			}
+			v := b[n : n+m]
+			if typ == protowire.BytesType {
+				v, _ = protowire.ConsumeBytes(v)
+			}
+			nums, vals = append(nums, num), append(vals, v)
+			b = b[n+m:]
+		}
+		return nums, vals
+	}
+	var events [][]protowire.Number
+	var annotations [][]protowire.Number
+	_, packets := fields(out.Bytes())
+	for _, p := range packets {
+		nums, vals := fields(p)
+		i := slices.Index(nums, 11) // track_event
+		if i < 0 || slices.Contains(nums, 60) {
+			continue // not an event, or a track descriptor
+		}
+		events = append(events, nums)
+		ev, evVals := fields(vals[i])
+		for j, num := range ev {
+			if num == 4 { // debug_annotations
+				a, _ := fields(evVals[j])
+				annotations = append(annotations, a)
+			}
+		}
+		if got, want := ev[len(ev)-1], protowire.Number(9); got != want { // type, after the arguments and name
+			t.Errorf("TrackEvent fields %v: want type (9) last", ev)
+		}
+	}
+	want := [][]protowire.Number{
+		{10, 13, 11, 12, 8}, // begin: sequence id, flags, track_event, interned_data, timestamp
+		{10, 13, 11, 8},     // end
+	}
+	if diff := cmp.Diff(want, events); diff != "" {
+		t.Errorf("event packets' fields (-want +got):\n%s", diff)
+	}
+	wantAnn := [][]protowire.Number{{4, 1}, {17, 1}} // int_value, name_iid; string_value_iid, name_iid
+	if diff := cmp.Diff(wantAnn, annotations); diff != "" {
+		t.Errorf("annotations' fields (-want +got):\n%s", diff)
 	}
 }
