@@ -47,7 +47,7 @@ func BenchmarkConvert(b *testing.B) {
 		opts []phasetrace.Option
 	}{
 		{"plain", nil},
-		{"deflate", []phasetrace.Option{phasetrace.WithWriterOptions(perfetto.WithCompression(defaultCompress))}},
+		{"deflate", []phasetrace.Option{phasetrace.WithWriterOptions(perfetto.WithCompression(perfetto.DefaultCompressionLevel))}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var out countingWriter
@@ -58,9 +58,6 @@ func BenchmarkConvert(b *testing.B) {
 		})
 	}
 }
-
-// defaultCompress is the deflate level strace2perfetto writes at by default.
-const defaultCompress = perfetto.DefaultCompressionLevel
 
 var benchFile = flag.String("benchfile", "", "BenchmarkConvertFile converts this log (e.g. /tmp/mid.log)")
 
@@ -77,7 +74,7 @@ func BenchmarkConvertFile(b *testing.B) {
 		b.Fatal(err)
 	}
 	in := []phasetrace.Input{phasetrace.File(*benchFile)}
-	n := benchConvert(b, in, st.Size(), []phasetrace.Option{phasetrace.WithWriterOptions(perfetto.WithCompression(defaultCompress))})
+	n := benchConvert(b, in, st.Size(), []phasetrace.Option{phasetrace.WithWriterOptions(perfetto.WithCompression(perfetto.DefaultCompressionLevel))})
 	b.ReportMetric(float64(n), "trace-bytes")
 }
 

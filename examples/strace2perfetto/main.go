@@ -104,9 +104,6 @@ var sample []byte
 // sampleOut is where the embedded sample is converted to.
 const sampleOut = "phasetrace-sample.pftrace"
 
-// defaultCompress is the deflate level the trace is written at.
-const defaultCompress = perfetto.DefaultCompressionLevel
-
 // Exit statuses.
 const (
 	exitOK     = cli.ExitOK     // a trace was written
@@ -239,7 +236,7 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 	})
 	fs.BoolVar(&cfg.mpi, "mpi", false, "remote workers' frames went over MPI: a remote run is only known to follow its network1.dispatch's start (default: a socket, after its end)")
 	fs.StringVar(&cfg.summaryJSON, "summary-json", "", "write the conversion summary as JSON to `file`, - for standard output")
-	fs.IntVar(&cfg.compress, "compress", defaultCompress, "deflate the trace at zlib `level`, 1 (fastest) to 9 (smallest); 0: off")
+	fs.IntVar(&cfg.compress, "compress", perfetto.DefaultCompressionLevel, "deflate the trace at zlib `level`, 1 (fastest) to 9 (smallest); 0: off")
 	fs.BoolVar(&cfg.strict, "strict", false, "exit 3 when anything was lost or repaired (the trace is still written)")
 	fs.BoolVar(&cfg.quiet, "q", false, "print no summary")
 	fs.BoolVar(&cfg.open, "open", false, "once written, serve the trace to ui.perfetto.dev on 127.0.0.1 and open a browser on it, until the UI has fetched it or Ctrl-C")
