@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,10 +44,43 @@ func FuzzReader(f *testing.F) {
 		if st2.Lost() != 0 {
 			t.Fatalf("rewritten records lost: %v\n%q", st2.Problems, out.Bytes())
 		}
-		if diff := cmp.Diff(recs, back, ignorePos); diff != "" {
+		if diff := cmp.Diff(cutAsWritten(t, recs, back), back, ignorePos); diff != "" {
 			t.Errorf("read, write, read (-first +second):\n%s", diff)
 		}
 	})
+}
+
+// cutAsWritten returns recs with the fields the writer had to cut taken
+// from back. A log the runtime did not write can hold a name or attribute
+// text that fits its cap as read but not as the emitter encodes it (a raw
+// '%' becomes %25), so writing it cuts it, as the emitter would: such a
+// record must come back flagged as cut, and the same in everything else.
+func cutAsWritten(t *testing.T, recs, back []Record) []Record {
+	t.Helper()
+	if len(recs) != len(back) {
+		return recs
+	}
+	out := slices.Clone(recs)
+	for i := range out {
+		r := &out[i].Span
+		if out[i].Kind != KindSpan {
+			continue
+		}
+		b := back[i].Span
+		if !r.NameTruncated && bytes.HasSuffix(appendName(nil, r.Name), []byte("~")) {
+			if !b.NameTruncated {
+				t.Errorf("record %d: name %q cut in writing but not flagged as cut: %q", i, r.Name, b.Name)
+			}
+			r.Name, r.NameTruncated = b.Name, b.NameTruncated
+		}
+		if !r.AttrsTruncated && bytes.HasSuffix(appendAttrText(nil, r.Attrs), []byte("~")) {
+			if !b.AttrsTruncated {
+				t.Errorf("record %d: attributes %v cut in writing but not flagged as cut: %v", i, r.Attrs, b.Attrs)
+			}
+			r.Attrs, r.AttrsTruncated = b.Attrs, b.AttrsTruncated
+		}
+	}
+	return out
 }
 
 // checkUnterminated compares the reading of data with that of data ended by
