@@ -554,17 +554,7 @@ func TestSpanFieldsAsGrammar(t *testing.T) {
 	accepted := 0
 	for n := range 200000 {
 		b := []byte(seeds[n%len(seeds)])
-		for range rng.IntN(3) {
-			i := len("[STRACE]") + rng.IntN(len(b)-len("[STRACE]"))
-			switch c := alphabet[rng.IntN(len(alphabet))]; rng.IntN(3) {
-			case 0:
-				b[i] = c
-			case 1:
-				b = append(b[:i], append([]byte{c}, b[i:]...)...)
-			default:
-				b = append(b[:i], b[i+1:]...)
-			}
-		}
+		b = mutate(rng, b, len("[STRACE]"), alphabet)
 		b = trimRight(b)
 		fast := parser{b: b, i: len("[STRACE]")}
 		var got Span
@@ -602,17 +592,7 @@ func TestPrefixTimesAsGrammar(t *testing.T) {
 	accepted := 0
 	for n := range 100000 {
 		b := []byte(seeds[n%len(seeds)])
-		for range rng.IntN(3) {
-			i := len(markMono) + rng.IntN(len(b)-len(markMono))
-			switch c := alphabet[rng.IntN(len(alphabet))]; rng.IntN(3) {
-			case 0:
-				b[i] = c
-			case 1:
-				b = append(b[:i], append([]byte{c}, b[i:]...)...)
-			default:
-				b = append(b[:i], b[i+1:]...)
-			}
-		}
+		b = mutate(rng, b, len(markMono), alphabet)
 		fast := parser{b: b, i: len(markMono)}
 		var got Prefix
 		if !fast.prefixTimes(&got) {
@@ -648,17 +628,7 @@ func TestSkimWrittenAsSkim(t *testing.T) {
 	accepted := 0
 	for n := range 100000 {
 		b := []byte(seeds[n%len(seeds)])
-		for range rng.IntN(3) {
-			i := len("[STRACE]") + rng.IntN(len(b)-len("[STRACE]"))
-			switch c := alphabet[rng.IntN(len(alphabet))]; rng.IntN(3) {
-			case 0:
-				b[i] = c
-			case 1:
-				b = append(b[:i], append([]byte{c}, b[i:]...)...)
-			default:
-				b = append(b[:i], b[i+1:]...)
-			}
-		}
+		b = mutate(rng, b, len("[STRACE]"), alphabet)
 		depth, at, end, ok := skimWritten(b)
 		if !ok {
 			continue
@@ -671,4 +641,21 @@ func TestSkimWrittenAsSkim(t *testing.T) {
 	if accepted < 10000 {
 		t.Errorf("only %d texts accepted", accepted)
 	}
+}
+
+// mutate changes up to two bytes of b after its first from bytes: each a
+// byte of alphabet put in place of one, inserted, or a byte deleted.
+func mutate(rng *rand.Rand, b []byte, from int, alphabet string) []byte {
+	for range rng.IntN(3) {
+		i := from + rng.IntN(len(b)-from)
+		switch c := alphabet[rng.IntN(len(alphabet))]; rng.IntN(3) {
+		case 0:
+			b[i] = c
+		case 1:
+			b = append(b[:i], append([]byte{c}, b[i:]...)...)
+		default:
+			b = append(b[:i], b[i+1:]...)
+		}
+	}
+	return b
 }
