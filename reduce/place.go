@@ -307,15 +307,13 @@ type rateRange struct {
 	loSrc, hiSrc Evidence
 }
 
-// hostOf returns the interval of host ns a device-domain duration v
-// (nominal ns, may be negative) takes when the rate error lies in r:
-// v·1e9/(1e9+ε). An end that does not fit int64 is returned as
-// math.MinInt64 or math.MaxInt64.
-func (r rateRange) hostOf(v DeviceNanos) (lo, hi HostNanos) {
-	return r.hostLo(v), r.hostHi(v)
-}
+// hostLo and hostHi are the ends of the interval of host ns a device-domain
+// duration v (nominal ns, may be negative) takes when the rate error lies
+// in r: v·1e9/(1e9+ε). An end that does not fit int64 is returned as
+// math.MinInt64 or math.MaxInt64. Where one end is wanted, only it is
+// computed (each is a division).
 
-// hostLo is the low end of hostOf(v).
+// hostLo is the low end.
 func (r rateRange) hostLo(v DeviceNanos) HostNanos {
 	e := r.hi
 	if v < 0 {
@@ -328,7 +326,7 @@ func (r rateRange) hostLo(v DeviceNanos) HostNanos {
 	return h
 }
 
-// hostHi is the high end of hostOf(v).
+// hostHi is the high end.
 func (r rateRange) hostHi(v DeviceNanos) HostNanos {
 	e := r.lo
 	if v < 0 {
@@ -672,8 +670,7 @@ func (m Mapping) Host(off DeviceNanos) (HostNanos, error) {
 // whose offset from the origin lies in [lo, hi]: the origin's interval plus
 // the offset at every allowed rate, widened by the slack.
 func (m Mapping) allowed(lo, hi DeviceNanos) (HostNanos, HostNanos, error) {
-	a, _ := m.rate.hostOf(lo)
-	_, b := m.rate.hostOf(hi)
+	a, b := m.rate.hostLo(lo), m.rate.hostHi(hi)
 	l, ok1 := addHost(m.origin.lo, a)
 	u, ok2 := addHost(m.origin.hi, b)
 	if ok1 {
@@ -930,8 +927,7 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 		xsLo := min(covered-wallDur, 0)
 		xeLo = max(covered, wallDur+xsLo)
 	}
-	_, sHi := rate.hostOf(xsHi)
-	eLo, _ := rate.hostOf(xeLo)
+	sHi, eLo := rate.hostHi(xsHi), rate.hostLo(xeLo)
 	contain := func(w HostWindow, ev Evidence) {
 		lo, hi := satAdd(w.Start, -satAdd(sHi, tick)), satAdd(w.End, -satAdd(eLo, -tick))
 		ev.Lo, ev.Hi = int64(lo), int64(hi)
