@@ -120,16 +120,28 @@ func (b *Binds) Skip(n int64) { b.base += n }
 // ReadFrom adds every record of rd until io.EOF and returns the reader's
 // error otherwise. A log read after it continues its offsets ([Binds.Skip]).
 func (b *Binds) ReadFrom(rd *strace.Reader) error {
+	if err := eachRecord(rd, b.Add); err != nil {
+		return err
+	}
+	b.Skip(rd.Stats().Bytes)
+	return nil
+}
+
+// eachRecord hands every record of rd to add until io.EOF, and returns the
+// reader's error otherwise. The records are read into one variable: add
+// gets its address, so it lives on the heap, once.
+func eachRecord(rd *strace.Reader, add func(*strace.Record)) error {
+	var rec strace.Record
 	for {
-		rec, err := rd.Read()
+		var err error
+		rec, err = rd.Read()
 		if err == io.EOF {
-			b.Skip(rd.Stats().Bytes)
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		b.Add(&rec)
+		add(&rec)
 	}
 }
 
@@ -489,18 +501,7 @@ func (r *BindRepetitions) Add(rec *strace.Record) {
 
 // ReadFrom adds every record of rd until io.EOF and returns the reader's
 // error otherwise.
-func (r *BindRepetitions) ReadFrom(rd *strace.Reader) error {
-	for {
-		rec, err := rd.Read()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		r.Add(&rec)
-	}
-}
+func (r *BindRepetitions) ReadFrom(rd *strace.Reader) error { return eachRecord(rd, r.Add) }
 
 // Late returns how many segments arrived after their bind was closed.
 func (r *BindRepetitions) Late() int64 {

@@ -243,18 +243,11 @@ func (r *nativeRun) interval(i int) *Interval {
 // ReadFrom adds every span of rd until io.EOF and returns the reader's
 // error otherwise.
 func (o *Overlap) ReadFrom(rd *strace.Reader) error {
-	for {
-		rec, err := rd.Read()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return eachRecord(rd, func(rec *strace.Record) {
 		if rec.Kind == strace.KindSpan {
 			o.Add(&rec.Span)
 		}
-	}
+	})
 }
 
 // Late returns how many spans arrived after their invocation was closed;
