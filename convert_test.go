@@ -55,15 +55,22 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestSampleGolden(t *testing.T) {
 	tr, sum, _ := convert(t, []phasetrace.Input{sampleInput(t)})
+	goldenConversion(t, "sample", tr, sum)
+}
+
+// goldenConversion compares a conversion's trace, read back, and its
+// summary with testdata/NAME.golden and testdata/NAME.summary.
+func goldenConversion(t *testing.T, name string, tr *check.Trace, sum *phasetrace.Summary) {
+	t.Helper()
 	var dump, text bytes.Buffer
 	if err := tr.Dump(&dump); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "sample.golden", dump.Bytes())
+	golden(t, name+".golden", dump.Bytes())
 	if err := sum.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "sample.summary", text.Bytes())
+	golden(t, name+".summary", text.Bytes())
 }
 
 func TestDeterministic(t *testing.T) {

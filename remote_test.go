@@ -532,13 +532,5 @@ func TestRemoteGolden(t *testing.T) {
 		Hosts: []stracetest.RemoteHost{{Machine: "machine1", DriftPPM: 30, FwdMin: 30e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3},
 			{Machine: "machine2", DriftPPM: -40, FwdMin: 35e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3}}})
 	tr, sum, _ := convert(t, remoteInputs(logs))
-	var dump, text bytes.Buffer
-	if err := tr.Dump(&dump); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "remote.golden", dump.Bytes())
-	if err := sum.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "remote.summary", text.Bytes())
+	goldenConversion(t, "remote", tr, sum)
 }
