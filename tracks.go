@@ -31,9 +31,8 @@ type trackSet struct {
 type laneMemo struct {
 	key     laneKey
 	hasSlot bool
-	track   perfetto.Track
+	track   perfetto.Track // the zero Track: nothing remembered
 	split   bool
-	ok      bool
 }
 
 type devLaneMemo struct {
@@ -149,12 +148,12 @@ type laneKey struct {
 // slot, when the thread is split; else its real-tid lane.
 func (tr *trackSet) lane(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
 	k := laneKey{pid: pid, tid: tid, slot: slot}
-	if m := &tr.lastLane; m.ok && m.key == k && m.hasSlot == hasSlot {
+	if m := &tr.lastLane; !m.track.IsZero() && m.key == k && m.hasSlot == hasSlot {
 		return m.track, m.split
 	}
 	track, split := tr.newLane(pid, tid, slot, hasSlot)
 	if !track.IsZero() {
-		tr.lastLane = laneMemo{key: k, hasSlot: hasSlot, track: track, split: split, ok: true}
+		tr.lastLane = laneMemo{key: k, hasSlot: hasSlot, track: track, split: split}
 	}
 	return track, split
 }
