@@ -178,11 +178,15 @@ const dedupWindow = 1 << 12
 // compared field by field. A chain runs from the newest span to the oldest,
 // so a walk stops at the first span that has left the window.
 type recentSpans struct {
-	ring  []strace.Span
-	keys  []uint64
-	prev  []uint64 // per ring slot: the sequence number of the previous span of its chain, plus one
-	heads []uint64 // per bucket: the sequence number of its newest span, plus one
-	n     uint64   // spans remembered so far
+	ring []strace.Span
+	// The ring's spans' attributes: those of the spans numbered [k·W,
+	// (k+1)·W) live in stores[k%2] (W = dedupWindow), which is reset when
+	// span (k+2)·W comes, its spans out of the window by then.
+	stores [2]spanStore
+	keys   []uint64
+	prev   []uint64 // per ring slot: the sequence number of the previous span of its chain, plus one
+	heads  []uint64 // per bucket: the sequence number of its newest span, plus one
+	n      uint64   // spans remembered so far
 }
 
 // dedupBuckets is the number of chains: twice the window keeps them short.
@@ -213,9 +217,8 @@ func nameKey(s string) uint64 {
 	return k
 }
 
-// repeated reports whether sp equals a recent span, and remembers it. The
-// span's attributes must stay valid as long as it may be remembered (the
-// converter's records own theirs).
+// repeated reports whether sp equals a recent span, and remembers it (a
+// copy: sp need not outlive the call).
 func (r *recentSpans) repeated(sp *strace.Span) bool {
 	h := mix(mix(mix(mix(uint64(sp.Pid), uint64(sp.Tid)), sp.Inv), sp.Hid), uint64(sp.Depth))
 	h = mix(mix(mix(h, uint64(sp.TS)), uint64(sp.Dur)), nameKey(sp.Name))
@@ -232,7 +235,11 @@ func (r *recentSpans) repeated(sp *strace.Span) bool {
 		s = r.prev[i]
 	}
 	i := r.n % dedupWindow
-	r.ring[i], r.keys[i], r.prev[i] = *sp, h, r.heads[b]
+	st := &r.stores[r.n/dedupWindow%2]
+	if i == 0 {
+		st.reset()
+	}
+	r.ring[i], r.keys[i], r.prev[i] = st.span(sp), h, r.heads[b]
 	r.n++
 	r.heads[b] = r.n
 	return false

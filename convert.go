@@ -343,11 +343,12 @@ type converter struct {
 	covered, drawnSegments map[string]bool
 	records                map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
 
-	runs      runCollector
-	bindLines []bindLine
-	flows     flowWindow
-	handed    int // slices handed to the writer since the last flush
-	now       int64
+	runs       runCollector
+	bindLines  []bindLine
+	bindStores []spanStore // the stores of bind lines drawn, for the next ones
+	flows      flowWindow
+	handed     int // slices handed to the writer since the last flush
+	now        int64
 
 	// Remote machines (remote.go): how their logs are drawn, and the trace
 	// pids given to pids that repeat across machines, per log.
@@ -364,9 +365,10 @@ type heldSpan struct {
 // bindLine is a legacy "bind phase=" line waiting for the chip.run.bind
 // that contains it.
 type bindLine struct {
-	rec  strace.BindPhase
-	at   where
-	logT uint64 // the log prefix's thread handle
+	rec   strace.BindPhase
+	at    where
+	logT  uint64    // the log prefix's thread handle
+	store spanStore // rec's attributes
 }
 
 // maxBindLines bounds the bind-phase lines waiting for their bind.
@@ -538,11 +540,26 @@ func checkSpan(sp *strace.Span, dev bool) (reason, detail string) {
 
 func (c *converter) bindPhase(rec *strace.Record, at where) {
 	if len(c.bindLines) >= maxBindLines {
-		l := c.bindLines[0]
+		l := &c.bindLines[0]
 		c.led.notDrawn("bind phase lines outside every chip.run.bind", l.at, "phase="+l.rec.Phase, 1)
+		c.letGo(l)
 		c.bindLines = c.bindLines[1:]
 	}
-	c.bindLines = append(c.bindLines, bindLine{rec: rec.BindPhase, at: at, logT: rec.Prefix.Thread})
+	l := bindLine{rec: rec.BindPhase, at: at, logT: rec.Prefix.Thread}
+	if n := len(c.bindStores); n > 0 {
+		l.store = c.bindStores[n-1]
+		c.bindStores = c.bindStores[:n-1]
+	}
+	l.rec.Attrs = l.store.keep(l.rec.Attrs) // its Phase and Source are canonical
+	c.bindLines = append(c.bindLines, l)
+}
+
+// letGo keeps the store of a bind line that is drawn or given up, for the
+// next line.
+func (c *converter) letGo(l *bindLine) {
+	l.store.reset()
+	c.bindStores = append(c.bindStores, l.store)
+	l.store = spanStore{}
 }
 
 // host draws one host span on track t, with its identity and every

@@ -30,18 +30,23 @@ type flowKey struct {
 }
 
 type nodeSpan struct {
-	span     heldSpan
-	leaf     string
-	key      flowKey
-	hasKey   bool
-	match    *nodeSpan // a dispatch's best submit so far
-	linked   bool      // a dispatch's flow is fixed
+	span   heldSpan
+	leaf   string
+	key    flowKey
+	hasKey bool
+	// A dispatch's best submit so far: match, while that submit is in the
+	// window (a released one is let go at the next prune), and its start.
+	match    *nodeSpan
+	matched  bool
+	matchTS  int64
+	linked   bool // a dispatch's flow is fixed
 	flows    []perfetto.FlowID
 	endFlows []perfetto.FlowID
 	released bool
 	ids      [2]perfetto.FlowID // room for the flows of a hand-off's usual one arrow
 	// The next span of its submits or waiting list, and of its launches list.
 	nextKey, nextLaunch *nodeSpan
+	store               spanStore // span's attributes
 }
 
 // nodeList is a list of node spans in arrival order, linked through the
@@ -91,11 +96,14 @@ type flowWindow struct {
 	sameHost func(a, b int32) bool                                 // whether two pids ran on one machine (nil: all do)
 	nextID   perfetto.FlowID
 
-	spans    []*nodeSpan // in arrival order
+	spans    []*nodeSpan // spans[head:] wait, in arrival order
+	head     int
 	submits  map[flowKey]nodeList
 	waiting  map[flowKey]nodeList   // dispatches, for submits that come after them
 	launches map[launchKey]nodeList // dispatches by (run_id, dispatch_id)
 	released int                    // released spans still in the indexes
+	retired  []*nodeSpan            // released spans, free once no index or match holds them
+	free     []*nodeSpan            // node spans to reuse
 	slab     []nodeSpan             // node spans are allocated a slab at a time
 	runFlow  [1]perfetto.FlowID     // linkRun's result, valid until its next call
 }
@@ -105,16 +113,35 @@ const nodeSlab = 64
 
 type launchKey struct{ runID, dispatchID int64 }
 
-func (f *flowWindow) add(sp heldSpan) {
+// newNode returns a cleared node span: a free one when there is one.
+func (f *flowWindow) newNode() *nodeSpan {
+	if k := len(f.free); k > 0 {
+		n := f.free[k-1]
+		f.free = f.free[:k-1]
+		n.store.reset()
+		*n = nodeSpan{store: n.store}
+		return n
+	}
 	if len(f.slab) == 0 {
 		f.slab = make([]nodeSpan, nodeSlab)
 	}
 	n := &f.slab[0]
 	f.slab = f.slab[1:]
+	return n
+}
+
+func (f *flowWindow) add(sp heldSpan) {
+	n := f.newNode()
 	n.span = sp
+	n.span.Attrs = n.store.keep(sp.Attrs)
 	n.flows, n.endFlows = n.ids[:0:1], n.ids[1:1:2]
 	n.leaf, _ = strace.NodeLeaf(sp.Name)
-	n.key, n.hasKey = nodeFlowKey(&sp.Span)
+	n.key, n.hasKey = nodeFlowKey(&n.span.Span)
+	if len(f.spans) == cap(f.spans) && f.head > 0 && f.head >= len(f.spans)/2 {
+		k := copy(f.spans, f.spans[f.head:]) // the waiting spans move to the front
+		clear(f.spans[k:])
+		f.spans, f.head = f.spans[:k], 0
+	}
 	f.spans = append(f.spans, n)
 	if !n.hasKey {
 		return
@@ -129,8 +156,8 @@ func (f *flowWindow) add(sp heldSpan) {
 		f.submits[n.key] = l
 		// A dispatch logged before this submit may belong to it.
 		for d := f.waiting[n.key].head; d != nil; d = d.nextKey {
-			if !d.released && !d.linked && n.span.TS < d.span.TS && (d.match == nil || n.span.TS > d.match.span.TS) {
-				d.match = n
+			if !d.released && !d.linked && n.span.TS < d.span.TS && (!d.matched || n.span.TS > d.matchTS) {
+				d.match, d.matched, d.matchTS = n, true, n.span.TS
 			}
 		}
 	case "dispatch":
@@ -140,7 +167,9 @@ func (f *flowWindow) add(sp heldSpan) {
 				best = s
 			}
 		}
-		n.match = best
+		if best != nil {
+			n.match, n.matched, n.matchTS = best, true, best.span.TS
+		}
 		l := f.waiting[n.key]
 		l.push(n, nextKey)
 		f.waiting[n.key] = l
@@ -207,8 +236,9 @@ func (f *flowWindow) id() perfetto.FlowID {
 // them at the end of the log), in arrival order. now is the latest host
 // time the log has reached.
 func (f *flowWindow) drain(now int64, all bool) {
+	waiting := f.spans[f.head:]
 	n := 0
-	for _, s := range f.spans {
+	for _, s := range waiting {
 		if !all && s.span.End() > now-f.horizon {
 			break
 		}
@@ -218,23 +248,41 @@ func (f *flowWindow) drain(now int64, all bool) {
 	if n == 0 {
 		return
 	}
-	clear(f.spans[:n])
-	f.spans = f.spans[n:]
-	if all || len(f.spans) == 0 {
-		f.spans = nil
-		f.submits, f.waiting, f.launches = nil, nil, nil
+	f.retired = append(f.retired, waiting[:n]...)
+	clear(waiting[:n])
+	f.head += n
+	if all || f.head == len(f.spans) {
+		f.spans, f.head = f.spans[:0], 0
+		clear(f.submits)
+		clear(f.waiting)
+		clear(f.launches)
 		f.released = 0
+		f.recycle()
 		return
 	}
 	// Forget released spans in the indexes, now and then.
 	f.released += n
-	if f.released < 256 || f.released < len(f.spans) {
+	if f.released < 256 || f.released < len(f.spans)-f.head {
 		return
 	}
 	f.released = 0
 	pruneLists(f.launches, nextLaunch)
 	pruneLists(f.submits, nextKey)
 	pruneLists(f.waiting, nextKey)
+	for _, s := range f.spans[f.head:] {
+		if s.match != nil && s.match.released {
+			s.match = nil // matched and matchTS keep what it was
+		}
+	}
+	f.recycle()
+}
+
+// recycle makes the retired spans free: nothing refers to them any more
+// (the indexes are pruned, and no waiting span's match is released).
+func (f *flowWindow) recycle() {
+	f.free = append(f.free, f.retired...)
+	clear(f.retired)
+	f.retired = f.retired[:0]
 }
 
 func pruneLists[K comparable](m map[K]nodeList, next func(*nodeSpan) **nodeSpan) {

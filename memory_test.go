@@ -79,7 +79,7 @@ func TestAllocsPerSpan(t *testing.T) {
 		in := []phasetrace.Input{phasetrace.Bytes("gen.log", generated(benchConfig(rounds)))}
 		var spans int64
 		n := testing.AllocsPerRun(2, func() {
-			sum, err := phasetrace.Convert(io.Discard, in)
+			sum, err := phasetrace.Convert(io.Discard, in, phasetrace.WithFlowHorizon(1_000_000_000))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ func TestAllocsPerSpan(t *testing.T) {
 		})
 		return n, spans
 	}
-	rounds := roundsFor(2 << 20)
+	rounds := roundsFor(4 << 20)
 	a1, s1 := allocs(rounds)
 	a2, s2 := allocs(2 * rounds)
 	perSpan := (a2 - a1) / float64(s2-s1)

@@ -150,6 +150,7 @@ func (c *converter) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 		}
 		if covered[l.rec.Phase] || drawn[l.rec.Phase] {
 			c.led.superseded("bind phase lines drawn by host_phase_records or segment spans", 1)
+			c.letGo(&l)
 			continue
 		}
 		args := append(c.args[:0], perfetto.Uint("inv", bind.Inv), perfetto.String("hid", c.hidString(bind.Hid)), perfetto.Int("depth", int64(bind.Depth+1)))
@@ -159,6 +160,7 @@ func (c *converter) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 			args = append(args, perfetto.String("source", l.rec.Source))
 		}
 		c.other(lane, perfetto.Slice{Name: c.segmentName(l.rec.Phase), TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, "bind phase lines")
+		c.letGo(&l)
 	}
 	clear(c.bindLines[len(kept):])
 	c.bindLines = kept

@@ -29,6 +29,8 @@ type invBuf struct {
 	// wall is RunWall's true extent, known when the run's device spans
 	// came from a raw buffer.
 	wall *reduce.DeviceWindow
+	// store holds the spans' attributes (see spanStore).
+	store spanStore
 }
 
 // runCollector groups the spans of runs — a run is the spans sharing a
@@ -73,6 +75,7 @@ func (r *runCollector) add(sp heldSpan, dev bool, logT uint64) {
 		r.pending[k] = b
 	}
 	r.last = b
+	sp.Attrs = b.store.keep(sp.Attrs)
 	if dev {
 		b.dev = append(b.dev, sp)
 	} else {
@@ -136,7 +139,8 @@ func (r *runCollector) reuse(b *invBuf) {
 	}
 	clear(b.host)
 	clear(b.dev)
-	*b = invBuf{host: b.host[:0], dev: b.dev[:0]}
+	b.store.reset()
+	*b = invBuf{host: b.host[:0], dev: b.dev[:0], store: b.store}
 	r.free = append(r.free, b)
 }
 

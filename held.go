@@ -1,0 +1,77 @@
+package phasetrace
+
+import (
+	"unsafe"
+
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// The second pass reads its records from a Merger that recycles their
+// memory (strace.WithRecycledMemory): a record's attributes and its
+// non-canonical strings are valid only until the next Read. What the
+// converter keeps longer — a run's spans until its root comes, node spans
+// in the flow window, the repeat detector's recent spans, bind phase lines
+// waiting for their bind — it copies into a spanStore of the holder's own,
+// which the holder reuses once it has let go of what the store held. The
+// canonical strings (names, keys, short text values) are shared: they stay
+// valid for good, and the trace writer may remember them by address.
+
+// spanStore holds copies of kept spans' attributes and the text of their
+// non-canonical values. Its memory is reused after reset, so a copy is valid
+// until the holder resets the store; growing it never moves what it holds
+// (a full buffer is replaced, not copied).
+type spanStore struct {
+	attrs []strace.Attr
+	text  []byte
+}
+
+// keep returns a copy of attrs that is valid until the next reset.
+func (s *spanStore) keep(attrs []strace.Attr) []strace.Attr {
+	if len(attrs) == 0 {
+		return nil
+	}
+	if cap(s.attrs)-len(s.attrs) < len(attrs) {
+		s.attrs = make([]strace.Attr, 0, max(2*cap(s.attrs), len(attrs)))
+	}
+	n := len(s.attrs)
+	s.attrs = append(s.attrs, attrs...)
+	kept := s.attrs[n:len(s.attrs):len(s.attrs)]
+	for i := range kept {
+		if a := &kept[i]; !canonicalValue(a) {
+			a.Value = s.str(a.Value)
+		}
+	}
+	return kept
+}
+
+// span returns sp with its attributes kept in s.
+func (s *spanStore) span(sp *strace.Span) strace.Span {
+	kept := *sp
+	kept.Attrs = s.keep(sp.Attrs)
+	return kept
+}
+
+// str returns a copy of v valid until the next reset.
+func (s *spanStore) str(v string) string {
+	if cap(s.text)-len(s.text) < len(v) {
+		s.text = make([]byte, 0, max(2*cap(s.text), len(v), 32))
+	}
+	n := len(s.text)
+	s.text = append(s.text, v...)
+	return unsafe.String(&s.text[n], len(v))
+}
+
+// reset lets go of everything kept: the memory serves the next copies.
+func (s *spanStore) reset() {
+	s.attrs = s.attrs[:0]
+	s.text = s.text[:0]
+}
+
+// canonicalValue reports whether an attribute's value is a canonical string
+// of the Merger (or empty), shared instead of copied.
+func canonicalValue(a *strace.Attr) bool {
+	return a.Value == "" || a.Type == strace.TypeString && len(a.Value) <= canonicalValueLen
+}
+
+// canonicalValueLen is the longest text value the Merger keeps canonical.
+const canonicalValueLen = 256
