@@ -17,9 +17,11 @@ import (
 // valid for good, and the trace writer may remember them by address.
 
 // spanStore holds copies of kept spans' attributes and the text of their
-// non-canonical values. Its memory is reused after reset, so a copy is valid
-// until the holder resets the store; growing it never moves what it holds
-// (a full buffer is replaced, not copied).
+// long values. A kept number drops its text (its Value is ""): the reader
+// types only canonical decimal text as a number, so Int or Uint says all
+// the text did, and nothing drawn reads it. Its memory is reused after
+// reset, so a copy is valid until the holder resets the store; growing it
+// never moves what it holds (a full buffer is replaced, not copied).
 type spanStore struct {
 	attrs []strace.Attr
 	text  []byte
@@ -37,7 +39,10 @@ func (s *spanStore) keep(attrs []strace.Attr) []strace.Attr {
 	s.attrs = append(s.attrs, attrs...)
 	kept := s.attrs[n:len(s.attrs):len(s.attrs)]
 	for i := range kept {
-		if a := &kept[i]; !canonicalValue(a) {
+		switch a := &kept[i]; {
+		case a.Type != strace.TypeString:
+			a.Value = ""
+		case len(a.Value) > canonicalValueLen:
 			a.Value = s.str(a.Value)
 		}
 	}
@@ -65,12 +70,6 @@ func (s *spanStore) str(v string) string {
 func (s *spanStore) reset() {
 	s.attrs = s.attrs[:0]
 	s.text = s.text[:0]
-}
-
-// canonicalValue reports whether an attribute's value is a canonical string
-// of the Merger (or empty), shared instead of copied.
-func canonicalValue(a *strace.Attr) bool {
-	return a.Value == "" || a.Type == strace.TypeString && len(a.Value) <= canonicalValueLen
 }
 
 // canonicalValueLen is the longest text value the Merger keeps canonical.
