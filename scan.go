@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/phasetrace/phasetrace/reduce"
@@ -327,11 +328,15 @@ const maxSlots = 64
 // after.
 const maxProducers = 64
 
+// setAdd adds k to the set, copying it: the first pass's records live in
+// memory its parsers reuse.
 func setAdd(m *map[string]bool, k string) {
 	if *m == nil {
 		*m = map[string]bool{}
 	}
-	(*m)[k] = true
+	if !(*m)[k] {
+		(*m)[strings.Clone(k)] = true
+	}
 }
 
 // decide fixes each thread's lane split: a thread is split into one lane
@@ -576,14 +581,19 @@ func (c *lineChunker) finish() []capture {
 }
 
 // chunkJob is one chunk of the first pass: its lines, and the records its
-// parser kept.
+// parser kept. A job is used again for chunk after chunk, with its memory:
+// the records it holds, and their strings, are valid until it is released
+// (their strings live in its reader's memory, which the next chunk reuses,
+// see strace.Reader.ResetBytes), so what the survey keeps of them is
+// copied (setAdd) or is a number.
 type chunkJob struct {
 	buf       []byte
 	line, off int64           // lines and bytes before it
 	spans     []strace.Span   // the spans kept
 	attrs     []strace.Attr   // their attributes, one after another
 	anchors   []strace.Record // the clock anchors
-	done      chan struct{}
+	rd        *strace.Reader  // the chunk's reader, made for the first chunk and reset for the next
+	done      chan struct{}   // sent to once the chunk is parsed
 	panicked  bool
 	panicVal  any
 }
@@ -623,7 +633,7 @@ func (p *chunkParsers) job() *chunkJob {
 		p.free = p.free[:n-1]
 		return j
 	}
-	return &chunkJob{spans: make([]strace.Span, 0, 1024), attrs: make([]strace.Attr, 0, 4096)}
+	return &chunkJob{spans: make([]strace.Span, 0, 1024), attrs: make([]strace.Attr, 0, 4096), done: make(chan struct{}, 1)}
 }
 
 // release takes back a job whose records have been learnt from.
@@ -632,6 +642,7 @@ func (p *chunkParsers) release(j *chunkJob) {
 	clear(j.attrs)
 	clear(j.anchors)
 	j.spans, j.attrs, j.anchors = j.spans[:0], j.attrs[:0], j.anchors[:0]
+	j.panicked, j.panicVal = false, nil
 	p.free = append(p.free, j)
 }
 
@@ -639,7 +650,6 @@ func (p *chunkParsers) release(j *chunkJob) {
 // started, it returns the oldest, parsed, for the caller to learn from and
 // release.
 func (p *chunkParsers) start(j *chunkJob) *chunkJob {
-	j.done = make(chan struct{})
 	p.queue = append(p.queue, j)
 	p.jobs <- j
 	if len(p.queue) < p.depth {
@@ -656,7 +666,9 @@ func (p *chunkParsers) wait() *chunkJob {
 		return nil
 	}
 	j := p.queue[0]
-	p.queue = p.queue[1:]
+	n := copy(p.queue, p.queue[1:]) // in place: the queue never grows past its depth
+	p.queue[n] = nil
+	p.queue = p.queue[:n]
 	<-j.done
 	if j.panicked {
 		panic(j.panicVal)
@@ -680,10 +692,16 @@ func (p *chunkParsers) parse(j *chunkJob) {
 		if v := recover(); v != nil {
 			j.panicked, j.panicVal = true, v
 		}
-		close(j.done)
+		j.done <- struct{}{}
 	}()
-	rd := strace.NewBytesReader(j.buf, strace.WithName(p.name), strace.WithMaxLine(p.maxLine),
-		strace.WithSpanFilter(firstPassSpan), strace.WithKinds(strace.KindSpan, strace.KindWallAnchor, strace.KindDeviceAnchor))
+	rd := j.rd
+	if rd == nil {
+		rd = strace.NewBytesReader(j.buf, strace.WithName(p.name), strace.WithMaxLine(p.maxLine),
+			strace.WithSpanFilter(firstPassSpan), strace.WithKinds(strace.KindSpan, strace.KindWallAnchor, strace.KindDeviceAnchor))
+		j.rd = rd
+	} else {
+		rd.ResetBytes(j.buf)
+	}
 	for {
 		rec, err := rd.Read()
 		if err != nil { // io.EOF: a chunk in memory cannot fail

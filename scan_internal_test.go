@@ -389,3 +389,39 @@ func TestLineChunkerNoProgress(t *testing.T) {
 		t.Errorf("%d bytes, %v", len(j.buf), err)
 	}
 }
+
+// firstPassAllocs returns the allocations of scanning log in chunks of size
+// bytes, and the number of chunks.
+func firstPassAllocs(t *testing.T, log []byte, size int) (allocs uint64, chunks int) {
+	t.Helper()
+	seed := maphash.MakeSeed()
+	var ms0, ms1 runtime.MemStats
+	s := newScan()
+	s.remote.single = true // as for one log: its remote tasks and runs are not kept
+	runtime.GC()
+	runtime.ReadMemStats(&ms0)
+	if _, err := s.scanChunks(bytes.NewReader(log), "gen.log", strace.DefaultMaxLine, seed, nil, size); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&ms1)
+	return ms1.Mallocs - ms0.Mallocs, (len(log) + size - 1) / size
+}
+
+// The first pass allocates nothing per chunk once its parsers' memory holds
+// a chunk: scanning twice as many chunks costs only what the survey keeps
+// of the chunks added (their clock anchors, in lists that grow by
+// doubling).
+func TestFirstPassAllocations(t *testing.T) {
+	cfg := stracetest.Config{Seed: 5, Rounds: 400, AnchorEvry: 1_000_000_000, Pipelined: true, Legacy: true, Ext: true}
+	one, _ := stracetest.GenerateTruth(cfg)
+	cfg.Rounds *= 2
+	two, _ := stracetest.GenerateTruth(cfg)
+	const size = 32 << 10
+	a1, n1 := firstPassAllocs(t, one, size)
+	a2, n2 := firstPassAllocs(t, two, size)
+	per := (float64(a2) - float64(a1)) / float64(n2-n1)
+	t.Logf("%d allocations for %d chunks, %d for %d: %.2f per chunk added", a1, n1, a2, n2, per)
+	if per > 0.5 {
+		t.Errorf("%.2f allocations per chunk added, want about none", per)
+	}
+}

@@ -3,21 +3,37 @@ package strace
 import "unsafe"
 
 // arena hands out strings carved from large byte chunks, so a record's names
-// and values cost no allocation of their own. A byte of a chunk is written
-// once, before the string over it is made, and never again: the strings are
-// immutable and stay valid after the reader moves on. A kept string keeps its
-// whole chunk alive.
+// and values cost no allocation of their own.
+//
+// By default a byte of a chunk is written once, before the string over it is
+// made, and never again: the strings are immutable and stay valid after the
+// reader moves on. A kept string keeps its whole chunk alive.
+//
+// A recycling arena (reuse set) keeps its chunks instead: rewind makes them
+// free again, and the strings carved from them before become invalid. It
+// then costs no allocation once its chunks hold what is carved between two
+// rewinds (a string longer than a chunk gets a chunk of its own, kept too).
 type arena struct {
 	buf []byte
+
+	reuse  bool
+	blocks [][]byte // when reusing: every chunk, filled in turn after a rewind
+	next   int      // when reusing: the next of blocks to fill
 }
 
 const (
 	arenaChunk = 32 << 10
-	arenaLarge = arenaChunk / 8 // longer strings get their own allocation
+	arenaLarge = arenaChunk / 8 // longer strings get their own allocation (unless reusing)
 )
 
 // reserve makes room for n more bytes in the current chunk.
 func (a *arena) reserve(n int) bool {
+	if a.reuse {
+		if cap(a.buf)-len(a.buf) < n {
+			a.advance(n)
+		}
+		return true
+	}
 	if n > arenaLarge {
 		return false
 	}
@@ -25,6 +41,40 @@ func (a *arena) reserve(n int) bool {
 		a.buf = make([]byte, 0, arenaChunk)
 	}
 	return true
+}
+
+// advance moves a reusing arena to its next chunk with room for n bytes,
+// made when there is none.
+func (a *arena) advance(n int) {
+	for a.next < len(a.blocks) {
+		b := a.blocks[a.next]
+		a.next++
+		if cap(b) >= n {
+			a.buf = b[:0]
+			return
+		}
+	}
+	b := make([]byte, 0, max(arenaChunk, n))
+	a.blocks = append(a.blocks, b)
+	a.next = len(a.blocks)
+	a.buf = b
+}
+
+// rewind makes the arena reuse its chunks from the first: every string it
+// handed out before is invalid. Under the race detector the chunks are
+// poisoned, so that a string kept too long reads as garbage. An arena that
+// did not reuse its chunks does from then on.
+func (a *arena) rewind() {
+	a.reuse = true
+	if poison {
+		for _, b := range a.blocks {
+			b = b[:cap(b)]
+			for i := range b {
+				b[i] = poisonByte
+			}
+		}
+	}
+	a.buf, a.next = nil, 0
 }
 
 // str returns b as a string.
@@ -56,3 +106,7 @@ func (a *arena) decoded(b []byte) string {
 	}
 	return unsafe.String(&a.buf[start], n)
 }
+
+// poisonByte is what recycled string memory is overwritten with under the
+// race detector: never valid UTF-8, never a byte of the grammar.
+const poisonByte = 0xFF

@@ -110,7 +110,12 @@
 // their depth and name, counted in Stats.Skipped; WithKinds selects the
 // kinds of record returned. A Merger reads several logs at once, each
 // parsed ahead on its own goroutine, and returns their records in the order
-// they were written, owning their memory.
+// they were written, owning their memory. With WithRecycledMemory it reuses
+// that memory instead, reading without an allocation per record: a record is
+// then valid until the next Read, but for its canonical strings (names,
+// keys, short text values), which are interned and valid for good. A
+// Reader's ResetBytes reads new bytes in the same way, in the reader's
+// memory: a pass over a log in chunks reuses one reader per chunk buffer.
 //
 // The span names of a chip run (SpanRun, SpanBind, ...) and the segments of
 // its bind (BindSegments, RetiredBindSegments) are declared here, once.

@@ -133,3 +133,30 @@ func ExampleGroupInvocations() {
 	//       chip.run.bind.args
 	//   orphan chip.run.bind.host_orch.submit_task (no chip.run.bind.host_orch)
 }
+
+// A Merger with recycled memory reads without allocating per record: what
+// a caller keeps across Reads is a canonical string (a span's name, an
+// attribute's key, a short text value) or a copy.
+func ExampleWithRecycledMemory() {
+	a := "[mono_ns=100][T0x7f3a][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=9f3c depth=0 name=chip.run ts=90 dur=10 role=worker slot_id=0\n" +
+		"[mono_ns=300][T0x7f3a][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=2 hid=9f3c depth=0 name=chip.run ts=290 dur=10 role=worker slot_id=1\n"
+	b := "[mono_ns=200][T0x7f3b][TIMING] emit_host_span: [STRACE] v=1 pid=2 tid=2 inv=1 hid=51a7 depth=0 name=node.dispatch ts=190 dur=10 role=scheduler slot_id=0\n"
+	m := strace.NewMerger([]strace.MergeInput{{Name: "a.log", R: strings.NewReader(a)}, {Name: "b.log", R: strings.NewReader(b)}},
+		strace.WithRecycledMemory())
+	defer m.Close()
+	roles := map[string]string{} // span name → role: canonical strings, kept as they are
+	var slots []int64            // the numbers, not the text of the values
+	for {
+		rec, _, err := m.Read()
+		if err != nil { // io.EOF
+			break
+		}
+		role, _ := rec.Span.Attr("role")
+		roles[rec.Span.Name] = role.Value
+		slot, _ := rec.Span.Attr("slot_id")
+		slots = append(slots, slot.Int) // slot.Value is valid until the next Read
+	}
+	fmt.Println(roles, slots)
+	// Output:
+	// map[chip.run:worker node.dispatch:scheduler] [0 0 1]
+}

@@ -33,6 +33,7 @@ func FuzzReader(f *testing.F) {
 		if diff := cmp.Diff(st, st2, cmp.Comparer(func(a, b *SyntaxError) bool { return *a == *b })); diff != "" {
 			t.Errorf("stats (-NewReader +NewBytesReader):\n%s", diff)
 		}
+		checkRecycled(t, data, recs, st)
 		var out bytes.Buffer
 		w := NewWriter(&out)
 		for _, r := range recs {
@@ -48,6 +49,40 @@ func FuzzReader(f *testing.F) {
 			t.Errorf("read, write, read (-first +second):\n%s", diff)
 		}
 	})
+}
+
+// checkRecycled checks that what reuses memory reads data as a new Reader
+// does (recs and st): a Reader reset onto data after reading other bytes,
+// and a Merger with WithRecycledMemory (each record compared as it is read).
+func checkRecycled(t *testing.T, data []byte, recs []Record, st Stats) {
+	t.Helper()
+	rd := NewBytesReader([]byte(spanLine(1, "x%20y", " a=b c=1 d")+"bind phase=p start_ns=1 dur_ns=2 e=f\n"), WithMaxLine(MinMaxLine))
+	readEvery(rd)
+	rd.ResetBytes(data)
+	again, st2, _ := readEvery(rd)
+	if diff := cmp.Diff(recs, again, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("records (-NewReader +ResetBytes):\n%s", diff)
+	}
+	if diff := cmp.Diff(st, st2, cmp.Comparer(func(a, b *SyntaxError) bool { return *a == *b })); diff != "" {
+		t.Errorf("stats (-NewReader +ResetBytes):\n%s", diff)
+	}
+	m := NewMerger([]MergeInput{{R: bytes.NewReader(data)}}, WithMaxLine(MinMaxLine), WithRecycledMemory())
+	defer m.Close()
+	for i := 0; ; i++ {
+		rec, _, err := m.Read()
+		if err != nil {
+			if i != len(recs) {
+				t.Errorf("a recycled Merger read %d records, a Reader %d", i, len(recs))
+			}
+			break
+		}
+		if i >= len(recs) {
+			continue
+		}
+		if diff := cmp.Diff(recs[i], rec.Clone(), cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("record %d (-Reader +recycled Merger):\n%s", i, diff)
+		}
+	}
 }
 
 // cutAsWritten returns recs with the fields the writer had to cut taken

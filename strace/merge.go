@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // MergeInput is one log of a merge.
@@ -24,13 +25,23 @@ type MergeInput struct {
 // record without a prefix keeps its place in its own input; ties go to the
 // earlier input). Each input is parsed ahead on a goroutine of its own.
 //
-// The strings and attribute slices of the records a Merger returns own
-// their memory: they stay valid, and are never written again, after further
-// Reads and after Close (attributes are kept in arenas shared by many
-// records; span names, attribute keys and short text values are interned,
-// so that repeats share one string). The Record itself lives in a batch the
-// Merger reuses: it is valid until the next Read, and a shallow copy
-// (*rec) keeps everything it holds. The caller may modify a record.
+// By default, the strings and attribute slices of the records a Merger
+// returns own their memory: they stay valid, and are never written again,
+// after further Reads and after Close (attributes are kept in arenas shared
+// by many records; span names, attribute keys and short text values are
+// interned, so that repeats share one string). The Record itself lives in a
+// batch the Merger reuses: it is valid until the next Read, and a shallow
+// copy (*rec) keeps everything it holds. The caller may modify a record.
+//
+// With WithRecycledMemory, a Merger reuses that memory too, and reads
+// without allocating per record: a record's attribute slices and strings
+// are then valid only until the next Read, except its canonical strings
+// (span names, attribute keys, text values of at most CanonicalValueLen
+// bytes, log prefixes' levels and functions, bind phases' names and
+// sources), which stay valid and unchanged for good. Each batch of records
+// a parsing goroutine hands over owns its memory; once Read has moved past
+// the batch's last record, the batch goes back to the goroutine, which
+// reads the next records into the same memory.
 //
 // A Merger must be closed; Close stops and waits for every goroutine it
 // started.
@@ -49,7 +60,8 @@ type mergeInput struct {
 	shift   int64
 	rd      *Reader
 	batches chan mergeBatch
-	free    chan []Record // batches Read is done with, for the parser to fill again
+	free    chan batchBuf // batches Read is done with, for the parser to fill again
+	recycle bool          // WithRecycledMemory
 	batch   mergeBatch
 	pos     int
 	rec     *Record
@@ -61,9 +73,24 @@ type mergeInput struct {
 // error, or the panic of the input's reader, that ended the input.
 type mergeBatch struct {
 	recs     []Record
+	mem      *batchMem // with WithRecycledMemory: the records' memory
 	err      error
 	panicked bool
 	panicVal any
+}
+
+// batchBuf is a batch's room for records, and its memory with
+// WithRecycledMemory (else nil).
+type batchBuf struct {
+	recs []Record
+	mem  *batchMem
+}
+
+// batchMem is the memory of a batch's records: the strings that are not
+// canonical, and the attributes.
+type batchMem struct {
+	strs  arena
+	attrs attrArena
 }
 
 // mergeBatchLen is how many records a parsing goroutine hands over at once,
@@ -84,8 +111,8 @@ func NewMerger(inputs []MergeInput, opts ...Option) *Merger {
 		o := append(append([]Option(nil), opts...), WithName(in.Name))
 		rd := NewReader(in.R, o...)
 		rd.owned = &attrArena{} // the records' attributes outlive the next Read
-		mi := &mergeInput{index: i, name: in.Name, shift: in.MonoShift, rd: rd,
-			batches: make(chan mergeBatch, mergeBatches), free: make(chan []Record, mergeBatches+2)}
+		mi := &mergeInput{index: i, name: in.Name, shift: in.MonoShift, rd: rd, recycle: rd.cfg.recycle,
+			batches: make(chan mergeBatch, mergeBatches), free: make(chan batchBuf, mergeBatches+2)}
 		m.inputs = append(m.inputs, mi)
 		go mi.parse(m.stop)
 	}
@@ -160,10 +187,10 @@ func (in *mergeInput) next() error {
 		}
 		if in.batch.recs != nil {
 			select { // the records of the batch read are no longer handed out
-			case in.free <- in.batch.recs:
+			case in.free <- batchBuf{in.batch.recs, in.batch.mem}:
 			default:
 			}
-			in.batch.recs = nil
+			in.batch.recs, in.batch.mem = nil, nil
 		}
 		b, ok := <-in.batches
 		if !ok {
@@ -190,16 +217,28 @@ func (in *mergeInput) next() error {
 // of the input's reader is handed over, to be raised again by Read.
 func (in *mergeInput) parse(stop <-chan struct{}) {
 	defer close(in.batches)
+	var mem *batchMem
 	fresh := func() []Record {
+		var f batchBuf
 		select {
-		case b := <-in.free:
-			return b[:0] // each record is overwritten whole as it is read into the batch
+		case f = <-in.free:
+			f.recs = f.recs[:0] // each record is overwritten whole as it is read into the batch
 		default:
-			return make([]Record, 0, mergeBatchLen)
+			f.recs = make([]Record, 0, mergeBatchLen)
+			if in.recycle {
+				f.mem = &batchMem{strs: arena{reuse: true}, attrs: attrArena{reuse: true}}
+			}
 		}
+		if mem = f.mem; mem != nil {
+			mem.strs.rewind()
+			mem.attrs.rewind()
+			in.rd.arena, in.rd.owned = &mem.strs, &mem.attrs
+		}
+		return f.recs
 	}
 	b := fresh()
 	send := func(batch mergeBatch) bool {
+		batch.mem = mem
 		select {
 		case in.batches <- batch:
 			b = fresh()
@@ -214,6 +253,9 @@ func (in *mergeInput) parse(stop <-chan struct{}) {
 		}
 	}()
 	names := newInternTable()
+	if in.recycle {
+		names.owned, names.maxValue = true, CanonicalValueLen
+	}
 	for {
 		b = b[:len(b)+1] // a batch is sent when full: there is room
 		rec := &b[len(b)-1]
@@ -244,19 +286,26 @@ func (in *mergeInput) parse(stop <-chan struct{}) {
 // parsed them into an arena (one allocation for many records, not one
 // each). A span's keys and short values are first compared with those of
 // the last span of its name at the same place, which they most often are.
+//
+// With recycled memory (names.owned), every canonical string of a record
+// (see WithRecycledMemory) is interned, bind phases' too: the table's
+// strings are copies, never the recycled memory the reader parsed into.
 func own(rec *Record, names *internTable) {
+	if rec.Kind == KindBindPhase && names.owned {
+		b := &rec.BindPhase
+		b.Phase, b.Source = names.of(b.Phase), names.of(b.Source)
+		names.ownAttrs(b.Attrs)
+		return
+	}
 	if rec.Kind != KindSpan {
 		return
 	}
 	e := names.entry(rec.Span.Name)
 	if e == nil { // the table is full, and the name not in it
-		for i := range rec.Span.Attrs {
-			a := &rec.Span.Attrs[i]
-			a.Key = names.of(a.Key)
-			if a.Type == TypeString && len(a.Value) <= maxInternedValue {
-				a.Value = names.of(a.Value)
-			}
+		if names.owned {
+			rec.Span.Name = names.of(rec.Span.Name)
 		}
+		names.ownAttrs(rec.Span.Attrs)
 		return
 	}
 	rec.Span.Name = e.s
@@ -270,13 +319,25 @@ func own(rec *Record, names *internTable) {
 			last = &e.last[i]
 		}
 		a.Key = names.at(last, 0, a.Key)
-		if a.Type == TypeString && len(a.Value) <= maxInternedValue {
+		if a.Type == TypeString && len(a.Value) <= names.maxValue {
 			a.Value = names.at(last, 1, a.Value) // short values repeat: roles, clk=dev, ...
 		}
 	}
 }
 
-// maxInternedValue is the longest attribute value interned.
+// ownAttrs interns the keys and short text values of attrs.
+func (t *internTable) ownAttrs(attrs []Attr) {
+	for i := range attrs {
+		a := &attrs[i]
+		a.Key = t.of(a.Key)
+		if a.Type == TypeString && len(a.Value) <= t.maxValue {
+			a.Value = t.of(a.Value)
+		}
+	}
+}
+
+// maxInternedValue is the longest attribute value interned by default
+// (with recycled memory, CanonicalValueLen).
 const maxInternedValue = 64
 
 // maxAttrsRemembered is how many attributes of the last span of a name are
@@ -285,10 +346,16 @@ const maxAttrsRemembered = 32
 
 // internTable canonicalises the strings a log repeats (span names,
 // attribute keys), up to maxInterned distinct ones.
+//
+// When owned is set the strings it is given live in memory that is reused:
+// the table keeps copies, and returns a copy of a string it has no room for,
+// so that what it returns stays valid and unchanged for good.
 type internTable struct {
-	m     map[string]*interned
-	slab  []interned  // where new entries are made, internSlab at a time
-	lasts [][2]string // where their last attributes are kept, internSlab*4 at a time
+	m        map[string]*interned
+	slab     []interned  // where new entries are made, internSlab at a time
+	lasts    [][2]string // where their last attributes are kept, internSlab*4 at a time
+	owned    bool
+	maxValue int // the longest attribute value interned
 }
 
 const internSlab = 256
@@ -314,7 +381,9 @@ type interned struct {
 
 const maxInterned = 1 << 14
 
-func newInternTable() internTable { return internTable{m: map[string]*interned{}} }
+func newInternTable() internTable {
+	return internTable{m: map[string]*interned{}, maxValue: maxInternedValue}
+}
 
 // entry returns s's entry, made when the table has room, or nil.
 func (t *internTable) entry(s string) *interned {
@@ -327,6 +396,9 @@ func (t *internTable) entry(s string) *interned {
 	if len(t.slab) == cap(t.slab) {
 		t.slab = make([]interned, 0, internSlab) // entries never move
 	}
+	if t.owned {
+		s = strings.Clone(s)
+	}
 	t.slab = append(t.slab, interned{s: s})
 	e := &t.slab[len(t.slab)-1]
 	t.m[s] = e
@@ -336,6 +408,15 @@ func (t *internTable) entry(s string) *interned {
 func (t *internTable) of(s string) string {
 	if e := t.entry(s); e != nil {
 		return e.s
+	}
+	return t.unlisted(s)
+}
+
+// unlisted returns s, which the table has no room for, as it is handed out:
+// a copy when owned.
+func (t *internTable) unlisted(s string) string {
+	if t.owned {
+		return strings.Clone(s)
 	}
 	return s
 }
@@ -352,7 +433,7 @@ func (t *internTable) at(last *[2]string, k int, s string) string {
 	}
 	e := t.entry(s)
 	if e == nil {
-		return s
+		return t.unlisted(s)
 	}
 	last[k] = e.s
 	return e.s
@@ -360,7 +441,20 @@ func (t *internTable) at(last *[2]string, k int, s string) string {
 
 // attrArena hands out attribute slices carved from larger blocks: a
 // record's attributes are appended to tail, and keep takes them.
-type attrArena struct{ block []Attr }
+//
+// A recycling attrArena (reuse set) keeps its blocks: rewind makes them free
+// again, and the slices handed out before become invalid. A record whose
+// attributes outgrew the room a block keeps for it makes the arena keep as
+// much room from then on (in blocks made for it once), so that such records
+// cost no allocation the next times.
+type attrArena struct {
+	block []Attr
+
+	reuse  bool
+	room   int      // when reusing: the room a block must have left (attrReserve at least)
+	blocks [][]Attr // when reusing: every block, filled in turn after a rewind
+	next   int      // when reusing: the next of blocks to fill
+}
 
 const (
 	attrBlock   = 4096
@@ -370,10 +464,32 @@ const (
 // tail returns the free end of the current block (a new block when little
 // is left), to append attributes to.
 func (a *attrArena) tail() []Attr {
-	if cap(a.block)-len(a.block) < attrReserve {
+	if a.reuse {
+		if cap(a.block)-len(a.block) < max(a.room, attrReserve) {
+			a.advance()
+		}
+	} else if cap(a.block)-len(a.block) < attrReserve {
 		a.block = make([]Attr, 0, attrBlock)
 	}
 	return a.block[len(a.block):len(a.block)]
+}
+
+// advance moves a reusing arena to its next block with the room it keeps,
+// made when there is none.
+func (a *attrArena) advance() {
+	room := max(a.room, attrReserve)
+	for a.next < len(a.blocks) {
+		b := a.blocks[a.next]
+		a.next++
+		if cap(b) >= room {
+			a.block = b[:0]
+			return
+		}
+	}
+	b := make([]Attr, 0, max(attrBlock, 4*room))
+	a.blocks = append(a.blocks, b)
+	a.next = len(a.blocks)
+	a.block = b
 }
 
 // keep takes attrs, appended to what tail returned, out of the block's free
@@ -383,6 +499,28 @@ func (a *attrArena) keep(attrs []Attr) []Attr {
 	n := len(a.block)
 	if len(attrs) > 0 && n < cap(a.block) && &attrs[0] == &a.block[:n+1][n] {
 		a.block = a.block[:n+len(attrs)]
+	} else if a.reuse && len(attrs) > 0 {
+		a.room = max(a.room, len(attrs)) // they outgrew it: keep room for as many
 	}
 	return attrs[:len(attrs):len(attrs)]
 }
+
+// rewind makes the arena reuse its blocks from the first: every slice it
+// handed out before is invalid. Under the race detector the blocks are
+// poisoned, so that attributes kept too long read as garbage.
+func (a *attrArena) rewind() {
+	a.reuse = true
+	if poison {
+		for _, b := range a.blocks {
+			b = b[:cap(b)]
+			for i := range b {
+				b[i] = poisonAttr
+			}
+		}
+	}
+	a.block, a.next = nil, 0
+}
+
+// poisonAttr is what recycled attributes are overwritten with under the
+// race detector.
+var poisonAttr = Attr{Key: "\xff<recycled>", Value: "\xff<recycled>", Int: -0x0BADBAD, Uint: 0x0BADBAD, Type: TypeUint, Bare: true, Truncated: true}

@@ -206,7 +206,12 @@ func TestMergeReaderPanic(t *testing.T) {
 	t.Error("no panic")
 }
 
-func BenchmarkMerge(b *testing.B) {
+func BenchmarkMerge(b *testing.B) { benchMerge(b) }
+
+// BenchmarkMergeRecycled is BenchmarkMerge with WithRecycledMemory.
+func BenchmarkMergeRecycled(b *testing.B) { benchMerge(b, WithRecycledMemory()) }
+
+func benchMerge(b *testing.B, opts ...Option) {
 	one, err := os.ReadFile("testdata/realistic.log")
 	if err != nil {
 		b.Fatal(err)
@@ -216,7 +221,7 @@ func BenchmarkMerge(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		m := NewMerger([]MergeInput{{Name: "a", R: bytes.NewReader(log)}, {Name: "b", R: bytes.NewReader(log)}}, WithKinds(KindSpan, KindBindPhase))
+		m := NewMerger([]MergeInput{{Name: "a", R: bytes.NewReader(log)}, {Name: "b", R: bytes.NewReader(log)}}, append(opts, WithKinds(KindSpan, KindBindPhase))...)
 		for {
 			if _, _, err := m.Read(); err != nil {
 				if err != io.EOF {

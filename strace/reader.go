@@ -27,6 +27,7 @@ type config struct {
 	maxProblems int
 	spanFilter  func(depth int32, name string) bool
 	kinds       uint32 // a bit per Kind returned; 0 returns every kind
+	recycle     bool   // a Merger's records share recycled memory
 }
 
 // Option configures a Reader, a PhaseRecordsReader or ReadCalibration.
@@ -70,6 +71,40 @@ func WithKinds(kinds ...Kind) Option {
 	}
 }
 
+// WithRecycledMemory makes a Merger recycle the memory of its records
+// instead of allocating it anew as it reads: a record it returns, the Attrs
+// slices in it and every string in it are valid only until the next Read,
+// except the canonical strings, which stay valid and unchanged for good:
+//
+//   - Span.Name, BindPhase.Phase, BindPhase.Source, Prefix.Level and
+//     Prefix.Func;
+//   - every attribute's Key (a bare attribute's token too);
+//   - every attribute Value of Type TypeString at most CanonicalValueLen
+//     bytes long.
+//
+// The Merger interns canonical strings: equal ones are the same string
+// (the same bytes in memory), owned by the Merger, never in the memory it
+// recycles. Everything else — the text of integer values, longer string
+// values, a stamp's or an autoload record's text, the Attrs slices — lives
+// in memory the Merger reuses once Read has moved past the record. Pos.File
+// is the input's name, which stays valid too.
+//
+// A caller that keeps something else across Reads copies it first (with
+// strings.Clone, or Record.Clone and strings.Clone of its text). In return,
+// once its memory holds what a batch of records needs, reading costs no
+// allocation per record: only a distinct canonical string costs one, the
+// first time it is seen. Under the race detector, recycled memory is
+// overwritten before it is reused, so that a test keeping it too long reads
+// garbage.
+//
+// Readers, PhaseRecordsReader and ReadCalibration ignore it (a Reader reuses
+// memory through ResetBytes).
+func WithRecycledMemory() Option { return func(c *config) { c.recycle = true } }
+
+// CanonicalValueLen is the longest text attribute value that a Merger with
+// WithRecycledMemory interns, keeping it valid for good.
+const CanonicalValueLen = 256
+
 func newConfig(opts []Option) config {
 	c := config{maxLine: DefaultMaxLine, maxProblems: DefaultMaxProblems}
 	for _, o := range opts {
@@ -90,8 +125,9 @@ func newConfig(opts []Option) config {
 // and it is counted as torn with ErrUnterminated.
 //
 // Strings in a returned Record never alias the reader's buffers and stay
-// valid; the Attrs slices of Span and BindPhase are reused by the next Read
-// (use Record.Clone to keep them).
+// valid (until ResetBytes, which reuses their memory); the Attrs slices of
+// Span and BindPhase are reused by the next Read (use Record.Clone to keep
+// them).
 type Reader struct {
 	cfg   config
 	br    *bufio.Reader // nil for a Reader of bytes
@@ -110,9 +146,10 @@ type Reader struct {
 
 	err     error // sticky: io.EOF or the I/O error, returned once the line is done
 	attrs   []Attr
-	owned   *attrArena // when set, attributes are parsed into it and never reused
-	arena   arena
-	interns map[string]string
+	owned   *attrArena // when set, attributes are parsed into it (a Merger's batch)
+	arena   *arena     // the strings' memory: mem, or a Merger's batch's
+	mem     arena
+	interns map[string]string // owned strings: they stay valid for good
 	// the last level and function seen, checked before the intern map
 	lastLevel, lastFunc string
 	lastTail            string // "<LEVEL>]<blanks><func>:<blanks>" of the last prefix
@@ -122,12 +159,14 @@ type Reader struct {
 // NewReader returns a Reader of r.
 func NewReader(r io.Reader, opts ...Option) *Reader {
 	cfg := newConfig(opts)
-	return &Reader{
+	rd := &Reader{
 		cfg:     cfg,
 		br:      bufio.NewReaderSize(r, cfg.maxLine+2),
 		interns: make(map[string]string),
 		pfxEnd:  -1,
 	}
+	rd.arena = &rd.mem
+	return rd
 }
 
 // NewBytesReader returns a Reader of b that hands out b's lines in place,
@@ -137,12 +176,36 @@ func NewReader(r io.Reader, opts ...Option) *Reader {
 // and b must not change while it is read. As with NewReader, the strings of
 // the records returned never alias b.
 func NewBytesReader(b []byte, opts ...Option) *Reader {
-	return &Reader{
+	rd := &Reader{
 		cfg:     newConfig(opts),
 		src:     b,
 		interns: make(map[string]string),
 		pfxEnd:  -1,
 	}
+	rd.arena = &rd.mem
+	return rd
+}
+
+// ResetBytes makes r a Reader of b, reading it as NewBytesReader(b) with
+// r's options would (positions and Stats start again from zero), but in
+// r's memory: a reader reset for every chunk of a log costs no allocation
+// once its memory holds what a chunk needs.
+//
+// The strings of the records read before the reset live in that memory:
+// they are invalid after it, except Prefix.Level and Prefix.Func, which
+// the reader keeps in a table of its own and which stay valid and
+// unchanged for good. (Under the race detector the memory is overwritten
+// at the reset, so that a string kept too long reads as garbage in tests.)
+// As after NewBytesReader, the Reader never writes to b, and b must not
+// change while it is read. The Stats returned before stay as they were.
+func (r *Reader) ResetBytes(b []byte) {
+	r.arena = &r.mem
+	r.mem.rewind()
+	r.br, r.src = nil, b
+	r.stats = Stats{}
+	r.line, r.lineNo, r.lineOff, r.next, r.pos, r.open = nil, 0, 0, 0, 0, false
+	r.pfx, r.pfxEnd = Prefix{}, -1
+	r.err = nil
 }
 
 // readSlice returns the next line with its line end, as bufio.Reader's
@@ -939,6 +1002,9 @@ func (r *Reader) intern(b []byte) string {
 		return s
 	}
 	if len(r.interns) >= 4096 {
+		if r.arena.reuse {
+			return string(b) // a canonical string outlives the memory reused
+		}
 		return r.arena.str(b)
 	}
 	s := string(b)

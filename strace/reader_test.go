@@ -510,7 +510,7 @@ func TestSplitAttrsAsDecoded(t *testing.T) {
 		}
 		texts = append(texts, string(b))
 	}
-	var r Reader
+	r := NewBytesReader(nil)
 	for _, text := range texts {
 		want := r.decodeAttrs(nil, []byte(text), true)
 		got := splitAttrs(nil, []byte(text), text)
