@@ -42,7 +42,7 @@ func (s *spanStore) keep(attrs []strace.Attr) []strace.Attr {
 		switch a := &kept[i]; {
 		case a.Type != strace.TypeString:
 			a.Value = ""
-		case len(a.Value) > canonicalValueLen:
+		case len(a.Value) > strace.CanonicalValueLen:
 			a.Value = s.str(a.Value)
 		}
 	}
@@ -71,6 +71,3 @@ func (s *spanStore) reset() {
 	s.attrs = s.attrs[:0]
 	s.text = s.text[:0]
 }
-
-// canonicalValueLen is the longest text value the Merger keeps canonical.
-const canonicalValueLen = 256

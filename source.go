@@ -52,7 +52,7 @@ func (c *converter) openSources(logs []Input) *sources {
 		ss.adjust = c.adjustRemote
 	}
 	if ss.openErr == nil {
-		ss.m = strace.NewMerger(ins, strace.WithMaxLine(c.cfg.maxLine), strace.WithKinds(strace.KindSpan, strace.KindBindPhase))
+		ss.m = strace.NewMerger(ins, strace.WithMaxLine(c.cfg.maxLine), strace.WithKinds(strace.KindSpan, strace.KindBindPhase), strace.WithRecycledMemory())
 	}
 	return ss
 }
