@@ -124,11 +124,19 @@ func (f *flowWindow) newNode() *nodeSpan {
 	}
 	if len(f.slab) == 0 {
 		f.slab = make([]nodeSpan, nodeSlab)
+		attrs := make([]strace.Attr, nodeSlab*nodeAttrs)
+		for i := range f.slab {
+			f.slab[i].store.attrs = attrs[i*nodeAttrs : i*nodeAttrs : (i+1)*nodeAttrs]
+		}
 	}
 	n := &f.slab[0]
 	f.slab = f.slab[1:]
 	return n
 }
+
+// nodeAttrs is the room for attributes a node span starts with: a
+// hand-off's spans carry eight.
+const nodeAttrs = 12
 
 func (f *flowWindow) add(sp heldSpan) {
 	n := f.newNode()
