@@ -166,14 +166,28 @@ func fitLine(bs []bracket, maxRate PPB) (clockLine, bool) {
 	return c.line, ok
 }
 
+// fitScratch is storage fitCentral reuses from one fit to the next: the
+// sides, and kept, which the hulls a fit keeps are appended to (the fits
+// share it; none appends to another's).
+type fitScratch struct {
+	lower, upper, kept []fitPoint
+}
+
+// keep appends h to the kept hulls and returns its copy there.
+func (s *fitScratch) keep(h []fitPoint) []fitPoint {
+	n := len(s.kept)
+	s.kept = append(s.kept, h...)
+	return s.kept[n:len(s.kept):len(s.kept)]
+}
+
 // fitCentral fits brackets sorted by x at a constant rate (scratch, when
-// given, is reused for the sides; the fit keeps copies of its hulls only). Where rates
-// exist at which a line passes through every bracket, its line has the
-// middle of those rates and the middle of the offsets that rate allows;
-// where none does, the rate that leaves the violation of the worst
-// bracket smallest (the minimax line). ok is false without both a lower
-// and an upper side.
-func fitCentral(bs []bracket, maxRate PPB, scratch *[2][]fitPoint) (centralFit, bool) {
+// given, is reused for the sides and holds the copies of the hulls the fit
+// keeps). Where rates exist at which a line passes through every bracket,
+// its line has the middle of those rates and the middle of the offsets
+// that rate allows; where none does, the rate that leaves the violation
+// of the worst bracket smallest (the minimax line). ok is false without
+// both a lower and an upper side.
+func fitCentral(bs []bracket, maxRate PPB, scratch *fitScratch) (centralFit, bool) {
 	if len(bs) == 0 {
 		return centralFit{}, false
 	}
@@ -181,9 +195,9 @@ func fitCentral(bs []bracket, maxRate PPB, scratch *[2][]fitPoint) (centralFit, 
 	var ref int64
 	haveRef := false
 	if scratch == nil {
-		scratch = new([2][]fitPoint)
+		scratch = new(fitScratch)
 	}
-	lower, upper := scratch[0][:0], scratch[1][:0]
+	lower, upper := scratch.lower[:0], scratch.upper[:0]
 	const lim = 1 << 62
 	for _, b := range bs {
 		if absU(b.x) >= lim || absU(x0) >= lim {
@@ -204,12 +218,12 @@ func fitCentral(bs []bracket, maxRate PPB, scratch *[2][]fitPoint) (centralFit, 
 			}
 		}
 	}
-	scratch[0], scratch[1] = lower[:0], upper[:0]
+	scratch.lower, scratch.upper = lower[:0], upper[:0]
 	if len(lower) == 0 || len(upper) == 0 {
 		return centralFit{}, false
 	}
 	// Kept per window: copies of just the hull points.
-	lower, upper = slices.Clone(hull(lower, true)), slices.Clone(hull(upper, false))
+	lower, upper = scratch.keep(hull(lower, true)), scratch.keep(hull(upper, false))
 	lowAt := func(k int64) i128 { v, _ := envAtScaled(lower, k, true, rateScale); return v }
 	highAt := func(k int64) i128 { v, _ := envAtScaled(upper, k, false, rateScale); return v }
 	gap := func(k int64) i128 { return highAt(k).sub(lowAt(k)) }

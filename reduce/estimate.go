@@ -21,11 +21,14 @@ type estWindow struct {
 // counter value lies in two of them (see the package documentation,
 // "Anchors as lines"). Only windows with a fit are kept, in order.
 func (p *Placer) prepareEstimate(ds *domainState) {
+	// The fits of the previous preparation are dropped: their hulls'
+	// storage is reused.
 	ds.windows = ds.windows[:0]
+	ds.fits.kept = ds.fits.kept[:0]
 	h := int64(max(p.cfg.horizon, 1))
 	ds.step = h
-	var bs []bracket
-	var scratch [2][]fitPoint
+	bs := ds.brackets[:0]
+	defer func() { ds.brackets = bs[:0] }()
 	// Anchors are sorted by counter value; one whose offset does not fit,
 	// or lies beyond what a fit takes (2^62 ns), ends the usable ones.
 	n := len(ds.anchors)
@@ -58,7 +61,7 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 			}
 			bs = append(bs, bracket{x: x, lo: int64(a.lo), hi: int64(a.hi), index: int(a.index)})
 		}
-		if fit, ok := fitCentral(bs, p.cfg.maxRate, &scratch); ok {
+		if fit, ok := fitCentral(bs, p.cfg.maxRate, &ds.fits); ok {
 			ds.windows = append(ds.windows, estWindow{w: w, fit: fit})
 		}
 		// The next window starts at the first anchor in [(w+1)·h,

@@ -213,6 +213,10 @@ type domainState struct {
 	windows []estWindow
 	base    Cycles
 	step    int64
+	// Storage the estimate's fits reuse (and keep their hulls in) and
+	// the brackets of one window.
+	fits     fitScratch
+	brackets []bracket
 	// Scratch for the joint intersection.
 	lows, highs []fitPoint
 
@@ -225,10 +229,12 @@ type domainState struct {
 
 // Placer places device spans on the host timeline from clock anchors and
 // containment. Add every anchor first, then place runs. A Placer is not
-// safe for concurrent use while anchors are being added.
+// safe for concurrent use: placing a run fills its memos and reuses its
+// scratch storage.
 type Placer struct {
 	cfg     config
 	domains map[Domain]*domainState
+	reasons map[reasonKey]string // the texts of Mapping.Reason made so far
 }
 
 // NewPlacer returns a Placer with the given options.
@@ -413,8 +419,9 @@ func (p *Placer) rateOf(ds *domainState, L, R int, full rateRange) (rateRange, e
 	rho := p.cfg.maxRate
 	n := R - L
 	g := max(1, n/4)
-	early := bestConditioned(ds.anchors[L:L+g], 4)
-	late := bestConditioned(ds.anchors[R-g:R], 4)
+	var eb, lb [4]anchorRec
+	early := bestConditioned(eb[:0], ds.anchors[L:L+g])
+	late := bestConditioned(lb[:0], ds.anchors[R-g:R])
 	est := rateRange{lo: math.MinInt64, hi: math.MaxInt64}
 	found := false
 	for _, i := range early {
@@ -464,10 +471,10 @@ func (p *Placer) rateOf(ds *domainState, L, R int, full rateRange) (rateRange, e
 	return est, nil
 }
 
-// bestConditioned returns up to k anchors of as with the narrowest host
-// intervals.
-func bestConditioned(as []anchorRec, k int) []anchorRec {
-	out := make([]anchorRec, 0, k)
+// bestConditioned returns up to cap(out) anchors of as with the narrowest
+// host intervals, in out's storage (out is empty, its capacity positive).
+func bestConditioned(out, as []anchorRec) []anchorRec {
+	k := cap(out)
 	for _, a := range as {
 		w := a.hi - a.lo
 		if len(out) < k {
@@ -850,7 +857,7 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 	ds := p.domains[run.Domain]
 	origin := unbounded()
 	method := Unaligned
-	var reasons []string
+	var why reasons
 	var estLo, estHi HostNanos
 	var estRate PPB
 	hasEst := false
@@ -858,9 +865,9 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 	// Anchors.
 	switch {
 	case ds == nil || len(ds.anchors) == 0:
-		reasons = append(reasons, "no clock anchors for "+run.Domain.String())
+		why |= whyNoAnchors
 	case !run.HasOrigin:
-		reasons = append(reasons, "no origin_cyc on device_wall")
+		why |= whyNoOrigin
 	default:
 		if !ds.sorted {
 			ds.prepare()
@@ -893,7 +900,7 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 			origin = iv
 			method = Aligned
 		} else {
-			reasons = append(reasons, "origin_cyc too far from every anchor")
+			why |= whyFar
 		}
 	}
 
@@ -939,7 +946,7 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 	if run.RunnerRun != nil {
 		contain(*run.RunnerRun, Evidence{Kind: EvidenceRunnerRun})
 	} else {
-		reasons = append(reasons, "no runner_run window")
+		why |= whyNoRunner
 	}
 	for i, w := range run.Enclosing {
 		contain(w, Evidence{Kind: EvidenceEnclosing, Index: i})
@@ -949,7 +956,7 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 	}
 	m := Mapping{Method: method}
 	if method != Aligned {
-		m.Reason = joinReasons(reasons)
+		m.Reason = p.reason(run.Domain, why)
 	}
 	if method == Unaligned {
 		return m, nil
@@ -966,15 +973,53 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 	return m, nil
 }
 
-func joinReasons(rs []string) string {
+// reasons is a set of reasons a run is not aligned.
+type reasons uint8
+
+const (
+	whyNoAnchors reasons = 1 << iota
+	whyNoOrigin
+	whyFar
+	whyNoRunner
+)
+
+// reason returns the text of the reasons why for a run of domain d: each
+// reason's, in the order of the constants, joined by "; ". Texts are
+// kept, so that runs placed for the same reasons share one.
+func (p *Placer) reason(d Domain, why reasons) string {
+	k := reasonKey{d, why}
+	if s, ok := p.reasons[k]; ok {
+		return s
+	}
 	s := ""
-	for i, r := range rs {
-		if i > 0 {
+	add := func(r string) {
+		if s != "" {
 			s += "; "
 		}
 		s += r
 	}
+	if why&whyNoAnchors != 0 {
+		add("no clock anchors for " + d.String())
+	}
+	if why&whyNoOrigin != 0 {
+		add("no origin_cyc on device_wall")
+	}
+	if why&whyFar != 0 {
+		add("origin_cyc too far from every anchor")
+	}
+	if why&whyNoRunner != 0 {
+		add("no runner_run window")
+	}
+	if p.reasons == nil {
+		p.reasons = map[reasonKey]string{}
+	}
+	p.reasons[k] = s
 	return s
+}
+
+type reasonKey struct {
+	d   Domain
+	why reasons
 }
 
 // midpoint returns (lo+hi)/2, rounded towards zero, without overflow.
