@@ -91,11 +91,17 @@ func (ds *domainState) window(w int64) (*centralFit, bool) {
 // centres, and the counter rate error (ppb) of their central lines. ok is
 // false when no window has a fit.
 func (p *Placer) estimate(ds *domainState, c Cycles) (lo, hi HostNanos, rate PPB, ok bool) {
-	if len(ds.windows) == 0 {
-		return 0, 0, 0, false
-	}
 	xd, ok := nominal(ds.base, c, ds.freq)
 	if !ok {
+		return 0, 0, 0, false
+	}
+	return p.estimateAt(ds, xd)
+}
+
+// estimateAt is estimate for the counter value xd nominal ns from the
+// domain's first anchor.
+func (p *Placer) estimateAt(ds *domainState, xd DeviceNanos) (lo, hi HostNanos, rate PPB, ok bool) {
+	if len(ds.windows) == 0 {
 		return 0, 0, 0, false
 	}
 	x := int64(xd)
@@ -170,9 +176,9 @@ func hostRate(e PPB, ceil bool) (int64, bool) {
 // of c allow jointly, taken as brackets of one clock fit: each anchor
 // bounds the host instant at its counter value, the rate between it and c
 // lies within the stability of the rate at c, and the rate at c within r
-// (see the package documentation, "Anchors as lines").
-func (p *Placer) polygon(ds *domainState, c Cycles, r *rateRange, iv *interval) error {
-	L, R := p.horizon(ds, c)
+// (see the package documentation, "Anchors as lines"). xc is c's nominal ns
+// from the domain's first anchor, [L, R) its horizon (see horizon).
+func (p *Placer) polygon(ds *domainState, c Cycles, xc DeviceNanos, L, R int, r *rateRange, iv *interval) error {
 	if R-L < 2 {
 		return nil
 	}
@@ -187,10 +193,6 @@ func (p *Placer) polygon(ds *domainState, c Cycles, r *rateRange, iv *interval) 
 	x, ok1 := mulDiv(int64(p.cfg.stability), nsPerSecond, den, true)
 	sh, ok2 := mulDiv(x, nsPerSecond, den, true)
 	if !ok1 || !ok2 {
-		return nil
-	}
-	xc, ok := nominal(ds.base, c, ds.freq)
-	if !ok {
 		return nil
 	}
 	pos := L + lowerBound(ds.anchors[L:R], c)

@@ -207,6 +207,9 @@ type domainState struct {
 	freq    Hz
 	anchors []anchorRec
 	sorted  bool
+	// tick is freq.tick(); half is half the rate horizon in cycles.
+	tick HostNanos
+	half Cycles
 
 	// The estimate: the central line of every window (estimate.go), the
 	// first anchor's counter value and the windows' step in nominal ns.
@@ -254,7 +257,11 @@ func (p *Placer) AddAnchor(d Domain, a Anchor) error {
 	}
 	ds := p.domains[d]
 	if ds == nil {
-		ds = &domainState{freq: a.DevFreq}
+		half, err := a.DevFreq.Cycles(DeviceNanos(p.cfg.horizon / 2))
+		if err != nil {
+			half = Unset
+		}
+		ds = &domainState{freq: a.DevFreq, tick: a.DevFreq.tick(), half: half}
 		p.domains[d] = ds
 	}
 	if ds.freq != a.DevFreq {
@@ -290,11 +297,8 @@ func (ds *domainState) prepare() {
 }
 
 // horizon returns the anchors [L, R) within half the rate horizon of c.
-func (p *Placer) horizon(ds *domainState, c Cycles) (L, R int) {
-	half, err := ds.freq.Cycles(DeviceNanos(p.cfg.horizon / 2))
-	if err != nil {
-		half = Unset
-	}
+func (ds *domainState) horizon(c Cycles) (L, R int) {
+	half := ds.half
 	lc := c - min(c, half)
 	hc := c + min(Unset-c, half)
 	L = lowerBound(ds.anchors, lc)
@@ -383,9 +387,9 @@ func nominal(from, to Cycles, f Hz) (DeviceNanos, bool) {
 	return -v, err == nil
 }
 
-// rate estimates the rate-error range around counter value c from the
-// domain's anchors inside the rate horizon.
-func (p *Placer) rate(ds *domainState, c Cycles) (rateRange, error) {
+// rate estimates the rate-error range from the domain's anchors inside the
+// rate horizon, [L, R) (see horizon).
+func (p *Placer) rate(ds *domainState, L, R int) (rateRange, error) {
 	rho := p.cfg.maxRate
 	full := rateRange{lo: -rho, hi: rho,
 		loSrc: Evidence{Kind: EvidenceRate, Index: -1, Lo: int64(-rho), Hi: int64(rho)},
@@ -393,7 +397,6 @@ func (p *Placer) rate(ds *domainState, c Cycles) (rateRange, error) {
 	if p.cfg.stability >= 2*rho || len(ds.anchors) < 2 {
 		return full, nil
 	}
-	L, R := p.horizon(ds, c)
 	if R-L >= 4*rateBlock {
 		// Many anchors: estimate from whole blocks of them inside the
 		// horizon, so runs close in time share the estimate (fewer
@@ -546,15 +549,12 @@ func (iv *interval) intersect(lo, hi HostNanos, ev Evidence) {
 func (iv interval) empty() bool { return iv.lo > iv.hi }
 
 // anchorInterval intersects the intervals the domain's anchors near c allow
-// for the host instant at which the counter read c.
-func (p *Placer) anchorInterval(ds *domainState, c Cycles, r rateRange) (interval, int) {
+// for the host instant at which the counter read c, xc nominal ns from the
+// domain's first anchor.
+func (p *Placer) anchorInterval(ds *domainState, c Cycles, xc DeviceNanos, r rateRange) (interval, int) {
 	iv := unbounded()
-	xc, ok := nominal(ds.base, c, ds.freq)
-	if !ok {
-		return iv, 0
-	}
 	pos := lowerBound(ds.anchors, c)
-	tick := ds.freq.tick()
+	tick := ds.tick
 	used := 0
 	try := func(a anchorRec) bool {
 		if !a.xok {
@@ -774,7 +774,8 @@ func (p *Placer) Place(run Run) (Placement, error) {
 
 // PlaceInto is Place writing into out, reusing out.Spans' storage.
 func (p *Placer) PlaceInto(out *Placement, run Run) error {
-	m, err := p.mapping(run)
+	sh := shapeOf(run.Spans)
+	m, err := p.mapping(run, sh)
 	if err != nil {
 		return err
 	}
@@ -784,10 +785,9 @@ func (p *Placer) PlaceInto(out *Placement, run Run) error {
 		return nil
 	}
 	out.Spans = slices.Grow(out.Spans, len(run.Spans))[:len(run.Spans)]
-	wall := -1
+	wall := sh.wall
 	for i, s := range run.Spans {
-		if isWall(s) && wall < 0 {
-			wall = i
+		if i == wall {
 			continue
 		}
 		end, ok := addDevice(s.TS, s.Dur)
@@ -799,7 +799,7 @@ func (p *Placer) PlaceInto(out *Placement, run Run) error {
 		}
 	}
 	if wall >= 0 {
-		if out.Spans[wall], err = p.placeWall(m, run, wall, out.Spans); err != nil {
+		if out.Spans[wall], err = p.placeWall(m, run, sh, out.Spans); err != nil {
 			return fmt.Errorf("reduce: %s: %w", run.Spans[wall].Name, err)
 		}
 	}
@@ -813,13 +813,14 @@ func isWall(s DeviceSpan) bool { return s.Depth == 2 && s.Name == strace.SpanDev
 // end in [max(covered, start+dur), dur+2]: it is drawn at the middle of
 // its start's range, as long as it lasts, widened to cover every other span
 // as drawn (the map is monotone, so that is the covered stretch).
-func (p *Placer) placeWall(m Mapping, run Run, wall int, drawn []SpanPlacement) (SpanPlacement, error) {
+func (p *Placer) placeWall(m Mapping, run Run, sh runShape, drawn []SpanPlacement) (SpanPlacement, error) {
+	wall := sh.wall
 	s := run.Spans[wall]
 	if run.Wall != nil {
 		w := *run.Wall
 		return m.place(w.Start, w.End, w.Start, satAdd(w.Start, 1), satAdd(w.End, -1), w.End)
 	}
-	covered := coveredStretch(run.Spans)
+	covered := sh.covered
 	xsLo := min(satAdd(covered, -s.Dur), 0)
 	mid := xsLo / 2
 	hs, err := m.Host(mid)
@@ -838,20 +839,32 @@ func (p *Placer) placeWall(m Mapping, run Run, wall int, drawn []SpanPlacement) 
 	return m.bounded(hs, he, xsLo, 0, max(covered, satAdd(xsLo, s.Dur)), satAdd(s.Dur, 2))
 }
 
-// coveredStretch is the device-domain end of the last span other than
-// device_wall: the stretch after the origin the sub-phases cover.
-func coveredStretch(spans []DeviceSpan) DeviceNanos {
-	var covered DeviceNanos
-	for _, s := range spans {
-		if !isWall(s) {
-			covered = max(covered, satAdd(s.TS, s.Dur))
+// runShape is what placement needs of a run's spans, found in one pass.
+type runShape struct {
+	// wall is the index of the first device_wall, −1 without one.
+	wall int
+	// covered is the device-domain end of the last span other than
+	// device_wall: the stretch after the origin the sub-phases cover.
+	covered DeviceNanos
+}
+
+func shapeOf(spans []DeviceSpan) runShape {
+	sh := runShape{wall: -1}
+	for i := range spans {
+		s := &spans[i]
+		if isWall(*s) {
+			if sh.wall < 0 {
+				sh.wall = i
+			}
+			continue
 		}
+		sh.covered = max(sh.covered, satAdd(s.TS, s.Dur))
 	}
-	return covered
+	return sh
 }
 
 // mapping builds run's Mapping from the evidence.
-func (p *Placer) mapping(run Run) (Mapping, error) {
+func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 	rho := p.cfg.maxRate
 	rate := rateRange{lo: -rho, hi: rho}
 	ds := p.domains[run.Domain]
@@ -873,7 +886,8 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 			ds.prepare()
 			p.prepareEstimate(ds)
 		}
-		r, err := p.rate(ds, run.Origin)
+		L, R := ds.horizon(run.Origin)
+		r, err := p.rate(ds, L, R)
 		if err != nil {
 			var ie *InconsistencyError
 			if errors.As(err, &ie) {
@@ -882,13 +896,18 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 			return Mapping{}, err
 		}
 		rate = r
-		iv, used := p.anchorInterval(ds, run.Origin, rate)
+		var iv interval
+		used := 0
+		xc, ok := nominal(ds.base, run.Origin, ds.freq)
+		if ok {
+			iv, used = p.anchorInterval(ds, run.Origin, xc, rate)
+		}
 		if used > 0 {
 			// The joint intersection pays where the anchors leave the
 			// origin loose (sparse or wide anchors); where they already
 			// pin it within polygonFrom it adds nothing measurable.
 			if iv.hi-iv.lo > polygonFrom {
-				if err := p.polygon(ds, run.Origin, &rate, &iv); err != nil {
+				if err := p.polygon(ds, run.Origin, xc, L, R, &rate, &iv); err != nil {
 					var ie *InconsistencyError
 					if errors.As(err, &ie) {
 						ie.Domain = run.Domain
@@ -896,7 +915,7 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 					return Mapping{}, err
 				}
 			}
-			estLo, estHi, estRate, hasEst = p.estimate(ds, run.Origin)
+			estLo, estHi, estRate, hasEst = p.estimateAt(ds, xc)
 			origin = iv
 			method = Aligned
 		} else {
@@ -909,7 +928,7 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 	// the counter's quantisation.
 	var tick HostNanos = 1
 	if ds != nil {
-		tick = ds.freq.tick()
+		tick = ds.tick
 	}
 	slack := tick + 2
 	if run.Wall != nil {
@@ -917,13 +936,10 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 	}
 
 	// Containment: RunWall lies inside runner_run.
-	covered := coveredStretch(run.Spans)
+	covered := sh.covered
 	wallDur := DeviceNanos(-1)
-	for _, s := range run.Spans {
-		if isWall(s) {
-			wallDur = s.Dur
-			break
-		}
+	if sh.wall >= 0 {
+		wallDur = run.Spans[sh.wall].Dur
 	}
 	xsHi, xeLo := DeviceNanos(0), covered
 	if run.Wall != nil {
