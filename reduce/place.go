@@ -210,6 +210,8 @@ type domainState struct {
 	// tick is freq.tick(); half is half the rate horizon in cycles.
 	tick HostNanos
 	half Cycles
+	// The ratios of the rate ranges the last runs were placed with.
+	ratios ratioMemo
 
 	// The estimate: the central line of every window (estimate.go), the
 	// first anchor's counter value and the windows' step in nominal ns.
@@ -238,6 +240,7 @@ type Placer struct {
 	cfg     config
 	domains map[Domain]*domainState
 	reasons map[reasonKey]string // the texts of Mapping.Reason made so far
+	ratios  ratioMemo            // for runs of a domain without anchors
 }
 
 // NewPlacer returns a Placer with the given options.
@@ -315,38 +318,6 @@ const rateBlock = 64
 type rateRange struct {
 	lo, hi       PPB
 	loSrc, hiSrc Evidence
-}
-
-// hostLo and hostHi are the ends of the interval of host ns a device-domain
-// duration v (nominal ns, may be negative) takes when the rate error lies
-// in r: v·1e9/(1e9+ε). An end that does not fit int64 is returned as
-// math.MinInt64 or math.MaxInt64. Where one end is wanted, only it is
-// computed (each is a division).
-
-// hostLo is the low end.
-func (r rateRange) hostLo(v DeviceNanos) HostNanos {
-	e := r.hi
-	if v < 0 {
-		e = r.lo
-	}
-	h, ok := atRate(v, e, false)
-	if !ok {
-		return math.MinInt64
-	}
-	return h
-}
-
-// hostHi is the high end.
-func (r rateRange) hostHi(v DeviceNanos) HostNanos {
-	e := r.lo
-	if v < 0 {
-		e = r.hi
-	}
-	h, ok := atRate(v, e, true)
-	if !ok {
-		return math.MaxInt64
-	}
-	return h
 }
 
 // atRate returns v·1e9/(1e9+ε), floored or ceiled. Within ±2^44 ns and
@@ -551,41 +522,58 @@ func (iv interval) empty() bool { return iv.lo > iv.hi }
 // anchorInterval intersects the intervals the domain's anchors near c allow
 // for the host instant at which the counter read c, xc nominal ns from the
 // domain's first anchor.
-func (p *Placer) anchorInterval(ds *domainState, c Cycles, xc DeviceNanos, r rateRange) (interval, int) {
-	iv := unbounded()
-	pos := lowerBound(ds.anchors, c)
-	tick := ds.tick
-	used := 0
-	try := func(a anchorRec) bool {
-		if !a.xok {
-			return false
-		}
-		// x_c and x_a are floored: the exact distance lies in (d−1, d+1).
-		d := xc - a.x
-		hlo := r.hostLo(d - 1)
-		hhi := r.hostHi(d + 1)
-		if hlo == math.MinInt64 || hhi == math.MaxInt64 {
-			return false
-		}
-		// The target instant lies in [T(c), T(c)+tick).
-		lo, hi := satAdd(a.lo, hlo), satAdd(satAdd(a.hi, hhi), tick)
-		iv.intersect(lo, hi, Evidence{Kind: EvidenceAnchor, Index: int(a.index), Lo: int64(lo), Hi: int64(hi)})
-		used++
-		// Stop once the rate term alone makes this anchor's interval
-		// wider than what is already known: farther ones are wider still.
-		return !iv.empty() && hhi-hlo <= iv.hi-iv.lo
-	}
+func (p *Placer) anchorInterval(ds *domainState, c Cycles, xc DeviceNanos, q *rateRatios) (interval, int) {
+	s := anchorScan{xc: xc, tick: ds.tick, q: q, iv: unbounded()}
+	as := ds.anchors
+	pos := lowerBound(as, c)
 	for i, n := pos-1, 0; i >= 0 && n < p.cfg.neighbours; i, n = i-1, n+1 {
-		if !try(ds.anchors[i]) {
+		if !s.try(&as[i]) {
 			break
 		}
 	}
-	for i, n := pos, 0; i < len(ds.anchors) && n < p.cfg.neighbours; i, n = i+1, n+1 {
-		if !try(ds.anchors[i]) {
+	for i, n := pos, 0; i < len(as) && n < p.cfg.neighbours; i, n = i+1, n+1 {
+		if !s.try(&as[i]) {
 			break
 		}
 	}
-	return iv, used
+	return s.iv, s.used
+}
+
+// anchorScan is anchorInterval's intersection so far.
+type anchorScan struct {
+	xc   DeviceNanos
+	tick HostNanos
+	q    *rateRatios
+	iv   interval
+	used int
+}
+
+// try intersects the interval anchor a allows and reports whether the
+// anchors beyond it can still narrow the intersection.
+func (s *anchorScan) try(a *anchorRec) bool {
+	if !a.xok {
+		return false
+	}
+	// x_c and x_a are floored: the exact distance lies in (d−1, d+1).
+	d := s.xc - a.x
+	hlo := s.q.hostLo(d - 1)
+	hhi := s.q.hostHi(d + 1)
+	if hlo == math.MinInt64 || hhi == math.MaxInt64 {
+		return false
+	}
+	// The target instant lies in [T(c), T(c)+tick).
+	lo, hi := satAdd(a.lo, hlo), satAdd(satAdd(a.hi, hhi), s.tick)
+	iv := &s.iv
+	if lo > iv.lo {
+		iv.lo, iv.loSrc = lo, Evidence{Kind: EvidenceAnchor, Index: int(a.index), Lo: int64(lo), Hi: int64(hi)}
+	}
+	if hi < iv.hi {
+		iv.hi, iv.hiSrc = hi, Evidence{Kind: EvidenceAnchor, Index: int(a.index), Lo: int64(lo), Hi: int64(hi)}
+	}
+	s.used++
+	// Stop once the rate term alone makes this anchor's interval wider
+	// than what is already known: farther ones are wider still.
+	return !iv.empty() && hhi-hlo <= iv.hi-iv.lo
 }
 
 // Run is one invocation's device spans and the evidence to place them.
@@ -653,6 +641,11 @@ type Mapping struct {
 	origin interval
 	rate   rateRange
 	slack  HostNanos // floored offsets and counter quantisation
+	// The ratios of rate's ends and of Rate (when atSet and at.e is
+	// still Rate).
+	q     rateRatios
+	at    ratio
+	atSet bool
 }
 
 // Host maps a device-domain offset to host time with exact integer
@@ -662,7 +655,18 @@ func (m Mapping) Host(off DeviceNanos) (HostNanos, error) {
 	if m.Method == Unaligned {
 		return 0, ErrUnaligned
 	}
-	v, ok := mulDiv(int64(off), nsPerSecond, nsPerSecond+int64(m.Rate), false)
+	return m.host(off)
+}
+
+// host is Host of an aligned or contained Mapping: ⌊off·1e9/(1e9+Rate)⌋
+// (as mulDiv, through atRate's forms) from Origin.
+func (m *Mapping) host(off DeviceNanos) (HostNanos, error) {
+	q := &m.at
+	if !m.atSet || q.e != m.Rate {
+		r := newRatio(m.Rate)
+		q = &r
+	}
+	v, ok := q.at(off, false)
 	if !ok {
 		return 0, fmt.Errorf("%w: device offset %d ns has no host time", ErrRange, int64(off))
 	}
@@ -676,8 +680,13 @@ func (m Mapping) Host(off DeviceNanos) (HostNanos, error) {
 // allowed returns the host interval the model allows for a device instant
 // whose offset from the origin lies in [lo, hi]: the origin's interval plus
 // the offset at every allowed rate, widened by the slack.
-func (m Mapping) allowed(lo, hi DeviceNanos) (HostNanos, HostNanos, error) {
-	a, b := m.rate.hostLo(lo), m.rate.hostHi(hi)
+func (m *Mapping) allowed(lo, hi DeviceNanos) (HostNanos, HostNanos, error) {
+	q := &m.q
+	if !q.of(m.rate) {
+		r := ratiosOf(m.rate)
+		q = &r
+	}
+	a, b := q.hostLo(lo), q.hostHi(hi)
 	l, ok1 := addHost(m.origin.lo, a)
 	u, ok2 := addHost(m.origin.hi, b)
 	if ok1 {
@@ -694,7 +703,7 @@ func (m Mapping) allowed(lo, hi DeviceNanos) (HostNanos, HostNanos, error) {
 
 // boundAt returns how far from h a device instant with offset in [lo, hi]
 // can lie: the farther end of its allowed interval.
-func (m Mapping) boundAt(h HostNanos, lo, hi DeviceNanos) (HostNanos, error) {
+func (m *Mapping) boundAt(h HostNanos, lo, hi DeviceNanos) (HostNanos, error) {
 	l, u, err := m.allowed(lo, hi)
 	if err != nil {
 		return 0, err
@@ -712,24 +721,32 @@ func (m Mapping) boundAt(h HostNanos, lo, hi DeviceNanos) (HostNanos, error) {
 // runtime log) through the map: HostStart = Host(w.Start), HostEnd =
 // Host(w.End), and the Bound that holds for both ends.
 func (m Mapping) Place(w DeviceWindow) (SpanPlacement, error) {
-	return m.place(w.Start, w.End, w.Start, satAdd(w.Start, 1), w.End, satAdd(w.End, 1))
+	return m.placeWindow(w.Start, w.End)
+}
+
+// placeWindow is Place of [start, end).
+func (m *Mapping) placeWindow(start, end DeviceNanos) (SpanPlacement, error) {
+	return m.place(start, end, start, satAdd(start, 1), end, satAdd(end, 1))
 }
 
 // place draws start and end through the map and bounds them, the true
 // start lying in device offsets [slo, shi] and the true end in [elo, ehi].
-func (m Mapping) place(start, end, slo, shi, elo, ehi DeviceNanos) (SpanPlacement, error) {
-	hs, err := m.Host(start)
+func (m *Mapping) place(start, end, slo, shi, elo, ehi DeviceNanos) (SpanPlacement, error) {
+	if m.Method == Unaligned {
+		return SpanPlacement{}, ErrUnaligned
+	}
+	hs, err := m.host(start)
 	if err != nil {
 		return SpanPlacement{}, err
 	}
-	he, err := m.Host(end)
+	he, err := m.host(end)
 	if err != nil {
 		return SpanPlacement{}, err
 	}
 	return m.bounded(hs, he, slo, shi, elo, ehi)
 }
 
-func (m Mapping) bounded(hs, he HostNanos, slo, shi, elo, ehi DeviceNanos) (SpanPlacement, error) {
+func (m *Mapping) bounded(hs, he HostNanos, slo, shi, elo, ehi DeviceNanos) (SpanPlacement, error) {
 	b1, err := m.boundAt(hs, slo, shi)
 	if err != nil {
 		return SpanPlacement{}, err
@@ -785,21 +802,23 @@ func (p *Placer) PlaceInto(out *Placement, run Run) error {
 		return nil
 	}
 	out.Spans = slices.Grow(out.Spans, len(run.Spans))[:len(run.Spans)]
+	mp := &out.Mapping
 	wall := sh.wall
-	for i, s := range run.Spans {
+	for i := range run.Spans {
 		if i == wall {
 			continue
 		}
+		s := &run.Spans[i]
 		end, ok := addDevice(s.TS, s.Dur)
 		if !ok {
 			return fmt.Errorf("%w: %s ends past the largest offset", ErrRange, s.Name)
 		}
-		if out.Spans[i], err = m.Place(DeviceWindow{Start: s.TS, End: end}); err != nil {
+		if out.Spans[i], err = mp.placeWindow(s.TS, end); err != nil {
 			return fmt.Errorf("reduce: %s: %w", s.Name, err)
 		}
 	}
 	if wall >= 0 {
-		if out.Spans[wall], err = p.placeWall(m, run, sh, out.Spans); err != nil {
+		if out.Spans[wall], err = p.placeWall(mp, run, sh, out.Spans); err != nil {
 			return fmt.Errorf("reduce: %s: %w", run.Spans[wall].Name, err)
 		}
 	}
@@ -813,7 +832,7 @@ func isWall(s DeviceSpan) bool { return s.Depth == 2 && s.Name == strace.SpanDev
 // end in [max(covered, start+dur), dur+2]: it is drawn at the middle of
 // its start's range, as long as it lasts, widened to cover every other span
 // as drawn (the map is monotone, so that is the covered stretch).
-func (p *Placer) placeWall(m Mapping, run Run, sh runShape, drawn []SpanPlacement) (SpanPlacement, error) {
+func (p *Placer) placeWall(m *Mapping, run Run, sh runShape, drawn []SpanPlacement) (SpanPlacement, error) {
 	wall := sh.wall
 	s := run.Spans[wall]
 	if run.Wall != nil {
@@ -823,11 +842,11 @@ func (p *Placer) placeWall(m Mapping, run Run, sh runShape, drawn []SpanPlacemen
 	covered := sh.covered
 	xsLo := min(satAdd(covered, -s.Dur), 0)
 	mid := xsLo / 2
-	hs, err := m.Host(mid)
+	hs, err := m.host(mid)
 	if err != nil {
 		return SpanPlacement{}, err
 	}
-	he, err := m.Host(satAdd(mid, s.Dur))
+	he, err := m.host(satAdd(mid, s.Dur))
 	if err != nil {
 		return SpanPlacement{}, err
 	}
@@ -900,7 +919,8 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 		used := 0
 		xc, ok := nominal(ds.base, run.Origin, ds.freq)
 		if ok {
-			iv, used = p.anchorInterval(ds, run.Origin, xc, rate)
+			q := ds.ratios.of(rate)
+			iv, used = p.anchorInterval(ds, run.Origin, xc, &q)
 		}
 		if used > 0 {
 			// The joint intersection pays where the anchors leave the
@@ -950,7 +970,12 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 		xsLo := min(covered-wallDur, 0)
 		xeLo = max(covered, wallDur+xsLo)
 	}
-	sHi, eLo := rate.hostHi(xsHi), rate.hostLo(xeLo)
+	memo := &p.ratios
+	if ds != nil {
+		memo = &ds.ratios
+	}
+	q := memo.of(rate)
+	sHi, eLo := q.hostHi(xsHi), q.hostLo(xeLo)
 	contain := func(w HostWindow, ev Evidence) {
 		lo, hi := satAdd(w.Start, -satAdd(sHi, tick)), satAdd(w.End, -satAdd(eLo, -tick))
 		ev.Lo, ev.Hi = int64(lo), int64(hi)
@@ -986,6 +1011,7 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 		m.Rate = min(max(estRate, rate.lo), rate.hi)
 	}
 	m.origin, m.rate, m.slack = origin, rate, slack
+	m.q, m.at, m.atSet = q, newRatio(m.Rate), true
 	return m, nil
 }
 
