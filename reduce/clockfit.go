@@ -157,6 +157,9 @@ type centralFit struct {
 	// the feasible rates [kL, kR] (1e-12).
 	lower, upper []fitPoint
 	kL, kR       int64
+	// The candidate rates of the hull edges at points mapped last (see
+	// extreme).
+	lowerAt, upperAt edgeRates
 }
 
 // fitLine returns the central line of brackets sorted by x (see
@@ -271,12 +274,10 @@ func (c *centralFit) at(x int64) (lo, hi, k int64, ok bool) {
 	// the lowest is min over κ of a convex function, the highest max of a
 	// concave one, both extreme at the rate where the hull edge that
 	// straddles dx changes over, or at an end of [kL, kR].
-	low := func(k int64) i128 { v, _ := envAtScaled(c.lower, k, true, rateScale); return v.add(mul128(dx, k)) }
-	high := func(k int64) i128 { v, _ := envAtScaled(c.upper, k, false, rateScale); return v.add(mul128(dx, k)) }
-	kLo := c.extreme(c.lower, dx, low, false)
-	kHi := c.extreme(c.upper, dx, high, true)
-	l, ok1 := low(kLo).div(rateScale, false)
-	h, ok2 := high(kHi).div(rateScale, true)
+	low := c.extreme(c.lower, &c.lowerAt, dx, true, false)
+	high := c.extreme(c.upper, &c.upperAt, dx, false, true)
+	l, ok1 := low.div(rateScale, false)
+	h, ok2 := high.div(rateScale, true)
 	base, ok3 := addHost(HostNanos(c.ref), HostNanos(dx))
 	if !ok1 || !ok2 || !ok3 {
 		return 0, 0, 0, false
@@ -286,26 +287,47 @@ func (c *centralFit) at(x int64) (lo, hi, k int64, ok bool) {
 	return int64(lv), int64(hv), c.line.k, ok1 && ok2
 }
 
-// extreme returns the rate in [kL, kR] at which f, the envelope of hull
-// h plus dx·κ, is least (or greatest, with greatest).
-func (c *centralFit) extreme(h []fitPoint, dx int64, f func(int64) i128, greatest bool) int64 {
-	cands := [4]int64{c.kL, c.kR, c.kL, c.kR}
-	// The edge (i, i+1) with d_i ≤ dx < d_{i+1}.
-	i := sort.Search(len(h), func(i int) bool { return h[i].d > dx }) - 1
-	if i >= 0 && i+1 < len(h) {
-		// The rates at which its two points tie: (u' − u)·1e12/(d' − d).
-		if kb, ok := mul128(h[i+1].u-h[i].u, rateScale).div(h[i+1].d-h[i].d, false); ok {
-			cands[2] = min(max(kb, c.kL), c.kR)
-			cands[3] = min(max(kb+1, c.kL), c.kR)
+// edgeRates are the rates at which the envelope of a hull plus dx·κ can
+// be extreme for the dx between the ends of one hull edge, with the
+// envelope's values there (they do not depend on dx): kept, since the
+// points mapped through a fit one after the other are close.
+type edgeRates struct {
+	set  bool
+	edge int // the first hull point with d > dx
+	k    [4]int64
+	env  [4]i128
+}
+
+// extreme returns the least (or, with greatest, the greatest) value over
+// κ in [kL, kR] of f(κ) = env(κ) + dx·κ, env the envelope of hull h
+// (envAtScaled(h, κ, upper, rateScale)); memo keeps the candidates of the
+// last edge.
+func (c *centralFit) extreme(h []fitPoint, memo *edgeRates, dx int64, upper, greatest bool) i128 {
+	// The edge (i, i+1) with d_i ≤ dx < d_{i+1}; the hull's d are
+	// strictly increasing.
+	j := memo.edge
+	if !memo.set || (j > 0 && h[j-1].d > dx) || (j < len(h) && h[j].d <= dx) {
+		j = sort.Search(len(h), func(i int) bool { return h[i].d > dx })
+		memo.set, memo.edge = true, j
+		memo.k = [4]int64{c.kL, c.kR, c.kL, c.kR}
+		if i := j - 1; i >= 0 && i+1 < len(h) {
+			// The rates at which its two points tie: (u' − u)·1e12/(d' − d).
+			if kb, ok := mul128(h[i+1].u-h[i].u, rateScale).div(h[i+1].d-h[i].d, false); ok {
+				memo.k[2] = min(max(kb, c.kL), c.kR)
+				memo.k[3] = min(max(kb+1, c.kL), c.kR)
+			}
+		}
+		for n, k := range memo.k {
+			memo.env[n], _ = envAtScaled(h, k, upper, rateScale)
 		}
 	}
-	best, bv := cands[0], f(cands[0])
-	for _, k := range cands[1:] {
-		if v := f(k); (greatest && v.cmp(bv) > 0) || (!greatest && v.cmp(bv) < 0) {
-			best, bv = k, v
+	bv := memo.env[0].add(mul128(dx, memo.k[0]))
+	for n := 1; n < len(memo.k); n++ {
+		if v := memo.env[n].add(mul128(dx, memo.k[n])); (greatest && v.cmp(bv) > 0) || (!greatest && v.cmp(bv) < 0) {
+			bv = v
 		}
 	}
-	return best
+	return bv
 }
 
 // span returns the interval the brackets allow for y(x) under the model
