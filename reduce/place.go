@@ -523,7 +523,7 @@ func (iv interval) empty() bool { return iv.lo > iv.hi }
 // for the host instant at which the counter read c, xc nominal ns from the
 // domain's first anchor.
 func (p *Placer) anchorInterval(ds *domainState, c Cycles, xc DeviceNanos, q *rateRatios) (interval, int) {
-	s := anchorScan{xc: xc, tick: ds.tick, q: q, iv: unbounded()}
+	s := anchorScan{xc: xc, tick: ds.tick, q: q, fast: q.fast(), iv: unbounded()}
 	as := ds.anchors
 	pos := lowerBound(as, c)
 	for i, n := pos-1, 0; i >= 0 && n < p.cfg.neighbours; i, n = i-1, n+1 {
@@ -544,6 +544,7 @@ type anchorScan struct {
 	xc   DeviceNanos
 	tick HostNanos
 	q    *rateRatios
+	fast bool // q.fast()
 	iv   interval
 	used int
 }
@@ -556,10 +557,22 @@ func (s *anchorScan) try(a *anchorRec) bool {
 	}
 	// x_c and x_a are floored: the exact distance lies in (d−1, d+1).
 	d := s.xc - a.x
-	hlo := s.q.hostLo(d - 1)
-	hhi := s.q.hostHi(d + 1)
-	if hlo == math.MinInt64 || hhi == math.MaxInt64 {
-		return false
+	var hlo, hhi HostNanos
+	if s.fast && absU(int64(d)) < 1<<44-1 {
+		// hostLo(d−1) and hostHi(d+1), without their checks.
+		lo, hi := &s.q.hi, &s.q.lo
+		if d-1 < 0 {
+			lo = &s.q.lo
+		}
+		if d+1 < 0 {
+			hi = &s.q.hi
+		}
+		hlo, hhi = lo.fastAt(d-1, false), hi.fastAt(d+1, true)
+	} else {
+		hlo, hhi = s.q.hostLo(d-1), s.q.hostHi(d+1)
+		if hlo == math.MinInt64 || hhi == math.MaxInt64 {
+			return false
+		}
 	}
 	// The target instant lies in [T(c), T(c)+tick).
 	lo, hi := satAdd(a.lo, hlo), satAdd(satAdd(a.hi, hhi), s.tick)

@@ -30,30 +30,35 @@ func (q *ratio) at(v DeviceNanos, ceil bool) (HostNanos, bool) {
 	if !q.fast || absU(int64(v)) >= 1<<44 {
 		return atRate(v, q.e, ceil)
 	}
-	// As atRate: ⌊v − y⌋ = v − ⌈y⌉ and ⌈v − y⌉ = v − ⌊y⌋, y = v·ε/(1e9+ε).
-	// |num| < 2^62, so the reciprocal leaves ⌊|num|/den⌋ at most one short
-	// (inv > 2^64/den − 2, and |num|·2/2^64 < 1/2): the remainder corrects
-	// it.
+	return q.fastAt(v, ceil), true
+}
+
+// fastAt is at for a fast ratio and |v| < 2^44. As atRate: ⌊v − y⌋ =
+// v − ⌈y⌉ and ⌈v − y⌉ = v − ⌊y⌋, y = v·ε/(1e9+ε). |v·ε| < 2^62, so the
+// reciprocal leaves t = ⌊|v·ε|/den⌋ at most one short (inv > 2^64/den − 2,
+// and |v·ε|·2/2^64 < 1/2): the remainder corrects it. The magnitude of
+// the rounded y is t, plus one when there is a remainder and y is rounded
+// away from zero (up and positive for ⌈y⌉, negative for ⌊y⌋).
+func (q *ratio) fastAt(v DeviceNanos, ceil bool) HostNanos {
 	num := int64(v) * int64(q.e)
-	n := absU(num)
+	neg := num < 0
+	n := uint64(num)
+	if neg {
+		n = -n
+	}
 	t, _ := bits.Mul64(n, q.inv)
 	r := n - t*q.den
-	for r >= q.den {
+	if r >= q.den {
 		t++
 		r -= q.den
 	}
-	y := int64(t) // ⌊|num|/den⌋, so num/den truncated is ±y
-	if num < 0 {
-		y = -y
+	if r != 0 && ceil == neg {
+		t++
 	}
-	if r != 0 {
-		if !ceil && num > 0 { // v − ⌈y⌉
-			y++
-		} else if ceil && num < 0 { // v − ⌊y⌋
-			y--
-		}
+	if neg {
+		return HostNanos(int64(v) + int64(t))
 	}
-	return HostNanos(int64(v) - y), true
+	return HostNanos(int64(v) - int64(t))
 }
 
 // rateRatios are the ratios of a rateRange's ends: the interval of host ns
@@ -100,6 +105,9 @@ func (c *ratioMemo) of(r rateRange) rateRatios {
 	c.next = 1 - c.next
 	return c.q[i]
 }
+
+// fast reports whether every v with |v| < 2^44 is converted by fastAt.
+func (q *rateRatios) fast() bool { return q.lo.fast && q.hi.fast }
 
 // hostLo is the low end: at the highest rate error for a positive v.
 func (q *rateRatios) hostLo(v DeviceNanos) HostNanos {
