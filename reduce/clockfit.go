@@ -200,6 +200,10 @@ func fitCentral(bs []bracket, maxRate PPB, scratch *fitScratch) (centralFit, boo
 	if scratch == nil {
 		scratch = new(fitScratch)
 	}
+	if cap(scratch.lower) < len(bs) {
+		// Each bracket adds at most one side to each.
+		scratch.lower, scratch.upper = make([]fitPoint, 0, len(bs)), make([]fitPoint, 0, len(bs))
+	}
 	lower, upper := scratch.lower[:0], scratch.upper[:0]
 	const lim = 1 << 62
 	for _, b := range bs {

@@ -197,6 +197,10 @@ func (p *Placer) polygon(ds *domainState, c Cycles, xc DeviceNanos, L, R int, r 
 	}
 	pos := L + lowerBound(ds.anchors[L:R], c)
 	first, last := max(L, pos-polyNeighbours), min(R, pos+polyNeighbours)
+	if cap(ds.lows) < 2*polyNeighbours {
+		// Each anchor taken adds at most one side to each.
+		ds.lows, ds.highs = make([]fitPoint, 0, 2*polyNeighbours), make([]fitPoint, 0, 2*polyNeighbours)
+	}
 	lows, highs := ds.lows[:0], ds.highs[:0]
 	var ref int64
 	haveRef := false
