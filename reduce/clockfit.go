@@ -157,6 +157,9 @@ type centralFit struct {
 	// the feasible rates [kL, kR] (1e-12).
 	lower, upper []fitPoint
 	kL, kR       int64
+	// The candidate rates of the hull edges at points mapped last (see
+	// extreme).
+	lowerAt, upperAt edgeRates
 }
 
 // fitLine returns the central line of brackets sorted by x (see
@@ -166,14 +169,28 @@ func fitLine(bs []bracket, maxRate PPB) (clockLine, bool) {
 	return c.line, ok
 }
 
+// fitScratch is storage fitCentral reuses from one fit to the next: the
+// sides, and kept, which the hulls a fit keeps are appended to (the fits
+// share it; none appends to another's).
+type fitScratch struct {
+	lower, upper, kept []fitPoint
+}
+
+// keep appends h to the kept hulls and returns its copy there.
+func (s *fitScratch) keep(h []fitPoint) []fitPoint {
+	n := len(s.kept)
+	s.kept = append(s.kept, h...)
+	return s.kept[n:len(s.kept):len(s.kept)]
+}
+
 // fitCentral fits brackets sorted by x at a constant rate (scratch, when
-// given, is reused for the sides; the fit keeps copies of its hulls only). Where rates
-// exist at which a line passes through every bracket, its line has the
-// middle of those rates and the middle of the offsets that rate allows;
-// where none does, the rate that leaves the violation of the worst
-// bracket smallest (the minimax line). ok is false without both a lower
-// and an upper side.
-func fitCentral(bs []bracket, maxRate PPB, scratch *[2][]fitPoint) (centralFit, bool) {
+// given, is reused for the sides and holds the copies of the hulls the fit
+// keeps). Where rates exist at which a line passes through every bracket,
+// its line has the middle of those rates and the middle of the offsets
+// that rate allows; where none does, the rate that leaves the violation
+// of the worst bracket smallest (the minimax line). ok is false without
+// both a lower and an upper side.
+func fitCentral(bs []bracket, maxRate PPB, scratch *fitScratch) (centralFit, bool) {
 	if len(bs) == 0 {
 		return centralFit{}, false
 	}
@@ -181,9 +198,13 @@ func fitCentral(bs []bracket, maxRate PPB, scratch *[2][]fitPoint) (centralFit, 
 	var ref int64
 	haveRef := false
 	if scratch == nil {
-		scratch = new([2][]fitPoint)
+		scratch = new(fitScratch)
 	}
-	lower, upper := scratch[0][:0], scratch[1][:0]
+	if cap(scratch.lower) < len(bs) {
+		// Each bracket adds at most one side to each.
+		scratch.lower, scratch.upper = make([]fitPoint, 0, len(bs)), make([]fitPoint, 0, len(bs))
+	}
+	lower, upper := scratch.lower[:0], scratch.upper[:0]
 	const lim = 1 << 62
 	for _, b := range bs {
 		if absU(b.x) >= lim || absU(x0) >= lim {
@@ -204,12 +225,12 @@ func fitCentral(bs []bracket, maxRate PPB, scratch *[2][]fitPoint) (centralFit, 
 			}
 		}
 	}
-	scratch[0], scratch[1] = lower[:0], upper[:0]
+	scratch.lower, scratch.upper = lower[:0], upper[:0]
 	if len(lower) == 0 || len(upper) == 0 {
 		return centralFit{}, false
 	}
 	// Kept per window: copies of just the hull points.
-	lower, upper = slices.Clone(hull(lower, true)), slices.Clone(hull(upper, false))
+	lower, upper = scratch.keep(hull(lower, true)), scratch.keep(hull(upper, false))
 	lowAt := func(k int64) i128 { v, _ := envAtScaled(lower, k, true, rateScale); return v }
 	highAt := func(k int64) i128 { v, _ := envAtScaled(upper, k, false, rateScale); return v }
 	gap := func(k int64) i128 { return highAt(k).sub(lowAt(k)) }
@@ -257,12 +278,10 @@ func (c *centralFit) at(x int64) (lo, hi, k int64, ok bool) {
 	// the lowest is min over κ of a convex function, the highest max of a
 	// concave one, both extreme at the rate where the hull edge that
 	// straddles dx changes over, or at an end of [kL, kR].
-	low := func(k int64) i128 { v, _ := envAtScaled(c.lower, k, true, rateScale); return v.add(mul128(dx, k)) }
-	high := func(k int64) i128 { v, _ := envAtScaled(c.upper, k, false, rateScale); return v.add(mul128(dx, k)) }
-	kLo := c.extreme(c.lower, dx, low, false)
-	kHi := c.extreme(c.upper, dx, high, true)
-	l, ok1 := low(kLo).div(rateScale, false)
-	h, ok2 := high(kHi).div(rateScale, true)
+	low := c.extreme(c.lower, &c.lowerAt, dx, true, false)
+	high := c.extreme(c.upper, &c.upperAt, dx, false, true)
+	l, ok1 := low.div(rateScale, false)
+	h, ok2 := high.div(rateScale, true)
 	base, ok3 := addHost(HostNanos(c.ref), HostNanos(dx))
 	if !ok1 || !ok2 || !ok3 {
 		return 0, 0, 0, false
@@ -272,26 +291,47 @@ func (c *centralFit) at(x int64) (lo, hi, k int64, ok bool) {
 	return int64(lv), int64(hv), c.line.k, ok1 && ok2
 }
 
-// extreme returns the rate in [kL, kR] at which f, the envelope of hull
-// h plus dx·κ, is least (or greatest, with greatest).
-func (c *centralFit) extreme(h []fitPoint, dx int64, f func(int64) i128, greatest bool) int64 {
-	cands := [4]int64{c.kL, c.kR, c.kL, c.kR}
-	// The edge (i, i+1) with d_i ≤ dx < d_{i+1}.
-	i := sort.Search(len(h), func(i int) bool { return h[i].d > dx }) - 1
-	if i >= 0 && i+1 < len(h) {
-		// The rates at which its two points tie: (u' − u)·1e12/(d' − d).
-		if kb, ok := mul128(h[i+1].u-h[i].u, rateScale).div(h[i+1].d-h[i].d, false); ok {
-			cands[2] = min(max(kb, c.kL), c.kR)
-			cands[3] = min(max(kb+1, c.kL), c.kR)
+// edgeRates are the rates at which the envelope of a hull plus dx·κ can
+// be extreme for the dx between the ends of one hull edge, with the
+// envelope's values there (they do not depend on dx): kept, since the
+// points mapped through a fit one after the other are close.
+type edgeRates struct {
+	set  bool
+	edge int // the first hull point with d > dx
+	k    [4]int64
+	env  [4]i128
+}
+
+// extreme returns the least (or, with greatest, the greatest) value over
+// κ in [kL, kR] of f(κ) = env(κ) + dx·κ, env the envelope of hull h
+// (envAtScaled(h, κ, upper, rateScale)); memo keeps the candidates of the
+// last edge.
+func (c *centralFit) extreme(h []fitPoint, memo *edgeRates, dx int64, upper, greatest bool) i128 {
+	// The edge (i, i+1) with d_i ≤ dx < d_{i+1}; the hull's d are
+	// strictly increasing.
+	j := memo.edge
+	if !memo.set || (j > 0 && h[j-1].d > dx) || (j < len(h) && h[j].d <= dx) {
+		j = sort.Search(len(h), func(i int) bool { return h[i].d > dx })
+		memo.set, memo.edge = true, j
+		memo.k = [4]int64{c.kL, c.kR, c.kL, c.kR}
+		if i := j - 1; i >= 0 && i+1 < len(h) {
+			// The rates at which its two points tie: (u' − u)·1e12/(d' − d).
+			if kb, ok := mul128(h[i+1].u-h[i].u, rateScale).div(h[i+1].d-h[i].d, false); ok {
+				memo.k[2] = min(max(kb, c.kL), c.kR)
+				memo.k[3] = min(max(kb+1, c.kL), c.kR)
+			}
+		}
+		for n, k := range memo.k {
+			memo.env[n], _ = envAtScaled(h, k, upper, rateScale)
 		}
 	}
-	best, bv := cands[0], f(cands[0])
-	for _, k := range cands[1:] {
-		if v := f(k); (greatest && v.cmp(bv) > 0) || (!greatest && v.cmp(bv) < 0) {
-			best, bv = k, v
+	bv := memo.env[0].add(mul128(dx, memo.k[0]))
+	for n := 1; n < len(memo.k); n++ {
+		if v := memo.env[n].add(mul128(dx, memo.k[n])); (greatest && v.cmp(bv) > 0) || (!greatest && v.cmp(bv) < 0) {
+			bv = v
 		}
 	}
-	return best
+	return bv
 }
 
 // span returns the interval the brackets allow for y(x) under the model

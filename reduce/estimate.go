@@ -21,11 +21,14 @@ type estWindow struct {
 // counter value lies in two of them (see the package documentation,
 // "Anchors as lines"). Only windows with a fit are kept, in order.
 func (p *Placer) prepareEstimate(ds *domainState) {
+	// The fits of the previous preparation are dropped: their hulls'
+	// storage is reused.
 	ds.windows = ds.windows[:0]
+	ds.fits.kept = ds.fits.kept[:0]
 	h := int64(max(p.cfg.horizon, 1))
 	ds.step = h
-	var bs []bracket
-	var scratch [2][]fitPoint
+	bs := ds.brackets[:0]
+	defer func() { ds.brackets = bs[:0] }()
 	// Anchors are sorted by counter value; one whose offset does not fit,
 	// or lies beyond what a fit takes (2^62 ns), ends the usable ones.
 	n := len(ds.anchors)
@@ -58,7 +61,7 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 			}
 			bs = append(bs, bracket{x: x, lo: int64(a.lo), hi: int64(a.hi), index: int(a.index)})
 		}
-		if fit, ok := fitCentral(bs, p.cfg.maxRate, &scratch); ok {
+		if fit, ok := fitCentral(bs, p.cfg.maxRate, &ds.fits); ok {
 			ds.windows = append(ds.windows, estWindow{w: w, fit: fit})
 		}
 		// The next window starts at the first anchor in [(w+1)·h,
@@ -88,11 +91,17 @@ func (ds *domainState) window(w int64) (*centralFit, bool) {
 // centres, and the counter rate error (ppb) of their central lines. ok is
 // false when no window has a fit.
 func (p *Placer) estimate(ds *domainState, c Cycles) (lo, hi HostNanos, rate PPB, ok bool) {
-	if len(ds.windows) == 0 {
-		return 0, 0, 0, false
-	}
 	xd, ok := nominal(ds.base, c, ds.freq)
 	if !ok {
+		return 0, 0, 0, false
+	}
+	return p.estimateAt(ds, xd)
+}
+
+// estimateAt is estimate for the counter value xd nominal ns from the
+// domain's first anchor.
+func (p *Placer) estimateAt(ds *domainState, xd DeviceNanos) (lo, hi HostNanos, rate PPB, ok bool) {
+	if len(ds.windows) == 0 {
 		return 0, 0, 0, false
 	}
 	x := int64(xd)
@@ -167,9 +176,9 @@ func hostRate(e PPB, ceil bool) (int64, bool) {
 // of c allow jointly, taken as brackets of one clock fit: each anchor
 // bounds the host instant at its counter value, the rate between it and c
 // lies within the stability of the rate at c, and the rate at c within r
-// (see the package documentation, "Anchors as lines").
-func (p *Placer) polygon(ds *domainState, c Cycles, r *rateRange, iv *interval) error {
-	L, R := p.horizon(ds, c)
+// (see the package documentation, "Anchors as lines"). xc is c's nominal ns
+// from the domain's first anchor, [L, R) its horizon (see horizon).
+func (p *Placer) polygon(ds *domainState, c Cycles, xc DeviceNanos, L, R int, r *rateRange, iv *interval) error {
 	if R-L < 2 {
 		return nil
 	}
@@ -186,12 +195,12 @@ func (p *Placer) polygon(ds *domainState, c Cycles, r *rateRange, iv *interval) 
 	if !ok1 || !ok2 {
 		return nil
 	}
-	xc, ok := nominal(ds.base, c, ds.freq)
-	if !ok {
-		return nil
-	}
 	pos := L + lowerBound(ds.anchors[L:R], c)
 	first, last := max(L, pos-polyNeighbours), min(R, pos+polyNeighbours)
+	if cap(ds.lows) < 2*polyNeighbours {
+		// Each anchor taken adds at most one side to each.
+		ds.lows, ds.highs = make([]fitPoint, 0, 2*polyNeighbours), make([]fitPoint, 0, 2*polyNeighbours)
+	}
 	lows, highs := ds.lows[:0], ds.highs[:0]
 	var ref int64
 	haveRef := false

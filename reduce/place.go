@@ -207,12 +207,21 @@ type domainState struct {
 	freq    Hz
 	anchors []anchorRec
 	sorted  bool
+	// tick is freq.tick(); half is half the rate horizon in cycles.
+	tick HostNanos
+	half Cycles
+	// The ratios of the rate ranges the last runs were placed with.
+	ratios ratioMemo
 
 	// The estimate: the central line of every window (estimate.go), the
 	// first anchor's counter value and the windows' step in nominal ns.
 	windows []estWindow
 	base    Cycles
 	step    int64
+	// Storage the estimate's fits reuse (and keep their hulls in) and
+	// the brackets of one window.
+	fits     fitScratch
+	brackets []bracket
 	// Scratch for the joint intersection.
 	lows, highs []fitPoint
 
@@ -225,10 +234,13 @@ type domainState struct {
 
 // Placer places device spans on the host timeline from clock anchors and
 // containment. Add every anchor first, then place runs. A Placer is not
-// safe for concurrent use while anchors are being added.
+// safe for concurrent use: placing a run fills its memos and reuses its
+// scratch storage.
 type Placer struct {
 	cfg     config
 	domains map[Domain]*domainState
+	reasons map[reasonKey]string // the texts of Mapping.Reason made so far
+	ratios  ratioMemo            // for runs of a domain without anchors
 }
 
 // NewPlacer returns a Placer with the given options.
@@ -248,7 +260,11 @@ func (p *Placer) AddAnchor(d Domain, a Anchor) error {
 	}
 	ds := p.domains[d]
 	if ds == nil {
-		ds = &domainState{freq: a.DevFreq}
+		half, err := a.DevFreq.Cycles(DeviceNanos(p.cfg.horizon / 2))
+		if err != nil {
+			half = Unset
+		}
+		ds = &domainState{freq: a.DevFreq, tick: a.DevFreq.tick(), half: half}
 		p.domains[d] = ds
 	}
 	if ds.freq != a.DevFreq {
@@ -284,11 +300,8 @@ func (ds *domainState) prepare() {
 }
 
 // horizon returns the anchors [L, R) within half the rate horizon of c.
-func (p *Placer) horizon(ds *domainState, c Cycles) (L, R int) {
-	half, err := ds.freq.Cycles(DeviceNanos(p.cfg.horizon / 2))
-	if err != nil {
-		half = Unset
-	}
+func (ds *domainState) horizon(c Cycles) (L, R int) {
+	half := ds.half
 	lc := c - min(c, half)
 	hc := c + min(Unset-c, half)
 	L = lowerBound(ds.anchors, lc)
@@ -305,38 +318,6 @@ const rateBlock = 64
 type rateRange struct {
 	lo, hi       PPB
 	loSrc, hiSrc Evidence
-}
-
-// hostLo and hostHi are the ends of the interval of host ns a device-domain
-// duration v (nominal ns, may be negative) takes when the rate error lies
-// in r: v·1e9/(1e9+ε). An end that does not fit int64 is returned as
-// math.MinInt64 or math.MaxInt64. Where one end is wanted, only it is
-// computed (each is a division).
-
-// hostLo is the low end.
-func (r rateRange) hostLo(v DeviceNanos) HostNanos {
-	e := r.hi
-	if v < 0 {
-		e = r.lo
-	}
-	h, ok := atRate(v, e, false)
-	if !ok {
-		return math.MinInt64
-	}
-	return h
-}
-
-// hostHi is the high end.
-func (r rateRange) hostHi(v DeviceNanos) HostNanos {
-	e := r.lo
-	if v < 0 {
-		e = r.hi
-	}
-	h, ok := atRate(v, e, true)
-	if !ok {
-		return math.MaxInt64
-	}
-	return h
 }
 
 // atRate returns v·1e9/(1e9+ε), floored or ceiled. Within ±2^44 ns and
@@ -377,9 +358,9 @@ func nominal(from, to Cycles, f Hz) (DeviceNanos, bool) {
 	return -v, err == nil
 }
 
-// rate estimates the rate-error range around counter value c from the
-// domain's anchors inside the rate horizon.
-func (p *Placer) rate(ds *domainState, c Cycles) (rateRange, error) {
+// rate estimates the rate-error range from the domain's anchors inside the
+// rate horizon, [L, R) (see horizon).
+func (p *Placer) rate(ds *domainState, L, R int) (rateRange, error) {
 	rho := p.cfg.maxRate
 	full := rateRange{lo: -rho, hi: rho,
 		loSrc: Evidence{Kind: EvidenceRate, Index: -1, Lo: int64(-rho), Hi: int64(rho)},
@@ -387,7 +368,6 @@ func (p *Placer) rate(ds *domainState, c Cycles) (rateRange, error) {
 	if p.cfg.stability >= 2*rho || len(ds.anchors) < 2 {
 		return full, nil
 	}
-	L, R := p.horizon(ds, c)
 	if R-L >= 4*rateBlock {
 		// Many anchors: estimate from whole blocks of them inside the
 		// horizon, so runs close in time share the estimate (fewer
@@ -413,8 +393,9 @@ func (p *Placer) rateOf(ds *domainState, L, R int, full rateRange) (rateRange, e
 	rho := p.cfg.maxRate
 	n := R - L
 	g := max(1, n/4)
-	early := bestConditioned(ds.anchors[L:L+g], 4)
-	late := bestConditioned(ds.anchors[R-g:R], 4)
+	var eb, lb [4]anchorRec
+	early := bestConditioned(eb[:0], ds.anchors[L:L+g])
+	late := bestConditioned(lb[:0], ds.anchors[R-g:R])
 	est := rateRange{lo: math.MinInt64, hi: math.MaxInt64}
 	found := false
 	for _, i := range early {
@@ -464,10 +445,10 @@ func (p *Placer) rateOf(ds *domainState, L, R int, full rateRange) (rateRange, e
 	return est, nil
 }
 
-// bestConditioned returns up to k anchors of as with the narrowest host
-// intervals.
-func bestConditioned(as []anchorRec, k int) []anchorRec {
-	out := make([]anchorRec, 0, k)
+// bestConditioned returns up to cap(out) anchors of as with the narrowest
+// host intervals, in out's storage (out is empty, its capacity positive).
+func bestConditioned(out, as []anchorRec) []anchorRec {
+	k := cap(out)
 	for _, a := range as {
 		w := a.hi - a.lo
 		if len(out) < k {
@@ -539,46 +520,73 @@ func (iv *interval) intersect(lo, hi HostNanos, ev Evidence) {
 func (iv interval) empty() bool { return iv.lo > iv.hi }
 
 // anchorInterval intersects the intervals the domain's anchors near c allow
-// for the host instant at which the counter read c.
-func (p *Placer) anchorInterval(ds *domainState, c Cycles, r rateRange) (interval, int) {
-	iv := unbounded()
-	xc, ok := nominal(ds.base, c, ds.freq)
-	if !ok {
-		return iv, 0
-	}
-	pos := lowerBound(ds.anchors, c)
-	tick := ds.freq.tick()
-	used := 0
-	try := func(a anchorRec) bool {
-		if !a.xok {
-			return false
+// for the host instant at which the counter read c, xc nominal ns from the
+// domain's first anchor.
+func (p *Placer) anchorInterval(ds *domainState, c Cycles, xc DeviceNanos, q *rateRatios) (interval, int) {
+	s := anchorScan{xc: xc, tick: ds.tick, q: q, fast: q.fast(), iv: unbounded()}
+	as := ds.anchors
+	pos := lowerBound(as, c)
+	for i, n := pos-1, 0; i >= 0 && n < p.cfg.neighbours; i, n = i-1, n+1 {
+		if !s.try(&as[i]) {
+			break
 		}
-		// x_c and x_a are floored: the exact distance lies in (d−1, d+1).
-		d := xc - a.x
-		hlo := r.hostLo(d - 1)
-		hhi := r.hostHi(d + 1)
+	}
+	for i, n := pos, 0; i < len(as) && n < p.cfg.neighbours; i, n = i+1, n+1 {
+		if !s.try(&as[i]) {
+			break
+		}
+	}
+	return s.iv, s.used
+}
+
+// anchorScan is anchorInterval's intersection so far.
+type anchorScan struct {
+	xc   DeviceNanos
+	tick HostNanos
+	q    *rateRatios
+	fast bool // q.fast()
+	iv   interval
+	used int
+}
+
+// try intersects the interval anchor a allows and reports whether the
+// anchors beyond it can still narrow the intersection.
+func (s *anchorScan) try(a *anchorRec) bool {
+	if !a.xok {
+		return false
+	}
+	// x_c and x_a are floored: the exact distance lies in (d−1, d+1).
+	d := s.xc - a.x
+	var hlo, hhi HostNanos
+	if s.fast && absU(int64(d)) < 1<<44-1 {
+		// hostLo(d−1) and hostHi(d+1), without their checks.
+		lo, hi := &s.q.hi, &s.q.lo
+		if d-1 < 0 {
+			lo = &s.q.lo
+		}
+		if d+1 < 0 {
+			hi = &s.q.hi
+		}
+		hlo, hhi = lo.fastAt(d-1, false), hi.fastAt(d+1, true)
+	} else {
+		hlo, hhi = s.q.hostLo(d-1), s.q.hostHi(d+1)
 		if hlo == math.MinInt64 || hhi == math.MaxInt64 {
 			return false
 		}
-		// The target instant lies in [T(c), T(c)+tick).
-		lo, hi := satAdd(a.lo, hlo), satAdd(satAdd(a.hi, hhi), tick)
-		iv.intersect(lo, hi, Evidence{Kind: EvidenceAnchor, Index: int(a.index), Lo: int64(lo), Hi: int64(hi)})
-		used++
-		// Stop once the rate term alone makes this anchor's interval
-		// wider than what is already known: farther ones are wider still.
-		return !iv.empty() && hhi-hlo <= iv.hi-iv.lo
 	}
-	for i, n := pos-1, 0; i >= 0 && n < p.cfg.neighbours; i, n = i-1, n+1 {
-		if !try(ds.anchors[i]) {
-			break
-		}
+	// The target instant lies in [T(c), T(c)+tick).
+	lo, hi := satAdd(a.lo, hlo), satAdd(satAdd(a.hi, hhi), s.tick)
+	iv := &s.iv
+	if lo > iv.lo {
+		iv.lo, iv.loSrc = lo, Evidence{Kind: EvidenceAnchor, Index: int(a.index), Lo: int64(lo), Hi: int64(hi)}
 	}
-	for i, n := pos, 0; i < len(ds.anchors) && n < p.cfg.neighbours; i, n = i+1, n+1 {
-		if !try(ds.anchors[i]) {
-			break
-		}
+	if hi < iv.hi {
+		iv.hi, iv.hiSrc = hi, Evidence{Kind: EvidenceAnchor, Index: int(a.index), Lo: int64(lo), Hi: int64(hi)}
 	}
-	return iv, used
+	s.used++
+	// Stop once the rate term alone makes this anchor's interval wider
+	// than what is already known: farther ones are wider still.
+	return !iv.empty() && hhi-hlo <= iv.hi-iv.lo
 }
 
 // Run is one invocation's device spans and the evidence to place them.
@@ -646,6 +654,11 @@ type Mapping struct {
 	origin interval
 	rate   rateRange
 	slack  HostNanos // floored offsets and counter quantisation
+	// The ratios of rate's ends and of Rate (when atSet and at.e is
+	// still Rate).
+	q     rateRatios
+	at    ratio
+	atSet bool
 }
 
 // Host maps a device-domain offset to host time with exact integer
@@ -655,7 +668,18 @@ func (m Mapping) Host(off DeviceNanos) (HostNanos, error) {
 	if m.Method == Unaligned {
 		return 0, ErrUnaligned
 	}
-	v, ok := mulDiv(int64(off), nsPerSecond, nsPerSecond+int64(m.Rate), false)
+	return m.host(off)
+}
+
+// host is Host of an aligned or contained Mapping: ⌊off·1e9/(1e9+Rate)⌋
+// (as mulDiv, through atRate's forms) from Origin.
+func (m *Mapping) host(off DeviceNanos) (HostNanos, error) {
+	q := &m.at
+	if !m.atSet || q.e != m.Rate {
+		r := newRatio(m.Rate)
+		q = &r
+	}
+	v, ok := q.at(off, false)
 	if !ok {
 		return 0, fmt.Errorf("%w: device offset %d ns has no host time", ErrRange, int64(off))
 	}
@@ -669,8 +693,13 @@ func (m Mapping) Host(off DeviceNanos) (HostNanos, error) {
 // allowed returns the host interval the model allows for a device instant
 // whose offset from the origin lies in [lo, hi]: the origin's interval plus
 // the offset at every allowed rate, widened by the slack.
-func (m Mapping) allowed(lo, hi DeviceNanos) (HostNanos, HostNanos, error) {
-	a, b := m.rate.hostLo(lo), m.rate.hostHi(hi)
+func (m *Mapping) allowed(lo, hi DeviceNanos) (HostNanos, HostNanos, error) {
+	q := &m.q
+	if !q.of(m.rate) {
+		r := ratiosOf(m.rate)
+		q = &r
+	}
+	a, b := q.hostLo(lo), q.hostHi(hi)
 	l, ok1 := addHost(m.origin.lo, a)
 	u, ok2 := addHost(m.origin.hi, b)
 	if ok1 {
@@ -687,7 +716,7 @@ func (m Mapping) allowed(lo, hi DeviceNanos) (HostNanos, HostNanos, error) {
 
 // boundAt returns how far from h a device instant with offset in [lo, hi]
 // can lie: the farther end of its allowed interval.
-func (m Mapping) boundAt(h HostNanos, lo, hi DeviceNanos) (HostNanos, error) {
+func (m *Mapping) boundAt(h HostNanos, lo, hi DeviceNanos) (HostNanos, error) {
 	l, u, err := m.allowed(lo, hi)
 	if err != nil {
 		return 0, err
@@ -705,24 +734,32 @@ func (m Mapping) boundAt(h HostNanos, lo, hi DeviceNanos) (HostNanos, error) {
 // runtime log) through the map: HostStart = Host(w.Start), HostEnd =
 // Host(w.End), and the Bound that holds for both ends.
 func (m Mapping) Place(w DeviceWindow) (SpanPlacement, error) {
-	return m.place(w.Start, w.End, w.Start, satAdd(w.Start, 1), w.End, satAdd(w.End, 1))
+	return m.placeWindow(w.Start, w.End)
+}
+
+// placeWindow is Place of [start, end).
+func (m *Mapping) placeWindow(start, end DeviceNanos) (SpanPlacement, error) {
+	return m.place(start, end, start, satAdd(start, 1), end, satAdd(end, 1))
 }
 
 // place draws start and end through the map and bounds them, the true
 // start lying in device offsets [slo, shi] and the true end in [elo, ehi].
-func (m Mapping) place(start, end, slo, shi, elo, ehi DeviceNanos) (SpanPlacement, error) {
-	hs, err := m.Host(start)
+func (m *Mapping) place(start, end, slo, shi, elo, ehi DeviceNanos) (SpanPlacement, error) {
+	if m.Method == Unaligned {
+		return SpanPlacement{}, ErrUnaligned
+	}
+	hs, err := m.host(start)
 	if err != nil {
 		return SpanPlacement{}, err
 	}
-	he, err := m.Host(end)
+	he, err := m.host(end)
 	if err != nil {
 		return SpanPlacement{}, err
 	}
 	return m.bounded(hs, he, slo, shi, elo, ehi)
 }
 
-func (m Mapping) bounded(hs, he HostNanos, slo, shi, elo, ehi DeviceNanos) (SpanPlacement, error) {
+func (m *Mapping) bounded(hs, he HostNanos, slo, shi, elo, ehi DeviceNanos) (SpanPlacement, error) {
 	b1, err := m.boundAt(hs, slo, shi)
 	if err != nil {
 		return SpanPlacement{}, err
@@ -767,7 +804,8 @@ func (p *Placer) Place(run Run) (Placement, error) {
 
 // PlaceInto is Place writing into out, reusing out.Spans' storage.
 func (p *Placer) PlaceInto(out *Placement, run Run) error {
-	m, err := p.mapping(run)
+	sh := shapeOf(run.Spans)
+	m, err := p.mapping(run, sh)
 	if err != nil {
 		return err
 	}
@@ -777,22 +815,23 @@ func (p *Placer) PlaceInto(out *Placement, run Run) error {
 		return nil
 	}
 	out.Spans = slices.Grow(out.Spans, len(run.Spans))[:len(run.Spans)]
-	wall := -1
-	for i, s := range run.Spans {
-		if isWall(s) && wall < 0 {
-			wall = i
+	mp := &out.Mapping
+	wall := sh.wall
+	for i := range run.Spans {
+		if i == wall {
 			continue
 		}
+		s := &run.Spans[i]
 		end, ok := addDevice(s.TS, s.Dur)
 		if !ok {
 			return fmt.Errorf("%w: %s ends past the largest offset", ErrRange, s.Name)
 		}
-		if out.Spans[i], err = m.Place(DeviceWindow{Start: s.TS, End: end}); err != nil {
+		if out.Spans[i], err = mp.placeWindow(s.TS, end); err != nil {
 			return fmt.Errorf("reduce: %s: %w", s.Name, err)
 		}
 	}
 	if wall >= 0 {
-		if out.Spans[wall], err = p.placeWall(m, run, wall, out.Spans); err != nil {
+		if out.Spans[wall], err = p.placeWall(mp, run, sh, out.Spans); err != nil {
 			return fmt.Errorf("reduce: %s: %w", run.Spans[wall].Name, err)
 		}
 	}
@@ -806,20 +845,21 @@ func isWall(s DeviceSpan) bool { return s.Depth == 2 && s.Name == strace.SpanDev
 // end in [max(covered, start+dur), dur+2]: it is drawn at the middle of
 // its start's range, as long as it lasts, widened to cover every other span
 // as drawn (the map is monotone, so that is the covered stretch).
-func (p *Placer) placeWall(m Mapping, run Run, wall int, drawn []SpanPlacement) (SpanPlacement, error) {
+func (p *Placer) placeWall(m *Mapping, run Run, sh runShape, drawn []SpanPlacement) (SpanPlacement, error) {
+	wall := sh.wall
 	s := run.Spans[wall]
 	if run.Wall != nil {
 		w := *run.Wall
 		return m.place(w.Start, w.End, w.Start, satAdd(w.Start, 1), satAdd(w.End, -1), w.End)
 	}
-	covered := coveredStretch(run.Spans)
+	covered := sh.covered
 	xsLo := min(satAdd(covered, -s.Dur), 0)
 	mid := xsLo / 2
-	hs, err := m.Host(mid)
+	hs, err := m.host(mid)
 	if err != nil {
 		return SpanPlacement{}, err
 	}
-	he, err := m.Host(satAdd(mid, s.Dur))
+	he, err := m.host(satAdd(mid, s.Dur))
 	if err != nil {
 		return SpanPlacement{}, err
 	}
@@ -831,26 +871,38 @@ func (p *Placer) placeWall(m Mapping, run Run, wall int, drawn []SpanPlacement) 
 	return m.bounded(hs, he, xsLo, 0, max(covered, satAdd(xsLo, s.Dur)), satAdd(s.Dur, 2))
 }
 
-// coveredStretch is the device-domain end of the last span other than
-// device_wall: the stretch after the origin the sub-phases cover.
-func coveredStretch(spans []DeviceSpan) DeviceNanos {
-	var covered DeviceNanos
-	for _, s := range spans {
-		if !isWall(s) {
-			covered = max(covered, satAdd(s.TS, s.Dur))
+// runShape is what placement needs of a run's spans, found in one pass.
+type runShape struct {
+	// wall is the index of the first device_wall, −1 without one.
+	wall int
+	// covered is the device-domain end of the last span other than
+	// device_wall: the stretch after the origin the sub-phases cover.
+	covered DeviceNanos
+}
+
+func shapeOf(spans []DeviceSpan) runShape {
+	sh := runShape{wall: -1}
+	for i := range spans {
+		s := &spans[i]
+		if isWall(*s) {
+			if sh.wall < 0 {
+				sh.wall = i
+			}
+			continue
 		}
+		sh.covered = max(sh.covered, satAdd(s.TS, s.Dur))
 	}
-	return covered
+	return sh
 }
 
 // mapping builds run's Mapping from the evidence.
-func (p *Placer) mapping(run Run) (Mapping, error) {
+func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 	rho := p.cfg.maxRate
 	rate := rateRange{lo: -rho, hi: rho}
 	ds := p.domains[run.Domain]
 	origin := unbounded()
 	method := Unaligned
-	var reasons []string
+	var why reasons
 	var estLo, estHi HostNanos
 	var estRate PPB
 	hasEst := false
@@ -858,15 +910,16 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 	// Anchors.
 	switch {
 	case ds == nil || len(ds.anchors) == 0:
-		reasons = append(reasons, "no clock anchors for "+run.Domain.String())
+		why |= whyNoAnchors
 	case !run.HasOrigin:
-		reasons = append(reasons, "no origin_cyc on device_wall")
+		why |= whyNoOrigin
 	default:
 		if !ds.sorted {
 			ds.prepare()
 			p.prepareEstimate(ds)
 		}
-		r, err := p.rate(ds, run.Origin)
+		L, R := ds.horizon(run.Origin)
+		r, err := p.rate(ds, L, R)
 		if err != nil {
 			var ie *InconsistencyError
 			if errors.As(err, &ie) {
@@ -875,13 +928,19 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 			return Mapping{}, err
 		}
 		rate = r
-		iv, used := p.anchorInterval(ds, run.Origin, rate)
+		var iv interval
+		used := 0
+		xc, ok := nominal(ds.base, run.Origin, ds.freq)
+		if ok {
+			q := ds.ratios.of(rate)
+			iv, used = p.anchorInterval(ds, run.Origin, xc, &q)
+		}
 		if used > 0 {
 			// The joint intersection pays where the anchors leave the
 			// origin loose (sparse or wide anchors); where they already
 			// pin it within polygonFrom it adds nothing measurable.
 			if iv.hi-iv.lo > polygonFrom {
-				if err := p.polygon(ds, run.Origin, &rate, &iv); err != nil {
+				if err := p.polygon(ds, run.Origin, xc, L, R, &rate, &iv); err != nil {
 					var ie *InconsistencyError
 					if errors.As(err, &ie) {
 						ie.Domain = run.Domain
@@ -889,11 +948,11 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 					return Mapping{}, err
 				}
 			}
-			estLo, estHi, estRate, hasEst = p.estimate(ds, run.Origin)
+			estLo, estHi, estRate, hasEst = p.estimateAt(ds, xc)
 			origin = iv
 			method = Aligned
 		} else {
-			reasons = append(reasons, "origin_cyc too far from every anchor")
+			why |= whyFar
 		}
 	}
 
@@ -902,7 +961,7 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 	// the counter's quantisation.
 	var tick HostNanos = 1
 	if ds != nil {
-		tick = ds.freq.tick()
+		tick = ds.tick
 	}
 	slack := tick + 2
 	if run.Wall != nil {
@@ -910,13 +969,10 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 	}
 
 	// Containment: RunWall lies inside runner_run.
-	covered := coveredStretch(run.Spans)
+	covered := sh.covered
 	wallDur := DeviceNanos(-1)
-	for _, s := range run.Spans {
-		if isWall(s) {
-			wallDur = s.Dur
-			break
-		}
+	if sh.wall >= 0 {
+		wallDur = run.Spans[sh.wall].Dur
 	}
 	xsHi, xeLo := DeviceNanos(0), covered
 	if run.Wall != nil {
@@ -927,7 +983,12 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 		xsLo := min(covered-wallDur, 0)
 		xeLo = max(covered, wallDur+xsLo)
 	}
-	sHi, eLo := rate.hostHi(xsHi), rate.hostLo(xeLo)
+	memo := &p.ratios
+	if ds != nil {
+		memo = &ds.ratios
+	}
+	q := memo.of(rate)
+	sHi, eLo := q.hostHi(xsHi), q.hostLo(xeLo)
 	contain := func(w HostWindow, ev Evidence) {
 		lo, hi := satAdd(w.Start, -satAdd(sHi, tick)), satAdd(w.End, -satAdd(eLo, -tick))
 		ev.Lo, ev.Hi = int64(lo), int64(hi)
@@ -939,7 +1000,7 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 	if run.RunnerRun != nil {
 		contain(*run.RunnerRun, Evidence{Kind: EvidenceRunnerRun})
 	} else {
-		reasons = append(reasons, "no runner_run window")
+		why |= whyNoRunner
 	}
 	for i, w := range run.Enclosing {
 		contain(w, Evidence{Kind: EvidenceEnclosing, Index: i})
@@ -949,7 +1010,7 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 	}
 	m := Mapping{Method: method}
 	if method != Aligned {
-		m.Reason = joinReasons(reasons)
+		m.Reason = p.reason(run.Domain, why)
 	}
 	if method == Unaligned {
 		return m, nil
@@ -963,18 +1024,57 @@ func (p *Placer) mapping(run Run) (Mapping, error) {
 		m.Rate = min(max(estRate, rate.lo), rate.hi)
 	}
 	m.origin, m.rate, m.slack = origin, rate, slack
+	m.q, m.at, m.atSet = q, newRatio(m.Rate), true
 	return m, nil
 }
 
-func joinReasons(rs []string) string {
+// reasons is a set of reasons a run is not aligned.
+type reasons uint8
+
+const (
+	whyNoAnchors reasons = 1 << iota
+	whyNoOrigin
+	whyFar
+	whyNoRunner
+)
+
+// reason returns the text of the reasons why for a run of domain d: each
+// reason's, in the order of the constants, joined by "; ". Texts are
+// kept, so that runs placed for the same reasons share one.
+func (p *Placer) reason(d Domain, why reasons) string {
+	k := reasonKey{d, why}
+	if s, ok := p.reasons[k]; ok {
+		return s
+	}
 	s := ""
-	for i, r := range rs {
-		if i > 0 {
+	add := func(r string) {
+		if s != "" {
 			s += "; "
 		}
 		s += r
 	}
+	if why&whyNoAnchors != 0 {
+		add("no clock anchors for " + d.String())
+	}
+	if why&whyNoOrigin != 0 {
+		add("no origin_cyc on device_wall")
+	}
+	if why&whyFar != 0 {
+		add("origin_cyc too far from every anchor")
+	}
+	if why&whyNoRunner != 0 {
+		add("no runner_run window")
+	}
+	if p.reasons == nil {
+		p.reasons = map[reasonKey]string{}
+	}
+	p.reasons[k] = s
 	return s
+}
+
+type reasonKey struct {
+	d   Domain
+	why reasons
 }
 
 // midpoint returns (lo+hi)/2, rounded towards zero, without overflow.

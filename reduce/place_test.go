@@ -449,3 +449,33 @@ func TestEffective(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaceIntoAllocatesNothing places every run of each regime twice and
+// counts the allocations of the second pass: once the Placer's scratch
+// has grown and its memos have been filled, placing a run allocates
+// nothing (the placement's own storage is reused as well).
+func TestPlaceIntoAllocatesNothing(t *testing.T) {
+	for _, rg := range regimes {
+		d := simulate(rg, accuracySeed)
+		p := NewPlacer()
+		for _, a := range d.anchors {
+			if err := p.AddAnchor(Domain{Pid: 1}, a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out Placement
+		placeAll := func() {
+			for _, rr := range d.runs {
+				for _, run := range []Run{rr.run, rr.bufRun} {
+					if err := p.PlaceInto(&out, run); err != nil {
+						t.Fatalf("%s: %v", rg.name, err)
+					}
+				}
+			}
+		}
+		placeAll() // the warm-up: the scratch grows, the memos fill
+		if n := testing.AllocsPerRun(1, placeAll); n != 0 {
+			t.Errorf("%s: placing %d runs (log and buffer forms) allocated %v times, want 0", rg.name, len(d.runs), n)
+		}
+	}
+}
