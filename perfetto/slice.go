@@ -1,5 +1,7 @@
 package perfetto
 
+import "slices"
+
 // FlowID names a flow: an arrow from one event to the next event carrying
 // the same id. Ids are global to the trace; zero is invalid.
 type FlowID uint64
@@ -185,14 +187,47 @@ type sortKey struct {
 	i       int32
 }
 
-func cmpInt64(a, b int64) int {
+// before reports whether a comes before b: by start, then longest first,
+// then by Depth, then in the order given.
+func (a *sortKey) before(b *sortKey) bool {
 	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+	case a.ts != b.ts:
+		return a.ts < b.ts
+	case a.end != b.end:
+		return a.end > b.end
+	case a.depth != b.depth:
+		return a.depth < b.depth
 	}
-	return 0
+	return a.i < b.i
+}
+
+// sortKeys sorts keys (sortKey.before). A track's slices come almost in
+// order — a log gives a parent just after its few children — so an
+// insertion sort does it in about one move per slice; past a budget of
+// moves, the keys are far from sorted and a general sort takes over. The
+// keys are all different (sortKey.i), so every sort gives the same order.
+func sortKeys(keys []sortKey) {
+	budget := 4*len(keys) + 64
+	for i := 1; i < len(keys); i++ {
+		k := keys[i]
+		j := i
+		for ; j > 0 && k.before(&keys[j-1]); j-- {
+			keys[j] = keys[j-1]
+		}
+		keys[j] = k
+		if budget -= i - j; budget < 0 {
+			slices.SortFunc(keys, func(a, b sortKey) int {
+				switch {
+				case a.i == b.i:
+					return 0
+				case a.before(&b):
+					return -1
+				}
+				return 1
+			})
+			return
+		}
+	}
 }
 
 // writeBegin writes the begin event of p (or the instant), on the lane
