@@ -72,6 +72,10 @@ func (a Arg) Kind() Kind { return a.kind }
 func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number, named bool) []byte {
 	for i := range args {
 		a := &args[i]
+		if named && (a.kind != KindString || len(a.str) <= maxInternedValue) && a.kind >= KindInt && a.kind <= KindString {
+			b = appendScalarAnnotation(b, seq, a, byte(num<<3)|byte(protowire.BytesType))
+			continue
+		}
 		var m message
 		b, m = begin(b, num)
 		switch a.kind {
@@ -100,6 +104,41 @@ func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number
 		b = m.end(b)
 	}
 	return b
+}
+
+// appendScalarAnnotation appends the named annotation a, whose value is a
+// number or an interned string, as appendAnnotations does (the value, then
+// the name), under the field tag tag. Its body is short — under 128 bytes,
+// so its length takes one byte — and its size is known before it is
+// written: the length goes first, instead of being patched in afterwards.
+func appendScalarAnnotation(b []byte, seq *sequence, a *Arg, tag byte) []byte {
+	v := a.num
+	var vtag byte
+	switch a.kind {
+	case KindInt:
+		vtag = fAnnInt << 3
+	case KindUint:
+		vtag = fAnnUint << 3
+	case KindBool:
+		vtag = fAnnBool << 3
+	case KindFloat:
+		name := seq.internAnnName(a.Name)
+		b = append(b, tag, byte(1+8+1+sizeVarint(name)), fAnnDouble<<3|byte(protowire.Fixed64Type))
+		b = protowire.AppendFixed64(b, v)
+		return appendVarint(append(b, fAnnNameIID<<3), name)
+	case KindString:
+		// string_value_iid's tag takes two bytes.
+		const t = fAnnStringIID << 3
+		v = seq.internString(a.str)
+		name := seq.internAnnName(a.Name)
+		b = append(b, tag, byte(2+sizeVarint(v)+1+sizeVarint(name)), t&0x7f|0x80, t>>7)
+		b = appendVarint(b, v)
+		return appendVarint(append(b, fAnnNameIID<<3), name)
+	}
+	name := seq.internAnnName(a.Name)
+	b = append(b, tag, byte(1+sizeVarint(v)+1+sizeVarint(name)), vtag)
+	b = appendVarint(b, v)
+	return appendVarint(append(b, fAnnNameIID<<3), name)
 }
 
 // maxInternedValue is the longest string value that is interned; longer

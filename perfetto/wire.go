@@ -2,6 +2,7 @@ package perfetto
 
 import (
 	"math"
+	"math/bits"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -110,6 +111,9 @@ func appendVarint(b []byte, v uint64) []byte {
 	}
 	return append(b, byte(v))
 }
+
+// sizeVarint is the size of v as a varint: protowire.SizeVarint, inlined.
+func sizeVarint(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
 // appendVarintField appends a varint field (tag and value).
 func appendVarintField(b []byte, num protowire.Number, v uint64) []byte {
