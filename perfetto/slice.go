@@ -1,6 +1,10 @@
 package perfetto
 
-import "slices"
+import (
+	"slices"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
 
 // FlowID names a flow: an arrow from one event to the next event carrying
 // the same id. Ids are global to the trace; zero is invalid.
@@ -233,7 +237,46 @@ func sortKeys(keys []sortKey) {
 // writeBegin writes the begin event of p (or the instant), on the lane
 // whose uuid is lane (zero: the track itself, the sequence's default),
 // with the reason it was relocated there, if any.
+//
+// The sequence is t's, started when p was added. Unless the packet defines
+// interned data or the overflow reason, its size is known before it is
+// written, so it is written in one pass, with no lengths to patch, in
+// eventStart and eventEnd's layout.
 func (w *Writer) writeBegin(t *trackState, p *pendingSlice, lane uint64, reason string) {
+	if s := t.seq; reason == "" && !s.fresh() {
+		enc := w.enc[p.argStart:p.argEnd]
+		te := len(enc) + 1 + sizeVarint(uint64(p.name)) + 2 + 10*int(p.flowEnd-p.flowStart)
+		if p.cat != 0 {
+			te += 1 + sizeVarint(uint64(p.cat))
+		}
+		if lane != 0 {
+			te += 1 + sizeVarint(lane)
+		}
+		st := w.stamp(s, p.ts)
+		b := w.sink()
+		b = appendVarint(append(b, fTracePacket<<3|byte(protowire.BytesType)), uint64(eventHeaderSize(s.id)+sizeVarint(uint64(te))+te+st.size()))
+		b = appendVarint(appendEventHeader(b, s.id), uint64(te))
+		b = append(b, enc...)
+		b = appendVarint(append(b, fEventNameIID<<3), uint64(p.name))
+		if p.cat != 0 {
+			b = appendVarint(append(b, fEventCategoryIIDs<<3), uint64(p.cat))
+		}
+		if lane != 0 {
+			b = appendVarint(append(b, fEventTrackUUID<<3), lane)
+		}
+		if p.instant {
+			b = append(b, fEventType<<3, typeInstant)
+			w.stats.Instants++
+		} else {
+			b = append(b, fEventType<<3, typeSliceBegin)
+			w.stats.Slices++
+		}
+		if p.flowEnd > p.flowStart {
+			b = w.appendFlows(b, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd])
+		}
+		w.closed1(appendStamp(b, st))
+		return
+	}
 	e := w.eventStart(t, p.ts)
 	e.b = append(e.b, w.enc[p.argStart:p.argEnd]...)
 	if reason != "" {
@@ -274,7 +317,24 @@ func (w *Writer) appendFlows(b []byte, flows, endFlows []FlowID) []byte {
 	return b
 }
 
+// writeEnd writes the end event of p, on lane as writeBegin, in one pass
+// like writeBegin.
 func (w *Writer) writeEnd(t *trackState, p *pendingSlice, lane uint64) {
+	if s := t.seq; !s.fresh() {
+		te := 2
+		if lane != 0 {
+			te += 1 + sizeVarint(lane)
+		}
+		st := w.stamp(s, p.end)
+		b := w.sink()
+		b = append(b, fTracePacket<<3|byte(protowire.BytesType), byte(eventHeaderSize(s.id)+1+te+st.size()))
+		b = append(appendEventHeader(b, s.id), byte(te), fEventType<<3, typeSliceEnd)
+		if lane != 0 {
+			b = appendVarint(append(b, fEventTrackUUID<<3), lane)
+		}
+		w.closed1(appendStamp(b, st))
+		return
+	}
 	e := w.eventStart(t, p.end)
 	e.b = appendVarintField(e.b, fEventType, typeSliceEnd)
 	if lane != 0 {

@@ -302,6 +302,15 @@ func (w *Writer) WallClock(mono, wall int64) {
 	w.wall = append(w.wall, clockPair{mono, wall})
 }
 
+// sink is the buffer packets are appended to: the output buffer, or the
+// compression bundle.
+func (w *Writer) sink() []byte {
+	if w.cfg.compress {
+		return w.bundle
+	}
+	return w.out
+}
+
 // open starts a packet directly in the sink — the output buffer, or the
 // compression bundle — so that no packet is copied once built. Nothing else
 // may be written to the sink until close.
@@ -314,8 +323,11 @@ func (w *Writer) open() ([]byte, message) {
 
 // close finishes the packet opened by open and writes out or compresses
 // what has accumulated past the thresholds.
-func (w *Writer) close(b []byte, m message) {
-	b = m.end(b)
+func (w *Writer) close(b []byte, m message) { w.closed1(m.end(b)) }
+
+// closed1 takes the sink back with one more packet, written in full, and
+// writes out or compresses what has accumulated past the thresholds.
+func (w *Writer) closed1(b []byte) {
 	w.stats.Packets++
 	if w.cfg.compress {
 		w.bundle = b
@@ -446,17 +458,59 @@ func (w *Writer) eventEnd(e event) {
 	if e.s.fresh() {
 		b = e.s.appendInterned(b)
 	}
-	s := e.s
-	if w.cfg.delta && e.ts >= s.lastTS {
-		b = appendVarintField(b, fPacketTimestamp, uint64(e.ts-s.lastTS))
-		s.lastTS = e.ts
-	} else {
-		b = appendVarintField(b, fPacketTimestamp, uint64(e.ts))
-		if w.cfg.delta {
-			b = appendVarintField(b, fPacketTimestampClockID, clockMonotonic)
-		}
-	}
+	b = appendStamp(b, w.stamp(e.s, e.ts))
 	w.close(b, e.packet)
+}
+
+// eventHeaderSize is the size of appendEventHeader's bytes for sequence id.
+func eventHeaderSize(id uint32) int { return 1 + sizeVarint(uint64(id)) + 3 }
+
+// appendEventHeader appends what eventStart writes first in an event's
+// packet, without a message to patch: the sequence id, the sequence flags
+// and the TrackEvent's tag (its length comes next).
+func appendEventHeader(b []byte, id uint32) []byte {
+	b = appendVarint(append(b, fPacketSequenceID<<3), uint64(id))
+	return append(b, fPacketSequenceFlags<<3, seqNeedsIncrementalState, fPacketTrackEvent<<3|byte(protowire.BytesType))
+}
+
+// A stamp is the timestamp field of an event on a sequence: the value, and
+// whether it is an absolute CLOCK_MONOTONIC time on a sequence whose
+// default clock is the incremental one.
+type stamp struct {
+	v   uint64
+	abs bool
+}
+
+// stamp returns the timestamp field of an event at ts on s, advancing the
+// sequence's incremental clock: a delta from the previous event, or the
+// absolute time for an event earlier than it (or without delta
+// timestamps).
+func (w *Writer) stamp(s *sequence, ts int64) stamp {
+	if w.cfg.delta && ts >= s.lastTS {
+		d := ts - s.lastTS
+		s.lastTS = ts
+		return stamp{v: uint64(d)}
+	}
+	return stamp{v: uint64(ts), abs: w.cfg.delta}
+}
+
+// size is the size of the fields appendStamp writes.
+func (st stamp) size() int {
+	n := 1 + sizeVarint(st.v)
+	if st.abs {
+		n += 3
+	}
+	return n
+}
+
+// appendStamp appends the timestamp field, and the clock id of an absolute
+// time on a sequence with delta timestamps.
+func appendStamp(b []byte, st stamp) []byte {
+	b = appendVarint(append(b, fPacketTimestamp<<3), st.v)
+	if st.abs {
+		b = appendVarintField(b, fPacketTimestampClockID, clockMonotonic)
+	}
+	return b
 }
 
 // compressor deflates bundles of packets on a goroutine of its own, in
