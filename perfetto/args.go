@@ -65,15 +65,16 @@ func Array(name string, elems ...Arg) Arg { return Arg{Name: name, kind: KindArr
 // Kind reports the type of the value.
 func (a Arg) Kind() Kind { return a.kind }
 
-// appendAnnotations encodes args as DebugAnnotation fields numbered num,
-// interning names and string values on seq (named: the entries carry their
-// names; array elements do not). Each annotation's value comes before its
-// name (see eventStart).
-func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number, named bool) []byte {
+// appendAnnotations encodes args as DebugAnnotation fields numbered num
+// (a field number under 16), interning names and string values on seq
+// (named: the entries carry their names; array elements do not), the names
+// looked up first in memo, if not nil (sequence.argName). Each
+// annotation's value comes before its name (see eventStart).
+func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number, named bool, memo *argMemo) []byte {
 	for i := range args {
 		a := &args[i]
 		if named && (a.kind != KindString || len(a.str) <= maxInternedValue) && a.kind >= KindInt && a.kind <= KindString {
-			b = appendScalarAnnotation(b, seq, a, byte(num<<3)|byte(protowire.BytesType))
+			b = appendScalarAnnotation(b, seq, a, byte(num<<3)|byte(protowire.BytesType), memo, i)
 			continue
 		}
 		var m message
@@ -94,12 +95,12 @@ func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number
 				b = appendStringField(b, fAnnString, a.str)
 			}
 		case KindDict:
-			b = appendAnnotations(b, seq, a.kids, fAnnDictEntries, true)
+			b = appendAnnotations(b, seq, a.kids, fAnnDictEntries, true, nil)
 		case KindArray:
-			b = appendAnnotations(b, seq, a.kids, fAnnArrayValues, false)
+			b = appendAnnotations(b, seq, a.kids, fAnnArrayValues, false, nil)
 		}
 		if named {
-			b = appendVarintField(b, fAnnNameIID, seq.internAnnName(a.Name))
+			b = appendVarintField(b, fAnnNameIID, seq.argName(memo, i, a.Name))
 		}
 		b = m.end(b)
 	}
@@ -108,10 +109,11 @@ func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number
 
 // appendScalarAnnotation appends the named annotation a, whose value is a
 // number or an interned string, as appendAnnotations does (the value, then
-// the name), under the field tag tag. Its body is short — under 128 bytes,
+// the name), under the field tag tag, as argument i of an event whose
+// argument names memo remembers. Its body is short — under 128 bytes,
 // so its length takes one byte — and its size is known before it is
 // written: the length goes first, instead of being patched in afterwards.
-func appendScalarAnnotation(b []byte, seq *sequence, a *Arg, tag byte) []byte {
+func appendScalarAnnotation(b []byte, seq *sequence, a *Arg, tag byte, memo *argMemo, i int) []byte {
 	v := a.num
 	var vtag byte
 	switch a.kind {
@@ -122,7 +124,7 @@ func appendScalarAnnotation(b []byte, seq *sequence, a *Arg, tag byte) []byte {
 	case KindBool:
 		vtag = fAnnBool << 3
 	case KindFloat:
-		name := seq.internAnnName(a.Name)
+		name := seq.argName(memo, i, a.Name)
 		b = append(b, tag, byte(1+8+1+sizeVarint(name)), fAnnDouble<<3|byte(protowire.Fixed64Type))
 		b = protowire.AppendFixed64(b, v)
 		return appendVarint(append(b, fAnnNameIID<<3), name)
@@ -130,12 +132,12 @@ func appendScalarAnnotation(b []byte, seq *sequence, a *Arg, tag byte) []byte {
 		// string_value_iid's tag takes two bytes.
 		const t = fAnnStringIID << 3
 		v = seq.internString(a.str)
-		name := seq.internAnnName(a.Name)
+		name := seq.argName(memo, i, a.Name)
 		b = append(b, tag, byte(2+sizeVarint(v)+1+sizeVarint(name)), t&0x7f|0x80, t>>7)
 		b = appendVarint(b, v)
 		return appendVarint(append(b, fAnnNameIID<<3), name)
 	}
-	name := seq.internAnnName(a.Name)
+	name := seq.argName(memo, i, a.Name)
 	b = append(b, tag, byte(1+sizeVarint(v)+1+sizeVarint(name)), vtag)
 	b = appendVarint(b, v)
 	return appendVarint(append(b, fAnnNameIID<<3), name)

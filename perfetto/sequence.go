@@ -15,7 +15,8 @@ import (
 // a sequence costs little until it is busy: its interned strings live in a
 // short list searched in order, which becomes a map once it passes
 // smallTable entries, and the address cache that spares a busy sequence
-// most lookups is allocated only after busyLookups lookups have missed it.
+// most lookups, with its memo of argument names, is allocated only after
+// busyLookups lookups have missed it.
 type sequence struct {
 	id      uint32
 	started bool  // the first packet (with SEQ_INCREMENTAL_STATE_CLEARED) is written
@@ -29,7 +30,7 @@ type sequence struct {
 	list    []internEntry
 	emitted int
 	ids     map[internKey]uint32
-	cache   *[cacheSize]internEntry
+	cache   *busy
 	misses  uint32 // lookups the cache did not answer, until it exists
 }
 
@@ -63,6 +64,58 @@ type internEntry struct {
 	kind uint8
 }
 
+// busy is what a busy sequence adds to spare lookups: the address cache,
+// and the argument names of its most frequent events.
+type busy struct {
+	entries [cacheSize]internEntry
+	// memo[name] remembers, for the events named by iid name, the
+	// annotation name at each position of their arguments (argMemo).
+	memo [memoNames]*argMemo
+}
+
+// An argMemo holds the annotation names, and their iids, that the last
+// event of a name had at each position of its arguments. A log gives the
+// events of a name the same arguments in the same order, so their names
+// are found by comparing addresses, without a lookup. Like the address
+// cache, it keeps the strings it remembers alive.
+type argMemo [memoArgs]internEntry
+
+// Sizes of the memo of argument names: the first memoArgs arguments of
+// events whose name has an iid under memoNames.
+const (
+	memoNames = 64
+	memoArgs  = 16
+)
+
+// argMemo returns the memo of argument names of the events named by iid
+// name, or nil if the sequence keeps none for them.
+func (s *sequence) argMemo(name uint64) *argMemo {
+	if s.cache == nil || name >= memoNames {
+		return nil
+	}
+	m := s.cache.memo[name]
+	if m == nil {
+		m = new(argMemo)
+		s.cache.memo[name] = m
+	}
+	return m
+}
+
+// argName returns the iid of the annotation name v of the argument at
+// position i of an event whose argument names memo remembers (nil: none).
+func (s *sequence) argName(memo *argMemo, i int, v string) uint64 {
+	if memo == nil || i >= memoArgs {
+		return s.internAnnName(v)
+	}
+	e := &memo[i]
+	if e.is(internAnnName, v) {
+		return uint64(e.iid)
+	}
+	iid := s.internAnnName(v)
+	*e = internEntry{s: v, iid: uint32(iid), kind: internAnnName}
+	return iid
+}
+
 // The address cache remembers recent strings by the address and length of
 // their bytes: a string with the same address and length as a cached one
 // (which the cache keeps alive) has the same contents, so the lookup and
@@ -82,7 +135,8 @@ func (e *internEntry) is(kind uint8, v string) bool {
 // if needed; the definition is written with the next packet built on the
 // sequence (appendInterned).
 func (s *sequence) intern(kind uint8, v string) uint64 {
-	if c := s.cache; c != nil {
+	if s.cache != nil {
+		c := &s.cache.entries
 		i := cacheSet(kind, v)
 		if e := &c[i]; e.is(kind, v) {
 			return uint64(e.iid)
@@ -128,11 +182,12 @@ func (s *sequence) lookup(kind uint8, v string) uint64 {
 		if s.misses++; s.misses < busyLookups {
 			return uint64(iid)
 		}
-		s.cache = new([cacheSize]internEntry)
+		s.cache = new(busy)
 	}
+	c := &s.cache.entries
 	i := cacheSet(kind, v)
-	s.cache[i+1] = s.cache[i]
-	s.cache[i] = internEntry{s: v, iid: iid, kind: kind}
+	c[i+1] = c[i]
+	c[i] = internEntry{s: v, iid: iid, kind: kind}
 	return uint64(iid)
 }
 
@@ -153,8 +208,13 @@ func (s *sequence) resetInterning() {
 	if s.ids != nil {
 		clear(s.ids)
 	}
-	if s.cache != nil {
-		*s.cache = [cacheSize]internEntry{}
+	if c := s.cache; c != nil {
+		c.entries = [cacheSize]internEntry{}
+		for _, m := range c.memo {
+			if m != nil {
+				*m = argMemo{}
+			}
+		}
 	}
 }
 

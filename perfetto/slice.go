@@ -116,7 +116,7 @@ func (w *Writer) addPending(t Track, name, cat string, ts, dur int64, depth int3
 		p.cat = uint32(seq.internCategory(cat))
 	}
 	p.argStart = int32(len(w.enc))
-	w.enc = appendAnnotations(w.enc, seq, args, fEventAnnotations, true)
+	w.enc = appendAnnotations(w.enc, seq, args, fEventAnnotations, true, seq.argMemo(uint64(p.name)))
 	p.argEnd = int32(len(w.enc))
 	p.flowStart = int32(len(w.flows))
 	w.flows = append(w.flows, flows...)
@@ -370,7 +370,7 @@ func (w *Writer) Begin(t Track, s Slice) {
 	st.stream = true
 	st.open++
 	e := w.eventStart(st, s.TS)
-	e.b = appendAnnotations(e.b, e.s, s.Args, fEventAnnotations, true)
+	e.b = appendAnnotations(e.b, e.s, s.Args, fEventAnnotations, true, nil)
 	e.b = appendVarintField(e.b, fEventNameIID, e.s.internName(s.Name))
 	if s.Category != "" {
 		e.b = appendVarintField(e.b, fEventCategoryIIDs, e.s.internCategory(s.Category))
