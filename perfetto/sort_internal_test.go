@@ -52,3 +52,24 @@ func TestSortKeys(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAnnotations measures the encoding of ten arguments, as a log's
+// spans have them, on a busy sequence.
+func BenchmarkAnnotations(b *testing.B) {
+	s := &sequence{id: 2}
+	s.resetInterning()
+	args := []Arg{Uint("inv", 1234), String("hid", "9f3c2a11d00db1e5"), Int("depth", 2),
+		Int("cpu_ns", 155161), Int("rec_cpu_ns", 51720), Int("minflt", 161), Int("tminflt", 35),
+		Int("nvcsw", 8), Int("nivcsw", 1), String("src", "host_phase_records")}
+	name := s.internName("chip.run.bind.args")
+	var buf []byte
+	for range 2 * busyLookups {
+		buf = appendAnnotations(buf[:0], s, args, fEventAnnotations, true, s.argMemo(name))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		args[0].num = uint64(i)
+		buf = appendAnnotations(buf[:0], s, args, fEventAnnotations, true, s.argMemo(name))
+	}
+}
