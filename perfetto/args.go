@@ -67,14 +67,45 @@ func (a Arg) Kind() Kind { return a.kind }
 
 // appendAnnotations encodes args as DebugAnnotation fields numbered num
 // (a field number under 16), interning names and string values on seq
-// (named: the entries carry their names; array elements do not), the names
-// looked up first in memo, if not nil (sequence.argName). Each
-// annotation's value comes before its name (see eventStart).
+// (named: the entries carry their names; array elements do not), looked up
+// first in memo, if not nil (argMemo). Each annotation's value comes
+// before its name (see eventStart).
+//
+// A named annotation whose value is a number or an interned string — the
+// common case — has a body under 128 bytes whose size is known before it
+// is written: its length goes first, instead of being patched in
+// afterwards.
 func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number, named bool, memo *argMemo) []byte {
+	tag := byte(num<<3) | byte(protowire.BytesType)
 	for i := range args {
 		a := &args[i]
-		if named && (a.kind != KindString || len(a.str) <= maxInternedValue) && a.kind >= KindInt && a.kind <= KindString {
-			b = appendScalarAnnotation(b, seq, a, byte(num<<3)|byte(protowire.BytesType), memo, i)
+		switch {
+		case !named:
+		case a.kind >= KindInt && a.kind <= KindBool:
+			e := memo.name(i)
+			name := e.hit(internAnnName, a.Name)
+			if name == 0 {
+				name = seq.memoized(e, internAnnName, a.Name)
+			}
+			b = append(b, tag, byte(1+sizeVarint(a.num)+1+sizeVarint(name)), valueTags[a.kind])
+			b = appendVarint(b, a.num)
+			b = appendVarint(append(b, fAnnNameIID<<3), name)
+			continue
+		case a.kind == KindString && len(a.str) <= maxInternedValue:
+			ev := memo.value(i)
+			v := ev.hit(internString, a.str) // the value first, as interning always goes
+			if v == 0 {
+				v = seq.memoized(ev, internString, a.str)
+			}
+			e := memo.name(i)
+			name := e.hit(internAnnName, a.Name)
+			if name == 0 {
+				name = seq.memoized(e, internAnnName, a.Name)
+			}
+			const t = fAnnStringIID << 3 // a tag of two bytes
+			b = append(b, tag, byte(2+sizeVarint(v)+1+sizeVarint(name)), t&0x7f|0x80, t>>7)
+			b = appendVarint(b, v)
+			b = appendVarint(append(b, fAnnNameIID<<3), name)
 			continue
 		}
 		var m message
@@ -100,48 +131,16 @@ func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number
 			b = appendAnnotations(b, seq, a.kids, fAnnArrayValues, false, nil)
 		}
 		if named {
-			b = appendVarintField(b, fAnnNameIID, seq.argName(memo, i, a.Name))
+			b = appendVarintField(b, fAnnNameIID, seq.memoized(memo.name(i), internAnnName, a.Name))
 		}
 		b = m.end(b)
 	}
 	return b
 }
 
-// appendScalarAnnotation appends the named annotation a, whose value is a
-// number or an interned string, as appendAnnotations does (the value, then
-// the name), under the field tag tag, as argument i of an event whose
-// argument names memo remembers. Its body is short — under 128 bytes,
-// so its length takes one byte — and its size is known before it is
-// written: the length goes first, instead of being patched in afterwards.
-func appendScalarAnnotation(b []byte, seq *sequence, a *Arg, tag byte, memo *argMemo, i int) []byte {
-	v := a.num
-	var vtag byte
-	switch a.kind {
-	case KindInt:
-		vtag = fAnnInt << 3
-	case KindUint:
-		vtag = fAnnUint << 3
-	case KindBool:
-		vtag = fAnnBool << 3
-	case KindFloat:
-		name := seq.argName(memo, i, a.Name)
-		b = append(b, tag, byte(1+8+1+sizeVarint(name)), fAnnDouble<<3|byte(protowire.Fixed64Type))
-		b = protowire.AppendFixed64(b, v)
-		return appendVarint(append(b, fAnnNameIID<<3), name)
-	case KindString:
-		// string_value_iid's tag takes two bytes.
-		const t = fAnnStringIID << 3
-		v = seq.internString(a.str)
-		name := seq.argName(memo, i, a.Name)
-		b = append(b, tag, byte(2+sizeVarint(v)+1+sizeVarint(name)), t&0x7f|0x80, t>>7)
-		b = appendVarint(b, v)
-		return appendVarint(append(b, fAnnNameIID<<3), name)
-	}
-	name := seq.argName(memo, i, a.Name)
-	b = append(b, tag, byte(1+sizeVarint(v)+1+sizeVarint(name)), vtag)
-	b = appendVarint(b, v)
-	return appendVarint(append(b, fAnnNameIID<<3), name)
-}
+// valueTags are the tags of the varint value fields of a DebugAnnotation,
+// by Kind.
+var valueTags = [...]byte{KindInt: fAnnInt << 3, KindUint: fAnnUint << 3, KindBool: fAnnBool << 3}
 
 // maxInternedValue is the longest string value that is interned; longer
 // values are written inline, since they rarely repeat.

@@ -65,29 +65,31 @@ type internEntry struct {
 }
 
 // busy is what a busy sequence adds to spare lookups: the address cache,
-// and the argument names of its most frequent events.
+// and the arguments of its most frequent events.
 type busy struct {
 	entries [cacheSize]internEntry
-	// memo[name] remembers, for the events named by iid name, the
-	// annotation name at each position of their arguments (argMemo).
+	// memo[name] remembers the arguments of the events named by iid name.
 	memo [memoNames]*argMemo
 }
 
-// An argMemo holds the annotation names, and their iids, that the last
-// event of a name had at each position of its arguments. A log gives the
-// events of a name the same arguments in the same order, so their names
-// are found by comparing addresses, without a lookup. Like the address
-// cache, it keeps the strings it remembers alive.
-type argMemo [memoArgs]internEntry
+// An argMemo holds the annotation names and interned string values, and
+// their iids, that the last event of a name had at each position of its
+// arguments. A log gives the events of a name the same arguments in the
+// same order, their values often the same strings, so they are found by
+// comparing addresses, without a lookup. Like the address cache, it keeps
+// the strings it remembers alive.
+type argMemo struct {
+	names, values [memoArgs]internEntry
+}
 
-// Sizes of the memo of argument names: the first memoArgs arguments of
-// events whose name has an iid under memoNames.
+// Sizes of the memo of arguments: the first memoArgs arguments of events
+// whose name has an iid under memoNames.
 const (
 	memoNames = 64
 	memoArgs  = 16
 )
 
-// argMemo returns the memo of argument names of the events named by iid
+// argMemo returns the memo of the arguments of the events named by iid
 // name, or nil if the sequence keeps none for them.
 func (s *sequence) argMemo(name uint64) *argMemo {
 	if s.cache == nil || name >= memoNames {
@@ -101,18 +103,45 @@ func (s *sequence) argMemo(name uint64) *argMemo {
 	return m
 }
 
-// argName returns the iid of the annotation name v of the argument at
-// position i of an event whose argument names memo remembers (nil: none).
-func (s *sequence) argName(memo *argMemo, i int, v string) uint64 {
-	if memo == nil || i >= memoArgs {
-		return s.internAnnName(v)
+// name returns the memo's entry for the name of the argument at position
+// i, or nil.
+func (m *argMemo) name(i int) *internEntry {
+	if m == nil || i >= memoArgs {
+		return nil
 	}
-	e := &memo[i]
-	if e.is(internAnnName, v) {
+	return &m.names[i]
+}
+
+// value returns the memo's entry for the string value of the argument at
+// position i, or nil.
+func (m *argMemo) value(i int) *internEntry {
+	if m == nil || i >= memoArgs {
+		return nil
+	}
+	return &m.values[i]
+}
+
+// hit returns the iid remembered at e if e (not nil) remembers v of kind
+// kind, and 0 otherwise.
+func (e *internEntry) hit(kind uint8, v string) uint64 {
+	if e != nil && e.is(kind, v) {
 		return uint64(e.iid)
 	}
-	iid := s.internAnnName(v)
-	*e = internEntry{s: v, iid: uint32(iid), kind: internAnnName}
+	return 0
+}
+
+// memoized returns the iid of v among the entries of its kind, as intern,
+// looking it up first at e, a memo's entry, and remembering it there (nil:
+// no memo).
+func (s *sequence) memoized(e *internEntry, kind uint8, v string) uint64 {
+	if e == nil {
+		return s.intern(kind, v)
+	}
+	if e.is(kind, v) {
+		return uint64(e.iid)
+	}
+	iid := s.intern(kind, v)
+	*e = internEntry{s: v, iid: uint32(iid), kind: kind}
 	return iid
 }
 
