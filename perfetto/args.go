@@ -83,7 +83,7 @@ func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number
 		case !named:
 		case a.kind >= KindInt && a.kind <= KindBool:
 			e := memo.name(i)
-			name := e.hit(internAnnName, a.Name)
+			name := e.hit(a.Name)
 			if name == 0 {
 				name = seq.memoized(e, internAnnName, a.Name)
 			}
@@ -93,12 +93,12 @@ func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number
 			continue
 		case a.kind == KindString && len(a.str) <= maxInternedValue:
 			ev := memo.value(i)
-			v := ev.hit(internString, a.str) // the value first, as interning always goes
+			v := ev.hit(a.str) // the value first, as interning always goes
 			if v == 0 {
 				v = seq.memoized(ev, internString, a.str)
 			}
 			e := memo.name(i)
-			name := e.hit(internAnnName, a.Name)
+			name := e.hit(a.Name)
 			if name == 0 {
 				name = seq.memoized(e, internAnnName, a.Name)
 			}
