@@ -2,6 +2,7 @@ package perfetto
 
 import (
 	"math"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -69,45 +70,17 @@ func (a Arg) Kind() Kind { return a.kind }
 // (a field number under 16), interning names and string values on seq
 // (named: the entries carry their names; array elements do not), looked up
 // first in memo, if not nil (argMemo). Each annotation's value comes
-// before its name (see eventStart).
-//
-// A named annotation whose value is a number or an interned string — the
-// common case — has a body under 128 bytes whose size is known before it
-// is written: its length goes first, instead of being patched in
-// afterwards.
+// before its name (see eventStart). Named numbers and interned strings,
+// the common case, go to appendScalars.
 func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number, named bool, memo *argMemo) []byte {
 	tag := byte(num<<3) | byte(protowire.BytesType)
-	for i := range args {
-		a := &args[i]
-		switch {
-		case !named:
-		case a.kind >= KindInt && a.kind <= KindBool:
-			e := memo.name(i)
-			name := e.hit(a.Name)
-			if name == 0 {
-				name = seq.memoized(e, internAnnName, a.Name)
+	for i := 0; i < len(args); i++ {
+		if named {
+			if b, i = appendScalars(b, seq, args, i, tag, memo); i == len(args) {
+				break
 			}
-			b = append(b, tag, byte(1+sizeVarint(a.num)+1+sizeVarint(name)), valueTags[a.kind])
-			b = appendVarint(b, a.num)
-			b = appendVarint(append(b, fAnnNameIID<<3), name)
-			continue
-		case a.kind == KindString && len(a.str) <= maxInternedValue:
-			ev := memo.value(i)
-			v := ev.hit(a.str) // the value first, as interning always goes
-			if v == 0 {
-				v = seq.memoized(ev, internString, a.str)
-			}
-			e := memo.name(i)
-			name := e.hit(a.Name)
-			if name == 0 {
-				name = seq.memoized(e, internAnnName, a.Name)
-			}
-			const t = fAnnStringIID << 3 // a tag of two bytes
-			b = append(b, tag, byte(2+sizeVarint(v)+1+sizeVarint(name)), t&0x7f|0x80, t>>7)
-			b = appendVarint(b, v)
-			b = appendVarint(append(b, fAnnNameIID<<3), name)
-			continue
 		}
+		a := &args[i]
 		var m message
 		b, m = begin(b, num)
 		switch a.kind {
@@ -137,6 +110,59 @@ func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number
 	}
 	return b
 }
+
+// appendScalars encodes args[i:], as appendAnnotations does under the
+// field tag tag, as long as they are named numbers or interned strings,
+// and returns where it stopped. Each is written in place, in room reserved
+// for the longest (maxScalarAnnotation), its body under 128 bytes, so that
+// its length takes one byte.
+func appendScalars(b []byte, seq *sequence, args []Arg, i int, tag byte, memo *argMemo) ([]byte, int) {
+	for ; i < len(args); i++ {
+		a := &args[i]
+		v := a.num
+		switch {
+		case a.kind >= KindInt && a.kind <= KindBool:
+		case a.kind == KindString && len(a.str) <= maxInternedValue:
+			e := memo.value(i)
+			if v = e.hit(a.str); v == 0 { // the value first, as interning always goes
+				v = seq.memoized(e, internString, a.str)
+			}
+		default:
+			return b, i
+		}
+		e := memo.name(i)
+		name := e.hit(a.Name)
+		if name == 0 {
+			name = seq.memoized(e, internAnnName, a.Name)
+		}
+		n := len(b)
+		if cap(b)-n < maxScalarAnnotation {
+			b = slices.Grow(b, maxScalarAnnotation)
+		}
+		d := b[n : n+maxScalarAnnotation]
+		d[0] = tag
+		k := 3
+		if a.kind == KindString {
+			const t = fAnnStringIID << 3 // a tag of two bytes
+			d[2], d[3] = t&0x7f|0x80, t>>7
+			k = 4
+		} else {
+			d[2] = valueTags[a.kind&3]
+		}
+		k += putVarint(d[k:], v)
+		d[k] = fAnnNameIID << 3
+		k++
+		k += putVarint(d[k:], name)
+		d[1] = byte(k - 2)
+		b = b[:n+k]
+	}
+	return b, i
+}
+
+// maxScalarAnnotation is the size of the longest annotation appendScalars
+// writes: its tag and length, a value tag of two bytes and a varint value
+// of ten, the name's tag and a varint iid of five.
+const maxScalarAnnotation = 1 + 1 + 2 + 10 + 1 + 5
 
 // valueTags are the tags of the varint value fields of a DebugAnnotation,
 // by Kind.

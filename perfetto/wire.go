@@ -112,6 +112,22 @@ func appendVarint(b []byte, v uint64) []byte {
 	return append(b, byte(v))
 }
 
+// putVarint writes v as a varint at the start of d, which has room for
+// it, and returns its size.
+func putVarint(d []byte, v uint64) int {
+	if v < 0x80 {
+		d[0] = byte(v)
+		return 1
+	}
+	i := 0
+	for ; v >= 0x80; i++ {
+		d[i] = byte(v) | 0x80
+		v >>= 7
+	}
+	d[i] = byte(v)
+	return i + 1
+}
+
 // sizeVarint is the size of v as a varint: protowire.SizeVarint, inlined.
 func sizeVarint(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
