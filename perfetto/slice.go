@@ -109,8 +109,10 @@ func (w *Writer) addPending(t Track, name, cat string, ts, dur int64, depth int3
 	// arguments need not outlive the call, and the flush only copies bytes.
 	// The sequence restarts (clearing its interning) only while nothing
 	// encoded against it waits.
+	// The slice is built in its place among the track's pending ones.
 	seq := w.sequenceFor(st, len(st.pending) == 0)
-	p := pendingSlice{ts: ts, end: ts + dur, ref: ref, label: name, depth: depth, instant: instant}
+	st.pending = append(st.pending, pendingSlice{ts: ts, end: ts + dur, ref: ref, label: name, depth: depth, instant: instant})
+	p := &st.pending[len(st.pending)-1]
 	p.name = uint32(seq.internName(name))
 	if cat != "" {
 		p.cat = uint32(seq.internCategory(cat))
@@ -119,11 +121,14 @@ func (w *Writer) addPending(t Track, name, cat string, ts, dur int64, depth int3
 	w.enc = appendAnnotations(w.enc, seq, args, fEventAnnotations, true, seq.argMemo(uint64(p.name)))
 	p.argEnd = int32(len(w.enc))
 	p.flowStart = int32(len(w.flows))
-	w.flows = append(w.flows, flows...)
+	if len(flows) > 0 {
+		w.flows = append(w.flows, flows...)
+	}
 	p.flowMid = int32(len(w.flows))
-	w.flows = append(w.flows, endFlows...)
+	if len(endFlows) > 0 {
+		w.flows = append(w.flows, endFlows...)
+	}
 	p.flowEnd = int32(len(w.flows))
-	st.pending = append(st.pending, p)
 	if !st.dirty {
 		st.dirty = true
 		w.dirty = append(w.dirty, st)
