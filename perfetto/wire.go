@@ -128,8 +128,9 @@ func putVarint(d []byte, v uint64) int {
 	return i + 1
 }
 
-// sizeVarint is the size of v as a varint: protowire.SizeVarint, inlined.
-func sizeVarint(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
+// sizeVarint is the size of v as a varint: protowire.SizeVarint, inlined
+// (its formula multiplies and shifts where one by 7 divides).
+func sizeVarint(v uint64) int { return int(9*uint32(bits.Len64(v))+64) / 64 }
 
 // appendVarintField appends a varint field (tag and value).
 func appendVarintField(b []byte, num protowire.Number, v uint64) []byte {
