@@ -73,6 +73,7 @@ type config struct {
 	level          int
 	maxTracks      int
 	overflow       func(Overflow)
+	spillAt        int // bundleSize with compression, flushThreshold without
 }
 
 // WithFlushThreshold sets how many bytes are buffered before they are
@@ -166,8 +167,9 @@ type Writer struct {
 	w   io.Writer
 	cfg config
 
-	out    []byte // encoded Trace bytes waiting for w
-	bundle []byte // packets waiting to be compressed
+	out    []byte  // encoded Trace bytes waiting for w
+	bundle []byte  // packets waiting to be compressed
+	sinkp  *[]byte // &bundle with compression, &out without (sink)
 	comp   *compressor
 
 	ioErr   error
@@ -224,7 +226,16 @@ func NewWriter(w io.Writer, opts ...Option) *Writer {
 	for _, o := range opts {
 		o(&c)
 	}
-	return &Writer{w: w, cfg: c, tracks: make(map[uint64]*trackState), nextSeq: globalSequence + 1}
+	c.spillAt = c.flushThreshold
+	if c.compress {
+		c.spillAt = c.bundleSize
+	}
+	wr := &Writer{w: w, cfg: c, tracks: make(map[uint64]*trackState), nextSeq: globalSequence + 1}
+	wr.sinkp = &wr.out
+	if c.compress {
+		wr.sinkp = &wr.bundle
+	}
+	return wr
 }
 
 // Stats returns the counts so far. With compression on, Bytes counts what
@@ -304,12 +315,7 @@ func (w *Writer) WallClock(mono, wall int64) {
 
 // sink is the buffer packets are appended to: the output buffer, or the
 // compression bundle.
-func (w *Writer) sink() []byte {
-	if w.cfg.compress {
-		return w.bundle
-	}
-	return w.out
-}
+func (w *Writer) sink() []byte { return *w.sinkp }
 
 // open starts a packet directly in the sink — the output buffer, or the
 // compression bundle — so that no packet is copied once built. Nothing else
@@ -327,17 +333,21 @@ func (w *Writer) close(b []byte, m message) { w.closed1(m.end(b)) }
 
 // closed1 takes the sink back with one more packet, written in full, and
 // writes out or compresses what has accumulated past the thresholds.
+// It is short enough to be inlined in the writing of each event.
 func (w *Writer) closed1(b []byte) {
 	w.stats.Packets++
-	if w.cfg.compress {
-		w.bundle = b
-		if len(w.bundle) >= w.cfg.bundleSize {
-			w.sendBundle()
-		}
-		return
+	*w.sinkp = b
+	if len(b) >= w.cfg.spillAt {
+		w.spill()
 	}
-	w.out = b
-	if len(w.out) >= w.cfg.flushThreshold {
+}
+
+// spill writes out the output buffer, or compresses the bundle, past its
+// threshold.
+func (w *Writer) spill() {
+	if w.cfg.compress {
+		w.sendBundle()
+	} else {
 		w.writeOut()
 	}
 }
