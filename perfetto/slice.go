@@ -1,6 +1,7 @@
 package perfetto
 
 import (
+	"encoding/binary"
 	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -325,6 +326,28 @@ func (w *Writer) appendFlows(b []byte, flows, endFlows []FlowID) []byte {
 // writeEnd writes the end event of p, on lane as writeBegin, in one pass
 // like writeBegin.
 func (w *Writer) writeEnd(t *trackState, p *pendingSlice, lane uint64) {
+	if s := t.seq; lane == 0 && s.id < 0x80 && !s.fresh() {
+		// The most frequent packet of all: eight bytes that depend only
+		// on the sequence, stored at once, then the timestamp.
+		st := w.stamp(s, p.end)
+		b := w.sink()
+		n := len(b)
+		if cap(b)-n < maxEndPacket {
+			b = slices.Grow(b, maxEndPacket)
+		}
+		d := b[n : n+maxEndPacket]
+		d[0] = fTracePacket<<3 | byte(protowire.BytesType)
+		binary.LittleEndian.PutUint64(d[2:], endEventFields|uint64(s.id)<<8)
+		d[10] = fPacketTimestamp << 3
+		k := 11 + putVarint(d[11:], st.v)
+		if st.abs {
+			d[k], d[k+1], d[k+2] = fPacketTimestampClockID<<3&0x7f|0x80, fPacketTimestampClockID<<3>>7, clockMonotonic
+			k += 3
+		}
+		d[1] = byte(k - 2)
+		w.closed1(b[:n+k])
+		return
+	}
 	if s := t.seq; !s.fresh() {
 		te := 2
 		if lane != 0 {
@@ -347,6 +370,21 @@ func (w *Writer) writeEnd(t *trackState, p *pendingSlice, lane uint64) {
 	}
 	w.eventEnd(e)
 }
+
+// endEventFields are the fields of an end event on lane 0 of a sequence
+// whose id is under 128, as eventStart and writeEnd write them, but for
+// the id (in the second byte, zero here): the sequence id,
+// SEQ_NEEDS_INCREMENTAL_STATE, and the TrackEvent (two bytes long) whose
+// type is TYPE_SLICE_END.
+const endEventFields = fPacketSequenceID<<3 |
+	fPacketSequenceFlags<<3<<16 | seqNeedsIncrementalState<<24 |
+	(fPacketTrackEvent<<3|uint64(protowire.BytesType))<<32 | 2<<40 |
+	fEventType<<3<<48 | typeSliceEnd<<56
+
+// maxEndPacket is the size of the longest end event packet writeEnd
+// writes in one store: the packet's tag and length, endEventFields, and a
+// timestamp field of eleven bytes with its clock id of three.
+const maxEndPacket = 2 + 8 + 11 + 3
 
 // Begin opens a slice on t at s.TS (s.Dur is ignored) and writes it at
 // once; End closes the innermost open one. The caller orders Begin and End
