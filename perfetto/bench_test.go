@@ -100,12 +100,11 @@ const mixSlices = 8
 // run gives the writer one run on the next track.
 func (m *converterMix) run() {
 	type span struct {
-		name     string
-		at, dur  int64
-		depth    int32
-		start    bool // starts the run's flow
-		ends     bool // ends it
-		category string
+		name    string
+		at, dur int64
+		depth   int32
+		start   bool // starts the run's flow
+		ends    bool // ends it
 	}
 	spans := [mixSlices]span{
 		{name: "chip.run.bind.args", at: 10, dur: 100, depth: 2},
