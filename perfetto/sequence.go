@@ -71,6 +71,9 @@ type busy struct {
 	entries [cacheSize]internEntry
 	// memo[name] remembers the arguments of the events named by iid name.
 	memo [memoNames]*argMemo
+	// spare are memos allocated and not yet used: they are allocated
+	// memoSlab at a time.
+	spare []argMemo
 }
 
 // An argMemo holds the annotation names and interned string values, and
@@ -95,9 +98,12 @@ type memoEntry struct {
 
 // Sizes of the memo of arguments: the first memoArgs arguments of events
 // whose name has an iid under memoNames.
+// A track has a few event names: their memos are allocated memoSlab at a
+// time.
 const (
 	memoNames = 64
 	memoArgs  = 16
+	memoSlab  = 4
 )
 
 // argMemo returns the memo of the arguments of the events named by iid
@@ -106,10 +112,14 @@ func (s *sequence) argMemo(name uint64) *argMemo {
 	if s.cache == nil || name >= memoNames {
 		return nil
 	}
-	m := s.cache.memo[name]
+	c := s.cache
+	m := c.memo[name]
 	if m == nil {
-		m = new(argMemo)
-		s.cache.memo[name] = m
+		if len(c.spare) == 0 {
+			c.spare = make([]argMemo, memoSlab)
+		}
+		m, c.spare = &c.spare[0], c.spare[1:]
+		c.memo[name] = m
 	}
 	return m
 }
