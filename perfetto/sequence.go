@@ -16,7 +16,7 @@ import (
 // a sequence costs little until it is busy: its interned strings live in a
 // short list searched in order, which becomes a map once it passes
 // smallTable entries, and the address cache that spares a busy sequence
-// most lookups, with its memo of argument names, is allocated only after
+// most lookups, with its memo of arguments, is allocated only after
 // busyLookups lookups have missed it.
 type sequence struct {
 	id      uint32
@@ -97,9 +97,8 @@ type memoEntry struct {
 }
 
 // Sizes of the memo of arguments: the first memoArgs arguments of events
-// whose name has an iid under memoNames.
-// A track has a few event names: their memos are allocated memoSlab at a
-// time.
+// whose name has an iid under memoNames. A track has a few event names:
+// their memos are allocated memoSlab at a time.
 const (
 	memoNames = 64
 	memoArgs  = 16

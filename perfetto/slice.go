@@ -109,8 +109,8 @@ func (w *Writer) addPending(t Track, name, cat string, ts, dur int64, depth int3
 	// Intern and encode now, on the track's sequence: the caller's
 	// arguments need not outlive the call, and the flush only copies bytes.
 	// The sequence restarts (clearing its interning) only while nothing
-	// encoded against it waits.
-	// The slice is built in its place among the track's pending ones.
+	// encoded against it waits. The slice is built in its place among the
+	// track's pending ones.
 	seq := w.sequenceFor(st, len(st.pending) == 0)
 	st.pending = append(st.pending, pendingSlice{ts: ts, end: ts + dur, ref: ref, label: name, depth: depth, instant: instant})
 	p := &st.pending[len(st.pending)-1]
@@ -280,7 +280,7 @@ func (w *Writer) writeBegin(t *trackState, p *pendingSlice, lane uint64, reason 
 		if p.flowEnd > p.flowStart {
 			b = w.appendFlows(b, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd])
 		}
-		w.closed1(appendStamp(b, st))
+		w.finish(appendStamp(b, st))
 		return
 	}
 	e := w.eventStart(t, p.ts)
@@ -345,7 +345,7 @@ func (w *Writer) writeEnd(t *trackState, p *pendingSlice, lane uint64) {
 			k += 3
 		}
 		d[1] = byte(k - 2)
-		w.closed1(b[:n+k])
+		w.finish(b[:n+k])
 		return
 	}
 	if s := t.seq; !s.fresh() {
@@ -360,7 +360,7 @@ func (w *Writer) writeEnd(t *trackState, p *pendingSlice, lane uint64) {
 		if lane != 0 {
 			b = appendVarint(append(b, fEventTrackUUID<<3), lane)
 		}
-		w.closed1(appendStamp(b, st))
+		w.finish(appendStamp(b, st))
 		return
 	}
 	e := w.eventStart(t, p.end)

@@ -320,21 +320,16 @@ func (w *Writer) sink() []byte { return *w.sinkp }
 // open starts a packet directly in the sink — the output buffer, or the
 // compression bundle — so that no packet is copied once built. Nothing else
 // may be written to the sink until close.
-func (w *Writer) open() ([]byte, message) {
-	if w.cfg.compress {
-		return begin(w.bundle, fTracePacket)
-	}
-	return begin(w.out, fTracePacket)
-}
+func (w *Writer) open() ([]byte, message) { return begin(w.sink(), fTracePacket) }
 
 // close finishes the packet opened by open and writes out or compresses
 // what has accumulated past the thresholds.
-func (w *Writer) close(b []byte, m message) { w.closed1(m.end(b)) }
+func (w *Writer) close(b []byte, m message) { w.finish(m.end(b)) }
 
-// closed1 takes the sink back with one more packet, written in full, and
+// finish takes the sink back with one more packet, written in full, and
 // writes out or compresses what has accumulated past the thresholds.
 // It is short enough to be inlined in the writing of each event.
-func (w *Writer) closed1(b []byte) {
+func (w *Writer) finish(b []byte) {
 	w.stats.Packets++
 	*w.sinkp = b
 	if len(b) >= w.cfg.spillAt {
