@@ -2,6 +2,7 @@ package perfetto
 
 import (
 	"math"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -65,12 +66,20 @@ func Array(name string, elems ...Arg) Arg { return Arg{Name: name, kind: KindArr
 // Kind reports the type of the value.
 func (a Arg) Kind() Kind { return a.kind }
 
-// appendAnnotations encodes args as DebugAnnotation fields numbered num,
-// interning names and string values on seq (named: the entries carry their
-// names; array elements do not). Each annotation's value comes before its
-// name (see eventStart).
-func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number, named bool) []byte {
-	for i := range args {
+// appendAnnotations encodes args as DebugAnnotation fields numbered num
+// (a field number under 16), interning names and string values on seq
+// (named: the entries carry their names; array elements do not), looked up
+// first in memo, if not nil (argMemo). Each annotation's value comes
+// before its name (see eventStart). Named numbers and interned strings,
+// the common case, go to appendScalars.
+func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number, named bool, memo *argMemo) []byte {
+	tag := byte(num<<3) | byte(protowire.BytesType)
+	for i := 0; i < len(args); i++ {
+		if named {
+			if b, i = appendScalars(b, seq, args, i, tag, memo); i == len(args) {
+				break
+			}
+		}
 		a := &args[i]
 		var m message
 		b, m = begin(b, num)
@@ -90,17 +99,74 @@ func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number
 				b = appendStringField(b, fAnnString, a.str)
 			}
 		case KindDict:
-			b = appendAnnotations(b, seq, a.kids, fAnnDictEntries, true)
+			b = appendAnnotations(b, seq, a.kids, fAnnDictEntries, true, nil)
 		case KindArray:
-			b = appendAnnotations(b, seq, a.kids, fAnnArrayValues, false)
+			b = appendAnnotations(b, seq, a.kids, fAnnArrayValues, false, nil)
 		}
 		if named {
-			b = appendVarintField(b, fAnnNameIID, seq.internAnnName(a.Name))
+			b = appendVarintField(b, fAnnNameIID, seq.memoized(memo.name(i), internAnnName, a.Name))
 		}
 		b = m.end(b)
 	}
 	return b
 }
+
+// appendScalars encodes args[i:], as appendAnnotations does under the
+// field tag tag, as long as they are named numbers or interned strings,
+// and returns where it stopped. Each is written in place, in room reserved
+// for the longest (maxScalarAnnotation), its body under 128 bytes, so that
+// its length takes one byte.
+func appendScalars(b []byte, seq *sequence, args []Arg, i int, tag byte, memo *argMemo) ([]byte, int) {
+	for ; i < len(args); i++ {
+		a := &args[i]
+		v := a.num
+		switch {
+		case a.kind >= KindInt && a.kind <= KindBool:
+		case a.kind == KindString && len(a.str) <= maxInternedValue:
+			e := memo.value(i)
+			if v = e.hit(a.str); v == 0 { // the value first, as interning always goes
+				v = seq.memoized(e, internString, a.str)
+			}
+		default:
+			return b, i
+		}
+		e := memo.name(i)
+		name := e.hit(a.Name)
+		if name == 0 {
+			name = seq.memoized(e, internAnnName, a.Name)
+		}
+		n := len(b)
+		if cap(b)-n < maxScalarAnnotation {
+			b = slices.Grow(b, maxScalarAnnotation)
+		}
+		d := b[n : n+maxScalarAnnotation]
+		d[0] = tag
+		k := 3
+		if a.kind == KindString {
+			const t = fAnnStringIID << 3 // a tag of two bytes
+			d[2], d[3] = t&0x7f|0x80, t>>7
+			k = 4
+		} else {
+			d[2] = valueTags[a.kind&3]
+		}
+		k += putVarint(d[k:], v)
+		d[k] = fAnnNameIID << 3
+		k++
+		k += putVarint(d[k:], name)
+		d[1] = byte(k - 2)
+		b = b[:n+k]
+	}
+	return b, i
+}
+
+// maxScalarAnnotation is the size of the longest annotation appendScalars
+// writes: its tag and length, a value tag of two bytes and a varint value
+// of ten, the name's tag and a varint iid of five.
+const maxScalarAnnotation = 1 + 1 + 2 + 10 + 1 + 5
+
+// valueTags are the tags of the varint value fields of a DebugAnnotation,
+// by Kind.
+var valueTags = [...]byte{KindInt: fAnnInt << 3, KindUint: fAnnUint << 3, KindBool: fAnnBool << 3}
 
 // maxInternedValue is the longest string value that is interned; longer
 // values are written inline, since they rarely repeat.

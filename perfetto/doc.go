@@ -83,9 +83,13 @@
 // interned on their sequences (bounded by WithInternLimit) and the slices
 // waiting for Flush — not with the number of events written. A track with
 // a slice or two costs about 400 bytes: its state, a packet sequence whose
-// few interned strings live in a short list (a map and an address cache
-// come only once a sequence is busy), and the top-level slice it remembers.
-// Each lane remembers at most 64 top-level slices of earlier flushes.
+// few interned strings live in a short list (a map, an address cache and a
+// memo of its events' arguments come only once a sequence is busy: about
+// 9 KiB, and half a KiB for each of its first 64 event names), and the
+// top-level slice it remembers. Each lane remembers at most 64 top-level
+// slices of earlier flushes. Once warm — its tracks declared, their
+// strings interned, its buffers grown to what a flush holds — a Writer
+// allocates nothing per event.
 // WithMaxTracks bounds the tracks (DefaultMaxTracks, 65 536): past it new
 // tracks are refused and counted, so an input that names a new thread on
 // every line cannot exhaust memory. A Writer with compression runs a

@@ -204,17 +204,7 @@ func (w *Writer) flushTrack(t *trackState) {
 	for i := range ps {
 		order = append(order, sortKey{ts: ps[i].ts, end: ps[i].end, depth: ps[i].depth, i: int32(i)})
 	}
-	slices.SortFunc(order, func(a, b sortKey) int {
-		switch {
-		case a.ts != b.ts:
-			return cmpInt64(a.ts, b.ts)
-		case a.end != b.end:
-			return cmpInt64(b.end, a.end)
-		case a.depth != b.depth:
-			return cmpInt64(int64(a.depth), int64(b.depth))
-		}
-		return cmpInt64(int64(a.i), int64(b.i))
-	})
+	sortKeys(order)
 	w.order = order
 	if lanes := w.place(t, order); lanes > 1 {
 		w.writeLanes(t, order, lanes)

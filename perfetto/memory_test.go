@@ -44,3 +44,30 @@ func TestMemoryPerTrack(t *testing.T) {
 		t.Errorf("%d bytes of heap per track with one slice, want at most 1024", per)
 	}
 }
+
+// Once warm, the writer allocates nothing for slices on tracks it knows
+// with arguments and strings it has seen: not to encode them, not to
+// place them at Flush, not to write them.
+func TestNoAllocationsWhenWarm(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage counters allocate")
+	}
+	for _, opts := range [][]perfetto.Option{nil, {perfetto.WithDeltaTimestamps(false)}} {
+		w := perfetto.NewWriter(io.Discard, opts...)
+		m := newConverterMix(w)
+		for range 2000 { // several flushes, both hids on every track
+			m.run()
+		}
+		n := testing.AllocsPerRun(5, func() {
+			for range 1024 {
+				m.run()
+			}
+		})
+		if n != 0 {
+			t.Errorf("options %d: %.1f allocations for 1024 runs (%d slices and 2 flushes), want 0", len(opts), n, 1024*mixSlices)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

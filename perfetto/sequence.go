@@ -1,6 +1,7 @@
 package perfetto
 
 import (
+	"math"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -15,7 +16,8 @@ import (
 // a sequence costs little until it is busy: its interned strings live in a
 // short list searched in order, which becomes a map once it passes
 // smallTable entries, and the address cache that spares a busy sequence
-// most lookups is allocated only after busyLookups lookups have missed it.
+// most lookups, with its memo of arguments, is allocated only after
+// busyLookups lookups have missed it.
 type sequence struct {
 	id      uint32
 	started bool  // the first packet (with SEQ_INCREMENTAL_STATE_CLEARED) is written
@@ -29,7 +31,7 @@ type sequence struct {
 	list    []internEntry
 	emitted int
 	ids     map[internKey]uint32
-	cache   *[cacheSize]internEntry
+	cache   *busy
 	misses  uint32 // lookups the cache did not answer, until it exists
 }
 
@@ -63,6 +65,105 @@ type internEntry struct {
 	kind uint8
 }
 
+// busy is what a busy sequence adds to spare lookups: the address cache,
+// and the arguments of its most frequent events.
+type busy struct {
+	entries [cacheSize]internEntry
+	// memo[name] remembers the arguments of the events named by iid name.
+	memo [memoNames]*argMemo
+	// spare are memos allocated and not yet used: they are allocated
+	// memoSlab at a time.
+	spare []argMemo
+}
+
+// An argMemo holds the annotation names and interned string values, and
+// their iids, that the last event of a name had at each position of its
+// arguments. A log gives the events of a name the same arguments in the
+// same order, their values often the same strings, so they are found by
+// comparing addresses, without a lookup. Like the address cache, it keeps
+// the strings it remembers alive.
+type argMemo struct {
+	names, values [memoArgs]memoEntry
+}
+
+// A memoEntry is a string of an argMemo, of the kind its place says, by
+// the address and length of its bytes (whose pointer keeps them alive),
+// with its iid; 0: none. It is two thirds of an internEntry, so that a
+// memo takes fewer cache lines.
+type memoEntry struct {
+	p   *byte
+	n   uint32
+	iid uint32
+}
+
+// Sizes of the memo of arguments: the first memoArgs arguments of events
+// whose name has an iid under memoNames. A track has a few event names:
+// their memos are allocated memoSlab at a time.
+const (
+	memoNames = 64
+	memoArgs  = 16
+	memoSlab  = 4
+)
+
+// argMemo returns the memo of the arguments of the events named by iid
+// name, or nil if the sequence keeps none for them.
+func (s *sequence) argMemo(name uint64) *argMemo {
+	if s.cache == nil || name >= memoNames {
+		return nil
+	}
+	c := s.cache
+	m := c.memo[name]
+	if m == nil {
+		if len(c.spare) == 0 {
+			c.spare = make([]argMemo, memoSlab)
+		}
+		m, c.spare = &c.spare[0], c.spare[1:]
+		c.memo[name] = m
+	}
+	return m
+}
+
+// name returns the memo's entry for the name of the argument at position
+// i, or nil.
+func (m *argMemo) name(i int) *memoEntry {
+	if m == nil || i >= memoArgs {
+		return nil
+	}
+	return &m.names[i]
+}
+
+// value returns the memo's entry for the string value of the argument at
+// position i, or nil.
+func (m *argMemo) value(i int) *memoEntry {
+	if m == nil || i >= memoArgs {
+		return nil
+	}
+	return &m.values[i]
+}
+
+// hit returns the iid remembered at e if e (not nil) remembers v, and 0
+// otherwise.
+func (e *memoEntry) hit(v string) uint64 {
+	if e != nil && e.p == unsafe.StringData(v) && int(e.n) == len(v) {
+		return uint64(e.iid)
+	}
+	return 0
+}
+
+// memoized returns the iid of v among the entries of its kind, as intern,
+// looking it up first at e, a memo's entry, and remembering it there (nil:
+// no memo).
+func (s *sequence) memoized(e *memoEntry, kind uint8, v string) uint64 {
+	if iid := e.hit(v); iid != 0 {
+		return iid
+	}
+	iid := s.intern(kind, v)
+	if e != nil && len(v) > 0 && len(v) <= math.MaxUint32 {
+		*e = memoEntry{p: unsafe.StringData(v), n: uint32(len(v)), iid: uint32(iid)}
+	}
+	return iid
+}
+
 // The address cache remembers recent strings by the address and length of
 // their bytes: a string with the same address and length as a cached one
 // (which the cache keeps alive) has the same contents, so the lookup and
@@ -82,7 +183,8 @@ func (e *internEntry) is(kind uint8, v string) bool {
 // if needed; the definition is written with the next packet built on the
 // sequence (appendInterned).
 func (s *sequence) intern(kind uint8, v string) uint64 {
-	if c := s.cache; c != nil {
+	if s.cache != nil {
+		c := &s.cache.entries
 		i := cacheSet(kind, v)
 		if e := &c[i]; e.is(kind, v) {
 			return uint64(e.iid)
@@ -128,11 +230,12 @@ func (s *sequence) lookup(kind uint8, v string) uint64 {
 		if s.misses++; s.misses < busyLookups {
 			return uint64(iid)
 		}
-		s.cache = new([cacheSize]internEntry)
+		s.cache = new(busy)
 	}
+	c := &s.cache.entries
 	i := cacheSet(kind, v)
-	s.cache[i+1] = s.cache[i]
-	s.cache[i] = internEntry{s: v, iid: iid, kind: kind}
+	c[i+1] = c[i]
+	c[i] = internEntry{s: v, iid: iid, kind: kind}
 	return uint64(iid)
 }
 
@@ -153,8 +256,13 @@ func (s *sequence) resetInterning() {
 	if s.ids != nil {
 		clear(s.ids)
 	}
-	if s.cache != nil {
-		*s.cache = [cacheSize]internEntry{}
+	if c := s.cache; c != nil {
+		c.entries = [cacheSize]internEntry{}
+		for _, m := range c.memo {
+			if m != nil {
+				*m = argMemo{}
+			}
+		}
 	}
 }
 

@@ -1,5 +1,12 @@
 package perfetto
 
+import (
+	"encoding/binary"
+	"slices"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
 // FlowID names a flow: an arrow from one event to the next event carrying
 // the same id. Ids are global to the trace; zero is invalid.
 type FlowID uint64
@@ -102,22 +109,27 @@ func (w *Writer) addPending(t Track, name, cat string, ts, dur int64, depth int3
 	// Intern and encode now, on the track's sequence: the caller's
 	// arguments need not outlive the call, and the flush only copies bytes.
 	// The sequence restarts (clearing its interning) only while nothing
-	// encoded against it waits.
+	// encoded against it waits. The slice is built in its place among the
+	// track's pending ones.
 	seq := w.sequenceFor(st, len(st.pending) == 0)
-	p := pendingSlice{ts: ts, end: ts + dur, ref: ref, label: name, depth: depth, instant: instant}
+	st.pending = append(st.pending, pendingSlice{ts: ts, end: ts + dur, ref: ref, label: name, depth: depth, instant: instant})
+	p := &st.pending[len(st.pending)-1]
 	p.name = uint32(seq.internName(name))
 	if cat != "" {
 		p.cat = uint32(seq.internCategory(cat))
 	}
 	p.argStart = int32(len(w.enc))
-	w.enc = appendAnnotations(w.enc, seq, args, fEventAnnotations, true)
+	w.enc = appendAnnotations(w.enc, seq, args, fEventAnnotations, true, seq.argMemo(uint64(p.name)))
 	p.argEnd = int32(len(w.enc))
 	p.flowStart = int32(len(w.flows))
-	w.flows = append(w.flows, flows...)
+	if len(flows) > 0 {
+		w.flows = append(w.flows, flows...)
+	}
 	p.flowMid = int32(len(w.flows))
-	w.flows = append(w.flows, endFlows...)
+	if len(endFlows) > 0 {
+		w.flows = append(w.flows, endFlows...)
+	}
 	p.flowEnd = int32(len(w.flows))
-	st.pending = append(st.pending, p)
 	if !st.dirty {
 		st.dirty = true
 		w.dirty = append(w.dirty, st)
@@ -185,20 +197,92 @@ type sortKey struct {
 	i       int32
 }
 
-func cmpInt64(a, b int64) int {
+// before reports whether a comes before b: by start, then longest first,
+// then by Depth, then in the order given.
+func (a *sortKey) before(b *sortKey) bool {
 	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+	case a.ts != b.ts:
+		return a.ts < b.ts
+	case a.end != b.end:
+		return a.end > b.end
+	case a.depth != b.depth:
+		return a.depth < b.depth
 	}
-	return 0
+	return a.i < b.i
+}
+
+// sortKeys sorts keys (sortKey.before). A track's slices come almost in
+// order — a log gives a parent just after its few children — so an
+// insertion sort does it in about one move per slice; past a budget of
+// moves, the keys are far from sorted and a general sort takes over. The
+// keys are all different (sortKey.i), so every sort gives the same order.
+func sortKeys(keys []sortKey) {
+	budget := 4*len(keys) + 64
+	for i := 1; i < len(keys); i++ {
+		k := keys[i]
+		j := i
+		for ; j > 0 && k.before(&keys[j-1]); j-- {
+			keys[j] = keys[j-1]
+		}
+		keys[j] = k
+		if budget -= i - j; budget < 0 {
+			slices.SortFunc(keys, func(a, b sortKey) int {
+				switch {
+				case a.i == b.i:
+					return 0
+				case a.before(&b):
+					return -1
+				}
+				return 1
+			})
+			return
+		}
+	}
 }
 
 // writeBegin writes the begin event of p (or the instant), on the lane
 // whose uuid is lane (zero: the track itself, the sequence's default),
 // with the reason it was relocated there, if any.
+//
+// The sequence is t's, started when p was added. Unless the packet defines
+// interned data or the overflow reason, its size is known before it is
+// written, so it is written in one pass, with no lengths to patch, in
+// eventStart and eventEnd's layout.
 func (w *Writer) writeBegin(t *trackState, p *pendingSlice, lane uint64, reason string) {
+	if s := t.seq; reason == "" && !s.fresh() {
+		enc := w.enc[p.argStart:p.argEnd]
+		te := len(enc) + 1 + sizeVarint(uint64(p.name)) + 2 + 10*int(p.flowEnd-p.flowStart)
+		if p.cat != 0 {
+			te += 1 + sizeVarint(uint64(p.cat))
+		}
+		if lane != 0 {
+			te += 1 + sizeVarint(lane)
+		}
+		st := w.stamp(s, p.ts)
+		b := w.sink()
+		b = appendVarint(append(b, fTracePacket<<3|byte(protowire.BytesType)), uint64(eventHeaderSize(s.id)+sizeVarint(uint64(te))+te+st.size()))
+		b = appendVarint(appendEventHeader(b, s.id), uint64(te))
+		b = append(b, enc...)
+		b = appendVarint(append(b, fEventNameIID<<3), uint64(p.name))
+		if p.cat != 0 {
+			b = appendVarint(append(b, fEventCategoryIIDs<<3), uint64(p.cat))
+		}
+		if lane != 0 {
+			b = appendVarint(append(b, fEventTrackUUID<<3), lane)
+		}
+		if p.instant {
+			b = append(b, fEventType<<3, typeInstant)
+			w.stats.Instants++
+		} else {
+			b = append(b, fEventType<<3, typeSliceBegin)
+			w.stats.Slices++
+		}
+		if p.flowEnd > p.flowStart {
+			b = w.appendFlows(b, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd])
+		}
+		w.finish(appendStamp(b, st))
+		return
+	}
 	e := w.eventStart(t, p.ts)
 	e.b = append(e.b, w.enc[p.argStart:p.argEnd]...)
 	if reason != "" {
@@ -239,7 +323,46 @@ func (w *Writer) appendFlows(b []byte, flows, endFlows []FlowID) []byte {
 	return b
 }
 
+// writeEnd writes the end event of p, on lane as writeBegin, in one pass
+// like writeBegin.
 func (w *Writer) writeEnd(t *trackState, p *pendingSlice, lane uint64) {
+	if s := t.seq; lane == 0 && s.id < 0x80 && !s.fresh() {
+		// The most frequent packet of all: eight bytes that depend only
+		// on the sequence, stored at once, then the timestamp.
+		st := w.stamp(s, p.end)
+		b := w.sink()
+		n := len(b)
+		if cap(b)-n < maxEndPacket {
+			b = slices.Grow(b, maxEndPacket)
+		}
+		d := b[n : n+maxEndPacket]
+		d[0] = fTracePacket<<3 | byte(protowire.BytesType)
+		binary.LittleEndian.PutUint64(d[2:], endEventFields|uint64(s.id)<<8)
+		d[10] = fPacketTimestamp << 3
+		k := 11 + putVarint(d[11:], st.v)
+		if st.abs {
+			d[k], d[k+1], d[k+2] = fPacketTimestampClockID<<3&0x7f|0x80, fPacketTimestampClockID<<3>>7, clockMonotonic
+			k += 3
+		}
+		d[1] = byte(k - 2)
+		w.finish(b[:n+k])
+		return
+	}
+	if s := t.seq; !s.fresh() {
+		te := 2
+		if lane != 0 {
+			te += 1 + sizeVarint(lane)
+		}
+		st := w.stamp(s, p.end)
+		b := w.sink()
+		b = append(b, fTracePacket<<3|byte(protowire.BytesType), byte(eventHeaderSize(s.id)+1+te+st.size()))
+		b = append(appendEventHeader(b, s.id), byte(te), fEventType<<3, typeSliceEnd)
+		if lane != 0 {
+			b = appendVarint(append(b, fEventTrackUUID<<3), lane)
+		}
+		w.finish(appendStamp(b, st))
+		return
+	}
 	e := w.eventStart(t, p.end)
 	e.b = appendVarintField(e.b, fEventType, typeSliceEnd)
 	if lane != 0 {
@@ -247,6 +370,21 @@ func (w *Writer) writeEnd(t *trackState, p *pendingSlice, lane uint64) {
 	}
 	w.eventEnd(e)
 }
+
+// endEventFields are the fields of an end event on lane 0 of a sequence
+// whose id is under 128, as eventStart and writeEnd write them, but for
+// the id (in the second byte, zero here): the sequence id,
+// SEQ_NEEDS_INCREMENTAL_STATE, and the TrackEvent (two bytes long) whose
+// type is TYPE_SLICE_END.
+const endEventFields = fPacketSequenceID<<3 |
+	fPacketSequenceFlags<<3<<16 | seqNeedsIncrementalState<<24 |
+	(fPacketTrackEvent<<3|uint64(protowire.BytesType))<<32 | 2<<40 |
+	fEventType<<3<<48 | typeSliceEnd<<56
+
+// maxEndPacket is the size of the longest end event packet writeEnd
+// writes in one store: the packet's tag and length, endEventFields, and a
+// timestamp field of eleven bytes with its clock id of three.
+const maxEndPacket = 2 + 8 + 11 + 3
 
 // Begin opens a slice on t at s.TS (s.Dur is ignored) and writes it at
 // once; End closes the innermost open one. The caller orders Begin and End
@@ -275,7 +413,7 @@ func (w *Writer) Begin(t Track, s Slice) {
 	st.stream = true
 	st.open++
 	e := w.eventStart(st, s.TS)
-	e.b = appendAnnotations(e.b, e.s, s.Args, fEventAnnotations, true)
+	e.b = appendAnnotations(e.b, e.s, s.Args, fEventAnnotations, true, nil)
 	e.b = appendVarintField(e.b, fEventNameIID, e.s.internName(s.Name))
 	if s.Category != "" {
 		e.b = appendVarintField(e.b, fEventCategoryIIDs, e.s.internCategory(s.Category))

@@ -2,6 +2,7 @@ package perfetto
 
 import (
 	"math"
+	"math/bits"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -110,6 +111,26 @@ func appendVarint(b []byte, v uint64) []byte {
 	}
 	return append(b, byte(v))
 }
+
+// putVarint writes v as a varint at the start of d, which has room for
+// it, and returns its size.
+func putVarint(d []byte, v uint64) int {
+	if v < 0x80 {
+		d[0] = byte(v)
+		return 1
+	}
+	i := 0
+	for ; v >= 0x80; i++ {
+		d[i] = byte(v) | 0x80
+		v >>= 7
+	}
+	d[i] = byte(v)
+	return i + 1
+}
+
+// sizeVarint is the size of v as a varint: protowire.SizeVarint, inlined
+// (its formula multiplies and shifts where one by 7 divides).
+func sizeVarint(v uint64) int { return int(9*uint32(bits.Len64(v))+64) / 64 }
 
 // appendVarintField appends a varint field (tag and value).
 func appendVarintField(b []byte, num protowire.Number, v uint64) []byte {

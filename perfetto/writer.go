@@ -73,6 +73,7 @@ type config struct {
 	level          int
 	maxTracks      int
 	overflow       func(Overflow)
+	spillAt        int // bundleSize with compression, flushThreshold without
 }
 
 // WithFlushThreshold sets how many bytes are buffered before they are
@@ -166,8 +167,9 @@ type Writer struct {
 	w   io.Writer
 	cfg config
 
-	out    []byte // encoded Trace bytes waiting for w
-	bundle []byte // packets waiting to be compressed
+	out    []byte  // encoded Trace bytes waiting for w
+	bundle []byte  // packets waiting to be compressed
+	sinkp  *[]byte // &bundle with compression, &out without (sink)
 	comp   *compressor
 
 	ioErr   error
@@ -224,7 +226,16 @@ func NewWriter(w io.Writer, opts ...Option) *Writer {
 	for _, o := range opts {
 		o(&c)
 	}
-	return &Writer{w: w, cfg: c, tracks: make(map[uint64]*trackState), nextSeq: globalSequence + 1}
+	c.spillAt = c.flushThreshold
+	if c.compress {
+		c.spillAt = c.bundleSize
+	}
+	wr := &Writer{w: w, cfg: c, tracks: make(map[uint64]*trackState), nextSeq: globalSequence + 1}
+	wr.sinkp = &wr.out
+	if c.compress {
+		wr.sinkp = &wr.bundle
+	}
+	return wr
 }
 
 // Stats returns the counts so far. With compression on, Bytes counts what
@@ -302,30 +313,36 @@ func (w *Writer) WallClock(mono, wall int64) {
 	w.wall = append(w.wall, clockPair{mono, wall})
 }
 
+// sink is the buffer packets are appended to: the output buffer, or the
+// compression bundle.
+func (w *Writer) sink() []byte { return *w.sinkp }
+
 // open starts a packet directly in the sink — the output buffer, or the
 // compression bundle — so that no packet is copied once built. Nothing else
 // may be written to the sink until close.
-func (w *Writer) open() ([]byte, message) {
-	if w.cfg.compress {
-		return begin(w.bundle, fTracePacket)
-	}
-	return begin(w.out, fTracePacket)
-}
+func (w *Writer) open() ([]byte, message) { return begin(w.sink(), fTracePacket) }
 
 // close finishes the packet opened by open and writes out or compresses
 // what has accumulated past the thresholds.
-func (w *Writer) close(b []byte, m message) {
-	b = m.end(b)
+func (w *Writer) close(b []byte, m message) { w.finish(m.end(b)) }
+
+// finish takes the sink back with one more packet, written in full, and
+// writes out or compresses what has accumulated past the thresholds.
+// It is short enough to be inlined in the writing of each event.
+func (w *Writer) finish(b []byte) {
 	w.stats.Packets++
-	if w.cfg.compress {
-		w.bundle = b
-		if len(w.bundle) >= w.cfg.bundleSize {
-			w.sendBundle()
-		}
-		return
+	*w.sinkp = b
+	if len(b) >= w.cfg.spillAt {
+		w.spill()
 	}
-	w.out = b
-	if len(w.out) >= w.cfg.flushThreshold {
+}
+
+// spill writes out the output buffer, or compresses the bundle, past its
+// threshold.
+func (w *Writer) spill() {
+	if w.cfg.compress {
+		w.sendBundle()
+	} else {
 		w.writeOut()
 	}
 }
@@ -446,17 +463,59 @@ func (w *Writer) eventEnd(e event) {
 	if e.s.fresh() {
 		b = e.s.appendInterned(b)
 	}
-	s := e.s
-	if w.cfg.delta && e.ts >= s.lastTS {
-		b = appendVarintField(b, fPacketTimestamp, uint64(e.ts-s.lastTS))
-		s.lastTS = e.ts
-	} else {
-		b = appendVarintField(b, fPacketTimestamp, uint64(e.ts))
-		if w.cfg.delta {
-			b = appendVarintField(b, fPacketTimestampClockID, clockMonotonic)
-		}
-	}
+	b = appendStamp(b, w.stamp(e.s, e.ts))
 	w.close(b, e.packet)
+}
+
+// eventHeaderSize is the size of appendEventHeader's bytes for sequence id.
+func eventHeaderSize(id uint32) int { return 1 + sizeVarint(uint64(id)) + 3 }
+
+// appendEventHeader appends what eventStart writes first in an event's
+// packet, without a message to patch: the sequence id, the sequence flags
+// and the TrackEvent's tag (its length comes next).
+func appendEventHeader(b []byte, id uint32) []byte {
+	b = appendVarint(append(b, fPacketSequenceID<<3), uint64(id))
+	return append(b, fPacketSequenceFlags<<3, seqNeedsIncrementalState, fPacketTrackEvent<<3|byte(protowire.BytesType))
+}
+
+// A stamp is the timestamp field of an event on a sequence: the value, and
+// whether it is an absolute CLOCK_MONOTONIC time on a sequence whose
+// default clock is the incremental one.
+type stamp struct {
+	v   uint64
+	abs bool
+}
+
+// stamp returns the timestamp field of an event at ts on s, advancing the
+// sequence's incremental clock: a delta from the previous event, or the
+// absolute time for an event earlier than it (or without delta
+// timestamps).
+func (w *Writer) stamp(s *sequence, ts int64) stamp {
+	if w.cfg.delta && ts >= s.lastTS {
+		d := ts - s.lastTS
+		s.lastTS = ts
+		return stamp{v: uint64(d)}
+	}
+	return stamp{v: uint64(ts), abs: w.cfg.delta}
+}
+
+// size is the size of the fields appendStamp writes.
+func (st stamp) size() int {
+	n := 1 + sizeVarint(st.v)
+	if st.abs {
+		n += 3
+	}
+	return n
+}
+
+// appendStamp appends the timestamp field, and the clock id of an absolute
+// time on a sequence with delta timestamps.
+func appendStamp(b []byte, st stamp) []byte {
+	b = appendVarint(append(b, fPacketTimestamp<<3), st.v)
+	if st.abs {
+		b = appendVarintField(b, fPacketTimestampClockID, clockMonotonic)
+	}
+	return b
 }
 
 // compressor deflates bundles of packets on a goroutine of its own, in

@@ -1,0 +1,75 @@
+package perfetto
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// sortKeys gives the order of a plain sort by (start, longest first,
+// Depth, given order) on keys in order, nearly in order (parents after
+// their children), shuffled and reversed — the last two past the
+// insertion sort's budget.
+func TestSortKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	want := func(keys []sortKey) []sortKey {
+		keys = slices.Clone(keys)
+		slices.SortFunc(keys, func(a, b sortKey) int {
+			return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(b.end, a.end), cmp.Compare(a.depth, b.depth), cmp.Compare(a.i, b.i))
+		})
+		return keys
+	}
+	for _, n := range []int{0, 1, 2, 3, 10, 100, 1000} {
+		for _, shape := range []string{"sorted", "children first", "shuffled", "reversed", "ties"} {
+			var keys []sortKey
+			for i := range n {
+				k := sortKey{ts: int64(i) * 10, end: int64(i)*10 + 5, i: int32(i)}
+				switch shape {
+				case "children first":
+					// runs of 4: three children, then their parent
+					run := int64(i / 4 * 100)
+					if i%4 == 3 {
+						k.ts, k.end = run, run+100
+					} else {
+						k.ts, k.end, k.depth = run+int64(i%4)*20, run+int64(i%4)*20+10, 1
+					}
+				case "reversed":
+					k.ts, k.end = int64(n-i)*10, int64(n-i)*10+5
+				case "ties":
+					k.ts, k.end, k.depth = int64(rng.IntN(3)), int64(3+rng.IntN(3)), int32(rng.IntN(2))
+				}
+				keys = append(keys, k)
+			}
+			if shape == "shuffled" {
+				rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+			}
+			w := want(keys)
+			sortKeys(keys)
+			if !slices.Equal(keys, w) {
+				t.Errorf("%d keys %s: sortKeys gives %v, want %v", n, shape, keys, w)
+			}
+		}
+	}
+}
+
+// BenchmarkAnnotations measures the encoding of ten arguments, as a log's
+// spans have them, on a busy sequence.
+func BenchmarkAnnotations(b *testing.B) {
+	s := &sequence{id: 2}
+	s.resetInterning()
+	args := []Arg{Uint("inv", 1234), String("hid", "9f3c2a11d00db1e5"), Int("depth", 2),
+		Int("cpu_ns", 155161), Int("rec_cpu_ns", 51720), Int("minflt", 161), Int("tminflt", 35),
+		Int("nvcsw", 8), Int("nivcsw", 1), String("src", "host_phase_records")}
+	name := s.internName("chip.run.bind.args")
+	var buf []byte
+	for range 2 * busyLookups {
+		buf = appendAnnotations(buf[:0], s, args, fEventAnnotations, true, s.argMemo(name))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		args[0].num = uint64(i)
+		buf = appendAnnotations(buf[:0], s, args, fEventAnnotations, true, s.argMemo(name))
+	}
+}
