@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -635,18 +636,19 @@ func (c *converter) maybeFlush() {
 
 // appendAttrs adds a span's attributes as typed arguments, in order.
 func appendAttrs(args []perfetto.Arg, attrs []strace.Attr) []perfetto.Arg {
-	for _, a := range attrs {
-		if a.Bare {
-			args = append(args, perfetto.Bool(a.Key, true))
-			continue
-		}
-		switch a.Type {
-		case strace.TypeInt:
-			args = append(args, perfetto.Int(a.Key, a.Int))
-		case strace.TypeUint:
-			args = append(args, perfetto.Uint(a.Key, a.Uint))
+	n := len(args)
+	args = slices.Grow(args, len(attrs))[:n+len(attrs)]
+	out := args[n:]
+	for i := range out {
+		switch a := &attrs[i]; {
+		case a.Bare:
+			out[i] = perfetto.Bool(a.Key, true)
+		case a.Type == strace.TypeInt:
+			out[i] = perfetto.Int(a.Key, a.Int)
+		case a.Type == strace.TypeUint:
+			out[i] = perfetto.Uint(a.Key, a.Uint)
 		default:
-			args = append(args, perfetto.String(a.Key, a.Value))
+			out[i] = perfetto.String(a.Key, a.Value)
 		}
 	}
 	return args
