@@ -348,26 +348,30 @@ func repairTruncation(spans []heldSpan) map[int]truncationFix {
 		f.what = joinReason(f.what, what)
 		fixes[i] = f
 	}
-	var lanesBuf [16]string
-	var countBuf [16]int
-	lanes, count := lanesBuf[:0], countBuf[:0] // per span: its lane, and the spans on that lane
+	// Per span, its lane as an index into names, and per lane its spans.
+	var lanesBuf [16]int
+	var namesBuf [8]string
+	var countBuf [8]int
+	lanes, names, count := lanesBuf[:0], namesBuf[:0], countBuf[:0]
 	for i := range spans {
-		lanes = append(lanes, deviceLane(spans[i].Name))
-		count = append(count, 0)
-	}
-	for i := range lanes {
-		for j := range lanes {
-			if lanes[i] == lanes[j] {
-				count[i]++
-			}
+		name := deviceLane(spans[i].Name)
+		l := slices.Index(names, name)
+		if l < 0 {
+			l = len(names)
+			names, count = append(names, name), append(count, 0)
 		}
+		lanes = append(lanes, l)
+		count[l]++
 	}
 	for pass := 0; pass < 3; pass++ {
 		changed := false
 		for i := range spans {
+			if count[lanes[i]] > maxRepairSpans {
+				continue
+			}
 			for j := range spans {
 				a, b := &spans[i], &spans[j]
-				if i == j || lanes[i] != lanes[j] || count[i] > maxRepairSpans {
+				if i == j || lanes[i] != lanes[j] {
 					continue
 				}
 				aEnd, bEnd := a.TS+a.Dur, b.TS+b.Dur
