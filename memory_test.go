@@ -68,12 +68,15 @@ func TestMemoryPerTrack(t *testing.T) {
 }
 
 // TestAllocsPerSpan converts two generated logs, one twice the other's
-// length: the spans the larger adds cost (almost) no allocation — the
-// conversion allocates per trace, per track and per distinct string, not
-// per span.
+// length: the spans the larger adds cost no allocation. The conversion
+// allocates per trace, per track, per distinct string and per hand-off
+// waiting in the flow window (a 1 s horizon here, so that both logs fill
+// it), not per span; what the larger log adds is the doubling of what is
+// kept per clock anchor (the anchors are kept for the whole log), a few
+// dozen allocations.
 func TestAllocsPerSpan(t *testing.T) {
 	if testing.Short() {
-		t.Skip("converts 6 MB of logs")
+		t.Skip("converts 12 MB of logs")
 	}
 	allocs := func(rounds int) (float64, int64) {
 		in := []phasetrace.Input{phasetrace.Bytes("gen.log", generated(benchConfig(rounds)))}
@@ -90,9 +93,8 @@ func TestAllocsPerSpan(t *testing.T) {
 	rounds := roundsFor(4 << 20)
 	a1, s1 := allocs(rounds)
 	a2, s2 := allocs(2 * rounds)
-	perSpan := (a2 - a1) / float64(s2-s1)
-	t.Logf("%.0f allocations for %d spans, %.0f for %d: %.4f per added span", a1, s1, a2, s2, perSpan)
-	if perSpan > 0.05 {
-		t.Errorf("%.4f allocations per span, want at most 0.05", perSpan)
+	t.Logf("%.0f allocations for %d spans, %.0f for %d: %.0f for the %d spans added (%.5f per span)", a1, s1, a2, s2, a2-a1, s2-s1, (a2-a1)/float64(s2-s1))
+	if a2-a1 > 48 {
+		t.Errorf("%.0f allocations for %d more spans, want at most 48 (the anchors' storage doubling)", a2-a1, s2-s1)
 	}
 }
