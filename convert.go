@@ -514,7 +514,7 @@ func (c *converter) span(rec *strace.Record, at where) {
 	fam := strace.FamilyOf(sp.Name)
 	switch {
 	case dev || fam.HasInvocation():
-		c.runs.add(heldSpan{*sp, at}, dev, rec.Prefix.Thread)
+		c.runs.add(sp, at, dev, rec.Prefix.Thread)
 	case fam == strace.FamilyNode:
 		c.flows.add(heldSpan{*sp, at})
 	default: // ext.: on the thread that emitted it, never grouped into runs

@@ -66,7 +66,9 @@ func (c *converter) run(b *invBuf) {
 			drawnSegments[seg] = true
 		}
 		extra := c.extra[:0]
-		if cpu, ok := s.Attr("cpu_ns"); ok && cpu.Type == strace.TypeInt && isSeg {
+		if !isSeg {
+			// No on/off-CPU split.
+		} else if cpu, ok := s.Attr("cpu_ns"); ok && cpu.Type == strace.TypeInt {
 			extra = append(extra, perfetto.Int("on_cpu_ns", cpu.Int), perfetto.Int("off_cpu_ns", s.Dur-cpu.Int))
 			c.extra = extra
 		}

@@ -55,8 +55,9 @@ type runCollector struct {
 // maxFreeRuns bounds the drawn runs' buffers kept for reuse.
 const maxFreeRuns = 64
 
-// add takes one span of a run; logT is its log prefix's thread handle.
-func (r *runCollector) add(sp heldSpan, dev bool, logT uint64) {
+// add takes one span of a run, a copy of sp (which need not outlive the
+// call) read at at; logT is its log prefix's thread handle.
+func (r *runCollector) add(sp *strace.Span, at where, dev bool, logT uint64) {
 	k := invKey{sp.Pid, sp.Inv}
 	b := r.last
 	if b == nil || b.key != k {
@@ -75,11 +76,10 @@ func (r *runCollector) add(sp heldSpan, dev bool, logT uint64) {
 		r.pending[k] = b
 	}
 	r.last = b
-	sp.Attrs = b.store.keep(sp.Attrs)
 	if dev {
-		b.dev = append(b.dev, sp)
+		b.dev = hold(b.dev, sp, at, &b.store)
 	} else {
-		b.host = append(b.host, sp)
+		b.host = hold(b.host, sp, at, &b.store)
 	}
 	if sp.Name == strace.SpanBind && !dev {
 		b.bindLogT = logT
@@ -167,4 +167,18 @@ func (r *runCollector) flush() {
 	for _, b := range bufs {
 		r.hand(b)
 	}
+}
+
+// hold appends a copy of sp read at at to spans, its attributes kept in st,
+// built in its place.
+func hold(spans []heldSpan, sp *strace.Span, at where, st *spanStore) []heldSpan {
+	n := len(spans)
+	if n == cap(spans) {
+		spans = append(spans, heldSpan{})
+	}
+	spans = spans[:n+1]
+	h := &spans[n]
+	h.Span, h.at = *sp, at
+	h.Attrs = st.keep(sp.Attrs)
+	return spans
 }
