@@ -105,6 +105,7 @@ type flowWindow struct {
 
 	spans    []*nodeSpan // spans[head:] wait, in arrival order
 	head     int
+	headEnd  int64 // the end of spans[head], when one waits: drain looks no further for most spans
 	keys     map[flowKey]*keyLists   // the waiting spans by flow key
 	launches map[launchKey]*nodeList // the waiting dispatches by (run_id, dispatch_id)
 	nodes    pool[nodeSpan]
@@ -178,6 +179,9 @@ func (f *flowWindow) add(sp heldSpan) {
 		k := copy(f.spans, f.spans[f.head:]) // the waiting spans move to the front
 		clear(f.spans[k:])
 		f.spans, f.head = f.spans[:k], 0
+	}
+	if f.head == len(f.spans) {
+		f.headEnd = n.span.End()
 	}
 	f.spans = append(f.spans, n)
 	if !n.hasKey || n.leaf != "submit" && n.leaf != "dispatch" {
@@ -314,6 +318,9 @@ func (f *flowWindow) id() perfetto.FlowID {
 // them at the end of the log), in arrival order. now is the latest host
 // time the log has reached.
 func (f *flowWindow) drain(now int64, all bool) {
+	if f.head == len(f.spans) || !all && f.headEnd > now-f.horizon {
+		return
+	}
 	waiting := f.spans[f.head:]
 	n := 0
 	for _, s := range waiting {
@@ -331,7 +338,9 @@ func (f *flowWindow) drain(now int64, all bool) {
 	f.head += n
 	if all || f.head == len(f.spans) {
 		f.spans, f.head = f.spans[:0], 0
+		return
 	}
+	f.headEnd = f.spans[f.head].span.End()
 }
 
 // release draws one node span and takes it out of the indexes. A submit
