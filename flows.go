@@ -105,7 +105,7 @@ type flowWindow struct {
 
 	spans    []*nodeSpan // spans[head:] wait, in arrival order
 	head     int
-	headEnd  int64 // the end of spans[head], when one waits: drain looks no further for most spans
+	headEnd  int64                   // the end of spans[head], when one waits: drain looks no further for most spans
 	keys     map[flowKey]*keyLists   // the waiting spans by flow key
 	launches map[launchKey]*nodeList // the waiting dispatches by (run_id, dispatch_id)
 	nodes    pool[nodeSpan]
