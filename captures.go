@@ -2,6 +2,7 @@ package phasetrace
 
 import (
 	"hash/maphash"
+	"math/bits"
 	"strconv"
 
 	"github.com/phasetrace/phasetrace/strace"
@@ -177,71 +178,113 @@ const dedupWindow = 1 << 12
 // hash of their identity, time and name; a span whose hash matches is
 // compared field by field. A chain runs from the newest span to the oldest,
 // so a walk stops at the first span that has left the window.
+//
+// A link of a chain is a span's sequence number plus one, shifted left by
+// 16, with the top 16 bits of the span's hash: a walk reads only the links
+// (heads and links, small enough to stay cached) until a span's tag is the
+// hash's own.
 type recentSpans struct {
-	ring []strace.Span
-	// The ring's spans' attributes: those of the spans numbered [k·W,
-	// (k+1)·W) live in stores[k%2] (W = dedupWindow), which is reset when
-	// span (k+2)·W comes, its spans out of the window by then.
-	stores [2]spanStore
-	keys   []uint64
-	prev   []uint64 // per ring slot: the sequence number of the previous span of its chain, plus one
-	heads  []uint64 // per bucket: the sequence number of its newest span, plus one
-	n      uint64   // spans remembered so far
+	ring  []recentSpan
+	links []uint64 // per ring slot: the link to the previous span of its chain
+	heads []uint64 // per bucket: the link to its newest span (0: none)
+	// The ring's spans' attributes: those of the spans numbered [k·G,
+	// (k+1)·G) live in stores[k%dedupStores] (G = dedupGen), which is reset
+	// when span (k+dedupStores)·G comes, its spans out of the window by
+	// then. The stores hold little more than the window's attributes.
+	stores [dedupStores]spanStore
+	n      uint64 // spans remembered so far
 }
+
+// recentSpan is a slot of the ring: a span and its hash.
+type recentSpan struct {
+	key  uint64
+	span strace.Span
+}
+
+// The ring's spans' attributes are kept in generations of dedupGen spans:
+// the window's, and one more.
+const (
+	dedupGen    = dedupWindow / 8
+	dedupStores = dedupWindow/dedupGen + 1
+)
 
 // dedupBuckets is the number of chains: twice the window keeps them short.
 const dedupBuckets = 2 * dedupWindow
 
 func newRecentSpans() *recentSpans {
-	return &recentSpans{ring: make([]strace.Span, dedupWindow), keys: make([]uint64, dedupWindow), prev: make([]uint64, dedupWindow), heads: make([]uint64, dedupBuckets)}
+	return &recentSpans{ring: make([]recentSpan, dedupWindow), links: make([]uint64, dedupWindow), heads: make([]uint64, dedupBuckets)}
 }
 
-// mix folds v into the hash h.
-func mix(h, v uint64) uint64 {
-	h ^= v
-	h *= 0x9e3779b97f4a7c15
-	return h ^ h>>29
+// Odd constants the hash multiplies by (wyhash's).
+const (
+	hashK0 = 0xa0761d6478bd642f
+	hashK1 = 0xe7037ed1a0b428db
+	hashK2 = 0x8ebc6af09c88c6e3
+	hashK3 = 0x589965cc75374cc3
+)
+
+// mum folds two words into one through their 128-bit product.
+func mum(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
 }
 
-// nameKey folds a name's length and first and last bytes into a word: equal
-// names give equal words, and spans that differ only in a name's middle
-// are told apart by sameSpan.
-func nameKey(s string) uint64 {
-	k := uint64(len(s))
-	for i := 0; i < len(s) && i < 7; i++ {
-		k = k<<8 | uint64(s[i])
+// spanHash hashes a span's identity, time and name. Its four products are
+// independent, so they overlap in the processor.
+func spanHash(sp *strace.Span) uint64 {
+	first, last := nameWords(sp.Name)
+	a := mum(uint64(uint32(sp.Pid))|uint64(sp.Depth)<<32^hashK0, uint64(sp.Tid)^hashK1)
+	b := mum(sp.Inv^hashK2, sp.Hid^hashK3)
+	c := mum(uint64(sp.TS)^hashK1, uint64(sp.Dur)^hashK0)
+	d := mum(first^hashK3, last^uint64(len(sp.Name))^hashK2)
+	return mum(a^c^hashK0, b^d^hashK1)
+}
+
+// nameWords returns a name's first and last eight bytes (fewer, zero
+// padded, when it is shorter): equal names give equal words, and spans
+// that differ only in a long name's middle are told apart by sameSpan.
+func nameWords(s string) (first, last uint64) {
+	if len(s) < 8 {
+		for i := 0; i < len(s); i++ {
+			first |= uint64(s[i]) << (8 * i)
+		}
+		return first, 0
 	}
-	if len(s) > 7 {
-		k = mix(k, uint64(s[len(s)-1])|uint64(s[len(s)-2])<<8|uint64(s[len(s)/2])<<16)
-	}
-	return k
+	t := s[len(s)-8:]
+	first = uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 | uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	last = uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 | uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+	return first, last
 }
 
 // repeated reports whether sp equals a recent span, and remembers it (a
 // copy: sp need not outlive the call).
 func (r *recentSpans) repeated(sp *strace.Span) bool {
-	h := mix(mix(mix(mix(uint64(sp.Pid), uint64(sp.Tid)), sp.Inv), sp.Hid), uint64(sp.Depth))
-	h = mix(mix(mix(h, uint64(sp.TS)), uint64(sp.Dur)), nameKey(sp.Name))
+	h := spanHash(sp)
 	b := h & (dedupBuckets - 1)
 	oldest := uint64(0) // sequence numbers below it have left the window
 	if r.n > dedupWindow {
 		oldest = r.n - dedupWindow
 	}
-	for s := r.heads[b]; s > oldest; {
-		i := (s - 1) % dedupWindow
-		if r.keys[i] == h && sameSpan(&r.ring[i], sp) {
-			return true
+	tag := h >> 48
+	for l := r.heads[b]; l>>16 > oldest; {
+		i := (l>>16 - 1) % dedupWindow
+		if l&0xffff == tag {
+			if e := &r.ring[i]; e.key == h && sameSpan(&e.span, sp) {
+				return true
+			}
 		}
-		s = r.prev[i]
+		l = r.links[i]
 	}
 	i := r.n % dedupWindow
-	st := &r.stores[r.n/dedupWindow%2]
-	if i == 0 {
+	st := &r.stores[r.n/dedupGen%dedupStores]
+	if r.n%dedupGen == 0 {
 		st.reset()
 	}
-	r.ring[i], r.keys[i], r.prev[i] = st.span(sp), h, r.heads[b]
+	e := &r.ring[i]
+	e.key, e.span = h, st.span(sp)
+	r.links[i] = r.heads[b]
 	r.n++
-	r.heads[b] = r.n
+	r.heads[b] = r.n<<16 | tag
 	return false
 }
 

@@ -34,57 +34,64 @@ type nodeSpan struct {
 	leaf   string
 	key    flowKey
 	hasKey bool
-	// A dispatch's best submit so far: match, while that submit is in the
-	// window (a released one is let go at the next prune), and its start.
-	match    *nodeSpan
-	matched  bool
-	matchTS  int64
-	linked   bool // a dispatch's flow is fixed
-	flows    []perfetto.FlowID
+	// A dispatch's best submit so far: match, while that submit waits (a
+	// submit drawn lets go of the dispatches matched to it), and its start.
+	match   *nodeSpan
+	matched bool
+	matchTS int64
+	linked  bool // a dispatch's flow is fixed
+	flows   []perfetto.FlowID
+	// endFlows end at the span.
 	endFlows []perfetto.FlowID
-	released bool
 	ids      [2]perfetto.FlowID // room for the flows of a hand-off's usual one arrow
-	// The next span of its submits or waiting list, and of its launches list.
+	// The lists of its key and of its launch key (nil: none), and its
+	// successors there.
+	lists               *keyLists
+	launches            *nodeList
+	launchKey           launchKey
 	nextKey, nextLaunch *nodeSpan
 	store               spanStore // span's attributes
 }
 
-// nodeList is a list of node spans in arrival order, linked through the
-// spans (next gives a span's successor): the indexes cost no allocation per
-// span.
+// nodeList is a list of waiting node spans in arrival order, linked
+// through the spans: the indexes cost no allocation per span. The window
+// draws its spans in arrival order, so the span it draws is the head of
+// each list it is in, and leaves them then.
 type nodeList struct{ head, tail *nodeSpan }
 
-func (l *nodeList) push(n *nodeSpan, next func(*nodeSpan) **nodeSpan) {
+// keyLists are the waiting spans of one flow key: its submits, and its
+// dispatches (waiting for submits that come after them).
+type keyLists struct{ submits, waiting nodeList }
+
+// pushKey appends n to a list of its key.
+func (l *nodeList) pushKey(n *nodeSpan) {
 	if l.tail == nil {
 		l.head = n
 	} else {
-		*next(l.tail) = n
+		l.tail.nextKey = n
 	}
 	l.tail = n
 }
 
-// prune unlinks the released spans; it reports whether any span is left.
-func (l *nodeList) prune(next func(*nodeSpan) **nodeSpan) bool {
-	var head, tail *nodeSpan
-	for s := l.head; s != nil; {
-		after := *next(s)
-		*next(s) = nil
-		if !s.released {
-			if tail == nil {
-				head = s
-			} else {
-				*next(tail) = s
-			}
-			tail = s
-		}
-		s = after
+// pushLaunch appends n to the list of its launch key.
+func (l *nodeList) pushLaunch(n *nodeSpan) {
+	if l.tail == nil {
+		l.head = n
+	} else {
+		l.tail.nextLaunch = n
 	}
-	l.head, l.tail = head, tail
-	return head != nil
+	l.tail = n
 }
 
-func nextKey(n *nodeSpan) **nodeSpan    { return &n.nextKey }
-func nextLaunch(n *nodeSpan) **nodeSpan { return &n.nextLaunch }
+// pop removes the head, whose successor is next; it reports whether the
+// list is left empty.
+func (l *nodeList) pop(next *nodeSpan) bool {
+	l.head = next
+	if next == nil {
+		l.tail = nil
+	}
+	return next == nil
+}
 
 // flowWindow holds node spans until their hand-offs are known. It is a
 // value of its own: what it draws and counts goes through its functions.
@@ -98,39 +105,61 @@ type flowWindow struct {
 
 	spans    []*nodeSpan // spans[head:] wait, in arrival order
 	head     int
-	submits  map[flowKey]nodeList
-	waiting  map[flowKey]nodeList   // dispatches, for submits that come after them
-	launches map[launchKey]nodeList // dispatches by (run_id, dispatch_id)
-	released int                    // released spans still in the indexes
-	retired  []*nodeSpan            // released spans, free once no index or match holds them
-	free     []*nodeSpan            // node spans to reuse
-	slab     []nodeSpan             // node spans are allocated a slab at a time
-	runFlow  [1]perfetto.FlowID     // linkRun's result, valid until its next call
+	headEnd  int64                   // the end of spans[head], when one waits: drain looks no further for most spans
+	keys     map[flowKey]*keyLists   // the waiting spans by flow key
+	launches map[launchKey]*nodeList // the waiting dispatches by (run_id, dispatch_id)
+	nodes    pool[nodeSpan]
+	keyPool  pool[keyLists]
+	listPool pool[nodeList]
+	runFlow  [1]perfetto.FlowID // linkRun's result, valid until its next call
 }
 
-// nodeSlab is how many node spans are allocated at once.
+// pool hands out values a slab at a time and takes them back for reuse.
+type pool[T any] struct {
+	free []*T
+	slab []T
+}
+
+// get returns a value from the pool: a free one, as it was put back, when
+// there is one; else a zero one.
+func (p *pool[T]) get() *T {
+	if k := len(p.free); k > 0 {
+		v := p.free[k-1]
+		p.free = p.free[:k-1]
+		return v
+	}
+	if len(p.slab) == 0 {
+		p.slab = make([]T, nodeSlab)
+	}
+	v := &p.slab[0]
+	p.slab = p.slab[1:]
+	return v
+}
+
+// put gives v back to the pool.
+func (p *pool[T]) put(v *T) { p.free = append(p.free, v) }
+
+// nodeSlab is how many node spans (and index entries) are allocated at
+// once.
 const nodeSlab = 64
 
 type launchKey struct{ runID, dispatchID int64 }
 
-// newNode returns a cleared node span: a free one when there is one.
+// newNode returns a cleared node span.
 func (f *flowWindow) newNode() *nodeSpan {
-	if k := len(f.free); k > 0 {
-		n := f.free[k-1]
-		f.free = f.free[:k-1]
-		n.store.reset()
-		*n = nodeSpan{store: n.store}
-		return n
-	}
-	if len(f.slab) == 0 {
-		f.slab = make([]nodeSpan, nodeSlab)
+	reused := len(f.nodes.free) > 0
+	if !reused && len(f.nodes.slab) == 0 {
+		f.nodes.slab = make([]nodeSpan, nodeSlab)
 		attrs := make([]strace.Attr, nodeSlab*nodeAttrs)
-		for i := range f.slab {
-			f.slab[i].store.attrs = attrs[i*nodeAttrs : i*nodeAttrs : (i+1)*nodeAttrs]
+		for i := range f.nodes.slab {
+			f.nodes.slab[i].store.attrs = attrs[i*nodeAttrs : i*nodeAttrs : (i+1)*nodeAttrs]
 		}
 	}
-	n := &f.slab[0]
-	f.slab = f.slab[1:]
+	n := f.nodes.get()
+	if reused {
+		n.store.reset()
+		*n = nodeSpan{store: n.store}
+	}
 	return n
 }
 
@@ -144,79 +173,124 @@ func (f *flowWindow) add(sp heldSpan) {
 	n.span.Attrs = n.store.keep(sp.Attrs)
 	n.flows, n.endFlows = n.ids[:0:1], n.ids[1:1:2]
 	n.leaf, _ = strace.NodeLeaf(sp.Name)
-	n.key, n.hasKey = nodeFlowKey(&n.span.Span)
+	h := handOffAttrsOf(&n.span.Span)
+	n.key, n.hasKey = h.flowKey(n.span.Pid)
 	if len(f.spans) == cap(f.spans) && f.head > 0 && f.head >= len(f.spans)/2 {
 		k := copy(f.spans, f.spans[f.head:]) // the waiting spans move to the front
 		clear(f.spans[k:])
 		f.spans, f.head = f.spans[:k], 0
 	}
+	if f.head == len(f.spans) {
+		f.headEnd = n.span.End()
+	}
 	f.spans = append(f.spans, n)
-	if !n.hasKey {
+	if !n.hasKey || n.leaf != "submit" && n.leaf != "dispatch" {
 		return
 	}
-	if f.submits == nil {
-		f.submits, f.waiting, f.launches = map[flowKey]nodeList{}, map[flowKey]nodeList{}, map[launchKey]nodeList{}
+	if f.keys == nil {
+		f.keys, f.launches = map[flowKey]*keyLists{}, map[launchKey]*nodeList{}
 	}
-	switch n.leaf {
-	case "submit":
-		l := f.submits[n.key]
-		l.push(n, nextKey)
-		f.submits[n.key] = l
+	l := f.keys[n.key]
+	if l == nil {
+		l = f.keyPool.get()
+		f.keys[n.key] = l
+	}
+	n.lists = l
+	if n.leaf == "submit" {
+		l.submits.pushKey(n)
 		// A dispatch logged before this submit may belong to it.
-		for d := f.waiting[n.key].head; d != nil; d = d.nextKey {
-			if !d.released && !d.linked && n.span.TS < d.span.TS && (!d.matched || n.span.TS > d.matchTS) {
+		for d := l.waiting.head; d != nil; d = d.nextKey {
+			if !d.linked && n.span.TS < d.span.TS && (!d.matched || n.span.TS > d.matchTS) {
 				d.match, d.matched, d.matchTS = n, true, n.span.TS
 			}
 		}
-	case "dispatch":
-		var best *nodeSpan
-		for s := f.submits[n.key].head; s != nil; s = s.nextKey {
-			if !s.released && s.span.TS < n.span.TS && (best == nil || s.span.TS > best.span.TS) {
-				best = s
-			}
+		return
+	}
+	var best *nodeSpan
+	for s := l.submits.head; s != nil; s = s.nextKey {
+		if s.span.TS < n.span.TS && (best == nil || s.span.TS > best.span.TS) {
+			best = s
 		}
-		if best != nil {
-			n.match, n.matched, n.matchTS = best, true, best.span.TS
+	}
+	if best != nil {
+		n.match, n.matched, n.matchTS = best, true, best.span.TS
+	}
+	l.waiting.pushKey(n)
+	if did := h.dispatch; did != nil && did.Type == strace.TypeInt && did.Int != 0 {
+		lk := launchKey{n.key.runID, did.Int}
+		ll := f.launches[lk]
+		if ll == nil {
+			ll = f.listPool.get()
+			f.launches[lk] = ll
 		}
-		l := f.waiting[n.key]
-		l.push(n, nextKey)
-		f.waiting[n.key] = l
-		if did, ok := n.span.Attr("dispatch_id"); ok && did.Type == strace.TypeInt && did.Int != 0 {
-			lk := launchKey{n.key.runID, did.Int}
-			l := f.launches[lk]
-			l.push(n, nextLaunch)
-			f.launches[lk] = l
-		}
+		ll.pushLaunch(n)
+		n.launches, n.launchKey = ll, lk
 	}
 }
 
-func nodeFlowKey(sp *strace.Span) (flowKey, bool) {
-	run, ok := sp.Attr("run_id")
-	if !ok || run.Type != strace.TypeInt {
+// handOffAttrs are the attributes that match the spans of a hand-off, each
+// the first of its name, as Span.Attr finds it (nil: none).
+type handOffAttrs struct {
+	run, taskSlot, slot, dispatch *strace.Attr
+}
+
+// handOffAttrsOf finds sp's hand-off attributes in one pass.
+func handOffAttrsOf(sp *strace.Span) handOffAttrs {
+	var h handOffAttrs
+	for i := range sp.Attrs {
+		a := &sp.Attrs[i]
+		if a.Bare {
+			continue
+		}
+		var p **strace.Attr
+		switch a.Key {
+		case strace.AttrRunID:
+			p = &h.run
+		case "task_slot":
+			p = &h.taskSlot
+		case "slot":
+			p = &h.slot
+		case strace.AttrDispatchID:
+			p = &h.dispatch
+		default:
+			continue
+		}
+		if *p == nil {
+			*p = a
+		}
+	}
+	return h
+}
+
+// flowKey returns the flow key of a node span of process pid: its run_id
+// and task slot (task_slot, or slot), both integers.
+func (h *handOffAttrs) flowKey(pid int32) (flowKey, bool) {
+	slot := h.taskSlot
+	if slot == nil {
+		slot = h.slot
+	}
+	if h.run == nil || h.run.Type != strace.TypeInt || slot == nil || slot.Type != strace.TypeInt {
 		return flowKey{}, false
 	}
-	slot, ok := sp.Attr("task_slot")
-	if !ok {
-		slot, ok = sp.Attr("slot")
-	}
-	if !ok || slot.Type != strace.TypeInt {
-		return flowKey{}, false
-	}
-	return flowKey{pid: sp.Pid, runID: run.Int, slot: slot.Int, hasSlot: true}, true
+	return flowKey{pid: pid, runID: h.run.Int, slot: slot.Int, hasSlot: true}, true
 }
 
 // linkRun finds the node.dispatch that launched the run whose root is
 // root, and returns the flow ids that end at the root (valid until the next
 // call).
 func (f *flowWindow) linkRun(root *strace.Span) []perfetto.FlowID {
-	run, ok1 := root.Attr("run_id")
-	did, ok2 := root.Attr("dispatch_id")
-	if !ok1 || !ok2 || run.Type != strace.TypeInt || did.Type != strace.TypeInt || did.Int == 0 {
+	h := handOffAttrsOf(root)
+	run, did := h.run, h.dispatch
+	if run == nil || did == nil || run.Type != strace.TypeInt || did.Type != strace.TypeInt || did.Int == 0 {
+		return nil
+	}
+	l := f.launches[launchKey{run.Int, did.Int}]
+	if l == nil {
 		return nil
 	}
 	var best *nodeSpan
-	for n := f.launches[launchKey{run.Int, did.Int}].head; n != nil; n = n.nextLaunch {
-		if n.released || n.span.Pid == root.Pid || n.span.TS >= root.TS || f.sameHost != nil && !f.sameHost(n.span.Pid, root.Pid) {
+	for n := l.head; n != nil; n = n.nextLaunch {
+		if n.span.Pid == root.Pid || n.span.TS >= root.TS || f.sameHost != nil && !f.sameHost(n.span.Pid, root.Pid) {
 			continue
 		}
 		if best == nil || n.span.TS > best.span.TS {
@@ -244,6 +318,9 @@ func (f *flowWindow) id() perfetto.FlowID {
 // them at the end of the log), in arrival order. now is the latest host
 // time the log has reached.
 func (f *flowWindow) drain(now int64, all bool) {
+	if f.head == len(f.spans) || !all && f.headEnd > now-f.horizon {
+		return
+	}
 	waiting := f.spans[f.head:]
 	n := 0
 	for _, s := range waiting {
@@ -251,79 +328,66 @@ func (f *flowWindow) drain(now int64, all bool) {
 			break
 		}
 		f.release(s)
+		f.nodes.put(s)
 		n++
 	}
 	if n == 0 {
 		return
 	}
-	f.retired = append(f.retired, waiting[:n]...)
 	clear(waiting[:n])
 	f.head += n
 	if all || f.head == len(f.spans) {
 		f.spans, f.head = f.spans[:0], 0
-		clear(f.submits)
-		clear(f.waiting)
-		clear(f.launches)
-		f.released = 0
-		f.recycle()
 		return
 	}
-	// Forget released spans in the indexes, now and then.
-	f.released += n
-	if f.released < 256 || f.released < len(f.spans)-f.head {
-		return
-	}
-	f.released = 0
-	pruneLists(f.launches, nextLaunch)
-	pruneLists(f.submits, nextKey)
-	pruneLists(f.waiting, nextKey)
-	for _, s := range f.spans[f.head:] {
-		if s.match != nil && s.match.released {
-			s.match = nil // matched and matchTS keep what it was
-		}
-	}
-	f.recycle()
+	f.headEnd = f.spans[f.head].span.End()
 }
 
-// recycle makes the retired spans free: nothing refers to them any more
-// (the indexes are pruned, and no waiting span's match is released).
-func (f *flowWindow) recycle() {
-	f.free = append(f.free, f.retired...)
-	clear(f.retired)
-	f.retired = f.retired[:0]
-}
-
-func pruneLists[K comparable](m map[K]nodeList, next func(*nodeSpan) **nodeSpan) {
-	for k, l := range m {
-		if l.prune(next) {
-			m[k] = l
-		} else {
-			delete(m, k)
-		}
-	}
-}
-
-// release draws one node span. A submit takes the flows of the dispatches
-// matched to it so far; a dispatch released before its submit gives the
-// submit its flow; a dispatch whose submit was already drawn, or never
-// came, is drawn without one and counted.
+// release draws one node span and takes it out of the indexes. A submit
+// takes the flows of the dispatches matched to it so far; a dispatch
+// released before its submit gives the submit its flow; a dispatch whose
+// submit was already drawn, or never came, is drawn without one and
+// counted.
 func (f *flowWindow) release(s *nodeSpan) {
 	switch {
-	case s.leaf == "submit" && s.hasKey:
-		for d := f.waiting[s.key].head; d != nil; d = d.nextKey {
-			if !d.released && !d.linked && d.match == s {
+	case s.leaf == "submit" && s.lists != nil:
+		for d := s.lists.waiting.head; d != nil; d = d.nextKey {
+			if d.match != s {
+				continue
+			}
+			if !d.linked {
 				f.link(s, d)
 			}
+			d.match = nil // matched and matchTS keep what it was
 		}
-	case s.leaf == "dispatch" && s.hasKey && !s.linked:
-		if s.match != nil && !s.match.released {
+	case s.leaf == "dispatch" && s.lists != nil && !s.linked:
+		if s.match != nil {
 			f.link(s.match, s)
 		} else {
 			f.unlinked("node.dispatch with no node.submit of its run_id and task slot within the flow horizon")
 		}
 	}
-	s.released = true
+	f.unindex(s)
 	f.draw(&s.span, s.flows, s.endFlows)
+}
+
+// unindex takes s, the head of each list it is in, out of the indexes.
+func (f *flowWindow) unindex(s *nodeSpan) {
+	if l := s.lists; l != nil {
+		list := &l.waiting
+		if s.leaf == "submit" {
+			list = &l.submits
+		}
+		if list.pop(s.nextKey) && l.submits.head == nil && l.waiting.head == nil {
+			delete(f.keys, s.key)
+			*l = keyLists{}
+			f.keyPool.put(l)
+		}
+	}
+	if l := s.launches; l != nil && l.pop(s.nextLaunch) {
+		delete(f.launches, s.launchKey)
+		f.listPool.put(l)
+	}
 }
 
 // link draws a flow from submit to dispatch.

@@ -1,6 +1,8 @@
 package phasetrace
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -46,5 +48,81 @@ func TestFlowWindow(t *testing.T) {
 	}
 	if linked["node.submit → node.dispatch"] != 1 || unlinked != 2 {
 		t.Errorf("linked %v, unlinked %d", linked, unlinked)
+	}
+}
+
+// The indexes hold exactly the waiting spans, in arrival order, whatever
+// order their hand-offs come in; a drained window leaves them empty.
+func TestFlowWindowIndexes(t *testing.T) {
+	f := flowWindow{
+		horizon:  500,
+		draw:     func(*heldSpan, []perfetto.FlowID, []perfetto.FlowID) {},
+		linked:   func(string) {},
+		unlinked: func(string) {},
+	}
+	leaves := []string{"submit", "dispatch", "complete"}
+	check := func(step int) {
+		t.Helper()
+		want := map[flowKey][2][]*nodeSpan{}
+		wantLaunch := map[launchKey][]*nodeSpan{}
+		for _, n := range f.spans[f.head:] {
+			if n.lists == nil {
+				continue
+			}
+			w := want[n.key]
+			if n.leaf == "submit" {
+				w[0] = append(w[0], n)
+			} else {
+				w[1] = append(w[1], n)
+			}
+			want[n.key] = w
+			if n.launches != nil {
+				wantLaunch[n.launchKey] = append(wantLaunch[n.launchKey], n)
+			}
+		}
+		list := func(l nodeList, next func(*nodeSpan) *nodeSpan) []*nodeSpan {
+			var got []*nodeSpan
+			for n := l.head; n != nil; n = next(n) {
+				got = append(got, n)
+			}
+			if len(got) > 0 && l.tail != got[len(got)-1] || len(got) == 0 && l.tail != nil {
+				t.Errorf("step %d: a list's tail is not its last span", step)
+			}
+			return got
+		}
+		byKey := func(n *nodeSpan) *nodeSpan { return n.nextKey }
+		byLaunch := func(n *nodeSpan) *nodeSpan { return n.nextLaunch }
+		if len(f.keys) != len(want) || len(f.launches) != len(wantLaunch) {
+			t.Fatalf("step %d: %d keys and %d launch keys indexed, want %d and %d", step, len(f.keys), len(f.launches), len(want), len(wantLaunch))
+		}
+		for k, w := range want {
+			l := f.keys[k]
+			if l == nil || !slices.Equal(list(l.submits, byKey), w[0]) || !slices.Equal(list(l.waiting, byKey), w[1]) {
+				t.Fatalf("step %d: key %v does not list its waiting spans", step, k)
+			}
+		}
+		for k, w := range wantLaunch {
+			if l := f.launches[k]; l == nil || !slices.Equal(list(*l, byLaunch), w) {
+				t.Fatalf("step %d: launch key %v does not list its waiting dispatches", step, k)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	now := int64(0)
+	for step := range 5000 {
+		now += rng.Int64N(100)
+		leaf := leaves[rng.IntN(len(leaves))]
+		attrs := []strace.Attr{strace.Int("run_id", rng.Int64N(4)), strace.Int("task_slot", rng.Int64N(2)), strace.Int("dispatch_id", rng.Int64N(3))}
+		f.add(heldSpan{Span: strace.Span{Pid: 1, Tid: 1, Name: "node." + leaf, TS: now - rng.Int64N(300), Dur: 10, Attrs: attrs}})
+		if step%7 == 0 {
+			f.linkRun(&strace.Span{Pid: 2, Name: "chip.run", TS: now, Attrs: attrs})
+		}
+		f.drain(now, false)
+		check(step)
+	}
+	f.drain(now, true)
+	check(-1)
+	if f.head != 0 || len(f.spans) != 0 {
+		t.Errorf("%d spans wait after the last drain", len(f.spans)-f.head)
 	}
 }
