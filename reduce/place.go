@@ -604,6 +604,9 @@ type Mapping struct {
 	q     rateRatios
 	at    ratio
 	atSet bool
+	// quick: q and at are fast, origin's ends lie within ±2^62 and the
+	// slack below 2^61 (quickWindow's conditions mapping can check).
+	quick bool
 }
 
 // Host maps a device-domain offset to host time with exact integer
@@ -684,7 +687,34 @@ func (m Mapping) Place(w DeviceWindow) (SpanPlacement, error) {
 
 // placeWindow is Place of [start, end).
 func (m *Mapping) placeWindow(start, end DeviceNanos) (SpanPlacement, error) {
+	if m.quick && m.Method != Unaligned && m.at.e == m.Rate && absU(int64(m.Origin)) < 1<<62 &&
+		absU(int64(start)) < 1<<44-1 && absU(int64(end)) < 1<<44-1 {
+		return m.quickWindow(start, end), nil
+	}
 	return m.place(start, end, start, satAdd(start, 1), end, satAdd(end, 1))
+}
+
+// quickWindow is place of [start, end) (each end known to the ns below)
+// for a quick Mapping and ends within ±(2^44−1): every conversion is
+// fastAt's, and no sum can overflow.
+func (m *Mapping) quickWindow(start, end DeviceNanos) SpanPlacement {
+	hs := m.Origin + m.at.fastAt(start, false)
+	he := m.Origin + m.at.fastAt(end, false)
+	return SpanPlacement{HostStart: hs, HostEnd: he, Bound: max(m.quickBound(hs, start), m.quickBound(he, end))}
+}
+
+// quickBound is boundAt(h, v, v+1) for quickWindow.
+func (m *Mapping) quickBound(h HostNanos, v DeviceNanos) HostNanos {
+	lo, hi := &m.q.hi, &m.q.lo // hostLo(v) and hostHi(v+1)
+	if v < 0 {
+		lo = &m.q.lo
+	}
+	if v+1 < 0 {
+		hi = &m.q.hi
+	}
+	l := m.origin.lo + lo.fastAt(v, false) - m.slack
+	u := m.origin.hi + hi.fastAt(v+1, true) + m.slack
+	return max(abs(h-l), abs(u-h))
 }
 
 // place draws start and end through the map and bounds them, the true
@@ -970,6 +1000,7 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 	}
 	m.origin, m.rate, m.slack = origin, rate, slack
 	m.q, m.at, m.atSet = q, newRatio(m.Rate), true
+	m.quick = q.fast() && m.at.fast && absU(int64(origin.lo)) < 1<<62 && absU(int64(origin.hi)) < 1<<62 && slack >= 0 && slack < 1<<61
 	return m, nil
 }
 
