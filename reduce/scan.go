@@ -51,17 +51,21 @@ const (
 // ratio.fastAt (try's condition, |d±1| < 2^44).
 const maxSafe = 1<<44 - 2
 
-// anchorKeys are one anchor's keys for each side: lo of a.lo, hi of a.hi.
-type anchorKeys [2]struct{ lo, hi i128 }
+// anchorKeys are one anchor's keys for each side (lo of a.lo, hi of
+// a.hi), less its block's base.
+type anchorKeys [2]struct{ lo, hi int64 }
 
-// keyBounds are a block's largest lo key and smallest hi key of each side;
-// ok is false when some anchor's keys are not exact (its x unknown, or a
-// host end beyond ±2^62, where try's sums could saturate).
+// keyBounds are a block's base, the x of its first and last anchors, and
+// the largest lo key and the smallest hi key of each side (less the
+// base); ok is false when some anchor's keys are not exact (its x
+// unknown, or a host end beyond ±2^62, where try's sums could saturate)
+// or do not lie within ±2^62 of the base.
 type keyBounds struct {
-	gen   uint64
-	ok    bool
-	maxLo [2]i128
-	minHi [2]i128
+	gen          uint64
+	base         i128
+	x0, x1       DeviceNanos
+	maxLo, minHi [2]int64
+	ok           bool
 }
 
 // anchorInterval intersects the intervals the domain's anchors near c allow
@@ -127,8 +131,9 @@ func (s *anchorScan) side(sd, i, n int) {
 	}
 	ds := s.ds
 	// bounded: block b's bounds were compared with the thresholds as they
-	// are now.
+	// are now, tl and th being the thresholds less the block's base.
 	bounded, b := false, -1
+	var tl, th int64
 	for n > 0 {
 		a := &s.as[i]
 		if ds != nil {
@@ -141,23 +146,29 @@ func (s *anchorScan) side(sd, i, n int) {
 			kb := &ds.keyBlocks[b]
 			d := s.xc - a.x
 			if kb.ok && (sd == behind && d >= 1 || sd == ahead && d <= -1) {
-				s.ready(sd)
 				if !bounded {
-					// The rest of the block (as far as the scan goes): the
-					// block's bounds hold for it.
+					s.ready(sd)
+					tl, th = s.tLo.sub(kb.base).clamp(), s.tHi.sub(kb.base).clamp()
+					bounded = true
+					// The rest of the block, as far as the scan goes: the
+					// block's bounds hold for it, and its farthest anchor
+					// is at most as far as the block's end.
+					far := kb.x1
+					if sd == behind {
+						far = kb.x0
+					}
 					m := keyBlock - i%keyBlock
 					if sd == behind {
 						m = i%keyBlock + 1
 					}
 					m = min(m, n)
-					bounded = true
-					if s.quiet(s.xc-s.as[i+step*(m-1)].x, &kb.maxLo[sd], &kb.minHi[sd]) {
+					if abs(s.xc-far) <= s.safe && kb.maxLo[sd] < tl && kb.minHi[sd] > th {
 						s.used += m
 						i, n = i+step*m, n-m
 						continue
 					}
 				}
-				if k := &ds.keys[i][sd]; s.quiet(d, &k.lo, &k.hi) {
+				if k := &ds.keys[i][sd]; abs(d) <= s.safe && k.lo < tl && k.hi > th {
 					s.used++
 					i, n = i+step, n-1
 					continue
@@ -190,17 +201,6 @@ func (s *anchorScan) ready(sd int) {
 	}
 }
 
-// quiet reports whether anchors at distances up to |d| (on the side the
-// thresholds are ready for) whose keys are below lo and above hi leave
-// the intersection as it is and let the scan go on: try would change
-// nothing and return true.
-func (s *anchorScan) quiet(d DeviceNanos, lo, hi *i128) bool {
-	return abs(d) <= s.safe && less(*lo, s.tLo) && less(s.tHi, *hi)
-}
-
-// less is a < b.
-func less(a, b i128) bool { return a.hi < b.hi || a.hi == b.hi && a.lo < b.lo }
-
 // safeDistance returns a distance e ≤ maxSafe (−1 for none) below which the
 // rate term is at most the intersection's width W as try computes it:
 // e·(a−b) + a + b + 2 ≤ W + 1. As a + b + 2 < 4.001, e·(a−b) ≤ W − 4
@@ -225,27 +225,39 @@ func (s *anchorScan) safeDistance() DeviceNanos {
 func (s *anchorScan) fill(b int) {
 	ds := s.ds
 	kb := &ds.keyBlocks[b]
-	*kb = keyBounds{gen: ds.keyGen, ok: true}
+	*kb = keyBounds{gen: ds.keyGen}
 	dl, dh := s.den[0], s.den[1]
-	for i := b * keyBlock; i < min((b+1)*keyBlock, len(ds.anchors)); i++ {
+	first, end := b*keyBlock, min((b+1)*keyBlock, len(ds.anchors))
+	for i := first; i < end; i++ {
 		a := &ds.anchors[i]
 		if !a.xok || absU(int64(a.lo)) >= 1<<62 || absU(int64(a.hi)) >= 1<<62 {
-			kb.ok = false
 			return
 		}
 		xs := mul128(int64(a.x), nsPerSecond)
-		k := &ds.keys[i]
-		k[behind].lo, k[behind].hi = mul128(int64(a.lo), dh).sub(xs), mul128(int64(a.hi), dl).sub(xs)
-		k[ahead].lo, k[ahead].hi = mul128(int64(a.lo), dl).sub(xs), mul128(int64(a.hi), dh).sub(xs)
+		k := [2][2]i128{
+			behind: {mul128(int64(a.lo), dh).sub(xs), mul128(int64(a.hi), dl).sub(xs)},
+			ahead:  {mul128(int64(a.lo), dl).sub(xs), mul128(int64(a.hi), dh).sub(xs)},
+		}
+		if i == first {
+			kb.base, kb.x0 = k[behind][0], a.x
+		}
+		kb.x1 = a.x
 		for sd := range 2 {
-			if i == b*keyBlock || k[sd].lo.cmp(kb.maxLo[sd]) > 0 {
-				kb.maxLo[sd] = k[sd].lo
+			lo, ok1 := k[sd][0].sub(kb.base).small()
+			hi, ok2 := k[sd][1].sub(kb.base).small()
+			if !ok1 || !ok2 {
+				return
 			}
-			if i == b*keyBlock || k[sd].hi.cmp(kb.minHi[sd]) < 0 {
-				kb.minHi[sd] = k[sd].hi
+			ds.keys[i][sd].lo, ds.keys[i][sd].hi = lo, hi
+			if i == first || lo > kb.maxLo[sd] {
+				kb.maxLo[sd] = lo
+			}
+			if i == first || hi < kb.minHi[sd] {
+				kb.minHi[sd] = hi
 			}
 		}
 	}
+	kb.ok = true
 }
 
 // try intersects the interval anchor a allows and reports whether the
