@@ -94,14 +94,15 @@ type anchorScan struct {
 	used int
 
 	// The keys (ds set when the scan uses them): the dens of the
-	// range's ends, (x_c∓1)·1e9, the thresholds of side tSide (tOK),
-	// and the safe distance (eOK).
+	// range's ends, (x_c∓1)·1e9, the thresholds of side tSide (each
+	// when its ok is set), and the safe distance (eOK).
 	ds       *domainState
 	den      [2]int64 // [0] of the range's low end, [1] of its high end
 	cLo, cHi i128
 	tLo, tHi i128
 	tSide    int
-	tOK      bool
+	tLoOK    bool
+	tHiOK    bool
 	safe     DeviceNanos
 	eOK      bool
 }
@@ -177,8 +178,11 @@ func (s *anchorScan) side(sd, i, n int) {
 		}
 		lo, hi := s.iv.lo, s.iv.hi
 		goOn := s.try(a)
-		if s.iv.lo != lo || s.iv.hi != hi {
-			s.tOK, s.eOK, bounded = false, false, false
+		if s.iv.lo != lo {
+			s.tLoOK, s.eOK, bounded = false, false, false
+		}
+		if s.iv.hi != hi {
+			s.tHiOK, s.eOK, bounded = false, false, false
 		}
 		if !goOn {
 			return
@@ -193,11 +197,26 @@ func (s *anchorScan) ready(sd int) {
 	if !s.eOK {
 		s.safe, s.eOK = s.safeDistance(), true
 	}
-	if !s.tOK || s.tSide != sd {
-		dl, dh := s.den[1-sd], s.den[sd] // behind: lo at den_hi, hi at den_lo
-		s.tLo = mul128(int64(s.iv.lo), dl).add(i128{lo: uint64(dl)}).sub(s.cLo)
-		s.tHi = mul128(int64(s.iv.hi), dh).sub(mul128(int64(s.tick)+1, dh)).sub(s.cHi)
-		s.tSide, s.tOK = sd, true
+	if s.tSide != sd {
+		s.tSide, s.tLoOK, s.tHiOK = sd, false, false
+	}
+	if !s.tLoOK {
+		dl := s.den[1-sd] // behind: lo at den_hi
+		if lo := int64(s.iv.lo); lo < math.MaxInt64 {
+			s.tLo = mul128(lo+1, dl).sub(s.cLo)
+		} else {
+			s.tLo = mul128(lo, dl).add(i128{lo: uint64(dl)}).sub(s.cLo)
+		}
+		s.tLoOK = true
+	}
+	if !s.tHiOK {
+		dh, t := s.den[sd], int64(s.tick)+1
+		if hi := int64(s.iv.hi); hi >= math.MinInt64+t {
+			s.tHi = mul128(hi-t, dh).sub(s.cHi)
+		} else {
+			s.tHi = mul128(hi, dh).sub(mul128(t, dh)).sub(s.cHi)
+		}
+		s.tHiOK = true
 	}
 }
 
