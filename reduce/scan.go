@@ -220,11 +220,12 @@ func (s *anchorScan) ready(sd int) {
 	}
 }
 
-// safeDistance returns a distance e ≤ maxSafe (−1 for none) below which the
+// safeDistance returns a distance e ≤ maxSafe (−1 for none) up to which the
 // rate term is at most the intersection's width W as try computes it:
 // e·(a−b) + a + b + 2 ≤ W + 1. As a + b + 2 < 4.001, e·(a−b) ≤ W − 4
 // suffices: e ≤ (W−4)·den_lo·den_hi/(1e9·(den_hi−den_lo)), of which
-// keySlope is the factor, floored.
+// keySlope is the factor, floored (MaxInt64 for a range of one rate,
+// whose rate term does not grow).
 func (s *anchorScan) safeDistance() DeviceNanos {
 	w := int64(s.iv.hi - s.iv.lo)
 	if s.iv.empty() || w < 4 {
