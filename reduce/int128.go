@@ -1,6 +1,9 @@
 package reduce
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // i128 is a signed 128-bit integer (two's complement), enough for the
 // clock fits' exact sums of ns·1e12 and ns·rate products.
@@ -67,4 +70,22 @@ func (a i128) div(d int64, ceil bool) (int64, bool) {
 		return 0, false
 	}
 	return quotient(uh, m.lo, uint64(d), neg, ceil)
+}
+
+// small returns a when it lies within ±2^62.
+func (a i128) small() (int64, bool) {
+	v := int64(a.lo)
+	return v, a.hi == v>>63 && absU(v) < 1<<62
+}
+
+// clamp returns a, or the int64 nearest to it.
+func (a i128) clamp() int64 {
+	v := int64(a.lo)
+	switch {
+	case a.hi == v>>63:
+		return v
+	case a.hi < 0:
+		return math.MinInt64
+	}
+	return math.MaxInt64
 }

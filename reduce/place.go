@@ -224,6 +224,15 @@ type domainState struct {
 	brackets []bracket
 	// Scratch for the joint intersection.
 	lows, highs []fitPoint
+	// The anchor scan's keys (scan.go): per anchor, and per block of
+	// keyBlock anchors their bounds, made for the rate range
+	// [keyLo, keyHi] (a block whose gen is not keyGen is stale), and
+	// the range's slope factor (safeDistance).
+	keys         []anchorKeys
+	keyBlocks    []keyBounds
+	keyGen       uint64
+	keyLo, keyHi PPB
+	keySlope     int64
 
 	// The last rate estimate, for the anchors [rateL, rateR).
 	rateValid    bool
@@ -297,6 +306,12 @@ func (ds *domainState) prepare() {
 		a := &ds.anchors[i]
 		a.x, a.xok = nominal(ds.base, a.cyc, ds.freq)
 	}
+	n := len(ds.anchors)
+	ds.keys = slices.Grow(ds.keys[:0], n)[:n]
+	nb := (n + keyBlock - 1) / keyBlock
+	ds.keyBlocks = slices.Grow(ds.keyBlocks[:0], nb)[:nb]
+	ds.keyGen++               // every block is stale
+	ds.keyLo, ds.keyHi = 1, 0 // no range's: the next scan sets its own
 }
 
 // horizon returns the anchors [L, R) within half the rate horizon of c.
@@ -519,76 +534,6 @@ func (iv *interval) intersect(lo, hi HostNanos, ev Evidence) {
 
 func (iv interval) empty() bool { return iv.lo > iv.hi }
 
-// anchorInterval intersects the intervals the domain's anchors near c allow
-// for the host instant at which the counter read c, xc nominal ns from the
-// domain's first anchor.
-func (p *Placer) anchorInterval(ds *domainState, c Cycles, xc DeviceNanos, q *rateRatios) (interval, int) {
-	s := anchorScan{xc: xc, tick: ds.tick, q: q, fast: q.fast(), iv: unbounded()}
-	as := ds.anchors
-	pos := lowerBound(as, c)
-	for i, n := pos-1, 0; i >= 0 && n < p.cfg.neighbours; i, n = i-1, n+1 {
-		if !s.try(&as[i]) {
-			break
-		}
-	}
-	for i, n := pos, 0; i < len(as) && n < p.cfg.neighbours; i, n = i+1, n+1 {
-		if !s.try(&as[i]) {
-			break
-		}
-	}
-	return s.iv, s.used
-}
-
-// anchorScan is anchorInterval's intersection so far.
-type anchorScan struct {
-	xc   DeviceNanos
-	tick HostNanos
-	q    *rateRatios
-	fast bool // q.fast()
-	iv   interval
-	used int
-}
-
-// try intersects the interval anchor a allows and reports whether the
-// anchors beyond it can still narrow the intersection.
-func (s *anchorScan) try(a *anchorRec) bool {
-	if !a.xok {
-		return false
-	}
-	// x_c and x_a are floored: the exact distance lies in (d−1, d+1).
-	d := s.xc - a.x
-	var hlo, hhi HostNanos
-	if s.fast && absU(int64(d)) < 1<<44-1 {
-		// hostLo(d−1) and hostHi(d+1), without their checks.
-		lo, hi := &s.q.hi, &s.q.lo
-		if d-1 < 0 {
-			lo = &s.q.lo
-		}
-		if d+1 < 0 {
-			hi = &s.q.hi
-		}
-		hlo, hhi = lo.fastAt(d-1, false), hi.fastAt(d+1, true)
-	} else {
-		hlo, hhi = s.q.hostLo(d-1), s.q.hostHi(d+1)
-		if hlo == math.MinInt64 || hhi == math.MaxInt64 {
-			return false
-		}
-	}
-	// The target instant lies in [T(c), T(c)+tick).
-	lo, hi := satAdd(a.lo, hlo), satAdd(satAdd(a.hi, hhi), s.tick)
-	iv := &s.iv
-	if lo > iv.lo {
-		iv.lo, iv.loSrc = lo, Evidence{Kind: EvidenceAnchor, Index: int(a.index), Lo: int64(lo), Hi: int64(hi)}
-	}
-	if hi < iv.hi {
-		iv.hi, iv.hiSrc = hi, Evidence{Kind: EvidenceAnchor, Index: int(a.index), Lo: int64(lo), Hi: int64(hi)}
-	}
-	s.used++
-	// Stop once the rate term alone makes this anchor's interval wider
-	// than what is already known: farther ones are wider still.
-	return !iv.empty() && hhi-hlo <= iv.hi-iv.lo
-}
-
 // Run is one invocation's device spans and the evidence to place them.
 type Run struct {
 	Domain Domain
@@ -659,6 +604,9 @@ type Mapping struct {
 	q     rateRatios
 	at    ratio
 	atSet bool
+	// quick: q and at are fast, origin's ends lie within ±2^62 and the
+	// slack below 2^61 (quickWindow's conditions mapping can check).
+	quick bool
 }
 
 // Host maps a device-domain offset to host time with exact integer
@@ -739,7 +687,34 @@ func (m Mapping) Place(w DeviceWindow) (SpanPlacement, error) {
 
 // placeWindow is Place of [start, end).
 func (m *Mapping) placeWindow(start, end DeviceNanos) (SpanPlacement, error) {
+	if m.quick && m.Method != Unaligned && m.at.e == m.Rate && absU(int64(m.Origin)) < 1<<62 &&
+		absU(int64(start)) < 1<<44-1 && absU(int64(end)) < 1<<44-1 {
+		return m.quickWindow(start, end), nil
+	}
 	return m.place(start, end, start, satAdd(start, 1), end, satAdd(end, 1))
+}
+
+// quickWindow is place of [start, end) (each end known to the ns below)
+// for a quick Mapping and ends within ±(2^44−1): every conversion is
+// fastAt's, and no sum can overflow.
+func (m *Mapping) quickWindow(start, end DeviceNanos) SpanPlacement {
+	hs := m.Origin + m.at.fastAt(start, false)
+	he := m.Origin + m.at.fastAt(end, false)
+	return SpanPlacement{HostStart: hs, HostEnd: he, Bound: max(m.quickBound(hs, start), m.quickBound(he, end))}
+}
+
+// quickBound is boundAt(h, v, v+1) for quickWindow.
+func (m *Mapping) quickBound(h HostNanos, v DeviceNanos) HostNanos {
+	lo, hi := &m.q.hi, &m.q.lo // hostLo(v) and hostHi(v+1)
+	if v < 0 {
+		lo = &m.q.lo
+	}
+	if v+1 < 0 {
+		hi = &m.q.hi
+	}
+	l := m.origin.lo + lo.fastAt(v, false) - m.slack
+	u := m.origin.hi + hi.fastAt(v+1, true) + m.slack
+	return max(abs(h-l), abs(u-h))
 }
 
 // place draws start and end through the map and bounds them, the true
@@ -1025,6 +1000,7 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 	}
 	m.origin, m.rate, m.slack = origin, rate, slack
 	m.q, m.at, m.atSet = q, newRatio(m.Rate), true
+	m.quick = q.fast() && m.at.fast && absU(int64(origin.lo)) < 1<<62 && absU(int64(origin.hi)) < 1<<62 && slack >= 0 && slack < 1<<61
 	return m, nil
 }
 
