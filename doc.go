@@ -75,4 +75,16 @@
 // what must be known before drawing: lanes, labels, clock anchors,
 // artifacts) instead of formatting log lines. Convert is the Builder's log
 // front end: the same values give the same trace, byte for byte.
+//
+// # Memory
+//
+// Convert reads each log twice, streaming, and its memory does not grow
+// with the log: only with its tracks, its distinct strings, the hand-offs
+// waiting in the flow window (WithFlowHorizon), the runs waiting for their
+// root, and its clock anchors (tens of bytes each). The second pass reads
+// through a Merger that reuses its records' memory
+// (strace.WithRecycledMemory); what a conversion keeps past a record — a
+// run's spans, the flow window's, the repeat detector's last spans, bind
+// phase lines — is copied into memory of its own that it reuses in turn,
+// so a conversion allocates nothing per span once warm.
 package phasetrace
