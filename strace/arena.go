@@ -66,15 +66,22 @@ func (a *arena) advance(n int) {
 // did not reuse its chunks does from then on.
 func (a *arena) rewind() {
 	a.reuse = true
-	if poison {
-		for _, b := range a.blocks {
-			b = b[:cap(b)]
-			for i := range b {
-				b[i] = poisonByte
-			}
+	poisonBlocks(a.blocks, poisonByte)
+	a.buf, a.next = nil, 0
+}
+
+// poisonBlocks overwrites every element of blocks, up to their capacity,
+// with v under the race detector (and does nothing otherwise).
+func poisonBlocks[T any](blocks [][]T, v T) {
+	if !poison {
+		return
+	}
+	for _, b := range blocks {
+		b = b[:cap(b)]
+		for i := range b {
+			b[i] = v
 		}
 	}
-	a.buf, a.next = nil, 0
 }
 
 // str returns b as a string.

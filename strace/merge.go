@@ -510,14 +510,7 @@ func (a *attrArena) keep(attrs []Attr) []Attr {
 // poisoned, so that attributes kept too long read as garbage.
 func (a *attrArena) rewind() {
 	a.reuse = true
-	if poison {
-		for _, b := range a.blocks {
-			b = b[:cap(b)]
-			for i := range b {
-				b[i] = poisonAttr
-			}
-		}
-	}
+	poisonBlocks(a.blocks, poisonAttr)
 	a.block, a.next = nil, 0
 }
 
