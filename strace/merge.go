@@ -93,12 +93,10 @@ type batchMem struct {
 	attrs attrArena
 }
 
-// mergeBatchLen is how many records a parsing goroutine hands over at once,
-// and mergeBatches how many batches may wait to be read.
-const (
-	mergeBatchLen = 256
-	mergeBatches  = 4
-)
+// mergeBatchLen (poison_race.go, poison_norace.go) is how many records a
+// parsing goroutine hands over at once, and mergeBatches how many batches
+// may wait to be read.
+const mergeBatches = 4
 
 // errMergerClosed is returned by Read after Close.
 var errMergerClosed = errors.New("strace: read from a closed Merger")
@@ -186,6 +184,12 @@ func (in *mergeInput) next() error {
 			return fmt.Errorf("%s: %w", in.name, in.batch.err)
 		}
 		if in.batch.recs != nil {
+			if poison && in.batch.mem != nil {
+				// Read has moved past the batch: what it handed out is
+				// invalid from now on, whenever its goroutine reuses it.
+				in.batch.mem.strs.rewind()
+				in.batch.mem.attrs.rewind()
+			}
 			select { // the records of the batch read are no longer handed out
 			case in.free <- batchBuf{in.batch.recs, in.batch.mem}:
 			default:

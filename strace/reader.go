@@ -82,9 +82,11 @@ func WithKinds(kinds ...Kind) Option {
 //   - every attribute Value of Type TypeString at most CanonicalValueLen
 //     bytes long.
 //
-// The Merger interns canonical strings: equal ones are the same string
-// (the same bytes in memory), owned by the Merger, never in the memory it
-// recycles. Everything else — the text of integer values, longer string
+// The Merger interns canonical strings, each input in a table of its own:
+// within an input, while its table has room (16384 strings; 4096 prefix
+// levels and functions), equal ones are the same string (the same bytes in
+// memory). Every canonical string is owned by the Merger — past the table's
+// room, a copy of its own — and never in the memory it recycles. Everything else — the text of integer values, longer string
 // values, a stamp's or an autoload record's text, the Attrs slices — lives
 // in memory the Merger reuses once Read has moved past the record. Pos.File
 // is the input's name, which stays valid too.
@@ -93,7 +95,7 @@ func WithKinds(kinds ...Kind) Option {
 // strings.Clone, or Record.Clone and strings.Clone of its text). In return,
 // once its memory holds what a batch of records needs, reading costs no
 // allocation per record: only a distinct canonical string costs one, the
-// first time it is seen. Under the race detector, recycled memory is
+// first time it is seen (every time, past its table's room). Under the race detector, recycled memory is
 // overwritten before it is reused, so that a test keeping it too long reads
 // garbage.
 //
