@@ -550,11 +550,7 @@ func TestSpanFieldsAsGrammar(t *testing.T) {
 		"[STRACE] v=1 pid=1 tid=9999999999999999999 inv=18446744073709551615 hid=1 depth=0 name=a ts=-9223372036854775808 dur=9223372036854775807",
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	const alphabet = "0123456789- \tafAFx=~:/\xfa\xff"
-	accepted := 0
-	for n := range 200000 {
-		b := []byte(seeds[n%len(seeds)])
-		b = mutate(rng, b, len("[STRACE]"), alphabet)
+	mutations(t, seeds, rng, 200000, len("[STRACE]"), "0123456789- \tafAFx=~:/\xfa\xff", 20000, func(b []byte) bool {
 		b = trimRight(b)
 		fast := parser{b: b, i: len("[STRACE]")}
 		var got Span
@@ -562,9 +558,8 @@ func TestSpanFieldsAsGrammar(t *testing.T) {
 			if fast.i != len("[STRACE]") {
 				t.Fatalf("%q: declined after reading to %d", b, fast.i)
 			}
-			continue
+			return false
 		}
-		accepted++
 		slow := parser{b: b, i: len("[STRACE]")}
 		var want Span
 		slow.spanGrammar(&want)
@@ -572,10 +567,8 @@ func TestSpanFieldsAsGrammar(t *testing.T) {
 			t.Fatalf("%q: read %+v to %d (name %d-%d); the grammar reads %+v to %d (name %d-%d), %q",
 				b, got, fast.i, fast.nameAt, fast.nameEnd, want, slow.i, slow.nameAt, slow.nameEnd, slow.reasonText())
 		}
-	}
-	if accepted < 20000 {
-		t.Errorf("only %d texts accepted", accepted)
-	}
+		return true
+	})
 }
 
 // prefixTimes, a log prefix's times in the form the runtime writes them,
@@ -588,29 +581,22 @@ func TestPrefixTimesAsGrammar(t *testing.T) {
 		"[mono_ns=9223372036854775808][T0x1][INFO] f: ",
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	const alphabet = "0123456789-[]TxafAF :/\xfa"
-	accepted := 0
-	for n := range 100000 {
-		b := []byte(seeds[n%len(seeds)])
-		b = mutate(rng, b, len(markMono), alphabet)
+	mutations(t, seeds, rng, 100000, len(markMono), "0123456789-[]TxafAF :/\xfa", 10000, func(b []byte) bool {
 		fast := parser{b: b, i: len(markMono)}
 		var got Prefix
 		if !fast.prefixTimes(&got) {
 			if fast.i != len(markMono) {
 				t.Fatalf("%q: declined after reading to %d", b, fast.i)
 			}
-			continue
+			return false
 		}
-		accepted++
 		slow := parser{b: b, i: len(markMono)}
 		var want Prefix
 		if !slow.i64(&want.MonoNS, "mono_ns") || !slow.lit("][T0x") || !slow.hex(&want.Thread, "thread") || !slow.lit("][") || want != got || slow.i != fast.i {
 			t.Fatalf("%q: read %+v to %d; the grammar reads %+v to %d, %q", b, got, fast.i, want, slow.i, slow.reasonText())
 		}
-	}
-	if accepted < 10000 {
-		t.Errorf("only %d texts accepted", accepted)
-	}
+		return true
+	})
 }
 
 // skimWritten, the span filter's skim of the form the runtime writes,
@@ -624,21 +610,32 @@ func TestSkimWrittenAsSkim(t *testing.T) {
 		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0000000001 name=a",
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	const alphabet = "0123456789- \tax=v"
-	accepted := 0
-	for n := range 100000 {
-		b := []byte(seeds[n%len(seeds)])
-		b = mutate(rng, b, len("[STRACE]"), alphabet)
+	mutations(t, seeds, rng, 100000, len("[STRACE]"), "0123456789- \tax=v", 10000, func(b []byte) bool {
 		depth, at, end, ok := skimWritten(b)
 		if !ok {
-			continue
+			return false
 		}
-		accepted++
 		if d, a, e, ok := skimGrammar(b); !ok || d != depth || a != at || e != end {
 			t.Fatalf("%q: skimmed depth %d, name at %d-%d; the grammar's skim: depth %d, name at %d-%d (%v)", b, depth, at, end, d, a, e, ok)
 		}
+		return true
+	})
+}
+
+// mutations calls check with n mutations of the seeds (taken in turn, each
+// changed after its first from bytes with bytes of alphabet, see mutate):
+// check fails the test if a fast reading reads other than the grammar, and
+// reports whether it accepted the text. At least minAccepted must be, or the
+// mutations test too little of the fast path.
+func mutations(t *testing.T, seeds []string, rng *rand.Rand, n, from int, alphabet string, minAccepted int, check func(b []byte) bool) {
+	t.Helper()
+	accepted := 0
+	for i := range n {
+		if check(mutate(rng, []byte(seeds[i%len(seeds)]), from, alphabet)) {
+			accepted++
+		}
 	}
-	if accepted < 10000 {
+	if accepted < minAccepted {
 		t.Errorf("only %d texts accepted", accepted)
 	}
 }
