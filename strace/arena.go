@@ -17,8 +17,7 @@ type arena struct {
 	buf []byte
 
 	reuse  bool
-	blocks [][]byte // when reusing: every chunk, filled in turn after a rewind
-	next   int      // when reusing: the next of blocks to fill
+	blocks blockList[byte] // when reusing: its chunks
 }
 
 const (
@@ -43,22 +42,8 @@ func (a *arena) reserve(n int) bool {
 	return true
 }
 
-// advance moves a reusing arena to its next chunk with room for n bytes,
-// made when there is none.
-func (a *arena) advance(n int) {
-	for a.next < len(a.blocks) {
-		b := a.blocks[a.next]
-		a.next++
-		if cap(b) >= n {
-			a.buf = b[:0]
-			return
-		}
-	}
-	b := make([]byte, 0, max(arenaChunk, n))
-	a.blocks = append(a.blocks, b)
-	a.next = len(a.blocks)
-	a.buf = b
-}
+// advance moves a reusing arena to its next chunk with room for n bytes.
+func (a *arena) advance(n int) { a.buf = a.blocks.take(n, max(arenaChunk, n)) }
 
 // rewind makes the arena reuse its chunks from the first: every string it
 // handed out before is invalid. Under the race detector the chunks are
@@ -66,22 +51,46 @@ func (a *arena) advance(n int) {
 // did not reuse its chunks does from then on.
 func (a *arena) rewind() {
 	a.reuse = true
-	poisonBlocks(a.blocks, poisonByte)
-	a.buf, a.next = nil, 0
+	a.blocks.rewind(poisonByte)
+	a.buf = nil
 }
 
-// poisonBlocks overwrites every element of blocks, up to their capacity,
-// with v under the race detector (and does nothing otherwise).
-func poisonBlocks[T any](blocks [][]T, v T) {
-	if !poison {
-		return
-	}
-	for _, b := range blocks {
-		b = b[:cap(b)]
-		for i := range b {
-			b[i] = v
+// blockList is the blocks of a reusing arena, filled in turn and again
+// after each rewind.
+type blockList[T any] struct {
+	blocks [][]T
+	next   int // the next of blocks to fill
+}
+
+// take returns, empty, the next block with room for n, skipping smaller
+// ones; past the last, a new block of capacity size (at least n).
+func (l *blockList[T]) take(n, size int) []T {
+	for l.next < len(l.blocks) {
+		b := l.blocks[l.next]
+		l.next++
+		if cap(b) >= n {
+			return b[:0]
 		}
 	}
+	b := make([]T, 0, size)
+	l.blocks = append(l.blocks, b)
+	l.next = len(l.blocks)
+	return b
+}
+
+// rewind makes take start again from the first block. Under the race
+// detector every element of the blocks, up to their capacity, is
+// overwritten with v first, so that what they held reads as garbage.
+func (l *blockList[T]) rewind(v T) {
+	if poison {
+		for _, b := range l.blocks {
+			b = b[:cap(b)]
+			for i := range b {
+				b[i] = v
+			}
+		}
+	}
+	l.next = 0
 }
 
 // str returns b as a string.

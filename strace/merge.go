@@ -455,9 +455,8 @@ type attrArena struct {
 	block []Attr
 
 	reuse  bool
-	room   int      // when reusing: the room a block must have left (attrReserve at least)
-	blocks [][]Attr // when reusing: every block, filled in turn after a rewind
-	next   int      // when reusing: the next of blocks to fill
+	room   int             // when reusing: the room a block must have left (attrReserve at least)
+	blocks blockList[Attr] // when reusing: its blocks
 }
 
 const (
@@ -478,22 +477,10 @@ func (a *attrArena) tail() []Attr {
 	return a.block[len(a.block):len(a.block)]
 }
 
-// advance moves a reusing arena to its next block with the room it keeps,
-// made when there is none.
+// advance moves a reusing arena to its next block with the room it keeps.
 func (a *attrArena) advance() {
 	room := max(a.room, attrReserve)
-	for a.next < len(a.blocks) {
-		b := a.blocks[a.next]
-		a.next++
-		if cap(b) >= room {
-			a.block = b[:0]
-			return
-		}
-	}
-	b := make([]Attr, 0, max(attrBlock, 4*room))
-	a.blocks = append(a.blocks, b)
-	a.next = len(a.blocks)
-	a.block = b
+	a.block = a.blocks.take(room, max(attrBlock, 4*room))
 }
 
 // keep takes attrs, appended to what tail returned, out of the block's free
@@ -514,8 +501,8 @@ func (a *attrArena) keep(attrs []Attr) []Attr {
 // poisoned, so that attributes kept too long read as garbage.
 func (a *attrArena) rewind() {
 	a.reuse = true
-	poisonBlocks(a.blocks, poisonAttr)
-	a.block, a.next = nil, 0
+	a.blocks.rewind(poisonAttr)
+	a.block = nil
 }
 
 // poisonAttr is what recycled attributes are overwritten with under the
