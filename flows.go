@@ -109,6 +109,7 @@ type flowWindow struct {
 	keys     map[flowKey]*keyLists   // the waiting spans by flow key
 	launches map[launchKey]*nodeList // the waiting dispatches by (run_id, dispatch_id)
 	nodes    pool[nodeSpan]
+	attrRoom []strace.Attr // room for new node spans' attributes
 	keyPool  pool[keyLists]
 	listPool pool[nodeList]
 	runFlow  [1]perfetto.FlowID // linkRun's result, valid until its next call
@@ -145,22 +146,26 @@ const nodeSlab = 64
 
 type launchKey struct{ runID, dispatchID int64 }
 
-// newNode returns a cleared node span.
+// newNode returns a cleared node span. A new one takes its first room for
+// attributes from attrRoom, a slab at a time.
 func (f *flowWindow) newNode() *nodeSpan {
-	reused := len(f.nodes.free) > 0
-	if !reused && len(f.nodes.slab) == 0 {
-		f.nodes.slab = make([]nodeSpan, nodeSlab)
-		attrs := make([]strace.Attr, nodeSlab*nodeAttrs)
-		for i := range f.nodes.slab {
-			f.nodes.slab[i].store.attrs = attrs[i*nodeAttrs : i*nodeAttrs : (i+1)*nodeAttrs]
-		}
-	}
 	n := f.nodes.get()
-	if reused {
-		n.store.reset()
-		*n = nodeSpan{store: n.store}
+	if cap(n.store.attrs) == 0 {
+		if len(f.attrRoom) < nodeAttrs {
+			f.attrRoom = make([]strace.Attr, nodeSlab*nodeAttrs)
+		}
+		n.store.attrs = f.attrRoom[:0:nodeAttrs]
+		f.attrRoom = f.attrRoom[nodeAttrs:]
 	}
 	return n
+}
+
+// freeNode clears a drawn node span, out of every index, and gives it back
+// for reuse.
+func (f *flowWindow) freeNode(n *nodeSpan) {
+	n.store.reset()
+	*n = nodeSpan{store: n.store}
+	f.nodes.put(n)
 }
 
 // nodeAttrs is the room for attributes a node span starts with: a
@@ -328,7 +333,7 @@ func (f *flowWindow) drain(now int64, all bool) {
 			break
 		}
 		f.release(s)
-		f.nodes.put(s)
+		f.freeNode(s)
 		n++
 	}
 	if n == 0 {

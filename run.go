@@ -66,11 +66,11 @@ func (c *converter) run(b *invBuf) {
 			drawnSegments[seg] = true
 		}
 		extra := c.extra[:0]
-		if !isSeg {
-			// No on/off-CPU split.
-		} else if cpu, ok := s.Attr("cpu_ns"); ok && cpu.Type == strace.TypeInt {
-			extra = append(extra, perfetto.Int("on_cpu_ns", cpu.Int), perfetto.Int("off_cpu_ns", s.Dur-cpu.Int))
-			c.extra = extra
+		if isSeg { // a bind segment's on- and off-CPU split
+			if cpu, ok := s.Attr("cpu_ns"); ok && cpu.Type == strace.TypeInt {
+				extra = append(extra, perfetto.Int("on_cpu_ns", cpu.Int), perfetto.Int("off_cpu_ns", s.Dur-cpu.Int))
+				c.extra = extra
+			}
 		}
 		var endFlows []perfetto.FlowID
 		if s == root {
