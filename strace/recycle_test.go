@@ -183,7 +183,8 @@ func mergeAllocs(t *testing.T, log []byte, opts ...Option) (allocs uint64, recor
 // batch of the runtime's records: reading twice as much costs no more than
 // a few blocks more (a batch's memory grows to the most its records needed;
 // how many batches are in flight, at most mergeBatches+2 per input, depends
-// on the goroutines' timing). The default Merger allocates as it reads.
+// on the goroutines' timing). The default Merger allocates as it reads,
+// which shows the measure sees the allocations a Merger makes.
 func TestRecycledMergerAllocations(t *testing.T) {
 	if testing.Short() && poison {
 		t.Skip("slow under the race detector")
@@ -194,19 +195,19 @@ func TestRecycledMergerAllocations(t *testing.T) {
 	}
 	two := bytes.Repeat(one.Bytes(), 2)
 	for _, c := range []struct {
-		name     string
-		opts     []Option
-		maxAdded uint64 // allocations the second half may add
+		name               string
+		opts               []Option
+		minAdded, maxAdded uint64 // allocations the second half adds
 	}{
-		{"recycled", []Option{WithRecycledMemory()}, 24},
-		{"default", nil, math.MaxUint64},
+		{"recycled", []Option{WithRecycledMemory()}, 0, 24},
+		{"default", nil, 10, math.MaxUint64},
 	} {
 		a1, n1 := mergeAllocs(t, one.Bytes(), c.opts...)
 		a2, n2 := mergeAllocs(t, two, c.opts...)
 		added := a2 - min(a1, a2)
 		t.Logf("%s: %d allocations for %d records, %d for %d: %d for the %d records added", c.name, a1, n1, a2, n2, added, n2-n1)
-		if added > c.maxAdded {
-			t.Errorf("%s: %d allocations for %d records added, want at most %d", c.name, added, n2-n1, c.maxAdded)
+		if added < c.minAdded || added > c.maxAdded {
+			t.Errorf("%s: %d allocations for %d records added, want %d to %d", c.name, added, n2-n1, c.minAdded, c.maxAdded)
 		}
 	}
 }
