@@ -225,7 +225,6 @@ func fitCentral(bs []bracket, maxRate PPB, scratch *fitScratch) (centralFit, boo
 			}
 		}
 	}
-	scratch.lower, scratch.upper = lower[:0], upper[:0]
 	if len(lower) == 0 || len(upper) == 0 {
 		return centralFit{}, false
 	}
@@ -278,8 +277,8 @@ func (c *centralFit) at(x int64) (lo, hi, k int64, ok bool) {
 	// the lowest is min over κ of a convex function, the highest max of a
 	// concave one, both extreme at the rate where the hull edge that
 	// straddles dx changes over, or at an end of [kL, kR].
-	low := c.extreme(c.lower, &c.lowerAt, dx, true, false)
-	high := c.extreme(c.upper, &c.upperAt, dx, false, true)
+	low := c.extreme(c.lower, &c.lowerAt, dx, true)
+	high := c.extreme(c.upper, &c.upperAt, dx, false)
 	l, ok1 := low.div(rateScale, false)
 	h, ok2 := high.div(rateScale, true)
 	base, ok3 := addHost(HostNanos(c.ref), HostNanos(dx))
@@ -302,11 +301,12 @@ type edgeRates struct {
 	env  [4]i128
 }
 
-// extreme returns the least (or, with greatest, the greatest) value over
-// κ in [kL, kR] of f(κ) = env(κ) + dx·κ, env the envelope of hull h
-// (envAtScaled(h, κ, upper, rateScale)); memo keeps the candidates of the
-// last edge.
-func (c *centralFit) extreme(h []fitPoint, memo *edgeRates, dx int64, upper, greatest bool) i128 {
+// extreme returns the least (with upper) or the greatest (without) value
+// over κ in [kL, kR] of f(κ) = env(κ) + dx·κ, env the envelope of hull h
+// (envAtScaled(h, κ, upper, rateScale)): the least for the lower hull,
+// whose envelope is its upper one, the greatest for the upper hull; memo
+// keeps the candidates of the last edge.
+func (c *centralFit) extreme(h []fitPoint, memo *edgeRates, dx int64, upper bool) i128 {
 	// The edge (i, i+1) with d_i ≤ dx < d_{i+1}; the hull's d are
 	// strictly increasing.
 	j := memo.edge
@@ -327,7 +327,7 @@ func (c *centralFit) extreme(h []fitPoint, memo *edgeRates, dx int64, upper, gre
 	}
 	bv := memo.env[0].add(mul128(dx, memo.k[0]))
 	for n := 1; n < len(memo.k); n++ {
-		if v := memo.env[n].add(mul128(dx, memo.k[n])); (greatest && v.cmp(bv) > 0) || (!greatest && v.cmp(bv) < 0) {
+		if v := memo.env[n].add(mul128(dx, memo.k[n])); (!upper && v.cmp(bv) > 0) || (upper && v.cmp(bv) < 0) {
 			bv = v
 		}
 	}

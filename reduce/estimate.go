@@ -85,21 +85,12 @@ func (ds *domainState) window(w int64) (*centralFit, bool) {
 	return nil, false
 }
 
-// estimate returns, for counter value c, the host instants [lo, hi] at
-// which the constant-rate fits of the two windows around c allow the
-// counter to have read c, blended by c's position between the windows'
-// centres, and the counter rate error (ppb) of their central lines. ok is
-// false when no window has a fit.
-func (p *Placer) estimate(ds *domainState, c Cycles) (lo, hi HostNanos, rate PPB, ok bool) {
-	xd, ok := nominal(ds.base, c, ds.freq)
-	if !ok {
-		return 0, 0, 0, false
-	}
-	return p.estimateAt(ds, xd)
-}
-
-// estimateAt is estimate for the counter value xd nominal ns from the
-// domain's first anchor.
+// estimateAt returns, for the counter value xd nominal ns from the
+// domain's first anchor, the host instants [lo, hi] at which the
+// constant-rate fits of the two windows around it allow the counter to
+// have read it, blended by its position between the windows' centres, and
+// the counter rate error (ppb) of their central lines. ok is false when no
+// window has a fit.
 func (p *Placer) estimateAt(ds *domainState, xd DeviceNanos) (lo, hi HostNanos, rate PPB, ok bool) {
 	if len(ds.windows) == 0 {
 		return 0, 0, 0, false

@@ -32,7 +32,11 @@ func TestEstimateWindowsSparse(t *testing.T) {
 	}
 	for _, sec := range []int64{0, 5, 5400, 10800, 20000} {
 		c := Cycles(1e9 + sec*f)
-		lo, hi, _, ok := p.estimate(ds, c)
+		xd, ok := nominal(ds.base, c, ds.freq)
+		if !ok {
+			t.Fatalf("counter %d: no nominal ns", c)
+		}
+		lo, hi, _, ok := p.estimateAt(ds, xd)
 		want := HostNanos(1e12 + sec*1e9)
 		if !ok || lo > want+2000 || hi < want-2000 {
 			t.Errorf("estimate at %d s: [%d, %d] ok=%v, want around %d", sec, lo, hi, ok, want)

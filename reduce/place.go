@@ -335,27 +335,10 @@ type rateRange struct {
 	loSrc, hiSrc Evidence
 }
 
-// atRate returns v·1e9/(1e9+ε), floored or ceiled. Within ±2^44 ns and
-// ±2^18 ppb it is v − v·ε/(1e9+ε) in 64 bits; otherwise 128.
+// atRate returns v·1e9/(1e9+ε), floored or ceiled, with a 128-bit
+// intermediate (ratio.fastAt is the 64-bit form, where it applies).
 func atRate(v DeviceNanos, e PPB, ceil bool) (HostNanos, bool) {
-	den := nsPerSecond + int64(e)
-	if den <= 0 {
-		return 0, false
-	}
-	if absU(int64(v)) < 1<<44 && absU(int64(e)) < 1<<18 {
-		// ⌊v − y⌋ = v − ⌈y⌉ and ⌈v − y⌉ = v − ⌊y⌋, y = v·ε/(1e9+ε).
-		num := int64(v) * int64(e)
-		q := num / den
-		if r := num % den; r != 0 {
-			if !ceil && num > 0 { // v − ⌈y⌉
-				q++
-			} else if ceil && num < 0 { // v − ⌊y⌋
-				q--
-			}
-		}
-		return HostNanos(int64(v) - q), true
-	}
-	h, ok := mulDiv(int64(v), nsPerSecond, den, ceil)
+	h, ok := mulDiv(int64(v), nsPerSecond, nsPerSecond+int64(e), ceil)
 	return HostNanos(h), ok
 }
 
@@ -705,15 +688,8 @@ func (m *Mapping) quickWindow(start, end DeviceNanos) SpanPlacement {
 
 // quickBound is boundAt(h, v, v+1) for quickWindow.
 func (m *Mapping) quickBound(h HostNanos, v DeviceNanos) HostNanos {
-	lo, hi := &m.q.hi, &m.q.lo // hostLo(v) and hostHi(v+1)
-	if v < 0 {
-		lo = &m.q.lo
-	}
-	if v+1 < 0 {
-		hi = &m.q.hi
-	}
-	l := m.origin.lo + lo.fastAt(v, false) - m.slack
-	u := m.origin.hi + hi.fastAt(v+1, true) + m.slack
+	l := m.origin.lo + m.q.end(v, false).fastAt(v, false) - m.slack   // hostLo(v)
+	u := m.origin.hi + m.q.end(v+1, true).fastAt(v+1, true) + m.slack // hostHi(v+1)
 	return max(abs(h-l), abs(u-h))
 }
 

@@ -111,11 +111,7 @@ func (q *rateRatios) fast() bool { return q.lo.fast && q.hi.fast }
 
 // hostLo is the low end: at the highest rate error for a positive v.
 func (q *rateRatios) hostLo(v DeviceNanos) HostNanos {
-	e := &q.hi
-	if v < 0 {
-		e = &q.lo
-	}
-	h, ok := e.at(v, false)
+	h, ok := q.end(v, false).at(v, false)
 	if !ok {
 		return math.MinInt64
 	}
@@ -124,13 +120,17 @@ func (q *rateRatios) hostLo(v DeviceNanos) HostNanos {
 
 // hostHi is the high end.
 func (q *rateRatios) hostHi(v DeviceNanos) HostNanos {
-	e := &q.lo
-	if v < 0 {
-		e = &q.hi
-	}
-	h, ok := e.at(v, true)
+	h, ok := q.end(v, true).at(v, true)
 	if !ok {
 		return math.MaxInt64
 	}
 	return h
+}
+
+// end is the ratio giving the low (or, with upper, the high) end for v.
+func (q *rateRatios) end(v DeviceNanos, upper bool) *ratio {
+	if (v < 0) != upper {
+		return &q.lo
+	}
+	return &q.hi
 }

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// TestRatioIsAtRate compares the reciprocal conversion with atRate (and
-// atRate with mulDiv, the exact definition) at the edges of the 64-bit
-// form, where the division is exact, and at random.
+// TestRatioIsAtRate compares the reciprocal conversion with mulDiv, the
+// exact definition atRate is, at the edges of the 64-bit form, where the
+// division is exact, and at random.
 func TestRatioIsAtRate(t *testing.T) {
 	rates := []PPB{0, 1, -1, 37_001, -23_000, 100_000, -100_000, 1<<18 - 1, -(1<<18 - 1), 1 << 18, -1 << 18, 500_000_000, -500_000_000, -999_999_999, -nsPerSecond, math.MinInt64 / 4}
 	vs := []DeviceNanos{0, 1, -1, 2, -2, 999_999_999, 1_000_000_000, -1_000_000_000, 1<<44 - 1, -(1<<44 - 1), 1 << 44, -1 << 44, math.MaxInt64, math.MinInt64 + 1, math.MinInt64}
@@ -32,16 +32,57 @@ func TestRatioIsAtRate(t *testing.T) {
 		}
 		for _, v := range ex {
 			for _, ceil := range []bool{false, true} {
-				want, wok := atRate(v, e, ceil)
 				got, gok := q.at(v, ceil)
-				if got != want || gok != wok {
-					t.Fatalf("ratio(%d).at(%d, %v) = %d, %v; atRate = %d, %v", e, v, ceil, got, gok, want, wok)
-				}
 				exact, eok := mulDiv(int64(v), nsPerSecond, den, ceil)
-				if wok != eok || (wok && int64(want) != exact) {
-					t.Fatalf("atRate(%d, %d, %v) = %d, %v; mulDiv = %d, %v", v, e, ceil, want, wok, exact, eok)
+				if gok != eok || (gok && int64(got) != exact) {
+					t.Fatalf("ratio(%d).at(%d, %v) = %d, %v; v·1e9/(1e9+ε) = %d, %v", e, v, ceil, got, gok, exact, eok)
 				}
 			}
 		}
+	}
+}
+
+// TestQuickWindowIsPlace compares quickWindow, which draws and bounds a span
+// through fastAt without place's checks, with place, over random rate
+// ranges (single rates too), origins up to 2^40 ns and span ends within
+// ±2^44 ns, where quickWindow is used.
+func TestQuickWindowIsPlace(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	n := 0
+	for range 5000 {
+		lo := PPB(r.IntN(400_000) - 200_000)
+		hi := lo + PPB(r.IntN(200_000))
+		if r.IntN(4) == 0 {
+			hi = lo
+		}
+		rr := rateRange{lo: lo, hi: hi}
+		olo := HostNanos(r.Int64N(1 << 40))
+		ohi := olo + HostNanos(r.Int64N(1<<20))
+		m := Mapping{Method: Aligned, Origin: midpoint(olo, ohi), Rate: rr.mid()}
+		m.origin, m.rate, m.slack = interval{lo: olo, hi: ohi}, rr, HostNanos(r.IntN(100))
+		m.q, m.at, m.atSet = ratiosOf(rr), newRatio(m.Rate), true
+		m.quick = m.q.fast() && m.at.fast
+		if !m.quick {
+			continue
+		}
+		for range 20 {
+			s := DeviceNanos(r.Int64N(1<<45) - 1<<44)
+			if r.IntN(3) == 0 {
+				s = DeviceNanos(r.IntN(2000) - 1000)
+			}
+			e := s + DeviceNanos(r.Int64N(1<<30))
+			if absU(int64(s)) >= 1<<44-1 || absU(int64(e)) >= 1<<44-1 {
+				continue
+			}
+			n++
+			got := m.quickWindow(s, e)
+			want, err := m.place(s, e, s, s+1, e, e+1)
+			if err != nil || got != want {
+				t.Fatalf("%+v [%d, %d]: quickWindow %+v, place %+v, %v", m, s, e, got, want, err)
+			}
+		}
+	}
+	if n < 50000 {
+		t.Errorf("only %d spans compared", n)
 	}
 }

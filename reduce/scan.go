@@ -291,14 +291,7 @@ func (s *anchorScan) try(a *anchorRec) bool {
 	var hlo, hhi HostNanos
 	if s.fast && absU(int64(d)) < 1<<44-1 {
 		// hostLo(d−1) and hostHi(d+1), without their checks.
-		lo, hi := &s.q.hi, &s.q.lo
-		if d-1 < 0 {
-			lo = &s.q.lo
-		}
-		if d+1 < 0 {
-			hi = &s.q.hi
-		}
-		hlo, hhi = lo.fastAt(d-1, false), hi.fastAt(d+1, true)
+		hlo, hhi = s.q.end(d-1, false).fastAt(d-1, false), s.q.end(d+1, true).fastAt(d+1, true)
 	} else {
 		hlo, hhi = s.q.hostLo(d-1), s.q.hostHi(d+1)
 		if hlo == math.MinInt64 || hhi == math.MaxInt64 {
