@@ -251,16 +251,16 @@ func sortKeys(keys []sortKey) {
 func (w *Writer) writeBegin(t *trackState, p *pendingSlice, lane uint64, reason string) {
 	if s := t.seq; reason == "" && !s.fresh() {
 		enc := w.enc[p.argStart:p.argEnd]
-		te := len(enc) + 1 + sizeVarint(uint64(p.name)) + 2 + 10*int(p.flowEnd-p.flowStart)
+		te := len(enc) + 1 + protowire.SizeVarint(uint64(p.name)) + 2 + 10*int(p.flowEnd-p.flowStart)
 		if p.cat != 0 {
-			te += 1 + sizeVarint(uint64(p.cat))
+			te += 1 + protowire.SizeVarint(uint64(p.cat))
 		}
 		if lane != 0 {
-			te += 1 + sizeVarint(lane)
+			te += 1 + protowire.SizeVarint(lane)
 		}
 		st := w.stamp(s, p.ts)
 		b := w.sink()
-		b = appendVarint(append(b, fTracePacket<<3|byte(protowire.BytesType)), uint64(eventHeaderSize(s.id)+sizeVarint(uint64(te))+te+st.size()))
+		b = appendVarint(append(b, fTracePacket<<3|byte(protowire.BytesType)), uint64(eventHeaderSize(s.id)+protowire.SizeVarint(uint64(te))+te+st.size()))
 		b = appendVarint(appendEventHeader(b, s.id), uint64(te))
 		b = append(b, enc...)
 		b = appendVarint(append(b, fEventNameIID<<3), uint64(p.name))
@@ -351,7 +351,7 @@ func (w *Writer) writeEnd(t *trackState, p *pendingSlice, lane uint64) {
 	if s := t.seq; !s.fresh() {
 		te := 2
 		if lane != 0 {
-			te += 1 + sizeVarint(lane)
+			te += 1 + protowire.SizeVarint(lane)
 		}
 		st := w.stamp(s, p.end)
 		b := w.sink()

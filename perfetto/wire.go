@@ -2,7 +2,6 @@ package perfetto
 
 import (
 	"math"
-	"math/bits"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -113,7 +112,9 @@ func appendVarint(b []byte, v uint64) []byte {
 }
 
 // putVarint writes v as a varint at the start of d, which has room for
-// it, and returns its size.
+// it, and returns its size: binary.PutUvarint with the one-byte case first,
+// which the annotations' values and iids mostly are (BenchmarkAnnotations:
+// 64–67 ns here, 70–73 with binary.PutUvarint).
 func putVarint(d []byte, v uint64) int {
 	if v < 0x80 {
 		d[0] = byte(v)
@@ -127,10 +128,6 @@ func putVarint(d []byte, v uint64) int {
 	d[i] = byte(v)
 	return i + 1
 }
-
-// sizeVarint is the size of v as a varint: protowire.SizeVarint, inlined
-// (its formula multiplies and shifts where one by 7 divides).
-func sizeVarint(v uint64) int { return int(9*uint32(bits.Len64(v))+64) / 64 }
 
 // appendVarintField appends a varint field (tag and value).
 func appendVarintField(b []byte, num protowire.Number, v uint64) []byte {

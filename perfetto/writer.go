@@ -468,7 +468,7 @@ func (w *Writer) eventEnd(e event) {
 }
 
 // eventHeaderSize is the size of appendEventHeader's bytes for sequence id.
-func eventHeaderSize(id uint32) int { return 1 + sizeVarint(uint64(id)) + 3 }
+func eventHeaderSize(id uint32) int { return 1 + protowire.SizeVarint(uint64(id)) + 3 }
 
 // appendEventHeader appends what eventStart writes first in an event's
 // packet, without a message to patch: the sequence id, the sequence flags
@@ -501,7 +501,7 @@ func (w *Writer) stamp(s *sequence, ts int64) stamp {
 
 // size is the size of the fields appendStamp writes.
 func (st stamp) size() int {
-	n := 1 + sizeVarint(st.v)
+	n := 1 + protowire.SizeVarint(st.v)
 	if st.abs {
 		n += 3
 	}
