@@ -61,7 +61,6 @@ type mergeInput struct {
 	rd      *Reader
 	batches chan mergeBatch
 	free    chan batchBuf // batches Read is done with, for the parser to fill again
-	recycle bool          // WithRecycledMemory
 	batch   mergeBatch
 	pos     int
 	rec     *Record
@@ -109,7 +108,7 @@ func NewMerger(inputs []MergeInput, opts ...Option) *Merger {
 		o := append(append([]Option(nil), opts...), WithName(in.Name))
 		rd := NewReader(in.R, o...)
 		rd.owned = &attrArena{} // the records' attributes outlive the next Read
-		mi := &mergeInput{index: i, name: in.Name, shift: in.MonoShift, rd: rd, recycle: rd.cfg.recycle,
+		mi := &mergeInput{index: i, name: in.Name, shift: in.MonoShift, rd: rd,
 			batches: make(chan mergeBatch, mergeBatches), free: make(chan batchBuf, mergeBatches+2)}
 		m.inputs = append(m.inputs, mi)
 		go mi.parse(m.stop)
@@ -229,8 +228,8 @@ func (in *mergeInput) parse(stop <-chan struct{}) {
 			f.recs = f.recs[:0] // each record is overwritten whole as it is read into the batch
 		default:
 			f.recs = make([]Record, 0, mergeBatchLen)
-			if in.recycle {
-				f.mem = &batchMem{strs: arena{reuse: true}, attrs: attrArena{reuse: true}}
+			if in.rd.cfg.recycle {
+				f.mem = &batchMem{} // reusing once rewound, below
 			}
 		}
 		if mem = f.mem; mem != nil {
@@ -257,8 +256,8 @@ func (in *mergeInput) parse(stop <-chan struct{}) {
 		}
 	}()
 	names := newInternTable()
-	if in.recycle {
-		names.owned, names.maxValue = true, CanonicalValueLen
+	if in.rd.cfg.recycle {
+		names.owned = true
 	}
 	for {
 		b = b[:len(b)+1] // a batch is sent when full: there is room
@@ -323,7 +322,7 @@ func own(rec *Record, names *internTable) {
 			last = &e.last[i]
 		}
 		a.Key = names.at(last, 0, a.Key)
-		if a.Type == TypeString && len(a.Value) <= names.maxValue {
+		if a.Type == TypeString && len(a.Value) <= names.maxValue() {
 			a.Value = names.at(last, 1, a.Value) // short values repeat: roles, clk=dev, ...
 		}
 	}
@@ -334,7 +333,7 @@ func (t *internTable) ownAttrs(attrs []Attr) {
 	for i := range attrs {
 		a := &attrs[i]
 		a.Key = t.of(a.Key)
-		if a.Type == TypeString && len(a.Value) <= t.maxValue {
+		if a.Type == TypeString && len(a.Value) <= t.maxValue() {
 			a.Value = t.of(a.Value)
 		}
 	}
@@ -343,6 +342,14 @@ func (t *internTable) ownAttrs(attrs []Attr) {
 // maxInternedValue is the longest attribute value interned by default
 // (with recycled memory, CanonicalValueLen).
 const maxInternedValue = 64
+
+// maxValue is the longest attribute value the table interns.
+func (t *internTable) maxValue() int {
+	if t.owned {
+		return CanonicalValueLen
+	}
+	return maxInternedValue
+}
 
 // maxAttrsRemembered is how many attributes of the last span of a name are
 // remembered.
@@ -355,11 +362,10 @@ const maxAttrsRemembered = 32
 // the table keeps copies, and returns a copy of a string it has no room for,
 // so that what it returns stays valid and unchanged for good.
 type internTable struct {
-	m        map[string]*interned
-	slab     []interned  // where new entries are made, internSlab at a time
-	lasts    [][2]string // where their last attributes are kept, internSlab*4 at a time
-	owned    bool
-	maxValue int // the longest attribute value interned
+	m     map[string]*interned
+	slab  []interned  // where new entries are made, internSlab at a time
+	lasts [][2]string // where their last attributes are kept, internSlab*4 at a time
+	owned bool
 }
 
 const internSlab = 256
@@ -386,7 +392,7 @@ type interned struct {
 const maxInterned = 1 << 14
 
 func newInternTable() internTable {
-	return internTable{m: map[string]*interned{}, maxValue: maxInternedValue}
+	return internTable{m: map[string]*interned{}}
 }
 
 // entry returns s's entry, made when the table has room, or nil.
@@ -455,7 +461,7 @@ type attrArena struct {
 	block []Attr
 
 	reuse  bool
-	room   int             // when reusing: the room a block must have left (attrReserve at least)
+	room   int             // when reusing: the room a block must have left (attrReserve at least, once rewound)
 	blocks blockList[Attr] // when reusing: its blocks
 }
 
@@ -468,7 +474,7 @@ const (
 // is left), to append attributes to.
 func (a *attrArena) tail() []Attr {
 	if a.reuse {
-		if cap(a.block)-len(a.block) < max(a.room, attrReserve) {
+		if cap(a.block)-len(a.block) < a.room {
 			a.advance()
 		}
 	} else if cap(a.block)-len(a.block) < attrReserve {
@@ -479,8 +485,7 @@ func (a *attrArena) tail() []Attr {
 
 // advance moves a reusing arena to its next block with the room it keeps.
 func (a *attrArena) advance() {
-	room := max(a.room, attrReserve)
-	a.block = a.blocks.take(room, max(attrBlock, 4*room))
+	a.block = a.blocks.take(a.room, max(attrBlock, 4*a.room))
 }
 
 // keep takes attrs, appended to what tail returned, out of the block's free
@@ -500,7 +505,7 @@ func (a *attrArena) keep(attrs []Attr) []Attr {
 // handed out before is invalid. Under the race detector the blocks are
 // poisoned, so that attributes kept too long read as garbage.
 func (a *attrArena) rewind() {
-	a.reuse = true
+	a.reuse, a.room = true, max(a.room, attrReserve)
 	a.blocks.rewind(poisonAttr)
 	a.block = nil
 }

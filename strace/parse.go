@@ -316,18 +316,8 @@ func (p *parser) spanFields(s *Span) bool {
 		return false
 	}
 	s.Inv = uint64(v)
-	i += len(" hid=")
-	var h uint64
-	n := 0
-	for ; i < len(b) && n <= 16; i++ {
-		d := hexValue[b[i]]
-		if d == 0xFF {
-			break
-		}
-		h = h<<4 | uint64(d)
-		n++
-	}
-	if n == 0 || n > 16 || !keyAt(b, i, " depth=") {
+	h, i, ok := hex16(b, i+len(" hid="))
+	if !ok || !keyAt(b, i, " depth=") {
 		return false
 	}
 	s.Hid = h
@@ -435,19 +425,25 @@ func (p *parser) prefixTimes(pf *Prefix) bool {
 	if !ok || !keyAt(b, i, "][T0x") {
 		return false
 	}
-	i += len("][T0x")
-	var h uint64
+	h, i, ok := hex16(b, i+len("][T0x"))
+	if !ok || len(b)-i < 2 || b[i] != ']' || b[i+1] != '[' {
+		return false
+	}
+	pf.MonoNS, pf.Thread, p.i = mono, h, i+2
+	return true
+}
+
+// hex16 reads the hex digits at b[i:], in the form the runtime writes them:
+// one to sixteen, and returns their value and where they end. It declines
+// no digit and more than sixteen (the grammar reads those).
+func hex16(b []byte, i int) (v uint64, end int, ok bool) {
 	s := i
 	for ; i < len(b) && i-s <= 16; i++ {
 		d := hexValue[b[i]]
 		if d == 0xFF {
 			break
 		}
-		h = h<<4 | uint64(d)
+		v = v<<4 | uint64(d)
 	}
-	if i == s || i-s > 16 || len(b)-i < 2 || b[i] != ']' || b[i+1] != '[' {
-		return false
-	}
-	pf.MonoNS, pf.Thread, p.i = mono, h, i+2
-	return true
+	return v, i, i > s && i-s <= 16
 }

@@ -86,18 +86,19 @@ func WithKinds(kinds ...Kind) Option {
 // within an input, while its table has room (16384 strings; 4096 prefix
 // levels and functions), equal ones are the same string (the same bytes in
 // memory). Every canonical string is owned by the Merger — past the table's
-// room, a copy of its own — and never in the memory it recycles. Everything else — the text of integer values, longer string
-// values, a stamp's or an autoload record's text, the Attrs slices — lives
-// in memory the Merger reuses once Read has moved past the record. Pos.File
-// is the input's name, which stays valid too.
+// room, a copy of its own — and never in the memory it recycles.
+// Everything else — the text of integer values, longer string values, a
+// stamp's or an autoload record's text, the Attrs slices — lives in memory
+// the Merger reuses once Read has moved past the record. Pos.File is the
+// input's name, which stays valid too.
 //
 // A caller that keeps something else across Reads copies it first (with
 // strings.Clone, or Record.Clone and strings.Clone of its text). In return,
 // once its memory holds what a batch of records needs, reading costs no
 // allocation per record: only a distinct canonical string costs one, the
-// first time it is seen (every time, past its table's room). Under the race detector, recycled memory is
-// overwritten before it is reused, so that a test keeping it too long reads
-// garbage.
+// first time it is seen (every time, past its table's room). Under the race
+// detector, recycled memory is overwritten before it is reused, so that a
+// test keeping it too long reads garbage.
 //
 // Readers, PhaseRecordsReader and ReadCalibration ignore it (a Reader reuses
 // memory through ResetBytes).
@@ -148,7 +149,7 @@ type Reader struct {
 
 	err     error // sticky: io.EOF or the I/O error, returned once the line is done
 	attrs   []Attr
-	owned   *attrArena // when set, attributes are parsed into it (a Merger's batch)
+	owned   *attrArena // when set, attributes are parsed into it (a Merger's)
 	arena   *arena     // the strings' memory: mem, or a Merger's batch's
 	mem     arena
 	interns map[string]string // owned strings: they stay valid for good
@@ -160,14 +161,8 @@ type Reader struct {
 
 // NewReader returns a Reader of r.
 func NewReader(r io.Reader, opts ...Option) *Reader {
-	cfg := newConfig(opts)
-	rd := &Reader{
-		cfg:     cfg,
-		br:      bufio.NewReaderSize(r, cfg.maxLine+2),
-		interns: make(map[string]string),
-		pfxEnd:  -1,
-	}
-	rd.arena = &rd.mem
+	rd := newReader(opts)
+	rd.br = bufio.NewReaderSize(r, rd.cfg.maxLine+2)
 	return rd
 }
 
@@ -178,12 +173,14 @@ func NewReader(r io.Reader, opts ...Option) *Reader {
 // and b must not change while it is read. As with NewReader, the strings of
 // the records returned never alias b.
 func NewBytesReader(b []byte, opts ...Option) *Reader {
-	rd := &Reader{
-		cfg:     newConfig(opts),
-		src:     b,
-		interns: make(map[string]string),
-		pfxEnd:  -1,
-	}
+	rd := newReader(opts)
+	rd.src = b
+	return rd
+}
+
+// newReader returns a Reader of opts with nothing to read yet.
+func newReader(opts []Option) *Reader {
+	rd := &Reader{cfg: newConfig(opts), interns: make(map[string]string), pfxEnd: -1}
 	rd.arena = &rd.mem
 	return rd
 }
