@@ -262,24 +262,7 @@ func (w *Writer) writeBegin(t *trackState, p *pendingSlice, lane uint64, reason 
 		b := w.sink()
 		b = appendVarint(append(b, fTracePacket<<3|byte(protowire.BytesType)), uint64(eventHeaderSize(s.id)+protowire.SizeVarint(uint64(te))+te+st.size()))
 		b = appendVarint(appendEventHeader(b, s.id), uint64(te))
-		b = append(b, enc...)
-		b = appendVarint(append(b, fEventNameIID<<3), uint64(p.name))
-		if p.cat != 0 {
-			b = appendVarint(append(b, fEventCategoryIIDs<<3), uint64(p.cat))
-		}
-		if lane != 0 {
-			b = appendVarint(append(b, fEventTrackUUID<<3), lane)
-		}
-		if p.instant {
-			b = append(b, fEventType<<3, typeInstant)
-			w.stats.Instants++
-		} else {
-			b = append(b, fEventType<<3, typeSliceBegin)
-			w.stats.Slices++
-		}
-		if p.flowEnd > p.flowStart {
-			b = w.appendFlows(b, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd])
-		}
+		b = w.appendBeginFields(append(b, enc...), p, lane)
 		w.finish(appendStamp(b, st))
 		return
 	}
@@ -292,24 +275,31 @@ func (w *Writer) writeBegin(t *trackState, p *pendingSlice, lane uint64, reason 
 		e.b = appendVarintField(e.b, fAnnNameIID, e.s.internAnnName(overflowReason))
 		e.b = m.end(e.b)
 	}
-	e.b = appendVarintField(e.b, fEventNameIID, uint64(p.name))
+	e.b = w.appendBeginFields(e.b, p, lane)
+	w.eventEnd(e)
+}
+
+// appendBeginFields appends what the begin event of p (or the instant)
+// carries after its arguments: its name, category, lane, type and flows.
+func (w *Writer) appendBeginFields(b []byte, p *pendingSlice, lane uint64) []byte {
+	b = appendVarintField(b, fEventNameIID, uint64(p.name))
 	if p.cat != 0 {
-		e.b = appendVarintField(e.b, fEventCategoryIIDs, uint64(p.cat))
+		b = appendVarintField(b, fEventCategoryIIDs, uint64(p.cat))
 	}
 	if lane != 0 {
-		e.b = appendVarintField(e.b, fEventTrackUUID, lane)
+		b = appendVarintField(b, fEventTrackUUID, lane)
 	}
 	if p.instant {
-		e.b = appendVarintField(e.b, fEventType, typeInstant)
+		b = appendVarintField(b, fEventType, typeInstant)
 		w.stats.Instants++
 	} else {
-		e.b = appendVarintField(e.b, fEventType, typeSliceBegin)
+		b = appendVarintField(b, fEventType, typeSliceBegin)
 		w.stats.Slices++
 	}
 	if p.flowEnd > p.flowStart {
-		e.b = w.appendFlows(e.b, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd])
+		b = w.appendFlows(b, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd])
 	}
-	w.eventEnd(e)
+	return b
 }
 
 func (w *Writer) appendFlows(b []byte, flows, endFlows []FlowID) []byte {
