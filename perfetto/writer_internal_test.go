@@ -54,14 +54,25 @@ func TestSortKeys(t *testing.T) {
 }
 
 // BenchmarkAnnotations measures the encoding of ten arguments, as a log's
-// spans have them, on a busy sequence.
+// host spans have them, on a busy sequence.
 func BenchmarkAnnotations(b *testing.B) {
+	benchAnnotations(b, "chip.run.bind.args", []Arg{Uint("inv", 1234), String("hid", "9f3c2a11d00db1e5"), Int("depth", 2),
+		Int("cpu_ns", 155161), Int("rec_cpu_ns", 51720), Int("minflt", 161), Int("tminflt", 35),
+		Int("nvcsw", 8), Int("nivcsw", 1), String("src", "host_phase_records")})
+}
+
+// BenchmarkAnnotationsDevice is BenchmarkAnnotations with a device span's
+// arguments: device times of four bytes, a cycle count of eight.
+func BenchmarkAnnotationsDevice(b *testing.B) {
+	benchAnnotations(b, "chip.run.runner_run.device_wall.sched", []Arg{Uint("inv", 1234), String("hid", "9f3c2a11d00db1e5"), Int("depth", 3),
+		String("clk", "dev"), Int("device_ts", 9412197), Int("device_dur", 22443059), Uint("start_cyc", 987660045313375),
+		String("placement", "aligned"), Int("bound_ns", 6321)})
+}
+
+func benchAnnotations(b *testing.B, event string, args []Arg) {
 	s := &sequence{id: 2}
 	s.resetInterning()
-	args := []Arg{Uint("inv", 1234), String("hid", "9f3c2a11d00db1e5"), Int("depth", 2),
-		Int("cpu_ns", 155161), Int("rec_cpu_ns", 51720), Int("minflt", 161), Int("tminflt", 35),
-		Int("nvcsw", 8), Int("nivcsw", 1), String("src", "host_phase_records")}
-	name := s.internName("chip.run.bind.args")
+	name := s.internName(event)
 	var buf []byte
 	for range 2 * busyLookups {
 		buf = appendAnnotations(buf[:0], s, args, fEventAnnotations, true, s.argMemo(name))
