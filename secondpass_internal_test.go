@@ -1,12 +1,15 @@
 package phasetrace
 
 import (
+	"bytes"
 	"flag"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // recordedSecondPass is the second pass's records of one log, each with its
@@ -53,10 +56,55 @@ func recordSecondPass(tb testing.TB, logs []Input) *recordedSecondPass {
 	}
 }
 
+// replay converts the recorded records to w as Convert's second pass does,
+// after a first pass of their logs; started is called when the first pass
+// is done.
+func (r *recordedSecondPass) replay(tb testing.TB, w io.Writer, started func()) {
+	c := newConverter(nil)
+	for _, in := range r.logs {
+		c.names = append(c.names, in.Name)
+	}
+	if err := c.firstPass(r.logs, nil); err != nil {
+		tb.Fatal(err)
+	}
+	c.start(w, c.scan.shifts)
+	srcs := make([]*source, len(r.logs))
+	for i, in := range r.logs {
+		srcs[i] = &source{index: i, file: c.led.file(in.Name), shift: c.shift[i]}
+	}
+	started()
+	for i := range r.recs {
+		s := srcs[r.srcs[i]]
+		s.rec = &r.recs[i]
+		c.record(s)
+	}
+	c.drain()
+	if _, err := c.close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// The replay BenchmarkSecondPass measures writes Convert's trace, byte for
+// byte.
+func TestReplayedSecondPassIsConvert(t *testing.T) {
+	cfg := stracetest.Config{Seed: 5, Rounds: 40, AnchorEvry: 50_000_000, Pipelined: true, Legacy: true, Ext: true}
+	log, _ := stracetest.GenerateTruth(cfg)
+	logs := []Input{Bytes("gen.log", log)}
+	var want, got bytes.Buffer
+	if _, err := Convert(&want, logs); err != nil {
+		t.Fatal(err)
+	}
+	recordSecondPass(t, logs).replay(t, &got, func() {})
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Errorf("the replayed second pass wrote %d bytes, Convert %d, not the same", got.Len(), want.Len())
+	}
+}
+
 // BenchmarkSecondPass replays the second pass's records of the -benchfile
-// log (else a generated one of -convsize bytes) through the converter, the
-// trace written uncompressed nowhere: the conversion's own work per span,
-// without parsing (the first pass runs with the timer stopped).
+// log (else of a generated one of -convsize bytes, BenchmarkConvert's)
+// through the converter, the trace written uncompressed nowhere: the
+// conversion's own work per span, without parsing (the first pass runs
+// with the timer stopped).
 //
 //	go test -run XXX -bench SecondPass -benchtime 10x -benchfile /tmp/mid.log .
 func BenchmarkSecondPass(b *testing.B) {
@@ -64,7 +112,16 @@ func BenchmarkSecondPass(b *testing.B) {
 	if f := flag.Lookup("benchfile"); f != nil && f.Value.String() != "" {
 		logs = []Input{File(f.Value.String())}
 	} else {
-		b.Skip("no -benchfile log given")
+		size := 8 << 20
+		if f := flag.Lookup("convsize"); f != nil {
+			size, _ = strconv.Atoi(f.Value.String())
+		}
+		// The shape of BenchmarkConvert's log, rounds added until it is size bytes.
+		cfg := stracetest.Config{Seed: 99, Rounds: 64, AnchorEvry: 100_000_000, Pipelined: true, Legacy: true, Ext: true}
+		one, _ := stracetest.GenerateTruth(cfg)
+		cfg.Rounds = size/(len(one)/cfg.Rounds) + 1
+		log, _ := stracetest.GenerateTruth(cfg)
+		logs = []Input{Bytes("bench.log", log)}
 	}
 	r := recordSecondPass(b, logs)
 	var spans int64
@@ -77,28 +134,7 @@ func BenchmarkSecondPass(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		c := newConverter(nil)
-		for _, in := range logs {
-			c.names = append(c.names, in.Name)
-		}
-		if err := c.firstPass(logs, nil); err != nil {
-			b.Fatal(err)
-		}
-		c.start(io.Discard, c.scan.shifts)
-		srcs := make([]*source, len(logs))
-		for i, in := range logs {
-			srcs[i] = &source{index: i, file: c.led.file(in.Name), shift: c.shift[i]}
-		}
-		b.StartTimer()
-		for i := range r.recs {
-			s := srcs[r.srcs[i]]
-			s.rec = &r.recs[i]
-			c.record(s)
-		}
-		c.drain()
-		if _, err := c.close(); err != nil {
-			b.Fatal(err)
-		}
+		r.replay(b, io.Discard, b.StartTimer)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(spans*int64(b.N)), "ns/span")
 }
