@@ -160,24 +160,7 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 			return nil, fmt.Errorf("%w: artifact %q", ErrInvalidInput, in.Name)
 		}
 	}
-	for _, in := range logs {
-		c.names = append(c.names, in.Name)
-	}
-
-	// Pass 1, again without the captures that repeat earlier ones if there
-	// are any.
-	if err := c.firstPass(logs, nil); err != nil {
-		return nil, err
-	}
-	if c.repeats != nil {
-		if err := c.firstPass(logs, c.repeats); err != nil {
-			return nil, err
-		}
-	}
-	if err := c.planRemote(logs); err != nil {
-		return nil, err
-	}
-	if err := c.loadArtifacts(); err != nil {
+	if err := c.prepare(logs); err != nil {
 		return nil, err
 	}
 
@@ -420,6 +403,27 @@ func (c *converter) wallClocks(procs []*procInfo) {
 func subInt64(a, b int64) (int64, bool) {
 	d := a - b
 	return d, (d < a) == (b > 0)
+}
+
+// prepare learns what the second pass needs from logs: the first pass,
+// again without the captures that repeat earlier ones if there are any, the
+// remote machines' placement and the artifacts.
+func (c *converter) prepare(logs []Input) error {
+	for _, in := range logs {
+		c.names = append(c.names, in.Name)
+	}
+	if err := c.firstPass(logs, nil); err != nil {
+		return err
+	}
+	if c.repeats != nil {
+		if err := c.firstPass(logs, c.repeats); err != nil {
+			return err
+		}
+	}
+	if err := c.planRemote(logs); err != nil {
+		return err
+	}
+	return c.loadArtifacts()
 }
 
 // secondPass draws. Several logs are read together, record by record in the

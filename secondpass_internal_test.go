@@ -12,8 +12,8 @@ import (
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
-// recordedSecondPass is the second pass's records of one log, each with its
-// source, read once and replayed.
+// recordedSecondPass is the second pass's records of its logs, each with
+// its log's index, read once and replayed.
 type recordedSecondPass struct {
 	logs []Input
 	recs []strace.Record
@@ -24,10 +24,7 @@ type recordedSecondPass struct {
 // gets them, keeping copies that stay valid.
 func recordSecondPass(tb testing.TB, logs []Input) *recordedSecondPass {
 	c := newConverter(nil)
-	for _, in := range logs {
-		c.names = append(c.names, in.Name)
-	}
-	if err := c.firstPass(logs, nil); err != nil {
+	if err := c.prepare(logs); err != nil {
 		tb.Fatal(err)
 	}
 	c.start(io.Discard, c.scan.shifts)
@@ -57,14 +54,11 @@ func recordSecondPass(tb testing.TB, logs []Input) *recordedSecondPass {
 }
 
 // replay converts the recorded records to w as Convert's second pass does,
-// after a first pass of their logs; started is called when the first pass
-// is done.
+// once their logs are prepared as Convert prepares them; started is called
+// then.
 func (r *recordedSecondPass) replay(tb testing.TB, w io.Writer, started func()) {
 	c := newConverter(nil)
-	for _, in := range r.logs {
-		c.names = append(c.names, in.Name)
-	}
-	if err := c.firstPass(r.logs, nil); err != nil {
+	if err := c.prepare(r.logs); err != nil {
 		tb.Fatal(err)
 	}
 	c.start(w, c.scan.shifts)
@@ -85,18 +79,43 @@ func (r *recordedSecondPass) replay(tb testing.TB, w io.Writer, started func()) 
 }
 
 // The replay BenchmarkSecondPass measures writes Convert's trace, byte for
-// byte.
+// byte: for a log, a log given twice (a repeated capture), a log with a span
+// line repeated, and two logs merged.
 func TestReplayedSecondPassIsConvert(t *testing.T) {
-	cfg := stracetest.Config{Seed: 5, Rounds: 40, AnchorEvry: 50_000_000, Pipelined: true, Legacy: true, Ext: true}
-	log, _ := stracetest.GenerateTruth(cfg)
-	logs := []Input{Bytes("gen.log", log)}
-	var want, got bytes.Buffer
-	if _, err := Convert(&want, logs); err != nil {
-		t.Fatal(err)
+	gen := func(seed uint64) []byte {
+		log, _ := stracetest.GenerateTruth(stracetest.Config{Seed: seed, Rounds: 40, AnchorEvry: 50_000_000, Pipelined: true, Legacy: true, Ext: true})
+		return log
 	}
-	recordSecondPass(t, logs).replay(t, &got, func() {})
-	if !bytes.Equal(got.Bytes(), want.Bytes()) {
-		t.Errorf("the replayed second pass wrote %d bytes, Convert %d, not the same", got.Len(), want.Len())
+	one, other := gen(5), gen(6)
+	lines := bytes.SplitAfter(one, []byte("\n"))
+	var dup []byte
+	for i, l := range lines {
+		dup = append(dup, l...)
+		if i%50 == 7 && bytes.Contains(l, []byte("[STRACE]")) {
+			dup = append(dup, l...)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		logs []Input
+	}{
+		{"one log", []Input{Bytes("gen.log", one)}},
+		{"a log given twice", []Input{Bytes("twice.log", append(append([]byte(nil), one...), one...))}},
+		{"spans repeated", []Input{Bytes("dup.log", dup)}},
+		{"two logs", []Input{Bytes("a.log", one), Bytes("b.log", other)}},
+	} {
+		var want, got bytes.Buffer
+		sum, err := Convert(&want, c.logs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.name != "one log" && c.name != "two logs" && len(sum.Spans.NotDrawn) == 0 {
+			t.Errorf("%s: nothing left out as a repeat", c.name)
+		}
+		recordSecondPass(t, c.logs).replay(t, &got, func() {})
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%s: the replayed second pass wrote %d bytes, Convert %d, not the same", c.name, got.Len(), want.Len())
+		}
 	}
 }
 
