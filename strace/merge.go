@@ -92,6 +92,14 @@ type batchMem struct {
 	attrs attrArena
 }
 
+// rewind makes the memory free for the next records (nil: none to free).
+func (m *batchMem) rewind() {
+	if m != nil {
+		m.strs.rewind()
+		m.attrs.rewind()
+	}
+}
+
 // mergeBatchLen (poison_race.go, poison_norace.go) is how many records a
 // parsing goroutine hands over at once, and mergeBatches how many batches
 // may wait to be read.
@@ -183,11 +191,10 @@ func (in *mergeInput) next() error {
 			return fmt.Errorf("%s: %w", in.name, in.batch.err)
 		}
 		if in.batch.recs != nil {
-			if poison && in.batch.mem != nil {
+			if poison {
 				// Read has moved past the batch: what it handed out is
 				// invalid from now on, whenever its goroutine reuses it.
-				in.batch.mem.strs.rewind()
-				in.batch.mem.attrs.rewind()
+				in.batch.mem.rewind()
 			}
 			select { // the records of the batch read are no longer handed out
 			case in.free <- batchBuf{in.batch.recs, in.batch.mem}:
@@ -226,15 +233,17 @@ func (in *mergeInput) parse(stop <-chan struct{}) {
 		select {
 		case f = <-in.free:
 			f.recs = f.recs[:0] // each record is overwritten whole as it is read into the batch
+			if !poison {        // under the race detector next rewound it, poisoning it, already
+				f.mem.rewind()
+			}
 		default:
 			f.recs = make([]Record, 0, mergeBatchLen)
 			if in.rd.cfg.recycle {
-				f.mem = &batchMem{} // reusing once rewound, below
+				f.mem = &batchMem{}
+				f.mem.rewind() // reusing its memory from now on
 			}
 		}
 		if mem = f.mem; mem != nil {
-			mem.strs.rewind()
-			mem.attrs.rewind()
 			in.rd.arena, in.rd.owned = &mem.strs, &mem.attrs
 		}
 		return f.recs
@@ -297,7 +306,7 @@ func own(rec *Record, names *internTable) {
 	if rec.Kind == KindBindPhase && names.owned {
 		b := &rec.BindPhase
 		b.Phase, b.Source = names.of(b.Phase), names.of(b.Source)
-		names.ownAttrs(b.Attrs)
+		names.ownAttrs(b.Attrs, nil)
 		return
 	}
 	if rec.Kind != KindSpan {
@@ -305,36 +314,29 @@ func own(rec *Record, names *internTable) {
 	}
 	e := names.entry(rec.Span.Name)
 	if e == nil { // the table is full, and the name not in it
-		if names.owned {
-			rec.Span.Name = names.of(rec.Span.Name)
-		}
-		names.ownAttrs(rec.Span.Attrs)
+		rec.Span.Name = names.unlisted(rec.Span.Name)
+		names.ownAttrs(rec.Span.Attrs, nil)
 		return
 	}
 	rec.Span.Name = e.s
 	if n := min(len(rec.Span.Attrs), maxAttrsRemembered); n > len(e.last) {
 		e.last = names.lastRoom(e.last, n)
 	}
-	for i := range rec.Span.Attrs {
-		a := &rec.Span.Attrs[i]
-		var last *[2]string
-		if i < len(e.last) {
-			last = &e.last[i]
-		}
-		a.Key = names.at(last, 0, a.Key)
-		if a.Type == TypeString && len(a.Value) <= names.maxValue() {
-			a.Value = names.at(last, 1, a.Value) // short values repeat: roles, clk=dev, ...
-		}
-	}
+	names.ownAttrs(rec.Span.Attrs, e.last)
 }
 
-// ownAttrs interns the keys and short text values of attrs.
-func (t *internTable) ownAttrs(attrs []Attr) {
+// ownAttrs interns the keys and short text values of attrs, comparing
+// each first with what last (if long enough) remembers at its place.
+func (t *internTable) ownAttrs(attrs []Attr, last [][2]string) {
 	for i := range attrs {
 		a := &attrs[i]
-		a.Key = t.of(a.Key)
+		var l *[2]string
+		if i < len(last) {
+			l = &last[i]
+		}
+		a.Key = t.at(l, 0, a.Key)
 		if a.Type == TypeString && len(a.Value) <= t.maxValue() {
-			a.Value = t.of(a.Value)
+			a.Value = t.at(l, 1, a.Value) // short values repeat: roles, clk=dev, ...
 		}
 	}
 }
