@@ -520,7 +520,7 @@ func (c *converter) span(rec *strace.Record, at where) {
 	case dev || fam.HasInvocation():
 		c.runs.add(sp, at, dev, rec.Prefix.Thread)
 	case fam == strace.FamilyNode:
-		c.flows.add(heldSpan{*sp, at})
+		c.flows.add(sp, at)
 	default: // ext.: on the thread that emitted it, never grouped into runs
 		c.host(c.tracks.thread(sp.Pid, sp.Tid), &heldSpan{*sp, at}, nil, false)
 	}

@@ -33,13 +33,10 @@ type nodeSpan struct {
 	span   heldSpan
 	leaf   string
 	key    flowKey
-	hasKey bool
-	// A dispatch's best submit so far: match, while that submit waits (a
-	// submit drawn lets go of the dispatches matched to it), and its start.
-	match   *nodeSpan
-	matched bool
-	matchTS int64
-	linked  bool // a dispatch's flow is fixed
+	// A dispatch's best submit so far, while that submit waits (a submit
+	// drawn links the dispatches matched to it and lets go of them).
+	match  *nodeSpan
+	linked bool // a dispatch's flow is fixed
 	flows   []perfetto.FlowID
 	// endFlows end at the span.
 	endFlows []perfetto.FlowID
@@ -105,7 +102,6 @@ type flowWindow struct {
 
 	spans    []*nodeSpan // spans[head:] wait, in arrival order
 	head     int
-	headEnd  int64                   // the end of spans[head], when one waits: drain looks no further for most spans
 	keys     map[flowKey]*keyLists   // the waiting spans by flow key
 	launches map[launchKey]*nodeList // the waiting dispatches by (run_id, dispatch_id)
 	nodes    pool[nodeSpan]
@@ -172,24 +168,21 @@ func (f *flowWindow) freeNode(n *nodeSpan) {
 // hand-off's spans carry eight.
 const nodeAttrs = 12
 
-func (f *flowWindow) add(sp heldSpan) {
+func (f *flowWindow) add(sp *strace.Span, at where) {
 	n := f.newNode()
-	n.span = sp
-	n.span.Attrs = n.store.keep(sp.Attrs)
+	n.span = heldSpan{n.store.span(sp), at}
 	n.flows, n.endFlows = n.ids[:0:1], n.ids[1:1:2]
 	n.leaf, _ = strace.NodeLeaf(sp.Name)
 	h := handOffAttrsOf(&n.span.Span)
-	n.key, n.hasKey = h.flowKey(n.span.Pid)
+	key, hasKey := h.flowKey(n.span.Pid)
+	n.key = key
 	if len(f.spans) == cap(f.spans) && f.head > 0 && f.head >= len(f.spans)/2 {
 		k := copy(f.spans, f.spans[f.head:]) // the waiting spans move to the front
 		clear(f.spans[k:])
 		f.spans, f.head = f.spans[:k], 0
 	}
-	if f.head == len(f.spans) {
-		f.headEnd = n.span.End()
-	}
 	f.spans = append(f.spans, n)
-	if !n.hasKey || n.leaf != "submit" && n.leaf != "dispatch" {
+	if !hasKey || n.leaf != "submit" && n.leaf != "dispatch" {
 		return
 	}
 	if f.keys == nil {
@@ -205,8 +198,8 @@ func (f *flowWindow) add(sp heldSpan) {
 		l.submits.pushKey(n)
 		// A dispatch logged before this submit may belong to it.
 		for d := l.waiting.head; d != nil; d = d.nextKey {
-			if !d.linked && n.span.TS < d.span.TS && (!d.matched || n.span.TS > d.matchTS) {
-				d.match, d.matched, d.matchTS = n, true, n.span.TS
+			if !d.linked && n.span.TS < d.span.TS && (d.match == nil || n.span.TS > d.match.span.TS) {
+				d.match = n
 			}
 		}
 		return
@@ -217,9 +210,7 @@ func (f *flowWindow) add(sp heldSpan) {
 			best = s
 		}
 	}
-	if best != nil {
-		n.match, n.matched, n.matchTS = best, true, best.span.TS
-	}
+	n.match = best
 	l.waiting.pushKey(n)
 	if did := h.dispatch; did != nil && did.Type == strace.TypeInt && did.Int != 0 {
 		lk := launchKey{n.key.runID, did.Int}
@@ -323,7 +314,7 @@ func (f *flowWindow) id() perfetto.FlowID {
 // them at the end of the log), in arrival order. now is the latest host
 // time the log has reached.
 func (f *flowWindow) drain(now int64, all bool) {
-	if f.head == len(f.spans) || !all && f.headEnd > now-f.horizon {
+	if f.head == len(f.spans) || !all && f.spans[f.head].span.End() > now-f.horizon {
 		return
 	}
 	waiting := f.spans[f.head:]
@@ -343,9 +334,7 @@ func (f *flowWindow) drain(now int64, all bool) {
 	f.head += n
 	if all || f.head == len(f.spans) {
 		f.spans, f.head = f.spans[:0], 0
-		return
 	}
-	f.headEnd = f.spans[f.head].span.End()
 }
 
 // release draws one node span and takes it out of the indexes. A submit
@@ -363,7 +352,7 @@ func (f *flowWindow) release(s *nodeSpan) {
 			if !d.linked {
 				f.link(s, d)
 			}
-			d.match = nil // matched and matchTS keep what it was
+			d.match = nil
 		}
 	case s.leaf == "dispatch" && s.lists != nil && !s.linked:
 		if s.match != nil {

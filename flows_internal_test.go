@@ -26,15 +26,15 @@ func TestFlowWindow(t *testing.T) {
 		linked:   func(kind string) { linked[kind]++ },
 		unlinked: func(string) { unlinked++ },
 	}
-	node := func(leaf string, ts int64, run, slot int64) heldSpan {
-		return heldSpan{Span: strace.Span{Pid: 1, Tid: 1, Name: "node." + leaf, TS: ts, Dur: 10,
-			Attrs: []strace.Attr{strace.Int("run_id", run), strace.Int("task_slot", slot)}}}
+	node := func(leaf string, ts int64, run, slot int64) *strace.Span {
+		return &strace.Span{Pid: 1, Tid: 1, Name: "node." + leaf, TS: ts, Dur: 10,
+			Attrs: []strace.Attr{strace.Int("run_id", run), strace.Int("task_slot", slot)}}
 	}
-	f.add(node("dispatch", 120, 1, 0)) // logged before its submit
-	f.add(node("submit", 100, 1, 0))
-	f.add(node("submit", 200, 1, 1))
-	f.add(node("dispatch", 200, 1, 1)) // same instant as its submit: no arrow
-	f.add(node("dispatch", 300, 2, 0)) // no submit of run 2
+	f.add(node("dispatch", 120, 1, 0), 0) // logged before its submit
+	f.add(node("submit", 100, 1, 0), 0)
+	f.add(node("submit", 200, 1, 1), 0)
+	f.add(node("dispatch", 200, 1, 1), 0) // same instant as its submit: no arrow
+	f.add(node("dispatch", 300, 2, 0), 0) // no submit of run 2
 	f.drain(10_000, false)
 	want := []string{
 		"node.dispatch 120 flows=0 ends=1",
@@ -65,20 +65,26 @@ func TestFlowWindowIndexes(t *testing.T) {
 		t.Helper()
 		want := map[flowKey][2][]*nodeSpan{}
 		wantLaunch := map[launchKey][]*nodeSpan{}
+		// What each waiting span is indexed under, from the attributes it
+		// was given: a submit or dispatch by its run and slot, a dispatch
+		// of a launch also by its run and dispatch id.
 		for _, n := range f.spans[f.head:] {
-			if n.lists == nil {
+			if n.span.Name == "node.complete" {
 				continue
 			}
-			w := want[n.key]
-			if n.leaf == "submit" {
+			run, slot, did := n.span.Attrs[0].Int, n.span.Attrs[1].Int, n.span.Attrs[2].Int
+			k := flowKey{pid: 1, runID: run, slot: slot, hasSlot: true}
+			w := want[k]
+			if n.span.Name == "node.submit" {
 				w[0] = append(w[0], n)
 			} else {
 				w[1] = append(w[1], n)
+				if did != 0 {
+					lk := launchKey{run, did}
+					wantLaunch[lk] = append(wantLaunch[lk], n)
+				}
 			}
-			want[n.key] = w
-			if n.launches != nil {
-				wantLaunch[n.launchKey] = append(wantLaunch[n.launchKey], n)
-			}
+			want[k] = w
 		}
 		list := func(l nodeList, next func(*nodeSpan) *nodeSpan) []*nodeSpan {
 			var got []*nodeSpan
@@ -113,7 +119,7 @@ func TestFlowWindowIndexes(t *testing.T) {
 		now += rng.Int64N(100)
 		leaf := leaves[rng.IntN(len(leaves))]
 		attrs := []strace.Attr{strace.Int("run_id", rng.Int64N(4)), strace.Int("task_slot", rng.Int64N(2)), strace.Int("dispatch_id", rng.Int64N(3))}
-		f.add(heldSpan{Span: strace.Span{Pid: 1, Tid: 1, Name: "node." + leaf, TS: now - rng.Int64N(300), Dur: 10, Attrs: attrs}})
+		f.add(&strace.Span{Pid: 1, Tid: 1, Name: "node." + leaf, TS: now - rng.Int64N(300), Dur: 10, Attrs: attrs}, 0)
 		if step%7 == 0 {
 			f.linkRun(&strace.Span{Pid: 2, Name: "chip.run", TS: now, Attrs: attrs})
 		}
