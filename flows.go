@@ -30,14 +30,14 @@ type flowKey struct {
 }
 
 type nodeSpan struct {
-	span   heldSpan
-	leaf   string
-	key    flowKey
+	span heldSpan
+	leaf string
+	key  flowKey
 	// A dispatch's best submit so far, while that submit waits (a submit
 	// drawn links the dispatches matched to it and lets go of them).
 	match  *nodeSpan
 	linked bool // a dispatch's flow is fixed
-	flows   []perfetto.FlowID
+	flows  []perfetto.FlowID
 	// endFlows end at the span.
 	endFlows []perfetto.FlowID
 	ids      [2]perfetto.FlowID // room for the flows of a hand-off's usual one arrow
