@@ -125,7 +125,7 @@ func appendScalars(b []byte, seq *sequence, args []Arg, i int, tag byte, memo *a
 		case a.kind == KindString && len(a.str) <= maxInternedValue:
 			e := memo.value(i)
 			if v = e.hit(a.str); v == 0 { // the value first, as interning always goes
-				v = seq.memoized(e, internString, a.str)
+				v = seq.memoize(e, internString, a.str)
 			}
 		default:
 			return b, i
@@ -133,7 +133,7 @@ func appendScalars(b []byte, seq *sequence, args []Arg, i int, tag byte, memo *a
 		e := memo.name(i)
 		name := e.hit(a.Name)
 		if name == 0 {
-			name = seq.memoized(e, internAnnName, a.Name)
+			name = seq.memoize(e, internAnnName, a.Name)
 		}
 		n := len(b)
 		if cap(b)-n < maxScalarAnnotation {

@@ -157,6 +157,12 @@ func (s *sequence) memoized(e *memoEntry, kind uint8, v string) uint64 {
 	if iid := e.hit(v); iid != 0 {
 		return iid
 	}
+	return s.memoize(e, kind, v)
+}
+
+// memoize is memoized once e has missed: it interns v and remembers it at
+// e.
+func (s *sequence) memoize(e *memoEntry, kind uint8, v string) uint64 {
 	iid := s.intern(kind, v)
 	if e != nil && len(v) > 0 && len(v) <= math.MaxUint32 {
 		*e = memoEntry{p: unsafe.StringData(v), n: uint32(len(v)), iid: uint32(iid)}
