@@ -21,12 +21,25 @@ type trackSet struct {
 	lanes    map[laneKey]perfetto.Track
 	devLanes map[devLane]perfetto.Track
 
-	// The last lane and the last device lanes asked for: a run's spans
-	// ask for the same few again and again.
-	lastLane laneMemo
-	lastDev  [devMemo]devLaneMemo
-	nextDev  int
+	// The last lane, threads and device lanes asked for: a run's spans,
+	// and the hand-offs between threads, ask for the same few again and
+	// again.
+	lastLane   laneMemo
+	lastThread [threadMemo]threadLaneMemo
+	nextThread int
+	lastDev    [devMemo]devLaneMemo
+	nextDev    int
 }
+
+type threadLaneMemo struct {
+	pid   int32
+	tid   int64
+	track perfetto.Track // the zero Track: nothing remembered
+}
+
+// threadMemo is how many threads the track set remembers: the hand-offs'
+// submitting, dispatching and completing threads of a node or two.
+const threadMemo = 4
 
 type laneMemo struct {
 	key     laneKey
@@ -41,8 +54,10 @@ type devLaneMemo struct {
 }
 
 // devMemo is how many device lanes the track set remembers: a run's
-// phases, orch, sched, effective and a task slot or two.
-const devMemo = 8
+// phases, orch, sched, effective and a task slot or two, for the two or
+// three devices whose runs come in turn (the oldest remembered is
+// forgotten first, so too few would be forgotten before asked for again).
+const devMemo = 16
 
 func newTrackSet(w *perfetto.Writer, scan *scanResult) *trackSet {
 	return &trackSet{w: w, scan: scan, procs: map[int32]perfetto.Track{}, lanes: map[laneKey]perfetto.Track{}, devLanes: map[devLane]perfetto.Track{}}
@@ -115,8 +130,14 @@ func (tr *trackSet) process(pid int32) (perfetto.Track, bool) {
 // threadTrack is the real-tid lane of a thread (the zero Track past the
 // track limit).
 func (tr *trackSet) thread(pid int32, tid int64) perfetto.Track {
+	for i := range tr.lastThread {
+		if m := &tr.lastThread[i]; m.pid == pid && m.tid == tid && !m.track.IsZero() {
+			return m.track
+		}
+	}
 	k := laneKey{pid: pid, tid: tid, slot: -1}
 	if t, ok := tr.lanes[k]; ok {
+		tr.rememberThread(pid, tid, t)
 		return t
 	}
 	if _, ok := tr.process(pid); !ok {
@@ -132,8 +153,14 @@ func (tr *trackSet) thread(pid int32, tid int64) perfetto.Track {
 	t, ok := tr.newTrack(func() perfetto.Track { return tr.w.Thread(perfetto.ThreadSpec{Pid: pid, Tid: tid, Name: name}) })
 	if ok {
 		tr.lanes[k] = t
+		tr.rememberThread(pid, tid, t)
 	}
 	return t
+}
+
+func (tr *trackSet) rememberThread(pid int32, tid int64, t perfetto.Track) {
+	tr.lastThread[tr.nextThread] = threadLaneMemo{pid: pid, tid: tid, track: t}
+	tr.nextThread = (tr.nextThread + 1) % threadMemo
 }
 
 // laneKey names a lane: a thread's real-tid lane (slot -1) or one of its

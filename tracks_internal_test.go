@@ -65,3 +65,28 @@ func fmtNames(n []string) string {
 	}
 	return s + "]"
 }
+
+// What the track set remembers of the threads and device lanes asked for
+// last answers as its maps do: asked in turns of fewer and of more keys
+// than it remembers, each thread and device lane is the track its map
+// holds.
+func TestTrackSetRemembers(t *testing.T) {
+	ts := newTrackSet(perfetto.NewWriter(&bytes.Buffer{}), newScan())
+	lanes := []string{"phases", "orch", "sched", "effective", "task_slot_0", "task_slot_1"}
+	for _, n := range []int{1, 2, threadMemo, threadMemo + 1, devMemo - 1, devMemo, devMemo + 1, 3 * devMemo} {
+		for round := range 3 {
+			for i := range n {
+				// Neighbours share a pid, a device or a lane.
+				pid, tid, dev, lane := int32(1+i/5%2), int64(10+i), int32(i%2), lanes[i/2%len(lanes)]
+				th := ts.thread(pid, tid)
+				if want := ts.lanes[laneKey{pid, tid, -1}]; th.IsZero() || th != want {
+					t.Fatalf("%d keys, round %d: thread %d/%d is %v, want %v", n, round, pid, tid, th, want)
+				}
+				d := ts.device(pid, dev, ts.deviceGroup(pid, dev), lane)
+				if want := ts.devLanes[devLane{pid, dev, lane}]; d.IsZero() || d != want {
+					t.Fatalf("%d keys, round %d: device %d/%d %s is %v, want %v", n, round, pid, dev, lane, d, want)
+				}
+			}
+		}
+	}
+}
