@@ -806,6 +806,9 @@ func TestEventLayout(t *testing.T) {
 	w := perfetto.NewWriter(&out)
 	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 2, Name: "main"})
 	w.Slice(th, perfetto.Slice{Name: "run", TS: 1000, Dur: 10, Args: []perfetto.Arg{perfetto.Int("inv", 7), perfetto.String("clk", "dev")}})
+	// The same name and arguments on the sequence that has interned them:
+	// the events most slices make, written in one pass.
+	w.Slice(th, perfetto.Slice{Name: "run", TS: 2000, Dur: 10, Args: []perfetto.Arg{perfetto.Int("inv", 8), perfetto.String("clk", "dev")}})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -852,11 +855,13 @@ func TestEventLayout(t *testing.T) {
 	want := [][]protowire.Number{
 		{10, 13, 11, 12, 8}, // begin: sequence id, flags, track_event, interned_data, timestamp
 		{10, 13, 11, 8},     // end
+		{10, 13, 11, 8},     // begin, all interned already
+		{10, 13, 11, 8},     // end
 	}
 	if diff := cmp.Diff(want, events); diff != "" {
 		t.Errorf("event packets' fields (-want +got):\n%s", diff)
 	}
-	wantAnn := [][]protowire.Number{{4, 1}, {17, 1}} // int_value, name_iid; string_value_iid, name_iid
+	wantAnn := [][]protowire.Number{{4, 1}, {17, 1}, {4, 1}, {17, 1}} // int_value, name_iid; string_value_iid, name_iid
 	if diff := cmp.Diff(wantAnn, annotations); diff != "" {
 		t.Errorf("annotations' fields (-want +got):\n%s", diff)
 	}
