@@ -1,8 +1,10 @@
 package perfetto
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -115,48 +117,118 @@ func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number
 // field tag tag, as long as they are named numbers or interned strings,
 // and returns where it stopped. Each is written in place, in room reserved
 // for the longest (maxScalarAnnotation), its body under 128 bytes, so that
-// its length takes one byte.
+// its length takes one byte. The arguments the memo knows — the common
+// case — are written by appendKnown, which calls nothing; the others one
+// at a time here, interned and remembered.
 func appendScalars(b []byte, seq *sequence, args []Arg, i int, tag byte, memo *argMemo) ([]byte, int) {
-	for ; i < len(args); i++ {
+	for {
+		if memo != nil {
+			b, i = appendKnown(b, args, i, tag, memo)
+		}
+		if i == len(args) {
+			return b, i
+		}
 		a := &args[i]
 		v := a.num
 		switch {
 		case a.kind >= KindInt && a.kind <= KindBool:
 		case a.kind == KindString && len(a.str) <= maxInternedValue:
-			e := memo.value(i)
-			if v = e.hit(a.str); v == 0 { // the value first, as interning always goes
-				v = seq.memoize(e, internString, a.str)
-			}
+			v = seq.memoized(memo.value(i), internString, a.str) // the value first, as interning always goes
 		default:
 			return b, i
 		}
-		e := memo.name(i)
-		name := e.hit(a.Name)
-		if name == 0 {
-			name = seq.memoize(e, internAnnName, a.Name)
+		b = appendScalar(b, tag, a.kind, v, seq.memoized(memo.name(i), internAnnName, a.Name))
+		i++
+	}
+}
+
+// appendKnown encodes args[i:], as appendScalars does, as long as the memo
+// knows their names and, for strings, their values at their positions, and
+// returns where it stopped. It calls nothing, and writes each annotation
+// in room of knownRoom bytes indexed within it, so that no store is
+// checked against the slice's bounds.
+func appendKnown(b []byte, args []Arg, i int, tag byte, m *argMemo) ([]byte, int) {
+	for end := min(len(args), memoArgs); i < end; i++ {
+		a := &args[i]
+		e := &m.names[i]
+		if e.p != unsafe.StringData(a.Name) || int(e.n) != len(a.Name) || e.iid == 0 {
+			return b, i
+		}
+		v, k := a.num, 3
+		var head uint32 // tag, length (set last) and value tag
+		switch a.kind {
+		case KindInt, KindUint, KindBool:
+			head = uint32(tag) | uint32(valueTags[a.kind&3])<<16
+		case KindString:
+			ve := &m.values[i]
+			if ve.p != unsafe.StringData(a.str) || int(ve.n) != len(a.str) || ve.iid == 0 {
+				return b, i
+			}
+			const t = fAnnStringIID << 3 // a tag of two bytes
+			head = uint32(tag) | (t&0x7f|0x80)<<16 | t>>7<<24
+			v, k = uint64(ve.iid), 4
+		default:
+			return b, i
 		}
 		n := len(b)
-		if cap(b)-n < maxScalarAnnotation {
-			b = slices.Grow(b, maxScalarAnnotation)
+		if cap(b)-n < knownRoom {
+			b = slices.Grow(b, knownRoom)
 		}
-		d := b[n : n+maxScalarAnnotation]
-		d[0] = tag
-		k := 3
-		if a.kind == KindString {
-			const t = fAnnStringIID << 3 // a tag of two bytes
-			d[2], d[3] = t&0x7f|0x80, t>>7
-			k = 4
-		} else {
-			d[2] = valueTags[a.kind&3]
+		d := (*[knownRoom]byte)(b[n : n+knownRoom])
+		binary.LittleEndian.PutUint32(d[:4], head)
+		for ; v >= 0x80; k++ {
+			d[k&(knownRoom-1)] = byte(v) | 0x80
+			v >>= 7
 		}
-		k += putVarint(d[k:], v)
-		d[k] = fAnnNameIID << 3
+		d[k&(knownRoom-1)] = byte(v)
 		k++
-		k += putVarint(d[k:], name)
+		if name := e.iid; name < 0x80 {
+			d[k&(knownRoom-1)] = fAnnNameIID << 3
+			d[(k+1)&(knownRoom-1)] = byte(name)
+			k += 2
+		} else {
+			d[k&(knownRoom-1)] = fAnnNameIID << 3
+			k++
+			for ; name >= 0x80; k++ {
+				d[k&(knownRoom-1)] = byte(name) | 0x80
+				name >>= 7
+			}
+			d[k&(knownRoom-1)] = byte(name)
+			k++
+		}
 		d[1] = byte(k - 2)
 		b = b[:n+k]
 	}
 	return b, i
+}
+
+// knownRoom is the room appendKnown writes an annotation in: a power of
+// two at least maxScalarAnnotation.
+const knownRoom = 32
+
+// appendScalar appends one annotation under tag: a value v of kind (a
+// string's: its iid), then the name's iid.
+func appendScalar(b []byte, tag byte, kind Kind, v, name uint64) []byte {
+	n := len(b)
+	if cap(b)-n < maxScalarAnnotation {
+		b = slices.Grow(b, maxScalarAnnotation)
+	}
+	d := b[n : n+maxScalarAnnotation]
+	d[0] = tag
+	k := 3
+	if kind == KindString {
+		const t = fAnnStringIID << 3 // a tag of two bytes
+		d[2], d[3] = t&0x7f|0x80, t>>7
+		k = 4
+	} else {
+		d[2] = valueTags[kind&3]
+	}
+	k += putVarint(d[k:], v)
+	d[k] = fAnnNameIID << 3
+	k++
+	k += putVarint(d[k:], name)
+	d[1] = byte(k - 2)
+	return b[:n+k]
 }
 
 // maxScalarAnnotation is the size of the longest annotation appendScalars

@@ -1,9 +1,11 @@
 package perfetto
 
 import (
+	"bytes"
 	"cmp"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -82,5 +84,74 @@ func benchAnnotations(b *testing.B, event string, args []Arg) {
 	for i := 0; i < b.N; i++ {
 		args[0].num = uint64(i)
 		buf = appendAnnotations(buf[:0], s, args, fEventAnnotations, true, s.argMemo(name))
+	}
+}
+
+// The arguments a memo knows are encoded as those it does not: events of
+// a few names, their arguments' names and string values drawn from sets
+// large enough that iids take two bytes, their numbers of every length
+// (negative ones ten bytes), encode to the same bytes on a sequence with
+// memos as on one without.
+func TestKnownAnnotationsAsInterned(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	memoized, plain := &sequence{id: 2}, &sequence{id: 2}
+	memoized.resetInterning()
+	plain.resetInterning()
+	for i := range 2 * busyLookups { // memoized becomes busy: it keeps memos
+		memoized.internString("warm " + strconv.Itoa(i))
+		plain.internString("warm " + strconv.Itoa(i))
+	}
+	keys := make([]string, 300)
+	vals := make([]string, 300)
+	for i := range keys {
+		keys[i], vals[i] = "key"+strconv.Itoa(i), "value"+strconv.Itoa(i)
+	}
+	for i := len(keys) - 1; i >= 0; i-- { // the keys and values used most get the largest iids
+		for _, s := range []*sequence{memoized, plain} {
+			s.internAnnName(keys[i])
+			s.internString(vals[i])
+		}
+	}
+	number := func() uint64 { return rng.Uint64() >> rng.IntN(64) }
+	known, all := 0, 0
+	for ev := range 3000 {
+		event := "event" + strconv.Itoa(ev%5)
+		args := make([]Arg, 1+rng.IntN(memoArgs+4))
+		all += len(args)
+		for i := range args {
+			name := keys[(ev%5*7+i)%len(keys)]
+			if rng.IntN(50) == 0 {
+				name = keys[rng.IntN(len(keys))] // now and then another name at a place
+			}
+			switch rng.IntN(5) {
+			case 0:
+				args[i] = Int(name, int64(number())*int64(1-2*rng.IntN(2)))
+			case 1:
+				args[i] = Uint(name, number())
+			case 2:
+				args[i] = Bool(name, rng.IntN(2) == 0)
+			default:
+				v := vals[(ev%5+i)%len(vals)]
+				if rng.IntN(4) == 0 {
+					v = vals[rng.IntN(len(vals))]
+				}
+				args[i] = String(name, v)
+			}
+		}
+		m := memoized.argMemo(memoized.internName(event))
+		if m == nil {
+			t.Fatal("a busy sequence keeps no memo")
+		}
+		_, j := appendKnown(nil, args, 0, 0x22, m) // up to the first it does not know
+		known += j
+		got := appendAnnotations(nil, memoized, args, fEventAnnotations, true, m)
+		plain.internName(event)
+		want := appendAnnotations(nil, plain, args, fEventAnnotations, true, nil)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("event %d %v: memoized % x, interned % x", ev, args, got, want)
+		}
+	}
+	if known < all/5 {
+		t.Errorf("the memo knew %d arguments of %d", known, all)
 	}
 }
