@@ -89,4 +89,42 @@ func TestTrackSetRemembers(t *testing.T) {
 			}
 		}
 	}
+	// The same tid under two pids (two machines' logs), and the keys of a
+	// memo's empty entries, asked of a fresh set.
+	ts = newTrackSet(perfetto.NewWriter(&bytes.Buffer{}), newScan())
+	for round := range 3 {
+		for _, k := range []laneKey{{0, 0, -1}, {1, 7, -1}, {2, 7, -1}, {1, 7, -1}, {0, 0, -1}, {2, 7, -1}} {
+			th := ts.thread(k.pid, k.tid)
+			if want := ts.lanes[k]; th.IsZero() || th != want {
+				t.Fatalf("round %d: thread %d/%d is %v, want %v", round, k.pid, k.tid, th, want)
+			}
+			d := ts.device(k.pid, 0, ts.deviceGroup(k.pid, 0), "")
+			if want := ts.devLanes[devLane{k.pid, 0, ""}]; d.IsZero() || d != want {
+				t.Fatalf("round %d: device %d/0 \"\" is %v, want %v", round, k.pid, d, want)
+			}
+		}
+	}
+	// Past the track limit: no track, nothing remembered, and the tracks
+	// made before it still given.
+	ts = newTrackSet(perfetto.NewWriter(&bytes.Buffer{}, perfetto.WithMaxTracks(8)), newScan())
+	made := map[int64]perfetto.Track{}
+	for round := range 2 {
+		for tid := range int64(12) {
+			th := ts.thread(1, tid)
+			if was, ok := made[tid]; ok && th != was || round == 0 && tid < 7 && th.IsZero() {
+				t.Fatalf("round %d: thread 1/%d is %v, was %v", round, tid, th, was)
+			}
+			if !th.IsZero() {
+				made[tid] = th
+			}
+			for _, m := range ts.lastThread {
+				if m.track.IsZero() && m.tid != 0 {
+					t.Fatalf("round %d: thread 1/%d remembered with no track", round, m.tid)
+				}
+			}
+		}
+	}
+	if len(made) == 12 {
+		t.Error("no thread past the track limit")
+	}
 }

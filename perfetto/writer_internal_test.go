@@ -3,10 +3,14 @@ package perfetto
 import (
 	"bytes"
 	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"testing"
+	"unsafe"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // sortKeys gives the order of a plain sort by (start, longest first,
@@ -150,8 +154,89 @@ func TestKnownAnnotationsAsInterned(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("event %d %v: memoized % x, interned % x", ev, args, got, want)
 		}
+		if got, want := memoized.appendInterned(nil), plain.appendInterned(nil); !bytes.Equal(got, want) {
+			t.Fatalf("event %d %v: interned data memoized % x, without memos % x", ev, args, got, want)
+		}
 	}
 	if known < all/5 {
 		t.Errorf("the memo knew %d arguments of %d", known, all)
+	}
+}
+
+// appendKnown writes what appendScalar writes, and what protowire encodes,
+// for values and iids at every boundary of a varint's length, after bytes
+// already in the buffer and with any room left in it; it does not take
+// an empty name or value for known.
+func TestKnownAnnotationBoundaries(t *testing.T) {
+	var edges []uint64
+	for s := range 64 {
+		edges = append(edges, 1<<s-1, 1<<s, 1<<s+1)
+	}
+	edges = append(edges, math.MaxUint64, math.MaxUint32)
+	name, value := "name", "value"
+	protowireOf := func(kind Kind, v, iid uint64) []byte {
+		var body []byte
+		switch kind {
+		case KindString:
+			body = protowire.AppendVarint(protowire.AppendTag(body, fAnnStringIID, protowire.VarintType), v)
+		default:
+			num := map[Kind]protowire.Number{KindInt: fAnnInt, KindUint: fAnnUint, KindBool: fAnnBool}[kind]
+			body = protowire.AppendVarint(protowire.AppendTag(body, num, protowire.VarintType), v)
+		}
+		body = protowire.AppendVarint(protowire.AppendTag(body, fAnnNameIID, protowire.VarintType), iid)
+		return protowire.AppendBytes(protowire.AppendTag(nil, fEventAnnotations, protowire.BytesType), body)
+	}
+	tag := byte(fEventAnnotations<<3) | byte(protowire.BytesType)
+	for _, iid := range edges {
+		if iid == 0 || iid > math.MaxUint32 {
+			continue
+		}
+		for _, v := range edges {
+			for _, kind := range []Kind{KindInt, KindUint, KindBool, KindString} {
+				var a Arg
+				var m argMemo
+				m.names[0] = memoEntry{p: unsafe.StringData(name), n: uint32(len(name)), iid: uint32(iid)}
+				switch kind {
+				case KindInt:
+					a = Int(name, int64(v))
+				case KindUint:
+					a = Uint(name, v)
+				case KindBool:
+					a = Arg{Name: name, kind: KindBool, num: v}
+				case KindString:
+					if v == 0 || v > math.MaxUint32 {
+						continue
+					}
+					a = String(name, value)
+					m.values[0] = memoEntry{p: unsafe.StringData(value), n: uint32(len(value)), iid: uint32(v)}
+				}
+				for _, room := range []int{0, 3, 20, 31, 32, 33} {
+					b := append(make([]byte, 0, 5+room), "head!"...)
+					got, j := appendKnown(b, []Arg{a}, 0, tag, &m)
+					want := append([]byte("head!"), protowireOf(kind, v, iid)...)
+					if j != 1 || !bytes.Equal(got, want) || !bytes.Equal(appendScalar([]byte("head!"), tag, kind, v, iid), want) {
+						t.Fatalf("%v value %d, name iid %d, room %d: known % x (%d), protowire % x", kind, v, iid, room, got, j, want)
+					}
+				}
+			}
+		}
+	}
+	// An empty name or value is never known, however it matches an empty
+	// entry of the memo.
+	var empty, named argMemo
+	named.names[0] = memoEntry{p: unsafe.StringData(name), n: uint32(len(name)), iid: 7}
+	for _, c := range []struct {
+		m   *argMemo
+		arg Arg
+	}{
+		{&empty, Int("", 1)},
+		{&empty, Int(name[:0], 1)},
+		{&empty, String("", "")},
+		{&named, String(name, "")},
+		{&named, String(name, value[:0])},
+	} {
+		if _, j := appendKnown(nil, []Arg{c.arg}, 0, tag, c.m); j != 0 {
+			t.Errorf("%+v taken for known", c.arg)
+		}
 	}
 }
