@@ -42,13 +42,19 @@ type nodeSpan struct {
 	endFlows []perfetto.FlowID
 	ids      [2]perfetto.FlowID // room for the flows of a hand-off's usual one arrow
 	// The lists of its key and of its launch key (nil: none), and its
-	// successors there.
-	lists               *keyLists
-	launches            *nodeList
-	launchKey           launchKey
-	nextKey, nextLaunch *nodeSpan
-	store               spanStore // span's attributes
+	// successors there: next[byKey] and next[byLaunch].
+	lists     *keyLists
+	launches  *nodeList
+	launchKey launchKey
+	next      [2]*nodeSpan
+	store     spanStore // span's attributes
 }
+
+// The lists a node span is in, by the index of its successor there.
+const (
+	byKey = iota
+	byLaunch
+)
 
 // nodeList is a list of waiting node spans in arrival order, linked
 // through the spans: the indexes cost no allocation per span. The window
@@ -60,22 +66,12 @@ type nodeList struct{ head, tail *nodeSpan }
 // dispatches (waiting for submits that come after them).
 type keyLists struct{ submits, waiting nodeList }
 
-// pushKey appends n to a list of its key.
-func (l *nodeList) pushKey(n *nodeSpan) {
+// push appends n to a list linked through n.next[by].
+func (l *nodeList) push(n *nodeSpan, by int) {
 	if l.tail == nil {
 		l.head = n
 	} else {
-		l.tail.nextKey = n
-	}
-	l.tail = n
-}
-
-// pushLaunch appends n to the list of its launch key.
-func (l *nodeList) pushLaunch(n *nodeSpan) {
-	if l.tail == nil {
-		l.head = n
-	} else {
-		l.tail.nextLaunch = n
+		l.tail.next[by] = n
 	}
 	l.tail = n
 }
@@ -195,9 +191,9 @@ func (f *flowWindow) add(sp *strace.Span, at where) {
 	}
 	n.lists = l
 	if n.leaf == "submit" {
-		l.submits.pushKey(n)
+		l.submits.push(n, byKey)
 		// A dispatch logged before this submit may belong to it.
-		for d := l.waiting.head; d != nil; d = d.nextKey {
+		for d := l.waiting.head; d != nil; d = d.next[byKey] {
 			if !d.linked && n.span.TS < d.span.TS && (d.match == nil || n.span.TS > d.match.span.TS) {
 				d.match = n
 			}
@@ -205,13 +201,13 @@ func (f *flowWindow) add(sp *strace.Span, at where) {
 		return
 	}
 	var best *nodeSpan
-	for s := l.submits.head; s != nil; s = s.nextKey {
+	for s := l.submits.head; s != nil; s = s.next[byKey] {
 		if s.span.TS < n.span.TS && (best == nil || s.span.TS > best.span.TS) {
 			best = s
 		}
 	}
 	n.match = best
-	l.waiting.pushKey(n)
+	l.waiting.push(n, byKey)
 	if did := h.dispatch; did != nil && did.Type == strace.TypeInt && did.Int != 0 {
 		lk := launchKey{n.key.runID, did.Int}
 		ll := f.launches[lk]
@@ -219,7 +215,7 @@ func (f *flowWindow) add(sp *strace.Span, at where) {
 			ll = f.listPool.get()
 			f.launches[lk] = ll
 		}
-		ll.pushLaunch(n)
+		ll.push(n, byLaunch)
 		n.launches, n.launchKey = ll, lk
 	}
 }
@@ -285,7 +281,7 @@ func (f *flowWindow) linkRun(root *strace.Span) []perfetto.FlowID {
 		return nil
 	}
 	var best *nodeSpan
-	for n := l.head; n != nil; n = n.nextLaunch {
+	for n := l.head; n != nil; n = n.next[byLaunch] {
 		if n.span.Pid == root.Pid || n.span.TS >= root.TS || f.sameHost != nil && !f.sameHost(n.span.Pid, root.Pid) {
 			continue
 		}
@@ -345,7 +341,7 @@ func (f *flowWindow) drain(now int64, all bool) {
 func (f *flowWindow) release(s *nodeSpan) {
 	switch {
 	case s.leaf == "submit" && s.lists != nil:
-		for d := s.lists.waiting.head; d != nil; d = d.nextKey {
+		for d := s.lists.waiting.head; d != nil; d = d.next[byKey] {
 			if d.match != s {
 				continue
 			}
@@ -372,13 +368,13 @@ func (f *flowWindow) unindex(s *nodeSpan) {
 		if s.leaf == "submit" {
 			list = &l.submits
 		}
-		if list.pop(s.nextKey) && l.submits.head == nil && l.waiting.head == nil {
+		if list.pop(s.next[byKey]) && l.submits.head == nil && l.waiting.head == nil {
 			delete(f.keys, s.key)
 			*l = keyLists{}
 			f.keyPool.put(l)
 		}
 	}
-	if l := s.launches; l != nil && l.pop(s.nextLaunch) {
+	if l := s.launches; l != nil && l.pop(s.next[byLaunch]) {
 		delete(f.launches, s.launchKey)
 		f.listPool.put(l)
 	}

@@ -86,9 +86,9 @@ func TestFlowWindowIndexes(t *testing.T) {
 			}
 			want[k] = w
 		}
-		list := func(l nodeList, next func(*nodeSpan) *nodeSpan) []*nodeSpan {
+		list := func(l nodeList, by int) []*nodeSpan {
 			var got []*nodeSpan
-			for n := l.head; n != nil; n = next(n) {
+			for n := l.head; n != nil; n = n.next[by] {
 				got = append(got, n)
 			}
 			if len(got) > 0 && l.tail != got[len(got)-1] || len(got) == 0 && l.tail != nil {
@@ -96,8 +96,6 @@ func TestFlowWindowIndexes(t *testing.T) {
 			}
 			return got
 		}
-		byKey := func(n *nodeSpan) *nodeSpan { return n.nextKey }
-		byLaunch := func(n *nodeSpan) *nodeSpan { return n.nextLaunch }
 		if len(f.keys) != len(want) || len(f.launches) != len(wantLaunch) {
 			t.Fatalf("step %d: %d keys and %d launch keys indexed, want %d and %d", step, len(f.keys), len(f.launches), len(want), len(wantLaunch))
 		}
