@@ -179,14 +179,25 @@ const dedupWindow = 1 << 12
 // compared field by field. A chain runs from the newest span to the oldest,
 // so a walk stops at the first span that has left the window.
 //
-// A link of a chain is a span's sequence number plus one, shifted left by
-// 16, with the top 16 bits of the span's hash: a walk reads only the links
-// (heads and links, small enough to stay cached) until a span's tag is the
-// hash's own.
+// The chains are small enough to stay in the processor's cache while the
+// spans stream by (heads and links, 32 KiB), so most walks read nothing
+// else: a link is 32 bits, a span's sequence number plus one, modulo
+// 2^linkSeqBits, above the top bits of the span's hash (its tag, never
+// zero, so that a link is never 0 and 0 is none). A walk reads a span only
+// when its tag is the hash's own.
+//
+// A link's sequence number is exact while the span it names is in the
+// window, which every link the walk follows from a head is until the chain
+// leaves it. A link to a span that left the window 2^linkSeqBits spans ago
+// or more may read as one in the window; it then names the span of the
+// window in the same ring slot, whose own links are exact. Walking only to
+// older spans (a link to a newer one ends the walk) keeps such a walk short
+// and finite, and it finds every span of the chain in the window before it.
+// Whatever span a walk visits is in the window, and is compared in full.
 type recentSpans struct {
 	ring  []recentSpan
-	links []uint64 // per ring slot: the link to the previous span of its chain
-	heads []uint64 // per bucket: the link to its newest span (0: none)
+	links []uint32 // per ring slot: the link to the previous span of its chain
+	heads []uint32 // per bucket: the link to its newest span (0: none)
 	// The ring's spans' attributes: those of the spans numbered [k·G,
 	// (k+1)·G) live in stores[k%dedupStores] (G = dedupGen), which is reset
 	// when span (k+dedupStores)·G comes, its spans out of the window by
@@ -194,6 +205,14 @@ type recentSpans struct {
 	stores [dedupStores]spanStore
 	n      uint64 // spans remembered so far
 }
+
+// A link's fields (see recentSpans).
+const (
+	linkSeqBits = 20
+	linkTagBits = 32 - linkSeqBits
+	linkSeqMask = 1<<linkSeqBits - 1
+	linkTagMask = 1<<linkTagBits - 1
+)
 
 // recentSpan is a slot of the ring: a span and its hash.
 type recentSpan struct {
@@ -208,11 +227,12 @@ const (
 	dedupStores = dedupWindow/dedupGen + 1
 )
 
-// dedupBuckets is the number of chains: twice the window keeps them short.
-const dedupBuckets = 2 * dedupWindow
+// dedupBuckets is the number of chains: as many as the window holds, so a
+// chain has one span in the window on average.
+const dedupBuckets = dedupWindow
 
 func newRecentSpans() *recentSpans {
-	return &recentSpans{ring: make([]recentSpan, dedupWindow), links: make([]uint64, dedupWindow), heads: make([]uint64, dedupBuckets)}
+	return &recentSpans{ring: make([]recentSpan, dedupWindow), links: make([]uint32, dedupWindow), heads: make([]uint32, dedupBuckets)}
 }
 
 // Odd constants the hash multiplies by (wyhash's).
@@ -261,14 +281,17 @@ func nameWords(s string) (first, last uint64) {
 func (r *recentSpans) repeated(sp *strace.Span) bool {
 	h := spanHash(sp)
 	b := h & (dedupBuckets - 1)
-	oldest := uint64(0) // sequence numbers below it have left the window
-	if r.n > dedupWindow {
-		oldest = r.n - dedupWindow
-	}
-	tag := h >> 48
-	for l := r.heads[b]; l>>16 > oldest; {
-		i := (l>>16 - 1) % dedupWindow
-		if l&0xffff == tag {
+	tag := uint32(h>>(64-linkTagBits)) | 1
+	next := uint32(r.n) // the link of the last span remembered names it by n
+	for l, last := r.heads[b], -1; l != 0; {
+		// age: spans remembered since the one l names (0: the last one).
+		age := int((next - l>>linkTagBits) & linkSeqMask)
+		if age >= dedupWindow || age <= last {
+			break // out of the window, or not older than the last visited
+		}
+		last = age
+		i := (l>>linkTagBits - 1) % dedupWindow
+		if l&linkTagMask == tag {
 			if e := &r.ring[i]; e.key == h && sameSpan(&e.span, sp) {
 				return true
 			}
@@ -284,7 +307,7 @@ func (r *recentSpans) repeated(sp *strace.Span) bool {
 	e.key, e.span = h, st.span(sp)
 	r.links[i] = r.heads[b]
 	r.n++
-	r.heads[b] = r.n<<16 | tag
+	r.heads[b] = uint32(r.n)<<linkTagBits | tag
 	return false
 }
 
