@@ -60,6 +60,13 @@ func TestRecentSpans(t *testing.T) {
 		span(100, strace.Attr{Key: "n", Bare: true}, strace.String("s", "x"), strace.String("l", long)),
 		span(100, strace.Uint("n", 1<<63), strace.String("s", "x"), strace.String("l", long)),
 	}
+	// Fields beyond an attribute's type: a number's other field, a
+	// string's numbers.
+	differ = append(differ,
+		span(100, strace.Attr{Key: "n", Type: strace.TypeInt, Int: 7, Uint: 1}, strace.String("s", "x"), strace.String("l", long)),
+		span(100, strace.Int("n", 7), strace.Attr{Key: "s", Value: "x", Int: 1}, strace.String("l", long)),
+		span(100, strace.Int("n", 7), strace.String("s", "x"), strace.Attr{Key: "l", Value: long, Uint: 1}),
+	)
 	truncated := span(100, first.Attrs...)
 	truncated.AttrsTruncated = true
 	differ = append(differ, truncated)
@@ -67,6 +74,24 @@ func TestRecentSpans(t *testing.T) {
 	renamed.Name = "chip.run.bOnd"
 	differ = append(differ, renamed)
 	for i, sp := range differ {
+		if repeated(sp) {
+			t.Errorf("span %d taken for a repeat of an unequal one", i)
+		}
+	}
+	// A span with an attribute's fields beyond its type set repeats only
+	// exactly.
+	odd := span(200, strace.Int("n", 7), strace.Attr{Key: "s", Value: "x", Int: 3}, strace.String("l", long))
+	if repeated(odd) {
+		t.Fatal("a new span taken for a repeat")
+	}
+	if !repeated(odd) {
+		t.Error("the same span again not taken for a repeat")
+	}
+	for i, sp := range []strace.Span{
+		span(200, strace.Int("n", 7), strace.Attr{Key: "s", Value: "x", Int: 4}, strace.String("l", long)),
+		span(200, strace.Int("n", 7), strace.String("s", "x"), strace.String("l", long)),
+		span(200, strace.Int("n", 7), strace.Attr{Key: "s", Value: "x", Int: 3}, strace.String("l", long+"w")),
+	} {
 		if repeated(sp) {
 			t.Errorf("span %d taken for a repeat of an unequal one", i)
 		}
