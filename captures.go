@@ -177,7 +177,8 @@ const dedupWindow = 1 << 12
 // recentSpans remembers the last dedupWindow spans in a ring, chained by a
 // hash of their identity, time and name; a span whose hash matches is
 // compared field by field. A chain runs from the newest span to the oldest,
-// so a walk stops at the first span that has left the window.
+// so a walk of its own chain is done at the first span that has left the
+// window.
 //
 // The chains are small enough to stay in the processor's cache while the
 // spans stream by (heads and links, 32 KiB), so most walks read nothing
@@ -188,12 +189,15 @@ const dedupWindow = 1 << 12
 //
 // A link's sequence number is exact while the span it names is in the
 // window, which every link the walk follows from a head is until the chain
-// leaves it. A link to a span that left the window 2^linkSeqBits spans ago
-// or more may read as one in the window; it then names the span of the
-// window in the same ring slot, whose own links are exact. Walking only to
-// older spans (a link to a newer one ends the walk) keeps such a walk short
-// and finite, and it finds every span of the chain in the window before it.
-// Whatever span a walk visits is in the window, and is compared in full.
+// leaves it. A link to a span that has left it reads as one in the window
+// again when the span was remembered k·2^linkSeqBits + a spans ago (a under
+// dedupWindow, k at least 1); it then names the span of the window in the
+// same ring slot, whose own links are exact, and the walk goes on along
+// that span's chain. Walking only to older spans (a link to a span not
+// older than the last one visited ends the walk) keeps such a walk finite,
+// at most dedupWindow visits, and it has visited every span of its own
+// chain in the window first. Whatever span a walk visits is in the window,
+// and one whose tag is the hash's own is compared in full.
 type recentSpans struct {
 	ring  []recentSpan
 	links []uint32 // per ring slot: the link to the previous span of its chain

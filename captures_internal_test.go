@@ -122,44 +122,71 @@ func TestRecentSpans(t *testing.T) {
 	}
 }
 
+// linkSpan is a span of the tests of links, told apart by its ts.
+func linkSpan(ts int64) strace.Span {
+	return strace.Span{Pid: 1, Tid: 2, Inv: 3, Hid: 4, Depth: 1, Name: "chip.run", TS: ts, Dur: 10}
+}
+
+func bucketOf(sp strace.Span) uint64 { return spanHash(&sp) & (dedupBuckets - 1) }
+
+// oneChain returns n spans of one chain (ts below 0).
+func oneChain(n int) []strace.Span {
+	var ys []strace.Span
+	for ts := int64(-1); len(ys) < n; ts-- {
+		if sp := linkSpan(ts); len(ys) == 0 || bucketOf(sp) == bucketOf(ys[0]) {
+			ys = append(ys, sp)
+		}
+	}
+	return ys
+}
+
+// remember gives r each span, none of which may repeat.
+func remember(t *testing.T, r *recentSpans, spans ...strace.Span) {
+	t.Helper()
+	for _, sp := range spans {
+		if r.repeated(&sp) {
+			t.Fatalf("span at %d taken for a repeat", sp.TS)
+		}
+	}
+}
+
+// rememberOthers gives r n spans of chains other than y's (ts from 0) and
+// returns the ts after the last.
+func rememberOthers(t *testing.T, r *recentSpans, n int, y strace.Span) int64 {
+	t.Helper()
+	ts := int64(0)
+	for ; n > 0; ts++ {
+		if sp := linkSpan(ts); bucketOf(sp) != bucketOf(y) {
+			if r.repeated(&sp) {
+				t.Fatalf("span at %d taken for a repeat", ts)
+			}
+			n--
+		}
+	}
+	return ts
+}
+
 // A link names a span by its sequence number modulo 2^linkSeqBits, so a
 // chain idle that long has a head that reads as a link into the window.
 // The walk must still find exactly the spans of the window: it visits the
 // span of the window in that ring slot and walks on from it to older ones.
 func TestRecentSpansAliasedLinks(t *testing.T) {
-	span := func(ts int64) strace.Span {
-		return strace.Span{Pid: 1, Tid: 2, Inv: 3, Hid: 4, Depth: 1, Name: "chip.run", TS: ts, Dur: 10}
-	}
-	bucket := func(sp strace.Span) uint64 { return spanHash(&sp) & (dedupBuckets - 1) }
 	r := newRecentSpans()
-	x := span(-1)
-	if r.repeated(&x) {
-		t.Fatal("first span taken for a repeat")
-	}
+	x := linkSpan(-1)
+	remember(t, r, x)
 	// Keep x's chain idle while 2^linkSeqBits+10 other spans come: x's
 	// link then reads as the link of the span remembered 11th last.
-	n, ts := 0, int64(0)
-	for ; n < 1<<linkSeqBits+10; ts++ {
-		sp := span(ts)
-		if bucket(sp) == bucket(x) {
-			continue
-		}
-		if r.repeated(&sp) {
-			t.Fatalf("span at %d taken for a repeat", ts)
-		}
-		n++
-	}
+	ts := rememberOthers(t, r, 1<<linkSeqBits+10, x)
 	if r.repeated(&x) {
 		t.Error("a span out of the window (its chain's link aliased into it) taken for a repeat")
 	}
 	if !r.repeated(&x) {
 		t.Error("the same span again not taken for a repeat")
 	}
-	// Spans of the window are still found, their chains walked past the
-	// aliased link's slot.
+	// The spans of the window are still found.
 	for _, back := range []int64{1, 11, 12, 100, dedupWindow - 100} {
-		sp := span(ts - back)
-		if bucket(sp) == bucket(x) {
+		sp := linkSpan(ts - back)
+		if bucketOf(sp) == bucketOf(x) {
 			continue
 		}
 		if !r.repeated(&sp) {
@@ -171,37 +198,31 @@ func TestRecentSpansAliasedLinks(t *testing.T) {
 // A chain whose oldest link aliases the newest span of the same chain
 // would loop forever but for the rule that a walk only goes to older spans.
 func TestRecentSpansAliasedLoop(t *testing.T) {
-	span := func(ts int64) strace.Span {
-		return strace.Span{Pid: 1, Tid: 2, Inv: 3, Hid: 4, Depth: 1, Name: "chip.run", TS: ts, Dur: 10}
-	}
-	bucket := func(sp strace.Span) uint64 { return spanHash(&sp) & (dedupBuckets - 1) }
-	// Four spans of one chain, and as many others as the links need.
-	var ys []strace.Span
-	for ts := int64(-1); len(ys) < 4; ts-- {
-		if sp := span(ts); len(ys) == 0 || bucket(sp) == bucket(ys[0]) {
-			ys = append(ys, sp)
-		}
-	}
+	ys := oneChain(4)
 	r := newRecentSpans()
-	add := func(sp strace.Span) {
-		t.Helper()
-		if r.repeated(&sp) {
-			t.Fatalf("span at %d taken for a repeat", sp.TS)
-		}
-	}
 	// y0 is remembered as span s; y1 as s+2^linkSeqBits-1; y2 as
 	// s+2^linkSeqBits, so that y1's link to y0 reads as a link to y2.
-	add(ys[0])
-	for ts, n := int64(0), 0; n < 1<<linkSeqBits-2; ts++ {
-		if sp := span(ts); bucket(sp) != bucket(ys[0]) {
-			add(sp)
-			n++
-		}
-	}
-	add(ys[1])
-	add(ys[2])
-	add(ys[3]) // walks y2, y1, then the aliased link, which must end it
+	remember(t, r, ys[0])
+	rememberOthers(t, r, 1<<linkSeqBits-2, ys[0])
+	remember(t, r, ys[1], ys[2])
+	remember(t, r, ys[3]) // walks y2, y1, then the aliased link, which must end it
 	if !r.repeated(&ys[1]) || !r.repeated(&ys[2]) || r.repeated(&ys[0]) {
+		t.Error("the chain's spans in the window not found exactly")
+	}
+}
+
+// A link exactly 2^linkSeqBits spans back reads as the span it leaves
+// from: the walk, at that span already, must end there, not visit it again.
+func TestRecentSpansAliasedSelf(t *testing.T) {
+	ys := oneChain(3)
+	r := newRecentSpans()
+	// y0 is remembered as span s, y1 as s+2^linkSeqBits: y1's link to y0
+	// reads as y1.
+	remember(t, r, ys[0])
+	rememberOthers(t, r, 1<<linkSeqBits-1, ys[0])
+	remember(t, r, ys[1])
+	remember(t, r, ys[2]) // walks y1, then the link that reads as y1, which must end it
+	if !r.repeated(&ys[1]) || r.repeated(&ys[0]) {
 		t.Error("the chain's spans in the window not found exactly")
 	}
 }
@@ -210,22 +231,17 @@ func TestRecentSpansAliasedLoop(t *testing.T) {
 // hash's top bits are 0, remembered as span 2^linkSeqBits-1 (its sequence
 // number plus one then reads 0).
 func TestRecentSpansZeroLink(t *testing.T) {
-	span := func(ts int64) strace.Span {
-		return strace.Span{Pid: 1, Tid: 2, Inv: 3, Hid: 4, Depth: 1, Name: "chip.run", TS: ts, Dur: 10}
-	}
-	z := span(-1)
+	z := linkSpan(-1)
 	for spanHash(&z)>>(64-linkTagBits) != 0 {
 		z.TS--
 	}
 	r := newRecentSpans()
 	for ts := range int64(1<<linkSeqBits - 1) {
-		if sp := span(ts); r.repeated(&sp) {
+		if sp := linkSpan(ts); r.repeated(&sp) {
 			t.Fatalf("span at %d taken for a repeat", ts)
 		}
 	}
-	if r.repeated(&z) {
-		t.Fatal("a new span taken for a repeat")
-	}
+	remember(t, r, z)
 	if !r.repeated(&z) {
 		t.Error("a span whose link would read 0 not taken for a repeat")
 	}
