@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"strings"
@@ -246,6 +247,82 @@ func TestRecentSpansZeroLink(t *testing.T) {
 		t.Error("a span whose link would read 0 not taken for a repeat")
 	}
 }
+
+// The repeat detector against an exact reference — the sequence number
+// each span was remembered as — over a stream long enough for links to
+// alias: new spans in three quarters of the chains, spans given again at
+// ages around the window's edge, and in the other quarter spans that come
+// back 2^linkSeqBits spans later, give or take a window, so that their
+// chains' stale links read as links into the window.
+func TestRecentSpansAgainstReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	cold := func(sp strace.Span) bool { return bucketOf(sp) < dedupBuckets/4 }
+	r := newRecentSpans()
+	seqOf := map[int64]uint64{} // the sequence number a span (by ts) was remembered as
+	var sent []int64            // the spans given, in order
+	n := uint64(0)
+	lastIn := map[uint64]uint64{} // per chain: the sequence number of its newest span
+	aliased := 0                  // walks that started at a stale head read as in the window
+	give := func(ts int64) {
+		sp := linkSpan(ts)
+		if l, ok := lastIn[bucketOf(sp)]; ok && n-1-l >= dedupWindow && (uint32(n)-l32(l))&linkSeqMask < dedupWindow {
+			aliased++
+		}
+		s, ok := seqOf[ts]
+		want := ok && n-1-s < dedupWindow
+		if got := r.repeated(&sp); got != want {
+			t.Fatalf("span %d of the stream (ts %d, remembered as %d, %d remembered): repeated %v, want %v", len(sent), ts, s, n, got, want)
+		}
+		if !want {
+			seqOf[ts] = n
+			lastIn[bucketOf(sp)] = n
+			n++
+		}
+		sent = append(sent, ts)
+	}
+	// Chains left idle: one span in each of some cold chains, to come back.
+	back := map[uint64][]int64{} // when so many spans are remembered: spans to give again
+	next := int64(0)
+	fresh := func(isCold bool) int64 {
+		for {
+			next++
+			if cold(linkSpan(next)) == isCold {
+				return next
+			}
+		}
+	}
+	for n < 1<<linkSeqBits+2*dedupWindow {
+		if ts := back[n]; len(ts) > 0 {
+			// One at a time, the rest when one more is remembered.
+			delete(back, n)
+			if len(ts) > 1 {
+				back[n+1] = append(back[n+1], ts[1:]...)
+			}
+			give(ts[0])
+			continue
+		}
+		switch x := rng.IntN(100); {
+		case x < 2 && n < dedupWindow:
+			// A cold chain's span, given again and a new one after it
+			// about 2^linkSeqBits later.
+			ts := fresh(true)
+			give(ts)
+			at := n + 1<<linkSeqBits + uint64(rng.IntN(2*dedupWindow)) - dedupWindow
+			back[at] = append(back[at], ts, fresh(true))
+		case x < 10 && len(sent) > dedupWindow+16:
+			// A span given again around the window's edge.
+			give(sent[len(sent)-dedupWindow+rng.IntN(16)-8])
+		default:
+			give(fresh(false))
+		}
+	}
+	if aliased == 0 {
+		t.Error("no walk started at a stale link read as one in the window: the stream does not test aliasing")
+	}
+}
+
+// l32 is the sequence field of the link of span s.
+func l32(s uint64) uint32 { return uint32(s + 1) }
 
 // BenchmarkRecentSpans replays the spans of the -benchfile log through the
 // repeat detector, each from one reused record as the converter gets them:
