@@ -280,8 +280,29 @@ func nameWords(s string) (first, last uint64) {
 	return first, last
 }
 
+// lent returns the copy of the span remembered last, and its number plus
+// one (never 0). The copy's attributes stay valid until lending reports a
+// number above its own: a holder may keep it instead of a copy of its own
+// if it copies it out then (runCollector.rehome).
+func (r *recentSpans) lent() (*strace.Span, uint64) {
+	return &r.ring[(r.n-1)%dedupWindow].span, r.n
+}
+
+// lending reports, before the next call to repeated, whether that call
+// lets go of the attributes of the oldest copies, and if so the number
+// (plus one, as lent gives it) of the oldest copy still valid after it.
+// The call resets the store of the generation that has left the window:
+// after it, the copies numbered from n−(dedupStores−1)·dedupGen on are
+// valid, n being the number the call gives its span.
+func (r *recentSpans) lending() (valid uint64, lets bool) {
+	if r.n%dedupGen != 0 || r.n < dedupStores*dedupGen {
+		return 0, false
+	}
+	return r.n - (dedupStores-1)*dedupGen + 1, true
+}
+
 // repeated reports whether sp equals a recent span, and remembers it (a
-// copy: sp need not outlive the call).
+// copy: sp need not outlive the call; lent returns the copy).
 func (r *recentSpans) repeated(sp *strace.Span) bool {
 	h := spanHash(sp)
 	b := h & (dedupBuckets - 1)

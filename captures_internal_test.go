@@ -367,3 +367,62 @@ func BenchmarkRecentSpans(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(spans)), "ns/span")
 }
+
+// The repeat detector lends its copies for exactly as long as it says: a
+// copy numbered at least the valid number lending last gave keeps every
+// field until lending speaks again, and the copy just below it does not
+// (its generation's memory serves the spans after), so a holder that
+// rehomes only the copies below it (runCollector.rehome) is not late.
+func TestRecentSpansLendExactly(t *testing.T) {
+	r := newRecentSpans()
+	// Spans of one size, so that a reused store is overwritten in place.
+	span := func(i int) strace.Span {
+		text := strings.Repeat(string(rune('a'+i%26)), strace.CanonicalValueLen+1)
+		return strace.Span{Pid: 1, Tid: 2, Inv: uint64(i), Name: "chip.run", TS: int64(i), Dur: 1,
+			Attrs: []strace.Attr{strace.Int("n", int64(i)), strace.String("text", text)}}
+	}
+	want := func(lent uint64) strace.Span {
+		sp := span(int(lent - 1))
+		sp.Attrs[0].Value = "" // a kept number drops its text
+		return sp
+	}
+	lent := map[uint64]strace.Span{} // the copies, by number
+	valid, checked := uint64(0), 0
+	for i := range 12 * dedupWindow {
+		if v, lets := r.lending(); lets {
+			// Every copy valid since lending last spoke is intact; the
+			// one below it, when it was reused, is not.
+			for n, sp := range lent {
+				if n >= valid && !sameSpan(&sp, ptr(want(n))) {
+					t.Fatalf("copy %d changed before lending let go of it (valid from %d, now %d)", n, valid, v)
+				}
+			}
+			if sp, ok := lent[valid-1]; valid > 0 && ok && sameSpan(&sp, ptr(want(valid-1))) {
+				t.Fatalf("copy %d still intact at the next lending: lending was not exact", valid-1)
+			}
+			if valid > 0 {
+				checked++
+			}
+			if v <= valid || v > r.n {
+				t.Fatalf("lending gave %d after %d, with %d remembered", v, valid, r.n)
+			}
+			for n := range lent {
+				if n < v-1 {
+					delete(lent, n)
+				}
+			}
+			valid = v
+		}
+		sp := span(i)
+		if r.repeated(&sp) {
+			t.Fatalf("span %d taken for a repeat", i)
+		}
+		kept, n := r.lent()
+		lent[n] = *kept
+	}
+	if checked < 8 {
+		t.Fatalf("lending spoke %d times", checked)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -508,6 +508,9 @@ func (c *converter) span(rec *strace.Record, at where) {
 		c.led.dropSpan(reason, at, detail, 1)
 		return
 	}
+	if valid, lets := c.recent.lending(); lets {
+		c.runs.rehome(valid)
+	}
 	if c.recent.repeated(sp) {
 		c.led.dropSpan(reasonRepeatedSpan, at, sp.Name, 1)
 		return
@@ -518,7 +521,8 @@ func (c *converter) span(rec *strace.Record, at where) {
 	fam := strace.FamilyOf(sp.Name)
 	switch {
 	case dev || fam.HasInvocation():
-		c.runs.add(sp, at, dev, rec.Prefix.Thread)
+		kept, lent := c.recent.lent()
+		c.runs.add(kept, lent, at, dev, rec.Prefix.Thread)
 	case fam == strace.FamilyNode:
 		c.flows.add(sp, at)
 	default: // ext.: on the thread that emitted it, never grouped into runs

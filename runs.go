@@ -29,8 +29,13 @@ type invBuf struct {
 	// wall is RunWall's true extent, known when the run's device spans
 	// came from a raw buffer.
 	wall *reduce.DeviceWindow
-	// store holds the spans' attributes (see spanStore).
-	store spanStore
+	// store holds the spans' attributes (see spanStore), except those of
+	// the spans host[ownHost:] and dev[ownDev:], lent by the repeat
+	// detector (recentSpans.lent); firstLent is the number of the first
+	// of them (0: none).
+	store           spanStore
+	ownHost, ownDev int
+	firstLent       uint64
 }
 
 // runCollector groups the spans of runs — a run is the spans sharing a
@@ -55,9 +60,11 @@ type runCollector struct {
 // maxFreeRuns bounds the drawn runs' buffers kept for reuse.
 const maxFreeRuns = 64
 
-// add takes one span of a run, a copy of sp (which need not outlive the
-// call) read at at; logT is its log prefix's thread handle.
-func (r *runCollector) add(sp *strace.Span, at where, dev bool, logT uint64) {
+// add takes one span of a run, read at at; logT is its log prefix's
+// thread handle. When lent is 0, sp need not outlive the call: add keeps a
+// copy. Else sp is the repeat detector's copy numbered lent
+// (recentSpans.lent), whose attributes the run keeps until rehome.
+func (r *runCollector) add(sp *strace.Span, lent uint64, at where, dev bool, logT uint64) {
 	k := invKey{sp.Pid, sp.Inv}
 	b := r.last
 	if b == nil || b.key != k {
@@ -76,10 +83,17 @@ func (r *runCollector) add(sp *strace.Span, at where, dev bool, logT uint64) {
 		r.pending[k] = b
 	}
 	r.last = b
+	st := &b.store
+	if lent != 0 {
+		st = nil
+		if b.firstLent == 0 {
+			b.firstLent = lent
+		}
+	}
 	if dev {
-		b.dev = hold(b.dev, sp, at, &b.store)
+		b.dev = hold(b.dev, sp, at, st)
 	} else {
-		b.host = hold(b.host, sp, at, &b.store)
+		b.host = hold(b.host, sp, at, st)
 	}
 	if sp.Name == strace.SpanBind && !dev {
 		b.bindLogT = logT
@@ -103,6 +117,26 @@ func (r *runCollector) add(sp *strace.Span, at where, dev bool, logT uint64) {
 		return
 	}
 	r.hand(b)
+}
+
+// rehome copies into their runs' own stores the attributes of the lent
+// spans numbered below valid, which the repeat detector is about to let
+// go of: all the lent spans of each run holding one (a run's spans come
+// together, so this is rare: a run waiting for its root while a window of
+// other spans goes by).
+func (r *runCollector) rehome(valid uint64) {
+	for _, b := range r.pending {
+		if b.firstLent == 0 || b.firstLent >= valid {
+			continue
+		}
+		for i := b.ownHost; i < len(b.host); i++ {
+			b.host[i].Attrs = b.store.keep(b.host[i].Attrs)
+		}
+		for i := b.ownDev; i < len(b.dev); i++ {
+			b.dev[i].Attrs = b.store.keep(b.dev[i].Attrs)
+		}
+		b.ownHost, b.ownDev, b.firstLent = len(b.host), len(b.dev), 0
+	}
 }
 
 // waiting returns the run k while it waits.
@@ -169,8 +203,8 @@ func (r *runCollector) flush() {
 	}
 }
 
-// hold appends a copy of sp read at at to spans, its attributes kept in st,
-// built in its place.
+// hold appends a copy of sp read at at to spans, its attributes kept in st
+// (nil: sp's own, lent), built in its place.
 func hold(spans []heldSpan, sp *strace.Span, at where, st *spanStore) []heldSpan {
 	n := len(spans)
 	if n == cap(spans) {
@@ -179,6 +213,8 @@ func hold(spans []heldSpan, sp *strace.Span, at where, st *spanStore) []heldSpan
 	spans = spans[:n+1]
 	h := &spans[n]
 	h.Span, h.at = *sp, at
-	h.Attrs = st.keep(sp.Attrs)
+	if st != nil {
+		h.Attrs = st.keep(sp.Attrs)
+	}
 	return spans
 }

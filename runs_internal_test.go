@@ -1,6 +1,8 @@
 package phasetrace
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,17 +30,114 @@ func TestRunCollector(t *testing.T) {
 		}
 		return sp
 	}
-	r.add(span(1, 1, "chip.run.bind", -1), 0, false, 0)
-	r.add(span(1, 0, "chip.run", 0), 0, false, 0) // children first: complete
-	r.add(span(2, 0, "chip.run", 0), 0, false, 0) // parents first: waits
-	r.add(span(2, 1, "chip.run.bind", -1), 0, false, 0)
-	r.add(span(3, 0, "chip.run", 1), 0, false, 0) // another slot: 2 still waits
-	r.add(span(4, 0, "chip.run", 0), 0, false, 0) // slot 0 again: 2 is complete
-	r.add(span(5, 1, "chip.run.bind", -1), 0, false, 0)
-	r.add(span(6, 1, "chip.run.bind", -1), 0, false, 0) // a fourth waiting run: the oldest (3) goes
+	r.add(span(1, 1, "chip.run.bind", -1), 0, 0, false, 0)
+	r.add(span(1, 0, "chip.run", 0), 0, 0, false, 0) // children first: complete
+	r.add(span(2, 0, "chip.run", 0), 0, 0, false, 0) // parents first: waits
+	r.add(span(2, 1, "chip.run.bind", -1), 0, 0, false, 0)
+	r.add(span(3, 0, "chip.run", 1), 0, 0, false, 0) // another slot: 2 still waits
+	r.add(span(4, 0, "chip.run", 0), 0, 0, false, 0) // slot 0 again: 2 is complete
+	r.add(span(5, 1, "chip.run.bind", -1), 0, 0, false, 0)
+	r.add(span(6, 1, "chip.run.bind", -1), 0, 0, false, 0) // a fourth waiting run: the oldest (3) goes
 	r.flush()
 	want := []string{"1: chip.run.bind chip.run", "2: chip.run chip.run.bind", "3: chip.run", "4: chip.run", "5: chip.run.bind", "6: chip.run.bind"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("runs handed over (-want +got):\n%s", diff)
+	}
+}
+
+// A run that waits while more than the repeat detector's window of other
+// spans goes by keeps its spans' attributes: the detector lends its copies
+// (recentSpans.lent) and the run copies them out before the detector lets
+// go of them (rehome). Every attribute the waiting run drew its spans with
+// is checked, host and device, short and long text, numbers; without
+// rehome the detector's stores would have been reused for the spans after.
+func TestRunKeepsLentSpansPastTheWindow(t *testing.T) {
+	long := func(tag string, i int) string {
+		return strings.Repeat(tag, strace.CanonicalValueLen/len(tag)+1) + itoa(int64(i))
+	}
+	spanOf := func(inv uint64, depth int32, name string, i int, dev bool) strace.Span {
+		sp := strace.Span{Pid: 1, Tid: 7, Inv: inv, Depth: depth, Name: name, TS: int64(i), Dur: 1}
+		sp.Attrs = []strace.Attr{strace.String("note", long("w", i)), strace.Int("n", int64(i)), strace.String("k", "v"+itoa(int64(i%7)))}
+		if dev {
+			sp.Attrs = append(sp.Attrs, strace.String("clk", "dev"))
+		}
+		return sp
+	}
+	for _, rootFirst := range []bool{false, true} {
+		var got []heldSpan
+		var want []strace.Span
+		r := newRecentSpans()
+		runs := runCollector{maxPending: 16, done: func(b *invBuf) {
+			if b.key.inv == 1 {
+				got = append(append(got, b.host...), b.dev...)
+			}
+		}}
+		give := func(sp strace.Span, dev bool) {
+			if valid, lets := r.lending(); lets {
+				runs.rehome(valid)
+			}
+			given := sp
+			given.Attrs = slices.Clone(sp.Attrs) // the reader's memory: reused at once
+			if r.repeated(&given) {
+				t.Fatalf("span %s %d taken for a repeat", sp.Name, sp.TS)
+			}
+			kept, lent := r.lent()
+			runs.add(kept, lent, 0, dev, 0)
+			for i := range given.Attrs {
+				given.Attrs[i] = strace.Attr{}
+			}
+		}
+		// Other runs, on another thread, each complete (a root alone waits
+		// for the next root of its thread): first two windows, so that the
+		// detector's stores have their full size and are reused, not
+		// replaced, then the waiting run, then three windows more.
+		i, inv := 0, uint64(2)
+		others := func(until int) {
+			for ; i < until; inv++ {
+				sp := spanOf(inv, 0, "chip.run", i, false)
+				sp.Tid = 8
+				give(sp, false)
+				i++
+			}
+		}
+		others(2 * dedupWindow)
+		waiting := []strace.Span{spanOf(1, 1, "chip.run.bind", i, false), spanOf(1, 1, "chip.run.runner_run.device_wall", i+1, true)}
+		if rootFirst {
+			waiting = append([]strace.Span{spanOf(1, 0, "chip.run", i+2, false)}, waiting...)
+		}
+		for _, sp := range waiting {
+			give(sp, sp.IsDevice())
+			i++
+		}
+		others(5 * dedupWindow)
+		if !rootFirst {
+			waiting = append(waiting, spanOf(1, 0, "chip.run", i, false))
+			give(waiting[len(waiting)-1], false)
+		}
+		runs.flush()
+		for _, sp := range waiting {
+			if !sp.IsDevice() {
+				want = append(want, sp)
+			}
+		}
+		for _, sp := range waiting {
+			if sp.IsDevice() {
+				want = append(want, sp)
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("root first %v: %d spans of the waiting run drawn, want %d", rootFirst, len(got), len(want))
+		}
+		for j := range want {
+			w := want[j]
+			for k := range w.Attrs {
+				if w.Attrs[k].Type != strace.TypeString {
+					w.Attrs[k].Value = "" // a kept number drops its text
+				}
+			}
+			if !sameSpan(&got[j].Span, &w) {
+				t.Errorf("root first %v: span %d drawn as %+v, want %+v", rootFirst, j, got[j].Span, w)
+			}
+		}
 	}
 }
