@@ -178,7 +178,7 @@ func newConverter(opts []Option) *converter {
 	}
 	sum := &Summary{}
 	c := &converter{cfg: cfg, sum: sum, led: newLedger(sum), notes: map[string]int{},
-		covered: map[string]bool{}, drawnSegments: map[string]bool{}, seed: maphash.MakeSeed()}
+		seed: maphash.MakeSeed()}
 	c.progress = &progressCounter{fn: cfg.progress}
 	c.recent = newRecentSpans()
 	c.runs = runCollector{maxPending: cfg.maxPending, done: c.run}

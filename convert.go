@@ -324,7 +324,7 @@ type converter struct {
 	devSpans   []reduce.DeviceSpan // reused for each run's device spans
 	placed     reduce.Placement    // reused for each run's placement
 	// covered and drawnSegments are run's scratch sets of bind segments.
-	covered, drawnSegments map[string]bool
+	covered, drawnSegments nameSet
 	records                map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
 
 	runs       runCollector

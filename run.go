@@ -41,14 +41,14 @@ func (c *converter) run(b *invBuf) {
 
 	passes := c.records[b.key]
 	delete(c.records, b.key)
-	covered, drawnSegments := c.covered, c.drawnSegments
-	clear(covered)
-	clear(drawnSegments)
+	covered, drawnSegments := &c.covered, &c.drawnSegments
+	covered.reset()
+	drawnSegments.reset()
 	if bind != nil {
 		for _, p := range passes {
 			for _, r := range p.Records {
 				if strace.IsBindSegment(r.Phase) {
-					covered[r.Phase] = true
+					covered.add(r.Phase)
 				}
 			}
 		}
@@ -58,12 +58,12 @@ func (c *converter) run(b *invBuf) {
 		s := &b.host[i]
 		lane, split := c.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
 		seg, isSeg := strings.CutPrefix(s.Name, strace.SpanBind+".")
-		if isSeg && covered[seg] {
+		if isSeg && covered.has(seg) {
 			c.sum.Spans.Superseded++
 			continue
 		}
 		if isSeg {
-			drawnSegments[seg] = true
+			drawnSegments.add(seg)
 		}
 		extra := c.extra[:0]
 		if isSeg { // a bind segment's on- and off-CPU split
@@ -141,7 +141,7 @@ func (c *converter) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 // drew that segment for this bind. A line carries no pid: it belongs to the
 // bind written by the same thread (the log prefixes' thread handle) whose
 // interval contains it.
-func (c *converter) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint64, covered, drawn map[string]bool) {
+func (c *converter) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint64, covered, drawn *nameSet) {
 	kept := c.bindLines[:0]
 	for _, l := range c.bindLines {
 		start, dur := l.rec.StartNS, l.rec.DurNS
@@ -150,7 +150,7 @@ func (c *converter) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 			kept = append(kept, l)
 			continue
 		}
-		if covered[l.rec.Phase] || drawn[l.rec.Phase] {
+		if covered.has(l.rec.Phase) || drawn.has(l.rec.Phase) {
 			c.led.superseded("bind phase lines drawn by host_phase_records or segment spans", 1)
 			c.letGo(&l)
 			continue
@@ -169,6 +169,45 @@ func (c *converter) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 }
 
 const maxInt64 = 1<<63 - 1
+
+// nameSet is a set of names, a run's bind segments: a list while it is
+// short (a run has a dozen), a map past smallNameSet.
+type nameSet struct {
+	small []string
+	big   map[string]bool
+}
+
+const smallNameSet = 32
+
+func (s *nameSet) add(name string) {
+	switch {
+	case s.big != nil:
+		s.big[name] = true
+	case len(s.small) < smallNameSet:
+		s.small = append(s.small, name)
+	default:
+		s.big = make(map[string]bool, 2*smallNameSet)
+		for _, n := range s.small {
+			s.big[n] = true
+		}
+		s.big[name] = true
+	}
+}
+
+func (s *nameSet) has(name string) bool {
+	if s.big != nil {
+		return s.big[name]
+	}
+	for _, n := range s.small {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// reset empties the set, keeping its list's memory.
+func (s *nameSet) reset() { s.small, s.big = s.small[:0], nil }
 
 // other draws a slice that is not a span of the log (a bind phase line, a
 // host_phase_records entry); what reasons the writer cannot take it for

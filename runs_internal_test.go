@@ -141,3 +141,25 @@ func TestRunKeepsLentSpansPastTheWindow(t *testing.T) {
 		}
 	}
 }
+
+// A name set holds what it was given, in its list and past it in its map,
+// and nothing after reset.
+func TestNameSet(t *testing.T) {
+	var s nameSet
+	for _, n := range []int{0, 1, smallNameSet - 1, smallNameSet, smallNameSet + 1, 5 * smallNameSet} {
+		s.reset()
+		for i := range n {
+			s.add("seg" + itoa(int64(i)))
+			s.add("seg" + itoa(int64(i))) // twice: no harm
+		}
+		for i := range n + 3 {
+			if got := s.has("seg" + itoa(int64(i))); got != (i < n) {
+				t.Errorf("%d names: has seg%d = %v", n, i, got)
+			}
+		}
+	}
+	s.reset()
+	if s.has("seg0") {
+		t.Error("a reset set has seg0")
+	}
+}
