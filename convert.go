@@ -591,7 +591,7 @@ func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.A
 		args = append(args, perfetto.Bool("truncated_by_emitter", true))
 	}
 	args = append(args, extra...)
-	if c.slice(t, perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at) {
+	if c.slice(t, &perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at) {
 		c.led.drawn()
 	}
 }
@@ -600,7 +600,7 @@ func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.A
 // limit or its interval is not one after placement (a device span mapped
 // outside the int64 range); it reports whether it did. Callers count the
 // slices of spans as drawn; the reasons it refuses are counted here.
-func (c *converter) slice(t perfetto.Track, s perfetto.Slice, p where) bool {
+func (c *converter) slice(t perfetto.Track, s *perfetto.Slice, p where) bool {
 	switch {
 	case t.IsZero():
 		c.led.dropSpan(reasonTrackLimit, p, s.Name, 1)
@@ -609,7 +609,7 @@ func (c *converter) slice(t perfetto.Track, s perfetto.Slice, p where) bool {
 		c.led.dropSpan("placed outside the trace's time range", p, s.Name+" at "+itoa(s.TS)+" +"+itoa(s.Dur), 1)
 		return false
 	}
-	c.w.Slice(t, s)
+	c.w.Slice(t, *s)
 	c.handed++
 	if cap(s.Args) > cap(c.args) {
 		c.args = s.Args[:0] // the writer copied the arguments: reuse the buffer

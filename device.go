@@ -253,7 +253,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		case "sched":
 			sched = i
 		}
-		if !c.slice(t, perfetto.Slice{Name: s.Name, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Depth: s.Depth, Args: args, Ref: uint64(s.at)}, s.at) {
+		if !c.slice(t, &perfetto.Slice{Name: s.Name, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Depth: s.Depth, Args: args, Ref: uint64(s.at)}, s.at) {
 			continue
 		}
 		c.led.drawn()
