@@ -144,15 +144,24 @@ func appendScalars(b []byte, seq *sequence, args []Arg, i int, tag byte, memo *a
 
 // appendKnown encodes args[i:], as appendScalars does, as long as the memo
 // knows their names and, for strings, their values at their positions, and
-// returns where it stopped. It calls nothing, and writes each annotation
-// in room of knownRoom bytes indexed within it, so that no store is
-// checked against the slice's bounds.
+// returns where it stopped. It calls nothing: it makes room once for every
+// argument the memo can know, and writes each annotation in room of
+// knownRoom bytes indexed within it, so that no store is checked against
+// the slice's bounds.
 func appendKnown(b []byte, args []Arg, i int, tag byte, m *argMemo) ([]byte, int) {
-	for end := min(len(args), memoArgs); i < end; i++ {
+	end := min(len(args), memoArgs)
+	if i >= end {
+		return b, i
+	}
+	if room := (end - i) * knownRoom; cap(b)-len(b) < room {
+		b = slices.Grow(b, room)
+	}
+	n, all := len(b), b[:cap(b)]
+	for ; i < end; i++ {
 		a := &args[i]
 		e := &m.names[i]
 		if e.p != unsafe.StringData(a.Name) || int(e.n) != len(a.Name) || e.iid == 0 {
-			return b, i
+			break
 		}
 		v, k := a.num, 3
 		var head uint32 // tag, length (set last) and value tag
@@ -162,19 +171,15 @@ func appendKnown(b []byte, args []Arg, i int, tag byte, m *argMemo) ([]byte, int
 		case KindString:
 			ve := &m.values[i]
 			if ve.p != unsafe.StringData(a.str) || int(ve.n) != len(a.str) || ve.iid == 0 {
-				return b, i
+				return all[:n], i
 			}
 			const t = fAnnStringIID << 3 // a tag of two bytes
 			head = uint32(tag) | (t&0x7f|0x80)<<16 | t>>7<<24
 			v, k = uint64(ve.iid), 4
 		default:
-			return b, i
+			return all[:n], i
 		}
-		n := len(b)
-		if cap(b)-n < knownRoom {
-			b = slices.Grow(b, knownRoom)
-		}
-		d := (*[knownRoom]byte)(b[n : n+knownRoom])
+		d := (*[knownRoom]byte)(all[n : n+knownRoom])
 		binary.LittleEndian.PutUint32(d[:4], head)
 		for ; v >= 0x80; k++ {
 			d[k&(knownRoom-1)] = byte(v) | 0x80
@@ -200,9 +205,9 @@ func appendKnown(b []byte, args []Arg, i int, tag byte, m *argMemo) ([]byte, int
 			k++
 		}
 		d[1] = byte(k - 2)
-		b = b[:n+k]
+		n += k
 	}
-	return b, i
+	return all[:n], i
 }
 
 // knownRoom is the room appendKnown writes an annotation in: a power of
