@@ -302,6 +302,32 @@ func TestNanosExact(t *testing.T) {
 	if _, err := Hz(0).Nanos(1); !errors.Is(err, ErrRange) {
 		t.Errorf("zero frequency: %v", err)
 	}
+	// Cycles against the exact floor of ns·f/1e9, on both sides of a
+	// product of 2^64 (where its 64-bit path ends) and of the range's end.
+	nss := []DeviceNanos{0, 1, 999_999_999, 1_000_000_000, 1 << 34, math.MaxInt64}
+	for range 200 {
+		nss = append(nss, DeviceNanos(r.Int64()), DeviceNanos(r.Int64N(1<<36)))
+	}
+	for _, f := range freqs {
+		if f > 1 {
+			nss = append(nss, DeviceNanos(math.MaxUint64/uint64(f)), DeviceNanos(math.MaxUint64/uint64(f)+1))
+		}
+	}
+	for _, f := range freqs {
+		for _, ns := range nss {
+			exact := new(big.Int).Mul(big.NewInt(int64(ns)), new(big.Int).SetUint64(uint64(f)))
+			q := exact.Quo(exact, big.NewInt(1e9))
+			got, err := f.Cycles(ns)
+			switch {
+			case !q.IsUint64():
+				if !errors.Is(err, ErrRange) {
+					t.Errorf("Cycles(%d ns) at %d Hz = %d, %v; want ErrRange", ns, f, got, err)
+				}
+			case err != nil || uint64(got) != q.Uint64():
+				t.Errorf("Cycles(%d ns) at %d Hz = %d, %v; want %v", ns, f, got, err, q)
+			}
+		}
+	}
 	if c, err := Hz(50_000_000).Cycles(1_000_000_000); err != nil || c != 50_000_000 {
 		t.Errorf("Cycles(1 s) = %d, %v", c, err)
 	}

@@ -85,6 +85,9 @@ func (f Hz) Cycles(ns DeviceNanos) (Cycles, error) {
 		return 0, fmt.Errorf("%w: negative duration %d ns", ErrRange, int64(ns))
 	}
 	hi, lo := bits.Mul64(uint64(ns), uint64(f))
+	if hi == 0 {
+		return Cycles(lo / nsPerSecond), nil // a product under 2^64 (most): a constant divisor's multiply
+	}
 	if hi >= nsPerSecond {
 		return 0, fmt.Errorf("%w: %d ns at %d Hz exceed the cycle range", ErrRange, int64(ns), uint64(f))
 	}
