@@ -96,15 +96,19 @@ type flowWindow struct {
 	sameHost func(a, b int32) bool                                 // whether two pids ran on one machine (nil: all do)
 	nextID   perfetto.FlowID
 
-	spans    []*nodeSpan // spans[head:] wait, in arrival order
-	head     int
-	keys     map[flowKey]*keyLists   // the waiting spans by flow key
-	launches map[launchKey]*nodeList // the waiting dispatches by (run_id, dispatch_id)
-	nodes    pool[nodeSpan]
-	attrRoom []strace.Attr // room for new node spans' attributes
-	keyPool  pool[keyLists]
-	listPool pool[nodeList]
-	runFlow  [1]perfetto.FlowID // linkRun's result, valid until its next call
+	spans []*nodeSpan // spans[head:] wait, in arrival order
+	head  int
+	keys  map[flowKey]*keyLists // the waiting spans by flow key
+	// The key a span was last added under and its lists (nil: none): a
+	// hand-off's submit and dispatch often come one after the other.
+	lastKey   flowKey
+	lastLists *keyLists
+	launches  map[launchKey]*nodeList // the waiting dispatches by (run_id, dispatch_id)
+	nodes     pool[nodeSpan]
+	attrRoom  []strace.Attr // room for new node spans' attributes
+	keyPool   pool[keyLists]
+	listPool  pool[nodeList]
+	runFlow   [1]perfetto.FlowID // linkRun's result, valid until its next call
 }
 
 // pool hands out values a slab at a time and takes them back for reuse.
@@ -184,10 +188,13 @@ func (f *flowWindow) add(sp *strace.Span, at where) {
 	if f.keys == nil {
 		f.keys, f.launches = map[flowKey]*keyLists{}, map[launchKey]*nodeList{}
 	}
-	l := f.keys[n.key]
-	if l == nil {
-		l = f.keyPool.get()
-		f.keys[n.key] = l
+	l := f.lastLists
+	if l == nil || f.lastKey != n.key {
+		if l = f.keys[n.key]; l == nil {
+			l = f.keyPool.get()
+			f.keys[n.key] = l
+		}
+		f.lastKey, f.lastLists = n.key, l
 	}
 	n.lists = l
 	if n.leaf == "submit" {
@@ -370,6 +377,9 @@ func (f *flowWindow) unindex(s *nodeSpan) {
 		}
 		if list.pop(s.next[byKey]) && l.submits.head == nil && l.waiting.head == nil {
 			delete(f.keys, s.key)
+			if f.lastLists == l {
+				f.lastLists = nil
+			}
 			*l = keyLists{}
 			f.keyPool.put(l)
 		}

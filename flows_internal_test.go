@@ -96,6 +96,9 @@ func TestFlowWindowIndexes(t *testing.T) {
 			}
 			return got
 		}
+		if f.lastLists != nil && f.keys[f.lastKey] != f.lastLists {
+			t.Fatalf("step %d: the last key's lists are not those the index holds for it", step)
+		}
 		if len(f.keys) != len(want) || len(f.launches) != len(wantLaunch) {
 			t.Fatalf("step %d: %d keys and %d launch keys indexed, want %d and %d", step, len(f.keys), len(f.launches), len(want), len(wantLaunch))
 		}
