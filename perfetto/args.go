@@ -146,21 +146,21 @@ func appendScalars(b []byte, seq *sequence, args []Arg, i int, tag byte, memo *a
 // knows their names and, for strings, their values at their positions, and
 // returns where it stopped. It calls nothing: it makes room once for every
 // argument the memo can know, and writes each annotation in room of
-// knownRoom bytes indexed within it, so that no store is checked against
-// the slice's bounds.
+// knownRoom bytes at its place, indexed within it, so that no store is
+// checked against the slice's bounds.
 func appendKnown(b []byte, args []Arg, i int, tag byte, m *argMemo) ([]byte, int) {
-	end := min(len(args), memoArgs)
-	if i >= end {
+	args = args[:min(len(args), memoArgs)]
+	if i >= len(args) {
 		return b, i
 	}
-	if room := (end - i) * knownRoom; cap(b)-len(b) < room {
+	if room := (len(args) - i) * knownRoom; cap(b)-len(b) < room {
 		b = slices.Grow(b, room)
 	}
-	n, all := len(b), b[:cap(b)]
-	for ; i < end; i++ {
-		a := &args[i]
-		e := &m.names[i]
-		if e.p != unsafe.StringData(a.Name) || int(e.n) != len(a.Name) || e.iid == 0 {
+	n, base := len(b), unsafe.Pointer(unsafe.SliceData(b))
+	names, values := m.names[:len(args)], m.values[:len(args)]
+	for ; uint(i) < uint(len(args)); i++ {
+		a, e := &args[i], &names[i]
+		if e.p != unsafe.StringData(a.Name) || int(e.n) != len(a.Name) { // an unset entry never matches
 			break
 		}
 		v, k := a.num, 3
@@ -169,17 +169,18 @@ func appendKnown(b []byte, args []Arg, i int, tag byte, m *argMemo) ([]byte, int
 		case KindInt, KindUint, KindBool:
 			head = uint32(tag) | uint32(valueTags[a.kind&3])<<16
 		case KindString:
-			ve := &m.values[i]
-			if ve.p != unsafe.StringData(a.str) || int(ve.n) != len(a.str) || ve.iid == 0 {
-				return all[:n], i
+			ve := &values[i]
+			if ve.p != unsafe.StringData(a.str) || int(ve.n) != len(a.str) {
+				return b[:n], i
 			}
 			const t = fAnnStringIID << 3 // a tag of two bytes
 			head = uint32(tag) | (t&0x7f|0x80)<<16 | t>>7<<24
 			v, k = uint64(ve.iid), 4
 		default:
-			return all[:n], i
+			return b[:n], i
 		}
-		d := (*[knownRoom]byte)(all[n : n+knownRoom])
+		// Within the room made above: n+knownRoom ≤ cap(b).
+		d := (*[knownRoom]byte)(unsafe.Add(base, n))
 		binary.LittleEndian.PutUint32(d[:4], head)
 		for ; v >= 0x80; k++ {
 			d[k&(knownRoom-1)] = byte(v) | 0x80
@@ -207,7 +208,7 @@ func appendKnown(b []byte, args []Arg, i int, tag byte, m *argMemo) ([]byte, int
 		d[1] = byte(k - 2)
 		n += k
 	}
-	return all[:n], i
+	return b[:n], i
 }
 
 // knownRoom is the room appendKnown writes an annotation in: a power of

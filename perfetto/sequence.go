@@ -88,12 +88,24 @@ type argMemo struct {
 
 // A memoEntry is a string of an argMemo, of the kind its place says, by
 // the address and length of its bytes (whose pointer keeps them alive),
-// with its iid; 0: none. It is two thirds of an internEntry, so that a
-// memo takes fewer cache lines.
+// with its iid. An entry that remembers nothing has the length unsetLen,
+// which no string it could match has (a string that long has an address),
+// so that a match is found by the address and length alone. It is two
+// thirds of an internEntry, so that a memo takes fewer cache lines.
 type memoEntry struct {
 	p   *byte
 	n   uint32
 	iid uint32
+}
+
+// unsetLen is the length of a memoEntry that remembers nothing.
+const unsetLen = math.MaxUint32
+
+// reset makes the memo remember nothing.
+func (m *argMemo) reset() {
+	for i := range m.names {
+		m.names[i], m.values[i] = memoEntry{n: unsetLen}, memoEntry{n: unsetLen}
+	}
 }
 
 // Sizes of the memo of arguments: the first memoArgs arguments of events
@@ -118,6 +130,7 @@ func (s *sequence) argMemo(name uint64) *argMemo {
 			c.spare = make([]argMemo, memoSlab)
 		}
 		m, c.spare = &c.spare[0], c.spare[1:]
+		m.reset()
 		c.memo[name] = m
 	}
 	return m
@@ -164,7 +177,7 @@ func (s *sequence) memoized(e *memoEntry, kind uint8, v string) uint64 {
 // e.
 func (s *sequence) memoize(e *memoEntry, kind uint8, v string) uint64 {
 	iid := s.intern(kind, v)
-	if e != nil && len(v) > 0 && len(v) <= math.MaxUint32 {
+	if e != nil && len(v) > 0 && uint64(len(v)) < unsetLen {
 		*e = memoEntry{p: unsafe.StringData(v), n: uint32(len(v)), iid: uint32(iid)}
 	}
 	return iid
@@ -266,7 +279,7 @@ func (s *sequence) resetInterning() {
 		c.entries = [cacheSize]internEntry{}
 		for _, m := range c.memo {
 			if m != nil {
-				*m = argMemo{}
+				m.reset()
 			}
 		}
 	}

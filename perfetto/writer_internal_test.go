@@ -195,6 +195,7 @@ func TestKnownAnnotationBoundaries(t *testing.T) {
 			for _, kind := range []Kind{KindInt, KindUint, KindBool, KindString} {
 				var a Arg
 				var m argMemo
+				m.reset()
 				m.names[0] = memoEntry{p: unsafe.StringData(name), n: uint32(len(name)), iid: uint32(iid)}
 				switch kind {
 				case KindInt:
@@ -221,9 +222,11 @@ func TestKnownAnnotationBoundaries(t *testing.T) {
 			}
 		}
 	}
-	// An empty name or value is never known, however it matches an empty
-	// entry of the memo.
+	// An empty name or value is never known, nor is anything by an entry
+	// that remembers nothing (argMemo.reset).
 	var empty, named argMemo
+	empty.reset()
+	named.reset()
 	named.names[0] = memoEntry{p: unsafe.StringData(name), n: uint32(len(name)), iid: 7}
 	for _, c := range []struct {
 		m   *argMemo
