@@ -311,18 +311,20 @@ type converter struct {
 	freq                map[reduce.Domain]reduce.Hz
 	devices             map[reduce.Domain]*DeviceSummary
 
-	cal        []loadedCalibration
-	tracks     *trackSet
-	shift      []int64        // per log: added to its host timestamps (another host's clock)
-	args       []perfetto.Arg // reused for each slice's arguments
-	extra      []perfetto.Arg // reused for a slice's extra arguments
-	hids       map[uint64]string
-	lastHid    uint64 // the last hid asked for, and its string
-	lastHidStr string
-	logThreads map[uint64]string   // "0x" + hex of log-prefix thread handles
-	segNames   map[string]string   // chip.run.bind.<phase> by phase
-	devSpans   []reduce.DeviceSpan // reused for each run's device spans
-	placed     reduce.Placement    // reused for each run's placement
+	cal         []loadedCalibration
+	tracks      *trackSet
+	shift       []int64        // per log: added to its host timestamps (another host's clock)
+	args        []perfetto.Arg // reused for each slice's arguments
+	extra       []perfetto.Arg // reused for a slice's extra arguments
+	hids        map[uint64]string
+	lastHid     uint64 // the last hid asked for, and its string
+	lastHidStr  string
+	logThreads  map[uint64]string   // "0x" + hex of log-prefix thread handles
+	segNames    map[string]string   // chip.run.bind.<phase> by phase
+	devSpans    []reduce.DeviceSpan // reused for each run's device spans
+	lanes       []string            // reused for each run's device lanes
+	laneOfNames [laneOfNamesSize]laneOfName
+	placed      reduce.Placement // reused for each run's placement
 	// covered and drawnSegments are run's scratch sets of bind segments.
 	covered, drawnSegments nameSet
 	records                map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
@@ -100,7 +101,8 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 	if len(spans) == 0 {
 		return
 	}
-	fixes := repairTruncation(spans)
+	lanes := c.deviceLanes(spans)
+	fixes := repairTruncation(spans, lanes)
 	dev, hasDev := int64(noDevice), false
 	c.devSpans = slices.Grow(c.devSpans[:0], len(spans))[:len(spans)]
 	run := reduce.Run{Spans: c.devSpans}
@@ -181,8 +183,32 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 		c.led.dropSpan("device spans with no consistent placement", spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10), int64(len(spans)))
 		return
 	}
-	c.drawDevice(k, ds, run, spans, fixes, pl, extraReason, generic)
+	c.drawDevice(k, ds, run, spans, lanes, fixes, pl, extraReason, generic)
 }
+
+// deviceLanes returns the device lane of each span (deviceLane), valid
+// until the next call. A lane is remembered by the address of its span's
+// name: a log's names are canonical, so a run asks again for the few it
+// asked for before.
+func (c *converter) deviceLanes(spans []heldSpan) []string {
+	c.lanes = slices.Grow(c.lanes[:0], len(spans))[:len(spans)]
+	for i := range spans {
+		name := spans[i].Name
+		m := &c.laneOfNames[uintptr(unsafe.Pointer(unsafe.StringData(name)))>>3%laneOfNamesSize]
+		if unsafe.StringData(m.name) != unsafe.StringData(name) || len(m.name) != len(name) || name == "" {
+			m.name, m.lane = name, deviceLane(name)
+		}
+		c.lanes[i] = m.lane
+	}
+	return c.lanes
+}
+
+// laneOfName is a span name and its device lane, remembered by
+// deviceLanes.
+type laneOfName struct{ name, lane string }
+
+// laneOfNamesSize is how many names deviceLanes remembers.
+const laneOfNamesSize = 64
 
 func joinReason(a, b string) string {
 	switch {
@@ -204,7 +230,7 @@ func addReason(ds *DeviceSummary, r string, n int64) {
 // drawDevice draws placed device spans as reduce placed them: each at
 // HostStart..HostEnd through the run's one map, with its Bound (plus the
 // shift of a truncation repair).
-func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, fixes map[int]truncationFix, pl *reduce.Placement, extraReason, generic string) {
+func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix, pl *reduce.Placement, extraReason, generic string) {
 	if pl.Method == reduce.Unaligned {
 		addReason(ds, joinReason(pl.Reason, extraReason), int64(len(spans)))
 		ds.Unaligned += int64(len(spans))
@@ -245,7 +271,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		if fixed {
 			args = append(args, perfetto.Int("logged_device_ts", fix.ts), perfetto.Int("logged_device_dur", fix.dur), perfetto.String("repair", fix.what))
 		}
-		lane := deviceLane(s.Name)
+		lane := lanes[i]
 		t := c.tracks.device(k.pid, run.Domain.Dev, group, lane)
 		switch lane {
 		case "orch":
@@ -319,11 +345,30 @@ type truncationFix struct {
 	what    string
 }
 
+// partlyOverlap reports whether two spans of one lane partly overlap (one
+// starts inside the other and ends after it), the only spans
+// repairTruncation changes.
+func partlyOverlap(spans []heldSpan, lanes []string) bool {
+	for i := range spans {
+		a := &spans[i]
+		aEnd := a.TS + a.Dur
+		for j := i + 1; j < len(spans); j++ {
+			b := &spans[j]
+			bEnd := b.TS + b.Dur
+			if (a.TS < b.TS && b.TS < aEnd && aEnd < bEnd || b.TS < a.TS && a.TS < bEnd && bEnd < aEnd) && lanes[i] == lanes[j] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // maxRepairSpans bounds the spans of one lane of one run that are compared
 // pairwise for truncation overlaps.
 const maxRepairSpans = 64
 
-// repairTruncation undoes, on each device lane of one run, the overlaps the
+// repairTruncation undoes, on each device lane of one run (lanes[i] is
+// spans[i]'s), the overlaps the
 // runtime's truncating conversion makes of boundaries the device stamped
 // at the same cycle (see truncationSlack): a phase that overlaps its
 // predecessor by at most 2 ns starts where the predecessor ends; a child
@@ -332,10 +377,16 @@ const maxRepairSpans = 64
 // and returns the logged values of those it changed. Larger overlaps are
 // not the conversion: they are drawn as they are (on an overflow lane, by
 // the trace writer).
-func repairTruncation(spans []heldSpan) map[int]truncationFix {
-	if len(spans) < 2 {
-		return nil
+func repairTruncation(spans []heldSpan, lanes []string) map[int]truncationFix {
+	if len(spans) < 2 || !partlyOverlap(spans, lanes) {
+		return nil // nothing to undo (nearly every run)
 	}
+	return repairOverlaps(spans, lanes)
+}
+
+// repairOverlaps is repairTruncation past its check that a lane's spans
+// partly overlap.
+func repairOverlaps(spans []heldSpan, lanes []string) map[int]truncationFix {
 	var fixes map[int]truncationFix
 	fix := func(i int, what string) {
 		if fixes == nil {
@@ -349,29 +400,28 @@ func repairTruncation(spans []heldSpan) map[int]truncationFix {
 		fixes[i] = f
 	}
 	// Per span, its lane as an index into names, and per lane its spans.
-	var lanesBuf [16]int
+	var laneBuf [16]int
 	var namesBuf [8]string
 	var countBuf [8]int
-	lanes, names, count := lanesBuf[:0], namesBuf[:0], countBuf[:0]
+	lane, names, count := laneBuf[:0], namesBuf[:0], countBuf[:0]
 	for i := range spans {
-		name := deviceLane(spans[i].Name)
-		l := slices.Index(names, name)
+		l := slices.Index(names, lanes[i])
 		if l < 0 {
 			l = len(names)
-			names, count = append(names, name), append(count, 0)
+			names, count = append(names, lanes[i]), append(count, 0)
 		}
-		lanes = append(lanes, l)
+		lane = append(lane, l)
 		count[l]++
 	}
 	for pass := 0; pass < 3; pass++ {
 		changed := false
 		for i := range spans {
-			if count[lanes[i]] > maxRepairSpans {
+			if count[lane[i]] > maxRepairSpans {
 				continue
 			}
 			for j := range spans {
 				a, b := &spans[i], &spans[j]
-				if i == j || lanes[i] != lanes[j] {
+				if i == j || lane[i] != lane[j] {
 					continue
 				}
 				aEnd, bEnd := a.TS+a.Dur, b.TS+b.Dur

@@ -2,6 +2,9 @@ package phasetrace
 
 import (
 	"bytes"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/phasetrace/phasetrace/perfetto"
@@ -126,5 +129,60 @@ func TestTrackSetRemembers(t *testing.T) {
 	}
 	if len(made) == 12 {
 		t.Error("no thread past the track limit")
+	}
+}
+
+// deviceLanes gives every span deviceLane's lane, whether its name is the
+// canonical string it remembers, a copy of it, another name in the same
+// place of its memo, or empty.
+func TestDeviceLanesRemembered(t *testing.T) {
+	c := &converter{}
+	names := []string{strace.SpanDeviceWall, strace.SpanDeviceWall + ".orch", strace.SpanDeviceWall + ".sched",
+		strace.SpanDeviceWall + ".task_slot_3", strace.SpanDeviceWall + ".preamble", "", "x"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 200 {
+		spans := make([]heldSpan, rng.IntN(12))
+		for i := range spans {
+			name := names[rng.IntN(len(names))]
+			if rng.IntN(3) == 0 {
+				name = strings.Clone(name) // the same name elsewhere
+			}
+			spans[i].Name = name
+		}
+		for i, lane := range c.deviceLanes(spans) {
+			if want := deviceLane(spans[i].Name); lane != want {
+				t.Fatalf("round %d: %q in lane %q, want %q", round, spans[i].Name, lane, want)
+			}
+		}
+	}
+}
+
+// A run whose spans do not partly overlap on a lane is left as it is: the
+// repair, run anyway, changes nothing; one whose spans do is changed only
+// where they do.
+func TestRepairOnlyWherePartlyOverlapping(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	lanesOf := []string{"phases", "orch", "task_slot_0"}
+	partly := 0
+	for round := range 5000 {
+		spans := make([]heldSpan, 2+rng.IntN(8))
+		lanes := make([]string, len(spans))
+		for i := range spans {
+			spans[i].Name = "s" + itoa(int64(i))
+			spans[i].TS, spans[i].Dur = rng.Int64N(40), rng.Int64N(40)
+			lanes[i] = lanesOf[rng.IntN(len(lanesOf))]
+		}
+		before := slices.Clone(spans)
+		fixes := repairOverlaps(spans, lanes)
+		if !partlyOverlap(before, lanes) {
+			if fixes != nil || !slices.EqualFunc(spans, before, func(a, b heldSpan) bool { return a.TS == b.TS && a.Dur == b.Dur }) {
+				t.Fatalf("round %d: spans with no partial overlap on a lane repaired: %v", round, fixes)
+			}
+			continue
+		}
+		partly++
+	}
+	if partly < 100 {
+		t.Fatalf("only %d runs with a partial overlap", partly)
 	}
 }
