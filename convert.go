@@ -592,7 +592,9 @@ func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.A
 	if sp.NameTruncated || sp.AttrsTruncated {
 		args = append(args, perfetto.Bool("truncated_by_emitter", true))
 	}
-	args = append(args, extra...)
+	if len(extra) > 0 {
+		args = append(args, extra...)
+	}
 	if c.slice(t, &perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at) {
 		c.led.drawn()
 	}

@@ -246,6 +246,8 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 	}
 	freq := c.freq[run.Domain]
 	var orch, sched = -1, -1
+	var t perfetto.Track // the track of lastLane
+	lastLane := ""
 	for i := range spans {
 		s := &spans[i]
 		d := pl.Spans[i]
@@ -272,7 +274,9 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 			args = append(args, perfetto.Int("logged_device_ts", fix.ts), perfetto.Int("logged_device_dur", fix.dur), perfetto.String("repair", fix.what))
 		}
 		lane := lanes[i]
-		t := c.tracks.device(k.pid, run.Domain.Dev, group, lane)
+		if lane != lastLane || t.IsZero() { // a run's spans come lane by lane
+			t, lastLane = c.tracks.device(k.pid, run.Domain.Dev, group, lane), lane
+		}
 		switch lane {
 		case "orch":
 			orch = i
