@@ -158,26 +158,27 @@ func appendKnown(b []byte, args []Arg, i int, tag byte, m *argMemo) ([]byte, int
 	}
 	n, base := len(b), unsafe.Pointer(unsafe.SliceData(b))
 	names, values := m.names[:len(args)], m.values[:len(args)]
+	// The first bytes of an annotation — tag, length (set last) and value
+	// tag — by kind: numbers' and interned strings'.
+	const t = fAnnStringIID << 3 // a tag of two bytes
+	heads := [4]uint32{
+		KindInt:  uint32(tag) | uint32(valueTags[KindInt])<<16,
+		KindUint: uint32(tag) | uint32(valueTags[KindUint])<<16,
+		KindBool: uint32(tag) | uint32(valueTags[KindBool])<<16,
+		0:        uint32(tag) | (t&0x7f|0x80)<<16 | t>>7<<24, // an interned string's: a number's kind&3 is never 0
+	}
 	for ; uint(i) < uint(len(args)); i++ {
 		a, e := &args[i], &names[i]
 		if e.p != unsafe.StringData(a.Name) || int(e.n) != len(a.Name) { // an unset entry never matches
 			break
 		}
-		v, k := a.num, 3
-		var head uint32 // tag, length (set last) and value tag
-		switch a.kind {
-		case KindInt, KindUint, KindBool:
-			head = uint32(tag) | uint32(valueTags[a.kind&3])<<16
-		case KindString:
+		v, k, head := a.num, 3, heads[a.kind&3]
+		if a.kind-KindInt >= 3 { // not a number
 			ve := &values[i]
-			if ve.p != unsafe.StringData(a.str) || int(ve.n) != len(a.str) {
+			if a.kind != KindString || ve.p != unsafe.StringData(a.str) || int(ve.n) != len(a.str) {
 				return b[:n], i
 			}
-			const t = fAnnStringIID << 3 // a tag of two bytes
-			head = uint32(tag) | (t&0x7f|0x80)<<16 | t>>7<<24
-			v, k = uint64(ve.iid), 4
-		default:
-			return b[:n], i
+			v, k, head = uint64(ve.iid), 4, heads[0]
 		}
 		// Within the room made above: n+knownRoom ≤ cap(b).
 		d := (*[knownRoom]byte)(unsafe.Add(base, n))
