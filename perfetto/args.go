@@ -183,22 +183,20 @@ func appendKnown(b []byte, args []Arg, i int, tag byte, m *argMemo) ([]byte, int
 		// Within the room made above: n+knownRoom ≤ cap(b).
 		d := (*[knownRoom]byte)(unsafe.Add(base, n))
 		binary.LittleEndian.PutUint32(d[:4], head)
-		for ; v >= 0x80; k++ {
-			d[k&(knownRoom-1)] = byte(v) | 0x80
+		for ; v >= 0x80; k++ { // at most nine bytes: k stays under 14
+			d[k&15] = byte(v) | 0x80
 			v >>= 7
 		}
-		d[k&(knownRoom-1)] = byte(v)
-		k++
-		// The name's tag and iid; an iid under 128 — most names — in two
-		// stores without the loop (2.4% fewer instructions in this function
-		// under BenchmarkAnnotations than the loop alone).
+		// The value's last byte, then the name's tag and iid: with an iid
+		// under 128 — most names — in one store of four bytes (the last
+		// one past the annotation, in the room).
 		if name := e.iid; name < 0x80 {
-			d[k&(knownRoom-1)] = fAnnNameIID << 3
-			d[(k+1)&(knownRoom-1)] = byte(name)
-			k += 2
+			binary.LittleEndian.PutUint32(d[k&15:], uint32(v)|fAnnNameIID<<3<<8|name<<16)
+			k += 3
 		} else {
-			d[k&(knownRoom-1)] = fAnnNameIID << 3
-			k++
+			d[k&15] = byte(v)
+			d[(k+1)&15] = fAnnNameIID << 3
+			k += 2
 			for ; name >= 0x80; k++ {
 				d[k&(knownRoom-1)] = byte(name) | 0x80
 				name >>= 7
