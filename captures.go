@@ -329,7 +329,8 @@ func (r *recentSpans) repeated(sp *strace.Span) bool {
 		st.reset()
 	}
 	e := &r.ring[i]
-	e.key, e.span = h, st.span(sp)
+	e.key, e.span = h, *sp
+	e.span.Attrs = st.keep(sp.Attrs) // in place: the span is not copied twice
 	r.links[i] = r.heads[b]
 	r.n++
 	r.heads[b] = uint32(r.n)<<linkTagBits | tag

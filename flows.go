@@ -170,7 +170,8 @@ const nodeAttrs = 12
 
 func (f *flowWindow) add(sp *strace.Span, at where) {
 	n := f.newNode()
-	n.span = heldSpan{n.store.span(sp), at}
+	n.span = heldSpan{*sp, at}
+	n.span.Attrs = n.store.keep(sp.Attrs)
 	n.flows, n.endFlows = n.ids[:0:1], n.ids[1:1:2]
 	n.leaf, _ = strace.NodeLeaf(sp.Name)
 	h := handOffAttrsOf(&n.span.Span)

@@ -49,13 +49,6 @@ func (s *spanStore) keep(attrs []strace.Attr) []strace.Attr {
 	return kept
 }
 
-// span returns sp with its attributes kept in s.
-func (s *spanStore) span(sp *strace.Span) strace.Span {
-	kept := *sp
-	kept.Attrs = s.keep(sp.Attrs)
-	return kept
-}
-
 // str returns a copy of v valid until the next reset.
 func (s *spanStore) str(v string) string {
 	if cap(s.text)-len(s.text) < len(v) {
