@@ -83,8 +83,8 @@
 // waiting in the flow window (WithFlowHorizon), the runs waiting for their
 // root, and its clock anchors (tens of bytes each). The second pass reads
 // through a Merger that reuses its records' memory
-// (strace.WithRecycledMemory); what a conversion keeps past a record — a
-// run's spans, the flow window's, the repeat detector's last spans, bind
-// phase lines — is copied into memory of its own that it reuses in turn,
-// so a conversion allocates nothing per span once warm.
+// (strace.WithRecycledMemory); what a conversion keeps past a record — the
+// repeat detector's last spans, which a waiting run shares, the flow
+// window's spans, bind phase lines — is copied into memory of its own that
+// it reuses in turn, so a conversion allocates nothing per span once warm.
 package phasetrace

@@ -9,12 +9,15 @@ import (
 // The second pass reads its records from a Merger that recycles their
 // memory (strace.WithRecycledMemory): a record's attributes and its
 // non-canonical strings are valid only until the next Read. What the
-// converter keeps longer — a run's spans until its root comes, node spans
-// in the flow window, the repeat detector's recent spans, bind phase lines
-// waiting for their bind — it copies into a spanStore of the holder's own,
-// which the holder reuses once it has let go of what the store held. The
-// canonical strings (names, keys, short text values) are shared: they stay
-// valid for good, and the trace writer may remember them by address.
+// converter keeps longer — the repeat detector's recent spans, node spans
+// in the flow window, bind phase lines waiting for their bind — it copies
+// into a spanStore of the holder's own, which the holder reuses once it
+// has let go of what the store held. A run's spans, waiting for their
+// root, are the repeat detector's copies (recentSpans.lent): a run copies
+// them into a store of its own only before the detector lets go of them
+// (runCollector.rehome). The canonical strings (names, keys, short text
+// values) are shared: they stay valid for good, and the trace writer may
+// remember them by address.
 
 // spanStore holds copies of kept spans' attributes and the text of their
 // long values. A kept number drops its text (its Value is ""): the reader
