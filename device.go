@@ -382,8 +382,11 @@ const maxRepairSpans = 64
 // not the conversion: they are drawn as they are (on an overflow lane, by
 // the trace writer).
 func repairTruncation(spans []heldSpan, lanes []string) map[int]truncationFix {
-	if len(spans) < 2 || !partlyOverlap(spans, lanes) {
-		return nil // nothing to undo (nearly every run)
+	switch {
+	case len(spans) < 2:
+		return nil
+	case len(spans) <= maxRepairSpans && !partlyOverlap(spans, lanes):
+		return nil // nothing to undo (nearly every run); a longer run's check would cost as much as the repair
 	}
 	return repairOverlaps(spans, lanes)
 }

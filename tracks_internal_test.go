@@ -2,6 +2,7 @@ package phasetrace
 
 import (
 	"bytes"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -158,14 +159,19 @@ func TestDeviceLanesRemembered(t *testing.T) {
 }
 
 // A run whose spans do not partly overlap on a lane is left as it is: the
-// repair, run anyway, changes nothing; one whose spans do is changed only
-// where they do.
+// repair, run anyway, changes nothing; and repairTruncation, which runs it
+// only where they do (and on every run longer than maxRepairSpans), repairs
+// as it does.
 func TestRepairOnlyWherePartlyOverlapping(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	lanesOf := []string{"phases", "orch", "task_slot_0"}
 	partly := 0
 	for round := range 5000 {
-		spans := make([]heldSpan, 2+rng.IntN(8))
+		n := 2 + rng.IntN(8)
+		if round%50 == 0 {
+			n = maxRepairSpans - 5 + rng.IntN(100)
+		}
+		spans := make([]heldSpan, n)
 		lanes := make([]string, len(spans))
 		for i := range spans {
 			spans[i].Name = "s" + itoa(int64(i))
@@ -173,7 +179,12 @@ func TestRepairOnlyWherePartlyOverlapping(t *testing.T) {
 			lanes[i] = lanesOf[rng.IntN(len(lanesOf))]
 		}
 		before := slices.Clone(spans)
+		again := slices.Clone(spans)
 		fixes := repairOverlaps(spans, lanes)
+		if got := repairTruncation(again, lanes); !maps.EqualFunc(got, fixes, func(a, b truncationFix) bool { return a == b }) ||
+			!slices.EqualFunc(again, spans, func(a, b heldSpan) bool { return a.TS == b.TS && a.Dur == b.Dur }) {
+			t.Fatalf("round %d (%d spans): repairTruncation repaired %v, the full repair %v", round, n, got, fixes)
+		}
 		if !partlyOverlap(before, lanes) {
 			if fixes != nil || !slices.EqualFunc(spans, before, func(a, b heldSpan) bool { return a.TS == b.TS && a.Dur == b.Dur }) {
 				t.Fatalf("round %d: spans with no partial overlap on a lane repaired: %v", round, fixes)
