@@ -167,6 +167,7 @@ func appendKnown(b []byte, args []Arg, i int, tag byte, m *argMemo) ([]byte, int
 	}
 	n, base := len(b), unsafe.Pointer(unsafe.SliceData(b))
 	names, values := m.names[:len(args)], m.values[:len(args)]
+	prevNames, prevValues := m.prevNames[:len(args)], m.prevValues[:len(args)]
 	// The first bytes of an annotation — tag, length (set last) and value
 	// tag — by kind: numbers' and interned strings'.
 	const t = fAnnStringIID << 3 // a tag of two bytes
@@ -179,13 +180,24 @@ func appendKnown(b []byte, args []Arg, i int, tag byte, m *argMemo) ([]byte, int
 	for ; uint(i) < uint(len(args)); i++ {
 		a, e := &args[i], &names[i]
 		if e.p != unsafe.StringData(a.Name) || int(e.n) != len(a.Name) { // an unset entry never matches
-			break
+			pe := &prevNames[i]
+			if pe.p != unsafe.StringData(a.Name) || int(pe.n) != len(a.Name) {
+				break
+			}
+			*e, *pe = *pe, *e // the other layout of the name's events
 		}
 		v, k, head := a.num, 3, heads[a.kind&3]
 		if a.kind-KindInt >= 3 { // not a number
 			ve := &values[i]
-			if a.kind != KindString || ve.p != unsafe.StringData(a.str) || int(ve.n) != len(a.str) {
+			if a.kind != KindString {
 				return b[:n], i
+			}
+			if ve.p != unsafe.StringData(a.str) || int(ve.n) != len(a.str) {
+				pe := &prevValues[i]
+				if pe.p != unsafe.StringData(a.str) || int(pe.n) != len(a.str) {
+					return b[:n], i
+				}
+				*ve, *pe = *pe, *ve
 			}
 			v, k, head = uint64(ve.iid), 4, heads[0]
 		}

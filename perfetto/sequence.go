@@ -80,11 +80,19 @@ type busy struct {
 // their iids, that the last event of a name had at each position of its
 // arguments. A log gives the events of a name the same arguments in the
 // same order, their values often the same strings, so they are found by
-// comparing addresses, without a lookup. Like the address cache, it keeps
-// the strings it remembers alive.
+// comparing addresses, without a lookup. Each position also keeps what it
+// held before (prevNames, prevValues), for the events of a name that come
+// in two layouts in turn (a log's bind segment spans and its legacy bind
+// lines share their names). Like the address cache, it keeps the strings
+// it remembers alive.
 type argMemo struct {
-	names, values [memoArgs]memoEntry
+	names, values         [memoArgs]memoEntry
+	prevNames, prevValues [memoArgs]memoEntry
 }
+
+// A memoPlace is an argMemo's entry at a position and the one it held
+// before (both nil: no memo).
+type memoPlace struct{ cur, prev *memoEntry }
 
 // A memoEntry is a string of an argMemo, of the kind its place says, by
 // the address and length of its bytes (whose pointer keeps them alive),
@@ -105,6 +113,7 @@ const unsetLen = math.MaxUint32
 func (m *argMemo) reset() {
 	for i := range m.names {
 		m.names[i], m.values[i] = memoEntry{n: unsetLen}, memoEntry{n: unsetLen}
+		m.prevNames[i], m.prevValues[i] = memoEntry{n: unsetLen}, memoEntry{n: unsetLen}
 	}
 }
 
@@ -136,22 +145,22 @@ func (s *sequence) argMemo(name uint64) *argMemo {
 	return m
 }
 
-// name returns the memo's entry for the name of the argument at position
-// i, or nil.
-func (m *argMemo) name(i int) *memoEntry {
+// name returns the memo's place for the name of the argument at position
+// i (none past memoArgs).
+func (m *argMemo) name(i int) memoPlace {
 	if m == nil || i >= memoArgs {
-		return nil
+		return memoPlace{}
 	}
-	return &m.names[i]
+	return memoPlace{&m.names[i], &m.prevNames[i]}
 }
 
-// value returns the memo's entry for the string value of the argument at
-// position i, or nil.
-func (m *argMemo) value(i int) *memoEntry {
+// value returns the memo's place for the string value of the argument at
+// position i (none past memoArgs).
+func (m *argMemo) value(i int) memoPlace {
 	if m == nil || i >= memoArgs {
-		return nil
+		return memoPlace{}
 	}
-	return &m.values[i]
+	return memoPlace{&m.values[i], &m.prevValues[i]}
 }
 
 // hit returns the iid remembered at e if e (not nil) remembers v, and 0
@@ -164,21 +173,26 @@ func (e *memoEntry) hit(v string) uint64 {
 }
 
 // memoized returns the iid of v among the entries of its kind, as intern,
-// looking it up first at e, a memo's entry, and remembering it there (nil:
-// no memo).
-func (s *sequence) memoized(e *memoEntry, kind uint8, v string) uint64 {
-	if iid := e.hit(v); iid != 0 {
+// looking it up first at p, a memo's place, and remembering it there. An
+// entry found in what the place held before becomes its entry again.
+func (s *sequence) memoized(p memoPlace, kind uint8, v string) uint64 {
+	if iid := p.cur.hit(v); iid != 0 {
 		return iid
 	}
-	return s.memoize(e, kind, v)
+	if iid := p.prev.hit(v); iid != 0 {
+		*p.cur, *p.prev = *p.prev, *p.cur
+		return iid
+	}
+	return s.memoize(p, kind, v)
 }
 
-// memoize is memoized once e has missed: it interns v and remembers it at
-// e.
-func (s *sequence) memoize(e *memoEntry, kind uint8, v string) uint64 {
+// memoize is memoized once p has missed: it interns v and remembers it at
+// p, the entry there becoming the one it held before.
+func (s *sequence) memoize(p memoPlace, kind uint8, v string) uint64 {
 	iid := s.intern(kind, v)
-	if e != nil && len(v) > 0 && uint64(len(v)) < unsetLen {
-		*e = memoEntry{p: unsafe.StringData(v), n: uint32(len(v)), iid: uint32(iid)}
+	if p.cur != nil && len(v) > 0 && uint64(len(v)) < unsetLen {
+		*p.prev = *p.cur
+		*p.cur = memoEntry{p: unsafe.StringData(v), n: uint32(len(v)), iid: uint32(iid)}
 	}
 	return iid
 }

@@ -163,6 +163,40 @@ func TestKnownAnnotationsAsInterned(t *testing.T) {
 	}
 }
 
+// Events of one name in two layouts, in turn (a log's bind segment spans
+// and its legacy bind lines): once each layout has been seen, the memo
+// knows every argument of either, and encodes them as interning does.
+func TestKnownAnnotationsTwoLayouts(t *testing.T) {
+	memoized, plain := &sequence{id: 2}, &sequence{id: 2}
+	memoized.resetInterning()
+	plain.resetInterning()
+	for i := range 2 * busyLookups {
+		memoized.internString("warm " + strconv.Itoa(i))
+		plain.internString("warm " + strconv.Itoa(i))
+	}
+	layouts := [][]Arg{
+		{Uint("inv", 7), String("hid", "9f3c"), Int("depth", 2), Int("cpu_ns", 5), Int("rec_cpu_ns", 6), Int("minflt", 1), Int("on_cpu_ns", 5)},
+		{Uint("inv", 7), String("hid", "9f3c"), Int("depth", 2), Int("cpu_ns", 5), String("log_thread", "0x7f3a"), String("src", "bind_phase"), String("source", "hbg_bind.cpp:88")},
+	}
+	for ev := range 40 {
+		args := layouts[ev%2]
+		args[0] = Uint("inv", uint64(ev))
+		m := memoized.argMemo(memoized.internName("chip.run.bind.args"))
+		if _, j := appendKnown(nil, args, 0, 0x22, m); ev >= 2 && j != len(args) {
+			t.Fatalf("event %d: the memo knew %d of its %d arguments", ev, j, len(args))
+		}
+		got := appendAnnotations(nil, memoized, args, fEventAnnotations, true, m)
+		plain.internName("chip.run.bind.args")
+		want := appendAnnotations(nil, plain, args, fEventAnnotations, true, nil)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("event %d: memoized % x, interned % x", ev, got, want)
+		}
+		if got, want := memoized.appendInterned(nil), plain.appendInterned(nil); !bytes.Equal(got, want) {
+			t.Fatalf("event %d: interned data memoized % x, without memos % x", ev, got, want)
+		}
+	}
+}
+
 // appendKnown writes what appendScalar writes, and what protowire encodes,
 // for values and iids at every boundary of a varint's length, after bytes
 // already in the buffer and with any room left in it; it does not take
