@@ -251,7 +251,12 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 	for i := range spans {
 		s := &spans[i]
 		d := pl.Spans[i]
-		bound := int64(d.Bound) + fixes[i].shift
+		var fix truncationFix
+		fixed := false
+		if fixes != nil { // nearly every run has none
+			fix, fixed = fixes[i]
+		}
+		bound := int64(d.Bound) + fix.shift
 		args := append(c.args[:0],
 			perfetto.Uint("inv", s.Inv), perfetto.String("hid", c.hidString(s.Hid)), perfetto.Int("depth", int64(s.Depth)),
 		)
@@ -269,7 +274,6 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		if reason != "" {
 			args = append(args, perfetto.String("placement_reason", reason))
 		}
-		fix, fixed := fixes[i]
 		if fixed {
 			args = append(args, perfetto.Int("logged_device_ts", fix.ts), perfetto.Int("logged_device_dur", fix.dur), perfetto.String("repair", fix.what))
 		}
