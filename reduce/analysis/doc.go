@@ -19,6 +19,11 @@
 //   - with the spans, for the tree only: 8 bytes of duration per span of
 //     each callable's invocations, which the exact median needs.
 //
+// A distinct span name costs its bytes once, plus, after its invocations
+// closed, about 30 bytes for the rounds table alone, 85 for TPOT or the
+// tree, 150 for all three (TestTablesHeapPerName measures it: a log of two
+// million distinct names keeps about 340 MB of heap for all three tables).
+//
 // Leaving the tree out ([WithTables]) leaves memory independent of the
 // log's length but for the invocations' keys and rows. An invocation is
 // closed (reduced to its contribution to the tables) once [DefaultMaxOpen]

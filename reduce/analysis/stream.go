@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -63,16 +64,16 @@ func WithMaxOpen(n int) TablesOption { return func(c *tablesConfig) { c.maxOpen 
 // after its invocation was closed (counted by [Tables.Late], left out of
 // the tables) means a log whose tables differ from the reference's.
 type Tables struct {
-	cfg    tablesConfig
-	names  map[string]uint32
-	name   []string
-	open   map[invKey]*openInv
-	queue  arrivals[invKey] // open invocations, first seen first
-	closed map[invKey]struct{}
-	hids   map[uint64]*callState
-	free   []*openInv
-	late   int64
-	done   bool
+	cfg     tablesConfig
+	names   names
+	scratch []byte
+	open    map[invKey]*openInv
+	queue   arrivals[invKey] // open invocations, first seen first
+	closed  map[invKey]struct{}
+	hids    map[uint64]*callState
+	free    []*openInv
+	late    int64
+	done    bool
 }
 
 type invKey struct {
@@ -136,13 +137,13 @@ type callState struct {
 	first invKey // the least (pid, inv) of its invocations
 	// TPOT
 	run    durAcc
-	stages map[uint32]*durAcc
+	stages perName[durAcc]
 	// rounds: one row per invocation
 	rows []Round
 	// tree: per name the durations, per parent name the Effective of its
 	// orch ∥ sched children, and the last invocation by (inv, pid)
-	samples map[uint32]*durList
-	effs    map[uint32]*durList
+	samples perName[durList]
+	effs    perName[durList]
 	ref     []entry
 	refKey  invKey
 }
@@ -155,7 +156,6 @@ func NewTables(opts ...TablesOption) *Tables {
 	}
 	return &Tables{
 		cfg:    cfg,
-		names:  make(map[string]uint32),
 		open:   make(map[invKey]*openInv),
 		closed: make(map[invKey]struct{}),
 		hids:   make(map[uint64]*callState),
@@ -290,24 +290,13 @@ func (t *Tables) newOpen(k invKey, hid uint64) *openInv {
 	return o
 }
 
-func (t *Tables) intern(name string) uint32 {
-	id, ok := t.names[name]
-	if !ok {
-		id = uint32(len(t.name))
-		name = strings.Clone(name)
-		t.names[name] = id
-		t.name = append(t.name, name)
-	}
-	return id
-}
-
 func (t *Tables) addTo(o *openInv, s *span) {
 	idx := o.n
 	o.n++
 	if s.depth == 0 && !o.hasRoot {
 		o.hasRoot, o.root = true, s.dur
 	}
-	id := t.intern(s.name)
+	id := t.names.idString(s.name)
 	e := entry{name: id, depth: s.depth, dev: s.dev, idx: idx, ts: s.ts, dur: s.dur}
 	for i := range o.entries {
 		if o.entries[i].name == id {
@@ -354,28 +343,24 @@ func (t *Tables) closeTPOT(c *callState, o *openInv) {
 	if o.hasRoot {
 		c.run.add(o.root)
 	}
-	if c.stages == nil {
-		c.stages = make(map[uint32]*durAcc)
-	}
 	for _, e := range o.entries {
-		if e.depth == 0 {
-			continue
+		if e.depth != 0 {
+			c.stages.get(e.name).add(e.dur)
 		}
-		d := c.stages[e.name]
-		if d == nil {
-			d = &durAcc{}
-			c.stages[e.name] = d
-		}
-		d.add(e.dur)
 	}
 }
 
 // find returns the entry of the name, or nil.
 func (t *Tables) find(entries []entry, name string) *entry {
-	id, ok := t.names[name]
+	id, ok := t.names.lookupString(name)
 	if !ok {
 		return nil
 	}
+	return findID(entries, id)
+}
+
+// findID returns the entry of the name id, or nil.
+func findID(entries []entry, id uint32) *entry {
 	for i := range entries {
 		if entries[i].name == id {
 			return &entries[i]
@@ -414,25 +399,23 @@ func (t *Tables) roundOf(o *openInv) Round {
 }
 
 func (t *Tables) closeTree(c *callState, o *openInv) {
-	if c.samples == nil {
-		c.samples = make(map[uint32]*durList)
-		c.effs = make(map[uint32]*durList)
-	}
 	for i := range o.entries {
 		e := &o.entries[i]
-		listOf(c.samples, e.name).add(e.dur)
+		c.samples.get(e.name).add(e.dur)
 		// An orch and a sched under the same parent: their Effective.
-		name := t.name[e.name]
-		parent, ok := strings.CutSuffix(name, ".orch")
+		parent, ok := bytes.CutSuffix(t.names.bytes(e.name), []byte(".orch"))
 		if !ok {
 			continue
 		}
-		pid, ok := t.names[parent]
+		pid, ok := t.names.lookup(parent)
 		if !ok {
 			continue
 		}
-		if s := t.find(o.entries, parent+".sched"); s != nil {
-			listOf(c.effs, pid).add(int64(reduce.Effective(window(e), window(s)).Len()))
+		t.scratch = append(append(t.scratch[:0], parent...), ".sched"...)
+		if sid, ok := t.names.lookup(t.scratch); ok {
+			if s := findID(o.entries, sid); s != nil {
+				c.effs.get(pid).add(int64(reduce.Effective(window(e), window(s)).Len()))
+			}
 		}
 	}
 	// The last invocation by (inv, pid) gives the tree its structure.
@@ -442,42 +425,40 @@ func (t *Tables) closeTree(c *callState, o *openInv) {
 	}
 }
 
-// durList holds durations in blocks that never move: growing it leaves no
-// garbage behind, and wastes at most part of its last block.
+// durList holds durations: the first inline, the rest in blocks that
+// never move, so that growing it leaves no garbage behind and wastes at
+// most part of its last block. A name seen once costs no block.
 type durList struct {
-	blocks [][]int64
+	first  int64
 	n      int
+	blocks [][]int64
 }
 
 const (
-	minDurBlock = 64
+	minDurBlock = 8
 	maxDurBlock = 8192
 )
 
-func listOf(m map[uint32]*durList, name uint32) *durList {
-	d := m[name]
-	if d == nil {
-		d = &durList{}
-		m[name] = d
-	}
-	return d
-}
-
 func (d *durList) add(v int64) {
+	d.n++
+	if d.n == 1 {
+		d.first = v
+		return
+	}
 	if k := len(d.blocks); k == 0 || len(d.blocks[k-1]) == cap(d.blocks[k-1]) {
 		d.blocks = append(d.blocks, make([]int64, 0, min(maxDurBlock, max(minDurBlock, d.n))))
 	}
 	last := &d.blocks[len(d.blocks)-1]
 	*last = append(*last, v)
-	d.n++
 }
 
 // values returns the durations in one new slice; nil for a nil list.
 func (d *durList) values() []int64 {
-	if d == nil {
+	if d == nil || d.n == 0 {
 		return nil
 	}
-	out := make([]int64, 0, d.n)
+	out := make([]int64, 1, d.n)
+	out[0] = d.first
 	for _, b := range d.blocks {
 		out = append(out, b...)
 	}
@@ -547,9 +528,9 @@ func (t *Tables) TPOT() *TPOT {
 	out := &TPOT{}
 	for i, c := range t.callables() {
 		tc := TPOTCallable{Hid: c.hid, Role: roleOf(i, c.n), Invocations: c.n, Run: c.run.stats()}
-		for id, d := range c.stages {
-			tc.Stages = append(tc.Stages, StageStats{Name: t.name[id], DurStats: d.stats()})
-		}
+		c.stages.each(func(id uint32, d *durAcc) {
+			tc.Stages = append(tc.Stages, StageStats{Name: t.names.name(id), DurStats: d.stats()})
+		})
 		slices.SortFunc(tc.Stages, func(a, b StageStats) int {
 			if a.N != b.N {
 				return cmp.Compare(b.N, a.N)
@@ -605,13 +586,13 @@ func (t *Tables) treeOf(c *callState, role strace.Role) *Tree {
 	})
 	nodes := make(map[string]*TreeNode, len(ref))
 	for _, e := range ref {
-		name := t.name[e.name]
-		spread := c.samples[e.name].spread()
+		name := t.names.name(e.name)
+		spread := c.samples.lookup(e.name).spread()
 		nodes[name] = &TreeNode{Name: name, Leaf: leafOf(name), Device: e.dev, Median: spread.Median, N: spread.N}
 	}
 	tr := &Tree{Hid: c.hid, Role: role, Invocations: c.n}
 	for _, e := range ref {
-		name := t.name[e.name]
+		name := t.names.name(e.name)
 		n := nodes[name]
 		if dot := strings.LastIndexByte(name, '.'); dot >= 0 {
 			if p, ok := nodes[name[:dot]]; ok {
@@ -622,8 +603,8 @@ func (t *Tables) treeOf(c *callState, role strace.Role) *Tree {
 		tr.Roots = append(tr.Roots, n)
 	}
 	for _, e := range ref {
-		n := nodes[t.name[e.name]]
-		pairConcurrent(n, c.effs[e.name].values())
+		n := nodes[t.names.name(e.name)]
+		pairConcurrent(n, c.effs.lookup(e.name).values())
 	}
 	return tr
 }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -217,4 +218,63 @@ func smallAndLargeLogs(t *testing.T) (small, large string) {
 		return path
 	}
 	return write("small.log", 1500), write("large.log", 6000)
+}
+
+// distinctNames adds n spans of n distinct names (ten to an invocation,
+// each closed by its chip.run) to tb and returns the bytes of the names.
+func distinctNames(tb *Tables, n int) int64 {
+	var nameBytes int64
+	for i := range n {
+		inv := uint64(i / 10)
+		ts := int64(1e12) + int64(i)*1000
+		name := fmt.Sprintf("chip.run.stage%d", i)
+		nameBytes += int64(len(name))
+		tb.Add(&strace.Span{Pid: 5, Tid: 5, Inv: inv, Hid: 0x9f3c, Depth: 1, Name: name, TS: ts, Dur: 500})
+		if i%10 == 9 {
+			start := ts - 9000
+			tb.Add(&strace.Span{Pid: 5, Tid: 5, Inv: inv, Hid: 0x9f3c, Name: "chip.run", TS: start, Dur: ts + 800 - start})
+		}
+	}
+	return nameBytes
+}
+
+// TestTablesHeapPerName checks what a distinct span name costs the tables
+// beyond its own bytes, kept after every invocation closed: a log of
+// millions of distinct names must not take gigabytes.
+func TestTablesHeapPerName(t *testing.T) {
+	if testing.Short() {
+		t.Skip("adds 240 000 spans")
+	}
+	const small, large = 40_000, 200_000
+	for _, c := range []struct {
+		name   string
+		tables Table
+		limit  int64 // bytes per name beyond its bytes
+	}{
+		{"tpot", TableTPOT, 96},
+		{"rounds", TableRounds, 48},
+		{"tree", TableTree, 160},
+		{"all", AllTables, 224},
+	} {
+		heap := func(n int) (uint64, int64) {
+			runtime.GC()
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			tb := NewTables(WithTables(c.tables))
+			nameBytes := distinctNames(tb, n)
+			tb.finish()
+			runtime.GC()
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			runtime.KeepAlive(tb)
+			return after.HeapAlloc - before.HeapAlloc, nameBytes
+		}
+		hs, bs := heap(small)
+		hl, bl := heap(large)
+		per := (int64(hl) - int64(hs) - (bl - bs)) / (large - small)
+		t.Logf("%s: %d bytes a distinct name beyond its bytes (heap %d → %d for %d → %d names)", c.name, per, hs, hl, small, large)
+		if per > c.limit {
+			t.Errorf("%s: a distinct name costs %d bytes beyond its bytes, want at most %d", c.name, per, c.limit)
+		}
+	}
 }
