@@ -30,7 +30,15 @@
 // written by the same log thread whose interval contains it) and from
 // -records host_phase_records.jsonl files (a pass gives the segments of the
 // bind with its pid and inv, and wins over the log's own for the segments
-// it has).
+// it has). The records files are read beside the logs, not held: a pass is
+// matched to its bind within ten seconds of host time (the runtime writes
+// both as the bind ends), and a pass that matches no bind is counted in a
+// warning.
+//
+// Memory grows with the distinct span names (a name's bytes and, past
+// them, tens of bytes per table), the invocations (a key each, and a row
+// for rounds) and, for tree, the spans (8 bytes each): not with the log's
+// bytes or the records files'.
 //
 // The rounds table keeps the layout benchmark scripts parse (a header
 // starting "  Round     Host (us)" and an "  Avg Host:" line).
@@ -205,27 +213,20 @@ func streamTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code 
 		case "overlap":
 			c.ov = analysis.NewOverlap(cfg.overlapOptions()...)
 		case "bind":
-			// The passes first (the artifact is small): the binds take
-			// their segments as they close. What the records file has to
-			// say comes after the logs', as when it was read last.
-			var recErr bytes.Buffer
-			var passes []strace.PhasePass
-			for _, name := range cfg.records {
-				p, n, err := loadRecords(name, stdin, &recErr)
-				if err != nil {
-					stderr.Write(recErr.Bytes())
-					fmt.Fprintf(stderr, "stracestat: %v\n", err)
-					return exitFail, lost
-				}
-				passes = append(passes, p...)
-				lost += n
+			// The records files are streamed beside the logs: the binds
+			// take their passes as they close. What the files have to say
+			// comes after the logs'.
+			recs, err := openRecords(cfg.records, stdin)
+			if err != nil {
+				fmt.Fprintf(stderr, "stracestat: %v\n", err)
+				return exitFail, lost
 			}
-			defer func() { stderr.Write(recErr.Bytes()) }()
+			defer func() { lost += recs.finish(stderr) }()
 			names := make([]string, len(cfg.logs))
 			for i, l := range cfg.logs {
 				names[i] = shownName(l)
 			}
-			c.binds = analysis.NewBinds(strings.Join(names, " "), cfg.bindOptions(passes)...)
+			c.binds = analysis.NewBinds(strings.Join(names, " "), cfg.bindOptions(recs.readers()...)...)
 		}
 	}
 	if want != 0 {
@@ -268,7 +269,7 @@ func compareLogs(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code i
 	var base, measure []analysis.RepStats
 	var late int64
 	for i, name := range cfg.logs {
-		c := consumers{reps: analysis.NewBindRepetitions(shownName(name), cfg.bindOptions(nil)...)}
+		c := consumers{reps: analysis.NewBindRepetitions(shownName(name), cfg.bindOptions()...)}
 		st, idx, err := stream(name, stdin, &c)
 		if err != nil {
 			fmt.Fprintf(stderr, "stracestat: %v\n", err)
@@ -438,7 +439,7 @@ func (cfg *config) overlapOptions() []analysis.OverlapOption {
 }
 
 // bindOptions are the bind statistics' options cfg asks for.
-func (cfg *config) bindOptions(passes []strace.PhasePass) []analysis.BindOption {
+func (cfg *config) bindOptions(records ...analysis.PassReader) []analysis.BindOption {
 	var opts []analysis.BindOption
 	if cfg.ranks > 0 {
 		opts = append(opts, analysis.WithRanks(cfg.ranks))
@@ -449,8 +450,8 @@ func (cfg *config) bindOptions(passes []strace.PhasePass) []analysis.BindOption 
 	if cfg.keepFirst {
 		opts = append(opts, analysis.WithKeepFirst())
 	}
-	if len(passes) > 0 {
-		opts = append(opts, analysis.WithPhaseRecords(passes))
+	if len(records) > 0 {
+		opts = append(opts, analysis.WithPhaseRecordsFrom(records...))
 	}
 	return opts
 }
@@ -744,42 +745,66 @@ func (ra *readAhead) Close() {
 	<-ra.done
 }
 
-// loadRecords reads a host_phase_records.jsonl and warns about the lines
-// it could not use; it returns the passes and how many lines were lost.
-func loadRecords(name string, stdin io.Reader, stderr io.Writer) ([]strace.PhasePass, int64, error) {
-	r, shown, close, err := open(name, stdin)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer close()
-	rd := strace.NewPhaseRecordsReader(r, strace.WithName(shown))
-	var passes []strace.PhasePass
-	for {
-		p, err := rd.Read()
-		if err == io.EOF {
-			break
-		}
+// records is the host_phase_records.jsonl files of a run, open for the
+// bind statistics to stream.
+type records struct {
+	rds   []*strace.PhaseRecordsReader
+	shown []string
+	close []func()
+}
+
+// openRecords opens the records files, so that a missing one fails before
+// any log is read.
+func openRecords(names []string, stdin io.Reader) (*records, error) {
+	rs := &records{}
+	for _, name := range names {
+		r, shown, close, err := open(name, stdin)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s: %w", shown, err)
+			rs.finish(io.Discard)
+			return nil, err
 		}
-		passes = append(passes, p)
+		rs.rds = append(rs.rds, strace.NewPhaseRecordsReader(r, strace.WithName(shown)))
+		rs.shown = append(rs.shown, shown)
+		rs.close = append(rs.close, close)
 	}
-	st := rd.Stats()
-	lost := st.Torn + st.Malformed + st.LongLines
-	if lost > 0 {
+	return rs, nil
+}
+
+func (rs *records) readers() []analysis.PassReader {
+	out := make([]analysis.PassReader, len(rs.rds))
+	for i, rd := range rs.rds {
+		out[i] = rd
+	}
+	return out
+}
+
+// finish closes the files, warns about the lines the readers could not
+// use and returns how many there were.
+func (rs *records) finish(stderr io.Writer) (lost int64) {
+	for i, rd := range rs.rds {
+		st := rd.Stats()
+		n := st.Torn + st.Malformed + st.LongLines
+		lost += n
+		if n == 0 {
+			continue
+		}
 		fmt.Fprintf(stderr, "stracestat: warning: %s: %d line(s) lost (%d torn, %d malformed, %d over-long); the binds they held are computed from the log alone\n",
-			shown, lost, st.Torn, st.Malformed, st.LongLines)
-		for i, p := range st.Problems {
-			if i == maxProblems {
+			rs.shown[i], n, st.Torn, st.Malformed, st.LongLines)
+		for j, p := range st.Problems {
+			if j == maxProblems {
 				break
 			}
 			fmt.Fprintf(stderr, "  %v\n", p)
 		}
-		if more := lost - int64(min(len(st.Problems), maxProblems)); more > 0 {
+		if more := n - int64(min(len(st.Problems), maxProblems)); more > 0 {
 			fmt.Fprintf(stderr, "  ... and %d more\n", more)
 		}
 	}
-	return passes, lost, nil
+	for _, c := range rs.close {
+		c()
+	}
+	rs.rds, rs.close = nil, nil
+	return lost
 }
 
 // maxIndexed bounds the heads a headIndex remembers; past it, problems are

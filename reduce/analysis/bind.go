@@ -217,6 +217,7 @@ type bindConfig struct {
 	ranks, rounds int
 	keepFirst     bool
 	passes        []strace.PhasePass
+	passReaders   []PassReader
 }
 
 // WithRanks sets the number of ranks; one cold bind is dropped per rank.
@@ -264,6 +265,18 @@ func AnalyzeBinds(l *Log, opts ...BindOption) (*BindStats, error) {
 		o(&cfg)
 	}
 	st := &BindStats{Name: l.Name, KeepFirst: cfg.keepFirst}
+	for _, rd := range cfg.passReaders {
+		for {
+			p, err := rd.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return st, fmt.Errorf("%s: host_phase_records: %w", l.Name, err)
+			}
+			cfg.passes = append(cfg.passes, p)
+		}
+	}
 	st.Stamp, st.HasStamp = l.Stamp()
 	st.Autoload = l.AutoloadDistinct()
 	if !st.HasStamp {

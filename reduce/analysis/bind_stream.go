@@ -32,8 +32,11 @@ const maxPendingLines = 1 << 16
 //     start and each segment's duration and counters, varint-packed (a
 //     dozen bytes a segment); at the end, per warm bind its control-plane
 //     parts and sum;
-//   - every "[stamp]" line and torch_backend_autoload record (few), and
-//     the host_phase_records passes given ([WithPhaseRecords]).
+//   - every "[stamp]" line and torch_backend_autoload record (few);
+//   - the host_phase_records passes given as a slice ([WithPhaseRecords]),
+//     or, streamed from their files ([WithPhaseRecordsFrom]), the bind
+//     segments of the passes within [PassHorizon] of the bind closing (24
+//     bytes each, at most [MaxHeldSegments]).
 //
 // A bind is closed once [MaxOpenBinds] newer ones have begun; a segment
 // arriving after that is counted by [Binds.Late] and left out, and a bind
@@ -56,8 +59,7 @@ type Binds struct {
 	seq     int64 // records seen
 	base    int64 // bytes of the logs before this one
 
-	passes   map[bindKey][]int
-	used     []bool
+	recs     *passWindow
 	set      bindSet
 	notBinds int
 
@@ -97,15 +99,11 @@ type streamSeg struct {
 // NewBinds returns an empty [Binds] for the log named name.
 func NewBinds(name string, opts ...BindOption) *Binds {
 	b := &Binds{name: name, open: make(map[bindKey]*openBind), closed: make(map[bindKey]struct{}),
-		autoSeen: make(map[string]bool), passes: make(map[bindKey][]int)}
+		autoSeen: make(map[string]bool)}
 	for _, o := range opts {
 		o(&b.cfg)
 	}
-	for i, p := range b.cfg.passes {
-		k := bindKey{p.Pid, p.Inv}
-		b.passes[k] = append(b.passes[k], i)
-	}
-	b.used = make([]bool, len(b.cfg.passes))
+	b.recs = newPassWindow(&b.cfg, &b.set.names)
 	return b
 }
 
@@ -325,22 +323,28 @@ func (b *Binds) closeBind(o *openBind) {
 		v.has, v.ctr = countersOf(l.Attrs)
 		b.offer(o, int64(l.StartNS), l.Phase, FromBindLine, v, 1, l.Offset, 0)
 	}
-	if ps := b.passes[o.key]; len(ps) > 0 && (o.scope || o.group) {
-		for _, pi := range ps {
-			b.used[pi] = true
-			for ri, r := range b.cfg.passes[pi].Records {
-				if !strace.IsBindSegment(r.Phase) {
-					continue
-				}
-				if r.EndNS < r.StartNS || r.EndNS > math.MaxInt64 {
+	if o.scope || o.group {
+		start := o.ts
+		if o.scope {
+			start = o.sts
+		}
+		if b.recs.stream {
+			b.recs.fill(start+PassHorizon, &b.set.names)
+		}
+		for _, h := range b.recs.take(o.key) {
+			for i, r := range h.segs {
+				if r.end < r.start || r.end > math.MaxInt64 {
 					b.impossible++
 					continue
 				}
 				if !o.group {
-					o.order = bindOrder{2, int64(pi)}
+					o.order = bindOrder{2, h.seq}
 				}
-				b.offer(o, int64(r.StartNS), r.Phase, FromRecords, segView{dur: int64(r.EndNS - r.StartNS)}, 2, int64(pi), int64(ri))
+				b.offer(o, int64(r.start), b.set.names.names[r.phase], FromRecords, segView{dur: int64(r.end - r.start)}, 2, h.seq, int64(i))
 			}
+		}
+		if b.recs.stream {
+			b.recs.expire(start - PassHorizon)
 		}
 	}
 	if !o.group {
@@ -381,6 +385,7 @@ func (b *Binds) finish() {
 	if !b.done {
 		b.done = true
 		closeAll(&b.queue, b.open, b.closeBind)
+		b.recs.drain()
 		for i := range b.pending {
 			b.unclaim(&b.pending[i])
 		}
@@ -421,24 +426,17 @@ func (b *Binds) stats() (*BindStats, error) {
 		st.warn(WarnUnclaimed, "%d bind phase line(s) lie inside no chip.run.bind of their log thread and were left out (first: %s)", b.unclaimed, b.firstLine)
 	}
 	flush(2)
-	unclaimed := 0
-	var first string
-	for i, p := range b.cfg.passes {
-		if !b.used[i] {
-			if unclaimed == 0 {
-				first = fmt.Sprintf("pid=%d inv=%d at %v", p.Pid, p.Inv, p.Pos)
-			}
-			unclaimed++
-		}
-	}
-	if unclaimed > 0 {
-		st.warn(WarnUnclaimed, "%d host_phase_records pass(es) match no bind in the log and were left out (first: %s)", unclaimed, first)
+	if n := b.recs.unmatched; n > 0 {
+		st.warn(WarnUnclaimed, "%d host_phase_records pass(es) match no bind in the log and were left out (first: %s)", n, b.recs.first)
 	}
 	if b.impossible > 0 {
 		st.warn(WarnUnclaimed, "%d host_phase_records segment(s) end before they start and were left out", b.impossible)
 	}
 	if b.notBinds > 0 {
 		st.warn(WarnNotABind, "%d segment group(s) without host_orch are not binds and were left out", b.notBinds)
+	}
+	if b.recs.err != nil {
+		return st, fmt.Errorf("%s: host_phase_records: %w", b.name, b.recs.err)
 	}
 	if len(b.set.binds) == 0 {
 		return st, fmt.Errorf("%s: %w", b.name, ErrNoBinds)

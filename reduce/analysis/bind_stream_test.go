@@ -2,8 +2,12 @@ package analysis
 
 import (
 	"bytes"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -195,5 +199,123 @@ func TestBindRepetitionsMatchLog(t *testing.T) {
 		if w.String() != g.String() {
 			t.Errorf("%v: printed\n%s\nwant\n%s", pair, g.String(), w.String())
 		}
+	}
+}
+
+// passSlice reads passes from a slice.
+type passSlice []strace.PhasePass
+
+func (p *passSlice) Read() (strace.PhasePass, error) {
+	if len(*p) == 0 {
+		return strace.PhasePass{}, io.EOF
+	}
+	pass := (*p)[0]
+	*p = (*p)[1:]
+	return pass, nil
+}
+
+// passesFor makes a pass for every chip.run.bind span of a log, in the
+// log's order, plus one for a bind the log does not have, after every
+// tenth.
+func passesFor(t *testing.T, data []byte) []strace.PhasePass {
+	t.Helper()
+	l, err := ReadLog(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var passes []strace.PhasePass
+	for i, s := range l.Spans {
+		if s.Name != strace.SpanBind || s.IsDevice() {
+			continue
+		}
+		ts := uint64(s.TS)
+		passes = append(passes, strace.PhasePass{Pid: s.Pid, Inv: s.Inv, Pos: strace.Pos{Line: int64(i)}, Records: []strace.PhaseRecord{
+			{Phase: "args", StartNS: ts, EndNS: ts + 1000},
+			{Phase: "host_orch", StartNS: ts + 1000, EndNS: ts + 50_000},
+			{Phase: "submit_task", StartNS: ts + 2000, EndNS: ts + 3000},
+			{Phase: "graph_pack", StartNS: ts + 50_000, EndNS: ts + 90_000},
+		}})
+		if len(passes)%11 == 10 {
+			passes = append(passes, strace.PhasePass{Pid: s.Pid, Inv: s.Inv + 1<<40, Records: []strace.PhaseRecord{{Phase: "args", StartNS: ts, EndNS: ts + 5}}})
+		}
+	}
+	return passes
+}
+
+// TestBindsStreamedRecords checks that passes streamed from their files
+// give the statistics of the passes held whole, while a Binds holds only
+// the passes within the horizon of the binds it closes.
+func TestBindsStreamedRecords(t *testing.T) {
+	data := generated(3000)
+	passes := passesFor(t, data)
+	l, err := ReadLog(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, werr := AnalyzeBinds(l, WithPhaseRecords(passes))
+	src := passSlice(passes)
+	b := NewBinds("", WithPhaseRecordsFrom(&src))
+	rd := strace.NewReader(bytes.NewReader(data))
+	maxHeld := 0
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Add(&rec)
+		maxHeld = max(maxHeld, len(b.recs.held)-b.recs.head)
+	}
+	got, gerr := b.Stats()
+	if (werr == nil) != (gerr == nil) {
+		t.Fatalf("error %v, want %v", gerr, werr)
+	}
+	if diff := cmp.Diff(withoutSegments(want), got); diff != "" {
+		t.Errorf("stats (-held +streamed):\n%s", diff)
+	}
+	if !slices.ContainsFunc(got.Warnings, func(w BindWarning) bool { return strings.Contains(w.Text, "pass(es) match no bind") }) {
+		t.Errorf("no warning for the passes of binds the log does not have: %v", got.Warnings)
+	}
+	// The generated log spans two minutes; the horizon is 10 s each way.
+	t.Logf("%d passes, at most %d held", len(passes), maxHeld)
+	if maxHeld >= len(passes)/2 {
+		t.Errorf("held %d of %d passes at once", maxHeld, len(passes))
+	}
+}
+
+// TestBindsRecordsWindowBound checks MaxHeldSegments: a window reads no
+// further once it holds that many, and reads on once binds let go of the
+// passes it holds.
+func TestBindsRecordsWindowBound(t *testing.T) {
+	var w passWindow
+	w.byKey = map[bindKey][]*heldPass{}
+	var names segNames
+	const per = MaxHeldSegments/4 + 1
+	src := passSlice{}
+	for i := range 8 {
+		many := make([]strace.PhaseRecord, per)
+		for j := range many {
+			many[j] = strace.PhaseRecord{Phase: "args", StartNS: uint64(10 * i), EndNS: uint64(10*i + 1)}
+		}
+		src = append(src, strace.PhasePass{Pid: 1, Inv: uint64(i), Records: many})
+	}
+	w.srcs = []passSource{{rd: &src, frontier: math.MinInt64}}
+	w.stream = true
+	w.fill(100, &names)
+	if n := len(w.held); n != 4 {
+		t.Errorf("read %d passes of %d segments, want 4", n, per)
+	}
+	if ps := w.take(bindKey{1, 0}); len(ps) != 1 {
+		t.Errorf("the first pass is not held")
+	}
+	w.expire(10)
+	w.fill(100, &names)
+	if n := len(w.held) - w.head; n != 4 || w.unmatched != 0 {
+		t.Errorf("after the first pass was used: %d passes held, %d unmatched; want 4 and 0", n, w.unmatched)
+	}
+	if ps := w.take(bindKey{1, 4}); len(ps) != 1 {
+		t.Errorf("the fifth pass was not read")
 	}
 }

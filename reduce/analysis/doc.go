@@ -43,7 +43,10 @@
 // "bind phase=" lines it claimed, a bounded window of lines still waiting
 // for their bind, and per closed bind its key and its segments packed to a
 // dozen bytes each; at the end, per warm bind, its control-plane total.
-// Stamps, autoload records and host_phase_records passes are kept whole.
+// Stamps and autoload records are kept whole; host_phase_records passes
+// streamed from their files ([WithPhaseRecordsFrom]) are held only within
+// [PassHorizon] of the binds closing, which the runtime's files, written
+// in time order beside the log, always are.
 // [AnalyzeBinds] is the same computation over a [Log], whose binds keep
 // their segments and attributes.
 //
