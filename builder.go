@@ -64,6 +64,10 @@ func (s *Survey) DeviceAnchor(a strace.DeviceAnchor) {
 func (s *Survey) PhasePass(p strace.PhasePass) {
 	k := invKey{p.Pid, p.Inv}
 	s.records[k] = append(s.records[k], p)
+	if s.scan.recordPids == nil {
+		s.scan.recordPids = map[int32]bool{}
+	}
+	s.scan.recordPids[p.Pid] = true
 	for _, r := range p.Records {
 		s.scan.markRecordThread(p.Pid, r)
 	}

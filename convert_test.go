@@ -512,3 +512,28 @@ func TestBindLineFollowsItsThread(t *testing.T) {
 		t.Errorf("bind segments (-want +got):\n%s\nnot drawn: %v", diff, sum.NotDrawn)
 	}
 }
+
+// TestPhaseRecordsThreadName checks that a thread whose binds carry
+// host_phase_records is named as the runtime's reader names it.
+func TestPhaseRecordsThreadName(t *testing.T) {
+	log := chipRun(4100, 1, 1_000_000) + chipRun(4100, 2, 30_000_000)
+	records := `{"pid": 4100, "inv": 1, "records": [{"phase": "args", "start_ns": 1000000, "end_ns": 1050000}, {"phase": "host_orch", "start_ns": 1060000, "end_ns": 1200000}]}` + "\n"
+	for _, c := range []struct {
+		opts []phasetrace.Option
+		want string
+	}{
+		{nil, "chip child"},
+		{[]phasetrace.Option{phasetrace.WithPhaseRecords(phasetrace.Bytes("host_phase_records.jsonl", []byte(records)))}, "graph submit main"},
+	} {
+		tr, _, _ := convert(t, []phasetrace.Input{phasetrace.Bytes("run.log", []byte(log))}, c.opts...)
+		var names []string
+		for _, tk := range tr.Tracks {
+			if tk.Kind == "thread" {
+				names = append(names, tk.Name)
+			}
+		}
+		if diff := cmp.Diff([]string{c.want}, names); diff != "" {
+			t.Errorf("%d options: thread names (-want +got):\n%s", len(c.opts), diff)
+		}
+	}
+}

@@ -93,6 +93,11 @@ type scanResult struct {
 	remote     remoteScan
 	pidMaps    []map[int32]int32
 	remotePlan *remotePlan
+
+	// recordPids are the processes host_phase_records has passes of: the
+	// threads that ran their runs (and so their binds) carry the passes'
+	// records.
+	recordPids map[int32]bool
 }
 
 func newScan() *scanResult {
@@ -357,12 +362,14 @@ func (s *scanResult) decide() {
 }
 
 // threadName names a thread's lane from what it emitted, as the runtime's
-// users know them.
-func (t *threadInfo) threadName() string {
+// users know them (and its reader names them): a thread that ran runs
+// whose binds carry host_phase_records (records, when true, says its
+// process has passes) is the graph submit main thread.
+func (t *threadInfo) threadName(records bool) string {
 	switch {
 	case t.recordWorker:
 		return "graph record worker"
-	case t.submitMain:
+	case t.submitMain, t.chip && records:
 		return "graph submit main"
 	case t.facade:
 		return "orchestrator / facade"

@@ -49,7 +49,7 @@ func TestScanFilterKeepsWhatThePassNeeds(t *testing.T) {
 		summarize := func(s *scanResult) map[string]string {
 			m := map[string]string{}
 			for k, th := range s.threads {
-				m[itoa(int64(k.pid))+"/"+itoa(k.tid)] = th.threadName() + " split=" + map[bool]string{true: "yes", false: "no"}[th.split]
+				m[itoa(int64(k.pid))+"/"+itoa(k.tid)] = th.threadName(false) + " split=" + map[bool]string{true: "yes", false: "no"}[th.split]
 			}
 			for pid, p := range s.procs {
 				m["pid "+itoa(int64(pid))] = p.label()

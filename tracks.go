@@ -144,7 +144,7 @@ func (tr *trackSet) thread(pid int32, tid int64) perfetto.Track {
 		return perfetto.Track{}
 	}
 	info := tr.scan.thread(pid, tid)
-	name := info.threadName()
+	name := info.threadName(tr.scan.recordPids[pid])
 	if info.split && len(info.producers) > 0 {
 		// A split thread's runs are on slot lanes: what lands on its own
 		// track is what it emitted outside them.
