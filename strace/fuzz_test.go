@@ -242,8 +242,12 @@ func checkJoined(t *testing.T, data []byte, recs []Record, st Stats) {
 	}
 }
 
-// startsWithPrefix reports whether b starts with a log prefix.
+// startsWithPrefix reports whether the line b starts starts with a log
+// prefix.
 func startsWithPrefix(b []byte) bool {
+	if k := bytes.IndexByte(b, '\n'); k >= 0 {
+		b = b[:k]
+	}
 	if !bytes.HasPrefix(b, markMono) {
 		return false
 	}
