@@ -695,3 +695,40 @@ func mutate(rng *rand.Rand, b []byte, from int, alphabet string) []byte {
 	}
 	return b
 }
+
+// TestTwoRecordsSharingOnePhysicalLine is the runtime's own reader case:
+// two spans on one physical line, the second ending the file (no line
+// end). Both are read, whether the second follows the first directly (a
+// join) or after a blank; the second's last attribute is marked as
+// possibly cut, and nothing is lost.
+func TestTwoRecordsSharingOnePhysicalLine(t *testing.T) {
+	const (
+		first  = "[mono_ns=1300][T0x7f3a][TIMING] emit_host_span: [STRACE] v=1 pid=4242 tid=4242 inv=7 hid=9f3c depth=0 name=chip.run ts=900 dur=400 ntensor=4"
+		second = "[mono_ns=1301][T0x7f3b][TIMING] emit_host_span: [STRACE] v=1 pid=4243 tid=4243 inv=3 hid=9f3c depth=1 name=chip.run.bind ts=950 dur=62850 ntensor=26"
+	)
+	for _, sep := range []string{"", " "} {
+		recs, st := readAll(t, strings.NewReader(first+sep+second))
+		type got struct {
+			Name     string
+			TS, Dur  int64
+			Last     Attr
+			Joined   bool
+			Line     int64
+			Prefixed bool
+		}
+		var gots []got
+		for _, r := range recs {
+			gots = append(gots, got{r.Span.Name, r.Span.TS, r.Span.Dur, r.Span.Attrs[len(r.Span.Attrs)-1], r.Joined, r.Pos.Line, r.Prefix.Present})
+		}
+		want := []got{
+			{"chip.run", 900, 400, Int("ntensor", 4), sep == "", 1, true},
+			{"chip.run.bind", 950, 62850, Attr{Key: "ntensor", Value: "26", Type: TypeInt, Int: 26, MaybeCut: true}, false, 1, true},
+		}
+		if diff := cmp.Diff(want, gots); diff != "" {
+			t.Errorf("separated by %q (-want +got):\n%s", sep, diff)
+		}
+		if st.Lost() != 0 || st.MaybeCut != 1 || !st.Unterminated || st.Joined != boolInt(sep == "") {
+			t.Errorf("separated by %q: stats %+v", sep, st)
+		}
+	}
+}
