@@ -346,7 +346,7 @@ func sameSpan(a, b *strace.Span) bool {
 	}
 	for i := range a.Attrs {
 		x, y := &a.Attrs[i], &b.Attrs[i]
-		if x.Key != y.Key || x.Type != y.Type || x.Bare != y.Bare || x.Truncated != y.Truncated {
+		if x.Key != y.Key || x.Type != y.Type || x.Bare != y.Bare || x.Truncated != y.Truncated || x.MaybeCut != y.MaybeCut {
 			return false
 		}
 		if x.Type == strace.TypeString && x.Value != y.Value || x.Int != y.Int || x.Uint != y.Uint {

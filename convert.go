@@ -663,6 +663,10 @@ func appendAttrs(args []perfetto.Arg, attrs []strace.Attr) []perfetto.Arg {
 			out[i] = perfetto.String(a.Key, a.Value)
 		}
 	}
+	if n := len(attrs); n > 0 && attrs[n-1].MaybeCut {
+		// The log ended inside the record's attributes, without a line end.
+		args = append(args, perfetto.String("maybe_cut_by_log_end", attrs[n-1].Key))
+	}
 	return args
 }
 

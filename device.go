@@ -27,8 +27,11 @@ func (c *converter) buildPlacer() {
 	c.freq = map[reduce.Domain]reduce.Hz{}
 	c.devices = map[reduce.Domain]*DeviceSummary{}
 	for _, d := range sortedDomains(c.scan.anchors) {
-		for _, a := range c.scan.anchors[d] {
-			c.addAnchor(a)
+		unconfirmed := c.unconfirmedJoins(d)
+		for i, a := range c.scan.anchors[d] {
+			if !unconfirmed[i] {
+				c.addAnchor(a)
+			}
 		}
 	}
 	for _, ci := range c.cal {
@@ -58,6 +61,49 @@ func (c *converter) buildPlacer() {
 			c.deviceSummary(d).Anchors++
 		}
 	}
+}
+
+// unconfirmedJoins returns the anchors of domain d, by index, that were
+// read joined to the next record on their line and whose dev_freq the
+// domain's whole (unjoined) anchors contradict, and counts each as not
+// drawn. The runtime writes a record whole, so a joined anchor is complete;
+// its dev_freq, the value a cut would shorten, is checked all the same: a
+// shortened value reads smaller than the device's frequency. A joined
+// anchor of a domain without a whole anchor to check it against is used,
+// and noted.
+func (c *converter) unconfirmedJoins(d reduce.Domain) map[int]bool {
+	joined := c.scan.joined[d]
+	if len(joined) == 0 {
+		return nil
+	}
+	anchors := c.scan.anchors[d]
+	isJoined := make(map[int]bool, len(joined))
+	for _, j := range joined {
+		isJoined[j.i] = true
+	}
+	whole := map[uint64]bool{}
+	for i, a := range anchors {
+		if !isJoined[i] {
+			whole[a.DevFreq] = true
+		}
+	}
+	if len(whole) == 0 {
+		c.note("anchor", "the %d clock anchors of %v were all read joined to the next record on their line (%s first): their dev_freq has no other anchor to be confirmed by",
+			len(joined), d, c.led.at(c.led.where(joined[0].pos)))
+		return nil
+	}
+	var out map[int]bool
+	for _, j := range joined {
+		if f := anchors[j.i].DevFreq; !whole[f] {
+			if out == nil {
+				out = map[int]bool{}
+			}
+			out[j.i] = true
+			c.led.notDrawn("device clock anchors joined to the next record on their line whose dev_freq the other anchors of their device contradict",
+				c.led.where(j.pos), d.String()+": dev_freq="+strconv.FormatUint(f, 10), 1)
+		}
+	}
+	return out
 }
 
 // addAnchor adds a device clock anchor to the placer.

@@ -61,7 +61,12 @@
 //     twice, or two captures concatenated — or a span equal to one of the
 //     last 4096), a span of a track past the track limit (WithMaxTracks),
 //     a device span with no evidence to place it; a wall-clock anchor that
-//     disagrees with the first by more than a second is set aside.
+//     disagrees with the first by more than a second is set aside, and so
+//     is a device anchor joined to the next record on its line whose
+//     dev_freq the other anchors of its device contradict.
+//
+// A span or bind phase line whose last attribute the end of an unterminated
+// log may have cut is drawn, with maybe_cut_by_log_end naming that attribute.
 //
 // The account is exact: Summary.Spans.Check verifies that every complete
 // span read is drawn, superseded (a bind segment the host_phase_records

@@ -123,6 +123,7 @@ var caseChecks = []caseCheck{
 	{"huge_ids", findHugeIDs, true},
 	{"shared_line", findSharedLine, true},
 	{"cut_at_end", findCutAtEnd, true},
+	{"joins", findJoins, true},
 }
 
 // findRuntimeNs counts device phases of one run that abut on the device but
@@ -361,6 +362,25 @@ func findSharedLine(rb *readBack, _ genConfig) (int, string) {
 		}
 	}
 	return n, fmt.Sprintf("%d records on the line of another", n)
+}
+
+// findJoins counts records joined to the next on their line, and needs
+// every kind the runtime writes (span, wall and device anchor, bind line)
+// among them.
+func findJoins(rb *readBack, _ genConfig) (int, string) {
+	joined := map[strace.Kind]int{}
+	for _, r := range rb.recs {
+		if r.Joined {
+			joined[r.Kind]++
+		}
+	}
+	what := fmt.Sprintf("records joined to the next on their line, by kind: %v (%d counted)", joined, rb.stats.Joined)
+	for _, k := range []strace.Kind{strace.KindSpan, strace.KindWallAnchor, strace.KindDeviceAnchor, strace.KindBindPhase} {
+		if joined[k] == 0 {
+			return 0, what
+		}
+	}
+	return int(rb.stats.Joined), what
 }
 
 // findCutAtEnd finds a log without a final line end whose last record the

@@ -78,6 +78,9 @@ type scanResult struct {
 	threads map[threadKey]*threadInfo
 	procs   map[int32]*procInfo
 	anchors map[reduce.Domain][]strace.DeviceAnchor
+	// joined are the device anchors read joined to the next record on
+	// their line, by domain (device.go confirms them).
+	joined map[reduce.Domain][]joinedAnchor
 
 	// input is the log being scanned; firstWall its first wall anchor.
 	input     int
@@ -241,7 +244,20 @@ func (s *scanResult) scanRecord(rec *strace.Record) {
 		d := reduce.Domain{Pid: a.Pid, Dev: a.Dev}
 		s.anchors[d] = append(s.anchors[d], a)
 		s.anchorInput[d] = append(s.anchorInput[d], s.input)
+		if rec.Joined {
+			if s.joined == nil {
+				s.joined = map[reduce.Domain][]joinedAnchor{}
+			}
+			s.joined[d] = append(s.joined[d], joinedAnchor{i: len(s.anchors[d]) - 1, pos: rec.Pos})
+		}
 	}
+}
+
+// joinedAnchor is a device anchor read joined to the next record on its
+// line: its index among its domain's anchors, and where it is.
+type joinedAnchor struct {
+	i   int
+	pos strace.Pos
 }
 
 func (s *scanResult) scanSpan(sp *strace.Span) {

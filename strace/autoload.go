@@ -54,6 +54,7 @@ func (r *Reader) autoload(rec *Record, at int) bool {
 		return false
 	}
 	r.begin(rec, KindAutoload, at)
+	r.join(rec, end)
 	rec.Prefix = r.prefixAt(at)
 	a.Text = r.arena.str(p.b[:textEnd])
 	a.Setting = a.Text[setting[0]:setting[1]]

@@ -48,7 +48,8 @@
 //	[STRACE] v=1 pid=4242 tid=4242 inv=7 hid=9f3c depth=2 name=chip.run.runner_run.device_wall ts=0 dur=71000000 clk=dev origin_cyc=123456789 dev=0
 //
 // Each process writes one wall-clock anchor, valid only as this complete
-// record with nothing after it on its line; wall = wall_ns + (mono - mono_ns):
+// record with nothing after it on its line (but the next record's head,
+// joined to it: see below); wall = wall_ns + (mono - mono_ns):
 //
 //	[mono_ns=100][T0x7f3a][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=4242 mono_ns=100 wall_ns=1767225600000000000
 //
@@ -89,16 +90,37 @@
 // longer than the maximum (WithMaxLine) is skipped and the heads inside it
 // are counted as lost. Stats.Check verifies that the counts add up.
 //
+// Two ranks writing one stream sometimes join their records: one record's
+// line end is missing, and the next record's log prefix (or marker)
+// follows its last byte directly. The runtime writes each record whole, so
+// a joined record whose grammar completes is complete, an anchor too (its
+// "nothing after it" rule allows the next record's head, directly after
+// its last value, and nothing else): it is returned with Record.Joined
+// set and counted in Stats.Joined, never as torn. A device anchor's
+// dev_freq can be confirmed against the other anchors of its device (a cut
+// value would read smaller), which the converter does:
+//
+//	[mono_ns=900][T0x7f3a][TIMING] clock_anchor: [CLOCK_ANCHOR] v=2 pid=4242 tid=4242 dev=0 host_ns=880 window_ns=20 dev_cyc=5000000 dev_freq=50000000[mono_ns=1200][T0x7f3b][TIMING] emit_host_span: [STRACE] v=1 pid=4243 ...
+//
 // The runtime ends every line it writes, so a last line without a line end
-// was cut while it was being written. The last record on it, of any kind,
-// is never returned, even where its grammar looks complete (dur=62 may be
-// the start of dur=62850): it is counted as torn, at its position, with
-// ErrUnterminated, and Stats.Unterminated says the input did not end with
-// a line end. Records that the next record head ends on that line are
-// complete and kept; text that is no record needs no line end. Here the
-// first span is kept and the second counted as torn:
+// was cut while it was being written, and Stats.Unterminated says so. Its
+// last record, of any kind, is counted as torn, at its position, with
+// ErrUnterminated, wherever one of its fixed fields may be cut, even where
+// its grammar looks complete (dur=62 may be the start of dur=62850). A span
+// or bind phase line whose fixed fields are all followed by attribute text
+// can only have lost the end of that text: it is returned, its last
+// attribute marked Attr.MaybeCut (its value or key may lack its end, and
+// attributes after it may be missing), and counted in Stats.MaybeCut.
+// Records that the next record head ends on that line are complete and
+// kept; text that is no record needs no line end. Here the first span is
+// kept and the second counted as torn:
 //
 //	[mono_ns=1300][T0x7f3a][TIMING] emit_host_span: [STRACE] v=1 pid=4242 tid=4242 inv=7 hid=9f3c depth=0 name=chip.run ts=900 dur=400 [mono_ns=1301][T0x7f3b][TIMING] emit_host_span: [STRACE] v=1 pid=4243 tid=4243 inv=3 hid=9f3c depth=3 name=chip.run.runner_run.device_wall.orch ts=0 dur=62<end of input>
+//
+// and here both spans are returned, the second with clk marked as possibly
+// cut:
+//
+//	[mono_ns=1300][T0x7f3a][TIMING] emit_host_span: [STRACE] v=1 pid=4242 tid=4242 inv=7 hid=9f3c depth=0 name=chip.run ts=900 dur=400 [mono_ns=1301][T0x7f3b][TIMING] emit_host_span: [STRACE] v=1 pid=4243 tid=4243 inv=3 hid=9f3c depth=3 name=chip.run.runner_run.device_wall.orch ts=0 dur=62850 clk=dev<end of input>
 //
 // (A failing underlying reader ends the input the same way.) A record torn
 // inside its last number in the middle of the log, where the next record on

@@ -14,7 +14,9 @@ var (
 	// which has no line end. The runtime ends every line it writes, so the
 	// log was cut while this record was being written: it may be cut, even
 	// where its grammar looks complete (dur=62 of dur=62850). It is counted
-	// as torn, and errors.Is(err, ErrTorn) holds for it too.
+	// as torn, and errors.Is(err, ErrTorn) holds for it too. (A span or bind
+	// phase line whose fixed fields came whole is kept instead: see
+	// Attr.MaybeCut.)
 	ErrUnterminated = fmt.Errorf("%w: the log ends inside this record, which may be cut", ErrTorn)
 	// ErrMalformed: the record's text does not follow the grammar.
 	ErrMalformed = errors.New("malformed record")

@@ -14,7 +14,9 @@ import (
 
 // FuzzReader: no input panics the reader, memory stays bounded by the
 // maximum line, the counts always add up, every record sits at its marker,
-// and what is read writes and reads back the same.
+// a missing last line end costs at most the last record (or marks its last
+// attribute), joining two lines changes nothing but the join, and what is
+// read writes and reads back the same.
 func FuzzReader(f *testing.F) {
 	for _, path := range handMadeLogs(f) {
 		f.Add(readFile(f, path))
@@ -26,6 +28,7 @@ func FuzzReader(f *testing.F) {
 			t.Errorf("Lines = %d", st.Lines)
 		}
 		checkUnterminated(t, data, recs, st)
+		checkJoined(t, data, recs, st)
 		inPlace, st2, _ := readEvery(NewBytesReader(data, WithMaxLine(MinMaxLine)))
 		if diff := cmp.Diff(recs, inPlace, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("records (-NewReader +NewBytesReader):\n%s", diff)
@@ -120,7 +123,9 @@ func cutAsWritten(t *testing.T, recs, back []Record) []Record {
 
 // checkUnterminated compares the reading of data with that of data ended by
 // a line end: if data's last line has none, its last record is the only
-// difference, counted as torn instead of returned.
+// difference: counted as torn instead of returned, or returned with its
+// last attribute marked as possibly cut (a span or bind phase line whose
+// fixed fields came whole).
 func checkUnterminated(t *testing.T, data []byte, recs []Record, st Stats) {
 	t.Helper()
 	open := len(data) > 0 && data[len(data)-1] != '\n'
@@ -136,7 +141,37 @@ func checkUnterminated(t *testing.T, data []byte, recs []Record, st Stats) {
 		st.Malformed != st2.Malformed || st.UnknownVersion != st2.UnknownVersion || st.InLongLines != st2.InLongLines {
 		t.Fatalf("without the line end %d records, stats %+v; with it %d, %+v", len(recs), st, len(full), st2)
 	}
-	if diff := cmp.Diff(full[:len(recs)], recs, cmpopts.EquateEmpty()); diff != "" {
+	if st2.MaybeCut != 0 || st.MaybeCut != 0 && cut != 0 {
+		t.Fatalf("maybe cut: %d without the line end (%d cut), %d with it", st.MaybeCut, cut, st2.MaybeCut)
+	}
+	kept := slices.Clone(recs)
+	if st.MaybeCut == 1 {
+		last := &kept[len(kept)-1]
+		attrs := last.Span.Attrs
+		if last.Kind == KindBindPhase {
+			attrs = last.BindPhase.Attrs
+		}
+		if last.Pos.Line != st.Lines || len(attrs) == 0 || !attrs[len(attrs)-1].MaybeCut ||
+			last.Kind != KindSpan && last.Kind != KindBindPhase {
+			t.Fatalf("maybe cut, but the last record is %+v", *last)
+		}
+		attrs = slices.Clone(attrs)
+		attrs[len(attrs)-1].MaybeCut = false
+		last.Span.Attrs, last.BindPhase.Attrs = nil, nil
+		if last.Kind == KindSpan {
+			last.Span.Attrs = attrs
+		} else {
+			last.BindPhase.Attrs = attrs
+		}
+	}
+	for _, r := range kept {
+		for _, a := range append(r.Span.Attrs, r.BindPhase.Attrs...) {
+			if a.MaybeCut {
+				t.Fatalf("an attribute marked maybe cut elsewhere than last on the last line: %+v", r)
+			}
+		}
+	}
+	if diff := cmp.Diff(full[:len(recs)], kept, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("records before the cut differ (-with line end +without):\n%s", diff)
 	}
 	if cut == 1 {
@@ -145,6 +180,80 @@ func checkUnterminated(t *testing.T, data []byte, recs []Record, st Stats) {
 			t.Errorf("the record at %v is not counted as cut: %v", last, st.Problems)
 		}
 	}
+}
+
+// checkJoined joins two lines of data — the first whose successor starts
+// with a log prefix or a record marker, and whose own text ends in neither
+// a blank nor a CR — as two ranks writing one stream do, and checks that
+// the join changes nothing but itself: the same records, the last of the
+// first line (when its text reached the line end) now Joined, and the same
+// counts but for one line, one byte and the join.
+func checkJoined(t *testing.T, data []byte, recs []Record, st Stats) {
+	t.Helper()
+	at := -1
+	for i := bytes.IndexByte(data, '\n'); i >= 0; {
+		next := data[i+1:]
+		if i > 0 && data[i-1] != ' ' && data[i-1] != '\t' && data[i-1] != '\r' && data[i-1] != '\n' &&
+			(bytes.HasPrefix(next, markStrace) || bytes.HasPrefix(next, markAnchor) || startsWithPrefix(next)) {
+			at = i
+			break
+		}
+		k := bytes.IndexByte(next, '\n')
+		if k < 0 {
+			break
+		}
+		i += 1 + k
+	}
+	if at < 0 {
+		return
+	}
+	lineStart := bytes.LastIndexByte(data[:at], '\n') + 1
+	nextEnd := len(data)
+	if k := bytes.IndexByte(data[at+1:], '\n'); k >= 0 {
+		nextEnd = at + 1 + k
+	}
+	if nextEnd-lineStart-1 > MinMaxLine || at-lineStart > MinMaxLine || bytes.HasSuffix(data[:nextEnd], []byte("\r")) {
+		return // over the maximum joined, or not apart; a CR cut at the end is a line end
+	}
+	joined := append(slices.Clone(data[:at]), data[at+1:]...)
+	recs2, st2 := readAll(t, bytes.NewReader(joined), WithMaxLine(MinMaxLine))
+	if len(recs2) != len(recs) {
+		t.Fatalf("joined at byte %d: %d records, apart %d\n%q", at, len(recs2), len(recs), joined)
+	}
+	changed := 0
+	for i := range recs {
+		if recs2[i].Joined != recs[i].Joined {
+			changed++
+			if recs[i].Joined || recs[i].Pos.Offset >= int64(at) || i+1 < len(recs) && recs[i+1].Pos.Offset < int64(at) {
+				t.Errorf("joined at byte %d: record %d (%v) newly joined", at, i, recs[i].Pos)
+			}
+		}
+	}
+	if diff := cmp.Diff(recs, recs2, ignorePos, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("joined at byte %d (-apart +joined):\n%s", at, diff)
+	}
+	want := st
+	want.Lines--
+	want.Bytes--
+	want.Joined += int64(changed)
+	want.Problems, st2.Problems = nil, nil
+	if diff := cmp.Diff(want, st2); diff != "" {
+		t.Errorf("joined at byte %d: stats (-apart +joined):\n%s", at, diff)
+	}
+}
+
+// startsWithPrefix reports whether the line b starts starts with a log
+// prefix.
+func startsWithPrefix(b []byte) bool {
+	if k := bytes.IndexByte(b, '\n'); k >= 0 {
+		b = b[:k]
+	}
+	if !bytes.HasPrefix(b, markMono) {
+		return false
+	}
+	var p Prefix
+	_, ok := newReader(nil).parsePrefix(b, 0, &p)
+	return ok
 }
 
 // hasProblemAt reports whether a kept problem unwraps to err at offset off,

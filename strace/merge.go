@@ -514,4 +514,4 @@ func (a *attrArena) rewind() {
 
 // poisonAttr is what recycled attributes are overwritten with under the
 // race detector.
-var poisonAttr = Attr{Key: "\xff<recycled>", Value: "\xff<recycled>", Int: -0x0BADBAD, Uint: 0x0BADBAD, Type: TypeUint, Bare: true, Truncated: true}
+var poisonAttr = Attr{Key: "\xff<recycled>", Value: "\xff<recycled>", Int: -0x0BADBAD, Uint: 0x0BADBAD, Type: TypeUint, Bare: true, Truncated: true, MaybeCut: true}

@@ -124,8 +124,11 @@ func newConfig(opts []Option) config {
 // than io.EOF only when the underlying reader fails.
 //
 // The last record on a last line without a line end (the input ended, or
-// the underlying reader failed, inside it) is never returned: it may be cut,
-// and it is counted as torn with ErrUnterminated.
+// the underlying reader failed, inside it) may be cut: it is counted as torn
+// with ErrUnterminated, unless it is a span or bind phase line with
+// attribute text after its fixed fields, which is returned with its last
+// attribute marked Attr.MaybeCut. A record joined to the next on its line
+// (Record.Joined) is complete and returned.
 //
 // Strings in a returned Record never alias the reader's buffers and stay
 // valid (until ResetBytes, which reuses their memory); the Attrs slices of
@@ -514,6 +517,36 @@ func (r *Reader) cut(p *parser, end int, field string) {
 	}
 }
 
+// cutAttrs is cut for a record with attribute text after its fixed fields
+// (p.i is where that text starts): when the input stopped inside its last
+// attribute, the fixed fields are whole, and only that attribute may be
+// cut. It reports whether the record is to be kept with its last
+// attribute marked (Attr.MaybeCut); otherwise it is cut as cut decides.
+func (r *Reader) cutAttrs(p *parser, end int, field string) bool {
+	if p.st == stOK && r.open && end == len(r.line) && p.i < len(p.b) {
+		return true
+	}
+	r.cut(p, end, field)
+	return false
+}
+
+// markCut marks the last of attrs as possibly cut, and counts it.
+func (r *Reader) markCut(attrs []Attr) {
+	if n := len(attrs); n > 0 {
+		attrs[n-1].MaybeCut = true
+		r.stats.MaybeCut++
+	}
+}
+
+// join marks a record that ends at end, directly before the next log
+// prefix or record marker on its line (no blank between), as joined.
+func (r *Reader) join(rec *Record, end int) {
+	if end < len(r.line) && end > 0 && r.line[end-1] != ' ' && r.line[end-1] != '\t' {
+		rec.Joined = true
+		r.stats.Joined++
+	}
+}
+
 // prefixAt returns the log prefix that ends exactly at at.
 func (r *Reader) prefixAt(at int) Prefix {
 	if r.pfxEnd == at {
@@ -544,12 +577,13 @@ func (r *Reader) span(rec *Record, at int) bool {
 	if !p.spanFields(&s) {
 		p.spanGrammar(&s)
 	}
-	r.cut(&p, end, lastField(&p, "dur"))
+	maybeCut := r.cutAttrs(&p, end, lastField(&p, "dur"))
 	if p.st != stOK {
 		r.lost(at, &p)
 		return false
 	}
 	r.begin(rec, KindSpan, at)
+	r.join(rec, end)
 	rec.Prefix = r.prefixAt(at)
 	s.NameTruncated = p.nameEnd > p.nameAt && p.b[p.nameEnd-1] == '~'
 	if text := p.b[p.nameAt:]; bytes.IndexByte(text, '%') < 0 {
@@ -560,6 +594,9 @@ func (r *Reader) span(rec *Record, at int) bool {
 	} else {
 		s.Name = r.arena.decoded(p.b[p.nameAt:p.nameEnd])
 		s.Attrs, s.AttrsTruncated = r.parseAttrs(p.b[p.i:], "", true)
+	}
+	if maybeCut {
+		r.markCut(s.Attrs)
 	}
 	rec.Span = s
 	return true
@@ -757,12 +794,9 @@ func (r *Reader) anchor(rec *Record, at int) bool {
 	pfx := r.prefixAt(at)
 	if p.st == stOK {
 		switch {
-		case end != len(line) && line[end] == '[':
-			// Another rank's write began right after the last value: the
-			// anchor was cut by it, and its last value may be cut too.
-			p.fail(stTorn, last(kind), "cut by another record on its line (the value may be cut)")
-		case end != len(line):
-			p.fail(stMalformed, "anchor", "another record follows on its line")
+		case end != len(line) && len(p.b) != end-at:
+			// Blanks, then another record: text after the last value.
+			p.fail(stMalformed, "anchor", "another record follows on its line after a blank")
 		case !pfx.Present || pfx.Level != "TIMING" || pfx.Func != "clock_anchor":
 			p.fail(stMalformed, "anchor", "not preceded by its [TIMING] clock_anchor: log prefix")
 		}
@@ -773,6 +807,10 @@ func (r *Reader) anchor(rec *Record, at int) bool {
 		return false
 	}
 	r.begin(rec, kind, at)
+	// Another rank's write may follow the last value directly: the
+	// runtime writes a record whole, so its value is whole too (a device
+	// anchor's dev_freq can be confirmed against its device's others).
+	r.join(rec, end)
 	rec.Prefix = pfx
 	rec.WallAnchor = w
 	rec.DeviceAnchor = d
@@ -794,12 +832,13 @@ func (r *Reader) bindPhase(rec *Record, at int) bool {
 			p.next("dur_ns=") && p.u64(&b.DurNS, "dur_ns") &&
 			p.tail("dur_ns")
 	}
-	r.cut(&p, end, lastField(&p, "dur_ns"))
+	maybeCut := r.cutAttrs(&p, end, lastField(&p, "dur_ns"))
 	if p.st != stOK {
 		r.lost(at, &p)
 		return false
 	}
 	r.begin(rec, KindBindPhase, at)
+	r.join(rec, end)
 	if r.pfxEnd >= 0 && r.pfxEnd <= at {
 		if src, ok := sourceTag(line[r.pfxEnd:at]); ok {
 			rec.Prefix = r.pfx
@@ -808,6 +847,9 @@ func (r *Reader) bindPhase(rec *Record, at int) bool {
 	}
 	b.Phase = r.arena.str(p.b[len(markBind):phaseEnd])
 	b.Attrs, _ = r.parseAttrs(p.b[p.i:], "", false)
+	if maybeCut {
+		r.markCut(b.Attrs)
+	}
 	rec.BindPhase = b
 	return true
 }
@@ -856,6 +898,7 @@ func (r *Reader) stamp(rec *Record) bool {
 		return false
 	}
 	r.begin(rec, KindStamp, 0)
+	r.join(rec, end)
 	rec.Stamp.Text = r.arena.str(line[len(markStamp)+1:])
 	return true
 }

@@ -53,6 +53,9 @@ func dump(recs []Record, st Stats) string {
 	var b strings.Builder
 	for _, r := range recs {
 		fmt.Fprintf(&b, "%d@%d %s", r.Pos.Line, r.Pos.Offset, r.Kind)
+		if r.Joined {
+			b.WriteString(" joined")
+		}
 		if p := r.Prefix; p.Present {
 			fmt.Fprintf(&b, " [mono=%d thread=%#x %s %s]", p.MonoNS, p.Thread, p.Level, p.Func)
 		}
@@ -93,6 +96,9 @@ func dump(recs []Record, st Stats) string {
 	}
 	fmt.Fprintf(&b, "\nheads=%+v\nrecords=%+v\ntorn=%d unknown=%d malformed=%d in-long-lines=%d\n",
 		st.Heads, st.Records, st.Torn, st.UnknownVersion, st.Malformed, st.InLongLines)
+	if st.Joined+st.MaybeCut > 0 {
+		fmt.Fprintf(&b, "joined=%d maybe-cut=%d\n", st.Joined, st.MaybeCut)
+	}
 	for _, p := range st.Problems {
 		fmt.Fprintf(&b, "problem %d@%d: %v: %s\n", p.Line, p.Offset, p.Err, p.Reason)
 	}
@@ -114,6 +120,9 @@ func dumpAttrs(b *strings.Builder, attrs []Attr) {
 		}
 		if a.Truncated {
 			b.WriteString(" truncated")
+		}
+		if a.MaybeCut {
+			b.WriteString(" maybe-cut")
 		}
 	}
 }
@@ -328,9 +337,11 @@ func TestWallAnchorMapping(t *testing.T) {
 
 // TestUnterminatedLastLine: the runtime ends every line it writes, so a last
 // line without a line end was cut while it was written. Its last record is
-// never returned (dur=62 of dur=62850 would be a 62 ns span): it is counted
-// as torn, at its position, with ErrUnterminated. Records that the next
-// record head ends on that line are complete.
+// counted as torn, at its position, with ErrUnterminated, when one of its
+// fixed fields may be cut (dur=62 of dur=62850 would be a 62 ns span); a
+// span or bind phase line with attribute text after its fixed fields is
+// returned, its last attribute marked as possibly cut, and counted. Records
+// that the next record head ends on that line are complete.
 func TestUnterminatedLastLine(t *testing.T) {
 	const (
 		pfx    = "[mono_ns=9][T0x1][TIMING] emit_host_span: "
@@ -348,6 +359,9 @@ func TestUnterminatedLastLine(t *testing.T) {
 		off     int64 // of the torn record's marker
 		reason  string
 		cutOpen bool // Stats.Unterminated
+		// maybeCut: the last record is returned with its last attribute
+		// marked as possibly cut, this one.
+		maybeCut string
 	}
 	for _, tc := range []struct {
 		name string
@@ -355,34 +369,42 @@ func TestUnterminatedLastLine(t *testing.T) {
 		want want
 	}{
 		{"cut mid-number", pfx + span + "\n" + pfx + span[:len(span)-3],
-			want{1, 1, 0, 2, int64(len(pfx + span + "\n" + pfx)), "dur: no line end after it", true}},
+			want{1, 1, 0, 2, int64(len(pfx + span + "\n" + pfx)), "dur: no line end after it", true, ""}},
 		{"cut after the attributes", pfx + span + " clk=dev",
-			want{0, 1, 0, 1, int64(len(pfx)), "attributes: no line end after it", true}},
+			want{1, 0, 0, 0, 0, "", true, "clk"}},
+		{"cut in an attribute's key", pfx + span + " clk=dev ntens",
+			want{1, 0, 0, 0, 0, "", true, "ntens"}},
+		{"two records on the last line, the second with attributes", pfx + span + " k=v" + pfx + span + " clk=dev",
+			want{2, 0, 0, 0, 0, "", true, "clk"}},
+		{"blanks after the attributes", pfx + span + " clk=dev  ",
+			want{1, 0, 0, 0, 0, "", true, "clk"}},
+		{"blanks after dur", pfx + span + " ",
+			want{0, 1, 0, 1, int64(len(pfx)), "dur: no line end after it", true, ""}},
 		{"cut in a key", pfx + span[:len(span)-8],
-			want{0, 1, 0, 1, int64(len(pfx)), "dur: cut in its key", true}},
+			want{0, 1, 0, 1, int64(len(pfx)), "dur: cut in its key", true, ""}},
 		{"two records on the last line", pfx + span + " " + pfx + span[:len(span)-3],
-			want{1, 1, 0, 1, int64(len(pfx + span + " " + pfx)), "dur: no line end after it", true}},
+			want{1, 1, 0, 1, int64(len(pfx + span + " " + pfx)), "dur: no line end after it", true, ""}},
 		{"two records, no prefix between", pfx + span + " k=v" + span,
-			want{1, 1, 0, 1, int64(len(pfx + span + " k=v")), "dur: no line end after it", true}},
+			want{1, 1, 0, 1, int64(len(pfx + span + " k=v")), "dur: no line end after it", true, ""}},
 		{"CRLF lines, the last cut", pfx + span + "\r\n" + pfx + span[:len(span)-1],
-			want{1, 1, 0, 2, int64(len(pfx + span + "\r\n" + pfx)), "dur: no line end after it", true}},
-		{"CRLF complete", pfx + span + "\r\n" + pfx + span + "\r\n", want{2, 0, 0, 0, 0, "", false}},
-		{"cut between CR and LF", pfx + span + "\r\n" + pfx + span + "\r", want{2, 0, 0, 0, 0, "", true}},
-		{"complete last line", pfx + span + "\n" + pfx + span + "\n", want{2, 0, 0, 0, 0, "", false}},
+			want{1, 1, 0, 2, int64(len(pfx + span + "\r\n" + pfx)), "dur: no line end after it", true, ""}},
+		{"CRLF complete", pfx + span + "\r\n" + pfx + span + "\r\n", want{2, 0, 0, 0, 0, "", false, ""}},
+		{"cut between CR and LF", pfx + span + "\r\n" + pfx + span + "\r", want{2, 0, 0, 0, 0, "", true, ""}},
+		{"complete last line", pfx + span + "\n" + pfx + span + "\n", want{2, 0, 0, 0, 0, "", false, ""}},
 		{"text after the last record's prefix", pfx + span + " [mono_ns=10][T0x1][INFO] main: done",
-			want{1, 0, 0, 0, 0, "", true}},
-		{"text only", pfx + span + "\nsome log text without [STRACE markers", want{1, 0, 0, 0, 0, "", true}},
-		{"wall anchor", apfx + wall, want{0, 1, 0, 1, int64(len(apfx)), "wall_ns: no line end after it", true}},
+			want{1, 0, 0, 0, 0, "", true, ""}},
+		{"text only", pfx + span + "\nsome log text without [STRACE markers", want{1, 0, 0, 0, 0, "", true, ""}},
+		{"wall anchor", apfx + wall, want{0, 1, 0, 1, int64(len(apfx)), "wall_ns: no line end after it", true, ""}},
 		{"device anchor", pfx + span + "\n" + apfx + device,
-			want{1, 1, 0, 2, int64(len(pfx + span + "\n" + apfx)), "dev_freq: no line end after it", true}},
+			want{1, 1, 0, 2, int64(len(pfx + span + "\n" + apfx)), "dev_freq: no line end after it", true, ""}},
 		{"bind phase", pfx + span + "\n" + pfx + bind,
-			want{1, 1, 0, 2, int64(len(pfx + span + "\n" + pfx + "[hbg_bind.cpp:88] ")), "attributes: no line end after it", true}},
+			want{2, 0, 0, 0, 0, "", true, "tasks"}},
 		{"bind phase without attributes", "bind phase=a start_ns=1 dur_ns=4",
-			want{0, 1, 0, 1, 0, "dur_ns: no line end after it", true}},
-		{"stamp", "[stamp] 4d31f482 python main.py --rounds", want{0, 1, 0, 1, 0, "stamp: no line end after it", true}},
-		{"malformed stays malformed", pfx + "[STRACE] v=1 pid=x", want{0, 0, 1, 0, 0, "", true}},
-		{"unknown version stays unknown", pfx + "[STRACE] v=7 pid=1", want{0, 0, 1, 0, 0, "", true}},
-		{"over-long last line", pfx + span + "\n" + strings.Repeat("x", 300) + pfx + span, want{1, 0, 1, 0, 0, "", true}},
+			want{0, 1, 0, 1, 0, "dur_ns: no line end after it", true, ""}},
+		{"stamp", "[stamp] 4d31f482 python main.py --rounds", want{0, 1, 0, 1, 0, "stamp: no line end after it", true, ""}},
+		{"malformed stays malformed", pfx + "[STRACE] v=1 pid=x", want{0, 0, 1, 0, 0, "", true, ""}},
+		{"unknown version stays unknown", pfx + "[STRACE] v=7 pid=1", want{0, 0, 1, 0, 0, "", true, ""}},
+		{"over-long last line", pfx + span + "\n" + strings.Repeat("x", 300) + pfx + span, want{1, 0, 1, 0, 0, "", true, ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			recs, st := readAll(t, strings.NewReader(tc.in), WithName("cut.log"), WithMaxLine(MinMaxLine))
@@ -390,6 +412,23 @@ func TestUnterminatedLastLine(t *testing.T) {
 			w := tc.want
 			if len(recs) != w.recs || st.Torn != w.torn || st.Malformed+st.UnknownVersion+st.InLongLines != w.other || st.Unterminated != w.cutOpen {
 				t.Fatalf("%d records, stats %+v; want %+v", len(recs), st, w)
+			}
+			var cut []string
+			for _, r := range recs {
+				for _, a := range append(r.Span.Attrs, r.BindPhase.Attrs...) {
+					if a.MaybeCut {
+						cut = append(cut, a.Key)
+					}
+				}
+			}
+			if w.maybeCut != "" {
+				last := recs[len(recs)-1]
+				attrs := append(last.Span.Attrs, last.BindPhase.Attrs...)
+				if st.MaybeCut != 1 || len(cut) != 1 || attrs[len(attrs)-1].Key != w.maybeCut || !attrs[len(attrs)-1].MaybeCut || last.Pos.Line != st.Lines {
+					t.Errorf("maybe cut: %d, attributes %v; want the last record's last, %q", st.MaybeCut, cut, w.maybeCut)
+				}
+			} else if st.MaybeCut != 0 || len(cut) != 0 {
+				t.Errorf("maybe cut: %d, attributes %v; want none", st.MaybeCut, cut)
 			}
 			for _, r := range recs {
 				if r.Kind == KindSpan && r.Span.Dur != 62850 {
@@ -655,4 +694,41 @@ func mutate(rng *rand.Rand, b []byte, from int, alphabet string) []byte {
 		}
 	}
 	return b
+}
+
+// TestTwoRecordsSharingOnePhysicalLine is the runtime's own reader case:
+// two spans on one physical line, the second ending the file (no line
+// end). Both are read, whether the second follows the first directly (a
+// join) or after a blank; the second's last attribute is marked as
+// possibly cut, and nothing is lost.
+func TestTwoRecordsSharingOnePhysicalLine(t *testing.T) {
+	const (
+		first  = "[mono_ns=1300][T0x7f3a][TIMING] emit_host_span: [STRACE] v=1 pid=4242 tid=4242 inv=7 hid=9f3c depth=0 name=chip.run ts=900 dur=400 ntensor=4"
+		second = "[mono_ns=1301][T0x7f3b][TIMING] emit_host_span: [STRACE] v=1 pid=4243 tid=4243 inv=3 hid=9f3c depth=1 name=chip.run.bind ts=950 dur=62850 ntensor=26"
+	)
+	for _, sep := range []string{"", " "} {
+		recs, st := readAll(t, strings.NewReader(first+sep+second))
+		type got struct {
+			Name     string
+			TS, Dur  int64
+			Last     Attr
+			Joined   bool
+			Line     int64
+			Prefixed bool
+		}
+		var gots []got
+		for _, r := range recs {
+			gots = append(gots, got{r.Span.Name, r.Span.TS, r.Span.Dur, r.Span.Attrs[len(r.Span.Attrs)-1], r.Joined, r.Pos.Line, r.Prefix.Present})
+		}
+		want := []got{
+			{"chip.run", 900, 400, Int("ntensor", 4), sep == "", 1, true},
+			{"chip.run.bind", 950, 62850, Attr{Key: "ntensor", Value: "26", Type: TypeInt, Int: 26, MaybeCut: true}, false, 1, true},
+		}
+		if diff := cmp.Diff(want, gots); diff != "" {
+			t.Errorf("separated by %q (-want +got):\n%s", sep, diff)
+		}
+		if st.Lost() != 0 || st.MaybeCut != 1 || !st.Unterminated || st.Joined != boolInt(sep == "") {
+			t.Errorf("separated by %q: stats %+v", sep, st)
+		}
+	}
 }

@@ -88,6 +88,11 @@ type Attr struct {
 	// Truncated marks the last attribute of a record whose attribute text the
 	// emitter cut at its length cap: its text ends in '~'.
 	Truncated bool
+	// MaybeCut marks the last attribute of a record that ended the input on
+	// a last line without a line end, after its fixed fields: the log may
+	// have been cut inside it, so its value (or key) may lack its end, and
+	// attributes after it may be missing (Stats.MaybeCut counts them).
+	MaybeCut bool
 }
 
 // String returns an attribute with text value, typed as the reader types it
@@ -269,6 +274,13 @@ type Record struct {
 	Kind   Kind
 	Pos    Pos
 	Prefix Prefix
+	// Joined says that the record's line end is missing: the next record's
+	// log prefix or marker follows its last byte directly on its line, as
+	// when two ranks writing one stream join their records. The runtime
+	// writes each record whole, so a joined record whose grammar completes
+	// is complete (Stats.Joined counts them); a device anchor's dev_freq
+	// can be confirmed against the other anchors of its device.
+	Joined bool
 
 	Span         Span
 	WallAnchor   WallAnchor

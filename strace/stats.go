@@ -60,7 +60,8 @@ type Stats struct {
 	LongLines int64 // lines over the maximum length, skipped
 	// Unterminated says the input did not end with a line end ('\n'): the
 	// log was cut while a line was being written. The last record on that
-	// line, if any, is counted as torn (ErrUnterminated).
+	// line, if any, is counted as torn (ErrUnterminated), or returned with
+	// its last attribute marked as possibly cut (MaybeCut).
 	Unterminated bool
 
 	Heads   Heads  // record heads seen
@@ -68,6 +69,16 @@ type Stats struct {
 	// Skipped counts the spans WithSpanFilter rejected: left out after
 	// their name, neither returned nor checked further.
 	Skipped int64
+	// Joined counts the records returned (in Records) whose line end is
+	// missing: the next record's log prefix or marker follows them directly
+	// on their line (Record.Joined). Two ranks writing one stream join
+	// records so; a join is not a loss.
+	Joined int64
+	// MaybeCut counts the records returned (in Records) whose last
+	// attribute may be cut (Attr.MaybeCut): a span or bind phase line that
+	// ended the input without a line end after its fixed fields. At most
+	// one per input.
+	MaybeCut int64
 
 	Torn           int64 // heads whose record was cut before its grammar completed, or by the end of the input
 	UnknownVersion int64 // heads with a version other than the defined ones
@@ -99,6 +110,9 @@ func (s *Stats) Check() error {
 		s.Records.BindPhases > s.Heads.BindPhase || s.Records.Stamps > s.Heads.Stamp ||
 		s.Records.Autoloads > s.Heads.Autoload {
 		return fmt.Errorf("strace: more records than heads of their marker: %+v vs %+v", s.Records, s.Heads)
+	}
+	if s.Joined > s.Records.Total() || s.MaybeCut > 1 || s.MaybeCut == 1 && !s.Unterminated {
+		return fmt.Errorf("strace: %d joined and %d maybe-cut records of %d (unterminated %v)", s.Joined, s.MaybeCut, s.Records.Total(), s.Unterminated)
 	}
 	problems := int64(len(s.Problems)) + s.ProblemsOmitted
 	if want := s.Torn + s.UnknownVersion + s.Malformed + s.LongLines; problems != want {

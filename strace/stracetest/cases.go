@@ -17,6 +17,7 @@ func Cases() []Case {
 	all.Pipelined, all.Legacy, all.Ext, all.Quirks = true, true, true, true
 	all.RuntimeNs, all.HostExact, all.HostParentsFirst, all.DeviceChildrenFirst = true, true, true, true
 	all.SparseAnchors, all.TornAnchors, all.DriftPPM, all.HugeIDs, all.SharedLine, all.CutAtEnd = true, true, 100, true, true, true
+	all.JoinRate = 0.01
 	cases := []struct {
 		name string
 		set  func(*Config)
@@ -33,6 +34,9 @@ func Cases() []Case {
 		{"huge_ids", func(c *Config) { c.HugeIDs = true }},
 		{"shared_line", func(c *Config) { c.SharedLine = true }},
 		{"cut_at_end", func(c *Config) { c.CutAtEnd = true }},
+		// Bind lines are joined too.
+		{"joins", func(c *Config) { c.JoinRate, c.Legacy = 0.02, true }},
+		{"unterminated", func(c *Config) { c.Unterminated = true }},
 		{"all", func(c *Config) { *c = all }},
 	}
 	var out []Case

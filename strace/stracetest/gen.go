@@ -74,6 +74,21 @@ type Config struct {
 	// last number and without a line end, as a log copied while being
 	// written does.
 	CutAtEnd bool
+	// JoinRate joins records to the next one, as two ranks writing one
+	// stream do: a joined record loses its line end, and the next record's
+	// log prefix follows its last byte directly. About this fraction of the
+	// records is joined (drawn from the seed, apart from the other knobs'
+	// draws), and the first record of each kind — span, wall anchor,
+	// device anchor, legacy bind line — always, the last of the log never
+	// (nothing follows it). Every joined record is complete; a joined
+	// device anchor is confirmed by its device's other anchors.
+	JoinRate float64
+	// Unterminated leaves the line end off the log's last line, as a log
+	// whose writer had not ended its last line yet. The last record is
+	// whole, and a span with attributes, so that a reader can tell it is
+	// (lines that would come after the last such span, device anchors, are
+	// written before it). With CutAtEnd the log is cut instead.
+	Unterminated bool
 }
 
 const (
@@ -134,6 +149,8 @@ type genLine struct {
 	order int   // among lines of one emit time, lower first (HostParentsFirst: depth)
 	seq   int
 	text  []byte
+	kind  strace.Kind // the record's kind
+	attrs bool        // the record ends in attribute text
 }
 
 // TruthKey names a device span of a generated log: its process, its
@@ -156,6 +173,12 @@ type generator struct {
 	open    bool // the last line written has no line end yet
 	w       io.Writer
 
+	// JoinRate's draws, and the kinds joined so far; final is set for the
+	// last flush.
+	rndJoin *rand.Rand
+	joined  map[strace.Kind]bool
+	final   bool
+
 	// For a remote worker's log (GenerateRemote): the identity its chip
 	// runs carry, and every host span written, for its truth.
 	chipRunID, chipDispatchID int64
@@ -175,7 +198,8 @@ func (g *generator) emitOrdered(at int64, order int, handle uint64, rec strace.R
 	if err != nil {
 		panic(err)
 	}
-	g.lines = append(g.lines, genLine{at: at, order: order, seq: g.seq, text: b})
+	attrs := rec.Kind == strace.KindSpan && len(rec.Span.Attrs) > 0
+	g.lines = append(g.lines, genLine{at: at, order: order, seq: g.seq, text: b, kind: rec.Kind, attrs: attrs})
 	g.seq++
 }
 
@@ -229,9 +253,17 @@ func (g *generator) flushBefore(t int64) {
 	for n < len(g.lines) && g.lines[n].at < t {
 		n++
 	}
-	for _, l := range g.lines[:n] {
+	if g.final && g.cfg.Unterminated {
+		lastSpanLast(g.lines[:n])
+	}
+	for i, l := range g.lines[:n] {
 		g.written++
 		g.open = false
+		if g.join(l, g.final && i == n-1) {
+			g.w.Write(l.text[:len(l.text)-1])
+			g.open = true
+			continue
+		}
 		if (g.cfg.Quirks || g.cfg.SharedLine) && g.written%89 == 0 {
 			// Forked ranks share one stderr: two records on one line.
 			g.w.Write(l.text[:len(l.text)-1])
@@ -246,6 +278,36 @@ func (g *generator) flushBefore(t int64) {
 		g.w.Write(l.text)
 	}
 	g.lines = append(g.lines[:0], g.lines[n:]...)
+}
+
+// join decides whether JoinRate joins l to the line after it (last: none
+// comes after it).
+func (g *generator) join(l genLine, last bool) bool {
+	if g.cfg.JoinRate <= 0 || last || l.kind == 0 {
+		return false
+	}
+	if g.rndJoin == nil {
+		g.rndJoin = rand.New(rand.NewPCG(g.cfg.Seed, 0x6a6f696e))
+		g.joined = map[strace.Kind]bool{}
+	}
+	if g.rndJoin.Float64() >= g.cfg.JoinRate && g.joined[l.kind] {
+		return false
+	}
+	g.joined[l.kind] = true
+	return true
+}
+
+// lastSpanLast moves the lines after the last span that ends in
+// attributes before it, keeping their order, so that it ends the log.
+func lastSpanLast(lines []genLine) {
+	k := len(lines) - 1
+	for k >= 0 && !lines[k].attrs {
+		k--
+	}
+	if k >= 0 {
+		slices.Reverse(lines[k:])
+		slices.Reverse(lines[k : len(lines)-1])
+	}
 }
 
 // segments are the bind segments in the order a run executes them.
@@ -285,6 +347,12 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) {
 	if cfg.CutAtEnd {
 		var b bytes.Buffer
 		defer func(out io.Writer) { out.Write(cutInLastRecord(b.Bytes())) }(w)
+		w = &b
+	} else if cfg.Unterminated {
+		var b bytes.Buffer
+		defer func(out io.Writer) {
+			out.Write(bytes.TrimSuffix(bytes.TrimSuffix(b.Bytes(), []byte("\n")), []byte("\r")))
+		}(w)
 		w = &b
 	}
 	g := &generator{cfg: cfg, rnd: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), rnd2: rand.New(rand.NewPCG(cfg.Seed, 0x6b6e6f62)), w: w, truth: truth}
@@ -381,6 +449,7 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) {
 		}
 		g.flushBefore(next - 1_000_000)
 	}
+	g.final = true
 	g.flushBefore(1 << 62)
 	if cfg.Quirks {
 		fmt.Fprintf(w, "[mono_ns=%d][T0x%x][TIMING] emit_host_span: [STRACE] v=1 pid=%d tid=%d inv=%d hid=%x depth=1 name=chip.run.bi\n",
@@ -462,7 +531,7 @@ func (g *generator) chipRun(r *rank, inv uint64, hid uint64, round int, slot, st
 			seg := s.Name[len(strace.SpanBind+"."):]
 			line := fmt.Sprintf("[mono_ns=%d][T0x%x][TIMING] bind_phases: [hbg_bind.cpp:88] bind phase=%s start_ns=%d dur_ns=%d cpu_ns=%d\n",
 				s.End(), r.handle, seg, s.TS, s.Dur, s.Attrs[0].Int)
-			g.lines = append(g.lines, genLine{at: s.End(), seq: g.seq, text: []byte(line)})
+			g.lines = append(g.lines, genLine{at: s.End(), seq: g.seq, text: []byte(line), kind: strace.KindBindPhase, attrs: true})
 			g.seq++
 			continue
 		}

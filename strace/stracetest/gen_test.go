@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/phasetrace/phasetrace/strace"
@@ -92,3 +93,77 @@ type fakeT struct {
 
 func (f *fakeT) Helper()               {}
 func (f *fakeT) Errorf(string, ...any) { f.failed = true }
+
+// readBack reads a generated log, returning its records (cloned) and stats.
+func readBack(t *testing.T, log []byte) ([]strace.Record, strace.Stats) {
+	t.Helper()
+	r := strace.NewReader(bytes.NewReader(log), strace.WithMaxProblems(1<<20))
+	var recs []strace.Record
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, rec.Clone())
+	}
+	st := r.Stats()
+	if err := st.Check(); err != nil {
+		t.Fatal(err)
+	}
+	return recs, st
+}
+
+// JoinRate joins records of every kind, each complete, and Unterminated
+// ends the log on a whole span without a line end: across seeds, the
+// reader loses nothing, and finds the joins and the possibly cut
+// attribute where the generator made them.
+func TestJoinsAndUnterminated(t *testing.T) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		for _, cfg := range []Config{
+			{Seed: seed, Rounds: 6, AnchorEvry: 2_000_000, Legacy: true, JoinRate: 0.05},
+			{Seed: seed, Rounds: 6, AnchorEvry: 2_000_000, Ext: true, Pipelined: true, Unterminated: true},
+			{Seed: seed, Rounds: 6, AnchorEvry: 1_000_000, Legacy: true, Ext: true, HostParentsFirst: true, JoinRate: 0.3, Unterminated: true},
+		} {
+			log, _ := GenerateTruth(cfg)
+			recs, st := readBack(t, log)
+			if st.Lost() != 0 {
+				t.Fatalf("%+v: lost %d: %v", cfg, st.Lost(), st.Problems)
+			}
+			joined := map[strace.Kind]int{}
+			for _, r := range recs {
+				if r.Joined {
+					joined[r.Kind]++
+				}
+			}
+			if cfg.JoinRate > 0 {
+				for _, k := range []strace.Kind{strace.KindSpan, strace.KindWallAnchor, strace.KindDeviceAnchor, strace.KindBindPhase} {
+					if joined[k] == 0 {
+						t.Errorf("%+v: no %s joined (%v)", cfg, k, joined)
+					}
+				}
+				if st.Joined < int64(cfg.JoinRate*float64(len(recs))/2) {
+					t.Errorf("%+v: %d of %d records joined", cfg, st.Joined, len(recs))
+				}
+			} else if st.Joined != 0 {
+				t.Errorf("%+v: %d records joined", cfg, st.Joined)
+			}
+			if !cfg.Unterminated {
+				continue
+			}
+			last := recs[len(recs)-1]
+			if bytes.HasSuffix(log, []byte("\n")) || !st.Unterminated || st.MaybeCut != 1 ||
+				last.Kind != strace.KindSpan || !last.Span.Attrs[len(last.Span.Attrs)-1].MaybeCut {
+				t.Fatalf("%+v: ends %q; stats %+v", cfg, log[len(log)-min(len(log), 40):], st)
+			}
+			// Ended, the log reads the same but for the mark.
+			full, st2 := readBack(t, append(log, '\n'))
+			last.Span.Attrs[len(last.Span.Attrs)-1].MaybeCut = false
+			if len(full) != len(recs) || st2.MaybeCut != 0 || !reflect.DeepEqual(full[len(full)-1].Span, last.Span) {
+				t.Errorf("%+v: with its line end, %d records (%d without), last %+v", cfg, len(full), len(recs), full[len(full)-1])
+			}
+		}
+	}
+}

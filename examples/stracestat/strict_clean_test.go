@@ -1,0 +1,32 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/phasetrace/phasetrace/strace/stracetest"
+)
+
+// TestStrictOnCleanLogs: -strict exits 0 on clean generated logs whose
+// records are joined to the next on their line and whose last line has no
+// line end.
+func TestStrictOnCleanLogs(t *testing.T) {
+	dir := t.TempDir()
+	for seed := uint64(1); seed <= 3; seed++ {
+		var b bytes.Buffer
+		stracetest.Generate(&b, stracetest.Config{Seed: seed, Rounds: 8, AnchorEvry: 2_000_000, Legacy: true, Ext: true, JoinRate: 0.2, Unterminated: true})
+		log := filepath.Join(dir, "clean.log")
+		if err := os.WriteFile(log, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range []string{"tree", "tpot", "rounds", "bind"} {
+			var stdout, stderr strings.Builder
+			if code := run([]string{cmd, "-strict", log}, strings.NewReader(""), &stdout, &stderr); code != exitOK {
+				t.Errorf("seed %d: stracestat %s -strict: exit %d\n%s", seed, cmd, code, stderr.String())
+			}
+		}
+	}
+}
