@@ -291,6 +291,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 			continue
 		}
 		c.led.drawn()
+		c.drawnOn(k.pid)
 		if fixed {
 			c.led.repaired(reasonTruncation, s.at, s.Name+": "+fix.what)
 		}
