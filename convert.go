@@ -393,6 +393,8 @@ func (c *converter) wallClocks(procs []*procInfo) {
 				c.led.superseded("wall-clock anchors of remote machines placed by the tasks they ran", 1)
 			case c.wallOffAxis(p.pid):
 				c.led.notDrawn(reasonWallOffAxis, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
+			case p.wall[j].WallNS < 0:
+				c.led.notDrawn(reasonWallBefore1970, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid))+": wall_ns="+itoa(p.wall[j].WallNS), 1)
 			default:
 				as = append(as, anchor{p, j, wallOffset(&p.wall[j])})
 			}

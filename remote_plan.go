@@ -477,7 +477,12 @@ func (c *converter) settleRemote(p *remotePlan, names []string) {
 	c.scan.remotePlan = p
 	c.fitHosts(p)
 	for _, h := range p.hosts {
-		if h.offAxis != "" {
+		switch {
+		case h.offAxis == "":
+		case h.fit != nil: // placed by its tasks all the same
+			h.sum.Note = joinReason(h.sum.Note, h.offAxis+" (set aside)")
+			h.offAxis = ""
+		default:
 			h.sum.Note = joinReason(h.offAxis+": drawn at its own times", h.sum.Note)
 			c.note("wall", "machine %s: %s; drawn at its own times, marked unplaced", h.machine, h.offAxis)
 		}

@@ -18,6 +18,10 @@ import (
 // reasonWallDisagrees counts the wall-clock anchors set aside.
 const reasonWallDisagrees = "wall-clock anchors that disagree with the others by more than 1 s"
 
+// reasonWallBefore1970 counts the wall-clock anchors whose wall time is
+// not one: before the epoch (wall_ns < 0).
+const reasonWallBefore1970 = "wall-clock anchors with a wall time before 1970 (wall_ns < 0)"
+
 // reasonWallOffAxis counts the wall-clock anchors of a machine whose
 // spans are drawn at their own times: its wall clock is not the trace's.
 const reasonWallOffAxis = "wall-clock anchors of a remote machine drawn at its own times"
