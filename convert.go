@@ -373,8 +373,10 @@ const wallTolerance = hostGap
 // anchors that agree form the trace's wall clock: the largest set whose
 // offsets (wall − mono) lie within wallTolerance of one of theirs (agreeing;
 // of sets as large, the one whose centre comes first by pid, then log
-// order). An anchor outside it is set aside and counted, and a process that
-// wrote more than one anchor is noted (the runtime writes one per process).
+// order). An anchor outside it, one before 1970 (wall_ns < 0) and one of a
+// remote machine drawn at its own times are set aside and counted, and a
+// process that wrote more than one anchor is noted (the runtime writes one
+// per process).
 func (c *converter) wallClocks(procs []*procInfo) {
 	type anchor struct {
 		p   *procInfo

@@ -60,8 +60,16 @@
 //     capture that repeats an earlier one byte for byte — a log given
 //     twice, or two captures concatenated — or a span equal to one of the
 //     last 4096), a span of a track past the track limit (WithMaxTracks),
-//     a device span with no evidence to place it; a wall-clock anchor that
-//     disagrees with the first by more than a second is set aside.
+//     a device span with no evidence to place it, a device span whose
+//     offsets its run's host windows cannot hold even alone (that span
+//     only: the others of its run are placed without it);
+//   - set aside, a clock anchor rather than the spans it would move: of the
+//     wall-clock anchors, the largest set that agrees to within a second is
+//     the trace's wall clock, and the others (and any before 1970) are set
+//     aside; a remote machine whose wall-clock anchor would move its spans
+//     outside the trace's time range is drawn at its own times, its slices
+//     marked host_placement=unplaced with a host_placement_reason, and
+//     counted in its HostSummary.
 //
 // The account is exact: Summary.Spans.Check verifies that every complete
 // span read is drawn, superseded (a bind segment the host_phase_records

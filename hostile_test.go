@@ -198,6 +198,20 @@ func hostileLogs() []hostileLog {
 					}
 				}
 			}},
+		{"two logs of one host, the first's first wall anchor a clock set wrong", []string{
+			string(generated(genConfig{Seed: 1, Rounds: 2, WallNS: []int64{1_000_000_000_000_000_000}})),
+			wallLine(1, 9000, 5_000_000_000, 1_767_225_605_000_000_000) + spanLine(5_000_000_100, 9000, 9000, 0, 0, "ext.app.step", 5_000_000_000, 50, ""),
+		}, nil,
+			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+				if len(sum.Hosts) != 0 || sum.WallAnchors != 3 {
+					t.Errorf("machines %+v, wall anchors written %d, not drawn %v: want one host, its three agreeing anchors written", sum.Hosts, sum.WallAnchors, sum.NotDrawn)
+				}
+				for _, s := range tr.Slices {
+					if s.Name == "ext.app.step" && s.TS != 5_000_000_000 {
+						t.Errorf("the second log's span is drawn at %d, want its own time", s.TS)
+					}
+				}
+			}},
 		{"one device phase at ts=1e15", []string{string(generated(genConfig{Seed: 1, Rounds: 2, AnchorEvry: 1_000_000, ImpossiblePhaseTS: 1_000_000_000_000_000}))}, nil,
 			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 				const reason = "device span its run's host windows cannot hold (impossible device ts or dur)"

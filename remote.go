@@ -20,7 +20,8 @@ import (
 // and every remote record is drawn through its machine's mapping, with the
 // bound reduce gives, flows joining the dispatch, the remote run and the
 // complete. A remote machine whose tasks are not in the logs is moved by its
-// wall-clock anchor, marked so; one without either keeps its own times,
+// wall-clock anchor, marked so; one without either, or whose anchor would
+// move its spans outside the trace's time range, keeps its own times,
 // marked unplaced. Pids that repeat across machines are given trace pids of
 // their own (the slices keep the OS pid).
 

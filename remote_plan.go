@@ -213,6 +213,7 @@ func (r *remoteScan) reference() int {
 // the reference host's.
 func (c *converter) planHosts(n int) *remotePlan {
 	s := c.scan
+	s.logWalls()
 	rs := &s.remote
 	rs.grow(n - 1)
 	ref := rs.reference()

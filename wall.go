@@ -89,6 +89,46 @@ func wallAgrees(o, ref int64) (int64, bool) {
 	return d, d >= -wallTolerance && d <= wallTolerance
 }
 
+// logWalls sets each log's wall-clock anchor (firstWall), the one its
+// clock is compared by, to the centre of the largest set of its anchors
+// that agree (agreeing), the earliest in the log of sets as large: a
+// log's first anchor is not trusted for being first.
+func (s *scanResult) logWalls() {
+	type anchor struct {
+		line int64
+		a    *strace.WallAnchor
+	}
+	logs := 0
+	for _, w := range s.firstWall {
+		if w != nil {
+			logs++
+		}
+	}
+	if logs < 2 {
+		return // no log's clock is compared with another's
+	}
+	per := make([][]anchor, len(s.firstWall))
+	for pid, p := range s.procs {
+		for j := range p.wall {
+			if in := s.wallInput[pid][j]; in < len(per) {
+				per[in] = append(per[in], anchor{p.wallAt[j].Line, &p.wall[j]})
+			}
+		}
+	}
+	for i, as := range per {
+		if len(as) < 3 {
+			continue // two disagree: the first stands
+		}
+		slices.SortFunc(as, func(a, b anchor) int { return cmp.Compare(a.line, b.line) })
+		offs := make([]int64, len(as))
+		for k, a := range as {
+			offs[k] = wallOffset(a.a)
+		}
+		w := *as[agreeing(offs, wallTolerance)].a
+		s.firstWall[i] = &w
+	}
+}
+
 // wallOffAxis reports whether pid's wall-clock anchors do not describe
 // the trace's axis: its machine's spans are drawn at their own times,
 // and it is not the machine whose clock is the axis.
