@@ -1,5 +1,15 @@
 package stracetest
 
+import "math"
+
+// The wall clocks and the device phase of the cases "wall_ns" and
+// "impossible_phase": the L3 parent's anchor absurd, rank 1's a clock 24
+// years off, and a phase 11 days past its run's origin.
+var (
+	badWall      = []int64{math.MinInt64, 0, 1_000_000_000_000_000_000}
+	impossibleTS = int64(1_000_000_000_000_000)
+)
+
 // Case is a generated log made to hold one case real logs can hold.
 type Case struct {
 	Name   string
@@ -17,6 +27,7 @@ func Cases() []Case {
 	all.Pipelined, all.Legacy, all.Ext, all.Quirks = true, true, true, true
 	all.RuntimeNs, all.HostExact, all.HostParentsFirst, all.DeviceChildrenFirst = true, true, true, true
 	all.SparseAnchors, all.TornAnchors, all.DriftPPM, all.HugeIDs, all.SharedLine, all.CutAtEnd = true, true, 100, true, true, true
+	all.WallNS, all.ImpossiblePhaseTS = badWall, impossibleTS
 	cases := []struct {
 		name string
 		set  func(*Config)
@@ -33,6 +44,8 @@ func Cases() []Case {
 		{"huge_ids", func(c *Config) { c.HugeIDs = true }},
 		{"shared_line", func(c *Config) { c.SharedLine = true }},
 		{"cut_at_end", func(c *Config) { c.CutAtEnd = true }},
+		{"wall_ns", func(c *Config) { c.WallNS = badWall }},
+		{"impossible_phase", func(c *Config) { c.ImpossiblePhaseTS = impossibleTS }},
 		{"all", func(c *Config) { *c = all }},
 	}
 	var out []Case
