@@ -369,42 +369,57 @@ func (c *converter) note(kind, format string, args ...any) {
 // less; a larger gap means a clock that was set, or a log from another boot.
 const wallTolerance = hostGap
 
-// wallClocks writes the wall-clock anchors as REALTIME snapshots. The first
-// anchor (by pid, then log order) sets the wall clock's offset; an anchor
-// whose offset disagrees with it by more than wallTolerance is set aside
-// and counted, and a process that wrote more than one anchor is noted (the
-// runtime writes one per process).
+// wallClocks writes the wall-clock anchors as REALTIME snapshots. The
+// anchors that agree form the trace's wall clock: the largest set whose
+// offsets (wall − mono) lie within wallTolerance of one of theirs (agreeing;
+// of sets as large, the one whose centre comes first by pid, then log
+// order). An anchor outside it, one before 1970 (wall_ns < 0) and one of a
+// remote machine drawn at its own times are set aside and counted, and a
+// process that wrote more than one anchor is noted (the runtime writes one
+// per process).
 func (c *converter) wallClocks(procs []*procInfo) {
-	var ref *strace.WallAnchor
+	type anchor struct {
+		p   *procInfo
+		j   int
+		off int64
+	}
+	var as []anchor
 	for _, p := range procs {
 		if len(p.wall) > 1 {
 			c.note("wall", "pid %d wrote %d wall-clock anchors ([CLOCK_ANCHOR] v=1; one per process is expected): %s and %s", p.pid, len(p.wall), c.led.at(c.led.where(p.wallAt[0])), c.led.at(c.led.where(p.wallAt[1])))
 		}
-		for j, wa := range p.wall {
-			if c.remoteWallAnchor(p.pid) {
+		for j := range p.wall {
+			switch {
+			case c.remoteWallAnchor(p.pid):
 				// Its wall clock agrees with this host's only to NTP grade.
 				c.led.superseded("wall-clock anchors of remote machines placed by the tasks they ran", 1)
+			case c.wallOffAxis(p.pid):
+				c.led.notDrawn(reasonWallOffAxis, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
+			case p.wall[j].WallNS < 0:
+				c.led.notDrawn(reasonWallBefore1970, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid))+": wall_ns="+itoa(p.wall[j].WallNS), 1)
+			default:
+				as = append(as, anchor{p, j, wallOffset(&p.wall[j])})
+			}
+		}
+	}
+	offs := make([]int64, len(as))
+	for i, a := range as {
+		offs[i] = a.off
+	}
+	if r := agreeing(offs, wallTolerance); r >= 0 {
+		ref := as[r]
+		for _, a := range as {
+			if d, ok := wallAgrees(a.off, ref.off); !ok {
+				c.led.notDrawn(reasonWallDisagrees, c.led.where(a.p.wallAt[a.j]),
+					"pid "+itoa(int64(a.p.pid))+": wall − mono differs by "+itoa(d)+" ns from the anchor of pid "+itoa(int64(ref.p.pid))+" at "+c.led.at(c.led.where(ref.p.wallAt[ref.j])), 1)
 				continue
 			}
-			if ref == nil {
-				ref = &p.wall[j]
-			}
-			d, ok1 := subInt64(wa.WallNS-wa.MonoNS, ref.WallNS-ref.MonoNS)
-			if !ok1 || d > wallTolerance || d < -wallTolerance {
-				c.led.notDrawn("wall-clock anchors that disagree with the first by more than 1 s", c.led.where(p.wallAt[j]),
-					"pid "+itoa(int64(p.pid))+": wall − mono differs by "+itoa(d)+" ns from the anchor of pid "+itoa(int64(ref.Pid)), 1)
-				continue
-			}
+			wa := &a.p.wall[a.j]
 			c.w.WallClock(wa.MonoNS, wa.WallNS)
 			c.sum.WallAnchors++
 		}
 	}
 	c.sum.WallTime = c.sum.WallAnchors > 0
-}
-
-func subInt64(a, b int64) (int64, bool) {
-	d := a - b
-	return d, (d < a) == (b > 0)
 }
 
 // prepare learns what the second pass needs from logs: the first pass,
@@ -597,6 +612,7 @@ func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.A
 	}
 	if c.slice(t, &perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at) {
 		c.led.drawn()
+		c.drawnOn(sp.Pid)
 	}
 }
 

@@ -196,6 +196,12 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 	}
 	pl := &c.placed // reused run to run: drawDevice keeps nothing of it
 	err = c.placer.PlaceInto(pl, run)
+	if err != nil { // rare: an impossible span costs only itself
+		var dropped bool
+		if spans, lanes, fixes, dropped = c.dropMisfits(k, ds, &run, spans, lanes, fixes); dropped {
+			err = c.placer.PlaceInto(pl, run)
+		}
+	}
 	generic := "" // the summary's reason, when the slices carry a detailed one
 	if errors.Is(err, reduce.ErrInconsistent) {
 		ds.Inconsists++
@@ -230,6 +236,44 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 		return
 	}
 	c.drawDevice(k, ds, run, spans, lanes, fixes, pl, extraReason, generic)
+}
+
+// reasonDeviceMisfit counts the device spans whose offsets their run's
+// host windows cannot hold (reduce.Placer.Misfits).
+const reasonDeviceMisfit = "device span its run's host windows cannot hold (impossible device ts or dur)"
+
+// dropMisfits leaves out the spans of a run that could not be placed
+// whose offsets its host windows cannot hold on their own
+// (reduce.Placer.Misfits), each counted with its position, and returns
+// the others (with their lanes, their repairs and run's spans), and
+// whether it left any out.
+func (c *converter) dropMisfits(k invKey, ds *DeviceSummary, run *reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix) ([]heldSpan, []string, map[int]truncationFix, bool) {
+	bad := c.containOnly.Misfits(*run)
+	if len(bad) == 0 {
+		return spans, lanes, fixes, false
+	}
+	var kept map[int]truncationFix
+	n := 0
+	for i := range spans {
+		if len(bad) > 0 && bad[0] == i {
+			bad = bad[1:]
+			s := &spans[i]
+			c.led.dropSpan(reasonDeviceMisfit, s.at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+s.Name+" ts="+itoa(s.TS)+" dur="+itoa(s.Dur), 1)
+			ds.Unaligned++
+			addReason(ds, reasonDeviceMisfit, 1)
+			continue
+		}
+		if f, ok := fixes[i]; ok {
+			if kept == nil {
+				kept = map[int]truncationFix{}
+			}
+			kept[n] = f
+		}
+		spans[n], lanes[n], run.Spans[n] = spans[i], lanes[i], run.Spans[i]
+		n++
+	}
+	run.Spans = run.Spans[:n]
+	return spans[:n], lanes[:n], kept, true
 }
 
 // deviceLanes returns the device lane of each span (deviceLane), valid
@@ -337,6 +381,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 			continue
 		}
 		c.led.drawn()
+		c.drawnOn(k.pid)
 		if fixed {
 			c.led.repaired(reasonTruncation, s.at, s.Name+": "+fix.what)
 		}

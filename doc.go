@@ -60,10 +60,18 @@
 //     capture that repeats an earlier one byte for byte — a log given
 //     twice, or two captures concatenated — or a span equal to one of the
 //     last 4096), a span of a track past the track limit (WithMaxTracks),
-//     a device span with no evidence to place it; a wall-clock anchor that
-//     disagrees with the first by more than a second is set aside, and so
-//     is a device anchor joined to the next record on its line whose
-//     dev_freq the other anchors of its device contradict.
+//     a device span with no evidence to place it, a device span whose
+//     offsets its run's host windows cannot hold even alone (that span
+//     only: the others of its run are placed without it);
+//   - set aside, a clock anchor rather than the spans it would move: of the
+//     wall-clock anchors, the largest set that agrees to within a second is
+//     the trace's wall clock, and the others (and any before 1970) are set
+//     aside; a remote machine whose wall-clock anchor would move its spans
+//     outside the trace's time range is drawn at its own times, its slices
+//     marked host_placement=unplaced with a host_placement_reason, and
+//     counted in its HostSummary.
+//     A device anchor joined to the next record on its line whose dev_freq
+//     the other anchors of its device contradict is set aside too.
 //
 // A span or bind phase line whose last attribute the end of an unterminated
 // log may have cut is drawn, with maybe_cut_by_log_end naming that attribute.

@@ -124,6 +124,32 @@ var caseChecks = []caseCheck{
 	{"shared_line", findSharedLine, true},
 	{"cut_at_end", findCutAtEnd, true},
 	{"joins", findJoins, true},
+	{"wall_ns", findWallNS, true},
+	{"impossible_phase", findImpossiblePhase, true},
+}
+
+// findWallNS counts wall-clock anchors whose wall_ns is not the
+// generator's wall time (its epoch plus mono_ns).
+func findWallNS(rb *readBack, _ genConfig) (int, string) {
+	n := 0
+	for _, r := range rb.recs {
+		if r.Kind == strace.KindWallAnchor && r.WallAnchor.WallNS != 1_767_225_600_000_000_000+r.WallAnchor.MonoNS {
+			n++
+		}
+	}
+	return n, fmt.Sprintf("%d wall-clock anchors off the wall time", n)
+}
+
+// findImpossiblePhase counts device phases logged more than a day past
+// their run's origin.
+func findImpossiblePhase(rb *readBack, _ genConfig) (int, string) {
+	n := 0
+	for _, r := range rb.recs {
+		if r.Kind == strace.KindSpan && r.Span.IsDevice() && r.Span.TS > 86_400_000_000_000 {
+			n++
+		}
+	}
+	return n, fmt.Sprintf("%d device phases more than a day past their origin", n)
 }
 
 // findRuntimeNs counts device phases of one run that abut on the device but

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // spanLine formats one [STRACE] record as the runtime writes it.
@@ -153,6 +155,135 @@ func hostileLogs() []hostileLog {
 					t.Errorf("wall anchors written %d (%d in the trace), set aside %v, notes %q: want one written, one set aside, a note", sum.WallAnchors, len(tr.Wall), sum.NotDrawn, sum.Notes)
 				}
 			}},
+		{"the first wall anchor absurd (wall_ns = -2^63), the other two agreeing", []string{string(generated(genConfig{Seed: 1, Rounds: 2, WallNS: []int64{math.MinInt64}}))}, nil,
+			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+				aside := sum.NotDrawn["wall-clock anchors with a wall time before 1970 (wall_ns < 0)"]
+				if sum.WallAnchors != 2 || len(tr.Wall) != 2 || aside != 1 {
+					t.Errorf("wall anchors written %d (%d in the trace), set aside %v: want the two that agree written, the absurd one set aside", sum.WallAnchors, len(tr.Wall), sum.NotDrawn)
+				}
+			}},
+		{"one wall anchor a year off, the other two agreeing", []string{string(generated(genConfig{Seed: 1, Rounds: 2, WallNS: []int64{1_735_689_600_000_000_000}}))}, nil,
+			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+				const reason = "wall-clock anchors that disagree with the others by more than 1 s"
+				if sum.WallAnchors != 2 || len(tr.Wall) != 2 || sum.NotDrawn[reason] != 1 {
+					t.Errorf("wall anchors written %d (%d in the trace), set aside %v: want the two that agree written, the first set aside", sum.WallAnchors, len(tr.Wall), sum.NotDrawn)
+				}
+				for _, w := range tr.Wall {
+					if w.Wall-w.TS != 1_767_225_600_000_000_000 {
+						t.Errorf("wall clock snapshot %+v is not the agreeing anchors' clock", w)
+					}
+				}
+			}},
+		{"wall anchors: the third 24 years off, its difference printed exactly", []string{wallLine(1, 4100, 1_000_000_000, 1_767_225_600_000_000_000) + wallLine(2, 4200, 2_000_000_000, 1_767_225_601_000_000_000) + wallLine(3, 4300, 100, 1_000_000_000_000_000_000) + chipRun(4100, 1, 1_000_000)}, nil,
+			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+				const reason = "wall-clock anchors that disagree with the others by more than 1 s"
+				if sum.WallAnchors != 2 || sum.NotDrawn[reason] != 1 {
+					t.Errorf("wall anchors written %d, set aside %v: want the two that agree written, the third set aside", sum.WallAnchors, sum.NotDrawn)
+				}
+				for _, e := range sum.Examples {
+					if e.Reason == reason && !strings.Contains(e.Detail, "differs by -767225599000000100 ns") {
+						t.Errorf("set aside with %q: want the exact difference", e.Detail)
+					}
+				}
+			}},
+		{"wall anchors: an offset at the int64 limit, the difference saturates", []string{wallLine(1, 4100, -1<<63+10, 1<<63-1) + wallLine(2, 4200, 2_000_000_000_000_000_000, 1_000_000_000_000_000_000) + wallLine(3, 4300, 2_000_000_000_000_000_100, 1_000_000_000_000_000_100) + chipRun(4100, 1, 1_000_000)}, nil,
+			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+				const reason = "wall-clock anchors that disagree with the others by more than 1 s"
+				if sum.WallAnchors != 2 || sum.NotDrawn[reason] != 1 {
+					t.Errorf("wall anchors written %d, set aside %v: want the two that agree written, the first set aside", sum.WallAnchors, sum.NotDrawn)
+				}
+				for _, e := range sum.Examples {
+					if e.Reason == reason && !strings.Contains(e.Detail, "differs by 9223372036854775807 ns") {
+						t.Errorf("set aside with %q: want the difference saturated at the int64 range", e.Detail)
+					}
+				}
+			}},
+		{"two logs of one host, the first's first wall anchor a clock set wrong", []string{
+			string(generated(genConfig{Seed: 1, Rounds: 2, WallNS: []int64{1_000_000_000_000_000_000}})),
+			wallLine(1, 9000, 5_000_000_000, 1_767_225_605_000_000_000) + spanLine(5_000_000_100, 9000, 9000, 0, 0, "ext.app.step", 5_000_000_000, 50, ""),
+		}, nil,
+			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+				if len(sum.Hosts) != 0 || sum.WallAnchors != 3 {
+					t.Errorf("machines %+v, wall anchors written %d, not drawn %v: want one host, its three agreeing anchors written", sum.Hosts, sum.WallAnchors, sum.NotDrawn)
+				}
+				for _, s := range tr.Slices {
+					if s.Name == "ext.app.step" && s.TS != 5_000_000_000 {
+						t.Errorf("the second log's span is drawn at %d, want its own time", s.TS)
+					}
+				}
+			}},
+		{"one device phase at ts=1e15", []string{string(generated(genConfig{Seed: 1, Rounds: 2, AnchorEvry: 1_000_000, ImpossiblePhaseTS: 1_000_000_000_000_000}))}, nil,
+			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+				const reason = "device span its run's host windows cannot hold (impossible device ts or dur)"
+				if len(sum.Spans.NotDrawn) != 1 || sum.Spans.NotDrawn[reason] != 1 {
+					t.Errorf("spans not drawn %v: want the one impossible span, under its own reason", sum.Spans.NotDrawn)
+				}
+				for _, e := range sum.Examples {
+					if e.Reason == reason && (!strings.HasPrefix(e.At, "log0:") || !strings.Contains(e.Detail, "sm_reset ts=1000000000000000")) {
+						t.Errorf("example %+v: want the span's position and name", e)
+					}
+				}
+				// The other 9 of its run, and every other device span,
+				// drawn where they are drawn without it.
+				var out bytes.Buffer
+				if _, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("log0", generated(genConfig{Seed: 1, Rounds: 2, AnchorEvry: 1_000_000}))}); err != nil {
+					t.Fatal(err)
+				}
+				clean, err := check.ReadBytes(out.Bytes())
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, got := deviceSlices(clean), deviceSlices(tr)
+				missing := 0
+				for k, n := range want {
+					if got[k] != n {
+						missing += n - got[k]
+						if !strings.Contains(k, "sm_reset") || n-got[k] != 1 {
+							t.Errorf("device slice %s: %d drawn, %d without the impossible phase", k, got[k], n)
+						}
+					}
+				}
+				if missing != 1 || len(got) > len(want) {
+					t.Errorf("%d device slices missing, %d kinds drawn against %d: want only the impossible one gone", missing, len(got), len(want))
+				}
+			}},
+		{"a remote machine's wall anchors all at 1e18, without the dispatching log", remoteLogs(1_000_000_000_000_000_000), nil,
+			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+				if sum.Spans.Drawn != sum.Spans.Read {
+					t.Errorf("spans: %d read, %d drawn, not drawn %v: want every span drawn", sum.Spans.Read, sum.Spans.Drawn, sum.Spans.NotDrawn)
+				}
+				if len(sum.Hosts) != 2 {
+					t.Fatalf("machines %+v: want two", sum.Hosts)
+				}
+				h := sum.Hosts[1]
+				if h.Machine != "m2" || h.Method != "unplaced" || h.Drawn != sum.Inputs[1].Records["span"] || !strings.Contains(h.Note, "wall-clock anchor") {
+					t.Errorf("machine %+v: want m2 unplaced, every span of its log drawn, and why", h)
+				}
+				if n := sum.NotDrawn["wall-clock anchors of a remote machine drawn at its own times"]; n != 2 || sum.WallAnchors != 2 {
+					t.Errorf("wall anchors written %d, not drawn %v: want m2's two set aside", sum.WallAnchors, sum.NotDrawn)
+				}
+				var m2 int64
+				for _, s := range tr.Slices {
+					if m, _ := argOf(s, "machine"); m != "m2" {
+						continue
+					}
+					m2++
+					p, _ := argOf(s, "host_placement")
+					why, _ := argOf(s, "host_placement_reason")
+					if p != "unplaced" || why == nil {
+						t.Fatalf("slice %s of m2 says host_placement=%v host_placement_reason=%v", s.Name, p, why)
+					}
+				}
+				if m2 != h.Drawn {
+					t.Errorf("%d slices of m2 in the trace, the summary says %d", m2, h.Drawn)
+				}
+			}},
+		{"a remote machine's wall anchors all at -2^63, without the dispatching log", remoteLogs(math.MinInt64), nil,
+			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+				if sum.Spans.Drawn != sum.Spans.Read || len(sum.Hosts) != 2 || sum.Hosts[1].Method != "unplaced" {
+					t.Errorf("spans: %d read, %d drawn, not drawn %v, machines %+v: want every span drawn, m2 unplaced", sum.Spans.Read, sum.Spans.Drawn, sum.Spans.NotDrawn, sum.Hosts)
+				}
+			}},
 		{"a bind at depth 0", []string{bindRoot}, []phasetrace.Option{phasetrace.WithPhaseRecords(phasetrace.Bytes("host_phase_records.jsonl", []byte(
 			`{"pid": 4100, "inv": 7, "records": [{"phase": "args", "start_ns": 1000000, "end_ns": 1050000}, {"phase": "graph_submit", "start_ns": 1200000, "end_ns": 1300000, "tid": 4100}]}`+"\n")))},
 			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
@@ -200,6 +331,30 @@ func hostileLogs() []hostileLog {
 		{"empty", []string{""}, nil, nil},
 		{"not a log", []string{"hello\nworld\n\x00\xff"}, nil, nil},
 	}
+}
+
+// remoteLogs are the logs of two remote machines without the log of the
+// host that dispatched to them, the second machine's wall-clock anchors
+// all saying wall.
+func remoteLogs(wall int64) []string {
+	logs, _ := stracetest.GenerateRemote(stracetest.RemoteConfig{Seed: 1, Tasks: 20, Hosts: []stracetest.RemoteHost{
+		{Machine: "m1", FwdMin: 20_000, RetMin: 20_000},
+		{Machine: "m2", FwdMin: 20_000, RetMin: 20_000, WallNS: wall},
+	}})
+	return []string{string(logs[1].Log), string(logs[2].Log)}
+}
+
+// deviceSlices counts the device slices of a trace by their track, name,
+// placement and bound.
+func deviceSlices(tr *check.Trace) map[string]int {
+	out := map[string]int{}
+	for _, s := range tr.Slices {
+		if _, ok := argOf(s, "device_ts"); ok {
+			b, _ := argOf(s, "bound_ns")
+			out[fmt.Sprintf("%s %s ts=%d dur=%d bound=%v", trackName(tr, s.Track), s.Name, s.TS, s.Dur, b)]++
+		}
+	}
+	return out
 }
 
 // repeated checks that n spans were left out as repeats and the one

@@ -20,7 +20,8 @@ import (
 // and every remote record is drawn through its machine's mapping, with the
 // bound reduce gives, flows joining the dispatch, the remote run and the
 // complete. A remote machine whose tasks are not in the logs is moved by its
-// wall-clock anchor, marked so; one without either keeps its own times,
+// wall-clock anchor, marked so; one without either, or whose anchor would
+// move its spans outside the trace's time range, keeps its own times,
 // marked unplaced. Pids that repeat across machines are given trace pids of
 // their own (the slices keep the OS pid).
 
@@ -95,6 +96,9 @@ type HostSummary struct {
 	// or its last task, whichever is farther.
 	WallShiftNs    int64 `json:"wall_shift_ns,omitempty"`
 	WallDisagreeNs int64 `json:"wall_disagrees_by_ns,omitempty"`
+	// Drawn counts the slices of its spans in the trace (at its own times
+	// when Method is "unplaced").
+	Drawn int64 `json:"spans_drawn"`
 	// Pids are the pids given trace pids of their own, OS pid → trace pid.
 	Pids map[int32]int32 `json:"pids,omitempty"`
 	// Bound is the distribution of the bounds of its spans drawn.
@@ -137,7 +141,7 @@ func writeHosts(b *strings.Builder, hosts []HostSummary) {
 		case h.Method == reduce.HostWall.String():
 			fmt.Fprintf(b, ": moved %d ns by its wall-clock anchor, no bound\n", h.WallShiftNs)
 		default:
-			b.WriteString(": drawn at its own times\n")
+			fmt.Fprintf(b, ": %s drawn at its own times\n", count(h.Drawn, "span"))
 		}
 		if h.Note != "" {
 			fmt.Fprintf(b, "    %s\n", h.Note)

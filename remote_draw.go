@@ -87,6 +87,9 @@ func (c *converter) remoteArgs(args []perfetto.Arg, pid int32, ts, end int64, bo
 		args = append(args, perfetto.Int("os_pid", int64(os)))
 	}
 	args = append(args, perfetto.String("host_placement", h.method.String()))
+	if h.offAxis != "" {
+		args = append(args, perfetto.String("host_placement_reason", h.offAxis))
+	}
 	if h.fit != nil && bound {
 		b0, err0 := h.fit.Drawn(reduce.HostNanos(ts))
 		b1, err1 := h.fit.Drawn(reduce.HostNanos(end))
@@ -97,6 +100,17 @@ func (c *converter) remoteArgs(args []perfetto.Arg, pid int32, ts, end int64, bo
 		}
 	}
 	return args
+}
+
+// drawnOn counts a slice drawn of a span of pid, on its machine's
+// summary when pid is a remote machine's.
+func (c *converter) drawnOn(pid int32) {
+	if c.remote == nil {
+		return
+	}
+	if h := c.remote.byPid[pid]; h != nil {
+		h.sum.Drawn++
+	}
 }
 
 // remoteHostOf returns the causally placed machine of pid, or nil.

@@ -215,8 +215,8 @@ func (c *converter) fitHost(h *remoteHost, br []reduce.HostBracket) {
 		last = max(last, b.End)
 	}
 	offLast, _ := fit.Offset(last)
-	sum.WallDisagreeNs = sum.WallShiftNs - int64(off)
-	if d := sum.WallShiftNs - int64(offLast); abs64(d) > abs64(sum.WallDisagreeNs) {
+	sum.WallDisagreeNs = satSub(sum.WallShiftNs, int64(off))
+	if d := satSub(sum.WallShiftNs, int64(offLast)); abs64(d) > abs64(sum.WallDisagreeNs) {
 		sum.WallDisagreeNs = d
 	}
 }
@@ -269,7 +269,7 @@ func (c *converter) wallShift(h *remoteHost) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	return c.remote.offsets[i] - c.remote.refOff, true
+	return satSub(c.remote.offsets[i], c.remote.refOff), true
 }
 
 // wallPrior is what the machine's first wall-clock anchor says of its

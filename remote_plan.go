@@ -28,6 +28,10 @@ type remoteScan struct {
 	// single: the conversion has one log, which is its own axis; its
 	// tasks and runs need no keeping (they would grow with the log).
 	single bool
+	// lo and hi are, per log, the earliest start and the latest end of
+	// the host spans the first pass read: what a shift of the log must
+	// keep inside the trace's time range.
+	lo, hi []int64
 }
 
 type taskKey struct {
@@ -63,7 +67,18 @@ func (r *remoteScan) grow(input int) {
 		r.banner = append(r.banner, "")
 		r.pids = append(r.pids, nil)
 		r.lastPid = append(r.lastPid, 0)
+		r.lo, r.hi = append(r.lo, math.MaxInt64), append(r.hi, math.MinInt64)
 	}
+}
+
+// fits reports whether shift keeps every host span of log input that the
+// first pass read inside the trace's time range.
+func (r *remoteScan) fits(input int, shift int64) bool {
+	if input >= len(r.lo) || r.lo[input] > r.hi[input] {
+		return true // no host span to keep
+	}
+	lo, hi := r.lo[input], r.hi[input]
+	return satAdd(lo, shift) >= 0 && satAdd(hi, shift) < math.MaxInt64
 }
 
 // peekBanner reads a log's daemon banner, if its first line is one.
@@ -92,6 +107,9 @@ func (r *remoteScan) pid(input int, pid int32) {
 // span keeps what a node span says of remote tasks and runs.
 func (r *remoteScan) span(input int, sp *strace.Span) {
 	r.pid(input, sp.Pid)
+	if !sp.IsDevice() && drawable(sp) {
+		r.lo[input], r.hi[input] = min(r.lo[input], sp.TS), max(r.hi[input], sp.End())
+	}
 	if r.single || sp.IsDevice() || strace.FamilyOf(sp.Name) != strace.FamilyNode {
 		return
 	}
@@ -155,6 +173,9 @@ type remoteHost struct {
 	fit     *reduce.HostFit
 	sum     *HostSummary
 	pids    map[int32]bool // trace pids
+	// offAxis says why its wall-clock anchor was not used, when it would
+	// have moved its spans outside the trace's time range.
+	offAxis string
 }
 
 // remotePlan is how every log is drawn on the dispatching host's axis.
@@ -192,6 +213,7 @@ func (r *remoteScan) reference() int {
 // the reference host's.
 func (c *converter) planHosts(n int) *remotePlan {
 	s := c.scan
+	s.logWalls()
 	rs := &s.remote
 	rs.grow(n - 1)
 	ref := rs.reference()
@@ -200,7 +222,7 @@ func (c *converter) planHosts(n int) *remotePlan {
 		if i < 0 || i >= len(s.firstWall) || s.firstWall[i] == nil {
 			return 0, false
 		}
-		return s.firstWall[i].WallNS - s.firstWall[i].MonoNS, true
+		return wallOffset(s.firstWall[i]), true
 	}
 	dispatching := ref >= 0
 	if !dispatching {
@@ -244,13 +266,13 @@ func (c *converter) planHosts(n int) *remotePlan {
 			continue
 		}
 		o, ok := offset(i)
-		if !ok || !hasRef || abs64(o-refOff) <= hostGap {
+		if !ok || !hasRef || abs64(satSub(o, refOff)) <= hostGap {
 			continue
 		}
 		var same *remoteHost
 		for _, h := range p.hosts {
 			for _, j := range h.inputs {
-				if oj, ok := offset(j); ok && abs64(o-oj) <= hostGap {
+				if oj, ok := offset(j); ok && abs64(satSub(o, oj)) <= hostGap {
 					same = h
 				}
 			}
@@ -268,11 +290,41 @@ func (c *converter) planHosts(n int) *remotePlan {
 			h.inputs = append(h.inputs, i)
 		}
 	}
+	p.keepOnAxis(rs)
 	return p
 }
 
+// keepOnAxis sets aside the wall-clock anchors of a machine when the
+// shift one of its logs' anchors makes would move that log's spans
+// outside the trace's time range: the anchor is wrong (a clock set years
+// off), not the spans. The machine is then drawn at its own times, its
+// slices marked unplaced with the reason.
+func (p *remotePlan) keepOnAxis(rs *remoteScan) {
+	if !p.hasRef {
+		return
+	}
+	for _, h := range p.hosts {
+		if p.ref >= 0 && p.inputHost[p.ref] == h {
+			continue // its clock is the axis
+		}
+		for _, i := range h.inputs {
+			if shift := satSub(p.offsets[i], p.refOff); p.hasOffset[i] && !rs.fits(i, shift) {
+				h.offAxis = "its wall-clock anchor would move its spans by " + strconv.FormatInt(shift, 10) + " ns, outside the trace's time range"
+				for _, j := range h.inputs {
+					p.hasOffset[j] = false
+				}
+				break
+			}
+		}
+	}
+}
+
+// abs64 returns |v|, saturated at the int64 range.
 func abs64(v int64) int64 {
-	if v < 0 {
+	switch {
+	case v == math.MinInt64:
+		return math.MaxInt64
+	case v < 0:
 		return -v
 	}
 	return v
@@ -425,6 +477,17 @@ func (c *converter) settleRemote(p *remotePlan, names []string) {
 	c.remote = p
 	c.scan.remotePlan = p
 	c.fitHosts(p)
+	for _, h := range p.hosts {
+		switch {
+		case h.offAxis == "":
+		case h.fit != nil: // placed by its tasks all the same
+			h.sum.Note = joinReason(h.sum.Note, h.offAxis+" (set aside)")
+			h.offAxis = ""
+		default:
+			h.sum.Note = joinReason(h.offAxis+": drawn at its own times", h.sum.Note)
+			c.note("wall", "machine %s: %s; drawn at its own times, marked unplaced", h.machine, h.offAxis)
+		}
+	}
 }
 
 func (h *remoteHost) summary() *HostSummary {

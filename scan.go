@@ -775,12 +775,12 @@ func (s *scanResult) shifts(n int) []int64 {
 			ref = w
 			continue
 		}
-		if p != nil && i < len(p.inputHost) && p.inputHost[i] != nil && p.inputHost[i].fit != nil {
-			continue // placed by causality (remote.go): its own times, its own anchors
+		if p != nil && i < len(p.inputHost) && p.inputHost[i] != nil && (p.inputHost[i].fit != nil || p.inputHost[i].offAxis != "") {
+			continue // placed by causality (remote.go), or its anchor set aside: its own times, its own anchors
 		}
 		// The same wall instant is mono here and ref.MonoNS + (w.WallNS -
 		// ref.WallNS) on the reference host.
-		d := (w.WallNS - ref.WallNS) - (w.MonoNS - ref.MonoNS)
+		d := satSub(wallOffset(w), wallOffset(ref))
 		if d > hostGap || d < -hostGap || p != nil && i < len(p.inputHost) && p.inputHost[i] != nil {
 			out[i] = d
 		}

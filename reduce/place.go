@@ -789,6 +789,38 @@ func (p *Placer) PlaceInto(out *Placement, run Run) error {
 	return nil
 }
 
+// Misfits returns, in order, the indices of run's spans (device_wall
+// aside) that its host windows cannot hold even alone: placed with none
+// of the run's other spans and by containment only, the evidence admits
+// no placement for it, or its host time leaves the int64 range. Such a
+// span's offsets are impossible (a phase logged days past its run's
+// origin); it says nothing of where the others go, and they are placed
+// without it. Clock anchors are not consulted: where they contradict
+// the run's windows they do so whatever its spans. Misfits returns nil
+// when no span fits alone: then the windows are in question, not the
+// spans.
+func (p *Placer) Misfits(run Run) []int {
+	run.HasOrigin = false
+	var out []int
+	var pl Placement
+	spans, fit := run.Spans, false
+	for i := range spans {
+		if isWall(spans[i]) {
+			continue
+		}
+		run.Spans = spans[i : i+1]
+		if err := p.PlaceInto(&pl, run); err != nil {
+			out = append(out, i)
+		} else {
+			fit = true
+		}
+	}
+	if !fit {
+		return nil
+	}
+	return out
+}
+
 func isWall(s DeviceSpan) bool { return s.Depth == 2 && s.Name == strace.SpanDeviceWall }
 
 // placeWall places device_wall. From a buffer its true extent is known.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -244,6 +245,41 @@ func TestPlaceInconsistentAnchors(t *testing.T) {
 	}
 	if err != nil && !strings.Contains(err.Error(), "anchor") {
 		t.Errorf("error does not name the evidence: %v", err)
+	}
+}
+
+func TestMisfits(t *testing.T) {
+	rr := &HostWindow{Start: 1_000_000, End: 1_100_000} // 100 µs
+	run := logRun(9_000, 50_000, 40_000, rr)
+	p := NewPlacer()
+	if got := p.Misfits(run); got != nil {
+		t.Errorf("a run that fits: misfits %v", got)
+	}
+	// One phase logged 11 days past the origin, another with a dur no
+	// 100 µs window holds: they go, the others stay.
+	run.Spans = append(run.Spans,
+		DeviceSpan{Name: strace.SpanDeviceWall + ".sm_reset", Depth: 3, TS: 1e15, Dur: 1000},
+		DeviceSpan{Name: strace.SpanDeviceWall + ".orch", Depth: 3, TS: 1000, Dur: 1e12},
+		DeviceSpan{Name: strace.SpanDeviceWall + ".sched", Depth: 3, TS: 1000, Dur: 30_000})
+	if _, err := p.Place(run); !errors.Is(err, ErrInconsistent) {
+		t.Fatalf("the run with them placed: %v", err)
+	}
+	if got, want := p.Misfits(run), []int{3, 4}; !slices.Equal(got, want) {
+		t.Errorf("misfits %v, want %v", got, want)
+	}
+	// The anchors are not consulted: one that contradicts the window
+	// contradicts it for every span, and none is singled out.
+	if err := p.AddAnchor(dom, Anchor{HostNs: 5_000_000, WindowNs: 100, DevCyc: 9_000, DevFreq: 1e9}); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Misfits(logRun(9_000, 50_000, 40_000, rr)); got != nil {
+		t.Errorf("anchors against the window: misfits %v, want none", got)
+	}
+	// When no span fits alone, the window is in question, not the spans.
+	short := logRun(9_000, 50_000, 40_000, &HostWindow{Start: 1_000_000, End: 1_000_010})
+	short.Spans[1].TS = 20_000
+	if got := p.Misfits(short); got != nil {
+		t.Errorf("no span fits: misfits %v, want none", got)
 	}
 }
 

@@ -1,5 +1,15 @@
 package stracetest
 
+import "math"
+
+// The wall clocks and the device phase of the cases "wall_ns" and
+// "impossible_phase": the L3 parent's anchor absurd, rank 1's a clock 24
+// years off, and a phase 11 days past its run's origin.
+var (
+	badWall      = []int64{math.MinInt64, 0, 1_000_000_000_000_000_000}
+	impossibleTS = int64(1_000_000_000_000_000)
+)
+
 // Case is a generated log made to hold one case real logs can hold.
 type Case struct {
 	Name   string
@@ -18,6 +28,7 @@ func Cases() []Case {
 	all.RuntimeNs, all.HostExact, all.HostParentsFirst, all.DeviceChildrenFirst = true, true, true, true
 	all.SparseAnchors, all.TornAnchors, all.DriftPPM, all.HugeIDs, all.SharedLine, all.CutAtEnd = true, true, 100, true, true, true
 	all.JoinRate = 0.01
+	all.WallNS, all.ImpossiblePhaseTS = badWall, impossibleTS
 	cases := []struct {
 		name string
 		set  func(*Config)
@@ -37,6 +48,8 @@ func Cases() []Case {
 		// Bind lines are joined too.
 		{"joins", func(c *Config) { c.JoinRate, c.Legacy = 0.02, true }},
 		{"unterminated", func(c *Config) { c.Unterminated = true }},
+		{"wall_ns", func(c *Config) { c.WallNS = badWall }},
+		{"impossible_phase", func(c *Config) { c.ImpossiblePhaseTS = impossibleTS }},
 		{"all", func(c *Config) { *c = all }},
 	}
 	var out []Case

@@ -89,6 +89,15 @@ type Config struct {
 	// (lines that would come after the last such span, device anchors, are
 	// written before it). With CutAtEnd the log is cut instead.
 	Unterminated bool
+	// WallNS, where an entry is non-zero, is the wall_ns the wall-clock
+	// anchors say, in the order they are written (the L3 parent's, then
+	// each rank's), instead of the wall time: a clock set wrong, or an
+	// absurd value (-2^63).
+	WallNS []int64
+	// ImpossiblePhaseTS, when non-zero, is the device ts rank 0's first
+	// run logs its sm_reset phase at: an offset its runner_run cannot hold
+	// (1e15 ns is 11 days), the other phases of the run as they were.
+	ImpossiblePhaseTS int64
 }
 
 const (
@@ -373,7 +382,11 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) {
 	t := int64(logStart)
 	for i, p := range []int32{l3, ranks[0].pid, ranks[1].pid} {
 		at := t - 10_000 + int64(i)*1_700
-		g.emit(at, id.handles[0], strace.Record{Kind: strace.KindWallAnchor, WallAnchor: strace.WallAnchor{Pid: p, MonoNS: at, WallNS: 1_767_225_600_000_000_000 + at}})
+		wall := 1_767_225_600_000_000_000 + at
+		if i < len(cfg.WallNS) && cfg.WallNS[i] != 0 {
+			wall = cfg.WallNS[i]
+		}
+		g.emit(at, id.handles[0], strace.Record{Kind: strace.KindWallAnchor, WallAnchor: strace.WallAnchor{Pid: p, MonoNS: at, WallNS: wall}})
 	}
 	nextAnchor := t
 	inv := map[int32]uint64{}
@@ -612,7 +625,11 @@ func (g *generator) chipRun(r *rank, inv uint64, hid uint64, round int, slot, st
 		name string
 		w    win
 	}{{"preamble", pre}, {"graph_build", gb}, {"config_validate", cv}, {"arena_wire", aw}, {"sm_reset", sm}, {"post_orch", post}, {"orch", orch}, {"sched", sched}, {"task_slot_0", slot0}} {
-		dev = append(dev, sp(3, strace.SpanDeviceWall+"."+p.name, ns(p.w.s-origin), ns(p.w.e-p.w.s), strace.String("clk", "dev")))
+		ts := ns(p.w.s - origin)
+		if p.name == "sm_reset" && round == 0 && r.dev == 0 && g.cfg.ImpossiblePhaseTS != 0 {
+			ts = g.cfg.ImpossiblePhaseTS
+		}
+		dev = append(dev, sp(3, strace.SpanDeviceWall+"."+p.name, ts, ns(p.w.e-p.w.s), strace.String("clk", "dev")))
 	}
 	if g.cfg.DeviceChildrenFirst {
 		slices.Reverse(dev)

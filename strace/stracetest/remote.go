@@ -45,6 +45,9 @@ type RemoteHost struct {
 	// run's last span → complete).
 	FwdMin, FwdJitter int64
 	RetMin, RetJitter int64
+	// WallNS, when non-zero, is the wall_ns every wall-clock anchor of the
+	// machine says: a clock set wrong (1e18 is 2001 to a 2026 dispatcher).
+	WallNS int64
 }
 
 // RemoteLog is one generated log.
@@ -162,6 +165,9 @@ func GenerateRemote(cfg RemoteConfig) ([]RemoteLog, RemoteTruth) {
 		for j, pid := range []int32{h.daemon, h.rank.pid} {
 			m := x + int64(j)*1_300
 			w := strace.WallAnchor{Pid: pid, MonoNS: m, WallNS: wallEpoch + h.clock.back(m) + hw + procErr()}
+			if hc.WallNS != 0 {
+				w.WallNS = hc.WallNS
+			}
 			h.g.emit(m, 0x7f00b0000740, strace.Record{Kind: strace.KindWallAnchor, WallAnchor: w})
 			if j == 0 {
 				h.first = w

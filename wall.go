@@ -1,0 +1,142 @@
+package phasetrace
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// Wall-clock anchors ([CLOCK_ANCHOR] v=1): which of them describe the
+// trace's wall clock. Each says wall − mono for its process; on one host
+// they agree to within clock slewing (wallTolerance). When they do not, no
+// anchor is trusted for being first: the largest set that agrees wins, and
+// the others are set aside.
+
+// reasonWallDisagrees counts the wall-clock anchors set aside.
+const reasonWallDisagrees = "wall-clock anchors that disagree with the others by more than 1 s"
+
+// reasonWallBefore1970 counts the wall-clock anchors whose wall time is
+// not one: before the epoch (wall_ns < 0).
+const reasonWallBefore1970 = "wall-clock anchors with a wall time before 1970 (wall_ns < 0)"
+
+// reasonWallOffAxis counts the wall-clock anchors of a machine whose
+// spans are drawn at their own times: its wall clock is not the trace's.
+const reasonWallOffAxis = "wall-clock anchors of a remote machine drawn at its own times"
+
+// wallOffset is an anchor's wall − mono, saturated at the int64 range.
+func wallOffset(a *strace.WallAnchor) int64 { return satSub(a.WallNS, a.MonoNS) }
+
+// satSub returns a − b, saturated at the int64 range, so that a difference
+// the summary prints never wraps around.
+func satSub(a, b int64) int64 {
+	d := a - b
+	switch {
+	case b > 0 && d > a:
+		return math.MinInt64
+	case b < 0 && d < a:
+		return math.MaxInt64
+	}
+	return d
+}
+
+// satAdd returns a + b, saturated at the int64 range.
+func satAdd(a, b int64) int64 {
+	s := a + b
+	switch {
+	case b > 0 && s < a:
+		return math.MaxInt64
+	case b < 0 && s > a:
+		return math.MinInt64
+	}
+	return s
+}
+
+// agreeing returns the index into offs of the offset that the most others
+// lie within tol of (itself included), the earliest of those that tie: the
+// centre of the largest set of anchors that agree. It returns -1 for no
+// offsets. Time O(n log n).
+func agreeing(offs []int64, tol int64) int {
+	order := make([]int, len(offs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Or(cmp.Compare(offs[a], offs[b]), cmp.Compare(a, b)) })
+	best, most := -1, 0
+	lo, hi := 0, 0
+	for k, i := range order {
+		o := offs[i]
+		for offs[order[lo]] < satSub(o, tol) {
+			lo++
+		}
+		hi = max(hi, k)
+		for hi+1 < len(order) && offs[order[hi+1]] <= satAdd(o, tol) {
+			hi++
+		}
+		if n := hi - lo + 1; n > most || n == most && i < best {
+			best, most = i, n
+		}
+	}
+	return best
+}
+
+// wallAgrees reports whether offset o agrees with the reference offset ref,
+// and by how much it differs (saturated).
+func wallAgrees(o, ref int64) (int64, bool) {
+	d := satSub(o, ref)
+	return d, d >= -wallTolerance && d <= wallTolerance
+}
+
+// logWalls sets each log's wall-clock anchor (firstWall), the one its
+// clock is compared by, to the centre of the largest set of its anchors
+// that agree (agreeing), the earliest in the log of sets as large: a
+// log's first anchor is not trusted for being first.
+func (s *scanResult) logWalls() {
+	type anchor struct {
+		line int64
+		a    *strace.WallAnchor
+	}
+	logs := 0
+	for _, w := range s.firstWall {
+		if w != nil {
+			logs++
+		}
+	}
+	if logs < 2 {
+		return // no log's clock is compared with another's
+	}
+	per := make([][]anchor, len(s.firstWall))
+	for pid, p := range s.procs {
+		for j := range p.wall {
+			if in := s.wallInput[pid][j]; in < len(per) {
+				per[in] = append(per[in], anchor{p.wallAt[j].Line, &p.wall[j]})
+			}
+		}
+	}
+	for i, as := range per {
+		if len(as) < 3 {
+			continue // two disagree: the first stands
+		}
+		slices.SortFunc(as, func(a, b anchor) int { return cmp.Compare(a.line, b.line) })
+		offs := make([]int64, len(as))
+		for k, a := range as {
+			offs[k] = wallOffset(a.a)
+		}
+		w := *as[agreeing(offs, wallTolerance)].a
+		s.firstWall[i] = &w
+	}
+}
+
+// wallOffAxis reports whether pid's wall-clock anchors do not describe
+// the trace's axis: its machine's spans are drawn at their own times,
+// and it is not the machine whose clock is the axis.
+func (c *converter) wallOffAxis(pid int32) bool {
+	p := c.remote
+	if p == nil {
+		return false
+	}
+	h := p.byPid[pid]
+	return h != nil && h.fit == nil && h.method != reduce.HostWall && !(p.ref >= 0 && p.inputHost[p.ref] == h)
+}
