@@ -28,10 +28,15 @@ func chdir(t *testing.T) string {
 	return dir
 }
 
-// runArgs runs the command with a background context.
+// runArgs runs the command with a background context. A nil stdin is a
+// terminal: with no LOG, the command converts the embedded sample.
 func runArgs(args []string, stdin io.Reader) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
-	code = run(context.Background(), args, stdin, &o, &e)
+	c := &command{stdin: stdin, stdout: &o, stderr: &e, file: phasetrace.File}
+	if stdin == nil {
+		c.stdin, c.terminal = strings.NewReader(""), func() bool { return true }
+	}
+	code = c.run(context.Background(), args)
 	return code, o.String(), e.String()
 }
 
@@ -79,7 +84,7 @@ func names(t *testing.T, dir string) []string {
 
 func TestEmbeddedSample(t *testing.T) {
 	chdir(t)
-	code, stdout, stderr := runArgs(nil, strings.NewReader(""))
+	code, stdout, stderr := runArgs(nil, nil)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -330,7 +335,7 @@ func TestDevNullOutput(t *testing.T) {
 	if err != nil || before.Mode()&os.ModeCharDevice == 0 {
 		t.Skip("no /dev/null character device")
 	}
-	code, _, stderr := runArgs([]string{"-q", "-o", "/dev/null"}, strings.NewReader(""))
+	code, _, stderr := runArgs([]string{"-q", "-o", "/dev/null"}, nil)
 	if code != exitOK {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
@@ -365,7 +370,7 @@ func TestFIFOOutput(t *testing.T) {
 		f.Close()
 		got <- b
 	}()
-	code, _, stderr := runArgs([]string{"-q", "-o", "trace.fifo"}, strings.NewReader(""))
+	code, _, stderr := runArgs([]string{"-q", "-o", "trace.fifo"}, nil)
 	b := <-got
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -387,7 +392,7 @@ func TestLinkOutputs(t *testing.T) {
 	os.Mkdir("runs", 0o755)
 	os.WriteFile("runs/7.pftrace", []byte("old"), 0o640)
 	os.Symlink("runs/7.pftrace", "latest.pftrace")
-	if code, _, stderr := runArgs([]string{"-q", "-o", "latest.pftrace"}, strings.NewReader("")); code != exitOK {
+	if code, _, stderr := runArgs([]string{"-q", "-o", "latest.pftrace"}, nil); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if l, err := os.Lstat("latest.pftrace"); err != nil || l.Mode()&os.ModeSymlink == 0 {
@@ -408,7 +413,7 @@ func TestLinkOutputs(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Skip("no /dev/fd:", err)
 	}
-	if code, _, stderr := runArgs([]string{"-q", "-o", path}, strings.NewReader("")); code != exitOK {
+	if code, _, stderr := runArgs([]string{"-q", "-o", path}, nil); code != exitOK {
 		t.Fatalf("%s: exit %d: %s", path, code, stderr)
 	}
 	after, err := os.Stat("fd.pftrace")
@@ -482,7 +487,7 @@ func TestStrict(t *testing.T) {
 		{[]string{"-strict", "torn.log"}, exitStrict},
 		{[]string{"torn.log", "-strict", "-q"}, exitStrict},
 		{[]string{"torn.log"}, exitOK},
-		{[]string{"-strict"}, exitStrict}, // the embedded sample ends in a torn record
+		{[]string{"-strict"}, exitOK}, // no LOG, stdin not a terminal: stdin
 		{[]string{"-strict", "-"}, exitOK},
 	} {
 		os.Remove("clean.pftrace")
@@ -501,10 +506,8 @@ func TestStrict(t *testing.T) {
 		}
 		out := map[bool]string{true: "torn.pftrace", false: "clean.pftrace"}[slices.Contains(c.args, "torn.log")]
 		switch {
-		case slices.Contains(c.args, "-"):
+		case slices.Contains(c.args, "-"), !slices.Contains(c.args, "torn.log") && !slices.Contains(c.args, "clean.log"):
 			out = "stdin.pftrace"
-		case !slices.Contains(c.args, "torn.log") && !slices.Contains(c.args, "clean.log"):
-			out = sampleOut
 		}
 		readTrace(t, out) // kept whatever the exit status
 	}
