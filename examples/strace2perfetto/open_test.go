@@ -78,7 +78,7 @@ func TestOpenInterrupted(t *testing.T) {
 	defer cancel()
 	var stderr bytes.Buffer
 	c := &command{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, file: phasetrace.File,
-		serving: func() (context.Context, context.CancelFunc) { return ctx, cancel },
+		serving:  func() (context.Context, context.CancelFunc) { return ctx, cancel },
 		browser:  func(string) error { cancel(); return os.ErrNotExist }, // no browser; then Ctrl-C
 		terminal: func() bool { return true },
 	}
