@@ -40,12 +40,18 @@ func (c *CutReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close closes r when it is an io.Closer.
+// Close closes r when it is an io.Closer. Once the log was cut, the
+// decompressor's report of the cut at Close is not an error again.
 func (c *CutReader) Close() error {
-	if rc, ok := c.r.(io.Closer); ok {
-		return rc.Close()
+	rc, ok := c.r.(io.Closer)
+	if !ok {
+		return nil
 	}
-	return nil
+	err := rc.Close()
+	if c.Cut != nil && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum)) {
+		err = nil
+	}
+	return err
 }
 
 // StdinIsTerminal reports whether f, standard input, is a terminal: a
