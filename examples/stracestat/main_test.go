@@ -131,7 +131,7 @@ func TestInputs(t *testing.T) {
 	}{
 		{nil, exitUsage},
 		{[]string{"frobnicate", "x"}, exitUsage},
-		{[]string{"rounds"}, exitUsage},
+		{[]string{"rounds"}, exitFail}, // no LOG: stdin, empty here
 		{[]string{"rounds", "-ranks", "2", "x"}, exitUsage},
 		{[]string{"bind", "-ranks", "2", "-rounds", "3", "x"}, exitUsage},
 		{[]string{"compare", data + "compare_base.log"}, exitUsage},
