@@ -160,12 +160,6 @@ func mainCommand(stdin io.Reader, stdout, stderr io.Writer) (*command, context.C
 	return &command{stdin: stdin, stdout: stdout, stderr: stderr, file: phasetrace.File, converted: release, serving: signalContext}, ctx, stop
 }
 
-// run is the whole command with its streams, returning the exit status.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := &command{stdin: stdin, stdout: stdout, stderr: stderr, file: phasetrace.File}
-	return c.run(ctx, args)
-}
-
 // command is the command's surroundings.
 type command struct {
 	stdin          io.Reader
