@@ -73,7 +73,7 @@ func TestEmptyFileIsNoTrace(t *testing.T) {
 // A compressed bundle that inflates past the 256 MiB a packet may hold
 // is an error, not a trace read up to the cut.
 func TestCheckInflatePastLimit(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		t.Skip("inflates 256 MiB")
 	}
 	var z bytes.Buffer
