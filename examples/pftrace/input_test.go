@@ -31,6 +31,14 @@ func TestSlicesDefaultEverySlice(t *testing.T) {
 	}
 	trace := filepath.Join(t.TempDir(), "t.pftrace")
 	os.WriteFile(trace, buf.Bytes(), 0o644)
+	var nb bytes.Buffer
+	nw := perfetto.NewWriter(&nb)
+	nw.Process(perfetto.ProcessSpec{Pid: 10, Name: "node"})
+	if err := nw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	none := filepath.Join(t.TempDir(), "none.pftrace")
+	os.WriteFile(none, nb.Bytes(), 0o644)
 	for _, c := range []struct {
 		args   []string
 		code   int
@@ -43,6 +51,7 @@ func TestSlicesDefaultEverySlice(t *testing.T) {
 		{[]string{"slices", "-name", "l3*", trace}, exitOK, []string{"l3/submit"}, ""},
 		{[]string{"slices", "-track", "nothing*", trace}, exitFail, nil, "none of the 2 slices of " + trace + " matches the filters"},
 		{[]string{"slices", "-min-dur", "1000", "-json", trace}, exitFail, nil, "matches the filters"},
+		{[]string{"slices", "-track", "x", none}, exitOK, nil, none + " holds no slice"},
 	} {
 		code, stdout, stderr := runArgs(c.args...)
 		var rows []string

@@ -42,7 +42,8 @@
 //	-json          JSON array of slices
 //
 // When filters select none of the trace's slices, slices says so on
-// standard error and exits 1 (like grep), after the empty table or array.
+// standard error and exits 1 (like grep), after the empty table or array;
+// a trace without slices is said to be one (exit 0).
 //
 // dump FILE prints check.Trace.Dump: the clock, the track tree with each
 // track's slices nested by depth, counters, flows and problems — with

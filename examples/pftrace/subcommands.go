@@ -355,7 +355,10 @@ func slicesFlags(c *command, fs *flag.FlagSet) func(context.Context, []string) i
 		if err != nil {
 			return c.fail(err)
 		}
-		if len(rows) == 0 && len(tr.Slices) > 0 && f.filtered() {
+		switch {
+		case len(tr.Slices) == 0:
+			fmt.Fprintf(c.stderr, "pftrace slices: %s holds no slice\n", files[0])
+		case len(rows) == 0 && f.filtered():
 			// Like grep: nothing selected is said, and exits 1.
 			fmt.Fprintf(c.stderr, "pftrace slices: none of the %d slices of %s matches the filters\n", len(tr.Slices), files[0])
 			return exitFail

@@ -33,8 +33,9 @@
 // records before it are converted, the summary notes the cut, and -strict
 // counts it. Logs that hold no record the reader can read whole (an empty
 // file, a binary, text of another program) are a failure (exit 1), said
-// plainly, and no trace file is left (one written in place — standard
-// output, a device, a FIFO — cannot be taken back). The summary printed to stderr says what
+// plainly, and neither a trace file nor the -summary-json file is left (a
+// trace written in place — standard output, a device, a FIFO — cannot be
+// taken back). The summary printed to stderr says what
 // was read, what was lost and why, how device spans were placed and where
 // the trace is. Progress is shown on large inputs when stderr is a terminal.
 //
