@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -98,9 +99,10 @@ type Server struct {
 	cfg     config
 	fetched chan struct{}
 	once    sync.Once
-	// maxConns and idle are MaxConns and IdleTimeout (tests lower them).
+	// maxConns and idle are MaxConns and IdleTimeout (tests change them;
+	// idle even while serving).
 	maxConns int
-	idle     time.Duration
+	idle     atomic.Int64 // a time.Duration
 	conns    connTable
 }
 
@@ -161,13 +163,6 @@ func (t *connTable) track(c net.Conn, st http.ConnState, limit int) {
 	}
 }
 
-// held is how many connections are open.
-func (t *connTable) held() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.open
-}
-
 // NewServer returns a server of the trace file at path on ln, which must be
 // bound to a loopback address (see Listen). The file is read at each request
 // for it.
@@ -192,7 +187,9 @@ func NewServer(ln net.Listener, path string, opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return &Server{ln: ln, path: path, name: urlName(path), cfg: cfg, fetched: make(chan struct{}), maxConns: MaxConns, idle: IdleTimeout}, nil
+	s := &Server{ln: ln, path: path, name: urlName(path), cfg: cfg, fetched: make(chan struct{}), maxConns: MaxConns}
+	s.idle.Store(int64(IdleTimeout))
+	return s, nil
 }
 
 // urlName is the file's base name with anything but letters, digits, '.',
@@ -241,8 +238,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	var conns sync.WaitGroup
 	hs := &http.Server{
 		Handler:           s,
-		ReadHeaderTimeout: s.idle,
-		IdleTimeout:       s.idle,
+		ReadHeaderTimeout: time.Duration(s.idle.Load()),
+		IdleTimeout:       time.Duration(s.idle.Load()),
 		ErrorLog:          log.New(io.Discard, "", 0),
 		ConnState: func(c net.Conn, st http.ConnState) {
 			s.conns.track(c, st, s.maxConns)
@@ -334,15 +331,16 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	// A client that stops reading is given IdleTimeout per chunk, not the
 	// whole trace's time.
 	rc := http.NewResponseController(w)
+	idle := time.Duration(s.idle.Load())
 	for n := int64(0); n < size; {
-		rc.SetWriteDeadline(time.Now().Add(s.idle))
+		rc.SetWriteDeadline(time.Now().Add(idle))
 		m, err := io.CopyN(w, f, min(copyChunk, size-n))
 		n += m
 		if err != nil {
 			return
 		}
 	}
-	rc.SetWriteDeadline(time.Now().Add(s.idle))
+	rc.SetWriteDeadline(time.Now().Add(idle))
 	if rc.Flush() != nil {
 		return
 	}
