@@ -386,7 +386,7 @@ func (c *converter) wallClocks(procs []*procInfo) {
 	var as []anchor
 	for _, p := range procs {
 		if len(p.wall) > 1 {
-			c.note("wall", "pid %d wrote %d wall-clock anchors ([CLOCK_ANCHOR] v=1; one per process is expected): %s and %s", p.pid, len(p.wall), c.led.at(c.led.where(p.wallAt[0])), c.led.at(c.led.where(p.wallAt[1])))
+			c.note("wall", "%s", SeveralWallAnchors(p.pid, len(p.wall), c.led.at(c.led.where(p.wallAt[0])), c.led.at(c.led.where(p.wallAt[1]))))
 		}
 		for j := range p.wall {
 			switch {

@@ -17,10 +17,11 @@ func TestVersionText(t *testing.T) {
 		want string
 	}{
 		{&debug.BuildInfo{Main: tagged, Settings: rev}, true, "stracestat v0.4.1"},
-		{&debug.BuildInfo{Main: devel, Settings: rev}, true, "stracestat (devel) 1994655"},
-		{&debug.BuildInfo{Main: devel, Settings: dirty}, true, "stracestat (devel) 1994655+modified"},
-		{&debug.BuildInfo{Main: devel}, true, "stracestat (devel)"},
-		{nil, false, "stracestat (unknown version: built without module information)"},
+		{&debug.BuildInfo{Main: devel, Settings: rev}, true, "stracestat " + ModuleVersion + " 1994655"},
+		{&debug.BuildInfo{Main: devel, Settings: dirty}, true, "stracestat " + ModuleVersion + " 1994655+modified"},
+		{&debug.BuildInfo{Main: devel}, true, "stracestat " + ModuleVersion},
+		{&debug.BuildInfo{}, true, "stracestat " + ModuleVersion},
+		{nil, false, "stracestat " + ModuleVersion},
 	} {
 		if got := versionText("stracestat", c.info, c.ok); got != c.want {
 			t.Errorf("versionText = %q, want %q", got, c.want)

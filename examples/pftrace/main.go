@@ -21,22 +21,29 @@
 // check FILE ... prints one line per problem the trace processor would
 // report (its stat name, the packet and the detail), prefixed by the file's
 // name, and "FILE: ok" for a clean trace. It exits 1 when any file has a
-// problem or cannot be read, so it can gate CI.
+// problem or cannot be read, so it can gate CI. A file that holds no packet
+// (an empty file) is not a trace, and a compressed bundle that inflates
+// past 256 MiB is an error, never read in part.
 //
 // stats FILE prints the number of tracks, slices, instants, flows and
 // counter values, then the same per process and per track (a track counts
 // the flows that start or end on its slices).
 //
-// slices FILE lists slices, like a quick SQL query:
+// slices FILE lists slices, like a quick SQL query; with no flag, every
+// slice:
 //
-//	-name GLOB     only slices whose name matches (path.Match syntax: * ? [a-z])
-//	-track GLOB    only slices on tracks whose name matches
+//	-name GLOB     only slices whose name matches (path.Match syntax: * ? [a-z], where * and ? match / too)
+//	-track GLOB    only slices on tracks whose name matches ("orchestrator / *")
 //	-from NS       only slices that end at or after NS (trace time, ns)
 //	-to NS         only slices that start at or before NS
 //	-min-dur NS    only slices that last at least NS (unended slices always do)
 //	-sort KEY      order by dur (longest first), ts (default) or name (then ts)
 //	-top N         print the first N only (0: all)
 //	-json          JSON array of slices
+//
+// When filters select none of the trace's slices, slices says so on
+// standard error and exits 1 (like grep), after the empty table or array;
+// a trace without slices is said to be one (exit 0).
 //
 // dump FILE prints check.Trace.Dump: the clock, the track tree with each
 // track's slices nested by depth, counters, flows and problems — with
@@ -57,8 +64,9 @@
 // # Exit status
 //
 //	0  done; check found no problem; open served the trace or was stopped
-//	1  failure: a file cannot be read or is not a trace, check found
-//	   problems, the port of open is busy
+//	1  failure: a file cannot be read or is not a trace (holds no packet),
+//	   check found problems, the filters of slices matched no slice, the
+//	   port of open is busy
 //	2  usage error: no or unknown subcommand, an unknown flag, a bad flag
 //	   value, a wrong number of files
 package main

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/phasetrace/phasetrace/perfetto/check"
@@ -27,6 +28,10 @@ func read(file string) (*check.Trace, error) {
 	tr, err := check.Read(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if tr.Packets == 0 {
+		// An empty protobuf stream parses, but no writer makes one.
+		return nil, fmt.Errorf("%s: not a trace: it holds no packet", file)
 	}
 	return tr, nil
 }
@@ -277,7 +282,7 @@ type filter struct {
 
 func (f *filter) check() error {
 	for _, g := range []struct{ flag, glob string }{{"-name", f.name}, {"-track", f.track}} {
-		if _, err := path.Match(g.glob, ""); err != nil {
+		if _, err := match(g.glob, ""); err != nil {
 			return fmt.Errorf("%s %q: %w", g.flag, g.glob, err)
 		}
 	}
@@ -293,12 +298,28 @@ func (f *filter) check() error {
 	return nil
 }
 
+// match reports whether name matches glob in path.Match syntax, where *
+// and ? match "/" too: names are not paths ("orchestrator / facade"). An
+// empty glob matches every name.
+func match(glob, name string) (bool, error) {
+	if glob == "" {
+		return true, nil
+	}
+	const slash = "\x00" // a byte no track or slice name holds, and no separator
+	return path.Match(strings.ReplaceAll(glob, "/", slash), strings.ReplaceAll(name, "/", slash))
+}
+
+// filtered reports whether f asks for less than every slice.
+func (f *filter) filtered() bool {
+	return f.name != "" || f.track != "" || f.from != minInt64 || f.to != maxInt64 || f.minDur > 0
+}
+
 // keep reports whether s on a track named track is selected.
 func (f *filter) keep(s check.Slice, track string) bool {
-	if ok, _ := path.Match(f.name, s.Name); !ok {
+	if ok, _ := match(f.name, s.Name); !ok {
 		return false
 	}
-	if ok, _ := path.Match(f.track, track); !ok {
+	if ok, _ := match(f.track, track); !ok {
 		return false
 	}
 	if s.TS > f.to || s.Dur >= 0 && s.TS+s.Dur < f.from {
@@ -309,8 +330,8 @@ func (f *filter) keep(s check.Slice, track string) bool {
 
 func slicesFlags(c *command, fs *flag.FlagSet) func(context.Context, []string) int {
 	f := &filter{}
-	fs.StringVar(&f.name, "name", "*", "only slices whose name matches the `glob` (path.Match)")
-	fs.StringVar(&f.track, "track", "*", "only slices on tracks whose name matches the `glob` (path.Match)")
+	fs.StringVar(&f.name, "name", "", "only slices whose name matches the `glob` (path.Match syntax; * and ? match / too; default: every slice)")
+	fs.StringVar(&f.track, "track", "", "only slices on tracks whose name matches the `glob` (path.Match syntax; * and ? match / too; default: every track)")
 	fs.Int64Var(&f.from, "from", minInt64, "only slices that end at or after `ns` (trace time)")
 	fs.Int64Var(&f.to, "to", maxInt64, "only slices that start at or before `ns` (trace time)")
 	fs.Int64Var(&f.minDur, "min-dur", 0, "only slices that last at least `ns`")
@@ -333,6 +354,14 @@ func slicesFlags(c *command, fs *flag.FlagSet) func(context.Context, []string) i
 		}
 		if err != nil {
 			return c.fail(err)
+		}
+		switch {
+		case len(tr.Slices) == 0:
+			fmt.Fprintf(c.stderr, "pftrace slices: %s holds no slice\n", files[0])
+		case len(rows) == 0 && f.filtered():
+			// Like grep: nothing selected is said, and exits 1.
+			fmt.Fprintf(c.stderr, "pftrace slices: none of the %d slices of %s matches the filters\n", len(tr.Slices), files[0])
+			return exitFail
 		}
 		return exitOK
 	}

@@ -7,13 +7,13 @@ import (
 	"os"
 	"os/signal"
 	"sync"
-	"syscall"
 
 	"github.com/phasetrace/phasetrace"
 )
 
-// signalContext is a context done at the first SIGINT or SIGTERM. That
-// signal also restores their default handling, so that a second one ends
+// signalContext is a context done at the first terminating signal (SIGINT,
+// SIGTERM, SIGHUP, SIGQUIT, ...: see terminating). That signal also
+// restores their default handling, so that a second one ends
 // the process at once; stop restores it too.
 func signalContext() (ctx context.Context, stop context.CancelFunc) {
 	ctx, stop, _ = releasableSignalContext()
@@ -26,7 +26,7 @@ func signalContext() (ctx context.Context, stop context.CancelFunc) {
 func releasableSignalContext() (ctx context.Context, stop context.CancelFunc, release func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, terminating...)
 	done := make(chan struct{})
 	release = sync.OnceFunc(func() {
 		signal.Stop(ch)

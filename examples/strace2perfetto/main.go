@@ -7,10 +7,11 @@
 // LOG may be - (standard input) or a .gz file. The converter reads every log
 // twice, so standard input and any LOG that is not a regular file (a pipe
 // such as <(zcat run.log.gz)) are first copied to $TMPDIR. With no LOG it
-// converts an embedded, real-shaped sample — an L3 parent and two chip ranks
-// with device phases, clock anchors, hand-offs and bind segments — to
-// phasetrace-sample.pftrace. Flags may come before, between or after the
-// logs; -- ends the flags.
+// reads standard input when that is not a terminal (cat run.log |
+// strace2perfetto -o run.pftrace); on a terminal it converts an embedded,
+// real-shaped sample — an L3 parent and two chip ranks with device phases,
+// clock anchors, hand-offs and bind segments — to phasetrace-sample.pftrace.
+// Flags may come before, between or after the logs; -- ends the flags.
 //
 // Flags:
 //
@@ -27,8 +28,14 @@
 //	-version                   print the command's version and exit
 //
 // Bad data never costs the trace: records that cannot be used are repaired,
-// set aside or dropped and counted. An input that holds no record at all
-// is a failure (exit 1), said plainly. The summary printed to stderr says what
+// set aside or dropped and counted. A .gz cut short (in its data or its
+// trailer) or whose checksum does not match is read up to the damage: the
+// records before it are converted, the summary notes the cut, and -strict
+// counts it. Logs that hold no record the reader can read whole (an empty
+// file, a binary, text of another program) are a failure (exit 1), said
+// plainly, and neither a trace file nor the -summary-json file is left (a
+// trace written in place — standard output, a device, a FIFO — cannot be
+// taken back). The summary printed to stderr says what
 // was read, what was lost and why, how device spans were placed and where
 // the trace is. Progress is shown on large inputs when stderr is a terminal.
 //
@@ -39,12 +46,16 @@
 // failed or interrupted conversion leaves an earlier file as it was.
 // Anything else — a character device such as /dev/null, a FIFO,
 // /dev/stdout — is written in place, never replaced. An output or summary
-// file that is one of the files read (a LOG, -records, -calibration) is
-// refused before anything is read.
+// file that is one of the files read (a LOG, -records, -calibration, or the
+// file standard input is when a log is read from it) is refused before
+// anything is opened for writing, whatever path leads to it: a symbolic or
+// hard link, /dev/stdin, /dev/fd/N, /proc/self/fd/N (files are compared by
+// device and inode).
 //
-// SIGINT or SIGTERM stops a conversion: the hidden partial output and the
-// copy of standard input are removed, and the command exits 1. A second
-// signal ends it at once.
+// Any signal that ends the process and can be caught (SIGINT, SIGTERM,
+// SIGHUP, SIGQUIT, SIGPIPE, ...) stops a conversion: the hidden partial
+// output and the copy of standard input are removed, and the command exits
+// 1. A second signal ends it at once.
 //
 // # Opening the trace
 //
@@ -56,10 +67,10 @@
 //
 // and opens a browser on it where the system has an opener (xdg-open, open,
 // rundll32; without one, open the link yourself). It serves until the UI has
-// fetched the whole trace, or until SIGINT or SIGTERM, then exits (0, or 3
-// under -strict). This is what Perfetto's tools/open_trace_in_ui does; see
-// package perfetto/open. The port is bound before converting: when it is
-// busy the command says so and exits 1 without converting. ui.perfetto.dev
+// fetched the whole trace, or until a terminating signal, then exits (0, or
+// 3 under -strict). This is what Perfetto's tools/open_trace_in_ui does; see
+// package perfetto/open. The port is bound once the trace is written: when
+// it is busy the command says so and exits 1, the trace kept. ui.perfetto.dev
 // fetches only from port 9001 (its Content-Security-Policy): another -port
 // is for a UI that allows it. -open needs the trace in a regular file: not
 // -o - nor a device.
@@ -67,15 +78,15 @@
 // # Exit status
 //
 //	0  a trace was written; the summary says what was repaired or dropped
-//	1  failure: an input cannot be read, the output or the summary file cannot
-//	   be written, the conversion failed or was interrupted (a trace already
-//	   in place is kept when only -summary-json failed), the -open port is
-//	   busy
+//	1  failure: an input cannot be read or holds no record, the output or
+//	   the summary file cannot be written, the conversion failed or was
+//	   interrupted (a trace already in place is kept when only -summary-json
+//	   failed), the -open port is busy (the trace is kept)
 //	2  usage error: an unknown flag, a bad flag value, - given twice, an output
 //	   that is one of the inputs, -open without a regular output file;
 //	   nothing was read or written
 //	3  only with -strict: the trace was written, but something was lost or
-//	   repaired (the summary is not lossless)
+//	   repaired (the summary is not lossless), or a .gz was cut short
 package main
 
 import (
@@ -86,7 +97,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -115,7 +125,8 @@ const (
 const usageText = `usage: strace2perfetto [flags] [LOG ...]
 
 Converts runtime logs (- for stdin, .gz accepted) to a Perfetto trace.
-With no LOG, converts an embedded sample to %s.
+With no LOG, reads standard input, or on a terminal converts an embedded
+sample to %s. An output that is an input is refused.
 Flags may come before, between or after the logs; -- ends the flags.
 -o - writes the trace to standard output; devices and FIFOs are written
 in place; a regular file is replaced only once the trace is complete.
@@ -128,9 +139,9 @@ daemons) are drawn on the dispatching host's clock, each remote machine
 placed by the tasks it ran, with a bound; -worker names which worker a
 machine served when the logs do not tell.
 
-Exit status: 0 trace written; 1 failure (I/O, unreadable input,
-interrupted, -open port busy); 2 usage error; 3 with -strict, trace
-written but something was lost or repaired.
+Exit status: 0 trace written; 1 failure (I/O, unreadable input, no
+records, interrupted, -open port busy); 2 usage error; 3 with -strict,
+trace written but something was lost or repaired, or a .gz was cut.
 
 Flags:
 `
@@ -142,18 +153,12 @@ func main() {
 	os.Exit(code)
 }
 
-// mainCommand is the command as main runs it: interrupted by SIGINT and
-// SIGTERM until the conversion is over, then released (the summary file is
+// mainCommand is the command as main runs it: interrupted by a terminating
+// signal until the conversion is over, then released (the summary file is
 // still written), and interrupted again while -open serves.
 func mainCommand(stdin io.Reader, stdout, stderr io.Writer) (*command, context.Context, context.CancelFunc) {
 	ctx, stop, release := releasableSignalContext()
 	return &command{stdin: stdin, stdout: stdout, stderr: stderr, file: phasetrace.File, converted: release, serving: signalContext}, ctx, stop
-}
-
-// run is the whole command with its streams, returning the exit status.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	c := &command{stdin: stdin, stdout: stdout, stderr: stderr, file: phasetrace.File}
-	return c.run(ctx, args)
 }
 
 // command is the command's surroundings.
@@ -172,6 +177,20 @@ type command struct {
 	// browser opens a browser on the UI's address (open.StartBrowser when
 	// nil; tests replace it).
 	browser func(url string) error
+	// terminal, when set, says whether standard input is a terminal
+	// (tests); without it, stdin is one when it is an *os.File with
+	// terminal attributes.
+	terminal func() bool
+}
+
+// stdinIsTerminal reports whether standard input is a terminal: with no
+// LOG the command reads standard input unless it is one.
+func (c *command) stdinIsTerminal() bool {
+	if c.terminal != nil {
+		return c.terminal()
+	}
+	f, ok := c.stdin.(*os.File)
+	return ok && cli.StdinIsTerminal(f)
 }
 
 // config is what the command line asks for.
@@ -324,13 +343,16 @@ func (c *command) fail(code int, err error) int {
 // convert checks the files named, converts and writes the trace, then the
 // summary.
 func (c *command) convert(ctx context.Context, cfg *config) int {
+	if len(cfg.logs) == 0 && !c.stdinIsTerminal() {
+		cfg.logs = []string{"-"} // a pipe or a file: the log, not the sample
+	}
 	if beside := recordsBeside(cfg); beside != "" {
 		cfg.records = []string{beside}
 		if !cfg.quiet {
 			fmt.Fprintf(c.stderr, "using %s beside the log (-no-records-beside to leave it out)\n", beside)
 		}
 	}
-	read, err := checkInputs(cfg)
+	read, err := checkInputs(cfg, c.stdin)
 	if err != nil {
 		return c.fail(exitFail, err)
 	}
@@ -345,30 +367,22 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 	if err := clash(read, c.written(out, cfg.summaryJSON)); err != nil {
 		return c.fail(exitUsage, err)
 	}
-	var ln net.Listener // -open's, bound before anything is read
 	if cfg.open {
 		if _, inPlace, err := resolveOutput(out); err == nil && inPlace {
 			return c.fail(exitUsage, fmt.Errorf("-open serves a trace file: -o %s is not a regular file", out))
 		}
-		if ln, err = open.Listen(cfg.port); err != nil {
-			return c.fail(exitFail, fmt.Errorf("-open: %w", err))
-		}
-		defer func() {
-			if ln != nil {
-				ln.Close()
-			}
-		}()
 	}
 	dst, err := openOutput(out, c.stdout)
 	if err != nil {
 		return c.fail(exitFail, err)
 	}
 	defer dst.abort()
-	inputs, removeCopies, err := c.inputs(ctx, cfg, read)
+	var cuts cutLogs
+	inputs, removeCopies, err := c.inputs(ctx, cfg, read, &cuts)
 	if err != nil {
 		return c.fail(exitFail, interrupted(ctx, err))
 	}
-	opts, progress := c.options(ctx, cfg)
+	opts, progress := c.options(ctx, cfg, &cuts)
 	sum, err := phasetrace.Convert(interruptibleWriter{ctx, dst}, inputs, opts...)
 	removeCopies()
 	if progress {
@@ -377,48 +391,65 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 	if err == nil {
 		err = ctx.Err() // interrupted after the last read: keep nothing
 	}
-	if err == nil {
+	noRecords := err == nil && empty(sum)
+	if err == nil && !noRecords {
 		err = dst.commit()
 	}
+	dst.abort() // no records: nothing is left behind
 	if c.converted != nil {
 		c.converted()
 	}
+	if sum != nil {
+		sum.Notes = append(sum.Notes, cuts.notes()...)
+	}
 	code := exitOK
-	if err != nil {
+	switch {
+	case err != nil:
 		if sum != nil && !cfg.quiet {
 			sum.WriteText(c.stderr)
 		}
-		code = c.fail(exitFail, interrupted(ctx, err))
-	} else if empty(sum) {
-		code = c.fail(exitFail, fmt.Errorf("the input held no [STRACE], [CLOCK_ANCHOR] or bind phase records: %s is an empty trace", dst.name))
-	} else if !cfg.quiet {
+		return c.fail(exitFail, interrupted(ctx, err))
+	case noRecords:
+		if !cfg.quiet {
+			sum.WriteText(c.stderr)
+		}
+		what := "no trace written"
+		if dst.target == "" { // standard output, a device, a FIFO
+			what = "an empty trace was written to " + dst.name
+		}
+		return c.fail(exitFail, fmt.Errorf("the input held no [STRACE], [CLOCK_ANCHOR] or bind phase record that could be read: %s", what))
+	case !cfg.quiet:
 		sum.WriteText(c.stderr)
 		if len(cfg.logs) == 0 {
 			fmt.Fprintln(c.stderr, "(the embedded sample ends with a record the runtime was killed in the middle of, on purpose: it shows how a torn record is counted)")
 		}
 		fmt.Fprintf(c.stderr, "trace: %s (open it in https://ui.perfetto.dev)\n", dst.name)
 	}
-	if sum != nil && cfg.summaryJSON != "" && ctx.Err() == nil {
+	if cfg.summaryJSON != "" && ctx.Err() == nil {
 		if err := writeSummary(cfg.summaryJSON, c.stdout, sum); err != nil {
 			code = c.fail(exitFail, fmt.Errorf("-summary-json: %w", err))
 		}
 	}
-	if code == exitOK && cfg.strict && !sum.Lossless() {
+	if code == exitOK && cfg.strict && (!sum.Lossless() || cuts.count() > 0) {
 		if !cfg.quiet {
-			fmt.Fprintln(c.stderr, "strace2perfetto: -strict: records were lost or repaired (see the summary); the trace is kept")
+			fmt.Fprintln(c.stderr, "strace2perfetto: -strict: records were lost or repaired, or a log was cut (see the summary); the trace is kept")
 		}
 		code = exitStrict
 	}
-	if (code == exitOK || code == exitStrict) && ln != nil {
+	if (code == exitOK || code == exitStrict) && cfg.open {
+		// The port is bound once the trace is written: a busy port costs
+		// the link, never the trace.
+		ln, err := open.Listen(cfg.port)
+		if err != nil {
+			return c.fail(exitFail, fmt.Errorf("-open: %w; the trace is written: %s", err, dst.name))
+		}
 		sctx := ctx
 		if c.serving != nil {
 			var stop context.CancelFunc
 			sctx, stop = c.serving()
 			defer stop()
 		}
-		l := ln
-		ln = nil // served, and closed, by serveTrace
-		if err := serveTrace(sctx, l, out, c.stderr, c.browser); err != nil {
+		if err := serveTrace(sctx, ln, out, c.stderr, c.browser); err != nil {
 			code = c.fail(exitFail, fmt.Errorf("-open: %w", err))
 		}
 	}
@@ -453,7 +484,9 @@ func recordsBeside(cfg *config) string {
 	return path
 }
 
-// empty reports whether the inputs held no record at all.
+// empty reports whether the logs held no record the reader could read
+// whole: an empty file, a binary, text of another program. Record heads
+// it lost (a torn or malformed record) do not make a log.
 func empty(sum *phasetrace.Summary) bool {
 	for _, in := range sum.Inputs {
 		for _, n := range in.Records {
@@ -461,21 +494,18 @@ func empty(sum *phasetrace.Summary) bool {
 				return false
 			}
 		}
-		if in.Torn+in.UnknownVersion+in.Malformed+in.InLongLines > 0 {
-			return false
-		}
 	}
 	return true
 }
 
 // options are the converter's options for cfg, and whether they show
 // progress.
-func (c *command) options(ctx context.Context, cfg *config) (opts []phasetrace.Option, progress bool) {
+func (c *command) options(ctx context.Context, cfg *config, cuts *cutLogs) (opts []phasetrace.Option, progress bool) {
 	for _, r := range cfg.records {
-		opts = append(opts, phasetrace.WithPhaseRecords(interruptible(ctx, c.file(r))))
+		opts = append(opts, phasetrace.WithPhaseRecords(interruptible(ctx, cuts.watch(c.file(r)))))
 	}
 	for _, cal := range cfg.calibration {
-		opts = append(opts, phasetrace.WithCalibration(cal.pid, cal.dev, interruptible(ctx, c.file(cal.file))))
+		opts = append(opts, phasetrace.WithCalibration(cal.pid, cal.dev, interruptible(ctx, cuts.watch(c.file(cal.file)))))
 	}
 	if cfg.compress != 0 {
 		opts = append(opts, phasetrace.WithWriterOptions(perfetto.WithCompression(cfg.compress)))
@@ -506,8 +536,9 @@ func (c *command) options(ctx context.Context, cfg *config) (opts []phasetrace.O
 // inputs are the converter's inputs for the logs: named regular files as
 // they are; standard input and other files that can be read only once are
 // copied to $TMPDIR first, since the converter reads every log twice. The
-// function returned removes the copies.
-func (c *command) inputs(ctx context.Context, cfg *config, read []namedFile) ([]phasetrace.Input, func(), error) {
+// function returned removes the copies. A .gz cut short is read up to the
+// cut, which cuts notes.
+func (c *command) inputs(ctx context.Context, cfg *config, read []namedFile, cuts *cutLogs) ([]phasetrace.Input, func(), error) {
 	var removes []func()
 	remove := func() {
 		for _, r := range removes {
@@ -538,7 +569,7 @@ func (c *command) inputs(ctx context.Context, cfg *config, read []namedFile) ([]
 		if rm != nil {
 			removes = append(removes, rm)
 		}
-		inputs = append(inputs, interruptible(ctx, in))
+		inputs = append(inputs, interruptible(ctx, cuts.watch(in)))
 	}
 	return inputs, remove, nil
 }

@@ -14,17 +14,24 @@ import (
 type namedFile struct {
 	what string      // how messages call it: "log", "-records file", "-o", ...
 	path string      // as given; "-" is a standard stream
-	info os.FileInfo // nil when it does not exist (an output) or is "-"
+	info os.FileInfo // nil when it does not exist (an output), or is a standard stream that is no file
 }
 
 // checkInputs checks that every file to be read exists and can be read,
 // before anything is. It returns the logs first, in order, then the
-// -records and -calibration files.
-func checkInputs(cfg *config) ([]namedFile, error) {
+// -records and -calibration files. A log "-" is standard input, with the
+// file stdin is (a file, a pipe, a terminal) when it is one, so that no
+// output can name it (/dev/stdin, /dev/fd/0, /proc/self/fd/0, the file
+// itself).
+func checkInputs(cfg *config, stdin io.Reader) ([]namedFile, error) {
 	var files []namedFile
 	add := func(what, path string) error {
 		f := namedFile{what: what, path: path}
-		if path != "-" || what != "log" {
+		if path == "-" && what == "log" {
+			if sf, ok := stdin.(*os.File); ok {
+				f.info, _ = sf.Stat()
+			}
+		} else {
 			st, err := readable(path)
 			if err != nil {
 				return err
@@ -103,8 +110,14 @@ func clash(read, written []namedFile) error {
 	}
 	for i, w := range written {
 		for _, r := range read {
-			if w.info != nil && r.info != nil && os.SameFile(w.info, r.info) {
-				return fmt.Errorf("%s %s is the %s %s: refusing to overwrite an input", w.what, name(w), r.what, r.path)
+			// A character device (a terminal, /dev/null) is not a file
+			// writing can destroy.
+			if w.info != nil && r.info != nil && os.SameFile(w.info, r.info) && r.info.Mode()&os.ModeCharDevice == 0 {
+				what := r.what + " " + r.path
+				if r.path == "-" {
+					what = "log read from standard input"
+				}
+				return fmt.Errorf("%s %s is the %s: refusing to overwrite an input", w.what, name(w), what)
 			}
 		}
 		for _, o := range written[:i] {

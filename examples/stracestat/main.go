@@ -20,7 +20,8 @@
 // Flags may come before, between or after the logs; -- ends the flags.
 // "stracestat <command> -h" lists the command's flags and says what its
 // table is. Several LOGs are read as one log, concatenated in order. A LOG
-// may be gzip-compressed, and "-" reads standard input. For compare, the
+// may be gzip-compressed, and "-" reads standard input; with no LOG,
+// standard input is read unless it is a terminal. For compare, the
 // logs alternate between the two arms in the order they were run (base,
 // measure, base, measure); a log holding several runs, each starting with
 // its "[stamp]" line, counts as that many repetitions.
@@ -50,6 +51,13 @@
 // were lost and where the first ones are; clock anchors, which no table
 // uses, are not warned about.
 //
+// A .gz cut short (in its data or its trailer) or whose checksum does not
+// match is read up to the damage, as strace2perfetto reads it: the table
+// is computed from the records before it, a warning says the log was cut,
+// and -strict counts it. A process that wrote more than one wall-clock
+// anchor ([CLOCK_ANCHOR] v=1; the runtime writes one per process) is
+// warned about in strace2perfetto's words, with where the first two are.
+//
 // # Exit status
 //
 // As for every command of this module:
@@ -57,10 +65,12 @@
 //	0  the table was printed
 //	1  failure: an input cannot be read, it holds nothing to analyse
 //	   ("No [STRACE] markers found."), or the overlap proof failed
-//	2  usage error: an unknown command or flag, a bad flag value, no LOG,
-//	   - given twice, compare's logs not in pairs
+//	2  usage error: an unknown command or flag, a bad flag value, no LOG
+//	   with standard input a terminal, - given twice, compare's logs not
+//	   in pairs
 //	3  only with -strict: the table was printed, but the reader lost
-//	   records (any kind) in a log it was computed from
+//	   records (any kind) in a log it was computed from, or a .gz was cut
+//	   short
 package main
 
 import (
@@ -103,13 +113,14 @@ commands:
   compare   interleaved comparison: BASE MEASURE [BASE MEASURE ...]
 
 Commands joined by commas (tpot,rounds,tree) print several tables from one
-read of the logs. LOG may be gzip-compressed; "-" is standard input. Flags
-may come before, between or after the logs; -- ends the flags. Run
+read of the logs. LOG may be gzip-compressed; "-" is standard input, read
+too when no LOG is given and it is not a terminal. Flags may come before,
+between or after the logs; -- ends the flags. Run
 "stracestat <command> -h" for a command's flags.
 
 Exit status: 0 table printed; 1 failure (unreadable input, nothing to
 analyse, failed overlap proof); 2 usage error; 3 with -strict, table
-printed but the reader lost records.
+printed but the reader lost records or a .gz was cut.
 `
 
 // command is one subcommand: its arguments, what its table is, and which
@@ -171,17 +182,38 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cfg == nil {
 		return code
 	}
-	var lost int64
+	if len(cfg.logs) == 0 {
+		if isTerminal(stdin) {
+			fmt.Fprintf(stderr, "stracestat %s: no LOG given, and standard input is a terminal\nRun stracestat %s -h for usage.\n", cfg.cmd, cfg.cmd)
+			return exitUsage
+		}
+		cfg.logs = []string{"-"} // a pipe or a file: the log
+		if err := cfg.check(); err != nil {
+			fmt.Fprintf(stderr, "stracestat %s: %v\nRun stracestat %s -h for usage.\n", cfg.cmd, err, cfg.cmd)
+			return exitUsage
+		}
+	}
+	var lost losses
 	if cfg.streams() {
 		code, lost = streamTables(cfg, stdin, stdout, stderr)
 	} else {
 		code, lost = compareLogs(cfg, stdin, stdout, stderr)
 	}
-	if code == exitOK && cfg.strict && lost > 0 {
-		fmt.Fprintf(stderr, "stracestat: -strict: the reader lost %d record(s) (torn, malformed, of an unknown version or in over-long lines); the table is printed\n", lost)
+	if code == exitOK && cfg.strict && lost.records > 0 {
+		fmt.Fprintf(stderr, "stracestat: -strict: the reader lost %d record(s) (torn, malformed, of an unknown version or in over-long lines); the table is printed\n", lost.records)
+		code = exitStrict
+	}
+	if cfg.strict && lost.cuts > 0 && (code == exitOK || code == exitStrict) {
+		fmt.Fprintf(stderr, "stracestat: -strict: %d log(s) cut short; the table is printed\n", lost.cuts)
 		code = exitStrict
 	}
 	return code
+}
+
+// losses are what -strict counts: records the reader lost, and .gz files
+// cut short or damaged (read up to the damage).
+type losses struct {
+	records, cuts int64
 }
 
 // streams reports whether the commands asked for are computed while the
@@ -204,7 +236,7 @@ func spanTable(cmd string) analysis.Table {
 // streamTables computes the span tables, the overlap proof and the bind
 // statistics while reading the logs once, in memory that does not hold the
 // spans, and prints them in the order asked.
-func streamTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code int, lost int64) {
+func streamTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code int, lost losses) {
 	var c consumers
 	var want analysis.Table
 	for _, cmd := range cfg.cmds {
@@ -221,7 +253,11 @@ func streamTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code 
 				fmt.Fprintf(stderr, "stracestat: %v\n", err)
 				return exitFail, lost
 			}
-			defer func() { lost += recs.finish(stderr) }()
+			defer func() {
+				n, cuts := recs.finish(stderr)
+				lost.records += n
+				lost.cuts += cuts
+			}()
 			names := make([]string, len(cfg.logs))
 			for i, l := range cfg.logs {
 				names[i] = shownName(l)
@@ -244,7 +280,11 @@ func streamTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code 
 			return exitFail, lost
 		}
 		reportLosses(stderr, st.name, &st.stats, idx, c.binds != nil)
-		lost += st.stats.Lost()
+		lost.records += st.stats.Lost()
+		lost.cuts += warnCut(stderr, st.name, st.cut)
+	}
+	if c.walls != nil {
+		c.walls.warn(stderr)
 	}
 	var late int64
 	if tables != nil {
@@ -264,7 +304,7 @@ func streamTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code 
 
 // compareLogs streams each log, computing the bind statistics of each of
 // its repetitions, and prints their comparison.
-func compareLogs(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code int, lost int64) {
+func compareLogs(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code int, lost losses) {
 	defer debug.SetGCPercent(debug.SetGCPercent(50))
 	var base, measure []analysis.RepStats
 	var late int64
@@ -276,7 +316,9 @@ func compareLogs(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code i
 			return exitFail, lost
 		}
 		reportLosses(stderr, st.name, &st.stats, idx, true)
-		lost += st.stats.Lost()
+		lost.records += st.stats.Lost()
+		lost.cuts += warnCut(stderr, st.name, st.cut)
+		c.walls.warn(stderr)
 		late += c.reps.Late()
 		reps := c.reps.Stats()
 		for _, r := range reps {
@@ -346,7 +388,7 @@ func parse(args []string, stdout, stderr io.Writer) (*config, int) {
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: stracestat %s [flags] %s\n\n%s\n\n", cfg.cmd, cmd.args, cmd.about)
-		fmt.Fprint(stderr, "LOG may be gzip-compressed; \"-\" is standard input. Flags may come before,\nbetween or after the logs; -- ends the flags.\n\nExit status: 0 table printed; 1 failure; 2 usage error; 3 with -strict,\ntable printed but the reader lost records.\n\nFlags:\n")
+		fmt.Fprint(stderr, "LOG may be gzip-compressed; \"-\" is standard input, read too when no LOG\nis given and it is not a terminal. Flags may come before, between or after\nthe logs; -- ends the flags.\n\nExit status: 0 table printed; 1 failure; 2 usage error; 3 with -strict,\ntable printed but the reader lost records or a .gz was cut.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	logs, err := cli.ParseAnywhere(fs, args[1:])
@@ -404,18 +446,29 @@ func lookup(name string) (command, []string, error) {
 	return merged, names, nil
 }
 
-// check validates the flags' values and the logs named.
+// isTerminal reports whether stdin is a terminal: a terminal file, or a
+// reader that says it is one (tests).
+func isTerminal(stdin io.Reader) bool {
+	switch r := stdin.(type) {
+	case *os.File:
+		return cli.StdinIsTerminal(r)
+	case interface{ IsTerminal() bool }:
+		return r.IsTerminal()
+	}
+	return false
+}
+
+// check validates the flags' values and the logs named (none: standard
+// input, unless it is a terminal).
 func (cfg *config) check() error {
 	switch {
-	case len(cfg.logs) == 0:
-		return errors.New("no LOG given")
 	case cfg.ranks < 0:
 		return fmt.Errorf("-ranks %d: want a positive rank count", cfg.ranks)
 	case cfg.rounds < 0:
 		return fmt.Errorf("-rounds %d: want a positive round count", cfg.rounds)
 	case cfg.ranks > 0 && cfg.rounds > 0:
 		return errors.New("give -ranks or -rounds, not both")
-	case cfg.cmd == "compare" && len(cfg.logs)%2 != 0:
+	case cfg.cmd == "compare" && len(cfg.logs) > 0 && len(cfg.logs)%2 != 0:
 		return errors.New("give the logs in pairs, base then measure, in the order they were run")
 	}
 	stdin := 0
@@ -463,6 +516,9 @@ type consumers struct {
 	ov     *analysis.Overlap
 	binds  *analysis.Binds
 	reps   *analysis.BindRepetitions
+	// walls counts the wall-clock anchors of each process; stream makes
+	// it.
+	walls *wallAnchors
 }
 
 // printTables prints the tables cfg asks for, in its order.
@@ -561,14 +617,15 @@ func bindAdvice(err error) error {
 }
 
 // open opens name ("-": standard input), decompressing gzip; close
-// releases it.
-func open(name string, stdin io.Reader) (r io.Reader, shown string, close func(), err error) {
+// releases it. A gzip stream is read through a cli.CutReader, returned as
+// cut: a .gz cut short or damaged ends where it can no longer be read.
+func open(name string, stdin io.Reader) (r io.Reader, shown string, close func(), cut *cli.CutReader, err error) {
 	close = func() {}
 	src, shown := stdin, "<stdin>"
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, "", nil, err
+			return nil, "", nil, nil, err
 		}
 		src, shown, close = f, name, func() { f.Close() }
 	}
@@ -577,18 +634,30 @@ func open(name string, stdin io.Reader) (r io.Reader, shown string, close func()
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			close()
-			return nil, "", nil, fmt.Errorf("%s: %w", shown, err)
+			return nil, "", nil, nil, fmt.Errorf("%s: %w", shown, err)
 		}
 		closeFile := close
-		return zr, shown, func() { zr.Close(); closeFile() }, nil
+		cut := cli.NewCutReader(zr)
+		return cut, shown, func() { zr.Close(); closeFile() }, cut, nil
 	}
-	return br, shown, close, nil
+	return br, shown, close, nil, nil
+}
+
+// warnCut warns that the log name was cut, when it was, and returns 1
+// then (a loss -strict counts), 0 otherwise.
+func warnCut(stderr io.Writer, name string, cut *cli.CutReader) int64 {
+	if cut == nil || cut.Cut == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "stracestat: warning: %s: %v; the table is computed from the records before it\n", name, cut.Cut)
+	return 1
 }
 
 // streamed is what stream says of one log.
 type streamed struct {
 	name  string
 	stats strace.Stats
+	cut   *cli.CutReader // nil unless gzip
 }
 
 // stream reads one log, from standard input for "-", decompressing gzip,
@@ -597,11 +666,15 @@ type streamed struct {
 // without the bind statistics also [stamp] lines, autoload records and
 // bind phase lines).
 func stream(name string, stdin io.Reader, c *consumers) (streamed, *headIndex, error) {
-	r, shown, close, err := open(name, stdin)
+	r, shown, close, cut, err := open(name, stdin)
 	if err != nil {
 		return streamed{}, nil, err
 	}
 	defer close()
+	if c.walls == nil {
+		c.walls = &wallAnchors{}
+	}
+	r = &anchorScan{r: r, name: shown, walls: c.walls}
 	marks := [][]byte{[]byte("[CLOCK_ANCHOR]")}
 	kinds := []strace.Kind{strace.KindSpan, strace.KindBindPhase, strace.KindStamp, strace.KindAutoload}
 	if c.binds == nil && c.reps == nil {
@@ -615,7 +688,7 @@ func stream(name string, stdin io.Reader, c *consumers) (streamed, *headIndex, e
 	if err := c.read(rd); err != nil {
 		return streamed{}, nil, fmt.Errorf("%s: %w", shown, err)
 	}
-	return streamed{name: shown, stats: rd.Stats()}, idx, nil
+	return streamed{name: shown, stats: rd.Stats(), cut: cut}, idx, nil
 }
 
 // read gives every record of rd to the consumers. One alone reads rd
@@ -750,6 +823,7 @@ func (ra *readAhead) Close() {
 type records struct {
 	rds   []*strace.PhaseRecordsReader
 	shown []string
+	cuts  []*cli.CutReader // nil unless gzip
 	close []func()
 }
 
@@ -758,13 +832,14 @@ type records struct {
 func openRecords(names []string, stdin io.Reader) (*records, error) {
 	rs := &records{}
 	for _, name := range names {
-		r, shown, close, err := open(name, stdin)
+		r, shown, close, cut, err := open(name, stdin)
 		if err != nil {
 			rs.finish(io.Discard)
 			return nil, err
 		}
 		rs.rds = append(rs.rds, strace.NewPhaseRecordsReader(r, strace.WithName(shown)))
 		rs.shown = append(rs.shown, shown)
+		rs.cuts = append(rs.cuts, cut)
 		rs.close = append(rs.close, close)
 	}
 	return rs, nil
@@ -779,8 +854,8 @@ func (rs *records) readers() []analysis.PassReader {
 }
 
 // finish closes the files, warns about the lines the readers could not
-// use and returns how many there were.
-func (rs *records) finish(stderr io.Writer) (lost int64) {
+// use and the files cut short, and returns how many of each there were.
+func (rs *records) finish(stderr io.Writer) (lost, cuts int64) {
 	for i, rd := range rs.rds {
 		st := rd.Stats()
 		n := st.Torn + st.Malformed + st.LongLines
@@ -800,11 +875,12 @@ func (rs *records) finish(stderr io.Writer) (lost int64) {
 			fmt.Fprintf(stderr, "  ... and %d more\n", more)
 		}
 	}
-	for _, c := range rs.close {
+	for i, c := range rs.close {
+		cuts += warnCut(stderr, rs.shown[i], rs.cuts[i])
 		c()
 	}
 	rs.rds, rs.close = nil, nil
-	return lost
+	return lost, cuts
 }
 
 // maxIndexed bounds the heads a headIndex remembers; past it, problems are

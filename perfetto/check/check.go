@@ -239,9 +239,14 @@ func (p *parser) readPackets(br *bufio.Reader, base int64, nested bool) error {
 			if err != nil {
 				return &FormatError{Offset: base + start, Err: fmt.Errorf("%w: compressed packets: %w", ErrFormat, err)}
 			}
-			inflated, err := io.ReadAll(io.LimitReader(zr, maxPacket))
+			inflated, err := io.ReadAll(io.LimitReader(zr, maxPacket+1))
 			if err != nil {
 				return &FormatError{Offset: base + start, Err: fmt.Errorf("%w: compressed packets: %w", ErrFormat, err)}
+			}
+			if len(inflated) > maxPacket {
+				// Cutting it would read part of a bundle as if it were
+				// all of it.
+				return &FormatError{Offset: base + start, Err: fmt.Errorf("%w: compressed packets inflate past %d bytes", ErrFormat, maxPacket)}
 			}
 			if err := p.readPackets(bufio.NewReader(bytes.NewReader(inflated)), base+start, true); err != nil {
 				return err

@@ -40,6 +40,16 @@
 // but letters, digits, '.', '_' and '-' replaced by '_', so that it needs no
 // escaping inside the UI's address.
 //
+// # Limits
+//
+// Serve holds at most MaxConns connections: one more closes the oldest
+// that has no request in progress (it connected and sent nothing, or sits
+// idle between requests), or itself when all are busy. A connection that
+// sends no request header, sits idle, or takes no byte of the trace for
+// IdleTimeout is closed. Clients that connect and never read thus cost a
+// bounded number of descriptors and little memory, and cannot keep the UI's
+// fetch out or cut it short.
+//
 // # Use
 //
 //	ln, err := open.Listen(open.DefaultPort) // 127.0.0.1:9001; ErrPortBusy when taken

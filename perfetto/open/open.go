@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -34,6 +35,22 @@ const (
 // shutdownGrace is how long Serve waits, once the trace is fetched, for
 // other requests in progress to end before closing their connections.
 const shutdownGrace = 5 * time.Second
+
+// MaxConns is how many connections Serve holds at once. A connection
+// beyond it makes room by closing the one that has waited longest without
+// a request in progress (one that connected and sent nothing, or an idle
+// keep-alive), or is closed itself when every one is busy: clients that
+// connect and never send cannot exhaust descriptors nor keep the UI out.
+const MaxConns = 32
+
+// IdleTimeout is how long a connection may send no request header, sit
+// idle between requests, or take no byte of the trace, before Serve
+// closes it.
+const IdleTimeout = 10 * time.Second
+
+// copyChunk is what the trace is written in, each chunk with its own
+// IdleTimeout.
+const copyChunk = 1 << 20
 
 var (
 	// ErrPortBusy is wrapped by Listen's error when the port is taken.
@@ -82,6 +99,68 @@ type Server struct {
 	cfg     config
 	fetched chan struct{}
 	once    sync.Once
+	// maxConns and idle are MaxConns and IdleTimeout (tests change them;
+	// idle even while serving).
+	maxConns int
+	idle     atomic.Int64 // a time.Duration
+	conns    connTable
+}
+
+// connTable is the connections Serve holds, with their states.
+type connTable struct {
+	mu    sync.Mutex
+	conns map[net.Conn]*connState // until their serving goroutine ends
+	open  int                     // those not closed
+	seq   uint64
+	peak  int   // the most open at once (after making room)
+	shed  int64 // connections closed to make room
+}
+
+type connState struct {
+	seq   uint64 // order of arrival
+	state http.ConnState
+}
+
+// track records c's new state. A new connection past limit closes the
+// oldest one without a request in progress, or itself.
+func (t *connTable) track(c net.Conn, st http.ConnState, limit int) {
+	var victim net.Conn
+	t.mu.Lock()
+	switch st {
+	case http.StateNew:
+		if t.conns == nil {
+			t.conns = map[net.Conn]*connState{}
+		}
+		t.seq++
+		t.conns[c] = &connState{seq: t.seq, state: st}
+		t.open++
+		if t.open > limit {
+			victim = c
+			oldest := uint64(0)
+			for o, cs := range t.conns {
+				if o != c && cs.state != http.StateActive && cs.state != http.StateClosed && (oldest == 0 || cs.seq < oldest) {
+					victim, oldest = o, cs.seq
+				}
+			}
+			t.conns[victim].state = http.StateClosed // closed: not a victim again
+			t.open--
+			t.shed++
+		}
+	case http.StateActive, http.StateIdle:
+		if cs := t.conns[c]; cs != nil && cs.state != http.StateClosed {
+			cs.state = st
+		}
+	case http.StateClosed, http.StateHijacked:
+		if cs := t.conns[c]; cs != nil && cs.state != http.StateClosed {
+			t.open--
+		}
+		delete(t.conns, c)
+	}
+	t.peak = max(t.peak, t.open)
+	t.mu.Unlock()
+	if victim != nil {
+		victim.Close()
+	}
 }
 
 // NewServer returns a server of the trace file at path on ln, which must be
@@ -108,7 +187,9 @@ func NewServer(ln net.Listener, path string, opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return &Server{ln: ln, path: path, name: urlName(path), cfg: cfg, fetched: make(chan struct{})}, nil
+	s := &Server{ln: ln, path: path, name: urlName(path), cfg: cfg, fetched: make(chan struct{}), maxConns: MaxConns}
+	s.idle.Store(int64(IdleTimeout))
+	return s, nil
 }
 
 // urlName is the file's base name with anything but letters, digits, '.',
@@ -151,13 +232,17 @@ func (s *Server) allowOrigin() string {
 // Serve serves the trace until a GET of it has received the whole file, and
 // returns nil; or until ctx is done, and returns ctx's error. It closes the
 // listener, and returns only once every connection it accepted is closed.
+// It holds at most MaxConns connections and closes those idle for
+// IdleTimeout.
 func (s *Server) Serve(ctx context.Context) error {
 	var conns sync.WaitGroup
 	hs := &http.Server{
 		Handler:           s,
-		ReadHeaderTimeout: 30 * time.Second,
+		ReadHeaderTimeout: time.Duration(s.idle.Load()),
+		IdleTimeout:       time.Duration(s.idle.Load()),
 		ErrorLog:          log.New(io.Discard, "", 0),
-		ConnState: func(_ net.Conn, st http.ConnState) {
+		ConnState: func(c net.Conn, st http.ConnState) {
+			s.conns.track(c, st, s.maxConns)
 			switch st {
 			case http.StateNew:
 				conns.Add(1)
@@ -243,10 +328,20 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	if n, err := io.CopyN(w, f, size); err != nil || n != size {
-		return
+	// A client that stops reading is given IdleTimeout per chunk, not the
+	// whole trace's time.
+	rc := http.NewResponseController(w)
+	idle := time.Duration(s.idle.Load())
+	for n := int64(0); n < size; {
+		rc.SetWriteDeadline(time.Now().Add(idle))
+		m, err := io.CopyN(w, f, min(copyChunk, size-n))
+		n += m
+		if err != nil {
+			return
+		}
 	}
-	if http.NewResponseController(w).Flush() != nil {
+	rc.SetWriteDeadline(time.Now().Add(idle))
+	if rc.Flush() != nil {
 		return
 	}
 	s.once.Do(func() { close(s.fetched) })

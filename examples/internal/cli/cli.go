@@ -1,5 +1,6 @@
 // Package cli holds what phasetrace's commands share: their exit-code
-// convention and their command-line parsing.
+// convention, their command-line parsing, how a damaged .gz log is read
+// (CutReader) and whether standard input is a terminal.
 package cli
 
 import "flag"
