@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,10 +22,9 @@ func TestStrictOnCleanLogs(t *testing.T) {
 		if err := os.WriteFile(log, b.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		var stdout, stderr strings.Builder
 		args := []string{"-q", "-strict", "-o", filepath.Join(dir, "clean.pftrace"), log}
-		if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != exitOK {
-			t.Errorf("seed %d: strace2perfetto -strict: exit %d\n%s", seed, code, stderr.String())
+		if code, _, stderr := runArgs(args, strings.NewReader("")); code != exitOK {
+			t.Errorf("seed %d: strace2perfetto -strict: exit %d\n%s", seed, code, stderr)
 		}
 	}
 }
