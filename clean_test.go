@@ -75,6 +75,9 @@ func TestCleanLogsAreLossless(t *testing.T) {
 				t.Errorf("not lossless: inputs %+v, not drawn %v, spans not drawn %v, repaired %v, moved %v, examples %v",
 					sum.Inputs, sum.NotDrawn, sum.Spans.NotDrawn, sum.Repaired, sum.Moved, sum.Examples)
 			}
+			if in := sum.Inputs[0]; in.Joined != st.Joined || in.MaybeCut != st.MaybeCut {
+				t.Errorf("the summary says %d joined and %d maybe cut, the reader %d and %d", in.Joined, in.MaybeCut, st.Joined, st.MaybeCut)
+			}
 			placed := int64(0)
 			for _, d := range sum.Devices {
 				placed += d.Anchors

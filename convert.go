@@ -248,6 +248,7 @@ func inputSummary(name string, st strace.Stats) InputSummary {
 			"bind-phase": st.Records.BindPhases, "stamp": st.Records.Stamps, "autoload": st.Records.Autoloads,
 		},
 		Torn: st.Torn, UnknownVersion: st.UnknownVersion, Malformed: st.Malformed, LongLines: st.LongLines, InLongLines: st.InLongLines,
+		Joined: st.Joined, MaybeCut: st.MaybeCut,
 	}
 	for _, p := range st.Problems {
 		s.Problems = append(s.Problems, p.Error())

@@ -100,6 +100,12 @@ type InputSummary struct {
 	Malformed      int64            `json:"malformed"`
 	LongLines      int64            `json:"long_lines"`
 	InLongLines    int64            `json:"heads_in_long_lines"`
+	// Joined counts the records read whole although the next record
+	// followed on their line (two ranks writing one stream); MaybeCut the
+	// last record of a log without a final line end, read with its last
+	// attribute marked as possibly cut. Neither is a loss.
+	Joined   int64 `json:"joined,omitempty"`
+	MaybeCut int64 `json:"maybe_cut,omitempty"`
 	// Problems are the reader's first problems, with their positions;
 	// ProblemsOmitted counts the ones after them.
 	Problems        []string `json:"problems,omitempty"`
@@ -257,6 +263,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 					sep = ", "
 				}
 			}
+		}
+		if in.Joined > 0 {
+			fmt.Fprintf(&b, "; %s read whole though the next record followed on the line", count(in.Joined, "record"))
+		}
+		if in.MaybeCut > 0 {
+			b.WriteString("; the last record's last attribute may be cut (no line end)")
 		}
 		b.WriteString("\n")
 		for _, p := range in.Problems {
