@@ -99,7 +99,11 @@ type HostSummary struct {
 	Pids map[int32]int32 `json:"pids,omitempty"`
 	// Bound is the distribution of the bounds of its spans drawn.
 	Bound BoundStats `json:"bound_ns"`
-	Note  string     `json:"note,omitempty"`
+	// Reason says, when it is not placed by causality, why not: one of
+	// the ReasonHost… values (stable, for programs); Note says it in
+	// words, with the figures.
+	Reason string `json:"reason,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 // finishHosts puts the machines' summaries in the Summary.

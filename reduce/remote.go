@@ -106,6 +106,10 @@ type HostFit struct {
 	knots  []hostKnot
 	limit  HostNanos
 	tasks  int
+	// The rates the brackets allow (before the widening) and the most the
+	// model does: a causal claim needs the first strictly inside the second
+	// (Proves).
+	allowLo, allowHi, maxRate PPB
 }
 
 type hostKnot struct{ x, lo, hi int64 }
@@ -135,12 +139,12 @@ func FitHost(brackets []HostBracket, opts ...HostFitOption) (*HostFit, error) {
 	}
 	// The rate an interval is carried between instants with: the rates
 	// the brackets allow, and however far it may move across them.
-	lo, hi = max(lo-cfg.stability, -cfg.maxRate), min(hi+cfg.stability, cfg.maxRate)
+	wlo, whi := max(lo-cfg.stability, -cfg.maxRate), min(hi+cfg.stability, cfg.maxRate)
 	ln, ok := f.line()
 	if !ok {
 		return nil, ErrOneSided
 	}
-	fit := &HostFit{line: ln, rateLo: lo, rateHi: hi, tasks: len(brackets)}
+	fit := &HostFit{line: ln, rateLo: wlo, rateHi: whi, tasks: len(brackets), allowLo: lo, allowHi: hi, maxRate: cfg.maxRate}
 	slices.Sort(xs)
 	xs = slices.Compact(xs)
 	if len(xs) > maxHostKnots {
