@@ -231,7 +231,9 @@ func (c *converter) fitHost(h *remoteHost, br []reduce.HostBracket, named bool) 
 	sum := h.summary()
 	fit, err := reduce.FitHost(br, c.cfg.hostFit...)
 	if err != nil {
-		sum.Reason, sum.Note = ReasonHostNoFit, "its tasks do not place its clock: "+err.Error()
+		// Workers lists only the workers it is placed by.
+		sum.Reason, sum.Note = ReasonHostNoFit, "its tasks do not place its clock (worker "+joinInts(sum.Workers)+"'s, by their count): "+err.Error()
+		sum.Workers = nil
 		return
 	}
 	if err := fit.Proves(br, reduce.HostClaim{Wall: c.wallPrior(h), Named: named}); err != nil {

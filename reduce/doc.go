@@ -301,6 +301,40 @@
 // ([WallPrior], [DefaultWallAgreement]); failing that it is
 // [ErrAmbiguous] and the user names the mapping.
 //
+// A fit is not yet proof that the runs served the tasks: the runs of
+// another session can fit them too, and then every bound is false.
+// [HostFit.Proves] decides whether a causal placement (and its bounds) may
+// be claimed; failing it, the caller places the machine by its wall-clock
+// anchor, with no bound, and says why ([ErrHostFewTasks],
+// [ErrHostRateAtLimit], [ErrHostOutsideTasks], [ErrHostWallDisagrees]).
+// The rule, for the brackets B the fit was made from:
+//
+//   - B holds at least [MinHostTasks] (4) tasks bounded on both sides. The
+//     model has two free parameters: one run fits any task wide enough,
+//     and two runs fit any two tasks at some rate (within ±500 ppm whenever
+//     their spacings agree to 500 ppm, as a steady loop's do); each task
+//     after the second is the first real test of the match, and four make
+//     two.
+//   - The rates B allows ([FitHost]'s interval before the stability
+//     widens it) and the drawn line's rate lie strictly inside (−max,
+//     +max). An interval that reaches the edge means the tasks do not
+//     determine the rate (too few, too close) or only the fastest or
+//     slowest clock the model allows fits them: evidence of a wrong match,
+//     not of a clock (crystals differ by tens of ppm, not 500).
+//   - The drawn map puts every run inside its task: its start at or after
+//     Sent, its end at or before Received, both with a finite bound.
+//   - Where both hosts wrote wall-clock anchors ([WallPrior]), the drawn
+//     map puts the anchor's instant within [DefaultWallAgreement] (20 ms)
+//     of where they say: NTP keeps hosts within milliseconds, another
+//     session's clock is anywhere.
+//
+// A worker the user named ([HostClaim].Named) is a match asserted, not
+// one to tell from a coincidence: the count and the wall clocks are not
+// asked for, the rate and the brackets are. The tests pair the tasks of
+// one generated session with the runs of another (TestHostFitForeign-
+// NeverProves; in package phasetrace, TestRemoteForeignSessions): none is
+// proved, while every session's own runs of four tasks or more are.
+//
 // The bound is guaranteed under these assumptions: each remote run lies
 // between its task's Sent and Received (the transport is the one assumed);
 // the remote clock's rate error against the dispatching host's stays
