@@ -21,10 +21,10 @@ import (
 // bound reduce gives, flows joining the dispatch, the remote run and the
 // complete. A remote machine whose tasks are not in the logs, or do not
 // prove that its runs served them (reduce.HostFit.Proves: a match of a few
-// run counts, a rate at the edge of the allowed range, a run outside its
-// task, a wall clock that disagrees), is moved by its wall-clock anchor,
-// marked so, with no bound; one without either keeps its own times, marked
-// unplaced. Pids that repeat across machines are given trace pids of
+// run counts or of evenly spaced tasks, a rate at the edge of the allowed
+// range, a run outside its task, a wall clock that disagrees), is moved by
+// its wall-clock anchor, marked so, with no bound; one without either
+// keeps its own times, marked unplaced. Pids that repeat across machines are given trace pids of
 // their own (the slices keep the OS pid).
 
 // Transport is how the dispatching host's frames reach remote workers; it

@@ -213,6 +213,9 @@ const (
 	// ReasonHostFewTasks: too few tasks matched to tell the match from a
 	// coincidence (reduce.ErrHostFewTasks).
 	ReasonHostFewTasks = "too-few-tasks"
+	// ReasonHostRegular: the tasks were sent at too steady a pace to tell
+	// the match from a coincidence (reduce.ErrHostRegular).
+	ReasonHostRegular = "tasks-too-regular"
 	// ReasonHostRateAtLimit: the tasks allow a rate at the edge of the
 	// allowed range (reduce.ErrHostRateAtLimit).
 	ReasonHostRateAtLimit = "rate-at-limit"
@@ -268,6 +271,8 @@ func hostReason(err error) string {
 	switch {
 	case errors.Is(err, reduce.ErrHostFewTasks):
 		return ReasonHostFewTasks
+	case errors.Is(err, reduce.ErrHostRegular):
+		return ReasonHostRegular
 	case errors.Is(err, reduce.ErrHostRateAtLimit):
 		return ReasonHostRateAtLimit
 	case errors.Is(err, reduce.ErrHostWallDisagrees):

@@ -58,9 +58,10 @@ func TestHostFitProvesRule(t *testing.T) {
 	if err := prove(br[:MinHostTasks-1], HostClaim{Named: true}); err != nil {
 		t.Errorf("%d tasks, named: %v", MinHostTasks-1, err)
 	}
-	// One task: any rate fits it, so the rates reach both limits.
-	if err := prove(br[:1], HostClaim{Named: true}); !errors.Is(err, ErrHostRateAtLimit) {
-		t.Errorf("one task, named: %v, want ErrHostRateAtLimit", err)
+	// One task: any rate fits it, so the model's limit alone bounds the
+	// rate, the data do not pin it there: named, it is placed.
+	if err := prove(br[:1], HostClaim{Named: true}); err != nil {
+		t.Errorf("one task, named: %v", err)
 	}
 	// A task without its completion bounds one side only: it does not count.
 	one := append([]HostBracket(nil), br[:MinHostTasks]...)
@@ -75,12 +76,19 @@ func TestHostFitProvesRule(t *testing.T) {
 	if err := prove(br, HostClaim{Wall: off, Named: true}); err != nil {
 		t.Errorf("wall clock 103 ms off, named: %v", err)
 	}
-	// A clock 499.995 ppm fast, at the model's limit: the tasks allow rates
-	// up to the limit, so nothing tells it from a wrong match pinned there.
-	edge := simHost{off: 4e13, drift: 499.995e-6}
-	be, _ := simTasks(rng, edge, 8, 30e9, 30e3, 25e3)
-	if err := prove(be, HostClaim{Named: true}); !errors.Is(err, ErrHostRateAtLimit) {
-		t.Errorf("499.995 ppm: %v, want ErrHostRateAtLimit", err)
+	// A clock 520 ppm fast, beyond the model: over 1.5 s the tasks still fit
+	// a clock 500 ppm fast, but the rates that carry every run inside its
+	// task centre beyond the limit: the limit pins the fit.
+	fast := simHost{off: 4e13, drift: 520e-6}
+	bf, _ := simTasks(rng, fast, 8, 0.2e9, 30e3, 25e3)
+	if err := prove(bf, HostClaim{Named: true}); !errors.Is(err, ErrHostRateAtLimit) {
+		t.Errorf("520 ppm: %v, want ErrHostRateAtLimit", err)
+	}
+	// 499 ppm, inside the model however near its limit: placed.
+	near := simHost{off: 4e13, drift: 499e-6}
+	bn, _ := simTasks(rng, near, 8, 30e9, 30e3, 25e3)
+	if err := prove(bn, HostClaim{}); err != nil {
+		t.Errorf("499 ppm: %v", err)
 	}
 }
 
@@ -109,4 +117,40 @@ func TestHostFitForeignNeverProves(t *testing.T) {
 		}
 	}
 	t.Logf("%d of 300 foreign pairings fit a clock; none proves a match", fitted)
+}
+
+// A steady loop gives no evidence however many tasks; tasks idle for
+// seconds between them give 10–20 bits each after the first two.
+func TestHostEvidence(t *testing.T) {
+	h := simHost{off: 6e13, drift: 12e-6}
+	var steady []HostBracket
+	for k := range 40 {
+		sent := 5e9 + float64(k)*1e9
+		steady = append(steady, HostBracket{Sent: HostNanos(sent), Received: HostNanos(sent + 2e6),
+			Start: HostNanos(h.remote(sent + 50e3)), End: HostNanos(h.remote(sent + 1.9e6))})
+	}
+	if b := HostEvidence(steady); b != 0 {
+		t.Errorf("a steady loop of 40 tasks: %d bits, want 0", b)
+	}
+	fit, err := FitHost(steady)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fit.Proves(steady, HostClaim{}); !errors.Is(err, ErrHostRegular) {
+		t.Errorf("a steady loop: %v, want ErrHostRegular", err)
+	}
+	if err := fit.Proves(steady, HostClaim{Named: true}); err != nil {
+		t.Errorf("a steady loop, named: %v", err)
+	}
+	rng := rand.New(rand.NewPCG(2, 2))
+	idle, _ := simTasks(rng, h, 4, 5e9, 30e3, 25e3)
+	if b := HostEvidence(idle); b < MinHostEvidence || b > 2*30 {
+		t.Errorf("4 tasks idle up to 5 s apart: %d bits, want %d to 60", b, MinHostEvidence)
+	}
+	// A task without a side is left out: three remain, one test.
+	one := append([]HostBracket(nil), idle...)
+	one[1].Received = math.MaxInt64
+	if b := HostEvidence(one); b < 1 || b > 30 {
+		t.Errorf("3 tasks bounded on both sides: %d bits, want 1 to 30 (one test)", b)
+	}
 }
