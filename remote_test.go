@@ -516,6 +516,7 @@ func TestRemoteForeignSessionAtRateLimit(t *testing.T) {
 	if marked == 0 {
 		t.Fatal("no slice of machine1 drawn")
 	}
+	processorAgrees(t, out, tr)
 }
 
 // A dispatching log sending a task every second, with the remote log of
