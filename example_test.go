@@ -152,7 +152,7 @@ func ExampleFile() {
 // served which worker; WithRemoteWorker names it where they do not, and
 // WithTransport says how the frames travelled.
 func ExampleWithRemoteWorker() {
-	logs, _ := stracetest.GenerateRemote(stracetest.RemoteConfig{Seed: 4, Tasks: 6, GapMin: 1e9, GapMean: 1e9, GapMax: 3e9, WallErr: 1e6, SamePids: true,
+	logs, _ := stracetest.GenerateRemote(stracetest.RemoteConfig{Seed: 4, Tasks: 8, GapMin: 1e9, GapMean: 1e9, GapMax: 3e9, WallErr: 1e6, SamePids: true,
 		Hosts: []stracetest.RemoteHost{{Machine: "machine1", DriftPPM: 30, FwdMin: 30e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3},
 			{Machine: "machine2", DriftPPM: -40, FwdMin: 30e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3}}})
 	var in []phasetrace.Input
@@ -171,7 +171,7 @@ func ExampleWithRemoteWorker() {
 	}
 	fmt.Println(sum.Flows["network1.dispatch → remote run"], "dispatch → remote run flows")
 	// Output:
-	// machine1: causal, worker [0], 3 tasks, bound under 51 µs
-	// machine2: causal, worker [1], 3 tasks, bound under 60 µs
-	// 6 dispatch → remote run flows
+	// machine1: causal, worker [0], 4 tasks, bound under 36 µs
+	// machine2: causal, worker [1], 4 tasks, bound under 48 µs
+	// 8 dispatch → remote run flows
 }

@@ -19,10 +19,13 @@ import (
 // tasks make (reduce.FitHost); here the logs are only grouped into machines
 // and every remote record is drawn through its machine's mapping, with the
 // bound reduce gives, flows joining the dispatch, the remote run and the
-// complete. A remote machine whose tasks are not in the logs is moved by its
-// wall-clock anchor, marked so; one without either, or whose anchor would
-// move its spans outside the trace's time range, keeps its own times,
-// marked unplaced. Pids that repeat across machines are given trace pids of
+// complete. A remote machine whose tasks are not in the logs, or do not
+// prove that its runs served them (reduce.HostFit.Proves: a match of a few
+// run counts or of evenly spaced tasks, a rate at the edge of the allowed
+// range, a run outside its task, a wall clock that disagrees), is moved by
+// its wall-clock anchor, marked so, with no bound; one without either, or
+// whose anchor would move its spans outside the trace's time range, keeps
+// its own times, marked unplaced. Pids that repeat across machines are given trace pids of
 // their own (the slices keep the OS pid).
 
 // Transport is how the dispatching host's frames reach remote workers; it
@@ -74,8 +77,8 @@ func WithHostClock(opts ...reduce.HostFitOption) Option {
 type HostSummary struct {
 	Machine string   `json:"machine"`
 	Inputs  []string `json:"inputs"`
-	// Method is "causal" (by the tasks it ran), "wall" (by its wall-clock
-	// anchor: no bound) or "unplaced".
+	// Method is "causal" (by the tasks it ran, which prove its runs served
+	// them), "wall" (by its wall-clock anchor: no bound) or "unplaced".
 	Method    string `json:"method"`
 	Transport string `json:"transport,omitempty"`
 	// Workers are the worker_ids it served; Tasks the tasks fitted.
@@ -103,7 +106,11 @@ type HostSummary struct {
 	Pids map[int32]int32 `json:"pids,omitempty"`
 	// Bound is the distribution of the bounds of its spans drawn.
 	Bound BoundStats `json:"bound_ns"`
-	Note  string     `json:"note,omitempty"`
+	// Reason says, when it is not placed by causality, why not: one of
+	// the ReasonHost… values (stable, for programs); Note says it in
+	// words, with the figures.
+	Reason string `json:"reason,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 // finishHosts puts the machines' summaries in the Summary.

@@ -49,11 +49,14 @@ func (c *converter) fitHosts(p *remotePlan) {
 	workers, sessions := c.remoteWorkers(p), c.remoteSessions(p)
 	match, ambiguous := c.matchRemote(workers, sessions)
 	byHost := map[*remoteHost][]reduce.HostBracket{}
+	named := map[*remoteHost]bool{} // every session of it matched as the user named
 	for i, s := range sessions {
 		if match[i] < 0 {
 			continue
 		}
 		w := workers[match[i]]
+		n, seen := named[s.host]
+		named[s.host] = c.namedWorker(s.host, w.id) && (n || !seen)
 		byHost[s.host] = append(byHost[s.host], reduce.Pair(reduce.Worker{ID: w.id, Tasks: w.tasks}, reduce.Session{Runs: s.runs})...)
 		sum := s.host.summary()
 		sum.Workers = append(sum.Workers, w.id)
@@ -71,12 +74,15 @@ func (c *converter) fitHosts(p *remotePlan) {
 		case axis:
 			sum.Note = "its clock is the trace's axis (no log among the inputs dispatched to remote workers)"
 		case len(byHost[h]) > 0:
-			c.fitHost(h, byHost[h])
+			c.fitHost(h, byHost[h], named[h])
 		case ambiguous:
+			sum.Reason = ReasonHostAmbiguous
 			sum.Note = "the logs do not determine which worker it served (name it: WithRemoteWorker, -worker " + h.machine + "=ID)"
 		case len(workers) == 0:
+			sum.Reason = ReasonHostNoDispatcher
 			sum.Note = "no dispatching log (network1.dispatch to a remote_l3 endpoint) in the inputs"
 		default:
+			sum.Reason = ReasonHostNoMatch
 			sum.Note = "no worker's tasks match its runs"
 		}
 	}
@@ -192,12 +198,51 @@ func (c *converter) matchRemote(workers []*worker, sessions []*session) (match [
 	return match, errors.Is(err, reduce.ErrAmbiguous)
 }
 
-// fitHost fits machine h's clock to the brackets of its tasks.
-func (c *converter) fitHost(h *remoteHost, br []reduce.HostBracket) {
+// Why a remote machine is not placed by causality (HostSummary.Reason).
+const (
+	// ReasonHostAmbiguous: the logs admit more than one assignment of
+	// sessions to workers.
+	ReasonHostAmbiguous = "ambiguous-worker"
+	// ReasonHostNoDispatcher: no input dispatched to remote workers.
+	ReasonHostNoDispatcher = "no-dispatching-log"
+	// ReasonHostNoMatch: no worker's tasks admit its runs.
+	ReasonHostNoMatch = "no-matching-worker"
+	// ReasonHostNoFit: its tasks do not place its clock (reduce.FitHost
+	// failed: one-sided, or contradictory).
+	ReasonHostNoFit = "tasks-do-not-fit"
+	// ReasonHostFewTasks: too few tasks matched to tell the match from a
+	// coincidence (reduce.ErrHostFewTasks).
+	ReasonHostFewTasks = "too-few-tasks"
+	// ReasonHostRegular: the tasks were sent at too steady a pace to tell
+	// the match from a coincidence (reduce.ErrHostRegular).
+	ReasonHostRegular = "tasks-too-regular"
+	// ReasonHostRateAtLimit: the tasks allow a rate at the edge of the
+	// allowed range (reduce.ErrHostRateAtLimit).
+	ReasonHostRateAtLimit = "rate-at-limit"
+	// ReasonHostOutsideTasks: no clock of the model keeps every run inside
+	// its task (reduce.ErrHostOutsideTasks).
+	ReasonHostOutsideTasks = "runs-outside-tasks"
+	// ReasonHostWallDisagrees: its wall-clock anchor disagrees with the
+	// tasks' clock (reduce.ErrHostWallDisagrees).
+	ReasonHostWallDisagrees = "wall-clock-disagrees"
+)
+
+// fitHost fits machine h's clock to the brackets of its tasks, and places
+// it by them only when the fit proves its runs served them
+// (reduce.HostFit.Proves); named: the user named the worker it served.
+func (c *converter) fitHost(h *remoteHost, br []reduce.HostBracket, named bool) {
 	sum := h.summary()
 	fit, err := reduce.FitHost(br, c.cfg.hostFit...)
 	if err != nil {
-		sum.Note = "its tasks do not place its clock: " + err.Error()
+		// Workers lists only the workers it is placed by.
+		sum.Reason, sum.Note = ReasonHostNoFit, "its tasks do not place its clock (worker "+joinInts(sum.Workers)+"'s, by their count): "+err.Error()
+		sum.Workers = nil
+		return
+	}
+	if err := fit.Proves(br, reduce.HostClaim{Wall: c.wallPrior(h), Named: named}); err != nil {
+		sum.Reason = hostReason(err)
+		sum.Note = "not placed by the tasks of worker " + joinInts(sum.Workers) + ", which do not prove its runs served them: " + err.Error()
+		sum.Workers = nil
 		return
 	}
 	h.fit, h.method = fit, reduce.HostCausal
@@ -219,6 +264,32 @@ func (c *converter) fitHost(h *remoteHost, br []reduce.HostBracket) {
 	if d := satSub(sum.WallShiftNs, int64(offLast)); abs64(d) > abs64(sum.WallDisagreeNs) {
 		sum.WallDisagreeNs = d
 	}
+}
+
+// hostReason is the stable reason for an error of reduce.HostFit.Proves.
+func hostReason(err error) string {
+	switch {
+	case errors.Is(err, reduce.ErrHostFewTasks):
+		return ReasonHostFewTasks
+	case errors.Is(err, reduce.ErrHostRegular):
+		return ReasonHostRegular
+	case errors.Is(err, reduce.ErrHostRateAtLimit):
+		return ReasonHostRateAtLimit
+	case errors.Is(err, reduce.ErrHostWallDisagrees):
+		return ReasonHostWallDisagrees
+	}
+	return ReasonHostOutsideTasks
+}
+
+// namedWorker reports whether the user named worker id as the one machine
+// h served.
+func (c *converter) namedWorker(h *remoteHost, id int64) bool {
+	for name, w := range c.cfg.remoteWorkers {
+		if w == id && h.named(name, c.names) {
+			return true
+		}
+	}
+	return false
 }
 
 // named reports whether the machine is name, or has a log named name.

@@ -17,6 +17,7 @@ import (
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/perfetto/check/processor"
+	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
@@ -77,6 +78,7 @@ type remoteResult struct {
 	wallErrs     []int64
 	held         int
 	limit        int64
+	unbound      int // slices of a machine not placed by causality
 }
 
 // measureRemote converts the logs and checks every remote slice against the
@@ -112,8 +114,10 @@ func measureTrace(t *testing.T, out []byte, sum *phasetrace.Summary, truth strac
 		byName[remoteTruthKey{k.Machine, k.Run, k.Name}] = v
 	}
 	res := map[string]*remoteResult{}
+	causal := map[string]bool{}
 	for _, h := range sum.Hosts {
 		res[h.Machine] = &remoteResult{limit: h.LimitNs}
+		causal[h.Machine] = h.Method == "causal"
 	}
 	for _, s := range tr.Slices {
 		args := map[string]any{}
@@ -125,6 +129,18 @@ func measureTrace(t *testing.T, out []byte, sum *phasetrace.Summary, truth strac
 			continue
 		}
 		r := res[machine]
+		if !causal[machine] {
+			// Placed by its wall clock (or not at all): no host bound is
+			// claimed, and the slice says how it was placed.
+			if _, ok := args["host_bound_ns"]; ok {
+				t.Errorf("%s %s on %s, not placed by causality, claims a host bound", s.Name, args["host_placement"], machine)
+			}
+			if p, _ := args["host_placement"].(string); p == "causal" || p == "" {
+				t.Errorf("%s on %s: host_placement %q", s.Name, machine, p)
+			}
+			r.unbound++
+			continue
+		}
 		var run uint64
 		if v, ok := args["run_id"].(int64); ok && strace.FamilyOf(s.Name) == strace.FamilyNode {
 			run = uint64(v)
@@ -328,43 +344,253 @@ func TestRemoteMPI(t *testing.T) {
 	}
 }
 
+// randomRemote is a random remote scenario of seed: one or two machines,
+// 2–21 tasks, any drift within ±100 ppm, latencies, spacing and transport.
+func randomRemote(seed uint64) (stracetest.RemoteConfig, []phasetrace.Option) {
+	r := rand.New(rand.NewPCG(seed, 77))
+	hosts := make([]stracetest.RemoteHost, 1+r.IntN(2))
+	for i := range hosts {
+		hosts[i] = stracetest.RemoteHost{Machine: fmt.Sprintf("m%d", i+1), DriftPPM: r.Float64()*200 - 100,
+			FwdMin: 20_000 + r.Int64N(150_000), FwdJitter: 1 + r.Int64N(150_000), RetMin: 20_000 + r.Int64N(150_000), RetJitter: 1 + r.Int64N(150_000)}
+	}
+	cfg := stracetest.RemoteConfig{Seed: 100 + seed}
+	cfg.Hosts, cfg.Tasks = hosts, 2+r.IntN(20)
+	cfg.GapMin, cfg.GapMean, cfg.GapMax = r.Int64N(2e9), r.Int64N(10e9), 40e9
+	cfg.WallErr, cfg.SamePids, cfg.AnchorEvry = 1e6, r.IntN(2) == 0, []int64{0, 1e8, 1e9}[r.IntN(3)]
+	cfg.MPI = r.IntN(3) == 0
+	var opts []phasetrace.Option
+	if cfg.MPI {
+		opts = append(opts, phasetrace.WithTransport(phasetrace.TransportMPI))
+	}
+	return cfg, opts
+}
+
 // Property: whatever the drift, latencies and task spacing, every remote
-// span lies within its published bound.
+// span lies within its published bound; a machine is placed by causality
+// whenever its tasks prove it (checkOwnMachine), and else by its wall
+// clock, with no bound.
 func TestRemoteBoundAlwaysHolds(t *testing.T) {
-	n := 12
+	n := 24
+	if testing.Short() {
+		n = 6
+	}
+	for seed := range uint64(n) {
+		cfg, opts := randomRemote(seed)
+		logs, truth := stracetest.GenerateRemote(cfg)
+		res, sum, _ := measureRemote(t, logs, truth, opts...)
+		for i, h := range sum.Hosts {
+			checkOwnMachine(t, fmt.Sprintf("seed %d", seed), cfg, i, h, res[h.Machine])
+		}
+	}
+}
+
+// checkOwnMachine checks how the i-th machine of a generated session was
+// placed: by causality, every bound holding, whenever it ran
+// reduce.MinHostTasks tasks or more spaced irregularly (idle times of a
+// mean of 0.5 s or more between tasks); by its wall clock, with no bound
+// and a reason (too few tasks, or which worker it served is ambiguous),
+// when it ran fewer; either, when its tasks came at a steadier pace
+// (reduce.HostEvidence; beside foreign machines of the same pace, which
+// worker it served may then be ambiguous).
+func checkOwnMachine(t *testing.T, what string, cfg stracetest.RemoteConfig, i int, h phasetrace.HostSummary, r *remoteResult) {
+	t.Helper()
+	tasks := (cfg.Tasks + len(cfg.Hosts) - 1 - i) / len(cfg.Hosts) // task k went to host k mod len
+	switch {
+	case tasks < reduce.MinHostTasks:
+		if h.Method != "wall" || h.Reason == "" || h.Bound.Count != 0 {
+			t.Errorf("%s: %s, %d tasks: placed %s (%s), %d bounds", what, h.Machine, tasks, h.Method, h.Reason, h.Bound.Count)
+		}
+	case h.Method == "causal":
+		if len(r.errs) == 0 || r.held != len(r.errs) {
+			t.Errorf("%s: %s: bound holds for %d of %d spans", what, h.Machine, r.held, len(r.errs))
+		}
+	case cfg.GapMean < 500_000_000 && (h.Reason == phasetrace.ReasonHostRegular || h.Reason == phasetrace.ReasonHostAmbiguous):
+		// Steady: another session of the same pace may fit as well.
+		if h.Method != "wall" || h.Bound.Count != 0 {
+			t.Errorf("%s: %s: placed %s, %d bounds", what, h.Machine, h.Method, h.Bound.Count)
+		}
+	default:
+		t.Errorf("%s: %s, %d tasks, idle %d ns on average: placed %s: %s", what, h.Machine, tasks, cfg.GapMean, h.Method, h.Note)
+	}
+}
+
+// Property: the dispatching log of one session with the remote logs of
+// another of the same shape (other machines, other runs) never yields a
+// published bound: every foreign machine is placed by its wall clock (or
+// not at all), its slices say so, and the summary says why. Alongside the
+// session's own machines, those are still placed by causality, their
+// bounds holding.
+func TestRemoteForeignSessions(t *testing.T) {
+	n := 16
 	if testing.Short() {
 		n = 4
 	}
+	reasons := map[string]int{}
 	for seed := range uint64(n) {
-		rng := stracetest.RemoteConfig{Seed: 100 + seed}
-		r := rand.New(rand.NewPCG(seed, 77))
-		hosts := make([]stracetest.RemoteHost, 1+r.IntN(2))
-		for i := range hosts {
-			hosts[i] = stracetest.RemoteHost{Machine: fmt.Sprintf("m%d", i+1), DriftPPM: r.Float64()*200 - 100,
-				FwdMin: 20_000 + r.Int64N(150_000), FwdJitter: 1 + r.Int64N(150_000), RetMin: 20_000 + r.Int64N(150_000), RetJitter: 1 + r.Int64N(150_000)}
+		cfg, opts := randomRemote(seed)
+		if seed%4 == 3 {
+			cfg.GapMean = 0 // tasks at a steady pace: sessions alike but for their runs
 		}
-		cfg := rng
-		cfg.Hosts, cfg.Tasks = hosts, 2+r.IntN(20)
-		cfg.GapMin, cfg.GapMean, cfg.GapMax = r.Int64N(2e9), r.Int64N(10e9), 40e9
-		cfg.WallErr, cfg.SamePids, cfg.AnchorEvry = 1e6, r.IntN(2) == 0, []int64{0, 1e8, 1e9}[r.IntN(3)]
-		cfg.MPI = r.IntN(3) == 0
-		var opts []phasetrace.Option
-		if cfg.MPI {
-			opts = append(opts, phasetrace.WithTransport(phasetrace.TransportMPI))
-		}
-		logs, truth := stracetest.GenerateRemote(cfg)
-		res, sum, _ := measureRemote(t, logs, truth, opts...)
+		// Foreign only.
+		logs, truth := stracetest.GenerateForeignRemote(cfg, 1_000_000+seed)
+		_, sum, _ := measureRemote(t, logs, truth, opts...)
 		for _, h := range sum.Hosts {
-			rr := res[h.Machine]
-			if h.Method != "causal" {
-				t.Errorf("seed %d: %s placed %s: %s", seed, h.Machine, h.Method, h.Note)
+			reasons[h.Reason]++
+			if h.Method == "causal" || h.Reason == "" || h.Bound.Count != 0 || len(h.Workers) != 0 {
+				t.Errorf("seed %d: foreign %s placed %s (%s, %d bounds, workers %v): %s", seed, h.Machine, h.Method, h.Reason, h.Bound.Count, h.Workers, h.Note)
+			}
+		}
+		// The session's own machines and foreign ones together.
+		fc := cfg
+		fc.Hosts = slices.Clone(cfg.Hosts)
+		for i := range fc.Hosts {
+			fc.Hosts[i].Machine = "foreign-" + fc.Hosts[i].Machine
+		}
+		own, ownTruth := stracetest.GenerateRemote(cfg)
+		foreign, foreignTruth := stracetest.GenerateForeignRemote(fc, 2_000_000+seed)
+		for k, v := range foreignTruth.Spans {
+			ownTruth.Spans[k] = v
+		}
+		for k, v := range foreignTruth.Hosts {
+			ownTruth.Hosts[k] = v
+		}
+		res, sum, _ := measureRemote(t, append(own, foreign[1:]...), ownTruth, opts...)
+		for i, h := range sum.Hosts {
+			ht := ownTruth.Hosts[h.Machine]
+			if ht.Worker < 0 {
+				reasons[h.Reason]++
+				if h.Method == "causal" || h.Bound.Count != 0 {
+					t.Errorf("seed %d: foreign %s placed %s beside the session's own: %s", seed, h.Machine, h.Method, h.Note)
+				}
 				continue
 			}
-			if len(rr.errs) == 0 || rr.held != len(rr.errs) {
-				t.Errorf("seed %d: %s: bound holds for %d of %d spans", seed, h.Machine, rr.held, len(rr.errs))
+			checkOwnMachine(t, fmt.Sprintf("seed %d, beside foreign machines", seed), cfg, i, h, res[h.Machine])
+		}
+	}
+	t.Logf("foreign machines, by reason: %v", reasons)
+}
+
+// A dispatching log with the remote logs of another session (same shape,
+// other machines): machine1's runs count as many as worker 1's tasks and
+// fit them only with the remote clock 500 ppm slow, the edge of the
+// allowed range. Not a clock, a wrong match: it is placed by its wall
+// clock, every slice saying so, no bound published, and the summary says
+// why.
+func TestRemoteForeignSessionAtRateLimit(t *testing.T) {
+	cfg := remoteScenarios[1].cfg
+	cfg.GapMin, cfg.GapMean, cfg.GapMax = 1e9, 2e9, 10e9
+	logs, truth := stracetest.GenerateForeignRemote(cfg, 1000)
+	_, sum, out := measureRemote(t, logs, truth)
+	h := sum.Hosts[0]
+	if h.Machine != "machine1" || h.Method != "wall" || h.Reason != phasetrace.ReasonHostRateAtLimit || h.Bound.Count != 0 || h.Workers != nil {
+		t.Fatalf("machine1: %+v", h)
+	}
+	for _, want := range []string{"worker 1", "drawn with -500.000 ppm", "no constant rate within ±2000.000 ppm carries every run inside its task"} {
+		if !strings.Contains(h.Note, want) {
+			t.Errorf("note %q does not say %q", h.Note, want)
+		}
+	}
+	var text strings.Builder
+	if err := sum.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "machine1 (machine1.log): wall: moved") || !strings.Contains(text.String(), "do not prove its runs served them") {
+		t.Errorf("the summary does not say machine1 was moved by its wall clock, and why:\n%s", text.String())
+	}
+	noHostBound(t, out)
+	tr, err := check.ReadBytes(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := 0
+	for _, s := range tr.Slices {
+		for _, a := range s.Args {
+			if a.Name == "machine" && a.Value == "machine1" {
+				marked++
+				if p, _ := argOf(s, "host_placement"); p != "wall" {
+					t.Fatalf("%s on machine1: host_placement %v", s.Name, p)
+				}
 			}
 		}
 	}
+	if marked == 0 {
+		t.Fatal("no slice of machine1 drawn")
+	}
+	processorAgrees(t, out, tr)
+}
+
+// A dispatching log sending a task every second, with the remote log of
+// another session of the same pace: its 5 runs fit the 5 tasks at 299 ppm,
+// its wall clock 11 ms from where they put it (before the evidence rule:
+// placed "causal", bounds of 355 µs, drawn 9.7 ms from the truth). The
+// tasks, so evenly spaced, give 11 bits of evidence, not 16: placed by
+// its wall clock, no bound.
+func TestRemoteForeignSessionSteadyPace(t *testing.T) {
+	cfg := stracetest.RemoteConfig{Seed: 221, Tasks: 5, GapMin: 996840873, GapMax: 40e9, WallErr: 1e6, SamePids: true, AnchorEvry: 1e8,
+		Hosts: []stracetest.RemoteHost{{Machine: "m1", DriftPPM: -51.444562228801956, FwdMin: 131475, FwdJitter: 9557, RetMin: 37183, RetJitter: 102535}}}
+	logs, truth := stracetest.GenerateForeignRemote(cfg, 3_000_121)
+	_, sum, out := measureRemote(t, logs, truth)
+	if h := sum.Hosts[0]; h.Method != "wall" || h.Reason != phasetrace.ReasonHostRegular || h.Bound.Count != 0 {
+		t.Errorf("m1: %s (%s): %s", h.Method, h.Reason, h.Note)
+	}
+	noHostBound(t, out)
+	// Named, the match is the user's (here wrongly): placed by the tasks,
+	// whose rates and brackets are all the rule then asks of them.
+	sum, err := phasetrace.Convert(io.Discard, remoteInputs(logs), phasetrace.WithRemoteWorker("m1", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := sum.Hosts[0]; h.Method != "causal" {
+		t.Errorf("m1 named: %s (%s): %s", h.Method, h.Reason, h.Note)
+	}
+}
+
+// A machine whose wall clock is 200 ms off the dispatching host's: its
+// tasks place it, but the anchors say another clock, so nothing proves
+// the match (it may be another session's); it is placed by its wall
+// clock. Named by the user, the match is theirs: placed by its tasks.
+func TestRemoteWallDisagrees(t *testing.T) {
+	cfg := remoteScenarios[0].cfg
+	cfg.Tasks, cfg.WallErr = 10, 0
+	logs, truth := stracetest.GenerateRemote(cfg)
+	// Move the remote machine's wall clock 200 ms.
+	logs[1].Log = shiftWall(t, logs[1].Log, 200_000_000)
+	_, sum, out := measureRemote(t, logs, truth)
+	if h := sum.Hosts[0]; h.Method != "wall" || h.Reason != phasetrace.ReasonHostWallDisagrees {
+		t.Errorf("unnamed: %+v", h)
+	}
+	noHostBound(t, out)
+	res, sum, _ := measureRemote(t, logs, truth, phasetrace.WithRemoteWorker("machine1", 0))
+	if h, r := sum.Hosts[0], res["machine1"]; h.Method != "causal" || len(r.errs) == 0 || r.held != len(r.errs) {
+		t.Errorf("named: %s (%s), bound holds for %d of %d spans", h.Method, h.Note, r.held, len(r.errs))
+	}
+}
+
+// shiftWall moves every wall-clock anchor of a log by d ns.
+func shiftWall(t *testing.T, log []byte, d int64) []byte {
+	t.Helper()
+	var out []byte
+	n := 0
+	for _, line := range bytes.SplitAfter(log, []byte("\n")) {
+		if i := bytes.Index(line, []byte("wall_ns=")); i >= 0 {
+			j := i + len("wall_ns=")
+			k := j
+			for k < len(line) && line[k] >= '0' && line[k] <= '9' {
+				k++
+			}
+			v, err := strconv.ParseInt(string(line[j:k]), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line = append(append(append([]byte(nil), line[:j]...), strconv.FormatInt(v+d, 10)...), line[k:]...)
+			n++
+		}
+		out = append(out, line...)
+	}
+	if n == 0 {
+		t.Fatal("no wall-clock anchor in the log")
+	}
+	return out
 }
 
 // The multi-machine trace loads into Perfetto's trace processor: no error
@@ -528,7 +754,7 @@ func TestRemoteLogCutShort(t *testing.T) {
 // A small two-machine conversion, pinned: the trace as the trace processor
 // would build it, and the summary (go test -run TestRemoteGolden -update .).
 func TestRemoteGolden(t *testing.T) {
-	logs, _ := stracetest.GenerateRemote(stracetest.RemoteConfig{Seed: 11, Tasks: 4, GapMin: 5e8, GapMean: 5e8, GapMax: 2e9, WallErr: 1e6, SamePids: true, AnchorEvry: 2e8,
+	logs, _ := stracetest.GenerateRemote(stracetest.RemoteConfig{Seed: 11, Tasks: 8, GapMin: 5e8, GapMean: 5e8, GapMax: 2e9, WallErr: 1e6, SamePids: true, AnchorEvry: 2e8,
 		Hosts: []stracetest.RemoteHost{{Machine: "machine1", DriftPPM: 30, FwdMin: 30e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3},
 			{Machine: "machine2", DriftPPM: -40, FwdMin: 35e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3}}})
 	tr, sum, _ := convert(t, remoteInputs(logs))

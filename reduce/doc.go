@@ -297,9 +297,57 @@
 // [MatchSessions] pairs a worker's tasks with a session's runs only where
 // they count the same and their brackets admit a clock mapping, and takes
 // the one complete assignment. Where causality admits several (one task
-// each, alike), the wall-clock anchors decide as a weak prior
+// each, alike), the pairings one line of constant rate passes through are
+// preferred, then the wall-clock anchors decide as a weak prior
 // ([WallPrior], [DefaultWallAgreement]); failing that it is
 // [ErrAmbiguous] and the user names the mapping.
+//
+// A fit is not yet proof that the runs served the tasks: the runs of
+// another session can fit them too, and then every bound is false.
+// [HostFit.Proves] decides whether a causal placement (and its bounds) may
+// be claimed; failing it, the caller places the machine by its wall-clock
+// anchor, with no bound, and says why ([ErrHostFewTasks],
+// [ErrHostRegular], [ErrHostRateAtLimit], [ErrHostOutsideTasks],
+// [ErrHostWallDisagrees]). The rule, for the brackets B the fit was made
+// from, in task order:
+//
+//   - B holds at least [MinHostTasks] (4) tasks bounded on both sides. The
+//     model has two free parameters: one run fits any task wide enough,
+//     and two runs fit any two tasks at some rate; each task after the
+//     second is the first real test of the match, and four make two.
+//   - The tests are worth at least [MinHostEvidence] (16) bits
+//     ([HostEvidence]): for each such task, log2(|D|/room), where room is
+//     how far its run may slide inside it (Received − Sent less the run's
+//     length) and D the second difference of the Sent times there (how
+//     far from where the two tasks before it, continued at their spacing,
+//     it was sent). A run of another session lands inside the task only
+//     where that session's spacing bends as this one's did, to within
+//     room: about room/|D| of the time. So 2^−16 is the estimated chance
+//     of a coincidence; tasks idle for seconds between them give 10–20
+//     bits each, a steady loop next to none, however many tasks (another
+//     session at the same pace would fit it too).
+//   - The drawn line's rate lies strictly inside (−max, +max), and the
+//     constant rates at which one line carries every run inside its task,
+//     sought within ±4·max, are not pinned against the edge: their middle
+//     lies strictly inside (−max, +max), or they include the whole range
+//     (the tasks leave the rate to the model). A fit that only the
+//     fastest or slowest clock the model allows reconciles is evidence of
+//     a wrong match, not of a clock (crystals differ by tens of ppm).
+//   - The drawn map puts every run inside its task: its start at or after
+//     Sent, its end at or before Received, both with a finite bound.
+//   - Where both hosts wrote wall-clock anchors ([WallPrior]), the drawn
+//     map puts the anchor's instant within [DefaultWallAgreement] (20 ms)
+//     of where they say: NTP keeps hosts within milliseconds, another
+//     session's clock is anywhere.
+//
+// A worker the user named ([HostClaim].Named) is a match asserted, not
+// one to tell from a coincidence: the count, the evidence and the wall
+// clocks are not asked for, the rate and the brackets are. The tests pair
+// the tasks of one generated session with the runs of another
+// (TestHostFitForeignNeverProves; in package phasetrace,
+// TestRemoteForeignSessions, TestRemoteForeignSessionAtRateLimit,
+// TestRemoteForeignSessionSteadyPace): none is proved, while a session's
+// own runs of four tasks or more, idle between them, are.
 //
 // The bound is guaranteed under these assumptions: each remote run lies
 // between its task's Sent and Received (the transport is the one assumed);

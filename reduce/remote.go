@@ -106,7 +106,17 @@ type HostFit struct {
 	knots  []hostKnot
 	limit  HostNanos
 	tasks  int
+	// For Proves: the most rate error the model allows, and the constant
+	// rates within ±hostPinSearch·maxRate at which a line carries every run
+	// inside its task (dataFits: there are such rates).
+	maxRate, dataLo, dataHi PPB
+	dataFits                bool
 }
+
+// hostPinSearch is how far past the model's rate limit (a multiple of it)
+// Proves looks for the rates the brackets allow, to tell a rate the data
+// pin against the limit from one the limit merely bounds.
+const hostPinSearch = 4
 
 type hostKnot struct{ x, lo, hi int64 }
 
@@ -140,7 +150,10 @@ func FitHost(brackets []HostBracket, opts ...HostFitOption) (*HostFit, error) {
 	if !ok {
 		return nil, ErrOneSided
 	}
-	fit := &HostFit{line: ln, rateLo: lo, rateHi: hi, tasks: len(brackets)}
+	fit := &HostFit{line: ln, rateLo: lo, rateHi: hi, tasks: len(brackets), maxRate: cfg.maxRate}
+	if c, ok := fitCentral(f.sorted(), min(hostPinSearch*cfg.maxRate, 2_000_000_000), nil); ok && c.feasible {
+		fit.dataLo, fit.dataHi, fit.dataFits = PPB(floorDiv(c.kL, ppbToFit)), PPB(-floorDiv(-c.kR, ppbToFit)), true
+	}
 	slices.Sort(xs)
 	xs = slices.Compact(xs)
 	if len(xs) > maxHostKnots {
@@ -387,10 +400,13 @@ var ErrAmbiguous = errors.New("reduce: the logs do not determine which remote lo
 // fixed gives assignments the user named (session index → worker index),
 // kept as they are. More than one complete assignment is ErrAmbiguous.
 //
-// Where causality admits several assignments, the sessions' wall-clock
-// anchors (Session.Wall) choose among them, as a weak prior: pairings whose
-// offset disagrees with them by more than DefaultWallAgreement are left
-// out, and the assignment is made if one remains.
+// Where causality admits several assignments (the rate may move within
+// the stability across the tasks), the pairings through whose brackets one
+// line of constant rate passes are preferred; failing that, the sessions'
+// wall-clock anchors (Session.Wall) choose among them, as a weak prior:
+// pairings whose offset disagrees with them by more than
+// DefaultWallAgreement are left out; failing that, both. The assignment
+// is made if one remains.
 func MatchSessions(workers []Worker, sessions []Session, fixed map[int]int, opts ...HostFitOption) ([]int, error) {
 	cfg := hostConfig{maxRate: DefaultHostMaxRate, stability: DefaultHostRateStability}
 	for _, o := range opts {
@@ -413,16 +429,26 @@ func MatchSessions(workers []Worker, sessions []Session, fixed map[int]int, opts
 	}
 	out, err := assign(ok, fixed, len(workers))
 	if errors.Is(err, ErrAmbiguous) {
-		// Only then do the wall-clock anchors choose.
-		wallOK := make([][]bool, len(sessions))
+		// Only then do the stricter tests choose: one line of constant
+		// rate carries every run inside its task, then the wall-clock
+		// anchors agree, then both.
+		line, wall, both := make([][]bool, len(sessions)), make([][]bool, len(sessions)), make([][]bool, len(sessions))
 		for s, ss := range sessions {
-			wallOK[s] = make([]bool, len(workers))
+			line[s], wall[s], both[s] = make([]bool, len(workers)), make([]bool, len(workers)), make([]bool, len(workers))
 			for w := range workers {
-				wallOK[s][w] = ok[s][w] && agrees(fits[s][w], ss.Wall)
+				if !ok[s][w] {
+					continue
+				}
+				c, found := fitCentral(fits[s][w].sorted(), cfg.maxRate, nil)
+				line[s][w] = found && c.feasible
+				wall[s][w] = agrees(fits[s][w], ss.Wall)
+				both[s][w] = line[s][w] && wall[s][w]
 			}
 		}
-		if o, e := assign(wallOK, fixed, len(workers)); e == nil {
-			return o, nil
+		for _, o := range [][][]bool{line, wall, both} {
+			if a, e := assign(o, fixed, len(workers)); e == nil {
+				return a, nil
+			}
 		}
 	}
 	return out, err

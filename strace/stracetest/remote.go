@@ -84,7 +84,7 @@ type RemoteTruth struct {
 
 // RemoteHostTruth is one remote machine's truth.
 type RemoteHostTruth struct {
-	Worker int64 // the worker_id it served
+	Worker int64 // the worker_id it served; -1: none of the dispatching log's (GenerateForeignRemote)
 	// WallShift is what adding the difference of the wall-clock anchors
 	// (the remote log's first against the dispatching log's first) does:
 	// remote time + WallShift is where a wall-anchored converter draws it.
@@ -109,6 +109,34 @@ const wallEpoch = 1_767_225_600_000_000_000
 // GenerateRemote returns the dispatching host's log first, then one log
 // per remote host, and the truth.
 func GenerateRemote(cfg RemoteConfig) ([]RemoteLog, RemoteTruth) {
+	logs, truth, _ := generateRemote(cfg)
+	return logs, truth
+}
+
+// GenerateForeignRemote returns the dispatching log of the session cfg
+// describes with the remote logs of another session of the same shape:
+// cfg with Seed foreign, so other machines (other clocks, drifts and
+// latencies), other task spacing and other runs. Its machines served none
+// of the dispatching log's tasks: their truth (Worker -1) is where their
+// spans truly were on their own session's dispatching host, which is not
+// this one, and their WallShift what the wall-clock anchors say against
+// this dispatching log's. No placement of them by causality is true.
+func GenerateForeignRemote(cfg RemoteConfig, foreign uint64) ([]RemoteLog, RemoteTruth) {
+	own, _, wallA := generateRemote(cfg)
+	fc := cfg
+	fc.Seed = foreign
+	other, truth, wallB := generateRemote(fc)
+	for m, h := range truth.Hosts {
+		h.Worker = -1
+		h.WallShift += (wallB.WallNS - wallA.WallNS) - (wallB.MonoNS - wallA.MonoNS)
+		truth.Hosts[m] = h
+	}
+	return append([]RemoteLog{own[0]}, other[1:]...), truth
+}
+
+// generateRemote is GenerateRemote, also returning the dispatching log's
+// first wall-clock anchor.
+func generateRemote(cfg RemoteConfig) ([]RemoteLog, RemoteTruth, strace.WallAnchor) {
 	rnd := rand.New(rand.NewPCG(cfg.Seed, 0x7e40)) // the dispatcher's draws
 	truth := RemoteTruth{Spans: map[RemoteKey]RemoteSpan{}, Hosts: map[string]RemoteHostTruth{}}
 	wallErr := func() int64 {
@@ -227,7 +255,7 @@ func GenerateRemote(cfg RemoteConfig) ([]RemoteLog, RemoteTruth) {
 		shift := (h.first.WallNS - firstWallA.WallNS) - (h.first.MonoNS - firstWallA.MonoNS)
 		truth.Hosts[h.cfg.Machine] = RemoteHostTruth{Worker: int64(i), WallShift: shift, FwdMin: h.fwdMin, RetMin: h.retMin}
 	}
-	return logs, truth
+	return logs, truth, firstWallA
 }
 
 // remoteSim is one remote machine being simulated.
