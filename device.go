@@ -337,6 +337,10 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 	freq := c.freq[run.Domain]
 	var orch, sched = -1, -1
 	var t perfetto.Track // the track of lastLane
+	// A machine that its tasks did not place (moved by its wall clock, or
+	// at its own times) is on the trace's axis only as well as its wall
+	// clock agrees: a bound against its own clock would not hold there.
+	onAxis := c.onAxis(k.pid)
 	lastLane := ""
 	for i := range spans {
 		s := &spans[i]
@@ -359,7 +363,10 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 				}
 			}
 		}
-		args = append(args, perfetto.String("placement", method), perfetto.Int("bound_ns", bound))
+		args = append(args, perfetto.String("placement", method))
+		if onAxis {
+			args = append(args, perfetto.Int("bound_ns", bound))
+		}
 		args = c.remoteArgs(args, k.pid, 0, 0, false)
 		if reason != "" {
 			args = append(args, perfetto.String("placement_reason", reason))
@@ -385,9 +392,11 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		if fixed {
 			c.led.repaired(reasonTruncation, s.at, s.Name+": "+fix.what)
 		}
-		if s.Name == strace.SpanDeviceWall && run.Wall == nil {
+		switch {
+		case !onAxis:
+		case s.Name == strace.SpanDeviceWall && run.Wall == nil:
 			ds.WallBound.add(bound) // the runtime's bracket: its own distribution
-		} else {
+		default:
 			ds.Bound.add(bound)
 		}
 		switch pl.Method {
@@ -412,8 +421,12 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 			perfetto.Uint("inv", spans[orch].Inv), perfetto.String("hid", c.hidString(spans[orch].Hid)),
 			perfetto.Bool("derived", true), perfetto.String("derived_from", "orch ∪ sched"),
 			perfetto.Int("device_ts", int64(eff.Start)), perfetto.Int("device_dur", int64(eff.Len())),
-			perfetto.String("placement", method), perfetto.Int("bound_ns", int64(d.Bound)+max(fixes[orch].shift, fixes[sched].shift)),
+			perfetto.String("placement", method),
 		)
+		if onAxis {
+			args = append(args, perfetto.Int("bound_ns", int64(d.Bound)+max(fixes[orch].shift, fixes[sched].shift)))
+		}
+		args = c.remoteArgs(args, k.pid, 0, 0, false)
 		t := c.tracks.device(k.pid, run.Domain.Dev, group, "effective")
 		c.other(t, perfetto.Slice{Name: effectiveName, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Args: args}, spans[orch].at, "derived Effective windows")
 	}

@@ -113,6 +113,17 @@ func (c *converter) drawnOn(pid int32) {
 	}
 }
 
+// onAxis reports whether the placement bounds of pid's spans hold on the
+// trace's axis: pid is not a remote machine's, or its machine is placed by
+// causality.
+func (c *converter) onAxis(pid int32) bool {
+	if c.remote == nil {
+		return true
+	}
+	h := c.remote.byPid[pid]
+	return h == nil || h.fit != nil
+}
+
 // remoteHostOf returns the causally placed machine of pid, or nil.
 func (c *converter) remoteHostOf(pid int32) *remoteHost {
 	if c.remote == nil {

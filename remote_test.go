@@ -135,6 +135,9 @@ func measureTrace(t *testing.T, out []byte, sum *phasetrace.Summary, truth strac
 			if _, ok := args["host_bound_ns"]; ok {
 				t.Errorf("%s %s on %s, not placed by causality, claims a host bound", s.Name, args["host_placement"], machine)
 			}
+			if _, ok := args["bound_ns"]; ok {
+				t.Errorf("%s %s on %s, not placed by causality, claims a device bound (against its own clock, not the trace's)", s.Name, args["host_placement"], machine)
+			}
 			if p, _ := args["host_placement"].(string); p == "causal" || p == "" {
 				t.Errorf("%s on %s: host_placement %q", s.Name, machine, p)
 			}
