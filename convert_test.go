@@ -347,6 +347,7 @@ func TestWallTimeAndLabels(t *testing.T) {
 			procs = append(procs, fmt.Sprintf("%d %s", tk.SortIndex, tk.Name))
 		}
 	}
+	slices.Sort(procs) // declared as they are first drawn on, ordered by their SortIndex
 	want := []string{"1 simpler node (pid=4000)", "2 simpler chip child (pid=4100)", "3 simpler chip child (pid=4200)", "4 external producer serving (pid=4300)"}
 	if diff := cmp.Diff(want, procs); diff != "" {
 		t.Errorf("processes (-want +got):\n%s", diff)

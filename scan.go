@@ -72,6 +72,8 @@ type procInfo struct {
 	machine     string
 	osPid       int32
 	machineRank int // with a dispatching host: 0 on it, else 1 + the machine's index
+
+	sortIndex int32 // its place among the processes (trackSet.declare), from 1
 }
 
 type scanResult struct {

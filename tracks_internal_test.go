@@ -14,8 +14,9 @@ import (
 )
 
 // The track set alone: a thread the survey split gets a lane per pipeline
-// slot; a thread it did not split keeps its own track; past the writer's
-// track limit the set hands out the zero Track.
+// slot; a thread it did not split keeps its own track; no track is
+// declared before something is drawn on it, its process's with the first
+// of them; past the writer's track limit the set hands out the zero Track.
 func TestTrackSet(t *testing.T) {
 	scan := newScan()
 	for _, sp := range []strace.Span{
@@ -29,7 +30,10 @@ func TestTrackSet(t *testing.T) {
 	var b bytes.Buffer
 	w := perfetto.NewWriter(&b, perfetto.WithMaxTracks(6))
 	ts := newTrackSet(w, scan)
-	ts.declare() // the process and the unsplit thread 11
+	ts.declare()
+	if n := w.Stats().Tracks; n != 0 {
+		t.Fatalf("%d tracks declared before anything is drawn", n)
+	}
 	slot0, split := ts.lane(1, 10, 0, true)
 	slot1, _ := ts.lane(1, 10, 1, true)
 	plain, split11 := ts.lane(1, 11, 0, true)
@@ -53,7 +57,7 @@ func TestTrackSet(t *testing.T) {
 	for _, tk := range tr.Tracks {
 		names = append(names, tk.Name)
 	}
-	want := "[simpler chip child (pid=1) chip child pipeline slot 0 (tid 10) pipeline slot 1 (tid 10) device 0 phases]"
+	want := "[simpler chip child (pid=1) pipeline slot 0 (tid 10) pipeline slot 1 (tid 10) chip child device 0 phases]"
 	if got := fmtNames(names); got != want {
 		t.Errorf("tracks %s, want %s", got, want)
 	}
