@@ -179,6 +179,7 @@ type Writer struct {
 
 	tracks  map[uint64]*trackState
 	nextSeq uint32
+	caches  int // busy sequences' caches (sequence.caches)
 	dirty   []*trackState
 	enc     []byte // encoded arguments of the slices waiting for Flush
 	flows   []FlowID
@@ -390,7 +391,7 @@ func appendClock(b []byte, id uint32, ts int64, incremental bool) []byte {
 func (w *Writer) sequenceFor(t *trackState, restart bool) *sequence {
 	s := t.seq
 	if s == nil {
-		s = &sequence{id: w.nextSeq}
+		s = &sequence{id: w.nextSeq, caches: &w.caches}
 		w.nextSeq++
 		s.resetInterning()
 		t.seq = s
