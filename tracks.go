@@ -130,14 +130,14 @@ func (tr *trackSet) thread(pid int32, tid int64) perfetto.Track {
 		tr.rememberThread(pid, tid, t)
 		return t
 	}
-	info := tr.scan.thread(pid, tid)
-	name := info.threadName()
-	if info.split && len(info.producers) > 0 {
-		// A split thread's runs are on slot lanes: what lands on its own
-		// track is what it emitted outside them.
-		name = "ext " + joinSorted(info.producers, "/")
-	}
 	t, ok := tr.newTrack(pid, 1, func(perfetto.Track) perfetto.Track {
+		info := tr.scan.thread(pid, tid)
+		name := info.threadName()
+		if info.split && len(info.producers) > 0 {
+			// A split thread's runs are on slot lanes: what lands on its
+			// own track is what it emitted outside them.
+			name = "ext " + joinSorted(info.producers, "/")
+		}
 		return tr.w.Thread(perfetto.ThreadSpec{Pid: pid, Tid: tid, Name: name})
 	})
 	if ok {
@@ -183,10 +183,9 @@ func (tr *trackSet) newLane(pid int32, tid int64, slot int64, hasSlot bool) (per
 	if t, ok := tr.lanes[k]; ok {
 		return t, true
 	}
-	name := "pipeline slot " + itoa(slot) + " (tid " + itoa(tid) + ")"
 	lane, ok := tr.newTrack(pid, 1, func(proc perfetto.Track) perfetto.Track {
 		return tr.w.Track(proc, perfetto.TrackSpec{
-			Name:        name,
+			Name:        "pipeline slot " + itoa(slot) + " (tid " + itoa(tid) + ")",
 			Key:         "lane " + itoa(tid) + "/" + itoa(slot),
 			Description: "runs of thread " + itoa(tid) + " that held pipeline slot " + itoa(slot) + "; the thread drove several runs at once",
 			Merge:       perfetto.MergeNone,
