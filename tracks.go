@@ -1,7 +1,6 @@
 package phasetrace
 
 import (
-	"math"
 	"sort"
 	"strings"
 
@@ -87,7 +86,7 @@ func (tr *trackSet) declare() []*procInfo {
 		return procs[i].pid < procs[j].pid
 	})
 	for i, p := range procs {
-		p.sortIndex = int32(min(i+1, math.MaxInt32))
+		p.sortIndex = int32(i + 1)
 	}
 	return procs
 }
