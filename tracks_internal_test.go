@@ -2,6 +2,7 @@ package phasetrace
 
 import (
 	"bytes"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -61,6 +62,33 @@ func TestTrackSet(t *testing.T) {
 	if got := fmtNames(names); got != want {
 		t.Errorf("tracks %s, want %s", got, want)
 	}
+}
+
+// Near the track limit no track is spent on one that cannot be drawn: a
+// thread needs its process's track too, a device group the track of a
+// lane in it.
+func TestTrackSetSpendsNothingInVain(t *testing.T) {
+	w := perfetto.NewWriter(io.Discard, perfetto.WithMaxTracks(2))
+	if g := newTrackSet(w, newScan()).deviceGroup(1, 0); !g.IsZero() || w.Stats().Tracks != 0 {
+		t.Fatalf("a device group with no room for its process and a lane: %v, %d tracks", g, w.Stats().Tracks)
+	}
+	w.Close()
+	w = perfetto.NewWriter(io.Discard, perfetto.WithMaxTracks(3))
+	ts := newTrackSet(w, newScan())
+	ts.declare()
+	if th := ts.thread(1, 10); th.IsZero() || w.Stats().Tracks != 2 {
+		t.Fatalf("thread 10 and its process: %v, %d tracks", th, w.Stats().Tracks)
+	}
+	if g := ts.deviceGroup(1, 0); !g.IsZero() || w.Stats().Tracks != 2 {
+		t.Errorf("a device group with no room for a lane: %v, %d tracks", g, w.Stats().Tracks)
+	}
+	if th := ts.thread(2, 20); !th.IsZero() || w.Stats().Tracks != 2 {
+		t.Errorf("a thread with no room for its process: %v, %d tracks", th, w.Stats().Tracks)
+	}
+	if th := ts.thread(1, 11); th.IsZero() || w.Stats().Tracks != 3 {
+		t.Errorf("a thread of a process declared: %v, %d tracks", th, w.Stats().Tracks)
+	}
+	w.Close()
 }
 
 func fmtNames(n []string) string {
