@@ -104,7 +104,9 @@ func WithMaxLine(n int) Option { return func(c *config) { c.maxLine = n } }
 // a log with very many distinct pids and tids can take: a track costs the
 // conversion about 570 bytes with a run of two spans, 1.4 KB with 32
 // slices (TestMemoryPerTrack, the converter's and the writer's state
-// together).
+// together). The first pass learns of as many threads and processes at
+// most, the first it reads: one past them is drawn as a Builder draws
+// what its Survey does not know.
 func WithMaxTracks(n int) Option {
 	return func(c *config) {
 		if n > 0 {
@@ -207,6 +209,7 @@ func calibrationInputs(cs []calibrationInput) []Input {
 func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 	c.survey = NewSurvey()
 	c.scan = c.survey.scan
+	c.scan.known = c.cfg.maxTracks
 	c.scan.pidMaps = c.pidMaps
 	c.scan.remote.single = len(logs) == 1
 	caps := make([][]capture, len(logs))

@@ -234,8 +234,8 @@ func hostileLogs() []hostileLog {
 
 // overLimit checks a log of n processes, pids from first in log order,
 // each with one thread and spans spans, past a track limit that leaves
-// room for drawn of them: the first drawn processes are drawn, whole, and
-// the spans of the others counted under the limit's reason.
+// room for drawn of them: the first drawn processes are drawn, whole and
+// labelled, and the spans of the others counted under the limit's reason.
 func overLimit(first int32, drawn, n int, spans int64) func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 	return func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 		if got, want := sum.Spans.Drawn, int64(drawn)*spans; got != want {
@@ -251,6 +251,9 @@ func overLimit(first int32, drawn, n int, spans int64) func(t *testing.T, tr *ch
 				t.Errorf("a track of pid %d: want those of the first %d processes", tk.Pid, drawn)
 			case tk.Kind == "process":
 				procs++
+				if strings.Contains(tk.Name, "unattributed") {
+					t.Errorf("process %d is labelled %q: its survey did not know it", tk.Pid, tk.Name)
+				}
 			case tk.Kind == "thread":
 				threads++
 			}

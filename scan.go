@@ -95,6 +95,13 @@ type scanResult struct {
 	remote     remoteScan
 	pidMaps    []map[int32]int32
 	remotePlan *remotePlan
+
+	// known bounds the threads and the processes spans teach the survey
+	// of (0: no bound): no more of them can have a track than the trace
+	// may have, and a log with a new pid on every line must not grow the
+	// survey with its length. What the survey does not know is drawn all
+	// the same, only less well (see Survey).
+	known int
 }
 
 func newScan() *scanResult {
@@ -242,6 +249,9 @@ func (s *scanResult) scanRecord(rec *strace.Record) {
 }
 
 func (s *scanResult) scanSpan(sp *strace.Span) {
+	if s.known > 0 && !s.learns(sp) {
+		return
+	}
 	fam := strace.FamilyOf(sp.Name)
 	p := s.proc(sp.Pid)
 	if sp.IsDevice() {
@@ -321,6 +331,19 @@ func (s *scanResult) scanSpan(sp *strace.Span) {
 		st.overlap = true
 	}
 	st.maxEnd = max(st.maxEnd, end)
+}
+
+// learns reports whether the survey, bounded by known, learns from sp: it
+// knows sp's thread already (its process, for a device span), or fewer
+// than known threads and processes.
+func (s *scanResult) learns(sp *strace.Span) bool {
+	if len(s.threads) < s.known && len(s.procs) < s.known {
+		return true
+	}
+	if sp.IsDevice() {
+		return s.procs[sp.Pid] != nil
+	}
+	return s.threads[threadKey{sp.Pid, sp.Tid}] != nil
 }
 
 // maxSlots bounds the pipeline slots a thread may be split into.

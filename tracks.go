@@ -174,8 +174,8 @@ func (tr *trackSet) lane(pid int32, tid int64, slot int64, hasSlot bool) (perfet
 }
 
 func (tr *trackSet) newLane(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
-	t := tr.scan.thread(pid, tid)
-	if !t.split || !hasSlot || slot < 0 {
+	t := tr.scan.threads[threadKey{pid, tid}] // a thread the survey does not know is not split
+	if t == nil || !t.split || !hasSlot || slot < 0 {
 		return tr.thread(pid, tid), false
 	}
 	k := laneKey{pid: pid, tid: tid, slot: slot}

@@ -91,6 +91,30 @@ func TestTrackSetSpendsNothingInVain(t *testing.T) {
 	w.Close()
 }
 
+// The survey learns of at most known threads and processes: past them it
+// learns only of those it knows, so that a log with a new thread on every
+// line does not grow it.
+func TestSurveyKnowsAtMost(t *testing.T) {
+	scan := newScan()
+	scan.known = 4
+	for th := range 10 {
+		for r := range 3 {
+			sp := strace.Span{Pid: int32(1 + th%2), Tid: int64(10 + th), Inv: uint64(r), Name: "chip.run", TS: int64(r * 100), Dur: 50}
+			scan.scanSpan(&sp)
+		}
+	}
+	dev := strace.Span{Pid: 9, Tid: 9, Inv: 1, Depth: 2, Name: strace.SpanDeviceWall, Dur: 5, Attrs: []strace.Attr{strace.String("clk", "dev")}}
+	scan.scanSpan(&dev)
+	if len(scan.threads) != 4 || len(scan.procs) != 2 {
+		t.Fatalf("%d threads and %d processes known, want 4 and 2", len(scan.threads), len(scan.procs))
+	}
+	for k, th := range scan.threads {
+		if k.tid >= 14 || th.roots != 3 {
+			t.Errorf("thread %d known with %d roots, want one of the first four, with 3", k.tid, th.roots)
+		}
+	}
+}
+
 func fmtNames(n []string) string {
 	s := "["
 	for i, x := range n {
