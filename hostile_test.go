@@ -115,6 +115,21 @@ func hostileLogs() []hostileLog {
 	for p := 1; p <= 300; p++ {
 		manyPids.WriteString(spanLine(int64(p), int64(10_000+p), int64(10_000+p), 0, 0, "ext.app.step", int64(p*10), 5, ""))
 	}
+	// The track limit: processes with one run each (two spans on the
+	// process's one thread), and threads of one process with four runs
+	// each, the runs' roots written first.
+	var oneRunEach, manyThreads strings.Builder
+	for p := range 300 {
+		pid, ts := int64(20_000+p), int64(1_000_000+p*1000)
+		oneRunEach.WriteString(spanLine(ts+600, pid, pid, 1, 1, "chip.run.bind", ts, 500, ""))
+		oneRunEach.WriteString(spanLine(ts+600, pid, pid, 1, 0, "chip.run", ts, 600, ""))
+	}
+	for r := range 4 {
+		for th := range 300 {
+			ts := int64(r*1_000_000 + th*1000)
+			manyThreads.WriteString(spanLine(ts+100, 4100, int64(30_000+th), uint64(r*300+th+1), 0, "chip.run", ts, 100, ""))
+		}
+	}
 	bindRoot := spanLine(2_000_000, 4100, 4100, 7, 1, "chip.run.bind.args", 1_000_000, 100_000, "") +
 		spanLine(2_000_000, 4100, 4100, 7, 0, "chip.run.bind", 1_000_000, 500_000, "")
 	cut := spanLine(30_000_000, 4100, 4100, 2, 0, "chip.run", 25_000_000, 62850, "")
@@ -330,7 +345,22 @@ func hostileLogs() []hostileLog {
 				}
 			}},
 		{"huge ids", []string{spanLine(10, 2147483647, 9223372036854775807, 18446744073709551615, 0, "chip.run", 100, 50, "")}, nil, nil},
-		{"over the track limit", []string{manyPids.String()}, []phasetrace.Option{phasetrace.WithMaxTracks(64)}, nil},
+		{"over the track limit", []string{manyPids.String()}, []phasetrace.Option{phasetrace.WithMaxTracks(64)}, overLimit(10_001, 32, 300, 1)},
+		{"processes with one run each, over the track limit", []string{oneRunEach.String()}, []phasetrace.Option{phasetrace.WithMaxTracks(64)}, overLimit(20_000, 32, 300, 2)},
+		{"threads of one process, over the track limit", []string{manyThreads.String()}, []phasetrace.Option{phasetrace.WithMaxTracks(64)},
+			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+				// One process track and 63 threads: their four runs each are
+				// drawn, every run of the other 237 counted.
+				if got, want := sum.Spans.Drawn, int64(63*4); got != want {
+					t.Errorf("%d spans drawn, want %d (63 threads of 4 runs)", got, want)
+				}
+				if got, want := notDrawnFor(sum, "track limit"), int64(237*4); got != want {
+					t.Errorf("%d spans counted over the track limit, want %d", got, want)
+				}
+				if len(tr.Tracks) != 64 {
+					t.Errorf("%d tracks, want the limit, 64", len(tr.Tracks))
+				}
+			}},
 		{"empty", []string{""}, nil, nil},
 		{"not a log", []string{"hello\nworld\n\x00\xff"}, nil, nil},
 	}
@@ -358,6 +388,50 @@ func deviceSlices(tr *check.Trace) map[string]int {
 		}
 	}
 	return out
+}
+
+// overLimit checks a log of n processes, pids from first in log order,
+// each with one thread and spans spans, past a track limit that leaves
+// room for drawn of them: the first drawn processes are drawn, whole and
+// labelled, and the spans of the others counted under the limit's reason.
+func overLimit(first int32, drawn, n int, spans int64) func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+	return func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+		if got, want := sum.Spans.Drawn, int64(drawn)*spans; got != want {
+			t.Errorf("%d spans drawn, want %d (%d processes)", got, want, drawn)
+		}
+		if got, want := notDrawnFor(sum, "track limit"), int64(n-drawn)*spans; got != want {
+			t.Errorf("%d spans counted over the track limit, want %d", got, want)
+		}
+		var procs, threads int
+		for _, tk := range tr.Tracks {
+			switch {
+			case tk.Pid < first || tk.Pid >= first+int32(drawn):
+				t.Errorf("a track of pid %d: want those of the first %d processes", tk.Pid, drawn)
+			case tk.Kind == "process":
+				procs++
+				if strings.Contains(tk.Name, "unattributed") {
+					t.Errorf("process %d is labelled %q: its survey did not know it", tk.Pid, tk.Name)
+				}
+			case tk.Kind == "thread":
+				threads++
+			}
+		}
+		if procs != drawn || threads != drawn {
+			t.Errorf("%d process tracks and %d thread tracks, want %d of each", procs, threads, drawn)
+		}
+	}
+}
+
+// notDrawnFor sums the spans not drawn under the reasons that mention
+// what.
+func notDrawnFor(sum *phasetrace.Summary, what string) int64 {
+	var n int64
+	for reason, v := range sum.Spans.NotDrawn {
+		if strings.Contains(reason, what) {
+			n += v
+		}
+	}
+	return n
 }
 
 // repeated checks that n spans were left out as repeats and the one

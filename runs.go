@@ -1,8 +1,6 @@
 package phasetrace
 
 import (
-	"sort"
-
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -15,10 +13,9 @@ type invKey struct {
 
 // invBuf holds one run's spans until it is complete.
 type invBuf struct {
-	key   invKey
-	first int64      // arrival order of its first span
-	host  []heldSpan // its host spans, in log order
-	dev   []heldSpan // its device (clk=dev) spans, in log order
+	key  invKey
+	host []heldSpan // its host spans, in log order
+	dev  []heldSpan // its device (clk=dev) spans, in log order
 	// bindLogT is the log-prefix thread handle of its chip.run.bind: the
 	// legacy bind phase lines of that bind carry the same handle.
 	bindLogT uint64
@@ -36,6 +33,9 @@ type invBuf struct {
 	store           spanStore
 	ownHost, ownDev int
 	firstLent       uint64
+	// older and newer link the waiting runs in the order their first
+	// spans came.
+	older, newer *invBuf
 }
 
 // runCollector groups the spans of runs — a run is the spans sharing a
@@ -46,15 +46,16 @@ type invBuf struct {
 // spans that follow, until the next root of its thread and pipeline slot
 // comes, or flush. At most maxPending runs wait; past that the oldest is
 // handed over as it is. Memory is bounded by the runs in flight, not by the
-// runs collected.
+// runs collected, and the time per span by neither: the waiting runs are
+// linked in arrival order, so the oldest is found without a search.
 type runCollector struct {
-	maxPending int
-	done       func(*invBuf)
-	pending    map[invKey]*invBuf
-	openRoots  map[laneKey]*invBuf // per thread and slot, its run whose root came first
-	order      int64               // arrival counter, for the oldest pending run
-	free       []*invBuf           // runs drawn, their buffers kept for the next runs
-	last       *invBuf             // the waiting run the last span went to (a run's spans come together)
+	maxPending     int
+	done           func(*invBuf)
+	pending        map[invKey]*invBuf
+	openRoots      map[laneKey]*invBuf // per thread and slot, its run whose root came first
+	oldest, newest *invBuf             // the waiting runs in arrival order (invBuf.older, newer)
+	free           []*invBuf           // runs drawn, their buffers kept for the next runs
+	last           *invBuf             // the waiting run the last span went to (a run's spans come together)
 }
 
 // maxFreeRuns bounds the drawn runs' buffers kept for reuse.
@@ -77,10 +78,10 @@ func (r *runCollector) add(sp *strace.Span, lent uint64, at where, dev bool, log
 		if len(r.pending) >= r.maxPending {
 			r.handOldest()
 		}
-		r.order++
 		b = r.newBuf()
-		b.key, b.first = k, r.order
+		b.key = k
 		r.pending[k] = b
+		r.link(b)
 	}
 	r.last = b
 	st := &b.store
@@ -145,6 +146,7 @@ func (r *runCollector) waiting(k invKey) *invBuf { return r.pending[k] }
 // hand removes b from the waiting runs and hands it to done.
 func (r *runCollector) hand(b *invBuf) {
 	delete(r.pending, b.key)
+	r.unlink(b)
 	if r.last == b {
 		r.last = nil
 	}
@@ -178,28 +180,44 @@ func (r *runCollector) reuse(b *invBuf) {
 	r.free = append(r.free, b)
 }
 
-func (r *runCollector) handOldest() {
-	var oldest *invBuf
-	for _, b := range r.pending {
-		if oldest == nil || b.first < oldest.first {
-			oldest = b
-		}
+// link puts b, a run that has just begun to wait, last in arrival order.
+func (r *runCollector) link(b *invBuf) {
+	b.older, b.newer = r.newest, nil
+	if r.newest != nil {
+		r.newest.newer = b
+	} else {
+		r.oldest = b
 	}
-	if oldest != nil {
-		r.hand(oldest)
+	r.newest = b
+}
+
+// unlink takes b, a run that stops waiting, out of the arrival order.
+func (r *runCollector) unlink(b *invBuf) {
+	if b.older != nil {
+		b.older.newer = b.newer
+	} else {
+		r.oldest = b.newer
+	}
+	if b.newer != nil {
+		b.newer.older = b.older
+	} else {
+		r.newest = b.older
+	}
+	b.older, b.newer = nil, nil
+}
+
+// handOldest hands over the run that has waited longest.
+func (r *runCollector) handOldest() {
+	if r.oldest != nil {
+		r.hand(r.oldest)
 	}
 }
 
 // flush hands over every run still waiting (whose root never came, or
 // came first), oldest first.
 func (r *runCollector) flush() {
-	bufs := make([]*invBuf, 0, len(r.pending))
-	for _, b := range r.pending {
-		bufs = append(bufs, b)
-	}
-	sort.Slice(bufs, func(i, j int) bool { return bufs[i].first < bufs[j].first })
-	for _, b := range bufs {
-		r.hand(b)
+	for r.oldest != nil {
+		r.hand(r.oldest)
 	}
 }
 

@@ -72,6 +72,8 @@ type procInfo struct {
 	machine     string
 	osPid       int32
 	machineRank int // with a dispatching host: 0 on it, else 1 + the machine's index
+
+	sortIndex int32 // its place among the processes (trackSet.declare), from 1
 }
 
 type scanResult struct {
@@ -101,6 +103,13 @@ type scanResult struct {
 	// threads that ran their runs (and so their binds) carry the passes'
 	// records.
 	recordPids map[int32]bool
+
+	// known bounds the threads and the processes spans teach the survey
+	// of (0: no bound): no more of them can have a track than the trace
+	// may have, and a log with a new pid on every line must not grow the
+	// survey with its length. What the survey does not know is drawn all
+	// the same, only less well (see Survey).
+	known int
 }
 
 func newScan() *scanResult {
@@ -261,6 +270,9 @@ type joinedAnchor struct {
 }
 
 func (s *scanResult) scanSpan(sp *strace.Span) {
+	if s.known > 0 && !s.learns(sp) {
+		return
+	}
 	fam := strace.FamilyOf(sp.Name)
 	p := s.proc(sp.Pid)
 	if sp.IsDevice() {
@@ -340,6 +352,19 @@ func (s *scanResult) scanSpan(sp *strace.Span) {
 		st.overlap = true
 	}
 	st.maxEnd = max(st.maxEnd, end)
+}
+
+// learns reports whether the survey, bounded by known, learns from sp: it
+// knows sp's thread already (its process, for a device span), or fewer
+// than known threads and processes.
+func (s *scanResult) learns(sp *strace.Span) bool {
+	if len(s.threads) < s.known && len(s.procs) < s.known {
+		return true
+	}
+	if sp.IsDevice() {
+		return s.procs[sp.Pid] != nil
+	}
+	return s.threads[threadKey{sp.Pid, sp.Tid}] != nil
 }
 
 // maxSlots bounds the pipeline slots a thread may be split into.

@@ -12,8 +12,9 @@ import (
 // process track per pid, a thread track per tid (a thread that drove
 // several runs at once split into pipeline-slot lanes, as the survey
 // decided), and per device a group with its lanes. It creates each track
-// the first time it is needed, and none past the writer's track limit
-// (a zero Track then).
+// the first time a slice is drawn on it — a process's when the first of
+// its tracks is created — and none past the writer's track limit (a zero
+// Track then).
 type trackSet struct {
 	w        *perfetto.Writer
 	scan     *scanResult
@@ -63,9 +64,13 @@ func newTrackSet(w *perfetto.Writer, scan *scanResult) *trackSet {
 	return &trackSet{w: w, scan: scan, procs: map[int32]perfetto.Track{}, lanes: map[laneKey]perfetto.Track{}, devLanes: map[devLane]perfetto.Track{}}
 }
 
-// declare writes the process tracks in their order (scheduler parents
-// first, then chip children, then external producers, each by pid) and
-// every thread's name; it returns the processes in that order.
+// declare orders the processes (scheduler parents first, then chip
+// children, then external producers, each by pid) and returns them in
+// that order. It writes no track: a process track is declared, with its
+// place in that order (SortIndex), when the first track under it is — a
+// track is spent only when something is drawn on it, so that past the
+// track limit the tracks before it are drawn, not the processes that
+// happen to come first.
 func (tr *trackSet) declare() []*procInfo {
 	procs := make([]*procInfo, 0, len(tr.scan.procs))
 	for _, p := range tr.scan.procs {
@@ -81,50 +86,34 @@ func (tr *trackSet) declare() []*procInfo {
 		return procs[i].pid < procs[j].pid
 	})
 	for i, p := range procs {
-		if t, ok := tr.newTrack(func() perfetto.Track {
-			return tr.w.Process(perfetto.ProcessSpec{Pid: p.pid, Name: p.label(), SortIndex: int32(i + 1)})
-		}); ok {
-			tr.procs[p.pid] = t
-		}
-	}
-	threads := make([]*threadInfo, 0, len(tr.scan.threads))
-	for _, t := range tr.scan.threads {
-		threads = append(threads, t)
-	}
-	sort.Slice(threads, func(i, j int) bool {
-		if threads[i].key.pid != threads[j].key.pid {
-			return threads[i].key.pid < threads[j].key.pid
-		}
-		return threads[i].key.tid < threads[j].key.tid
-	})
-	for _, t := range threads {
-		if t.split {
-			continue // its runs go to slot lanes; its own track appears only if something lands on it
-		}
-		tr.thread(t.key.pid, t.key.tid)
+		p.sortIndex = int32(i + 1)
 	}
 	return procs
 }
 
-// newTrack creates a track unless the trace's track limit is reached.
-func (tr *trackSet) newTrack(mk func() perfetto.Track) (perfetto.Track, bool) {
-	if tr.w.TracksLeft() <= 0 {
+// newTrack creates a track under the process pid with mk, declaring the
+// process first if it is not yet. It creates nothing unless the track
+// limit leaves room for the process, if it is new, and need tracks (the
+// track, and for a device group the lane it is created for), so that no
+// track is spent on one that cannot be drawn.
+func (tr *trackSet) newTrack(pid int32, need int, mk func(proc perfetto.Track) perfetto.Track) (perfetto.Track, bool) {
+	proc, declared := tr.procs[pid]
+	if !declared {
+		need++
+	}
+	if tr.w.TracksLeft() < need {
 		return perfetto.Track{}, false
 	}
-	t := mk()
+	if !declared {
+		p := tr.scan.proc(pid)
+		proc = tr.w.Process(perfetto.ProcessSpec{Pid: pid, Name: p.label(), SortIndex: p.sortIndex})
+		if proc.IsZero() {
+			return perfetto.Track{}, false
+		}
+		tr.procs[pid] = proc
+	}
+	t := mk(proc)
 	return t, !t.IsZero()
-}
-
-func (tr *trackSet) process(pid int32) (perfetto.Track, bool) {
-	if t, ok := tr.procs[pid]; ok {
-		return t, true
-	}
-	p := tr.scan.proc(pid)
-	t, ok := tr.newTrack(func() perfetto.Track { return tr.w.Process(perfetto.ProcessSpec{Pid: pid, Name: p.label()}) })
-	if ok {
-		tr.procs[pid] = t
-	}
-	return t, ok
 }
 
 // threadTrack is the real-tid lane of a thread (the zero Track past the
@@ -140,17 +129,16 @@ func (tr *trackSet) thread(pid int32, tid int64) perfetto.Track {
 		tr.rememberThread(pid, tid, t)
 		return t
 	}
-	if _, ok := tr.process(pid); !ok {
-		return perfetto.Track{}
-	}
-	info := tr.scan.thread(pid, tid)
-	name := info.threadName(tr.scan.recordPids[pid])
-	if info.split && len(info.producers) > 0 {
-		// A split thread's runs are on slot lanes: what lands on its own
-		// track is what it emitted outside them.
-		name = "ext " + joinSorted(info.producers, "/")
-	}
-	t, ok := tr.newTrack(func() perfetto.Track { return tr.w.Thread(perfetto.ThreadSpec{Pid: pid, Tid: tid, Name: name}) })
+	t, ok := tr.newTrack(pid, 1, func(perfetto.Track) perfetto.Track {
+		info := tr.scan.thread(pid, tid)
+		name := info.threadName(tr.scan.recordPids[pid])
+		if info.split && len(info.producers) > 0 {
+			// A split thread's runs are on slot lanes: what lands on its
+			// own track is what it emitted outside them.
+			name = "ext " + joinSorted(info.producers, "/")
+		}
+		return tr.w.Thread(perfetto.ThreadSpec{Pid: pid, Tid: tid, Name: name})
+	})
 	if ok {
 		tr.lanes[k] = t
 		tr.rememberThread(pid, tid, t)
@@ -186,22 +174,17 @@ func (tr *trackSet) lane(pid int32, tid int64, slot int64, hasSlot bool) (perfet
 }
 
 func (tr *trackSet) newLane(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
-	t := tr.scan.thread(pid, tid)
-	if !t.split || !hasSlot || slot < 0 {
+	t := tr.scan.threads[threadKey{pid, tid}] // a thread the survey does not know is not split
+	if t == nil || !t.split || !hasSlot || slot < 0 {
 		return tr.thread(pid, tid), false
 	}
 	k := laneKey{pid: pid, tid: tid, slot: slot}
 	if t, ok := tr.lanes[k]; ok {
 		return t, true
 	}
-	proc, ok := tr.process(pid)
-	if !ok {
-		return perfetto.Track{}, true
-	}
-	name := "pipeline slot " + itoa(slot) + " (tid " + itoa(tid) + ")"
-	lane, ok := tr.newTrack(func() perfetto.Track {
+	lane, ok := tr.newTrack(pid, 1, func(proc perfetto.Track) perfetto.Track {
 		return tr.w.Track(proc, perfetto.TrackSpec{
-			Name:        name,
+			Name:        "pipeline slot " + itoa(slot) + " (tid " + itoa(tid) + ")",
 			Key:         "lane " + itoa(tid) + "/" + itoa(slot),
 			Description: "runs of thread " + itoa(tid) + " that held pipeline slot " + itoa(slot) + "; the thread drove several runs at once",
 			Merge:       perfetto.MergeNone,
@@ -220,15 +203,11 @@ func (tr *trackSet) deviceGroup(pid int32, dev int32) perfetto.Track {
 	if t, ok := tr.devLanes[k]; ok {
 		return t
 	}
-	proc, ok := tr.process(pid)
-	if !ok {
-		return perfetto.Track{}
-	}
 	name := "device " + itoa(int64(dev))
 	if dev == noDevice {
 		name = "device (unnamed)"
 	}
-	t, ok := tr.newTrack(func() perfetto.Track {
+	t, ok := tr.newTrack(pid, 2, func(proc perfetto.Track) perfetto.Track {
 		return tr.w.Track(proc, perfetto.TrackSpec{
 			Name: name, Key: name, Rank: 1000 + max(dev, 0), ChildOrder: perfetto.ChildOrderExplicit, Merge: perfetto.MergeNone,
 			Description: "AICPU phases of " + name + " placed on the host timeline; each slice says how it was placed and its bound in ns",
@@ -275,7 +254,7 @@ func (tr *trackSet) device(pid int32, dev int32, group perfetto.Track, lane stri
 	if group.IsZero() {
 		return perfetto.Track{}
 	}
-	t, ok := tr.newTrack(func() perfetto.Track { return tr.newDevice(group, lane) })
+	t, ok := tr.newTrack(pid, 1, func(perfetto.Track) perfetto.Track { return tr.newDevice(group, lane) })
 	if ok {
 		tr.devLanes[k] = t
 		tr.rememberDevice(k, t)

@@ -2,6 +2,7 @@ package phasetrace
 
 import (
 	"bytes"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -14,8 +15,9 @@ import (
 )
 
 // The track set alone: a thread the survey split gets a lane per pipeline
-// slot; a thread it did not split keeps its own track; past the writer's
-// track limit the set hands out the zero Track.
+// slot; a thread it did not split keeps its own track; no track is
+// declared before something is drawn on it, its process's with the first
+// of them; past the writer's track limit the set hands out the zero Track.
 func TestTrackSet(t *testing.T) {
 	scan := newScan()
 	for _, sp := range []strace.Span{
@@ -29,7 +31,10 @@ func TestTrackSet(t *testing.T) {
 	var b bytes.Buffer
 	w := perfetto.NewWriter(&b, perfetto.WithMaxTracks(6))
 	ts := newTrackSet(w, scan)
-	ts.declare() // the process and the unsplit thread 11
+	ts.declare()
+	if n := w.Stats().Tracks; n != 0 {
+		t.Fatalf("%d tracks declared before anything is drawn", n)
+	}
 	slot0, split := ts.lane(1, 10, 0, true)
 	slot1, _ := ts.lane(1, 10, 1, true)
 	plain, split11 := ts.lane(1, 11, 0, true)
@@ -53,9 +58,60 @@ func TestTrackSet(t *testing.T) {
 	for _, tk := range tr.Tracks {
 		names = append(names, tk.Name)
 	}
-	want := "[simpler chip child (pid=1) chip child pipeline slot 0 (tid 10) pipeline slot 1 (tid 10) device 0 phases]"
+	want := "[simpler chip child (pid=1) pipeline slot 0 (tid 10) pipeline slot 1 (tid 10) chip child device 0 phases]"
 	if got := fmtNames(names); got != want {
 		t.Errorf("tracks %s, want %s", got, want)
+	}
+}
+
+// Near the track limit no track is spent on one that cannot be drawn: a
+// thread needs its process's track too, a device group the track of a
+// lane in it.
+func TestTrackSetSpendsNothingInVain(t *testing.T) {
+	w := perfetto.NewWriter(io.Discard, perfetto.WithMaxTracks(2))
+	if g := newTrackSet(w, newScan()).deviceGroup(1, 0); !g.IsZero() || w.Stats().Tracks != 0 {
+		t.Fatalf("a device group with no room for its process and a lane: %v, %d tracks", g, w.Stats().Tracks)
+	}
+	w.Close()
+	w = perfetto.NewWriter(io.Discard, perfetto.WithMaxTracks(3))
+	ts := newTrackSet(w, newScan())
+	ts.declare()
+	if th := ts.thread(1, 10); th.IsZero() || w.Stats().Tracks != 2 {
+		t.Fatalf("thread 10 and its process: %v, %d tracks", th, w.Stats().Tracks)
+	}
+	if g := ts.deviceGroup(1, 0); !g.IsZero() || w.Stats().Tracks != 2 {
+		t.Errorf("a device group with no room for a lane: %v, %d tracks", g, w.Stats().Tracks)
+	}
+	if th := ts.thread(2, 20); !th.IsZero() || w.Stats().Tracks != 2 {
+		t.Errorf("a thread with no room for its process: %v, %d tracks", th, w.Stats().Tracks)
+	}
+	if th := ts.thread(1, 11); th.IsZero() || w.Stats().Tracks != 3 {
+		t.Errorf("a thread of a process declared: %v, %d tracks", th, w.Stats().Tracks)
+	}
+	w.Close()
+}
+
+// The survey learns of at most known threads and processes: past them it
+// learns only of those it knows, so that a log with a new thread on every
+// line does not grow it.
+func TestSurveyKnowsAtMost(t *testing.T) {
+	scan := newScan()
+	scan.known = 4
+	for th := range 10 {
+		for r := range 3 {
+			sp := strace.Span{Pid: int32(1 + th%2), Tid: int64(10 + th), Inv: uint64(r), Name: "chip.run", TS: int64(r * 100), Dur: 50}
+			scan.scanSpan(&sp)
+		}
+	}
+	dev := strace.Span{Pid: 9, Tid: 9, Inv: 1, Depth: 2, Name: strace.SpanDeviceWall, Dur: 5, Attrs: []strace.Attr{strace.String("clk", "dev")}}
+	scan.scanSpan(&dev)
+	if len(scan.threads) != 4 || len(scan.procs) != 2 {
+		t.Fatalf("%d threads and %d processes known, want 4 and 2", len(scan.threads), len(scan.procs))
+	}
+	for k, th := range scan.threads {
+		if k.tid >= 14 || th.roots != 3 {
+			t.Errorf("thread %d known with %d roots, want one of the first four, with 3", k.tid, th.roots)
+		}
 	}
 }
 

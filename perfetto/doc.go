@@ -82,12 +82,15 @@
 // A Writer's memory grows with the tracks it has declared, the strings
 // interned on their sequences (bounded by WithInternLimit) and the slices
 // waiting for Flush — not with the number of events written. A track with
-// a slice or two costs about 400 bytes: its state, a packet sequence whose
-// few interned strings live in a short list (a map, an address cache and a
-// memo of its events' arguments come only once a sequence is busy: about
-// 9 KiB, and half a KiB for each of its first 64 event names), and the
-// top-level slice it remembers. Each lane remembers at most 64 top-level
-// slices of earlier flushes. Once warm — its tracks declared, their
+// a slice of three arguments costs about 540 bytes, one with 32 such
+// slices about 1.8 KB (TestMemoryPerTrack): its state, a packet sequence
+// whose few interned strings live in a short list, and the top-level
+// slices it remembers (each lane at most 64 of earlier flushes: 1.3 KB
+// of the 1.8). A sequence gets a map, an address cache and a memo of its
+// events' arguments only once it is busy (a thousand lookups, some two
+// hundred events), and only the first 256 sequences of a Writer to be
+// busy get the cache and memos (8 KiB, and 1 KiB for each of its first 64
+// event names). Once warm — its tracks declared, their
 // strings interned, its buffers grown to what a flush holds — a Writer
 // allocates nothing per event.
 // WithMaxTracks bounds the tracks (DefaultMaxTracks, 65 536): past it new

@@ -17,7 +17,9 @@ import (
 // short list searched in order, which becomes a map once it passes
 // smallTable entries, and the address cache that spares a busy sequence
 // most lookups, with its memo of arguments, is allocated only after
-// busyLookups lookups have missed it.
+// busyLookups lookups have missed it, and on at most maxBusy sequences of
+// a Writer (the first to be busy): a trace of a hundred thousand threads
+// with a few dozen slices each must not cost a hundred thousand caches.
 type sequence struct {
 	id      uint32
 	started bool  // the first packet (with SEQ_INCREMENTAL_STATE_CLEARED) is written
@@ -33,6 +35,7 @@ type sequence struct {
 	ids     map[internKey]uint32
 	cache   *busy
 	misses  uint32 // lookups the cache did not answer, until it exists
+	caches  *int   // the caches the sequences of the Writer hold (nil: no limit)
 }
 
 // Kinds of interned entries, by InternedData field.
@@ -46,10 +49,12 @@ const (
 
 // Sizes of the interning structures (see sequence). A busy track of a
 // device run interns some fifty names and values over and over: the cache
-// holds them all (8 KiB, only on sequences that are busy).
+// holds them all (8 KiB, and 4 KiB of memos per four event names, only on
+// sequences that are busy: a few hundred events, five lookups each).
 const (
 	smallTable  = 8
-	busyLookups = 64
+	busyLookups = 1024
+	maxBusy     = 256
 	cacheBits   = 8
 	cacheSize   = 1 << cacheBits
 )
@@ -260,10 +265,13 @@ func (s *sequence) lookup(kind uint8, v string) uint64 {
 		}
 	}
 	if s.cache == nil {
-		if s.misses++; s.misses < busyLookups {
+		if s.misses++; s.misses < busyLookups || s.caches != nil && *s.caches >= maxBusy {
 			return uint64(iid)
 		}
 		s.cache = new(busy)
+		if s.caches != nil {
+			*s.caches++
+		}
 	}
 	c := &s.cache.entries
 	i := cacheSet(kind, v)

@@ -37,12 +37,14 @@ const (
 	// order, in a third of the time.
 	DefaultCompressionLevel = 6
 	// DefaultMaxTracks is how many tracks a Writer declares before it
-	// refuses more (WithMaxTracks). A track with a slice or two costs the
-	// writer about 400 bytes (its state, its packet sequence, a few
-	// interned strings; at most 1 KiB), so the default bounds that part of
-	// its memory near 26 MiB, and 64 MiB at worst: far above the few
-	// thousand threads a real log has, and far below what an input with a
-	// corrupt thread id on every line would otherwise cost.
+	// refuses more (WithMaxTracks). A track with a slice costs the writer
+	// about 540 bytes, one with 32 slices about 1.8 KB (its state, its
+	// packet sequence, a few interned strings, the top-level slices it
+	// remembers; see the package documentation), so the default bounds
+	// that part of its memory near 35 MB, or 120 MB with 32 slices a
+	// track: far above the few thousand threads a real log has, and far
+	// below what an input with a corrupt thread id on every line would
+	// otherwise cost.
 	DefaultMaxTracks = 1 << 16
 )
 
@@ -179,6 +181,7 @@ type Writer struct {
 
 	tracks  map[uint64]*trackState
 	nextSeq uint32
+	caches  int // busy sequences' caches (sequence.caches)
 	dirty   []*trackState
 	enc     []byte // encoded arguments of the slices waiting for Flush
 	flows   []FlowID
@@ -390,7 +393,7 @@ func appendClock(b []byte, id uint32, ts int64, incremental bool) []byte {
 func (w *Writer) sequenceFor(t *trackState, restart bool) *sequence {
 	s := t.seq
 	if s == nil {
-		s = &sequence{id: w.nextSeq}
+		s = &sequence{id: w.nextSeq, caches: &w.caches}
 		w.nextSeq++
 		s.resetInterning()
 		t.seq = s
