@@ -1,6 +1,9 @@
 package phasetrace
 
-import "runtime/debug"
+import (
+	"regexp"
+	"runtime/debug"
+)
 
 // ModuleVersion is the version of this code: the release it is, or the
 // release it leads to with a -dev suffix. -version prints it when the build
@@ -17,13 +20,19 @@ func Version(command string) string {
 	return versionText(command, info, ok)
 }
 
+// pseudoVersion matches the version the go command makes up for a build
+// from a clone (v0.0.0-20261201201603-0f72ee432dbe, +dirty when the work
+// tree had changes): it names no release, so -version prints
+// ModuleVersion and the revision instead.
+var pseudoVersion = regexp.MustCompile(`-(0\.)?[0-9]{14}-[0-9a-f]{12}(\+dirty)?$`)
+
 func versionText(name string, info *debug.BuildInfo, ok bool) string {
 	if !ok || info == nil {
 		return name + " " + ModuleVersion
 	}
 	v := info.Main.Version
-	if v != "" && v != "(devel)" {
-		return name + " " + v
+	if v != "" && v != "(devel)" && !pseudoVersion.MatchString(v) {
+		return name + " " + v // a release, as go install fetched it
 	}
 	var rev string
 	modified := false
