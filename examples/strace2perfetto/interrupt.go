@@ -30,6 +30,9 @@ func releasableSignalContext() (ctx context.Context, stop context.CancelFunc, re
 	done := make(chan struct{})
 	release = sync.OnceFunc(func() {
 		signal.Stop(ch)
+		// A write to a reader gone is an error to clean up after, not a
+		// signal that ends the process before it can.
+		ignoreBrokenPipe()
 		close(done)
 	})
 	go func() {

@@ -959,7 +959,51 @@ func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
 		main()
 	}
+	if os.Getenv(pipeEnv) == "1" {
+		writeToBrokenPipe()
+	}
 	os.Exit(m.Run())
+}
+
+// pipeEnv makes the test binary, run as a process, release the command's
+// signal handling and then write to its standard output, a pipe whose
+// reader is gone.
+const pipeEnv = "STRACE2PERFETTO_TEST_BROKEN_PIPE"
+
+func writeToBrokenPipe() {
+	_, stop, release := releasableSignalContext()
+	release() // as after a first signal, or once the conversion is over
+	for range 100 {
+		os.Stdout.Write([]byte("trace bytes\n"))
+	}
+	stop()
+	os.Stderr.WriteString("survived\n")
+	os.Exit(0)
+}
+
+// After the command stops treating signals as interruptions (its first
+// signal, or its conversion over), a write to a reader gone fails with
+// EPIPE rather than ending the process with SIGPIPE before it can clean up
+// (strace2perfetto -o - | head used to leave its stdin copy behind).
+func TestBrokenPipeAfterRelease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary")
+	}
+	cmd := exec.Command(buildCommand(t), "-test.run", "^$")
+	cmd.Env = append(os.Environ(), pipeEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out.Close() // the reader gone before the first write
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil || !strings.Contains(stderr.String(), "survived") {
+		t.Errorf("writing to a broken pipe after release: %v, %q", err, stderr.String())
+	}
 }
 
 // buildCommand is the command as a process: the test binary, run as main.

@@ -10,3 +10,6 @@ import (
 // terminating are the signals that end the process on this platform
 // (Ctrl-C, Ctrl-Break, the console closed, a shutdown).
 var terminating = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// ignoreBrokenPipe: no SIGPIPE here.
+func ignoreBrokenPipe() {}

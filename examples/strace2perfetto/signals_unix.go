@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"os/signal"
 	"syscall"
 )
 
@@ -16,3 +17,13 @@ var terminating = []os.Signal{
 	syscall.SIGPIPE, syscall.SIGXCPU, syscall.SIGXFSZ,
 	syscall.SIGALRM, syscall.SIGVTALRM, syscall.SIGUSR1, syscall.SIGUSR2,
 }
+
+// brokenPipes takes the SIGPIPEs after the command stopped treating
+// signals as interruptions; it is never read (signals past its one slot
+// are dropped).
+var brokenPipes = make(chan os.Signal, 1)
+
+// ignoreBrokenPipe makes a write to a pipe whose reader is gone fail with
+// EPIPE instead of ending the process with SIGPIPE: a SIGPIPE the program
+// is notified of does not end it.
+func ignoreBrokenPipe() { signal.Notify(brokenPipes, syscall.SIGPIPE) }
