@@ -91,9 +91,10 @@ func (l *nodeList) pop(next *nodeSpan) bool {
 type flowWindow struct {
 	horizon  int64                                                 // log time a span waits for its other end
 	draw     func(sp *heldSpan, flows, endFlows []perfetto.FlowID) // draws a released node span
-	linked   func(kind string)                                     // counts an arrow drawn
+	linked   func(id perfetto.FlowID, kind string)                 // makes an arrow (arrowLedger.add)
 	unlinked func(reason string)                                   // counts a dispatch drawn without one
 	sameHost func(a, b int32) bool                                 // whether two pids ran on one machine (nil: all do)
+	drawable func(sp *heldSpan) bool                               // whether a node span has a track to be drawn on (nil: all do)
 	nextID   perfetto.FlowID
 
 	spans []*nodeSpan // spans[head:] wait, in arrival order
@@ -300,9 +301,13 @@ func (f *flowWindow) linkRun(root *strace.Span) []perfetto.FlowID {
 	if best == nil {
 		return nil
 	}
+	if f.drawable != nil && !f.drawable(&best.span) {
+		f.unlinked(reasonLinkNoTrack)
+		return nil
+	}
 	id := f.id()
 	best.flows = append(best.flows, id)
-	f.linked("node.dispatch → chip.run")
+	f.linked(id, "node.dispatch → chip.run")
 	f.runFlow[0] = id
 	return f.runFlow[:]
 }
@@ -392,10 +397,127 @@ func (f *flowWindow) unindex(s *nodeSpan) {
 }
 
 // link draws a flow from submit to dispatch.
+// An arrow is only made between spans that both have a track: one end
+// drawn and the other not would leave the trace a dangling flow id.
 func (f *flowWindow) link(submit, dispatch *nodeSpan) {
+	dispatch.linked = true
+	if f.drawable != nil && !(f.drawable(&submit.span) && f.drawable(&dispatch.span)) {
+		f.unlinked(reasonLinkNoTrack)
+		return
+	}
 	id := f.id()
 	submit.flows = append(submit.flows, id)
 	dispatch.endFlows = append(dispatch.endFlows, id)
-	dispatch.linked = true
-	f.linked("node.submit → node.dispatch")
+	f.linked(id, "node.submit → node.dispatch")
+}
+
+// reasonLinkNoTrack is why a hand-off whose ends were matched has no
+// arrow: an end is over the trace's track limit.
+const reasonLinkNoTrack = "hand-off with an end over the trace's track limit"
+
+// arrowLedger counts the arrows the trace holds: an arrow is counted (by
+// its kind) once both its ends are written — handed to the trace writer,
+// and through the flush that writes them without a refusal. An arrow one
+// of whose ends is not drawn is counted under a reason instead, and its id
+// is left out of the other end if that end is yet to be handed (the writer
+// leaves it out of the events it writes after the refusal in the same
+// flush). Arrows are known from when they are made until both ends are
+// settled: its memory is the hand-offs in flight.
+type arrowLedger struct {
+	open     map[perfetto.FlowID]arrowState
+	both     []perfetto.FlowID // arrows whose ends were both handed since the last flush
+	linked   func(kind string)   // counts an arrow drawn
+	unlinked func(reason string) // counts an arrow not drawn
+}
+
+type arrowState struct {
+	kind string
+	ends int8 // ends handed to the writer
+	dead bool // an end is not drawn: the arrow is not either
+}
+
+// add makes an arrow of a kind ("node.submit → node.dispatch").
+func (a *arrowLedger) add(id perfetto.FlowID, kind string) {
+	if a.open == nil {
+		a.open = map[perfetto.FlowID]arrowState{}
+	}
+	a.open[id] = arrowState{kind: kind}
+}
+
+// live returns ids without the arrows that are not drawn, in place: the
+// ids of a slice about to be handed.
+func (a *arrowLedger) live(ids []perfetto.FlowID) []perfetto.FlowID {
+	out := ids[:0]
+	for _, id := range ids {
+		if st, ok := a.open[id]; ok && st.dead {
+			delete(a.open, id) // both ends are settled
+			continue
+		}
+		out = append(out, id)
+	}
+	return out
+}
+
+// handed counts an end of each arrow of ids handed to the writer.
+func (a *arrowLedger) handed(ids []perfetto.FlowID) {
+	for _, id := range ids {
+		st, ok := a.open[id]
+		if !ok {
+			continue
+		}
+		st.ends++
+		a.open[id] = st
+		if st.ends == 2 {
+			a.both = append(a.both, id)
+		}
+	}
+}
+
+// dropped settles the arrows of ids whose end is not drawn: left out by
+// the converter, or refused by the writer (handed, then).
+func (a *arrowLedger) dropped(ids []perfetto.FlowID, wasHanded bool) {
+	for _, id := range ids {
+		st, ok := a.open[id]
+		if !ok || st.dead {
+			continue
+		}
+		if wasHanded {
+			st.ends--
+		}
+		a.unlinked(st.kind + " whose other end is not drawn")
+		if st.ends > 0 {
+			// The other end is written, or was until the writer left the
+			// id out: nothing more to settle.
+			delete(a.open, id)
+			continue
+		}
+		st.dead = true
+		a.open[id] = st
+	}
+}
+
+// refused settles the arrows of a slice the writer refused.
+func (a *arrowLedger) refused(ids []perfetto.FlowID) { a.dropped(ids, true) }
+
+// flushed counts the arrows whose ends were both handed before a flush
+// that refused neither.
+func (a *arrowLedger) flushed() {
+	for _, id := range a.both {
+		if st, ok := a.open[id]; ok && !st.dead && st.ends == 2 {
+			a.linked(st.kind)
+			delete(a.open, id)
+		}
+	}
+	a.both = a.both[:0]
+}
+
+// close settles, once the trace is written, the arrows whose other end
+// never came.
+func (a *arrowLedger) close() {
+	for _, st := range a.open {
+		if !st.dead {
+			a.unlinked(st.kind + " whose other end is not drawn")
+		}
+	}
+	a.open = nil
 }

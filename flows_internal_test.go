@@ -23,7 +23,7 @@ func TestFlowWindow(t *testing.T) {
 		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
 			drawn = append(drawn, sp.Name+" "+itoa(sp.TS)+" flows="+itoa(int64(len(flows)))+" ends="+itoa(int64(len(endFlows))))
 		},
-		linked:   func(kind string) { linked[kind]++ },
+		linked:   func(_ perfetto.FlowID, kind string) { linked[kind]++ },
 		unlinked: func(string) { unlinked++ },
 	}
 	node := func(leaf string, ts int64, run, slot int64) *strace.Span {
@@ -57,7 +57,7 @@ func TestFlowWindowIndexes(t *testing.T) {
 	f := flowWindow{
 		horizon:  500,
 		draw:     func(*heldSpan, []perfetto.FlowID, []perfetto.FlowID) {},
-		linked:   func(string) {},
+		linked:   func(perfetto.FlowID, string) {},
 		unlinked: func(string) {},
 	}
 	leaves := []string{"submit", "dispatch", "complete"}

@@ -302,6 +302,7 @@ func (c *converter) pairFlows(p *remotePlan, w *worker, s *session) {
 		}
 		if t.dispDrawable && r.first && t.dispTS < int64(ys) {
 			id := c.flows.id()
+			c.arrows.add(id, "network1.dispatch → remote run")
 			d := p.at(flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch})
 			d.flows = append(d.flows, id)
 			e := p.at(flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunFirst})
@@ -309,6 +310,7 @@ func (c *converter) pairFlows(p *remotePlan, w *worker, s *session) {
 		}
 		if r.last && t.compDrawable && int64(ye) < t.compTS {
 			id := c.flows.id()
+			c.arrows.add(id, "remote run → network1.complete")
 			e := p.at(flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunLast})
 			e.flows = append(e.flows, id)
 			e = p.at(flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteComplete})
@@ -355,14 +357,6 @@ func (c *converter) remoteFlows(sp *strace.Span, flows, endFlows []perfetto.Flow
 		return flows, endFlows
 	}
 	delete(p.attach, k)
-	for range a.flows {
-		switch sp.Name {
-		case strace.SpanRemoteDispatch:
-			c.sum.flow("network1.dispatch → remote run")
-		case strace.SpanRemoteRunLast:
-			c.sum.flow("remote run → network1.complete")
-		}
-	}
 	return append(flows, a.flows...), append(endFlows, a.endFlows...)
 }
 

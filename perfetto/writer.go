@@ -73,6 +73,7 @@ type config struct {
 	level          int
 	maxTracks      int
 	overflow       func(Overflow)
+	refusal        func(Refusal)
 	spillAt        int // bundleSize with compression, flushThreshold without
 }
 
@@ -192,6 +193,8 @@ type Writer struct {
 	part      []sortKey
 	merged    []root
 	overflows []Overflow
+	refusals  []Refusal
+	dead      map[FlowID]bool // flow ids of slices refused in this flush
 
 	wall  []clockPair
 	stats Stats

@@ -1,0 +1,102 @@
+package perfetto
+
+// Refusal is a slice or instant the writer did not write (see
+// WithRefusalFunc).
+type Refusal struct {
+	Track   string // its track's label ("thread 12/34", a track name); "" for a track the writer does not know
+	Name    string
+	TS, Dur int64
+	Ref     uint64 // the caller's Slice.Ref or Instant.Ref
+	// Flows are the flow ids it carried (Flows, then EndFlows). The
+	// writer leaves them out of every event that carries them too in the
+	// Flush that refused it, if written after it; an event written before,
+	// or given later, is the caller's to mend.
+	Flows []FlowID
+	Err   error  // why: ErrTooManyLanes, ErrTooManyTracks, ErrNegativeTimestamp, ...
+	Other string // for ErrTooManyLanes: why it did not fit on its track
+}
+
+// WithRefusalFunc sets a function called once for each slice or instant
+// the writer refuses — when it is given (a negative timestamp, an unknown
+// or refused track, ...) or when a flush finds no lane for it
+// (ErrTooManyLanes, or ErrTooManyTracks for the lane it needed) — at the end
+// of the Flush or Close that follows. With it, a caller that counts what it
+// gave the writer knows exactly what the trace holds: every slice given is
+// written, on its track or an overflow lane (WithOverflowFunc), or refused.
+// It must not call the Writer.
+func WithRefusalFunc(f func(Refusal)) Option { return func(c *config) { c.refusal = f } }
+
+// refused keeps the report of a refused slice for the caller, and marks the
+// flow ids it carried dead for the rest of the flush.
+func (w *Writer) refused(st *trackState, name string, ts, dur int64, ref uint64, flows, endFlows []FlowID, err error, other string) {
+	if len(flows)+len(endFlows) > 0 {
+		if w.dead == nil {
+			w.dead = map[FlowID]bool{}
+		}
+		for _, f := range flows {
+			w.dead[f] = true
+		}
+		for _, f := range endFlows {
+			w.dead[f] = true
+		}
+	}
+	if w.cfg.refusal == nil {
+		return
+	}
+	r := Refusal{Name: name, TS: ts, Dur: dur, Ref: ref, Err: err, Other: other}
+	if st != nil {
+		r.Track = st.label()
+	}
+	if len(flows)+len(endFlows) > 0 {
+		r.Flows = append(append(make([]FlowID, 0, len(flows)+len(endFlows)), flows...), endFlows...)
+	}
+	w.refusals = append(w.refusals, r)
+}
+
+// refuseUnplaced refuses pending slice p of t, which no lane took: noMore
+// says why no lane could be added, other why it did not fit on t.
+func (w *Writer) refuseUnplaced(t *trackState, p *pendingSlice, noMore error, other string) {
+	w.stats.Dropped++
+	if noMore == ErrTooManyTracks {
+		w.refuseTrack(t)
+	} else {
+		w.dataError(&EventError{Track: t.label(), Name: p.label, TS: p.ts, Dur: p.end - p.ts, Other: other, Err: noMore})
+	}
+	w.refused(t, p.label, p.ts, p.end-p.ts, p.ref, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd], noMore, other)
+}
+
+// mayRefuse reports whether a flush could refuse a slice of t: t cannot
+// add as many overflow lanes as it may need.
+func (w *Writer) mayRefuse(t *trackState) bool {
+	return len(t.lanes) == MaxOverflowLanes || w.TracksLeft() <= MaxOverflowLanes
+}
+
+// riskyFirst orders the dirty tracks so that those where a flush could
+// refuse a slice come first (stably): the flow ids of a slice refused there
+// are then left out of the events of the other tracks.
+func (w *Writer) riskyFirst() {
+	k := 0
+	for i, t := range w.dirty {
+		if w.mayRefuse(t) {
+			if i != k {
+				copy(w.dirty[k+1:i+1], w.dirty[k:i])
+				w.dirty[k] = t
+			}
+			k++
+		}
+	}
+}
+
+// reportRefusals calls the function set by WithRefusalFunc for the slices
+// refused since the last report, and forgets the dead flow ids.
+func (w *Writer) reportRefusals() {
+	clear(w.dead)
+	if len(w.refusals) == 0 {
+		return
+	}
+	rs := w.refusals
+	w.refusals = nil
+	for _, r := range rs {
+		w.cfg.refusal(r)
+	}
+}
