@@ -278,8 +278,8 @@ func (h *handOffAttrs) flowKey(pid int32) (flowKey, bool) {
 
 // linkRun finds the node.dispatch that launched the run whose root is
 // root, and returns the flow ids that end at the root (valid until the next
-// call).
-func (f *flowWindow) linkRun(root *strace.Span) []perfetto.FlowID {
+// call). A root that is not drawn (drawn false) gets no arrow.
+func (f *flowWindow) linkRun(root *strace.Span, drawn bool) []perfetto.FlowID {
 	h := handOffAttrsOf(root)
 	run, did := h.run, h.dispatch
 	if run == nil || did == nil || run.Type != strace.TypeInt || did.Type != strace.TypeInt || did.Int == 0 {
@@ -301,7 +301,7 @@ func (f *flowWindow) linkRun(root *strace.Span) []perfetto.FlowID {
 	if best == nil {
 		return nil
 	}
-	if f.drawable != nil && !f.drawable(&best.span) {
+	if !drawn || f.drawable != nil && !f.drawable(&best.span) {
 		f.unlinked(reasonLinkNoTrack)
 		return nil
 	}
@@ -425,7 +425,7 @@ const reasonLinkNoTrack = "hand-off with an end over the trace's track limit"
 // settled: its memory is the hand-offs in flight.
 type arrowLedger struct {
 	open     map[perfetto.FlowID]arrowState
-	both     []perfetto.FlowID // arrows whose ends were both handed since the last flush
+	both     []perfetto.FlowID   // arrows whose ends were both handed since the last flush
 	linked   func(kind string)   // counts an arrow drawn
 	unlinked func(reason string) // counts an arrow not drawn
 }

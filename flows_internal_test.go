@@ -122,7 +122,7 @@ func TestFlowWindowIndexes(t *testing.T) {
 		attrs := []strace.Attr{strace.Int("run_id", rng.Int64N(4)), strace.Int("task_slot", rng.Int64N(2)), strace.Int("dispatch_id", rng.Int64N(3))}
 		f.add(&strace.Span{Pid: 1, Tid: 1, Name: "node." + leaf, TS: now - rng.Int64N(300), Dur: 10, Attrs: attrs}, 0)
 		if step%7 == 0 {
-			f.linkRun(&strace.Span{Pid: 2, Name: "chip.run", TS: now, Attrs: attrs})
+			f.linkRun(&strace.Span{Pid: 2, Name: "chip.run", TS: now, Attrs: attrs}, true)
 		}
 		f.drain(now, false)
 		check(step)
@@ -131,5 +131,37 @@ func TestFlowWindowIndexes(t *testing.T) {
 	check(-1)
 	if f.head != 0 || len(f.spans) != 0 {
 		t.Errorf("%d spans wait after the last drain", len(f.spans)-f.head)
+	}
+}
+
+// An arrow is counted once both its ends are handed and a flush has written
+// them; an arrow with an end not drawn is counted under a reason once, and
+// its id is left out of the other end when that is yet to be handed.
+func TestArrowLedger(t *testing.T) {
+	linked, unlinked := map[string]int{}, map[string]int{}
+	a := arrowLedger{linked: func(k string) { linked[k]++ }, unlinked: func(r string) { unlinked[r]++ }}
+	for id := perfetto.FlowID(1); id <= 5; id++ {
+		a.add(id, "k")
+	}
+	a.handed([]perfetto.FlowID{1, 2, 3})
+	a.handed([]perfetto.FlowID{1})
+	if len(linked) != 0 {
+		t.Errorf("counted before the flush: %v", linked)
+	}
+	a.handed([]perfetto.FlowID{2})
+	a.refused([]perfetto.FlowID{2}) // the flush refuses an end of 2
+	a.flushed()
+	a.dropped([]perfetto.FlowID{4}, false) // 4's first end is left out
+	if got := a.live([]perfetto.FlowID{3, 4, 5}); !cmp.Equal(got, []perfetto.FlowID{3, 5}) {
+		t.Errorf("live %v, want 4 left out", got)
+	}
+	a.handed([]perfetto.FlowID{3, 5})
+	a.flushed()
+	a.close() // 5's other end never came
+	if want := map[string]int{"k": 2}; !cmp.Equal(linked, want) {
+		t.Errorf("linked %v, want %v", linked, want)
+	}
+	if want := map[string]int{"k whose other end is not drawn": 3}; !cmp.Equal(unlinked, want) {
+		t.Errorf("unlinked %v, want %v", unlinked, want)
 	}
 }

@@ -382,7 +382,7 @@ func TestRemoteInTheTraceProcessor(t *testing.T) {
 	if len(tr.Flows) == 0 || sum.Flows["network1.dispatch → remote run"] == 0 {
 		t.Errorf("no remote flows: %v", sum.Flows)
 	}
-	processorAgrees(t, out, tr)
+	processorAgrees(t, out, tr, sum)
 }
 
 // A Builder given the same values as the logs, each remote machine's by

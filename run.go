@@ -73,8 +73,8 @@ func (c *converter) run(b *invBuf) {
 			}
 		}
 		var endFlows []perfetto.FlowID
-		if s == root && !lane.IsZero() {
-			endFlows = c.flows.linkRun(&s.Span)
+		if s == root {
+			endFlows = c.flows.linkRun(&s.Span, !lane.IsZero())
 		}
 		c.hostFlows(lane, s, extra, split, nil, endFlows)
 	}

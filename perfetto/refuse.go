@@ -1,5 +1,7 @@
 package perfetto
 
+import "slices"
+
 // Refusal is a slice or instant the writer did not write (see
 // WithRefusalFunc).
 type Refusal struct {
@@ -65,26 +67,37 @@ func (w *Writer) refuseUnplaced(t *trackState, p *pendingSlice, noMore error, ot
 	w.refused(t, p.label, p.ts, p.end-p.ts, p.ref, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd], noMore, other)
 }
 
-// mayRefuse reports whether a flush could refuse a slice of t: t cannot
-// add as many overflow lanes as it may need.
-func (w *Writer) mayRefuse(t *trackState) bool {
-	return len(t.lanes) == MaxOverflowLanes || w.TracksLeft() <= MaxOverflowLanes
-}
-
-// riskyFirst orders the dirty tracks so that those where a flush could
-// refuse a slice come first (stably): the flow ids of a slice refused there
-// are then left out of the events of the other tracks.
+// riskyFirst orders the dirty tracks so that those where the flush could
+// refuse a slice come first (stably): the flow ids of a slice refused
+// there are then left out of the events of the other tracks. A slice always
+// fits on a new lane, so a flush adds at most one lane (and a process's
+// track) per pending slice: a track may refuse only if that could take it
+// past MaxOverflowLanes, or the flush past the limit on tracks — then every
+// track may.
 func (w *Writer) riskyFirst() {
-	k := 0
-	for i, t := range w.dirty {
-		if w.mayRefuse(t) {
-			if i != k {
-				copy(w.dirty[k+1:i+1], w.dirty[k:i])
-				w.dirty[k] = t
-			}
-			k++
+	need := len(w.dirty)
+	for _, t := range w.dirty {
+		need += len(t.pending)
+	}
+	if need > w.TracksLeft() {
+		return // every track may refuse: nothing to put first
+	}
+	risky := func(t *trackState) bool { return len(t.lanes)+len(t.pending) > MaxOverflowLanes }
+	if !slices.ContainsFunc(w.dirty, risky) {
+		return
+	}
+	ordered := w.reorder[:0]
+	for _, t := range w.dirty {
+		if risky(t) {
+			ordered = append(ordered, t)
 		}
 	}
+	for _, t := range w.dirty {
+		if !risky(t) {
+			ordered = append(ordered, t)
+		}
+	}
+	w.dirty, w.reorder = ordered, w.dirty
 }
 
 // reportRefusals calls the function set by WithRefusalFunc for the slices

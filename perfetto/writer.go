@@ -194,6 +194,7 @@ type Writer struct {
 	merged    []root
 	overflows []Overflow
 	refusals  []Refusal
+	reorder   []*trackState   // riskyFirst's
 	dead      map[FlowID]bool // flow ids of slices refused in this flush
 
 	wall  []clockPair
