@@ -68,36 +68,59 @@ func (w *Writer) refuseUnplaced(t *trackState, p *pendingSlice, noMore error, ot
 }
 
 // riskyFirst orders the dirty tracks so that those where the flush could
-// refuse a slice come first (stably): the flow ids of a slice refused
-// there are then left out of the events of the other tracks. A slice always
-// fits on a new lane, so a flush adds at most one lane (and a process's
-// track) per pending slice: a track may refuse only if that could take it
-// past MaxOverflowLanes, or the flush past the limit on tracks — then every
-// track may.
+// refuse a slice that carries flow ids come first (stably): the ids are
+// then left out of the events of the other tracks. Past the limit on
+// tracks every track may refuse, and there is nothing to put first.
 func (w *Writer) riskyFirst() {
-	need := len(w.dirty)
+	need := len(w.dirty) // a flush adds at most a lane per slice, and a process's track
 	for _, t := range w.dirty {
 		need += len(t.pending)
 	}
-	if need > w.TracksLeft() {
-		return // every track may refuse: nothing to put first
-	}
-	risky := func(t *trackState) bool { return len(t.lanes)+len(t.pending) > MaxOverflowLanes }
-	if !slices.ContainsFunc(w.dirty, risky) {
+	if need > w.TracksLeft() || len(w.flows) == 0 {
 		return
 	}
 	ordered := w.reorder[:0]
 	for _, t := range w.dirty {
-		if risky(t) {
+		if w.risky(t) {
 			ordered = append(ordered, t)
 		}
 	}
+	if len(ordered) == 0 {
+		return
+	}
 	for _, t := range w.dirty {
-		if !risky(t) {
+		if !slices.Contains(ordered, t) {
 			ordered = append(ordered, t)
 		}
 	}
 	w.dirty, w.reorder = ordered, w.dirty
+}
+
+// risky reports whether the flush could refuse a slice of t that carries
+// flow ids: it could need more overflow lanes than t may have. A slice goes
+// on a new lane only when every lane has a slice open at its start, so a
+// flush adds at most as many lanes as the most slices open at one instant
+// (ends included).
+func (w *Writer) risky(t *trackState) bool {
+	ps := t.pending
+	if len(t.lanes)+len(ps) <= MaxOverflowLanes || !slices.ContainsFunc(ps, func(p pendingSlice) bool { return p.flowEnd > p.flowStart }) {
+		return false
+	}
+	starts, ends := w.starts[:0], w.ends[:0]
+	for i := range ps {
+		starts, ends = append(starts, ps[i].ts), append(ends, ps[i].end)
+	}
+	slices.Sort(starts)
+	slices.Sort(ends)
+	w.starts, w.ends = starts, ends
+	open, j := 0, 0
+	for i, s := range starts {
+		for ends[j] < s {
+			j++
+		}
+		open = max(open, i+1-j)
+	}
+	return len(t.lanes)+open > MaxOverflowLanes
 }
 
 // reportRefusals calls the function set by WithRefusalFunc for the slices

@@ -194,7 +194,9 @@ type Writer struct {
 	merged    []root
 	overflows []Overflow
 	refusals  []Refusal
-	reorder   []*trackState   // riskyFirst's
+	reorder   []*trackState // riskyFirst's
+	starts    []int64       // risky's
+	ends      []int64
 	dead      map[FlowID]bool // flow ids of slices refused in this flush
 
 	wall  []clockPair
