@@ -194,6 +194,7 @@ func newConverter(opts []Option) *converter {
 		drawable: func(sp *heldSpan) bool { return !c.tracks.thread(sp.Pid, sp.Tid).IsZero() },
 	}
 	c.arrows.linked, c.arrows.unlinked = sum.flow, c.led.unlinked
+	c.arrows.drawable = func(e arrowEnd) bool { return !c.tracks.thread(e.pid, e.tid).IsZero() }
 	return c
 }
 

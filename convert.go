@@ -610,8 +610,8 @@ func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.A
 			c.arrows.handed(flows)
 			c.arrows.handed(endFlows)
 		} else {
-			c.arrows.dropped(flows, false)
-			c.arrows.dropped(endFlows, false)
+			c.arrows.dropped(flows)
+			c.arrows.dropped(endFlows)
 		}
 	}
 }

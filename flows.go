@@ -421,19 +421,33 @@ const reasonLinkNoTrack = "hand-off with an end over the trace's track limit"
 // of whose ends is not drawn is counted under a reason instead, and its id
 // is left out of the other end if that end is yet to be handed (the writer
 // leaves it out of the events it writes after the refusal in the same
-// flush). Arrows are known from when they are made until both ends are
-// settled: its memory is the hand-offs in flight.
+// flush). An arrow made before its spans come (a remote machine's) is
+// checked when its first end is handed: if either end's thread has no
+// track, neither end gets it. Arrows are known from when they are made
+// until both ends have come: its memory is the hand-offs in flight.
 type arrowLedger struct {
 	open     map[perfetto.FlowID]arrowState
 	both     []perfetto.FlowID   // arrows whose ends were both handed since the last flush
 	linked   func(kind string)   // counts an arrow drawn
 	unlinked func(reason string) // counts an arrow not drawn
+	drawable func(e arrowEnd) bool
 }
 
 type arrowState struct {
 	kind string
-	ends int8 // ends handed to the writer
+	ends int8 // ends handed to the writer (and not refused)
+	came int8 // ends that came: handed, or left out
 	dead bool // an end is not drawn: the arrow is not either
+	// The threads its ends are drawn on, for an arrow made before its
+	// spans came (between), until checked.
+	from, to  arrowEnd
+	unchecked bool
+}
+
+// arrowEnd is the thread an end of an arrow is drawn on.
+type arrowEnd struct {
+	pid int32
+	tid int64
 }
 
 // add makes an arrow of a kind ("node.submit → node.dispatch").
@@ -444,18 +458,46 @@ func (a *arrowLedger) add(id perfetto.FlowID, kind string) {
 	a.open[id] = arrowState{kind: kind}
 }
 
+// between says which threads the ends of arrow id are drawn on, for an
+// arrow made before its spans come.
+func (a *arrowLedger) between(id perfetto.FlowID, from, to arrowEnd) {
+	st := a.open[id]
+	st.from, st.to, st.unchecked = from, to, true
+	a.open[id] = st
+}
+
 // live returns ids without the arrows that are not drawn, in place: the
 // ids of a slice about to be handed.
 func (a *arrowLedger) live(ids []perfetto.FlowID) []perfetto.FlowID {
 	out := ids[:0]
 	for _, id := range ids {
-		if st, ok := a.open[id]; ok && st.dead {
-			delete(a.open, id) // both ends are settled
+		st, ok := a.open[id]
+		if ok && st.unchecked {
+			st.unchecked = false
+			if a.drawable != nil && !(a.drawable(st.from) && a.drawable(st.to)) {
+				a.unlinked(reasonLinkNoTrack)
+				st.dead = true
+			}
+			a.open[id] = st
+		}
+		if ok && st.dead {
+			a.came(id, st)
 			continue
 		}
 		out = append(out, id)
 	}
 	return out
+}
+
+// came counts an end of arrow id that came, and forgets the arrow once
+// both have and it is not drawn.
+func (a *arrowLedger) came(id perfetto.FlowID, st arrowState) {
+	st.came++
+	if st.dead && st.came >= 2 {
+		delete(a.open, id)
+		return
+	}
+	a.open[id] = st
 }
 
 // handed counts an end of each arrow of ids handed to the writer.
@@ -466,38 +508,47 @@ func (a *arrowLedger) handed(ids []perfetto.FlowID) {
 			continue
 		}
 		st.ends++
-		a.open[id] = st
 		if st.ends == 2 {
 			a.both = append(a.both, id)
 		}
+		a.came(id, st)
 	}
 }
 
-// dropped settles the arrows of ids whose end is not drawn: left out by
-// the converter, or refused by the writer (handed, then).
-func (a *arrowLedger) dropped(ids []perfetto.FlowID, wasHanded bool) {
+// dropped settles the arrows of ids whose end the converter left out.
+func (a *arrowLedger) dropped(ids []perfetto.FlowID) {
 	for _, id := range ids {
 		st, ok := a.open[id]
-		if !ok || st.dead {
+		if !ok {
 			continue
 		}
-		if wasHanded {
-			st.ends--
-		}
-		a.unlinked(st.kind + " whose other end is not drawn")
-		if st.ends > 0 {
-			// The other end is written, or was until the writer left the
-			// id out: nothing more to settle.
-			delete(a.open, id)
-			continue
-		}
-		st.dead = true
-		a.open[id] = st
+		a.kill(&st)
+		a.came(id, st)
 	}
 }
 
-// refused settles the arrows of a slice the writer refused.
-func (a *arrowLedger) refused(ids []perfetto.FlowID) { a.dropped(ids, true) }
+// refused settles the arrows of a slice the writer refused: its ends came
+// when they were handed.
+func (a *arrowLedger) refused(ids []perfetto.FlowID) {
+	for _, id := range ids {
+		st, ok := a.open[id]
+		if !ok {
+			continue
+		}
+		st.ends--
+		a.kill(&st)
+		st.came-- // came already, when handed
+		a.came(id, st)
+	}
+}
+
+// kill counts an arrow not drawn, once.
+func (a *arrowLedger) kill(st *arrowState) {
+	if !st.dead {
+		a.unlinked(st.kind + " whose other end is not drawn")
+		st.dead = true
+	}
+}
 
 // flushed counts the arrows whose ends were both handed before a flush
 // that refused neither.

@@ -151,17 +151,31 @@ func TestArrowLedger(t *testing.T) {
 	a.handed([]perfetto.FlowID{2})
 	a.refused([]perfetto.FlowID{2}) // the flush refuses an end of 2
 	a.flushed()
-	a.dropped([]perfetto.FlowID{4}, false) // 4's first end is left out
+	a.dropped([]perfetto.FlowID{4}) // 4's first end is left out
 	if got := a.live([]perfetto.FlowID{3, 4, 5}); !cmp.Equal(got, []perfetto.FlowID{3, 5}) {
 		t.Errorf("live %v, want 4 left out", got)
 	}
 	a.handed([]perfetto.FlowID{3, 5})
 	a.flushed()
+	// 6 is planned between threads, one of which has no track: neither
+	// end gets it.
+	a.drawable = func(e arrowEnd) bool { return e.tid != 99 }
+	a.add(6, "k")
+	a.between(6, arrowEnd{1, 1}, arrowEnd{1, 99})
+	if got := a.live([]perfetto.FlowID{6}); len(got) != 0 {
+		t.Errorf("live %v, want 6 left out of its first end", got)
+	}
+	if got := a.live([]perfetto.FlowID{6}); len(got) != 0 {
+		t.Errorf("live %v, want 6 left out of its second end", got)
+	}
+	if _, ok := a.open[6]; ok {
+		t.Error("6 still open once both its ends came")
+	}
 	a.close() // 5's other end never came
 	if want := map[string]int{"k": 2}; !cmp.Equal(linked, want) {
 		t.Errorf("linked %v, want %v", linked, want)
 	}
-	if want := map[string]int{"k whose other end is not drawn": 3}; !cmp.Equal(unlinked, want) {
+	if want := map[string]int{"k whose other end is not drawn": 3, reasonLinkNoTrack: 1}; !cmp.Equal(unlinked, want) {
 		t.Errorf("unlinked %v, want %v", unlinked, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/check"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // spanLine formats one [STRACE] record as the runtime writes it.
@@ -333,18 +334,28 @@ func TestMisuseIsAnError(t *testing.T) {
 
 // Under every limit on tracks, the summary says what the trace holds: as
 // many slices of spans and as many arrows, and no arrow with an end left
-// out (wholeTrace).
+// out (wholeTrace) — for a two-rank log, and for a dispatching host with
+// its remote machines, whose arrows are planned before their spans come.
 func TestTrackLimitAccount(t *testing.T) {
-	log := generated(genConfig{Seed: 7, Rounds: 31})
-	for _, limit := range []int{1, 4, 5, 6, 9} {
-		t.Run(strconv.Itoa(limit), func(t *testing.T) {
-			var out bytes.Buffer
-			sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("gen.log", log)}, phasetrace.WithMaxTracks(limit))
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr := wholeTrace(t, out.Bytes(), sum)
-			t.Logf("%d tracks: %d span slices, %d arrows %v, unlinked %v", limit, sum.Spans.Drawn, len(tr.Flows), sum.Flows, sum.Unlinked)
-		})
+	remote, _ := stracetest.GenerateRemote(remoteScenarios[1].cfg)
+	for _, tc := range []struct {
+		name   string
+		inputs []phasetrace.Input
+		limits []int
+	}{
+		{"two ranks", []phasetrace.Input{phasetrace.Bytes("gen.log", generated(genConfig{Seed: 7, Rounds: 31}))}, []int{1, 4, 5, 6, 9}},
+		{"remote machines", remoteInputs(remote), []int{3, 7, 10, 14}},
+	} {
+		for _, limit := range tc.limits {
+			t.Run(tc.name+"/"+strconv.Itoa(limit), func(t *testing.T) {
+				var out bytes.Buffer
+				sum, err := phasetrace.Convert(&out, tc.inputs, phasetrace.WithMaxTracks(limit))
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr := wholeTrace(t, out.Bytes(), sum)
+				t.Logf("%d tracks: %d span slices, %d arrows %v, unlinked %v", limit, sum.Spans.Drawn, len(tr.Flows), sum.Flows, sum.Unlinked)
+			})
+		}
 	}
 }
