@@ -62,20 +62,24 @@ func (l *ledger) ref(what string, p where) uint64 {
 	k := 0
 	if what != "" {
 		k = slices.Index(l.kinds, what)
-		if k < 0 && len(l.kinds) < maxRefKinds {
+		switch {
+		case k >= 0:
+		case len(l.kinds) < maxRefKinds:
 			l.kinds = append(l.kinds, what)
 			k = len(l.kinds) - 1
+		default:
+			k = maxRefKinds - 1 // the table is full: the last kind's name, never a span
 		}
-		k++ // past the table, the last kind: a name, never a span
+		k++
 	}
-	return uint64(p)&(1<<refKindShift-1) | uint64(min(k, maxRefKinds))<<refKindShift
+	return uint64(p)&(1<<refKindShift-1) | uint64(k)<<refKindShift
 }
 
 // fromRef returns what a slice is ("": a span) and where it was read.
 func (l *ledger) fromRef(ref uint64) (what string, p where) {
 	p = where(ref & (1<<refKindShift - 1))
 	if k := int(ref >> refKindShift); k > 0 {
-		return l.kinds[min(k, len(l.kinds))-1], p
+		return l.kinds[k-1], p
 	}
 	return "", p
 }
