@@ -221,6 +221,9 @@ func (c *converter) close() (*Summary, error) {
 	werr := c.w.Close()
 	c.arrows.flushed()
 	c.arrows.close()
+	if n := c.arrows.stranded; n > 0 {
+		c.note("stranded", "%s lost an end to the trace writer after the other end was written: the trace holds that end's flow id alone (the trace processor draws no arrow for it)", count(n, "arrow"))
+	}
 	c.led.finish()
 	ws := c.w.Stats()
 	c.sum.Output = OutputSummary{Bytes: ws.Bytes, Packets: ws.Packets, Tracks: ws.Tracks, Slices: ws.Slices, Instants: ws.Instants, Flows: ws.Flows, Counters: ws.Counters}

@@ -431,6 +431,10 @@ type arrowLedger struct {
 	linked   func(kind string)   // counts an arrow drawn
 	unlinked func(reason string) // counts an arrow not drawn
 	drawable func(e arrowEnd) bool
+	// flushes counts the flushes; stranded the arrows whose end the writer
+	// refused after a flush had written the other (whose id the trace then
+	// holds at one end: the trace processor makes no arrow of it).
+	flushes, stranded int64
 }
 
 type arrowState struct {
@@ -438,6 +442,9 @@ type arrowState struct {
 	ends int8 // ends handed to the writer (and not refused)
 	came int8 // ends that came: handed, or left out
 	dead bool // an end is not drawn: the arrow is not either
+	// handedIn is the flush (arrowLedger.flushes) the first end handed
+	// went to the writer in.
+	handedIn int64
 	// The threads its ends are drawn on, for an arrow made before its
 	// spans came (between), until checked.
 	from, to  arrowEnd
@@ -508,7 +515,10 @@ func (a *arrowLedger) handed(ids []perfetto.FlowID) {
 			continue
 		}
 		st.ends++
-		if st.ends == 2 {
+		switch st.ends {
+		case 1:
+			st.handedIn = a.flushes
+		case 2:
 			a.both = append(a.both, id)
 		}
 		a.came(id, st)
@@ -536,6 +546,9 @@ func (a *arrowLedger) refused(ids []perfetto.FlowID) {
 			continue
 		}
 		st.ends--
+		if st.ends > 0 && st.handedIn < a.flushes && !st.dead {
+			a.stranded++ // the refused end is this flush's: the other was written before
+		}
 		a.kill(&st)
 		st.came-- // came already, when handed
 		a.came(id, st)
@@ -553,6 +566,7 @@ func (a *arrowLedger) kill(st *arrowState) {
 // flushed counts the arrows whose ends were both handed before a flush
 // that refused neither.
 func (a *arrowLedger) flushed() {
+	a.flushes++
 	for _, id := range a.both {
 		if st, ok := a.open[id]; ok && !st.dead && st.ends == 2 {
 			a.linked(st.kind)

@@ -171,11 +171,22 @@ func TestArrowLedger(t *testing.T) {
 	if _, ok := a.open[6]; ok {
 		t.Error("6 still open once both its ends came")
 	}
+	// 7's second end is refused by a later flush than the one that wrote
+	// its first: the trace keeps the first end's id, and says so.
+	a.add(7, "k")
+	a.handed([]perfetto.FlowID{7})
+	a.flushed()
+	a.handed([]perfetto.FlowID{7})
+	a.refused([]perfetto.FlowID{7})
+	a.flushed()
+	if a.stranded != 1 {
+		t.Errorf("%d arrows stranded, want 1", a.stranded)
+	}
 	a.close() // 5's other end never came
 	if want := map[string]int{"k": 2}; !cmp.Equal(linked, want) {
 		t.Errorf("linked %v, want %v", linked, want)
 	}
-	if want := map[string]int{"k whose other end is not drawn": 3, reasonLinkNoTrack: 1}; !cmp.Equal(unlinked, want) {
+	if want := map[string]int{"k whose other end is not drawn": 4, reasonLinkNoTrack: 1}; !cmp.Equal(unlinked, want) {
 		t.Errorf("unlinked %v, want %v", unlinked, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -357,5 +358,56 @@ func TestTrackLimitAccount(t *testing.T) {
 				t.Logf("%d tracks: %d span slices, %d arrows %v, unlinked %v", limit, sum.Spans.Drawn, len(tr.Flows), sum.Flows, sum.Unlinked)
 			})
 		}
+	}
+}
+
+// A known limit: when the writer refuses an arrow's end after an earlier
+// flush wrote the other (here a dispatch that fits no lane of its thread,
+// drawn 4 200 spans after its submit), the trace holds the submit's flow id
+// alone — the trace processor draws no arrow of it. The summary counts no
+// arrow, and says so in a note.
+func TestStrandedArrowIsSaid(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[mono_ns=1][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4001 inv=0 hid=0 depth=0 name=node.submit ts=1000 dur=2000 run_id=1 task_slot=0 role=facade\n" +
+		"[mono_ns=2][T0x2][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4002 inv=0 hid=0 depth=0 name=node.dispatch ts=3500 dur=16500 run_id=1 task_slot=0 role=scheduler dispatch_id=1\n")
+	const horizon = phasetrace.DefaultFlowHorizon
+	for k := range 4200 { // the submit is drawn, then flushed with these
+		b.WriteString(spanLine(int64(10+k), 4000, 4003, 0, 0, "ext.app.filler", horizon+10_000+int64(k), 1, ""))
+	}
+	for i := range perfetto.MaxOverflowLanes + 6 { // every lane of the dispatch's thread
+		b.WriteString(spanLine(int64(5000+i), 4000, 4002, 0, 0, "ext.app.busy", int64(3000+i), 10_000, ""))
+	}
+	b.WriteString(spanLine(6000, 4000, 4003, 0, 0, "ext.app.last", horizon+30_000, 1, "")) // the dispatch is drawn
+	var out bytes.Buffer
+	sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("stranded.log", []byte(b.String()))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sum.Spans.Check(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := check.ReadBytes(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := spanSlices(tr); n != sum.Spans.Drawn {
+		t.Errorf("the trace holds %d slices of spans, the summary says %d were drawn", n, sum.Spans.Drawn)
+	}
+	if len(tr.Flows) != 0 || arrows(sum) != 0 || len(sum.Unlinked) != 1 {
+		t.Errorf("%d arrows in the trace, %v in the summary, unlinked %v: want none, and the hand-off counted", len(tr.Flows), sum.Flows, sum.Unlinked)
+	}
+	var probs []string
+	for _, p := range tr.Problems {
+		probs = append(probs, p.Name)
+	}
+	if !slices.Equal(probs, []string{"flow_without_destination"}) {
+		t.Errorf("problems %q, want the submit's flow id alone", probs)
+	}
+	said := false
+	for _, n := range sum.Notes {
+		said = said || strings.HasPrefix(n, "1 arrow lost an end to the trace writer")
+	}
+	if !said {
+		t.Errorf("notes %q say nothing of the stranded arrow", sum.Notes)
 	}
 }
