@@ -648,7 +648,7 @@ const (
 // lanes ran out; its arrows are not drawn.
 func (c *converter) refused(r perfetto.Refusal) {
 	c.refusals++
-	c.arrows.refused(r.Flows)
+	c.arrows.refused(r.Flows, r.Alone)
 	what, at := c.led.fromRef(r.Ref)
 	if what != "" {
 		c.led.notDrawn(what+" refused by the trace writer", at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)

@@ -72,7 +72,9 @@
 // Drawn means in the trace: a span the trace writer refuses is counted
 // under its reason, not as drawn, and Summary.Flows counts an arrow only
 // once both its ends are written (an arrow with an end not drawn is
-// counted in Summary.Unlinked, and its id is left out of the other end).
+// counted in Summary.Unlinked, and its id is left out of the other end —
+// but for an end the writer refuses after it wrote the other: that id
+// stays, alone, and a note says how many).
 //
 // # Go values in, trace out
 //

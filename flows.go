@@ -1,6 +1,8 @@
 package phasetrace
 
 import (
+	"slices"
+
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -538,16 +540,19 @@ func (a *arrowLedger) dropped(ids []perfetto.FlowID) {
 }
 
 // refused settles the arrows of a slice the writer refused: its ends came
-// when they were handed.
-func (a *arrowLedger) refused(ids []perfetto.FlowID) {
+// when they were handed. Those of alone kept their other end, written
+// before it in the same flush.
+func (a *arrowLedger) refused(ids, alone []perfetto.FlowID) {
 	for _, id := range ids {
 		st, ok := a.open[id]
 		if !ok {
 			continue
 		}
 		st.ends--
-		if st.ends > 0 && st.handedIn < a.flushes && !st.dead {
-			a.stranded++ // the refused end is this flush's: the other was written before
+		if st.ends > 0 && !st.dead && (st.handedIn < a.flushes || slices.Contains(alone, id)) {
+			// The refused end is this flush's; the other was written by
+			// an earlier one, or earlier in this one.
+			a.stranded++
 		}
 		a.kill(&st)
 		st.came-- // came already, when handed

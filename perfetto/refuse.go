@@ -11,11 +11,13 @@ type Refusal struct {
 	Ref     uint64 // the caller's Slice.Ref or Instant.Ref
 	// Flows are the flow ids it carried (Flows, then EndFlows). The
 	// writer leaves them out of every event that carries them too in the
-	// Flush that refused it, if written after it; an event written before,
-	// or given later, is the caller's to mend.
-	Flows []FlowID
-	Err   error  // why: ErrTooManyLanes, ErrTooManyTracks, ErrNegativeTimestamp, ...
-	Other string // for ErrTooManyLanes: why it did not fit on its track
+	// Flush that refused it, if written after it; an event given later is
+	// the caller's to mend. Alone are those of Flows that an event written
+	// before it in the same Flush carries: they stay in the trace with no
+	// other end (the trace processor draws no arrow of them).
+	Flows, Alone []FlowID
+	Err          error  // why: ErrTooManyLanes, ErrTooManyTracks, ErrNegativeTimestamp, ...
+	Other        string // for ErrTooManyLanes: why it did not fit on its track
 }
 
 // WithRefusalFunc sets a function called once for each slice or instant
@@ -51,6 +53,11 @@ func (w *Writer) refused(st *trackState, name string, ts, dur int64, ref uint64,
 	}
 	if len(flows)+len(endFlows) > 0 {
 		r.Flows = append(append(make([]FlowID, 0, len(flows)+len(endFlows)), flows...), endFlows...)
+		for _, f := range r.Flows {
+			if w.written[f] {
+				r.Alone = append(r.Alone, f)
+			}
+		}
 	}
 	w.refusals = append(w.refusals, r)
 }
@@ -100,7 +107,8 @@ func (w *Writer) riskyFirst() {
 // flow ids: it could need more overflow lanes than t may have. A slice goes
 // on a new lane only when every lane has a slice open at its start, so a
 // flush adds at most as many lanes as the most slices open at one instant
-// (ends included).
+// (ends included): a slice goes on a new lane only when each lane the flush
+// added has a slice open at its start.
 func (w *Writer) risky(t *trackState) bool {
 	ps := t.pending
 	if len(t.lanes)+len(ps) <= MaxOverflowLanes || !slices.ContainsFunc(ps, func(p pendingSlice) bool { return p.flowEnd > p.flowStart }) {
@@ -124,9 +132,10 @@ func (w *Writer) risky(t *trackState) bool {
 }
 
 // reportRefusals calls the function set by WithRefusalFunc for the slices
-// refused since the last report, and forgets the dead flow ids.
+// refused since the last report, and forgets the flow ids of the flush.
 func (w *Writer) reportRefusals() {
 	clear(w.dead)
+	clear(w.written)
 	if len(w.refusals) == 0 {
 		return
 	}

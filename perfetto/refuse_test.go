@@ -96,3 +96,22 @@ func TestRefusedFlows(t *testing.T) {
 		})
 	}
 }
+
+// A refused slice whose flow id an event written before it in the flush
+// carries says so: that id stays in the trace, alone.
+func TestRefusedFlowsAlone(t *testing.T) {
+	var buf bytes.Buffer
+	var refused []perfetto.Refusal
+	w := perfetto.NewWriter(&buf, perfetto.WithMaxTracks(2), perfetto.WithRefusalFunc(func(r perfetto.Refusal) { refused = append(refused, r) }))
+	a := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
+	b := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 2})
+	w.Slice(a, perfetto.Slice{Name: "submit", TS: 0, Dur: 5, Flows: []perfetto.FlowID{9}})
+	w.Slice(b, perfetto.Slice{Name: "x", TS: 10, Dur: 10})
+	w.Slice(b, perfetto.Slice{Name: "dispatch", TS: 15, Dur: 10, EndFlows: []perfetto.FlowID{9}}) // needs a lane past the limit
+	w.Close()
+	want := []perfetto.Refusal{{Track: "thread 1/2", Name: "dispatch", TS: 15, Dur: 10, Flows: []perfetto.FlowID{9}, Alone: []perfetto.FlowID{9},
+		Err: perfetto.ErrTooManyTracks, Other: `partially overlaps "x" [10, +10]`}}
+	if diff := cmp.Diff(want, refused, cmpopts.EquateErrors()); diff != "" {
+		t.Errorf("refusals (-want +got):\n%s", diff)
+	}
+}

@@ -324,6 +324,7 @@ func (w *Writer) appendFlows(b []byte, flows, endFlows []FlowID) []byte {
 			continue
 		}
 		b = appendFixed64Field(b, fEventFlowIDs, uint64(f))
+		w.wrote(f)
 	}
 	for _, f := range endFlows {
 		if len(w.dead) > 0 && w.dead[f] {
@@ -331,9 +332,23 @@ func (w *Writer) appendFlows(b []byte, flows, endFlows []FlowID) []byte {
 			continue
 		}
 		b = appendFixed64Field(b, fEventTermFlowIDs, uint64(f))
+		w.wrote(f)
 	}
 	w.stats.Flows += int64(n)
 	return b
+}
+
+// wrote remembers, for the rest of the flush, a flow id written, so that a
+// slice refused later in the flush can say which of its ids stay alone
+// (Refusal.Alone). Only a caller that hears of refusals needs it.
+func (w *Writer) wrote(f FlowID) {
+	if w.cfg.refusal == nil {
+		return
+	}
+	if w.written == nil {
+		w.written = map[FlowID]bool{}
+	}
+	w.written[f] = true
 }
 
 // writeEnd writes the end event of p, on lane as writeBegin, in one pass

@@ -198,6 +198,7 @@ type Writer struct {
 	starts    []int64       // risky's
 	ends      []int64
 	dead      map[FlowID]bool // flow ids of slices refused in this flush
+	written   map[FlowID]bool // flow ids written in this flush (wrote)
 
 	wall  []clockPair
 	stats Stats
