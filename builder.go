@@ -192,10 +192,13 @@ func newConverter(opts []Option) *converter {
 			flows, endFlows = c.remoteFlows(&sp.Span, flows, endFlows)
 			c.hostFlows(c.tracks.thread(sp.Pid, sp.Tid), sp, nil, false, flows, endFlows)
 		},
-		linked:   sum.flow,
+		linked:   c.arrows.add,
 		unlinked: c.led.unlinked,
 		sameHost: c.sameHost,
+		drawable: func(sp *heldSpan) bool { return !c.tracks.thread(sp.Pid, sp.Tid).IsZero() },
 	}
+	c.arrows.linked, c.arrows.unlinked = sum.flow, c.led.unlinked
+	c.arrows.drawable = func(e arrowEnd) bool { return !c.tracks.thread(e.pid, e.tid).IsZero() }
 	return c
 }
 
@@ -210,7 +213,7 @@ func (c *converter) start(w io.Writer, shift func(n int) []int64) {
 	c.records = c.survey.records
 	c.cal = c.survey.cal
 	c.buildPlacer()
-	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(c.cfg.maxTracks), perfetto.WithOverflowFunc(c.overflowed)}, c.cfg.writer...)
+	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(c.cfg.maxTracks), perfetto.WithOverflowFunc(c.overflowed), perfetto.WithRefusalFunc(c.refused)}, c.cfg.writer...)
 	c.w = perfetto.NewWriter(w, wopts...)
 	c.tracks = newTrackSet(c.w, c.scan)
 	c.wallClocks(c.tracks.declare())
@@ -220,16 +223,22 @@ func (c *converter) start(w io.Writer, shift func(n int) []int64) {
 func (c *converter) close() (*Summary, error) {
 	c.finish()
 	werr := c.w.Close()
+	c.arrows.flushed()
+	c.arrows.close()
+	if n := c.arrows.stranded; n > 0 {
+		c.note("stranded", "%s lost an end to the trace writer after the other end was written: the trace holds that end's flow id alone (the trace processor draws no arrow for it)", count(n, "arrow"))
+	}
+	c.led.finish()
 	ws := c.w.Stats()
 	c.sum.Output = OutputSummary{Bytes: ws.Bytes, Packets: ws.Packets, Tracks: ws.Tracks, Slices: ws.Slices, Instants: ws.Instants, Flows: ws.Flows, Counters: ws.Counters}
-	if werr != nil {
-		if errors.Is(werr, perfetto.ErrWrite) {
-			return c.sum, fmt.Errorf("phasetrace: writing the trace: %w", werr)
-		}
-		// The converter hands the writer nothing it refuses; should it
-		// refuse something all the same, the trace is still whole
-		// otherwise, and the refusal is reported.
-		c.led.notDrawn("refused by the trace writer", 0, werr.Error(), ws.Dropped)
+	if errors.Is(werr, perfetto.ErrWrite) {
+		return c.sum, fmt.Errorf("phasetrace: writing the trace: %w", werr)
+	}
+	// Every slice the writer refused is counted under its reason
+	// (refused); should it drop another event all the same, the trace is
+	// still whole otherwise, and the drop is reported.
+	if n := ws.Dropped - c.refusals; n > 0 && werr != nil {
+		c.led.notDrawn("refused by the trace writer", 0, werr.Error(), n)
 	}
 	return c.sum, nil
 }

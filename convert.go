@@ -343,6 +343,8 @@ type converter struct {
 	bindStores []spanStore // the stores of bind lines drawn, for the next ones
 	flows      flowWindow
 	handed     int // slices handed to the writer since the last flush
+	arrows     arrowLedger
+	refusals   int64 // slices the writer refused (refused)
 	now        int64
 
 	// Remote machines (remote.go): how their logs are drawn, and the trace
@@ -619,9 +621,23 @@ func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.A
 	if len(extra) > 0 {
 		args = append(args, extra...)
 	}
-	if c.slice(t, &perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at) {
+	arrows := len(flows)+len(endFlows) > 0
+	if arrows {
+		flows, endFlows = c.arrows.live(flows), c.arrows.live(endFlows)
+	}
+	drawn := c.slice(t, &perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at)
+	if drawn {
 		c.led.drawn()
 		c.drawnOn(sp.Pid)
+	}
+	if arrows {
+		if drawn {
+			c.arrows.handed(flows)
+			c.arrows.handed(endFlows)
+		} else {
+			c.arrows.dropped(flows)
+			c.arrows.dropped(endFlows)
+		}
 	}
 }
 
@@ -646,6 +662,36 @@ func (c *converter) slice(t perfetto.Track, s *perfetto.Slice, p where) bool {
 	return true
 }
 
+// Reasons the trace writer refuses a span (see refused).
+const (
+	reasonLanesFull  = "could not nest on its track, whose overflow lanes are all taken"
+	reasonLanesLimit = "could not nest on its track, and the track limit leaves no room for an overflow lane"
+)
+
+// refused takes back a slice the writer refused: a span counted as drawn
+// is counted under the reason instead, once per track when its overflow
+// lanes ran out; its arrows are not drawn.
+func (c *converter) refused(r perfetto.Refusal) {
+	c.refusals++
+	c.arrows.refused(r.Flows, r.Alone)
+	what, at := c.led.fromRef(r.Ref)
+	if what != "" {
+		c.led.notDrawn(what+" refused by the trace writer", at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)
+		return
+	}
+	c.sum.Spans.Drawn--
+	switch {
+	case errors.Is(r.Err, perfetto.ErrTooManyLanes):
+		c.led.dropOnTrack(reasonLanesFull, r.Track, at)
+	case errors.Is(r.Err, perfetto.ErrTooManyTracks) && r.Track != "":
+		c.led.dropOnTrack(reasonLanesLimit, r.Track, at)
+	case errors.Is(r.Err, perfetto.ErrTooManyTracks):
+		c.led.dropSpan(reasonTrackLimit, at, r.Name, 1)
+	default:
+		c.led.dropSpan("refused by the trace writer", at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)
+	}
+}
+
 // overflowed counts a slice the writer moved to an overflow lane.
 func (c *converter) overflowed(o perfetto.Overflow) {
 	reason := "could not nest on its track"
@@ -657,7 +703,8 @@ func (c *converter) overflowed(o perfetto.Overflow) {
 	case errors.Is(o.Err, perfetto.ErrOutOfOrder), errors.Is(o.Err, perfetto.ErrUnverifiable):
 		reason = "lies among slices drawn long before (time runs backwards)"
 	}
-	c.led.moved(reason, where(o.Ref), o.Name+" on "+o.Track+": "+o.Err.Error())
+	_, at := c.led.fromRef(o.Ref)
+	c.led.moved(reason, at, o.Name+" on "+o.Track+": "+o.Err.Error())
 }
 
 // maybeFlush lets the writer write what it holds once enough has been
@@ -668,6 +715,7 @@ func (c *converter) maybeFlush() {
 	if c.handed >= c.cfg.flushSlices {
 		c.handed = 0
 		c.w.Flush()
+		c.arrows.flushed()
 	}
 }
 

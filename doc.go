@@ -54,7 +54,9 @@
 //     with an overflow_reason argument, when it cannot nest where it
 //     belongs: it partially overlaps another slice, it is nested deeper
 //     than the trace processor keeps (512 levels), or it lands among
-//     slices written long before (time running backwards);
+//     slices written long before (time running backwards); a span that
+//     fits on none of a track's 64 overflow lanes is not drawn (counted,
+//     with one example per track that gives the track's count);
 //   - left out: a span whose interval is not one (negative duration,
 //     negative host time, ts + dur past the int64 range), a repeat (a
 //     capture that repeats an earlier one byte for byte — a log given
@@ -80,6 +82,12 @@
 // span read is drawn, superseded (a bind segment the host_phase_records
 // artifact draws instead) or counted under a reason, and
 // Summary.Lossless says whether anything at all was lost or changed.
+// Drawn means in the trace: a span the trace writer refuses is counted
+// under its reason, not as drawn, and Summary.Flows counts an arrow only
+// once both its ends are written (an arrow with an end not drawn is
+// counted in Summary.Unlinked, and its id is left out of the other end —
+// but for an end the writer refuses after it wrote the other: that id
+// stays, alone, and a note says how many).
 //
 // # Go values in, trace out
 //

@@ -23,7 +23,7 @@ func TestFlowWindow(t *testing.T) {
 		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
 			drawn = append(drawn, sp.Name+" "+itoa(sp.TS)+" flows="+itoa(int64(len(flows)))+" ends="+itoa(int64(len(endFlows))))
 		},
-		linked:   func(kind string) { linked[kind]++ },
+		linked:   func(_ perfetto.FlowID, kind string) { linked[kind]++ },
 		unlinked: func(string) { unlinked++ },
 	}
 	node := func(leaf string, ts int64, run, slot int64) *strace.Span {
@@ -57,7 +57,7 @@ func TestFlowWindowIndexes(t *testing.T) {
 	f := flowWindow{
 		horizon:  500,
 		draw:     func(*heldSpan, []perfetto.FlowID, []perfetto.FlowID) {},
-		linked:   func(string) {},
+		linked:   func(perfetto.FlowID, string) {},
 		unlinked: func(string) {},
 	}
 	leaves := []string{"submit", "dispatch", "complete"}
@@ -122,7 +122,7 @@ func TestFlowWindowIndexes(t *testing.T) {
 		attrs := []strace.Attr{strace.Int("run_id", rng.Int64N(4)), strace.Int("task_slot", rng.Int64N(2)), strace.Int("dispatch_id", rng.Int64N(3))}
 		f.add(&strace.Span{Pid: 1, Tid: 1, Name: "node." + leaf, TS: now - rng.Int64N(300), Dur: 10, Attrs: attrs}, 0)
 		if step%7 == 0 {
-			f.linkRun(&strace.Span{Pid: 2, Name: "chip.run", TS: now, Attrs: attrs})
+			f.linkRun(&strace.Span{Pid: 2, Name: "chip.run", TS: now, Attrs: attrs}, true)
 		}
 		f.drain(now, false)
 		check(step)
@@ -131,5 +131,69 @@ func TestFlowWindowIndexes(t *testing.T) {
 	check(-1)
 	if f.head != 0 || len(f.spans) != 0 {
 		t.Errorf("%d spans wait after the last drain", len(f.spans)-f.head)
+	}
+}
+
+// An arrow is counted once both its ends are handed and a flush has written
+// them; an arrow with an end not drawn is counted under a reason once, and
+// its id is left out of the other end when that is yet to be handed.
+func TestArrowLedger(t *testing.T) {
+	linked, unlinked := map[string]int{}, map[string]int{}
+	a := arrowLedger{linked: func(k string) { linked[k]++ }, unlinked: func(r string) { unlinked[r]++ }}
+	for id := perfetto.FlowID(1); id <= 5; id++ {
+		a.add(id, "k")
+	}
+	a.handed([]perfetto.FlowID{1, 2, 3})
+	a.handed([]perfetto.FlowID{1})
+	if len(linked) != 0 {
+		t.Errorf("counted before the flush: %v", linked)
+	}
+	a.handed([]perfetto.FlowID{2})
+	a.refused([]perfetto.FlowID{2}, nil) // the flush refuses an end of 2
+	a.flushed()
+	a.dropped([]perfetto.FlowID{4}) // 4's first end is left out
+	if got := a.live([]perfetto.FlowID{3, 4, 5}); !cmp.Equal(got, []perfetto.FlowID{3, 5}) {
+		t.Errorf("live %v, want 4 left out", got)
+	}
+	a.handed([]perfetto.FlowID{3, 5})
+	a.flushed()
+	// 6 is planned between threads, one of which has no track: neither
+	// end gets it.
+	a.drawable = func(e arrowEnd) bool { return e.tid != 99 }
+	a.add(6, "k")
+	a.between(6, arrowEnd{1, 1}, arrowEnd{1, 99})
+	if got := a.live([]perfetto.FlowID{6}); len(got) != 0 {
+		t.Errorf("live %v, want 6 left out of its first end", got)
+	}
+	if got := a.live([]perfetto.FlowID{6}); len(got) != 0 {
+		t.Errorf("live %v, want 6 left out of its second end", got)
+	}
+	if _, ok := a.open[6]; ok {
+		t.Error("6 still open once both its ends came")
+	}
+	// 7's second end is refused by a later flush than the one that wrote
+	// its first: the trace keeps the first end's id, and says so.
+	a.add(7, "k")
+	a.handed([]perfetto.FlowID{7})
+	a.flushed()
+	a.handed([]perfetto.FlowID{7})
+	a.refused([]perfetto.FlowID{7}, nil)
+	a.flushed()
+	// 8's second end is refused by the flush that wrote its first, after
+	// writing it.
+	a.add(8, "k")
+	a.handed([]perfetto.FlowID{8})
+	a.handed([]perfetto.FlowID{8})
+	a.refused([]perfetto.FlowID{8}, []perfetto.FlowID{8})
+	a.flushed()
+	if a.stranded != 2 {
+		t.Errorf("%d arrows stranded, want 2", a.stranded)
+	}
+	a.close() // 5's other end never came
+	if want := map[string]int{"k": 2}; !cmp.Equal(linked, want) {
+		t.Errorf("linked %v, want %v", linked, want)
+	}
+	if want := map[string]int{"k whose other end is not drawn": 5, reasonLinkNoTrack: 1}; !cmp.Equal(unlinked, want) {
+		t.Errorf("unlinked %v, want %v", unlinked, want)
 	}
 }

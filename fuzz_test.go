@@ -6,12 +6,15 @@ import (
 	"testing"
 
 	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/perfetto"
 )
 
 // FuzzConvert converts arbitrary logs: the converter must never fail or
 // panic on data, whatever it writes must read back without a problem the
 // trace processor would report, and every span read must be drawn or
-// counted under a reason.
+// counted under a reason — drawn meaning in the trace: read back, it holds
+// as many slices of spans as Spans.Drawn and as many arrows as
+// Summary.Flows counts.
 func FuzzConvert(f *testing.F) {
 	sample, err := os.ReadFile(samplePath)
 	if err != nil {
@@ -29,6 +32,7 @@ func FuzzConvert(f *testing.F) {
 		"[mono_ns=1][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=1 name=chip.run.runner_run ts=100 dur=10\n" +
 		"[mono_ns=2][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=2 pid=1 tid=1 dev=0 host_ns=90 window_ns=4 dev_cyc=5 dev_freq=1000000000\n" +
 		"[mono_ns=3][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=chip.run ts=95 dur=30\n"))
+	f.Add([]byte(overlapping(perfetto.MaxOverflowLanes + 5))) // spans refused by the writer
 	for _, tc := range hostileLogs() {
 		if len(tc.logs) == 1 && len(tc.logs[0]) < 64<<10 {
 			f.Add([]byte(tc.logs[0]))
@@ -36,7 +40,8 @@ func FuzzConvert(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, log []byte) {
 		// The rule: bad data is never an error, the trace reads back
-		// clean, and every span read is drawn or counted under a reason.
+		// clean, and every span read is drawn or counted under a reason,
+		// with the trace holding what the summary says was drawn.
 		var out bytes.Buffer
 		sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("fuzz.log", log)})
 		if err != nil {

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
@@ -69,7 +72,10 @@ func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace 
 	if n := spanSlices(tr); n != sum.Spans.Drawn {
 		t.Errorf("the trace holds %d slices of spans, the summary says %d were drawn", n, sum.Spans.Drawn)
 	}
-	processorAgrees(t, out, tr)
+	if n := arrows(sum); int64(len(tr.Flows)) != n {
+		t.Errorf("the trace holds %d arrows, the summary says %d were drawn (%v)", len(tr.Flows), n, sum.Flows)
+	}
+	processorAgrees(t, out, tr, sum)
 	return tr
 }
 
@@ -361,6 +367,14 @@ func hostileLogs() []hostileLog {
 					t.Errorf("%d tracks, want the limit, 64", len(tr.Tracks))
 				}
 			}},
+		{"5 000 spans on one thread, each overlapping the next", []string{overlapping(5000)}, nil, lanesOut(5000-65, 1)},
+		{"a chain of 100 000 nested spans", []string{nested(100_000)}, nil, lanesOut(100_000-65*perfetto.MaxDepth, 1)},
+		{"a hand-off whose dispatch fits no lane of its thread", []string{busyDispatch()}, nil, func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+			if len(tr.Flows) != 0 || len(sum.Unlinked) != 1 {
+				t.Errorf("%d arrows, unlinked %v: want none drawn, one counted", len(tr.Flows), sum.Unlinked)
+			}
+		}},
+		{"a two-rank log over a limit of 3 tracks", []string{string(generated(genConfig{Seed: 7, Rounds: 31}))}, []phasetrace.Option{phasetrace.WithMaxTracks(3)}, nil},
 		{"empty", []string{""}, nil, nil},
 		{"not a log", []string{"hello\nworld\n\x00\xff"}, nil, nil},
 	}
@@ -418,6 +432,67 @@ func overLimit(first int32, drawn, n int, spans int64) func(t *testing.T, tr *ch
 		}
 		if procs != drawn || threads != drawn {
 			t.Errorf("%d process tracks and %d thread tracks, want %d of each", procs, threads, drawn)
+		}
+	}
+}
+
+// overlapping is n spans on thread 5 of pid 5, each overlapping the next:
+// all but the first 65 fit on no lane of their track (MaxOverflowLanes).
+func overlapping(n int) string {
+	var b strings.Builder
+	for i := range n {
+		ts := int64(1_000_000_000_000 + i)
+		b.WriteString(spanLine(ts+1_000_000, 5, 5, 0, 0, "ext.app.step", ts, 1_000_000, ""))
+	}
+	return b.String()
+}
+
+// busyDispatch is a hand-off whose node.dispatch partially overlaps 70
+// spans of its thread, each overlapping the next: it fits on no lane, and
+// its submit, on another thread, is drawn without the arrow.
+func busyDispatch() string {
+	var b strings.Builder
+	b.WriteString(spanLine(50, 4000, 4001, 0, 0, "ext.app.first", 10, 5, ""))
+	for i := range 70 {
+		b.WriteString(spanLine(int64(100+i), 4000, 4002, 0, 0, "ext.app.busy", int64(3000+i), 10_000, ""))
+	}
+	b.WriteString("[mono_ns=5000][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4001 inv=0 hid=0 depth=0 name=node.submit ts=1000 dur=2000 run_id=1 task_slot=0 role=facade\n" +
+		"[mono_ns=9000][T0x2][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4002 inv=0 hid=0 depth=0 name=node.dispatch ts=3500 dur=16500 run_id=1 task_slot=0 role=scheduler dispatch_id=1\n")
+	return b.String()
+}
+
+// nested is a chain of n nested spans, logged innermost first: 512 levels
+// fit on each of a track's 65 lanes (MaxDepth), the rest on none.
+func nested(n int) string {
+	var b strings.Builder
+	for d := n - 1; d >= 0; d-- {
+		b.WriteString(spanLine(int64(3*n-d), 4300, 4300, 0, d, "ext.app.level", int64(1_000_000+d), int64(2*n-2*d), ""))
+	}
+	return b.String()
+}
+
+// lanesOut checks that n spans were refused because their track's overflow
+// lanes ran out, said once for each of tracks tracks.
+func lanesOut(n int64, tracks int) func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+	return func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+		var reason string
+		var got int64
+		for r, v := range sum.Spans.NotDrawn {
+			if strings.Contains(r, "overflow lanes") {
+				reason, got = r, got+v
+			}
+		}
+		said := 0
+		for _, e := range sum.Examples {
+			if e.Reason == reason {
+				said++
+				if !strings.Contains(e.Detail, strconv.FormatInt(n/int64(tracks), 10)) {
+					t.Errorf("example %+v does not give the count", e)
+				}
+			}
+		}
+		if got != n || said != tracks {
+			t.Errorf("%d spans refused for full overflow lanes (%v), said %d times: want %d, said once per track (%d)", got, sum.Spans.NotDrawn, said, n, tracks)
 		}
 	}
 }
@@ -486,5 +561,84 @@ func TestMisuseIsAnError(t *testing.T) {
 	}
 	if _, err := phasetrace.Convert(io.Discard, []phasetrace.Input{phasetrace.Bytes("a", nil)}, phasetrace.WithPhaseRecords(phasetrace.Input{Name: "r"})); !errors.Is(err, phasetrace.ErrInvalidInput) {
 		t.Errorf("zero artifact Input: %v", err)
+	}
+}
+
+// Under every limit on tracks, the summary says what the trace holds: as
+// many slices of spans and as many arrows, and no arrow with an end left
+// out (wholeTrace) — for a two-rank log, and for a dispatching host with
+// its remote machines, whose arrows are planned before their spans come.
+func TestTrackLimitAccount(t *testing.T) {
+	remote, _ := stracetest.GenerateRemote(remoteScenarios[1].cfg)
+	for _, tc := range []struct {
+		name   string
+		inputs []phasetrace.Input
+		limits []int
+	}{
+		{"two ranks", []phasetrace.Input{phasetrace.Bytes("gen.log", generated(genConfig{Seed: 7, Rounds: 31}))}, []int{1, 4, 5, 6, 9}},
+		{"remote machines", remoteInputs(remote), []int{3, 7, 10, 14}},
+	} {
+		for _, limit := range tc.limits {
+			t.Run(tc.name+"/"+strconv.Itoa(limit), func(t *testing.T) {
+				var out bytes.Buffer
+				sum, err := phasetrace.Convert(&out, tc.inputs, phasetrace.WithMaxTracks(limit))
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr := wholeTrace(t, out.Bytes(), sum)
+				t.Logf("%d tracks: %d span slices, %d arrows %v, unlinked %v", limit, sum.Spans.Drawn, len(tr.Flows), sum.Flows, sum.Unlinked)
+			})
+		}
+	}
+}
+
+// A known limit: when the writer refuses an arrow's end after an earlier
+// flush wrote the other (here a dispatch that fits no lane of its thread,
+// drawn 4 200 spans after its submit), the trace holds the submit's flow id
+// alone — the trace processor draws no arrow of it. The summary counts no
+// arrow, and says so in a note.
+func TestStrandedArrowIsSaid(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[mono_ns=1][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4001 inv=0 hid=0 depth=0 name=node.submit ts=1000 dur=2000 run_id=1 task_slot=0 role=facade\n" +
+		"[mono_ns=2][T0x2][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4002 inv=0 hid=0 depth=0 name=node.dispatch ts=3500 dur=16500 run_id=1 task_slot=0 role=scheduler dispatch_id=1\n")
+	const horizon = phasetrace.DefaultFlowHorizon
+	for k := range 4200 { // the submit is drawn, then flushed with these
+		b.WriteString(spanLine(int64(10+k), 4000, 4003, 0, 0, "ext.app.filler", horizon+10_000+int64(k), 1, ""))
+	}
+	for i := range perfetto.MaxOverflowLanes + 6 { // every lane of the dispatch's thread
+		b.WriteString(spanLine(int64(5000+i), 4000, 4002, 0, 0, "ext.app.busy", int64(3000+i), 10_000, ""))
+	}
+	b.WriteString(spanLine(6000, 4000, 4003, 0, 0, "ext.app.last", horizon+30_000, 1, "")) // the dispatch is drawn
+	var out bytes.Buffer
+	sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("stranded.log", []byte(b.String()))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sum.Spans.Check(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := check.ReadBytes(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := spanSlices(tr); n != sum.Spans.Drawn {
+		t.Errorf("the trace holds %d slices of spans, the summary says %d were drawn", n, sum.Spans.Drawn)
+	}
+	if len(tr.Flows) != 0 || arrows(sum) != 0 || len(sum.Unlinked) != 1 {
+		t.Errorf("%d arrows in the trace, %v in the summary, unlinked %v: want none, and the hand-off counted", len(tr.Flows), sum.Flows, sum.Unlinked)
+	}
+	var probs []string
+	for _, p := range tr.Problems {
+		probs = append(probs, p.Name)
+	}
+	if !slices.Equal(probs, []string{"flow_without_destination"}) {
+		t.Errorf("problems %q, want the submit's flow id alone", probs)
+	}
+	said := false
+	for _, n := range sum.Notes {
+		said = said || strings.HasPrefix(n, "1 arrow lost an end to the trace writer")
+	}
+	if !said {
+		t.Errorf("notes %q say nothing of the stranded arrow", sum.Notes)
 	}
 }

@@ -1,6 +1,7 @@
 package phasetrace
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/phasetrace/phasetrace/strace"
@@ -19,6 +20,18 @@ type ledger struct {
 	files    []string       // names of the inputs and artifacts, for refs
 	fileIdx  map[string]int // index in files
 	examples map[string]int // examples kept per reason
+	kinds    []string       // the kinds of slices other than spans, for refs
+	// lanesOut counts, per track and reason, the spans refused there
+	// because its overflow lanes ran out, said once per track (finish).
+	lanesOut    map[trackReason]*refusedOnTrack
+	lanesOutSeq []trackReason
+}
+
+type trackReason struct{ track, reason string }
+
+type refusedOnTrack struct {
+	first where
+	n     int64
 }
 
 // maxExamples bounds the positions kept per reason.
@@ -33,6 +46,43 @@ func newLedger(sum *Summary) *ledger {
 // carries through the trace writer, so that a slice the writer moves can
 // be traced back to its line.
 type where uint64
+
+// A slice's Ref, which the trace writer hands back when it moves or refuses
+// the slice, is its position with, in its top refKindBits bits, what it is:
+// 0 for a span of the log, else one of the ledger's kinds of other slices
+// (a derived Effective window, a bind phase line, ...).
+const (
+	refKindBits  = 3
+	refKindShift = 64 - refKindBits
+	maxRefKinds  = 1<<refKindBits - 1
+)
+
+// ref is the Ref of a slice of kind what ("": a span) read at p.
+func (l *ledger) ref(what string, p where) uint64 {
+	k := 0
+	if what != "" {
+		k = slices.Index(l.kinds, what)
+		switch {
+		case k >= 0:
+		case len(l.kinds) < maxRefKinds:
+			l.kinds = append(l.kinds, what)
+			k = len(l.kinds) - 1
+		default:
+			k = maxRefKinds - 1 // the table is full: the last kind's name, never a span
+		}
+		k++
+	}
+	return uint64(p)&(1<<refKindShift-1) | uint64(k)<<refKindShift
+}
+
+// fromRef returns what a slice is ("": a span) and where it was read.
+func (l *ledger) fromRef(ref uint64) (what string, p where) {
+	p = where(ref & (1<<refKindShift - 1))
+	if k := int(ref >> refKindShift); k > 0 {
+		return l.kinds[k-1], p
+	}
+	return "", p
+}
 
 // file returns the index of a file's name, registering it.
 func (l *ledger) file(name string) uint64 {
@@ -119,3 +169,30 @@ func (l *ledger) superseded(reason string, n int64) { bump(&l.sum.Superseded, re
 
 // unlinked counts a hand-off span drawn without its arrow.
 func (l *ledger) unlinked(reason string) { bump(&l.sum.Unlinked, reason, 1) }
+
+// dropOnTrack counts a span not drawn for reason, said once per track with
+// a count (finish): the spans a track's full overflow lanes refuse can be
+// most of a log.
+func (l *ledger) dropOnTrack(reason, track string, p where) {
+	bump(&l.sum.Spans.NotDrawn, reason, 1)
+	k := trackReason{track, reason}
+	r := l.lanesOut[k]
+	if r == nil {
+		if l.lanesOut == nil {
+			l.lanesOut = map[trackReason]*refusedOnTrack{}
+		}
+		r = &refusedOnTrack{first: p}
+		l.lanesOut[k] = r
+		l.lanesOutSeq = append(l.lanesOutSeq, k)
+	}
+	r.n++
+}
+
+// finish writes the examples said once per track.
+func (l *ledger) finish() {
+	for _, k := range l.lanesOutSeq {
+		r := l.lanesOut[k]
+		l.example(k.reason, r.first, itoa(r.n)+" spans on "+k.track+", the first refused here")
+	}
+	l.lanesOut, l.lanesOutSeq = nil, nil
+}

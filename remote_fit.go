@@ -373,6 +373,8 @@ func (c *converter) pairFlows(p *remotePlan, w *worker, s *session) {
 		}
 		if t.dispDrawable && r.first && t.dispTS < int64(ys) {
 			id := c.flows.id()
+			c.arrows.add(id, "network1.dispatch → remote run")
+			c.arrows.between(id, arrowEnd{w.pid, t.dispTid}, arrowEnd{s.pid, r.firstTid})
 			d := p.at(flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch})
 			d.flows = append(d.flows, id)
 			e := p.at(flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunFirst})
@@ -380,6 +382,8 @@ func (c *converter) pairFlows(p *remotePlan, w *worker, s *session) {
 		}
 		if r.last && t.compDrawable && int64(ye) < t.compTS {
 			id := c.flows.id()
+			c.arrows.add(id, "remote run → network1.complete")
+			c.arrows.between(id, arrowEnd{s.pid, r.lastTid}, arrowEnd{w.pid, t.compTid})
 			e := p.at(flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunLast})
 			e.flows = append(e.flows, id)
 			e = p.at(flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteComplete})
@@ -426,14 +430,6 @@ func (c *converter) remoteFlows(sp *strace.Span, flows, endFlows []perfetto.Flow
 		return flows, endFlows
 	}
 	delete(p.attach, k)
-	for range a.flows {
-		switch sp.Name {
-		case strace.SpanRemoteDispatch:
-			c.sum.flow("network1.dispatch → remote run")
-		case strace.SpanRemoteRunLast:
-			c.sum.flow("remote run → network1.complete")
-		}
-	}
 	return append(flows, a.flows...), append(endFlows, a.endFlows...)
 }
 

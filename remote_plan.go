@@ -47,6 +47,7 @@ type taskRec struct {
 	// drawable: the span has an interval the converter draws (a flow may
 	// end at it).
 	dispDrawable, compDrawable bool
+	dispTid, compTid           int64 // the threads that logged them, whose tracks they are drawn on
 }
 
 type runKey struct {
@@ -58,8 +59,9 @@ type runKey struct {
 type runRec struct {
 	start, end int64
 	// Whether the run's first and last spans are there to be drawn, for
-	// the flows that end or start at them.
-	first, last bool
+	// the flows that end or start at them, and their threads.
+	first, last       bool
+	firstTid, lastTid int64
 }
 
 func (r *remoteScan) grow(input int) {
@@ -131,9 +133,9 @@ func (r *remoteScan) span(input int, sp *strace.Span) {
 			r.tasks[k] = t
 		}
 		if sp.Name == strace.SpanRemoteDispatch && !t.hasDisp {
-			t.dispTS, t.dispEnd, t.hasDisp, t.dispDrawable = sp.TS, end, true, drawable(sp)
+			t.dispTS, t.dispEnd, t.hasDisp, t.dispDrawable, t.dispTid = sp.TS, end, true, drawable(sp), sp.Tid
 		} else if sp.Name == strace.SpanRemoteComplete && !t.hasComp {
-			t.compTS, t.hasComp, t.compDrawable = sp.TS, true, drawable(sp)
+			t.compTS, t.hasComp, t.compDrawable, t.compTid = sp.TS, true, drawable(sp), sp.Tid
 		}
 		return
 	}
@@ -154,8 +156,12 @@ func (r *remoteScan) span(input int, sp *strace.Span) {
 		r.runs[k] = x
 	}
 	x.start, x.end = min(x.start, sp.TS), max(x.end, end)
-	x.first = x.first || sp.Name == strace.SpanRemoteRunFirst && drawable(sp)
-	x.last = x.last || sp.Name == strace.SpanRemoteRunLast && drawable(sp)
+	if !x.first && sp.Name == strace.SpanRemoteRunFirst && drawable(sp) {
+		x.first, x.firstTid = true, sp.Tid
+	}
+	if !x.last && sp.Name == strace.SpanRemoteRunLast && drawable(sp) {
+		x.last, x.lastTid = true, sp.Tid
+	}
 }
 
 // drawable reports whether a host span's interval is one the converter

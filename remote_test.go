@@ -519,7 +519,7 @@ func TestRemoteForeignSessionAtRateLimit(t *testing.T) {
 	if marked == 0 {
 		t.Fatal("no slice of machine1 drawn")
 	}
-	processorAgrees(t, out, tr)
+	processorAgrees(t, out, tr, sum)
 }
 
 // A dispatching log sending a task every second, with the remote log of
@@ -611,7 +611,7 @@ func TestRemoteInTheTraceProcessor(t *testing.T) {
 	if len(tr.Flows) == 0 || sum.Flows["network1.dispatch → remote run"] == 0 {
 		t.Errorf("no remote flows: %v", sum.Flows)
 	}
-	processorAgrees(t, out, tr)
+	processorAgrees(t, out, tr, sum)
 }
 
 // A Builder given the same values as the logs, each remote machine's by

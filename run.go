@@ -74,7 +74,7 @@ func (c *converter) run(b *invBuf) {
 		}
 		var endFlows []perfetto.FlowID
 		if s == root {
-			endFlows = c.flows.linkRun(&s.Span)
+			endFlows = c.flows.linkRun(&s.Span, !lane.IsZero())
 		}
 		c.hostFlows(lane, s, extra, split, nil, endFlows)
 	}
@@ -221,7 +221,7 @@ func (c *converter) other(t perfetto.Track, s perfetto.Slice, p where, what stri
 		c.led.notDrawn(what+" outside the trace's time range", p, s.Name, 1)
 		return
 	}
-	s.Ref = uint64(p)
+	s.Ref = c.led.ref(what, p)
 	c.w.Slice(t, s)
 	c.handed++
 	if cap(s.Args) > cap(c.args) {

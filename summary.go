@@ -28,12 +28,13 @@ type Summary struct {
 	// whose root span never came (drawn as found).
 	Invocations int64 `json:"invocations"`
 	Incomplete  int64 `json:"incomplete_invocations"`
-	// Flows counts the hand-offs drawn, by kind; Unlinked the hand-off
-	// spans drawn without an arrow, by the reason.
+	// Flows counts the arrows drawn — both ends written — by kind;
+	// Unlinked the hand-offs drawn without an arrow, by the reason.
 	Flows    map[string]int64 `json:"flows,omitempty"`
 	Unlinked map[string]int64 `json:"unlinked,omitempty"`
 	// Spans accounts for every complete span record the readers returned:
-	// each is drawn, superseded or not drawn for a named reason.
+	// each is drawn (written to the trace), superseded or not drawn for a
+	// named reason.
 	Spans SpanAccount `json:"spans"`
 	// Repaired counts slices drawn after an exact, small repair of their
 	// record, by the repair; each such slice carries its logged values.

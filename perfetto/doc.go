@@ -64,6 +64,11 @@
 // lanes of at most 512 levels. WithOverflowFunc reports each relocated slice
 // with the caller's Slice.Ref, and Stats.Overflowed counts them; past
 // MaxOverflowLanes lanes on a track a slice is refused (ErrTooManyLanes).
+// WithRefusalFunc reports each refused slice with its Ref, so a caller
+// knows exactly which of the slices it gave the trace holds; the flow ids a
+// refused slice carried are left out of the events its flush writes after
+// it (tracks where a flush may refuse are flushed first), and the report
+// lists them for the caller to leave out of what it gives later.
 //
 // # Errors
 //

@@ -270,13 +270,7 @@ func (w *Writer) place(t *trackState, order []sortKey) (lanes int) {
 		}
 		if l == len(w.work) {
 			w.laneOf[k] = noLane
-			if errors.Is(noMore, ErrTooManyTracks) {
-				w.stats.Dropped++
-				w.refuseTrack(t)
-			} else {
-				w.stats.Dropped++
-				w.dataError(&EventError{Track: t.label(), Name: p.label, TS: p.ts, Dur: p.end - p.ts, Other: first.reason(ps), Err: noMore})
-			}
+			w.refuseUnplaced(t, p, noMore, first.reason(ps))
 			continue
 		}
 		w.laneOf[k] = uint8(l)

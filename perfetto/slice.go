@@ -87,23 +87,33 @@ func (w *Writer) Instant(t Track, e Instant) {
 }
 
 func (w *Writer) addPending(t Track, name, cat string, ts, dur int64, depth int32, instant bool, ref uint64, args []Arg, flows, endFlows []FlowID) {
-	if w.closed {
-		w.refuse(nil, name, ts, dur, ErrClosed)
-		return
-	}
-	st := w.track(t, name, ts)
-	if st == nil {
-		return
-	}
+	var st *trackState
+	var why error
 	switch {
-	case ts < 0 || dur < 0 || ts+dur < ts:
-		w.refuse(st, name, ts, dur, ErrNegativeTimestamp)
-		return
-	case st.kind == trackCounter:
-		w.refuse(st, name, ts, dur, ErrWrongTrackKind)
-		return
-	case st.stream:
-		w.refuse(st, name, ts, dur, ErrMixedTrack)
+	case w.closed:
+		why = ErrClosed
+	default:
+		if st = w.track(t, name, ts); st == nil {
+			// Counted, and an error, in track.
+			why = ErrUnknownTrack
+			if t.uuid == 0 && w.stats.TracksRefused > 0 {
+				why = ErrTooManyTracks // the zero Track of a refused track
+			}
+			w.refused(nil, name, ts, dur, ref, flows, endFlows, why, "")
+			return
+		}
+		switch {
+		case ts < 0 || dur < 0 || ts+dur < ts:
+			why = ErrNegativeTimestamp
+		case st.kind == trackCounter:
+			why = ErrWrongTrackKind
+		case st.stream:
+			why = ErrMixedTrack
+		}
+	}
+	if why != nil {
+		w.refuse(st, name, ts, dur, why)
+		w.refused(st, name, ts, dur, ref, flows, endFlows, why, "")
 		return
 	}
 	// Intern and encode now, on the track's sequence: the caller's
@@ -180,6 +190,7 @@ func (w *Writer) Flush() error {
 }
 
 func (w *Writer) flushSlices() {
+	w.riskyFirst()
 	for _, t := range w.dirty {
 		w.flushTrack(t)
 		t.dirty = false
@@ -188,6 +199,7 @@ func (w *Writer) flushSlices() {
 	w.enc = w.enc[:0]
 	w.flows = w.flows[:0]
 	w.reportOverflows()
+	w.reportRefusals()
 }
 
 // sortKey orders a track's pending slices for flushTrack.
@@ -249,7 +261,7 @@ func sortKeys(keys []sortKey) {
 // written, so it is written in one pass, with no lengths to patch, in
 // eventStart and eventEnd's layout.
 func (w *Writer) writeBegin(t *trackState, p *pendingSlice, lane uint64, reason string) {
-	if s := t.seq; reason == "" && !s.fresh() {
+	if s := t.seq; reason == "" && !s.fresh() && (len(w.dead) == 0 || p.flowEnd == p.flowStart) {
 		enc := w.enc[p.argStart:p.argEnd]
 		te := len(enc) + 1 + protowire.SizeVarint(uint64(p.name)) + 2 + 10*int(p.flowEnd-p.flowStart)
 		if p.cat != 0 {
@@ -302,15 +314,41 @@ func (w *Writer) appendBeginFields(b []byte, p *pendingSlice, lane uint64) []byt
 	return b
 }
 
+// appendFlows appends the flow ids of an event, but for those of slices
+// refused in this flush (Refusal.Flows).
 func (w *Writer) appendFlows(b []byte, flows, endFlows []FlowID) []byte {
+	n := len(flows) + len(endFlows)
 	for _, f := range flows {
+		if len(w.dead) > 0 && w.dead[f] {
+			n--
+			continue
+		}
 		b = appendFixed64Field(b, fEventFlowIDs, uint64(f))
+		w.wrote(f)
 	}
 	for _, f := range endFlows {
+		if len(w.dead) > 0 && w.dead[f] {
+			n--
+			continue
+		}
 		b = appendFixed64Field(b, fEventTermFlowIDs, uint64(f))
+		w.wrote(f)
 	}
-	w.stats.Flows += int64(len(flows) + len(endFlows))
+	w.stats.Flows += int64(n)
 	return b
+}
+
+// wrote remembers, for the rest of the flush, a flow id written, so that a
+// slice refused later in the flush can say which of its ids stay alone
+// (Refusal.Alone). Only a caller that hears of refusals needs it.
+func (w *Writer) wrote(f FlowID) {
+	if w.cfg.refusal == nil {
+		return
+	}
+	if w.written == nil {
+		w.written = map[FlowID]bool{}
+	}
+	w.written[f] = true
 }
 
 // writeEnd writes the end event of p, on lane as writeBegin, in one pass

@@ -75,6 +75,7 @@ type config struct {
 	level          int
 	maxTracks      int
 	overflow       func(Overflow)
+	refusal        func(Refusal)
 	spillAt        int // bundleSize with compression, flushThreshold without
 }
 
@@ -195,6 +196,12 @@ type Writer struct {
 	part      []sortKey
 	merged    []root
 	overflows []Overflow
+	refusals  []Refusal
+	reorder   []*trackState // riskyFirst's
+	starts    []int64       // risky's
+	ends      []int64
+	dead      map[FlowID]bool // flow ids of slices refused in this flush
+	written   map[FlowID]bool // flow ids written in this flush (wrote)
 
 	wall  []clockPair
 	stats Stats
