@@ -55,7 +55,10 @@ func TestNoAllocationsWhenWarm(t *testing.T) {
 	for _, opts := range [][]perfetto.Option{nil, {perfetto.WithDeltaTimestamps(false)}} {
 		w := perfetto.NewWriter(io.Discard, opts...)
 		m := newConverterMix(w)
-		for range 2000 { // several flushes, both hids on every track
+		// Several flushes, both hids on every track, and each track's
+		// memory of its past grown to its bound (the top-level slices of
+		// about 1 100 runs; see the package doc, Memory).
+		for range 16_000 {
 			m.run()
 		}
 		n := testing.AllocsPerRun(5, func() {
