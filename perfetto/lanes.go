@@ -486,7 +486,7 @@ func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 		case a == rt.kidsHi && b > a:
 			w.conflict.iv = interval{a, a}
 			return enclosesOld, 0
-		case b == rt.kidsLo && rt.loEnd > b:
+		case a < rt.kidsLo && b == rt.kidsLo && rt.loEnd > b:
 			w.conflict.iv = interval{b, rt.loEnd}
 			return endsAtOld, 0
 		default:
