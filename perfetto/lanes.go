@@ -180,6 +180,8 @@ type laneWork struct {
 	// this flush enclose, which remember drops (their heights and extents
 	// went into the roots enclosing them).
 	gone []int32
+	// widths is givePastGaps' scratch.
+	widths []int64
 }
 
 // Reasons a slice does not fit on a lane.
@@ -668,7 +670,7 @@ func (w *Writer) remember(lw *laneWork, m *laneMemory) {
 		}
 		merged = merged[n:]
 		if len(m.past) > maxPast {
-			m.givePastGaps(maxPast / 2)
+			lw.widths = m.givePastGaps(maxPast/2, lw.widths)
 		}
 	}
 	m.roots = append(old[:0], merged...)
@@ -734,33 +736,28 @@ func joinExtents(l, r extent) extent {
 }
 
 // givePastGaps merges the extents of the past across their narrowest gaps
-// until keep are left. The edges of the whole past, and of every gap kept,
-// stay exact.
-func (m *laneMemory) givePastGaps(keep int) {
+// until keep are left; widths is scratch, returned grown. The edges of the
+// whole past, and of every gap kept, stay exact.
+func (m *laneMemory) givePastGaps(keep int, widths []int64) []int64 {
 	past := m.past
 	merges := len(past) - keep
-	// The narrowest width w such that at least merges gaps are at most w
-	// wide, by bisection over the widths.
-	lo, hi := int64(0), int64(math.MaxInt64)
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		c := 0
-		for i := 1; i < len(past); i++ {
-			if past[i].ts-past[i-1].end <= mid {
-				c++
-			}
-		}
-		if c >= merges {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
+	widths = widths[:0]
+	for i := 1; i < len(past); i++ {
+		widths = append(widths, past[i].ts-past[i-1].end)
+	}
+	slices.Sort(widths)
+	narrow := widths[merges-1] // the widest gap given up
+	ties := 0 // gaps as wide as narrow to give up
+	for i := merges - 1; i >= 0 && widths[i] == narrow; i-- {
+		ties++
 	}
 	out := 0
 	for i := 1; i < len(past); i++ {
-		if merges > 0 && past[i].ts-past[out].end <= lo {
+		if w := past[i].ts - past[out].end; w < narrow || w == narrow && ties > 0 {
+			if w == narrow {
+				ties--
+			}
 			past[out] = joinExtents(past[out], past[i])
-			merges--
 			continue
 		}
 		out++
@@ -768,6 +765,7 @@ func (m *laneMemory) givePastGaps(keep int) {
 	}
 	clear(past[out+1:])
 	m.past = past[:out+1]
+	return widths
 }
 
 // writeLane writes the slices of overflow lane l (order, sorted) as begin
