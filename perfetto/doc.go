@@ -62,13 +62,13 @@
 // slice of a later flush as if it remembered every slice written before —
 // one in a gap between them, before or after them all, or enclosing any
 // of them — but for one lying within slices of earlier flushes, among
-// what it no longer knows of their insides (see Flush): a log written
-// children first, as the runtime writes, gives such a slice only when it
-// has the interval of one written before, or no length at its edge, so a
-// clean log keeps every slice on its track. Each lane is filled the
-// same way: a slice goes on the first lane — the track, then overflow lanes
-// 1, 2, ... — where it fits, so a chain of 10 000 nested slices becomes 20
-// lanes of at most 512 levels. WithOverflowFunc reports each relocated slice
+// what it no longer knows of their insides (see Flush; and Memory for a
+// lane with more than 1 024 gaps). A log written children first, as the
+// runtime writes, gives such a slice only when it has the interval of a
+// slice written before, or no length at its edge. Each lane is filled the
+// same way: a slice goes on the first lane — the track, then overflow
+// lanes 1, 2, ... — where it fits, so a chain of 10 000 nested slices
+// becomes 20 lanes of at most 512 levels. WithOverflowFunc reports each relocated slice
 // with the caller's Slice.Ref, and Stats.Overflowed counts them; past
 // MaxOverflowLanes lanes on a track a slice is refused (ErrTooManyLanes).
 //

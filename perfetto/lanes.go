@@ -704,6 +704,9 @@ func (m *laneMemory) forget(r *root) {
 	x := extent{ts: r.ts, end: r.end, firstEnd: r.end, height: r.height, endZero: r.endZero()}
 	past := m.past
 	i, k := 0, len(past)
+	if k > 0 && past[k-1].ts <= x.ts {
+		i = k // after them all, as a slice forgotten in time order is
+	}
 	for i < k { // the first extent that starts after x
 		h := int(uint(i+k) >> 1)
 		if past[h].ts <= x.ts {
@@ -747,7 +750,7 @@ func (m *laneMemory) givePastGaps(keep int, widths []int64) []int64 {
 	}
 	slices.Sort(widths)
 	narrow := widths[merges-1] // the widest gap given up
-	ties := 0 // gaps as wide as narrow to give up
+	ties := 0                  // gaps as wide as narrow to give up
 	for i := merges - 1; i >= 0 && widths[i] == narrow; i-- {
 		ties++
 	}
