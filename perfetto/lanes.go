@@ -410,7 +410,7 @@ func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 	var encZero bool
 	goneLo, goneHi := -1, -1
 	if n := len(m.past); n > 0 && a <= m.past[n-1].end {
-		why, goneLo, goneHi = w.fitPast(m.past, a, b, p.instant)
+		why, goneLo, goneHi = w.fitPast(m.past, a, b)
 		if why != fits {
 			return why, 0
 		}
@@ -564,7 +564,7 @@ func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 // one starts. At an extent's start begins its first slice, which the
 // writer knows, and a slice of no length at its end is remembered. What
 // lies inside an extent the writer no longer knows.
-func (w *Writer) fitPast(past []extent, a, b int64, instant bool) (why, lo, hi int) {
+func (w *Writer) fitPast(past []extent, a, b int64) (why, lo, hi int) {
 	// The first extent that ends at or after a.
 	i, k := 0, len(past)
 	for i < k {

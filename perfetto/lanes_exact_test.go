@@ -53,30 +53,30 @@ type refVerdict struct {
 // relation is how a slice [a, b] given after q relates to q, by the rules
 // the writer applies to what it remembers, here to every slice: the trace
 // processor orders events by timestamp, and the earlier flush's first.
-func relation(a, b int64, q *refSlice) (err error, inside, encloses bool) {
+func relation(a, b int64, q *refSlice) (inside, encloses bool, err error) {
 	s, e := q.ts, q.end
 	switch {
 	case e < a || s > b:
-		return nil, false, false
+		return false, false, nil
 	case a < s:
 		switch {
 		case b == s && s < e:
-			return perfetto.ErrOutOfOrder, false, false
+			return false, false, perfetto.ErrOutOfOrder
 		case b < e:
-			return perfetto.ErrOverlap, false, false
+			return false, false, perfetto.ErrOverlap
 		}
-		return nil, false, true
+		return false, true, nil
 	case a == s:
 		if b > e {
-			return perfetto.ErrOutOfOrder, false, false
+			return false, false, perfetto.ErrOutOfOrder
 		}
-		return nil, true, false
+		return true, false, nil
 	case a == e:
-		return nil, false, false
+		return false, false, nil
 	case b > e:
-		return perfetto.ErrOverlap, false, false
+		return false, false, perfetto.ErrOverlap
 	}
-	return nil, true, false
+	return true, false, nil
 }
 
 // verdict decides p on lane ln as a writer that remembers everything.
@@ -97,7 +97,7 @@ func (ln *refLane) verdict(p *laneItem) refVerdict {
 	inside := int32(0)
 	deepest := int32(-1)
 	for _, q := range ln.old {
-		err, in, enc := relation(a, b, q)
+		in, enc, err := relation(a, b, q)
 		switch {
 		case err != nil:
 			v.errs = append(v.errs, err)
