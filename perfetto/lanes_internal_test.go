@@ -3,8 +3,35 @@ package perfetto
 import (
 	"errors"
 	"io"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
+
+// nth selects as a sort would, on distinct, repeated and ordered values.
+func TestNth(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for iter := range 2000 {
+		n := 1 + r.IntN(300)
+		x := make([]int64, n)
+		for i := range x {
+			switch iter % 3 {
+			case 0:
+				x[i] = r.Int64N(1000)
+			case 1:
+				x[i] = r.Int64N(4)
+			default:
+				x[i] = int64(i)
+			}
+		}
+		sorted := slices.Clone(x)
+		slices.Sort(sorted)
+		k := r.IntN(n)
+		if got := nth(x, k); got != sorted[k] {
+			t.Fatalf("nth(%v, %d) = %d, want %d", sorted, k, got, sorted[k])
+		}
+	}
+}
 
 // A lane's memory is bounded by maxRemembered top-level slices and maxPast
 // extents, however many top-level slices, and gaps between them, it has
