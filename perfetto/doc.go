@@ -99,7 +99,7 @@
 // top-level slices that abut one another (32 bytes each): a lane's memory
 // grows with the gaps between its top-level slices, not with its slices,
 // and at most to 1 024 stretches (about 40 KiB), past which the narrowest
-// gaps are given up, down to 512 — a slice given later with an end in
+// gaps are given up, down to 256 — a slice given later with an end in
 // such a gap is then ErrUnverifiable. Once warm — its tracks declared,
 // their strings interned, its buffers grown to what a flush holds (a busy
 // lane's memory of its past to its bound) — a Writer allocates nothing

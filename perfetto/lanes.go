@@ -146,7 +146,7 @@ type extent struct {
 
 // maxPast bounds the extents a lane keeps: past it, the narrowest gaps
 // between them are given up, merging the extents on either side, until
-// maxPast/2 are left. A lane that never had more than maxPast gaps between
+// maxPast/4 are left. A lane that never had more than maxPast gaps between
 // its top-level slices is decided exactly at the top level.
 const maxPast = 1024
 
@@ -670,7 +670,7 @@ func (w *Writer) remember(lw *laneWork, m *laneMemory) {
 		}
 		merged = merged[n:]
 		if len(m.past) > maxPast {
-			lw.widths = m.givePastGaps(maxPast/2, lw.widths)
+			lw.widths = m.givePastGaps(maxPast/4, lw.widths)
 		}
 	}
 	m.roots = append(old[:0], merged...)
@@ -706,6 +706,10 @@ func (m *laneMemory) forget(r *root) {
 	i, k := 0, len(past)
 	if k > 0 && past[k-1].ts <= x.ts {
 		i = k // after them all, as a slice forgotten in time order is
+		if past[k-1].end < x.ts {
+			m.past = append(past, x)
+			return
+		}
 	}
 	for i < k { // the first extent that starts after x
 		h := int(uint(i+k) >> 1)
@@ -761,7 +765,9 @@ func (m *laneMemory) givePastGaps(keep int, widths []int64) []int64 {
 			if w == narrow {
 				ties--
 			}
-			past[out] = joinExtents(past[out], past[i])
+			o, x := &past[out], &past[i]
+			o.height = max(o.height, x.height)
+			o.end, o.endZero, o.gaps = x.end, x.endZero, true
 			continue
 		}
 		out++
