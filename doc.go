@@ -101,7 +101,7 @@
 //
 // Convert reads each log twice, streaming, and its memory does not grow
 // with the log: only with its tracks (about 570 bytes a track with a run,
-// 1.4 KB with 32 slices), its distinct strings, the hand-offs
+// 1.5 KB with 32 slices), its distinct strings, the hand-offs
 // waiting in the flow window (WithFlowHorizon), the runs waiting for their
 // root, and its clock anchors (tens of bytes each). The second pass reads
 // through a Merger that reuses its records' memory

@@ -89,7 +89,7 @@ func memoryPerTrack(t *testing.T, log func(int) []byte, small, large int) int64 
 // TestMemoryPerTrack converts logs of 5 000 and 50 000 processes with a
 // run each (10^4 and 10^5 tracks), and of 1 000 and 10 000 threads with
 // 32 slices each: what a track costs while the trace is written is what
-// the README and the package documentation say (568 and 1 371 bytes),
+// the README and the package documentation say (568 and 1 499 bytes),
 // within 1 KB and 2 KB.
 func TestMemoryPerTrack(t *testing.T) {
 	if testing.Short() {

@@ -58,10 +58,17 @@
 // ordering cannot express (ErrOutOfOrder); when it would be nested at depth
 // MaxDepth (512) or more, where the trace processor drops slices
 // (ErrTooDeep); or when the writer cannot verify it against what it
-// remembers of earlier flushes (ErrUnverifiable). Each lane is filled the
-// same way: a slice goes on the first lane — the track, then overflow lanes
-// 1, 2, ... — where it fits, so a chain of 10 000 nested slices becomes 20
-// lanes of at most 512 levels. WithOverflowFunc reports each relocated slice
+// remembers of earlier flushes (ErrUnverifiable). The writer decides a
+// slice of a later flush as if it remembered every slice written before —
+// one in a gap between them, before or after them all, or enclosing any
+// of them — but for one lying within slices of earlier flushes, among
+// what it no longer knows of their insides (see Flush; and Memory for a
+// lane with more than 1 024 gaps). A log written children first, as the
+// runtime writes, gives such a slice only when it has the interval of a
+// slice written before, or no length at its edge. Each lane is filled the
+// same way: a slice goes on the first lane — the track, then overflow
+// lanes 1, 2, ... — where it fits, so a chain of 10 000 nested slices
+// becomes 20 lanes of at most 512 levels. WithOverflowFunc reports each relocated slice
 // with the caller's Slice.Ref, and Stats.Overflowed counts them; past
 // MaxOverflowLanes lanes on a track a slice is refused (ErrTooManyLanes).
 // WithRefusalFunc reports each refused slice with its Ref, so a caller
@@ -88,16 +95,22 @@
 // interned on their sequences (bounded by WithInternLimit) and the slices
 // waiting for Flush — not with the number of events written. A track with
 // a slice of three arguments costs about 540 bytes, one with 32 such
-// slices about 1.8 KB (TestMemoryPerTrack): its state, a packet sequence
+// slices about 2.1 KB (TestMemoryPerTrack): its state, a packet sequence
 // whose few interned strings live in a short list, and the top-level
-// slices it remembers (each lane at most 64 of earlier flushes: 1.3 KB
-// of the 1.8). A sequence gets a map, an address cache and a memo of its
-// events' arguments only once it is busy (a thousand lookups, some two
-// hundred events), and only the first 256 sequences of a Writer to be
+// slices it remembers. A sequence gets a map, an address cache and a memo
+// of its events' arguments only once it is busy (a thousand lookups, some
+// two hundred events), and only the first 256 sequences of a Writer to be
 // busy get the cache and memos (8 KiB, and 1 KiB for each of its first 64
-// event names). Once warm — its tracks declared, their
-// strings interned, its buffers grown to what a flush holds — a Writer
-// allocates nothing per event.
+// event names). Each lane remembers the latest 64 top-level slices of
+// earlier flushes one by one (48 bytes each) and the earlier ones as the
+// stretches of time they cover, one for each run of top-level slices that
+// abut one another (32 bytes each): a lane's memory grows with the gaps
+// between its top-level slices, not with its slices, and at most to 1 024
+// stretches (about 40 KiB), past which the narrowest gaps are given up,
+// down to 256 — a slice given later with an end in such a gap is then
+// ErrUnverifiable. Once warm — its tracks declared, their strings
+// interned, its buffers grown to what a flush holds (a busy lane's memory
+// of its past to its bound) — a Writer allocates nothing per event.
 // WithMaxTracks bounds the tracks (DefaultMaxTracks, 65 536): past it new
 // tracks are refused and counted, so an input that names a new thread on
 // every line cannot exhaust memory. A Writer with compression runs a

@@ -60,16 +60,21 @@ type overflowLane struct {
 }
 
 // laneMemory is what a lane remembers of the slices flushed on it, for
-// checking the slices of later flushes: its top-level slices, the
-// latest-ending maxRemembered of them, and the latest end among those it
-// forgot.
+// checking the slices of later flushes: its latest-starting maxRemembered
+// top-level slices one by one (roots), and the earlier ones as the
+// stretches of time they cover (past). Both are exact at the top level: a
+// later slice that lies in a gap between top-level slices, or encloses
+// some, is decided as if the lane remembered every slice. What the lane no
+// longer knows is what lies inside an old top-level slice (see fit).
 type laneMemory struct {
 	// roots are disjoint but for shared boundaries, so sorted by start
-	// they are sorted by end too.
-	roots  []root
-	hi     int64 // the latest end among roots
-	floor  int64 // the latest end among the roots forgotten, when forgot
-	forgot bool
+	// they are sorted by end too. They start at or after the end of past.
+	roots []root
+	hi    int64 // the latest end among roots
+	// past are disjoint but for shared boundaries, sorted: each covers
+	// top-level slices that abut one another (or, past maxPast, the
+	// slices on both sides of the narrowest gaps).
+	past []extent
 }
 
 // root is a top-level slice flushed on a lane: its extent, how deep its
@@ -78,7 +83,9 @@ type laneMemory struct {
 type root struct {
 	ts, end        int64
 	kidsLo, kidsHi int64 // the earliest start and latest end of its descendants; MaxInt64, MinInt64: none
+	loEnd          int64 // the latest end among the descendants that start at kidsLo
 	height         int32 // levels of slices in its subtree, itself included
+	hiZero         bool  // a descendant of no length lies at kidsHi
 }
 
 func newRoot(ts, end int64) root {
@@ -86,14 +93,62 @@ func newRoot(ts, end int64) root {
 }
 
 // grow records that the subtree reaches levels deep and that descendants
-// cover [lo, hi] (none if lo > hi).
-func (r *root) grow(levels int32, lo, hi int64) {
+// cover [lo, hi] (none if lo > hi), the longest of those starting at lo
+// ending at loEnd, one of no length at hi if hiZero.
+func (r *root) grow(levels int32, lo, loEnd, hi int64, hiZero bool) {
 	r.height = max(r.height, levels)
-	r.kidsLo, r.kidsHi = min(r.kidsLo, lo), max(r.kidsHi, hi)
+	r.kidsLo, r.loEnd = minStart(r.kidsLo, r.loEnd, lo, loEnd)
+	r.kidsHi, r.hiZero = maxEnd(r.kidsHi, r.hiZero, hi, hiZero)
 }
 
-// maxRemembered bounds the top-level slices a lane remembers.
+// minStart returns the earlier of two starts, each with the latest end of
+// the slices that start there.
+func minStart(a, aEnd, b, bEnd int64) (int64, int64) {
+	switch {
+	case a < b:
+		return a, aEnd
+	case b < a:
+		return b, bEnd
+	}
+	return a, max(aEnd, bEnd)
+}
+
+// maxEnd returns the later of two ends, each with whether a slice of no
+// length lies there.
+func maxEnd(a int64, aZero bool, b int64, bZero bool) (int64, bool) {
+	switch {
+	case a > b:
+		return a, aZero
+	case b > a:
+		return b, bZero
+	}
+	return a, aZero || bZero
+}
+
+// endZero reports whether a slice of no length lies at the root's end: the
+// root itself, or a descendant.
+func (r *root) endZero() bool { return r.ts == r.end || r.kidsHi == r.end && r.hiZero }
+
+// maxRemembered bounds the top-level slices a lane remembers one by one.
 const maxRemembered = 64
+
+// extent is a stretch of a lane covered by top-level slices flushed before
+// that the lane no longer remembers one by one: their union, which is
+// enough to decide exactly a later slice that lies outside it or encloses
+// it, and what a later slice that starts or ends at its edges meets there.
+type extent struct {
+	ts, end  int64
+	firstEnd int64 // the end of its first top-level slice, which starts at ts
+	height   int32 // levels of its deepest subtree
+	endZero  bool  // a slice of no length lies at end
+	gaps     bool  // it was merged across a gap between its slices (maxPast)
+}
+
+// maxPast bounds the extents a lane keeps: past it, the narrowest gaps
+// between them are given up, merging the extents on either side, until
+// maxPast/4 are left. A lane that never had more than maxPast gaps between
+// its top-level slices is decided exactly at the top level.
+const maxPast = 1024
 
 // memory returns what lane l of t remembers.
 func (t *trackState) memory(l int) *laneMemory {
@@ -121,6 +176,12 @@ type laneWork struct {
 	// in (those with a bit in grown), applied by remember.
 	grown uint64
 	grow  [maxRemembered]root
+	// gone lists the ranges [lo, hi) of the lane's past that slices of
+	// this flush enclose, which remember drops (their heights and extents
+	// went into the roots enclosing them).
+	gone []int32
+	// widths is givePastGaps' scratch.
+	widths []int64
 }
 
 // Reasons a slice does not fit on a lane.
@@ -131,7 +192,8 @@ const (
 	enclosesOld   // encloses iv, written before, which starts at the same instant
 	endsAtOld     // ends where iv, written before, starts
 	tooDeep       // would be nested MaxDepth deep or more
-	beforeFloor   // starts before the end of slices forgotten
+	crossesPast   // starts or ends strictly inside iv, top-level slices written long before that abut one another
+	inPast        // lies in iv, top-level slices written long before, or has an end in a gap given up there
 	inOldChildren // lies in iv, written before, among its children, which are forgotten
 )
 
@@ -147,7 +209,7 @@ type interval struct{ ts, end int64 }
 
 func (c conflict) err() error {
 	switch c.why {
-	case overlapsNew, overlapsOld:
+	case overlapsNew, overlapsOld, crossesPast:
 		return ErrOverlap
 	case enclosesOld, endsAtOld:
 		return ErrOutOfOrder
@@ -171,8 +233,10 @@ func (c conflict) reason(ps []pendingSlice) string {
 		return "ends where " + old + " starts"
 	case tooDeep:
 		return "nested deeper than " + itoa(MaxDepth)
-	case beforeFloor:
-		return "starts before slices the writer no longer remembers"
+	case crossesPast:
+		return "partially overlaps slices written before in [" + itoa(c.iv.ts) + ", +" + itoa(c.iv.end-c.iv.ts) + "]"
+	case inPast:
+		return "lies in [" + itoa(c.iv.ts) + ", +" + itoa(c.iv.end-c.iv.ts) + "], covered by slices written long before, which the writer no longer remembers one by one"
 	}
 	return "lies among the children of " + old + ", which the writer no longer remembers"
 }
@@ -298,7 +362,7 @@ func (lw *laneWork) push(p *pendingSlice, pi int32) {
 }
 
 func (lw *laneWork) reset() {
-	lw.stack, lw.roots = lw.stack[:0], lw.roots[:0]
+	lw.stack, lw.roots, lw.gone = lw.stack[:0], lw.roots[:0], lw.gone[:0]
 	lw.enclosed, lw.group, lw.chainN, lw.grown = 0, 0, 0, 0
 }
 
@@ -309,15 +373,15 @@ func (lw *laneWork) reset() {
 // leaves what it conflicts with in w.conflict. Placed, the slice is its
 // lane's, but for being pushed on the lane's stack of open slices (push):
 // fit leaves the stack popped to the slice's parent, its first j entries.
+//
+// Against earlier flushes it decides as if it remembered every slice,
+// but where a slice lies inside an old top-level slice: among the
+// children of one of the latest maxRemembered (inOldChildren), or inside
+// an older one, or with an end in a gap given up past maxPast (inPast).
 func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 	lw, m, ps := &w.work[l], t.memory(l), t.pending
 	p := &ps[pi]
 	a, b := p.ts, p.end
-	if m.forgot && (a < m.floor || a == m.floor && p.instant) {
-		// A forgotten slice could enclose it, or end where it starts, or
-		// be an instant at its timestamp it would nest in.
-		return beforeFloor, 0
-	}
 	// Among this flush's slices (sorted, so p starts at or after each),
 	// pop those that end before p, as writeLane does.
 	j = len(lw.stack)
@@ -333,10 +397,26 @@ func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 	}
 	// Against the slices of earlier flushes, whose events come first in
 	// the file among those with equal timestamps.
+	var deepest int32 // height of the deepest remembered slice p encloses
+	// What p encloses of them: their extent, the latest end of those that
+	// start at encLo, whether one of no length lies at encHi.
+	encLo, encLoEnd, encHi := int64(math.MaxInt64), int64(math.MinInt64), int64(math.MinInt64)
+	var encZero bool
+	goneLo, goneHi := -1, -1
+	if n := len(m.past); n > 0 && a <= m.past[n-1].end {
+		why, goneLo, goneHi = w.fitPast(m.past, a, b)
+		if why != fits {
+			return why, 0
+		}
+		for x := goneLo; x < goneHi; x++ {
+			e := &m.past[x]
+			deepest = max(deepest, e.height)
+			encLo, encLoEnd = minStart(encLo, encLoEnd, e.ts, e.firstEnd)
+			encHi, encZero = maxEnd(encHi, encZero, e.end, e.endZero)
+		}
+	}
 	inside := -1
 	var enclosed uint64
-	var deepest int32 // height of the deepest remembered slice p encloses
-	encLo, encHi := int64(math.MaxInt64), int64(math.MinInt64)
 	if len(m.roots) > 0 && b >= m.roots[0].ts && a <= m.hi {
 		for r := range m.roots {
 			rt := &m.roots[r]
@@ -358,14 +438,24 @@ func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 				}
 				enclosed |= 1 << r
 				deepest = max(deepest, rt.height)
-				encLo, encHi = min(encLo, s), max(encHi, e)
+				encLo, encLoEnd = minStart(encLo, encLoEnd, s, e)
+				encHi, encZero = maxEnd(encHi, encZero, e, rt.endZero())
 			case a == s:
 				if b > e {
 					return enclosesOld, 0 // it would begin inside r
 				}
 				inside = r
 			case a == e:
-				// It starts where r ends: r's end comes first.
+				// It starts where r ends: r's end comes first, but for a
+				// descendant of no length there, which it would enclose
+				// (or, of no length itself, nest in).
+				if rt.kidsHi == e && rt.hiZero {
+					if b > a {
+						w.conflict.iv = interval{e, e}
+						return enclosesOld, 0
+					}
+					return inOldChildren, 0
+				}
 			case b > e:
 				return overlapsOld, 0
 			default:
@@ -375,11 +465,27 @@ func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 	}
 	if inside >= 0 {
 		// It nests in r directly if it lies before or after all of r's
-		// descendants; among them, it would nest in whichever are open
-		// at its start, which the writer does not know. (An instant at
-		// a descendant's end would nest in an instant there.)
+		// descendants, or encloses them all; among them, it would nest
+		// in whichever are open at its start, which the writer does not
+		// know. Where the first of them starts, or the last ends, it
+		// may conflict with one exactly.
 		rt := &m.roots[inside]
-		if !(b < rt.kidsLo || a > rt.kidsHi || a == rt.kidsHi && !p.instant) {
+		switch {
+		case b < rt.kidsLo || a > rt.kidsHi || a == rt.kidsHi && !rt.hiZero:
+		case a < rt.kidsLo && b >= rt.kidsHi:
+			deepest = max(deepest, rt.height-1)
+			encLo, encLoEnd = minStart(encLo, encLoEnd, rt.kidsLo, rt.loEnd)
+			encHi, encZero = maxEnd(encHi, encZero, rt.kidsHi, rt.hiZero)
+		case a == rt.kidsLo && b > rt.loEnd:
+			w.conflict.iv = interval{a, rt.loEnd}
+			return enclosesOld, 0
+		case a == rt.kidsHi && b > a:
+			w.conflict.iv = interval{a, a}
+			return enclosesOld, 0
+		case a < rt.kidsLo && b == rt.kidsLo && rt.loEnd > b:
+			w.conflict.iv = interval{b, rt.loEnd}
+			return endsAtOld, 0
+		default:
 			w.conflict.iv = interval{rt.ts, rt.end}
 			return inOldChildren, 0
 		}
@@ -401,6 +507,9 @@ func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 	// top-level slice, and the remembered ones it encloses).
 	lw.stack = lw.stack[:j]
 	lw.enclosed |= enclosed
+	if goneLo < goneHi {
+		lw.gone = append(lw.gone, int32(goneLo), int32(goneHi))
+	}
 	g := lw.group
 	switch {
 	case chained:
@@ -413,7 +522,8 @@ func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 		g = ^(len(lw.roots) - 1)
 	}
 	if g >= 0 || j > 0 || chained {
-		encLo, encHi = min(encLo, a), max(encHi, b)
+		encLo, encLoEnd = minStart(encLo, encLoEnd, a, b)
+		encHi, encZero = maxEnd(encHi, encZero, b, a == b)
 	}
 	levels := depth + 1 + deepest
 	if g >= 0 {
@@ -421,9 +531,9 @@ func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 			lw.grown |= 1 << g
 			lw.grow[g] = newRoot(0, 0)
 		}
-		lw.grow[g].grow(levels, encLo, encHi)
+		lw.grow[g].grow(levels, encLo, encLoEnd, encHi, encZero)
 	} else {
-		lw.roots[^g].grow(levels, encLo, encHi)
+		lw.roots[^g].grow(levels, encLo, encLoEnd, encHi, encZero)
 	}
 	switch {
 	case chained:
@@ -439,13 +549,84 @@ func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 	return fits, j
 }
 
+// fitPast checks [a, b] against the extents of a lane's past, as if
+// against every slice they cover, and returns the range [lo, hi) of those
+// it encloses. Each extent's top-level slices abut one another (unless it
+// has gaps), so a slice that has one end strictly inside an extent and
+// the other outside it crosses a boundary of a slice there: it partially
+// overlaps that slice, or encloses one that starts with it, or ends where
+// one starts. At an extent's start begins its first slice, which the
+// writer knows, and a slice of no length at its end is remembered. What
+// lies inside an extent the writer no longer knows.
+func (w *Writer) fitPast(past []extent, a, b int64) (why, lo, hi int) {
+	// The first extent that ends at or after a.
+	i, k := 0, len(past)
+	for i < k {
+		h := int(uint(i+k) >> 1)
+		if past[h].end < a {
+			i = h + 1
+		} else {
+			k = h
+		}
+	}
+	lo, hi = -1, -1
+	for ; i < len(past) && past[i].ts <= b; i++ {
+		x := &past[i]
+		s, e := x.ts, x.end
+		w.conflict.iv = interval{s, e}
+		switch {
+		case a < s:
+			switch {
+			case b == s && x.firstEnd > s:
+				w.conflict.iv = interval{s, x.firstEnd}
+				return endsAtOld, 0, 0
+			case b == s && e > s:
+				// It would enclose the slices of no length at s, and not
+				// the rest, which the writer no longer tells apart.
+				return inPast, 0, 0
+			case b < e && x.gaps:
+				return inPast, 0, 0
+			case b < e:
+				return crossesPast, 0, 0
+			}
+			if lo < 0 {
+				lo = i
+			}
+			hi = i + 1
+		case a == s:
+			if b > x.firstEnd {
+				w.conflict.iv = interval{s, x.firstEnd}
+				return enclosesOld, 0, 0
+			}
+			return inPast, 0, 0
+		case a == e:
+			if x.endZero {
+				if b > a {
+					w.conflict.iv = interval{e, e}
+					return enclosesOld, 0, 0
+				}
+				return inPast, 0, 0
+			}
+		case b > e && !x.gaps:
+			return crossesPast, 0, 0
+		default:
+			return inPast, 0, 0
+		}
+	}
+	return fits, lo, hi
+}
+
 // remember merges the top-level slices placed on the lane into what it
-// remembers: the remembered roots they enclose go, the others keep what
-// the flush added to them, and past maxRemembered the earliest are
-// forgotten, leaving their latest end as the floor.
+// remembers: the remembered roots and extents of the past they enclose
+// go, the roots keep what the flush added to them, and past maxRemembered
+// the earliest roots, and any that lie before the end of the past, join
+// the past.
 func (w *Writer) remember(lw *laneWork, m *laneMemory) {
-	if len(lw.roots) == 0 && lw.enclosed == 0 && lw.grown == 0 {
+	if len(lw.roots) == 0 && lw.enclosed == 0 && lw.grown == 0 && len(lw.gone) == 0 {
 		return
+	}
+	if len(lw.gone) > 0 {
+		m.dropPast(lw.gone)
 	}
 	old := m.roots
 	merged := w.merged[:0]
@@ -457,7 +638,7 @@ func (w *Writer) remember(lw *laneWork, m *laneMemory) {
 		o := old[r]
 		if lw.grown&(1<<r) != 0 {
 			g := &lw.grow[r]
-			o.grow(g.height, g.kidsLo, g.kidsHi)
+			o.grow(g.height, g.kidsLo, g.loEnd, g.kidsHi, g.hiZero)
 		}
 		for i < len(lw.roots) && lw.roots[i].ts < o.ts {
 			merged = append(merged, lw.roots[i])
@@ -467,18 +648,160 @@ func (w *Writer) remember(lw *laneWork, m *laneMemory) {
 	}
 	merged = append(merged, lw.roots[i:]...)
 	w.merged = merged
-	if n := len(merged) - maxRemembered; n > 0 {
-		if end := merged[n-1].end; !m.forgot || end > m.floor {
-			m.floor = end
+	n := len(merged) - maxRemembered
+	if k := len(m.past); k > 0 {
+		// Slices of this flush that lie in gaps of the past join it.
+		end := m.past[k-1].end
+		c := 0
+		for c < len(merged) && merged[c].ts < end {
+			c++
 		}
-		m.forgot = true
+		n = max(n, c)
+	}
+	if n > 0 {
+		for r := range merged[:n] {
+			m.forget(&merged[r])
+		}
 		merged = merged[n:]
+		if len(m.past) > maxPast {
+			lw.widths = m.givePastGaps(maxPast/4, lw.widths)
+		}
 	}
 	m.roots = append(old[:0], merged...)
 	m.hi = 0
 	for _, r := range m.roots {
 		m.hi = max(m.hi, r.end)
 	}
+}
+
+// dropPast removes the extents of the ranges [lo, hi) listed in gone,
+// which are in order of lo.
+func (m *laneMemory) dropPast(gone []int32) {
+	out, next := 0, 0
+	for i := range m.past {
+		for next < len(gone) && int(gone[next+1]) <= i {
+			next += 2
+		}
+		if next < len(gone) && int(gone[next]) <= i {
+			continue
+		}
+		m.past[out] = m.past[i]
+		out++
+	}
+	clear(m.past[out:])
+	m.past = m.past[:out]
+}
+
+// forget adds a top-level slice to the past, merged into the extents it
+// abuts.
+func (m *laneMemory) forget(r *root) {
+	x := extent{ts: r.ts, end: r.end, firstEnd: r.end, height: r.height, endZero: r.endZero()}
+	past := m.past
+	i, k := 0, len(past)
+	if k > 0 && past[k-1].ts <= x.ts {
+		i = k // after them all, as a slice forgotten in time order is
+		if past[k-1].end < x.ts {
+			m.past = append(past, x)
+			return
+		}
+	}
+	for i < k { // the first extent that starts after x
+		h := int(uint(i+k) >> 1)
+		if past[h].ts <= x.ts {
+			i = h + 1
+		} else {
+			k = h
+		}
+	}
+	switch {
+	case i > 0 && past[i-1].end == x.ts && i < len(past) && x.end == past[i].ts:
+		past[i-1] = joinExtents(joinExtents(past[i-1], x), past[i])
+		m.past = slices.Delete(past, i, i+1)
+	case i > 0 && past[i-1].end == x.ts:
+		past[i-1] = joinExtents(past[i-1], x)
+	case i < len(past) && x.end == past[i].ts:
+		past[i] = joinExtents(x, past[i])
+	default:
+		m.past = slices.Insert(past, i, x)
+	}
+}
+
+// joinExtents returns the extent covering l and r, which follows l.
+func joinExtents(l, r extent) extent {
+	return extent{
+		ts: l.ts, end: r.end, firstEnd: l.firstEnd,
+		height:  max(l.height, r.height),
+		endZero: r.endZero || r.end == l.end && l.endZero,
+		gaps:    l.gaps || r.gaps || l.end < r.ts,
+	}
+}
+
+// givePastGaps merges the extents of the past across their narrowest gaps
+// until keep are left; widths is scratch, returned grown. The edges of the
+// whole past, and of every gap kept, stay exact.
+func (m *laneMemory) givePastGaps(keep int, widths []int64) []int64 {
+	past := m.past
+	merges := len(past) - keep
+	widths = widths[:0]
+	for i := 1; i < len(past); i++ {
+		widths = append(widths, past[i].ts-past[i-1].end)
+	}
+	narrow := nth(widths, merges-1) // the widest gap given up
+	ties := merges                  // gaps as wide as narrow to give up
+	for _, w := range widths {
+		if w < narrow {
+			ties--
+		}
+	}
+	out := 0
+	for i := 1; i < len(past); i++ {
+		if w := past[i].ts - past[out].end; w < narrow || w == narrow && ties > 0 {
+			if w == narrow {
+				ties--
+			}
+			o, x := &past[out], &past[i]
+			o.height = max(o.height, x.height)
+			o.end, o.endZero, o.gaps = x.end, x.endZero, true
+			continue
+		}
+		out++
+		past[out] = past[i]
+	}
+	clear(past[out+1:])
+	m.past = past[:out+1]
+	return widths
+}
+
+// nth returns the k-th smallest of x (from 0), reordering x: a quickselect,
+// linear on average (sorting the thousand gaps of a lane's past each time
+// took over 1 % of a conversion's CPU).
+func nth(x []int64, k int) int64 {
+	lo, hi := 0, len(x)-1
+	for lo < hi {
+		p := x[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for x[i] < p {
+				i++
+			}
+			for x[j] > p {
+				j--
+			}
+			if i <= j {
+				x[i], x[j] = x[j], x[i]
+				i, j = i+1, j-1
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return x[k]
+		}
+	}
+	return x[k]
 }
 
 // writeLane writes the slices of overflow lane l (order, sorted) as begin

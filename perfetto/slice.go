@@ -164,10 +164,11 @@ func (w *Writer) refuse(st *trackState, name string, ts, dur int64, err error) {
 // it cannot do is put a later slice outside an earlier one that starts at
 // the same instant, end a later slice before an earlier one that starts
 // where it ends, or mend a partial overlap. To see such conflicts the
-// writer remembers, for each lane of a track, the top-level slices of
-// earlier flushes (the latest-ending 64) and the latest end among those it
-// has forgotten. A slice is written on the first lane — the track itself,
-// then its overflow lanes — where it nests without conflict and within
+// writer remembers, for each lane of a track, the latest 64 top-level
+// slices of earlier flushes, each with the span its descendants cover,
+// and the earlier ones as the stretches of time they cover (see the
+// package doc, Memory). A slice is written on the first lane — the track
+// itself, then its overflow lanes — where it nests without conflict and within
 // MaxDepth, so nothing is refused for its nesting:
 //
 //   - it partially overlaps a slice (ErrOverlap);
@@ -175,10 +176,12 @@ func (w *Writer) refuse(st *trackState, name string, ts, dur int64, err error) {
 //     instant, or end where one starts (ErrOutOfOrder);
 //   - it would be nested at depth MaxDepth or more (ErrTooDeep), counting
 //     the slices written before that enclose it or that it encloses;
-//   - the writer cannot verify it (ErrUnverifiable): it starts before the
-//     end of slices the writer has forgotten, or it lies in a slice written
-//     before, among that slice's children (the writer remembers only the
-//     span they cover, so a slice before or after them all nests).
+//   - the writer cannot verify it (ErrUnverifiable): it lies in one of the
+//     latest 64 top-level slices written before, among that slice's
+//     descendants (the writer remembers the span they cover, so a slice
+//     before or after them all, or enclosing them all, is decided), or
+//     within a stretch covered by older ones, or it has an end in a gap
+//     given up past the bound on a lane's memory.
 //
 // Flushing where each track's open work is complete keeps slices on their
 // own track. The function set by WithOverflowFunc is called at the end of

@@ -38,10 +38,10 @@ const (
 	DefaultCompressionLevel = 6
 	// DefaultMaxTracks is how many tracks a Writer declares before it
 	// refuses more (WithMaxTracks). A track with a slice costs the writer
-	// about 540 bytes, one with 32 slices about 1.8 KB (its state, its
+	// about 540 bytes, one with 32 slices about 2.1 KB (its state, its
 	// packet sequence, a few interned strings, the top-level slices it
 	// remembers; see the package documentation), so the default bounds
-	// that part of its memory near 35 MB, or 120 MB with 32 slices a
+	// that part of its memory near 35 MB, or 140 MB with 32 slices a
 	// track: far above the few thousand threads a real log has, and far
 	// below what an input with a corrupt thread id on every line would
 	// otherwise cost.

@@ -98,6 +98,14 @@ type Config struct {
 	// run logs its sm_reset phase at: an offset its runner_run cannot hold
 	// (1e15 ns is 11 days), the other phases of the run as they were.
 	ImpossiblePhaseTS int64
+	// Ranks is the number of chip ranks (0: 2). Ranks past the second run
+	// plainly: neither pipelined, nor legacy, nor wrapped by Ext.
+	Ranks int
+	// Prewarm starts each rank's thread with a long chip.prewarm.build
+	// (150 to 210 ms, a root of a run of its own, with no slot_id) before
+	// the first round, as the runtime's prewarm does: its run stays open
+	// until the end of the log, so a converter draws it last.
+	Prewarm bool
 }
 
 const (
@@ -187,6 +195,7 @@ type generator struct {
 	rndJoin *rand.Rand
 	joined  map[strace.Kind]bool
 	final   bool
+	ranks   int // how many chip ranks
 
 	// For a remote worker's log (GenerateRemote): the identity its chip
 	// runs carry, and every host span written, for its truth.
@@ -344,6 +353,9 @@ func newIDs(cfg Config, ranks []*rank) ids {
 	const maxPid, maxTid = 1<<31 - 1, 1<<63 - 1
 	for i, r := range ranks {
 		r.pid = maxPid - 1 - int32(i)
+		if i >= 2 {
+			r.pid = maxPid - 10 - int32(i) // below the external producer's
+		}
 		r.tid = maxTid - 2 - int64(i)
 		r.handle = 1<<64 - 0x1000 + uint64(i)<<8
 	}
@@ -369,6 +381,12 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) {
 		{pid: 4100, tid: 4100, dev: 0, freq: 50_000_000, offset: 1_700_000_000_000, drift: 23e-6, handle: 0x7f3a2d5ff640},
 		{pid: 4200, tid: 4200, dev: 1, freq: 1_000_000_000, offset: 987_654_321_000_000, drift: -41e-6, handle: 0x7f3a2d6ff640},
 	}
+	for i := 2; i < cfg.Ranks; i++ {
+		pid := 4400 + 100*int32(i-2)
+		ranks = append(ranks, &rank{pid: pid, tid: int64(pid), dev: int32(i), freq: 100_000_000, offset: 3_000_000_000_000 * uint64(i),
+			drift: float64(i) * 7e-6, handle: 0x7f3a2d7ff640 + uint64(i-2)<<20})
+	}
+	g.ranks = len(ranks)
 	if cfg.DriftPPM != 0 {
 		ranks[0].drift = cfg.DriftPPM * 1e-6
 		ranks[1].drift, ranks[1].wobble = 0, cfg.DriftPPM*1e-6
@@ -380,7 +398,19 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) {
 		every = sparseAnchorEvry
 	}
 	t := int64(logStart)
-	for i, p := range []int32{l3, ranks[0].pid, ranks[1].pid} {
+	if cfg.Prewarm {
+		for _, r := range ranks {
+			dur := 150_000_000 + g.rnd2.Int64N(60_000_000)
+			ts := t - 260_000_000 + g.rnd2.Int64N(20_000_000)
+			g.span(ts+dur, r.handle, strace.Span{Pid: r.pid, Tid: r.tid, Inv: id.invBase, Hid: id.hids[0], Name: "chip.prewarm.build", TS: ts, Dur: dur,
+				Attrs: []strace.Attr{strace.Int("graphs", 2)}})
+		}
+	}
+	wallPids := []int32{l3}
+	for _, r := range ranks {
+		wallPids = append(wallPids, r.pid)
+	}
+	for i, p := range wallPids {
 		at := t - 10_000 + int64(i)*1_700
 		wall := 1_767_225_600_000_000_000 + at
 		if i < len(cfg.WallNS) && cfg.WallNS[i] != 0 {
@@ -394,8 +424,8 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) {
 		inv[r.pid] = id.invBase
 	}
 	hids := id.hids
-	var prevRunnerEnd [2]int64
-	var prevClaimEnd [2]int64
+	prevRunnerEnd := make([]int64, len(ranks))
+	prevClaimEnd := make([]int64, len(ranks))
 	for round := 0; round < cfg.Rounds; round++ {
 		roundStart := t
 		hid := hids[1]
@@ -417,8 +447,8 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) {
 			dispatch := submit + subDur + 500 + g.rnd.Int64N(1_000)
 			disDur := 1_000 + g.rnd.Int64N(2_000)
 			nodeAttrs := func(role string) []strace.Attr {
-				return []strace.Attr{strace.Int("run_id", int64(round/4+1)), strace.Int("task_slot", int64(round*2+ri)),
-					strace.Int("group_index", 0), strace.Int("worker_id", int64(ri)), strace.Int("dispatch_id", int64(round*2+ri+1)),
+				return []strace.Attr{strace.Int("run_id", int64(round/4+1)), strace.Int("task_slot", int64(round*len(ranks)+ri)),
+					strace.Int("group_index", 0), strace.Int("worker_id", int64(ri)), strace.Int("dispatch_id", int64(round*len(ranks)+ri+1)),
 					strace.String("role", role), strace.Int("slot_id", slot), strace.Int("generation", int64(round/2))}
 			}
 			g.span(submit+subDur, id.handles[0], strace.Span{Pid: l3, Tid: id.l3Tid, Depth: 0, Name: "node.submit", TS: submit, Dur: subDur, Attrs: nodeAttrs("facade")})
@@ -638,7 +668,7 @@ func (g *generator) chipRun(r *rank, inv uint64, hid uint64, round int, slot, st
 		g.span(at, r.handle, s)
 	}
 	end := at + 10_000
-	runID, dispatchID := int64(round/4+1), int64(round*2+int(r.dev)+1)
+	runID, dispatchID := int64(round/4+1), int64(round*g.ranks+int(r.dev)+1)
 	if g.chipRunID != 0 {
 		runID, dispatchID = g.chipRunID, g.chipDispatchID
 	}
