@@ -2,6 +2,7 @@ package phasetrace
 
 import (
 	"hash/maphash"
+	"io"
 	"math/bits"
 	"strconv"
 
@@ -354,4 +355,271 @@ func sameSpan(a, b *strace.Span) bool {
 		}
 	}
 	return true
+}
+
+// Near repeats. A capture given again with a few records changed (a line
+// torn differently, one number rewritten) does not repeat its original
+// byte for byte, and its spans come long after their twins, past the
+// window. The captures of a log cut into several are compared with each
+// other by their spans' keys, in memory that does not grow with the log:
+//
+//   - A span's key is its (pid, tid, inv, name, ts, dur), fingerprinted in
+//     64 bits (spanKey); a capture is summed up in a sketch of
+//     sketchCells cells, each key added to three of them (an invertible
+//     Bloom lookup table), whatever the capture's length.
+//   - The difference of two captures' sketches gives back the keys one
+//     holds and the other does not (extraKeys) when they are few — up to
+//     a few hundred; more, and the difference cannot be read, and the two
+//     are not compared.
+//   - A span of a capture whose key an earlier capture holds as often
+//     (its key is not among the extra ones) repeats a span of that
+//     capture: it is counted as a duplicate and not drawn. The earlier
+//     capture's own spans are drawn, as is every span the later one holds
+//     on its own (the changed ones).
+//
+// Only the first maxSketched captures are compared (each sketch is 24 KiB);
+// the logs cut into one capture are not (a log given twice is read
+// together with its copy, record by record in the order they were written,
+// so twins come together and the window finds them). A key the later
+// capture holds more often than the earlier one (a span written twice in
+// it) is drawn every time, unless the window finds the repeat.
+
+// spanKey fingerprints a span's (pid, tid, inv, name, ts, dur). The same
+// key gives the same fingerprint in every conversion.
+func spanKey(sp *strace.Span) uint64 {
+	a := mum(uint64(uint32(sp.Pid))^hashK0, uint64(sp.Tid)^hashK1)
+	b := mum(sp.Inv^hashK2, nameHash(sp.Name)^hashK3)
+	c := mum(uint64(sp.TS)^hashK1, uint64(sp.Dur)^hashK2)
+	return mum(a^c^hashK0, b^hashK1)
+}
+
+// nameHash hashes every byte of a name.
+func nameHash(s string) uint64 {
+	h := uint64(len(s)) ^ hashK0
+	for ; len(s) >= 8; s = s[8:] {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 | uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		h = mum(h^w^hashK1, hashK3)
+	}
+	var w uint64
+	for i := 0; i < len(s); i++ {
+		w |= uint64(s[i]) << (8 * i)
+	}
+	return mum(h^w^hashK2, hashK3)
+}
+
+// A sketch's shape: three parts of sketchPart cells, a key in one cell of
+// each.
+const (
+	sketchPart  = 341
+	sketchCells = 3 * sketchPart
+	// maxSketched bounds the captures compared in one conversion.
+	maxSketched = 64
+)
+
+// sketch sums up a capture's span keys.
+type sketch [sketchCells]sketchCell
+
+// sketchCell holds how many keys were added to it, and the exclusive or of
+// the keys and of their checks.
+type sketchCell struct {
+	n        int64
+	sum, chk uint64
+}
+
+// add adds n copies of key (n is 1 or −1: a copy taken away).
+func (s *sketch) add(key uint64, n int64) {
+	chk := keyCheck(key)
+	for j := range 3 {
+		c := &s[cellOf(key, j)]
+		c.n += n
+		c.sum ^= key
+		c.chk ^= chk
+	}
+}
+
+// cellOf returns the cell of key in part j.
+func cellOf(key uint64, j int) int {
+	return j*sketchPart + int(key>>(21*j)&(1<<21-1)%sketchPart)
+}
+
+// keyCheck is a second fingerprint of a key: a cell holding one key, and
+// only it, holds the key's check.
+func keyCheck(key uint64) uint64 { return mum(key^hashK2, hashK3) }
+
+// extraKeys returns the keys that b holds more often than a, when the two
+// sketches' difference can be read back to its last key (ok); the keys a
+// holds more often are read back too, and left out. A cell of the
+// difference that holds one key alone gives it; taking the key out of its
+// three cells may leave another alone, and so on: this reads back all of a
+// small difference (a few hundred keys) and stops short of a large one.
+func extraKeys(a, b *sketch) (extra map[uint64]bool, ok bool) {
+	d := new(sketch)
+	var todo []int
+	for i := range d {
+		d[i] = sketchCell{b[i].n - a[i].n, b[i].sum ^ a[i].sum, b[i].chk ^ a[i].chk}
+		todo = append(todo, i)
+	}
+	extra = map[uint64]bool{}
+	for len(todo) > 0 {
+		i := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		c := d[i]
+		if c.n != 1 && c.n != -1 || c.chk != keyCheck(c.sum) || cellOf(c.sum, i/sketchPart) != i {
+			continue
+		}
+		if c.n == 1 {
+			extra[c.sum] = true
+		}
+		d.add(c.sum, -c.n)
+		for j := range 3 {
+			todo = append(todo, cellOf(c.sum, j))
+		}
+	}
+	for i := range d {
+		if d[i] != (sketchCell{}) {
+			return nil, false
+		}
+	}
+	return extra, true
+}
+
+// nearRepeat is a capture compared with the earlier ones: its spans whose
+// keys an earlier one holds repeat that capture's.
+type nearRepeat struct {
+	first, last int64 // its lines
+	of          []nearOf
+}
+
+// nearOf is an earlier capture a later one repeats in part.
+type nearOf struct {
+	of    string          // "lines a–b of name"
+	extra map[uint64]bool // the keys of the later capture it does not hold as often
+}
+
+// repeatedSpan returns the earlier capture whose span a span of key
+// repeats, if any.
+func (n *nearRepeat) repeatedSpan(key uint64) (of string, ok bool) {
+	for i := range n.of {
+		if !n.of[i].extra[key] {
+			return n.of[i].of, true
+		}
+	}
+	return "", false
+}
+
+// nearRepeatOf returns the compared capture holding line, advancing *next
+// through the sorted list as the lines of a log go by in order.
+func nearRepeatOf(ns []nearRepeat, next *int, line int64) *nearRepeat {
+	for *next < len(ns) && ns[*next].last < line {
+		*next++
+	}
+	if *next < len(ns) && ns[*next].first <= line {
+		return &ns[*next]
+	}
+	return nil
+}
+
+// sketched is a capture of a log with its sketch.
+type sketched struct {
+	log int
+	capture
+	sk *sketch
+}
+
+// nearRepeats compares the sketched captures, each with the earlier ones,
+// and returns per log its captures that repeat earlier ones in part (nil
+// when none does).
+func nearRepeats(names []string, caps []sketched, logs int) [][]nearRepeat {
+	var out [][]nearRepeat
+	for j := range caps {
+		b := &caps[j]
+		var of []nearOf
+		for i := range caps[:j] {
+			a := &caps[i]
+			if extra, ok := extraKeys(a.sk, b.sk); ok {
+				of = append(of, nearOf{of: "lines " + strconv.FormatInt(a.first, 10) + "–" + strconv.FormatInt(a.last, 10) + " of " + names[a.log], extra: extra})
+			}
+		}
+		if of == nil {
+			continue
+		}
+		if out == nil {
+			out = make([][]nearRepeat, logs)
+		}
+		out[b.log] = append(out[b.log], nearRepeat{first: b.first, last: b.last, of: of})
+	}
+	return out
+}
+
+// compareCaptures sketches the captures of the logs cut into more than one
+// (not counting those that repeat earlier ones byte for byte), reading
+// those logs once more, and finds the captures that repeat earlier ones in
+// part (c.near).
+func (c *converter) compareCaptures(logs []Input) error {
+	caps := c.caps
+	c.caps = nil
+	var all []sketched
+	skipped := 0
+	for i, in := range logs {
+		var kept []capture
+		var next int
+		for _, cp := range caps[i] {
+			if c.repeats != nil {
+				if _, rep := repeatOf(c.repeats[i], &next, cp.first); rep {
+					continue
+				}
+			}
+			kept = append(kept, cp)
+		}
+		if len(kept) < 2 {
+			continue
+		}
+		if room := maxSketched - len(all); len(kept) > room {
+			skipped += len(kept) - room
+			kept = kept[:room]
+		}
+		if len(kept) < 2 {
+			continue
+		}
+		n := len(all)
+		for _, cp := range kept {
+			all = append(all, sketched{log: i, capture: cp, sk: new(sketch)})
+		}
+		if err := c.withInput(in, func(r io.Reader) error {
+			return sketchLog(r, in.Name, c.cfg.maxLine, all[n:])
+		}); err != nil {
+			return err
+		}
+	}
+	if skipped > 0 {
+		c.note("repeats", "%d captures past the first %d not compared with the others for repeated spans", skipped, maxSketched)
+	}
+	c.near = nearRepeats(c.names, all, len(logs))
+	return nil
+}
+
+// sketchLog adds the keys of a log's spans to the sketches of the captures
+// holding them (sorted by line).
+func sketchLog(r io.Reader, name string, maxLine int, caps []sketched) error {
+	rd := strace.NewReader(r, strace.WithName(name), strace.WithMaxLine(maxLine), strace.WithKinds(strace.KindSpan))
+	k := 0
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		line := rec.Pos.Line
+		for k < len(caps) && caps[k].last < line {
+			k++
+		}
+		if k == len(caps) {
+			return nil
+		}
+		if caps[k].first <= line {
+			caps[k].sk.add(spanKey(&rec.Span), 1)
+		}
+	}
 }

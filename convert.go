@@ -221,6 +221,7 @@ func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 	}
 	if skip == nil {
 		c.repeats = repeats(c.names, caps)
+		c.caps = caps
 	}
 	return nil
 }
@@ -302,9 +303,12 @@ type converter struct {
 	w        *perfetto.Writer
 	names    []string // the logs' names
 
-	// Repeated records: captures left out per log, and recent spans.
+	// Repeated records: captures left out per log, captures that repeat
+	// earlier ones in part per log, and recent spans.
 	seed    maphash.Seed
+	caps    [][]capture // per log, its captures (until compared)
 	repeats [][]repeat
+	near    [][]nearRepeat
 	recent  *recentSpans
 
 	placer, containOnly *reduce.Placer
@@ -422,6 +426,9 @@ func (c *converter) prepare(logs []Input) error {
 			return err
 		}
 	}
+	if err := c.compareCaptures(logs); err != nil {
+		return err
+	}
 	if err := c.planRemote(logs); err != nil {
 		return err
 	}
@@ -476,16 +483,24 @@ func (c *converter) drain() {
 func (c *converter) record(s *source) {
 	rec := s.rec
 	at := line(s.file, rec.Pos.Line)
-	if c.repeats == nil {
-		// Nothing repeats.
-	} else if r, ok := repeatOf(c.repeats[s.index], &s.repeat, rec.Pos.Line); ok {
-		detail := "lines " + itoa(r.first) + "–" + itoa(r.last) + " repeat " + r.of
-		if rec.Kind == strace.KindSpan {
-			c.led.dropSpan(reasonRepeatedCapture, at, detail, 1)
-		} else {
-			c.led.notDrawn(reasonRepeatedCapture, at, detail, 1)
+	if c.repeats != nil {
+		if r, ok := repeatOf(c.repeats[s.index], &s.repeat, rec.Pos.Line); ok {
+			detail := "lines " + itoa(r.first) + "–" + itoa(r.last) + " repeat " + r.of
+			if rec.Kind == strace.KindSpan {
+				c.led.dropSpan(reasonRepeatedCapture, at, detail, 1)
+			} else {
+				c.led.notDrawn(reasonRepeatedCapture, at, detail, 1)
+			}
+			return
 		}
-		return
+	}
+	if c.near != nil && rec.Kind == strace.KindSpan {
+		if n := nearRepeatOf(c.near[s.index], &s.near, rec.Pos.Line); n != nil {
+			if of, ok := n.repeatedSpan(s.key); ok {
+				c.led.dropSpan(reasonRepeatedSpan, at, rec.Span.Name+" (as in "+of+")", 1)
+				return
+			}
+		}
 	}
 	switch rec.Kind {
 	case strace.KindSpan:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -254,5 +255,68 @@ func TestMisuseIsAnError(t *testing.T) {
 	}
 	if _, err := phasetrace.Convert(io.Discard, []phasetrace.Input{phasetrace.Bytes("a", nil)}, phasetrace.WithPhaseRecords(phasetrace.Input{Name: "r"})); !errors.Is(err, phasetrace.ErrInvalidInput) {
 		t.Errorf("zero artifact Input: %v", err)
+	}
+}
+
+// TestCaptureGivenAgainWithOneChange gives a generated capture twice in one
+// log, the second time with one byte changed (a dur): the second capture's
+// spans are counted as duplicates, where they are, but for the changed
+// one, which is drawn; the hand-offs are drawn once. The trace holds what
+// the capture alone gives, and the changed span.
+func TestCaptureGivenAgainWithOneChange(t *testing.T) {
+	log := generated(benchConfig(400))
+	i := bytes.Index(log, []byte("name=chip.run.bind.args "))
+	i += bytes.Index(log[i:], []byte(" dur=")) + len(" dur=")
+	end := i + bytes.IndexAny(log[i:], " \n") - 1 // the dur's last digit
+	changed := bytes.Clone(log)
+	changed[end] = '0' + (changed[end]-'0'+1)%10
+	newDur := string(changed[i : end+1])
+	lines := int64(bytes.Count(log, []byte("\n")))
+
+	var out1, out2 bytes.Buffer
+	sum1, err := phasetrace.Convert(&out1, []phasetrace.Input{phasetrace.Bytes("once.log", log)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr1 := wholeTrace(t, out1.Bytes(), sum1)
+	sum2, err := phasetrace.Convert(&out2, []phasetrace.Input{phasetrace.Bytes("twice.log", append(bytes.Clone(log), changed...))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr2 := wholeTrace(t, out2.Bytes(), sum2)
+
+	if sum1.Spans.Read < 4*4096 {
+		t.Fatalf("the capture holds %d spans: too few to outlast the window of recent spans", sum1.Spans.Read)
+	}
+	const reason = "duplicate: the same span again"
+	if got, want := sum2.Spans.NotDrawn[reason], sum1.Spans.Read-1; got != want {
+		t.Errorf("%d spans counted as %q, want %d (the second capture's but the changed one)", got, reason, want)
+	}
+	if got, want := sum2.Spans.Drawn, sum1.Spans.Drawn+1; got != want {
+		t.Errorf("%d spans drawn, want %d: the capture's and the changed span", got, want)
+	}
+	if len(tr1.Flows) == 0 || len(tr2.Flows) != len(tr1.Flows) {
+		t.Errorf("%d arrows drawn, the capture holds %d", len(tr2.Flows), len(tr1.Flows))
+	}
+	found := 0
+	for _, s := range tr2.Slices {
+		if s.Name == "chip.run.bind.args" && strconv.FormatInt(s.Dur, 10) == newDur {
+			found++
+		}
+	}
+	if found != 1 {
+		t.Errorf("%d chip.run.bind.args slices with the changed dur %s, want 1", found, newDur)
+	}
+	for _, ex := range sum2.Examples {
+		if ex.Reason != reason {
+			continue
+		}
+		_, at, _ := strings.Cut(ex.At, "twice.log:")
+		if n, err := strconv.ParseInt(at, 10, 64); err != nil || n <= lines {
+			t.Errorf("a duplicate is said to be at %q, not in the second capture (from line %d)", ex.At, lines+1)
+		}
+		if !strings.Contains(ex.Detail, "as in lines 1–") {
+			t.Errorf("a duplicate's detail %q does not say what it repeats", ex.Detail)
+		}
 	}
 }
