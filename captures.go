@@ -14,7 +14,7 @@ import (
 // appended to the first, so the log's write time runs backwards where the
 // second begins). Drawn twice, such records pile up on overflow lanes and
 // their hand-offs connect to the wrong ends. The converter finds them
-// exactly and counts them, in two ways:
+// and counts them, in three ways:
 //
 //   - Captures. The first pass cuts every log into captures where its write
 //     time (the log prefixes' mono_ns) runs backwards by more than hostGap,
@@ -22,13 +22,21 @@ import (
 //     earlier capture's (of the same log or an earlier one) is left out of
 //     both passes; its records are counted as duplicates with the lines
 //     they repeat.
+//   - Captures in part. The captures of a log cut into several are
+//     compared by their spans' keys (pid, tid, inv, name, ts, dur), in
+//     sketches of a fixed size (see nearRepeats): a span of a capture whose
+//     key an earlier capture holds is counted as a duplicate, with the
+//     lines of the capture it repeats, and not drawn; the spans the later
+//     capture holds on its own (changed, added) are drawn.
 //   - Records. A span equal in every field to one of the last
 //     dedupWindow (4096) spans is counted as a duplicate and not drawn
 //     again.
 //
-// Repeats that are neither (a capture that overlaps an earlier one only in
-// part, a record repeated far apart) are drawn; where they cannot nest on
-// their track they are moved to an overflow lane and counted there.
+// Repeats that are none of these (a capture that repeats only part of an
+// earlier one — more spans differ between them than a sketch gives back —,
+// a capture past the first maxSketched, a record repeated far apart within
+// one capture) are drawn; where they cannot nest on their track they are
+// moved to an overflow lane and counted there.
 
 // capture is a run of a log's lines whose write time never runs backwards
 // by more than hostGap.
@@ -361,28 +369,40 @@ func sameSpan(a, b *strace.Span) bool {
 // torn differently, one number rewritten) does not repeat its original
 // byte for byte, and its spans come long after their twins, past the
 // window. The captures of a log cut into several are compared with each
-// other by their spans' keys, in memory that does not grow with the log:
+// other by their spans' keys, in memory that does not grow with the log.
+// The rule, exactly:
 //
-//   - A span's key is its (pid, tid, inv, name, ts, dur), fingerprinted in
-//     64 bits (spanKey); a capture is summed up in a sketch of
-//     sketchCells cells, each key added to three of them (an invertible
-//     Bloom lookup table), whatever the capture's length.
-//   - The difference of two captures' sketches gives back the keys one
-//     holds and the other does not (extraKeys) when they are few — up to
-//     a few hundred; more, and the difference cannot be read, and the two
-//     are not compared.
-//   - A span of a capture whose key an earlier capture holds as often
-//     (its key is not among the extra ones) repeats a span of that
-//     capture: it is counted as a duplicate and not drawn. The earlier
-//     capture's own spans are drawn, as is every span the later one holds
-//     on its own (the changed ones).
+//   - A span's key is its (pid, tid, inv, name, ts, dur) as the log holds
+//     it, fingerprinted in 64 bits (spanKey, the same in every
+//     conversion): two keys are taken as equal when their fingerprints are
+//     (unequal keys share one with odds of 2^-64 a pair).
+//   - Each capture of a log cut into several (the first maxSketched of a
+//     conversion, those that repeat an earlier one byte for byte left out)
+//     is summed up in a sketch of sketchCells cells — each key added to
+//     one cell in each of three parts: an invertible Bloom lookup table —,
+//     read in one more pass over those logs only.
+//   - The difference of two captures' sketches gives back the keys each
+//     holds more often than the other (extraKeys) when it can be read to
+//     its last key. A difference of up to 400 keys was read back in every
+//     draw of the tests; of 500, all but about one in 200; of 850 almost
+//     never. Two captures whose difference is not read back are not
+//     compared.
+//   - A span of a later capture whose key some earlier capture it is
+//     compared with holds at least as often (the key is not among the
+//     later one's extra keys) repeats that capture's span: it is counted
+//     as a duplicate, with the lines of the capture it repeats, and
+//     neither drawn nor linked by a flow. Every span the later capture
+//     holds on its own (a changed dur, another tid or inv, a span added)
+//     is drawn, and the earlier capture's are drawn as they come.
 //
-// Only the first maxSketched captures are compared (each sketch is 24 KiB);
-// the logs cut into one capture are not (a log given twice is read
-// together with its copy, record by record in the order they were written,
-// so twins come together and the window finds them). A key the later
-// capture holds more often than the earlier one (a span written twice in
-// it) is drawn every time, unless the window finds the repeat.
+// Limits: a capture that repeats only part of an earlier one (its first
+// half, say) differs from it by more than a sketch gives back, and is
+// drawn; so is a capture past the first maxSketched. A key a later capture
+// holds more often than the earlier one (a span written twice in it) is
+// drawn every time, unless the window finds the repeat. Logs cut into one
+// capture are not sketched: a log given twice is read together with its
+// copy, record by record in the order they were written, so twins come
+// together and the window finds them.
 
 // spanKey fingerprints a span's (pid, tid, inv, name, ts, dur). The same
 // key gives the same fingerprint in every conversion.
@@ -523,7 +543,8 @@ func nearRepeatOf(ns []nearRepeat, next *int, line int64) *nearRepeat {
 type sketched struct {
 	log int
 	capture
-	sk *sketch
+	sk   *sketch
+	keys int // the spans added to it
 }
 
 // nearRepeats compares the sketched captures, each with the earlier ones,
@@ -536,7 +557,7 @@ func nearRepeats(names []string, caps []sketched, logs int) [][]nearRepeat {
 		var of []nearOf
 		for i := range caps[:j] {
 			a := &caps[i]
-			if extra, ok := extraKeys(a.sk, b.sk); ok {
+			if extra, ok := extraKeys(a.sk, b.sk); ok && len(extra) < b.keys { // else none of b's spans is a's
 				of = append(of, nearOf{of: "lines " + strconv.FormatInt(a.first, 10) + "–" + strconv.FormatInt(a.last, 10) + " of " + names[a.log], extra: extra})
 			}
 		}
@@ -620,6 +641,7 @@ func sketchLog(r io.Reader, name string, maxLine int, caps []sketched) error {
 		}
 		if caps[k].first <= line {
 			caps[k].sk.add(spanKey(&rec.Span), 1)
+			caps[k].keys++
 		}
 	}
 }

@@ -58,15 +58,43 @@
 //   - left out: a span whose interval is not one (negative duration,
 //     negative host time, ts + dur past the int64 range), a repeat (a
 //     capture that repeats an earlier one byte for byte — a log given
-//     twice, or two captures concatenated — or a span equal to one of the
-//     last 4096), a span of a track past the track limit (WithMaxTracks),
-//     a device span with no evidence to place it; a wall-clock anchor that
-//     disagrees with the first by more than a second is set aside.
+//     twice, or two captures concatenated —, a span of a capture whose
+//     (pid, tid, inv, name, ts, dur) an earlier capture of the log holds,
+//     or a span equal to one of the last 4096: see Repeats), a span of a
+//     track past the track limit (WithMaxTracks), a device span with no
+//     evidence to place it; a wall-clock anchor that disagrees with the
+//     first by more than a second is set aside.
 //
 // The account is exact: Summary.Spans.Check verifies that every complete
 // span read is drawn, superseded (a bind segment the host_phase_records
 // artifact draws instead) or counted under a reason, and
 // Summary.Lossless says whether anything at all was lost or changed.
+//
+// # Repeats
+//
+// A log given twice, or holding a capture appended again (its write time,
+// the log prefixes' mono_ns, running backwards by more than a second where
+// the copy begins), is drawn once. A repeated span is counted under a
+// "duplicate" reason with where it is and what it repeats, and neither
+// drawn nor linked by a flow:
+//
+//   - a capture whose bytes equal an earlier capture's (of any log), with
+//     all its records;
+//   - a span of a capture whose (pid, tid, inv, name, ts, dur) an earlier
+//     capture of a log cut into several holds (by 64-bit fingerprints):
+//     the captures are compared in sketches of a fixed size, 24 KiB each,
+//     which give back the spans one holds and the other does not when they
+//     are up to a few hundred (400 in every draw of the tests); the spans
+//     the later capture holds on its own, changed or added, are drawn;
+//   - a span equal in every field to one of the last 4096 spans, in the
+//     order they were written (logs given together are read merged in
+//     that order, so a log's twin in another log comes right after it).
+//
+// What none of these finds is drawn, on an overflow lane where it cannot
+// nest: a capture that repeats only part of an earlier one (more spans
+// differ than a sketch gives back), captures past the first 64 of a
+// conversion, a span written twice far apart within one capture, or more
+// often in a later capture than in the earlier one.
 //
 // # Go values in, trace out
 //
@@ -78,12 +106,13 @@
 //
 // # Memory
 //
-// Convert reads each log twice, streaming, and its memory does not grow
+// Convert reads each log twice, streaming (a log cut into several
+// captures three times: once to sketch them), and its memory does not grow
 // with the log: only with its tracks, its distinct strings, the hand-offs
 // waiting in the flow window (WithFlowHorizon), the runs waiting for their
-// root, and its clock anchors (tens of bytes each). The second pass reads
-// through a Merger that reuses its records' memory
-// (strace.WithRecycledMemory); what a conversion keeps past a record — the
+// root, its clock anchors (tens of bytes each) and its captures' sketches
+// (24 KiB each, 64 at most). The second pass reads through a Merger that
+// reuses its records' memory (strace.WithRecycledMemory); what a conversion keeps past a record — the
 // repeat detector's last spans, which a waiting run shares, the flow
 // window's spans, bind phase lines — is copied into memory of its own that
 // it reuses in turn, so a conversion allocates nothing per span once warm.
