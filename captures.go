@@ -28,9 +28,9 @@ import (
 //     key an earlier capture holds is counted as a duplicate, with the
 //     lines of the capture it repeats, and not drawn; the spans the later
 //     capture holds on its own (changed, added) are drawn.
-//   - Records. A span equal in every field to one of the last
-//     dedupWindow (4096) spans is counted as a duplicate and not drawn
-//     again.
+//   - Records. A span equal in (pid, tid, inv, name, ts, dur) to one of
+//     the last dedupWindow (4096) spans is counted as a duplicate and not
+//     drawn again.
 //
 // Repeats that are none of these (a capture that repeats only part of an
 // earlier one — more spans differ between them than a sketch gives back —,
@@ -262,20 +262,20 @@ func mum(a, b uint64) uint64 {
 	return hi ^ lo
 }
 
-// spanHash hashes a span's identity, time and name. Its four products are
-// independent, so they overlap in the processor.
+// spanHash hashes a span's (pid, tid, inv, name, ts, dur). Its four
+// products are independent, so they overlap in the processor.
 func spanHash(sp *strace.Span) uint64 {
 	first, last := nameWords(sp.Name)
-	a := mum(uint64(uint32(sp.Pid))|uint64(sp.Depth)<<32^hashK0, uint64(sp.Tid)^hashK1)
-	b := mum(sp.Inv^hashK2, sp.Hid^hashK3)
+	a := mum(uint64(uint32(sp.Pid))^hashK0, uint64(sp.Tid)^hashK1)
+	b := mum(sp.Inv^hashK2, uint64(len(sp.Name))^hashK3)
 	c := mum(uint64(sp.TS)^hashK1, uint64(sp.Dur)^hashK0)
-	d := mum(first^hashK3, last^uint64(len(sp.Name))^hashK2)
+	d := mum(first^hashK3, last^hashK2)
 	return mum(a^c^hashK0, b^d^hashK1)
 }
 
 // nameWords returns a name's first and last eight bytes (fewer, zero
 // padded, when it is shorter): equal names give equal words, and spans
-// that differ only in a long name's middle are told apart by sameSpan.
+// that differ only in a long name's middle are told apart by sameKey.
 func nameWords(s string) (first, last uint64) {
 	if len(s) < 8 {
 		for i := 0; i < len(s); i++ {
@@ -326,7 +326,7 @@ func (r *recentSpans) repeated(sp *strace.Span) bool {
 		last = age
 		i := (l>>linkTagBits - 1) % dedupWindow
 		if l&linkTagMask == tag {
-			if e := &r.ring[i]; e.key == h && sameSpan(&e.span, sp) {
+			if e := &r.ring[i]; e.key == h && sameKey(&e.span, sp) {
 				return true
 			}
 		}
@@ -346,23 +346,10 @@ func (r *recentSpans) repeated(sp *strace.Span) bool {
 	return false
 }
 
-// sameSpan reports whether two spans are equal in every field (a number's
-// text is not compared: its value says the same, and a kept span drops it).
-func sameSpan(a, b *strace.Span) bool {
-	if a.Pid != b.Pid || a.Tid != b.Tid || a.Inv != b.Inv || a.Hid != b.Hid || a.Depth != b.Depth || a.Name != b.Name ||
-		a.TS != b.TS || a.Dur != b.Dur || a.NameTruncated != b.NameTruncated || a.AttrsTruncated != b.AttrsTruncated || len(a.Attrs) != len(b.Attrs) {
-		return false
-	}
-	for i := range a.Attrs {
-		x, y := &a.Attrs[i], &b.Attrs[i]
-		if x.Key != y.Key || x.Type != y.Type || x.Bare != y.Bare || x.Truncated != y.Truncated {
-			return false
-		}
-		if x.Type == strace.TypeString && x.Value != y.Value || x.Int != y.Int || x.Uint != y.Uint {
-			return false
-		}
-	}
-	return true
+// sameKey reports whether two spans are equal in (pid, tid, inv, name, ts,
+// dur), what makes a span the same span again.
+func sameKey(a, b *strace.Span) bool {
+	return a.Pid == b.Pid && a.Tid == b.Tid && a.Inv == b.Inv && a.TS == b.TS && a.Dur == b.Dur && a.Name == b.Name
 }
 
 // Near repeats. A capture given again with a few records changed (a line

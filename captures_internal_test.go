@@ -14,8 +14,9 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// The repeat detector drops exactly the spans equal in every field to one
-// of the last dedupWindow, whatever memory the spans it was given held.
+// The repeat detector drops exactly the spans equal in (pid, tid, inv, name,
+// ts, dur) to one of the last dedupWindow, whatever memory the spans it was
+// given held.
 func TestRecentSpans(t *testing.T) {
 	long := strings.Repeat("v", strace.CanonicalValueLen+1)
 	span := func(ts int64, attrs ...strace.Attr) strace.Span {
@@ -51,48 +52,32 @@ func TestRecentSpans(t *testing.T) {
 	if !repeated(first) {
 		t.Error("the same span again not taken for a repeat")
 	}
-	differ := []strace.Span{
-		span(101, first.Attrs...),
+	// A span repeats when equal in (pid, tid, inv, name, ts, dur), whatever
+	// its other fields.
+	same := []strace.Span{
 		span(100, strace.Int("n", 8), strace.String("s", "x"), strace.String("l", long)),
-		span(100, strace.Int("n", 7), strace.String("s", "y"), strace.String("l", long)),
-		span(100, strace.Int("n", 7), strace.String("s", "x"), strace.String("l", long+"w")),
-		span(100, strace.Int("n", 7), strace.String("s", "x")),
-		span(100, strace.Int("m", 7), strace.String("s", "x"), strace.String("l", long)),
-		span(100, strace.Attr{Key: "n", Bare: true}, strace.String("s", "x"), strace.String("l", long)),
-		span(100, strace.Uint("n", 1<<63), strace.String("s", "x"), strace.String("l", long)),
+		span(100, strace.Int("n", 7), strace.String("s", "y")),
+		span(100),
 	}
-	// Fields beyond an attribute's type: a number's other field, a
-	// string's numbers.
-	differ = append(differ,
-		span(100, strace.Attr{Key: "n", Type: strace.TypeInt, Int: 7, Uint: 1}, strace.String("s", "x"), strace.String("l", long)),
-		span(100, strace.Int("n", 7), strace.Attr{Key: "s", Value: "x", Int: 1}, strace.String("l", long)),
-		span(100, strace.Int("n", 7), strace.String("s", "x"), strace.Attr{Key: "l", Value: long, Uint: 1}),
-	)
-	truncated := span(100, first.Attrs...)
-	truncated.AttrsTruncated = true
-	differ = append(differ, truncated)
-	renamed := span(100, first.Attrs...)
-	renamed.Name = "chip.run.bOnd"
-	differ = append(differ, renamed)
-	for i, sp := range differ {
-		if repeated(sp) {
-			t.Errorf("span %d taken for a repeat of an unequal one", i)
+	hid := span(100, first.Attrs...)
+	hid.Hid, hid.Depth, hid.AttrsTruncated = 5, 2, true
+	same = append(same, hid)
+	for i, sp := range same {
+		if !repeated(sp) {
+			t.Errorf("span %d equal in its key not taken for a repeat", i)
 		}
 	}
-	// A span with an attribute's fields beyond its type set repeats only
-	// exactly.
-	odd := span(200, strace.Int("n", 7), strace.Attr{Key: "s", Value: "x", Int: 3}, strace.String("l", long))
-	if repeated(odd) {
-		t.Fatal("a new span taken for a repeat")
-	}
-	if !repeated(odd) {
-		t.Error("the same span again not taken for a repeat")
-	}
-	for i, sp := range []strace.Span{
-		span(200, strace.Int("n", 7), strace.Attr{Key: "s", Value: "x", Int: 4}, strace.String("l", long)),
-		span(200, strace.Int("n", 7), strace.String("s", "x"), strace.String("l", long)),
-		span(200, strace.Int("n", 7), strace.Attr{Key: "s", Value: "x", Int: 3}, strace.String("l", long+"w")),
-	} {
+	differ := []strace.Span{span(101, first.Attrs...), span(100, first.Attrs...), span(100, first.Attrs...), span(100, first.Attrs...), span(100, first.Attrs...), span(100, first.Attrs...)}
+	differ[1].Pid++
+	differ[2].Tid++
+	differ[3].Inv++
+	differ[4].Dur++
+	differ[5].Name = "chip.run.bOnd"
+	long1, long2 := span(300), span(300)
+	long1.Name = "chip.run.runner_run.device_wall." + strings.Repeat("a", 40)
+	long2.Name = "chip.run.runner_run.device_wall." + strings.Repeat("a", 20) + "b" + strings.Repeat("a", 19)
+	differ = append(differ, long1, long2)
+	for i, sp := range differ {
 		if repeated(sp) {
 			t.Errorf("span %d taken for a repeat of an unequal one", i)
 		}
@@ -121,6 +106,25 @@ func TestRecentSpans(t *testing.T) {
 	if repeated(span(int64(3*dedupWindow-1), strace.Int("i", int64(2*dedupWindow-1)))) {
 		t.Error("a span out of the window taken for a repeat")
 	}
+}
+
+// sameSpan reports whether two spans are equal in every field (a number's
+// text is not compared: its value says the same, and a kept span drops it).
+func sameSpan(a, b *strace.Span) bool {
+	if a.Pid != b.Pid || a.Tid != b.Tid || a.Inv != b.Inv || a.Hid != b.Hid || a.Depth != b.Depth || a.Name != b.Name ||
+		a.TS != b.TS || a.Dur != b.Dur || a.NameTruncated != b.NameTruncated || a.AttrsTruncated != b.AttrsTruncated || len(a.Attrs) != len(b.Attrs) {
+		return false
+	}
+	for i := range a.Attrs {
+		x, y := &a.Attrs[i], &b.Attrs[i]
+		if x.Key != y.Key || x.Type != y.Type || x.Bare != y.Bare || x.Truncated != y.Truncated {
+			return false
+		}
+		if x.Type == strace.TypeString && x.Value != y.Value || x.Int != y.Int || x.Uint != y.Uint {
+			return false
+		}
+	}
+	return true
 }
 
 // linkSpan is a span of the tests of links, told apart by its ts.

@@ -86,9 +86,10 @@
 //     which give back the spans one holds and the other does not when they
 //     are up to a few hundred (400 in every draw of the tests); the spans
 //     the later capture holds on its own, changed or added, are drawn;
-//   - a span equal in every field to one of the last 4096 spans, in the
-//     order they were written (logs given together are read merged in
-//     that order, so a log's twin in another log comes right after it).
+//   - a span equal in (pid, tid, inv, name, ts, dur) to one of the last
+//     4096 spans, in the order they were written (logs given together are
+//     read merged in that order, so a log's twin in another log comes
+//     right after it).
 //
 // What none of these finds is drawn, on an overflow lane where it cannot
 // nest: a capture that repeats only part of an earlier one (more spans
