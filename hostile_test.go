@@ -258,11 +258,11 @@ func TestMisuseIsAnError(t *testing.T) {
 	}
 }
 
-// TestCaptureGivenAgainWithOneChange gives a generated capture twice in one
-// log, the second time with one byte changed (a dur): the second capture's
-// spans are counted as duplicates, where they are, but for the changed
-// one, which is drawn; the hand-offs are drawn once. The trace holds what
-// the capture alone gives, and the changed span.
+// TestCaptureGivenAgainWithOneChange gives a generated capture twice, the
+// second time with one byte changed (a dur): appended to the log, and as a
+// second log. The copy's spans are counted as duplicates, where they are,
+// but for the changed one, which is drawn; the hand-offs are drawn once.
+// The trace holds what the capture alone gives, and the changed span.
 func TestCaptureGivenAgainWithOneChange(t *testing.T) {
 	log := generated(benchConfig(400))
 	i := bytes.Index(log, []byte("name=chip.run.bind.args "))
@@ -273,50 +273,68 @@ func TestCaptureGivenAgainWithOneChange(t *testing.T) {
 	newDur := string(changed[i : end+1])
 	lines := int64(bytes.Count(log, []byte("\n")))
 
-	var out1, out2 bytes.Buffer
+	var out1 bytes.Buffer
 	sum1, err := phasetrace.Convert(&out1, []phasetrace.Input{phasetrace.Bytes("once.log", log)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr1 := wholeTrace(t, out1.Bytes(), sum1)
-	sum2, err := phasetrace.Convert(&out2, []phasetrace.Input{phasetrace.Bytes("twice.log", append(bytes.Clone(log), changed...))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr2 := wholeTrace(t, out2.Bytes(), sum2)
-
 	if sum1.Spans.Read < 4*4096 {
 		t.Fatalf("the capture holds %d spans: too few to outlast the window of recent spans", sum1.Spans.Read)
 	}
-	const reason = "duplicate: the same span again"
-	if got, want := sum2.Spans.NotDrawn[reason], sum1.Spans.Read-1; got != want {
-		t.Errorf("%d spans counted as %q, want %d (the second capture's but the changed one)", got, reason, want)
-	}
-	if got, want := sum2.Spans.Drawn, sum1.Spans.Drawn+1; got != want {
-		t.Errorf("%d spans drawn, want %d: the capture's and the changed span", got, want)
-	}
-	if len(tr1.Flows) == 0 || len(tr2.Flows) != len(tr1.Flows) {
-		t.Errorf("%d arrows drawn, the capture holds %d", len(tr2.Flows), len(tr1.Flows))
-	}
-	found := 0
-	for _, s := range tr2.Slices {
-		if s.Name == "chip.run.bind.args" && strconv.FormatInt(s.Dur, 10) == newDur {
-			found++
-		}
-	}
-	if found != 1 {
-		t.Errorf("%d chip.run.bind.args slices with the changed dur %s, want 1", found, newDur)
-	}
-	for _, ex := range sum2.Examples {
-		if ex.Reason != reason {
-			continue
-		}
-		_, at, _ := strings.Cut(ex.At, "twice.log:")
-		if n, err := strconv.ParseInt(at, 10, 64); err != nil || n <= lines {
-			t.Errorf("a duplicate is said to be at %q, not in the second capture (from line %d)", ex.At, lines+1)
-		}
-		if !strings.Contains(ex.Detail, "as in lines 1–") {
-			t.Errorf("a duplicate's detail %q does not say what it repeats", ex.Detail)
-		}
+	for _, tc := range []struct {
+		name   string
+		inputs []phasetrace.Input
+		copyAt string // where the copy's lines are
+		from   int64  // its first line there
+		of     string // what its duplicates repeat
+	}{
+		{"appended", []phasetrace.Input{phasetrace.Bytes("twice.log", append(bytes.Clone(log), changed...))}, "twice.log:", lines + 1, " (as in lines 1–"},
+		{"a second log", []phasetrace.Input{phasetrace.Bytes("once.log", log), phasetrace.Bytes("copy.log", changed)}, "copy.log:", 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			sum, err := phasetrace.Convert(&out, tc.inputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := wholeTrace(t, out.Bytes(), sum)
+			const reason = "duplicate: the same span again"
+			if got, want := sum.Spans.NotDrawn[reason], sum1.Spans.Read-1; got != want {
+				t.Errorf("%d spans counted as %q, want %d (the copy's but the changed one)", got, reason, want)
+			}
+			if got, want := sum.Spans.Drawn, sum1.Spans.Drawn+1; got != want {
+				t.Errorf("%d spans drawn, want %d: the capture's and the changed span", got, want)
+			}
+			if len(tr1.Flows) == 0 || len(tr.Flows) != len(tr1.Flows) {
+				t.Errorf("%d arrows drawn, the capture holds %d", len(tr.Flows), len(tr1.Flows))
+			}
+			found := 0
+			for _, s := range tr.Slices {
+				if s.Name == "chip.run.bind.args" && strconv.FormatInt(s.Dur, 10) == newDur {
+					found++
+				}
+			}
+			if found != 1 {
+				t.Errorf("%d chip.run.bind.args slices with the changed dur %s, want 1", found, newDur)
+			}
+			examples := 0
+			for _, ex := range sum.Examples {
+				if ex.Reason != reason {
+					continue
+				}
+				examples++
+				_, at, _ := strings.Cut(ex.At, tc.copyAt)
+				if n, err := strconv.ParseInt(at, 10, 64); err != nil || n < tc.from {
+					t.Errorf("a duplicate is said to be at %q, not in the copy (%s from line %d)", ex.At, tc.copyAt, tc.from)
+				}
+				if !strings.Contains(ex.Detail, tc.of) {
+					t.Errorf("a duplicate's detail %q does not say what it repeats", ex.Detail)
+				}
+			}
+			if examples == 0 {
+				t.Error("no duplicate's position given")
+			}
+		})
 	}
 }
