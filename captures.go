@@ -381,6 +381,11 @@ func sameKey(a, b *strace.Span) bool {
 //     neither drawn nor linked by a flow. Every span the later capture
 //     holds on its own (a changed dur, another tid or inv, a span added)
 //     is drawn, and the earlier capture's are drawn as they come.
+//   - The other records are compared in the same way, by their own keys
+//     (recordKey): a repeated bind phase line is counted as a duplicate
+//     too, and the first pass, made again, learns nothing from repeated
+//     spans and clock anchors (a thread's runs repeated would read as runs
+//     it interleaved, a process's anchors as a second set).
 //
 // Limits: a capture that repeats only part of an earlier one (its first
 // half, say) differs from it by more than a sketch gives back, and is
@@ -389,7 +394,8 @@ func sameKey(a, b *strace.Span) bool {
 // drawn every time, unless the window finds the repeat. Logs cut into one
 // capture are not sketched: a log given twice is read together with its
 // copy, record by record in the order they were written, so twins come
-// together and the window finds them.
+// together and the window finds the copy's spans; its other records, and
+// what the first pass learns from them, are taken as they come.
 
 // spanKey fingerprints a span's (pid, tid, inv, name, ts, dur). The same
 // key gives the same fingerprint in every conversion.
@@ -398,6 +404,39 @@ func spanKey(sp *strace.Span) uint64 {
 	b := mum(sp.Inv^hashK2, nameHash(sp.Name)^hashK3)
 	c := mum(uint64(sp.TS)^hashK1, uint64(sp.Dur)^hashK2)
 	return mum(a^c^hashK0, b^hashK1)
+}
+
+// Tags that tell the keys of records of other kinds apart.
+const (
+	keyBindPhase = 0x62696e64 << 32
+	keyWall      = 0x77616c6c << 32
+	keyDevice    = 0x64657669 << 32
+)
+
+// recordKey fingerprints what makes a record the same record again: a
+// span's key (spanKey); a bind phase line's phase, start, duration, source
+// tag and log thread; every field of a clock anchor. ok is false for the
+// other kinds, which are not compared.
+func recordKey(rec *strace.Record) (key uint64, ok bool) {
+	switch rec.Kind {
+	case strace.KindSpan:
+		return spanKey(&rec.Span), true
+	case strace.KindBindPhase:
+		b := &rec.BindPhase
+		a := mum(b.StartNS^hashK0, b.DurNS^hashK1)
+		c := mum(nameHash(b.Phase)^keyBindPhase, nameHash(b.Source)^rec.Prefix.Thread^hashK2)
+		return mum(a^hashK3, c^hashK0), true
+	case strace.KindWallAnchor:
+		w := &rec.WallAnchor
+		return mum(mum(uint64(uint32(w.Pid))^keyWall, uint64(w.MonoNS)^hashK1)^hashK2, uint64(w.WallNS)^hashK3), true
+	case strace.KindDeviceAnchor:
+		d := &rec.DeviceAnchor
+		a := mum(uint64(uint32(d.Pid))|uint64(uint32(d.Dev))<<32^keyDevice, uint64(d.Tid)^hashK1)
+		b := mum(uint64(d.HostNS)^hashK2, uint64(d.WindowNS)^hashK3)
+		c := mum(d.DevCyc^hashK0, d.DevFreq^hashK2)
+		return mum(a^c^hashK1, b^hashK0), true
+	}
+	return 0, false
 }
 
 // nameHash hashes every byte of a name.
@@ -503,9 +542,9 @@ type nearOf struct {
 	extra map[uint64]bool // the keys of the later capture it does not hold as often
 }
 
-// repeatedSpan returns the earlier capture whose span a span of key
+// repeated returns the earlier capture whose record a record of key
 // repeats, if any.
-func (n *nearRepeat) repeatedSpan(key uint64) (of string, ok bool) {
+func (n *nearRepeat) repeated(key uint64) (of string, ok bool) {
 	for i := range n.of {
 		if !n.of[i].extra[key] {
 			return n.of[i].of, true
@@ -531,7 +570,7 @@ type sketched struct {
 	log int
 	capture
 	sk   *sketch
-	keys int // the spans added to it
+	keys int // the records added to it
 }
 
 // nearRepeats compares the sketched captures, each with the earlier ones,
@@ -606,10 +645,11 @@ func (c *converter) compareCaptures(logs []Input) error {
 	return nil
 }
 
-// sketchLog adds the keys of a log's spans to the sketches of the captures
-// holding them (sorted by line).
+// sketchLog adds the keys of a log's records (recordKey) to the sketches
+// of the captures holding them (sorted by line).
 func sketchLog(r io.Reader, name string, maxLine int, caps []sketched) error {
-	rd := strace.NewReader(r, strace.WithName(name), strace.WithMaxLine(maxLine), strace.WithKinds(strace.KindSpan))
+	rd := strace.NewReader(r, strace.WithName(name), strace.WithMaxLine(maxLine),
+		strace.WithKinds(strace.KindSpan, strace.KindBindPhase, strace.KindWallAnchor, strace.KindDeviceAnchor))
 	k := 0
 	for {
 		rec, err := rd.Read()
@@ -626,8 +666,8 @@ func sketchLog(r io.Reader, name string, maxLine int, caps []sketched) error {
 		if k == len(caps) {
 			return nil
 		}
-		if caps[k].first <= line {
-			caps[k].sk.add(spanKey(&rec.Span), 1)
+		if key, ok := recordKey(&rec); ok && caps[k].first <= line {
+			caps[k].sk.add(key, 1)
 			caps[k].keys++
 		}
 	}

@@ -542,7 +542,7 @@ func TestNearRepeatsAgainstReference(t *testing.T) {
 		n := &near[0][0]
 		repeats := 0
 		for i := range b {
-			_, got := n.repeatedSpan(spanKey(&b[i]))
+			_, got := n.repeated(spanKey(&b[i]))
 			if want := ref[keyOf(&b[i])]; got != want {
 				t.Fatalf("%d changes: span %d of the later capture (%+v): repeat %v, want %v", changes, i, b[i], got, want)
 			}
@@ -574,7 +574,7 @@ func TestNearRepeatsUnrelated(t *testing.T) {
 	if near != nil && len(near[0]) > 0 {
 		for _, n := range near[0] {
 			for i := range other {
-				if of, ok := n.repeatedSpan(spanKey(&other[i])); ok && n.first == int64(len(a))+1 {
+				if of, ok := n.repeated(spanKey(&other[i])); ok && n.first == int64(len(a))+1 {
 					t.Fatalf("a span of an unrelated capture taken for a repeat of %s", of)
 				}
 			}
@@ -589,7 +589,7 @@ func TestNearRepeatsUnrelated(t *testing.T) {
 		t.Fatalf("the tail given again: compared as %+v, want with the first capture only", near)
 	}
 	for i := range tail {
-		_, got := near[0][0].repeatedSpan(spanKey(&tail[i]))
+		_, got := near[0][0].repeated(spanKey(&tail[i]))
 		if got != (i != 7) {
 			t.Errorf("span %d of the tail: repeat %v", i, got)
 		}

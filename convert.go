@@ -197,8 +197,9 @@ func calibrationInputs(cs []calibrationInput) []Input {
 	return out
 }
 
-// firstPass scans every log, leaving out the lines of skip, and finds the
-// captures that repeat earlier ones.
+// firstPass scans every log, leaving out the lines of skip and the
+// repeated records of the captures that repeat earlier ones in part
+// (c.near, once known), and finds the captures that repeat earlier ones.
 func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 	c.survey = NewSurvey()
 	c.scan = c.survey.scan
@@ -210,6 +211,10 @@ func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 		var sk []repeat
 		if skip != nil {
 			sk = skip[i]
+		}
+		c.scan.near = nil
+		if c.near != nil {
+			c.scan.near = c.near[i]
 		}
 		if err := c.withInput(in, func(r io.Reader) error {
 			var err error
@@ -412,8 +417,9 @@ func subInt64(a, b int64) (int64, bool) {
 }
 
 // prepare learns what the second pass needs from logs: the first pass,
-// again without the captures that repeat earlier ones if there are any, the
-// remote machines' placement and the artifacts.
+// again without the records of the captures that repeat earlier ones (byte
+// for byte, or in part) if there are any, the remote machines' placement
+// and the artifacts.
 func (c *converter) prepare(logs []Input) error {
 	for _, in := range logs {
 		c.names = append(c.names, in.Name)
@@ -421,14 +427,15 @@ func (c *converter) prepare(logs []Input) error {
 	if err := c.firstPass(logs, nil); err != nil {
 		return err
 	}
-	if c.repeats != nil {
+	if err := c.compareCaptures(logs); err != nil {
+		return err
+	}
+	if c.repeats != nil || c.near != nil {
 		if err := c.firstPass(logs, c.repeats); err != nil {
 			return err
 		}
 	}
-	if err := c.compareCaptures(logs); err != nil {
-		return err
-	}
+	c.caps = nil
 	if err := c.planRemote(logs); err != nil {
 		return err
 	}
@@ -494,10 +501,14 @@ func (c *converter) record(s *source) {
 			return
 		}
 	}
-	if c.near != nil && rec.Kind == strace.KindSpan {
+	if c.near != nil {
 		if n := nearRepeatOf(c.near[s.index], &s.near, rec.Pos.Line); n != nil {
-			if of, ok := n.repeatedSpan(s.key); ok {
-				c.led.dropSpan(reasonRepeatedSpan, at, rec.Span.Name+" (as in "+of+")", 1)
+			if of, ok := n.repeated(s.key); ok {
+				if rec.Kind == strace.KindSpan {
+					c.led.dropSpan(reasonRepeatedSpan, at, rec.Span.Name+" (as in "+of+")", 1)
+				} else {
+					c.led.notDrawn(reasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase+" (as in "+of+")", 1)
+				}
 				return
 			}
 		}
@@ -514,6 +525,7 @@ func (c *converter) record(s *source) {
 const (
 	reasonRepeatedCapture = "duplicate: a capture that repeats an earlier one byte for byte"
 	reasonRepeatedSpan    = "duplicate: the same span again"
+	reasonRepeatedRecord  = "duplicate: the same bind phase line again"
 	reasonTrackLimit      = "over the trace's track limit"
 )
 

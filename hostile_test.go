@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 )
@@ -299,6 +300,17 @@ func TestCaptureGivenAgainWithOneChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			tr := wholeTrace(t, out.Bytes(), sum)
+			if tc.of != "" {
+				// Appended: the copy's bind phase lines are repeats too, and
+				// the first pass learns nothing from the copy (no pipeline
+				// lanes from its runs, no second wall anchors).
+				lines := sum1.Inputs[0].Records["bind-phase"]
+				want := map[string]int64{"duplicate: the same bind phase line again": lines}
+				if lines == 0 || !cmp.Equal(sum.NotDrawn, want) || !cmp.Equal(sum.Moved, sum1.Moved) || sum.WallAnchors != sum1.WallAnchors || len(sum.Notes) != len(sum1.Notes) {
+					t.Errorf("records not drawn %v, moved %v, %d wall anchors, notes %q: want %v, %v, %d, %q",
+						sum.NotDrawn, sum.Moved, sum.WallAnchors, sum.Notes, want, sum1.Moved, sum1.WallAnchors, sum1.Notes)
+				}
+			}
 			const reason = "duplicate: the same span again"
 			if got, want := sum.Spans.NotDrawn[reason], sum1.Spans.Read-1; got != want {
 				t.Errorf("%d spans counted as %q, want %d (the copy's but the changed one)", got, reason, want)

@@ -93,6 +93,10 @@ type scanResult struct {
 	remote     remoteScan
 	pidMaps    []map[int32]int32
 	remotePlan *remotePlan
+
+	// near holds the captures of the log being scanned that repeat earlier
+	// ones in part: their repeated records are left out.
+	near []nearRepeat
 }
 
 func newScan() *scanResult {
@@ -177,8 +181,12 @@ func (s *scanResult) learn(j *chunkJob) {
 	if s.input < len(s.pidMaps) {
 		pm = s.pidMaps[s.input]
 	}
+	next := 0
 	for i := range j.spans {
 		sp := &j.spans[i]
+		if s.near != nil && s.repeated(&next, j.lines[i], spanKey(sp)) {
+			continue
+		}
 		if pm != nil {
 			if v, ok := pm[sp.Pid]; ok {
 				sp.Pid = v
@@ -187,8 +195,14 @@ func (s *scanResult) learn(j *chunkJob) {
 		s.remote.span(s.input, sp)
 		s.scanSpan(sp)
 	}
+	next = 0
 	for i := range j.anchors {
 		rec := &j.anchors[i]
+		if s.near != nil {
+			if key, ok := recordKey(rec); ok && s.repeated(&next, rec.Pos.Line, key) {
+				continue
+			}
+		}
 		if pm != nil {
 			remapPids(rec, pm)
 		}
@@ -200,6 +214,17 @@ func (s *scanResult) learn(j *chunkJob) {
 		}
 		s.scanRecord(rec)
 	}
+}
+
+// repeated reports whether the record of key at line repeats one of an
+// earlier capture (s.near), advancing *next as lines go by in order.
+func (s *scanResult) repeated(next *int, line int64, key uint64) bool {
+	n := nearRepeatOf(s.near, next, line)
+	if n == nil {
+		return false
+	}
+	_, ok := n.repeated(key)
+	return ok
 }
 
 // firstPassSpan keeps the spans the first pass learns from: depth-0 spans
@@ -590,6 +615,7 @@ type chunkJob struct {
 	buf       []byte
 	line, off int64           // lines and bytes before it
 	spans     []strace.Span   // the spans kept
+	lines     []int64         // the line of each
 	attrs     []strace.Attr   // their attributes, one after another
 	anchors   []strace.Record // the clock anchors
 	rd        *strace.Reader  // the chunk's reader, made for the first chunk and reset for the next
@@ -641,7 +667,7 @@ func (p *chunkParsers) release(j *chunkJob) {
 	clear(j.spans)
 	clear(j.attrs)
 	clear(j.anchors)
-	j.spans, j.attrs, j.anchors = j.spans[:0], j.attrs[:0], j.anchors[:0]
+	j.spans, j.lines, j.attrs, j.anchors = j.spans[:0], j.lines[:0], j.attrs[:0], j.anchors[:0]
 	j.panicked, j.panicVal = false, nil
 	p.free = append(p.free, j)
 }
@@ -717,6 +743,7 @@ func (p *chunkParsers) parse(j *chunkJob) {
 		j.attrs = append(j.attrs, rec.Span.Attrs...)
 		rec.Span.Attrs = j.attrs[n:len(j.attrs):len(j.attrs)] // re-pointed below: attrs may grow
 		j.spans = append(j.spans, rec.Span)
+		j.lines = append(j.lines, rec.Pos.Line+j.line)
 	}
 	n := 0
 	for i := range j.spans {

@@ -15,8 +15,8 @@ type source struct {
 	shift  int64 // added to the log's host times
 	repeat int   // the next repeated capture of the log that may hold rec
 	// Captures that repeat earlier ones in part: the next that may hold
-	// rec, and rec's key (spanKey, of the span as the log holds it) when
-	// the log has any (keyed).
+	// rec, and rec's key (recordKey, of the record as the log holds it)
+	// when the log has any (keyed).
 	near  int
 	keyed bool
 	key   uint64
@@ -95,8 +95,8 @@ func (ss *sources) next() (*source, error) {
 	}
 	s := ss.srcs[i]
 	s.rec = rec
-	if s.keyed && rec.Kind == strace.KindSpan {
-		s.key = spanKey(&rec.Span)
+	if s.keyed {
+		s.key, _ = recordKey(rec)
 	}
 	if d := s.shift; d != 0 {
 		// Device-clock spans keep their device offsets.
