@@ -217,6 +217,9 @@ type recentSpans struct {
 	// then. The stores hold little more than the window's attributes.
 	stores [dedupStores]spanStore
 	n      uint64 // spans remembered so far
+	// letGo is told, before the attributes of the oldest copies are let
+	// go of, the number (plus one) of the oldest copy still valid after.
+	letGo func(valid uint64)
 }
 
 // A link's fields (see recentSpans).
@@ -244,8 +247,12 @@ const (
 // chain has one span in the window on average.
 const dedupBuckets = dedupWindow
 
-func newRecentSpans() *recentSpans {
-	return &recentSpans{ring: make([]recentSpan, dedupWindow), links: make([]uint32, dedupWindow), heads: make([]uint32, dedupBuckets)}
+// newRecentSpans returns an empty window. letGo, when not nil, is told,
+// before the window lets go of the attributes of its oldest copies, the
+// number (plus one, as remember gives it) of the oldest copy still valid
+// after: at most once per dedupGen spans remembered.
+func newRecentSpans(letGo func(valid uint64)) *recentSpans {
+	return &recentSpans{ring: make([]recentSpan, dedupWindow), links: make([]uint32, dedupWindow), heads: make([]uint32, dedupBuckets), letGo: letGo}
 }
 
 // Odd constants the hash multiplies by (wyhash's).
@@ -289,30 +296,13 @@ func nameWords(s string) (first, last uint64) {
 	return first, last
 }
 
-// lent returns the copy of the span remembered last, and its number plus
-// one (never 0). The copy's attributes stay valid until lending reports a
-// number above its own: a holder may keep it instead of a copy of its own
-// if it copies it out then (runCollector.rehome).
-func (r *recentSpans) lent() (*strace.Span, uint64) {
-	return &r.ring[(r.n-1)%dedupWindow].span, r.n
-}
-
-// lending reports, before the next call to repeated, whether that call
-// lets go of the attributes of the oldest copies, and if so the number
-// (plus one, as lent gives it) of the oldest copy still valid after it.
-// The call resets the store of the generation that has left the window:
-// after it, the copies numbered from n−(dedupStores−1)·dedupGen on are
-// valid, n being the number the call gives its span.
-func (r *recentSpans) lending() (valid uint64, lets bool) {
-	if r.n%dedupGen != 0 || r.n < dedupStores*dedupGen {
-		return 0, false
-	}
-	return r.n - (dedupStores-1)*dedupGen + 1, true
-}
-
-// repeated reports whether sp equals a recent span, and remembers it (a
-// copy: sp need not outlive the call; lent returns the copy).
-func (r *recentSpans) repeated(sp *strace.Span) bool {
+// remember reports whether sp equals a recent span (repeated), and if not
+// remembers a copy of it (sp need not outlive the call), which it returns
+// with its number plus one (never 0). The copy's attributes stay valid
+// until the window tells letGo (newRecentSpans) a number above its own: a
+// holder may keep the copy instead of one of its own if it copies the
+// attributes out then (runCollector.rehome).
+func (r *recentSpans) remember(sp *strace.Span) (kept *strace.Span, n uint64, repeated bool) {
 	h := spanHash(sp)
 	b := h & (dedupBuckets - 1)
 	tag := uint32(h>>(64-linkTagBits)) | 1
@@ -327,7 +317,7 @@ func (r *recentSpans) repeated(sp *strace.Span) bool {
 		i := (l>>linkTagBits - 1) % dedupWindow
 		if l&linkTagMask == tag {
 			if e := &r.ring[i]; e.key == h && sameKey(&e.span, sp) {
-				return true
+				return nil, 0, true
 			}
 		}
 		l = r.links[i]
@@ -335,6 +325,11 @@ func (r *recentSpans) repeated(sp *strace.Span) bool {
 	i := r.n % dedupWindow
 	st := &r.stores[r.n/dedupGen%dedupStores]
 	if r.n%dedupGen == 0 {
+		// The store's generation has left the window: the copies numbered
+		// from n−(dedupStores−1)·dedupGen on stay valid.
+		if r.n >= dedupStores*dedupGen && r.letGo != nil {
+			r.letGo(r.n - (dedupStores-1)*dedupGen + 1)
+		}
 		st.reset()
 	}
 	e := &r.ring[i]
@@ -343,7 +338,7 @@ func (r *recentSpans) repeated(sp *strace.Span) bool {
 	r.links[i] = r.heads[b]
 	r.n++
 	r.heads[b] = uint32(r.n)<<linkTagBits | tag
-	return false
+	return &e.span, r.n, false
 }
 
 // sameKey reports whether two spans are equal in (pid, tid, inv, name, ts,

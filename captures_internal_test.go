@@ -22,7 +22,7 @@ func TestRecentSpans(t *testing.T) {
 	span := func(ts int64, attrs ...strace.Attr) strace.Span {
 		return strace.Span{Pid: 1, Tid: 2, Inv: 3, Hid: 4, Depth: 1, Name: "chip.run.bind", TS: ts, Dur: 10, Attrs: attrs}
 	}
-	r := newRecentSpans()
+	r := newRecentSpans(nil)
 	// Each span is given in a scratch copy, overwritten after the call, as
 	// the reader's recycled records are.
 	scratch := make([]strace.Attr, 8)
@@ -84,7 +84,7 @@ func TestRecentSpans(t *testing.T) {
 	}
 	// The window: a span repeats while fewer than dedupWindow spans came
 	// after it.
-	r = newRecentSpans()
+	r = newRecentSpans(nil)
 	for i := range dedupWindow {
 		if repeated(span(int64(i), strace.Int("i", int64(i)))) {
 			t.Fatalf("span %d taken for a repeat", i)
@@ -176,7 +176,7 @@ func rememberOthers(t *testing.T, r *recentSpans, n int, y strace.Span) int64 {
 // The walk must still find exactly the spans of the window: it visits the
 // span of the window in that ring slot and walks on from it to older ones.
 func TestRecentSpansAliasedLinks(t *testing.T) {
-	r := newRecentSpans()
+	r := newRecentSpans(nil)
 	x := linkSpan(-1)
 	remember(t, r, x)
 	// Keep x's chain idle while 2^linkSeqBits+10 other spans come: x's
@@ -204,7 +204,7 @@ func TestRecentSpansAliasedLinks(t *testing.T) {
 // would loop forever but for the rule that a walk only goes to older spans.
 func TestRecentSpansAliasedLoop(t *testing.T) {
 	ys := oneChain(4)
-	r := newRecentSpans()
+	r := newRecentSpans(nil)
 	// y0 is remembered as span s; y1 as s+2^linkSeqBits-1; y2 as
 	// s+2^linkSeqBits, so that y1's link to y0 reads as a link to y2.
 	remember(t, r, ys[0])
@@ -220,7 +220,7 @@ func TestRecentSpansAliasedLoop(t *testing.T) {
 // from: the walk, at that span already, must end there, not visit it again.
 func TestRecentSpansAliasedSelf(t *testing.T) {
 	ys := oneChain(3)
-	r := newRecentSpans()
+	r := newRecentSpans(nil)
 	// y0 is remembered as span s, y1 as s+2^linkSeqBits: y1's link to y0
 	// reads as y1.
 	remember(t, r, ys[0])
@@ -240,7 +240,7 @@ func TestRecentSpansZeroLink(t *testing.T) {
 	for spanHash(&z)>>(64-linkTagBits) != 0 {
 		z.TS--
 	}
-	r := newRecentSpans()
+	r := newRecentSpans(nil)
 	for ts := range int64(1<<linkSeqBits - 1) {
 		if sp := linkSpan(ts); r.repeated(&sp) {
 			t.Fatalf("span at %d taken for a repeat", ts)
@@ -261,7 +261,7 @@ func TestRecentSpansZeroLink(t *testing.T) {
 func TestRecentSpansAgainstReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	cold := func(sp strace.Span) bool { return bucketOf(sp) < dedupBuckets/4 }
-	r := newRecentSpans()
+	r := newRecentSpans(nil)
 	seqOf := map[int64]uint64{} // the sequence number a span (by ts) was remembered as
 	var sent []int64            // the spans given, in order
 	n := uint64(0)
@@ -362,7 +362,7 @@ func BenchmarkRecentSpans(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		r := newRecentSpans()
+		r := newRecentSpans(nil)
 		for i := range spans {
 			rec = spans[i]
 			rec.Attrs = scratch[:copy(scratch, spans[i].Attrs)]
@@ -373,12 +373,11 @@ func BenchmarkRecentSpans(b *testing.B) {
 }
 
 // The repeat detector lends its copies for exactly as long as it says: a
-// copy numbered at least the valid number lending last gave keeps every
-// field until lending speaks again, and the copy just below it does not
+// copy numbered at least the valid number letGo was last told keeps every
+// field until letGo is told again, and the copy just below it does not
 // (its generation's memory serves the spans after), so a holder that
 // rehomes only the copies below it (runCollector.rehome) is not late.
 func TestRecentSpansLendExactly(t *testing.T) {
-	r := newRecentSpans()
 	// Spans of one size, so that a reused store is overwritten in place.
 	span := func(i int) strace.Span {
 		text := strings.Repeat(string(rune('a'+i%26)), strace.CanonicalValueLen+1)
@@ -392,41 +391,54 @@ func TestRecentSpansLendExactly(t *testing.T) {
 	}
 	lent := map[uint64]strace.Span{} // the copies, by number
 	valid, checked := uint64(0), 0
-	for i := range 12 * dedupWindow {
-		if v, lets := r.lending(); lets {
-			// Every copy valid since lending last spoke is intact; the
-			// one below it, when it was reused, is not.
-			for n, sp := range lent {
-				if n >= valid && !sameSpan(&sp, ptr(want(n))) {
-					t.Fatalf("copy %d changed before lending let go of it (valid from %d, now %d)", n, valid, v)
-				}
+	var r *recentSpans
+	r = newRecentSpans(func(v uint64) {
+		// Every copy valid since letGo was last told is intact; the one
+		// below it, when it was reused, is not.
+		for n, sp := range lent {
+			if n >= valid && !sameSpan(&sp, ptr(want(n))) {
+				t.Fatalf("copy %d changed before letGo was told (valid from %d, now %d)", n, valid, v)
 			}
-			if sp, ok := lent[valid-1]; valid > 0 && ok && sameSpan(&sp, ptr(want(valid-1))) {
-				t.Fatalf("copy %d still intact at the next lending: lending was not exact", valid-1)
-			}
-			if valid > 0 {
-				checked++
-			}
-			if v <= valid || v > r.n {
-				t.Fatalf("lending gave %d after %d, with %d remembered", v, valid, r.n)
-			}
-			for n := range lent {
-				if n < v-1 {
-					delete(lent, n)
-				}
-			}
-			valid = v
 		}
+		if sp, ok := lent[valid-1]; valid > 0 && ok && sameSpan(&sp, ptr(want(valid-1))) {
+			t.Fatalf("copy %d still intact when letGo is told next: letGo was not exact", valid-1)
+		}
+		if valid > 0 {
+			checked++
+		}
+		if v <= valid || v > r.n {
+			t.Fatalf("letGo told %d after %d, with %d remembered", v, valid, r.n)
+		}
+		for n := range lent {
+			if n < v-1 {
+				delete(lent, n)
+			}
+		}
+		valid = v
+	})
+	for i := range 12 * dedupWindow {
 		sp := span(i)
-		if r.repeated(&sp) {
+		kept, n, repeated := r.remember(&sp)
+		if repeated {
 			t.Fatalf("span %d taken for a repeat", i)
 		}
-		kept, n := r.lent()
 		lent[n] = *kept
+		if i%5 == 0 {
+			// A repeat in between: it lets nothing go.
+			if _, _, repeated := r.remember(&sp); !repeated {
+				t.Fatalf("span %d again not taken for a repeat", i)
+			}
+		}
 	}
 	if checked < 8 {
-		t.Fatalf("lending spoke %d times", checked)
+		t.Fatalf("letGo was told %d times", checked)
 	}
+}
+
+// repeated reports whether sp equals a recent span, remembering it if not.
+func (r *recentSpans) repeated(sp *strace.Span) bool {
+	_, _, ok := r.remember(sp)
+	return ok
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -537,10 +537,8 @@ func (c *converter) span(rec *strace.Record, at where) {
 		c.led.dropSpan(reason, at, detail, 1)
 		return
 	}
-	if valid, lets := c.recent.lending(); lets {
-		c.runs.rehome(valid)
-	}
-	if c.recent.repeated(sp) {
+	kept, lent, repeated := c.recent.remember(sp)
+	if repeated {
 		c.led.dropSpan(reasonRepeatedSpan, at, sp.Name, 1)
 		return
 	}
@@ -550,7 +548,6 @@ func (c *converter) span(rec *strace.Record, at where) {
 	fam := strace.FamilyOf(sp.Name)
 	switch {
 	case dev || fam.HasInvocation():
-		kept, lent := c.recent.lent()
 		c.runs.add(kept, lent, at, dev, rec.Prefix.Thread)
 	case fam == strace.FamilyNode:
 		c.flows.add(sp, at)
