@@ -1,9 +1,11 @@
 package phasetrace
 
 import (
+	"cmp"
 	"hash/maphash"
 	"io"
 	"math/bits"
+	"slices"
 	"strconv"
 
 	"github.com/phasetrace/phasetrace/strace"
@@ -369,9 +371,11 @@ func sameKey(a, b *strace.Span) bool {
 //     draw of the tests; of 500, all but about one in 200; of 850 almost
 //     never. Two captures whose difference is not read back are not
 //     compared.
-//   - A span of a later capture whose key some earlier capture it is
-//     compared with holds at least as often (the key is not among the
-//     later one's extra keys) repeats that capture's span: it is counted
+//   - A capture is compared with the earlier ones whose difference is read
+//     back and holds fewer keys than the capture, up to maxPartners of
+//     them, those with the smallest difference first. A span of it whose
+//     key one of these holds at least as often (the key is not among the
+//     capture's extra keys) repeats that capture's span: it is counted
 //     as a duplicate, with the lines of the capture it repeats, and
 //     neither drawn nor linked by a flow. Every span the later capture
 //     holds on its own (a changed dur, another tid or inv, a span added)
@@ -455,6 +459,9 @@ const (
 	sketchCells = 3 * sketchPart
 	// maxSketched bounds the captures compared in one conversion.
 	maxSketched = 64
+	// maxPartners bounds the earlier captures a capture is compared with:
+	// those it differs from least.
+	maxPartners = 4
 )
 
 // sketch sums up a capture's span keys.
@@ -493,14 +500,13 @@ func keyCheck(key uint64) uint64 { return mum(key^hashK2, hashK3) }
 // difference that holds one key alone gives it; taking the key out of its
 // three cells may leave another alone, and so on: this reads back all of a
 // small difference (a few hundred keys) and stops short of a large one.
-func extraKeys(a, b *sketch) (extra map[uint64]bool, ok bool) {
+func extraKeys(a, b *sketch) (extra []uint64, ok bool) {
 	d := new(sketch)
 	var todo []int
 	for i := range d {
 		d[i] = sketchCell{b[i].n - a[i].n, b[i].sum ^ a[i].sum, b[i].chk ^ a[i].chk}
 		todo = append(todo, i)
 	}
-	extra = map[uint64]bool{}
 	for len(todo) > 0 {
 		i := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
@@ -509,7 +515,7 @@ func extraKeys(a, b *sketch) (extra map[uint64]bool, ok bool) {
 			continue
 		}
 		if c.n == 1 {
-			extra[c.sum] = true
+			extra = append(extra, c.sum)
 		}
 		d.add(c.sum, -c.n)
 		for j := range 3 {
@@ -521,6 +527,7 @@ func extraKeys(a, b *sketch) (extra map[uint64]bool, ok bool) {
 			return nil, false
 		}
 	}
+	slices.Sort(extra)
 	return extra, true
 }
 
@@ -533,15 +540,15 @@ type nearRepeat struct {
 
 // nearOf is an earlier capture a later one repeats in part.
 type nearOf struct {
-	of    string          // "lines a–b of name"
-	extra map[uint64]bool // the keys of the later capture it does not hold as often
+	of    string   // "lines a–b of name"
+	extra []uint64 // the keys of the later capture it does not hold as often, sorted
 }
 
 // repeated returns the earlier capture whose record a record of key
 // repeats, if any.
 func (n *nearRepeat) repeated(key uint64) (of string, ok bool) {
 	for i := range n.of {
-		if !n.of[i].extra[key] {
+		if _, found := slices.BinarySearch(n.of[i].extra, key); !found {
 			return n.of[i].of, true
 		}
 	}
@@ -578,13 +585,16 @@ func nearRepeats(names []string, caps []sketched, logs int) [][]nearRepeat {
 		var of []nearOf
 		for i := range caps[:j] {
 			a := &caps[i]
-			if extra, ok := extraKeys(a.sk, b.sk); ok && len(extra) < b.keys { // else none of b's spans is a's
+			if extra, ok := extraKeys(a.sk, b.sk); ok && len(extra) < b.keys { // else none of b's records is a's
 				of = append(of, nearOf{of: "lines " + strconv.FormatInt(a.first, 10) + "–" + strconv.FormatInt(a.last, 10) + " of " + names[a.log], extra: extra})
 			}
 		}
 		if of == nil {
 			continue
 		}
+		// The captures it differs from least, first.
+		slices.SortStableFunc(of, func(x, y nearOf) int { return cmp.Compare(len(x.extra), len(y.extra)) })
+		of = of[:min(len(of), maxPartners)]
 		if out == nil {
 			out = make([][]nearRepeat, logs)
 		}

@@ -84,8 +84,9 @@
 //     capture of a log cut into several holds (by 64-bit fingerprints):
 //     the captures are compared in sketches of a fixed size, 24 KiB each,
 //     which give back the spans one holds and the other does not when they
-//     are up to a few hundred (400 in every draw of the tests); the spans
-//     the later capture holds on its own, changed or added, are drawn;
+//     are up to a few hundred (400 in every draw of the tests), a capture
+//     with the (up to 4) earlier ones it differs from least; the spans the
+//     later capture holds on its own, changed or added, are drawn;
 //   - a span equal in (pid, tid, inv, name, ts, dur) to one of the last
 //     4096 spans, in the order they were written (logs given together are
 //     read merged in that order, so a log's twin in another log comes
@@ -112,7 +113,8 @@
 // with the log: only with its tracks, its distinct strings, the hand-offs
 // waiting in the flow window (WithFlowHorizon), the runs waiting for their
 // root, its clock anchors (tens of bytes each) and its captures' sketches
-// (24 KiB each, 64 at most). The second pass reads through a Merger that
+// (24 KiB each, 64 at most, and at most 4 lists of up to some 850 keys of
+// 8 bytes each per capture). The second pass reads through a Merger that
 // reuses its records' memory (strace.WithRecycledMemory); what a conversion keeps past a record — the
 // repeat detector's last spans, which a waiting run shares, the flow
 // window's spans, bind phase lines — is copied into memory of its own that

@@ -350,3 +350,36 @@ func TestCaptureGivenAgainWithOneChange(t *testing.T) {
 		})
 	}
 }
+
+// TestManyCapturesGivenAgain: a capture given again 69 times, each copy
+// with its own wall anchor (so that no two copies are equal byte for
+// byte). The copies past the first 64 captures are not sketched, which
+// the summary says; their spans are still found by the window of recent
+// spans, and every copy's span is counted as a duplicate.
+func TestManyCapturesGivenAgain(t *testing.T) {
+	capture := chipRun(4100, 1, 1_000_000_000) + chipRun(4100, 2, 3_000_000_000)
+	var log strings.Builder
+	const copies = 70
+	for k := range copies {
+		log.WriteString(wallLine(1_000_000_000, 4100, 1_000_000_000, 1_767_225_600_000_000_000+int64(k)))
+		log.WriteString(capture)
+	}
+	var out bytes.Buffer
+	sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("copies.log", []byte(log.String()))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wholeTrace(t, out.Bytes(), sum)
+	per := sum.Spans.Read / copies
+	if got, want := sum.Spans.NotDrawn["duplicate: the same span again"], (copies-1)*per; got != want || sum.Spans.Drawn != per {
+		t.Errorf("%d spans drawn, %d counted as duplicates: want %d and %d", sum.Spans.Drawn, got, per, want)
+	}
+	note := fmt.Sprintf("%d captures past the first %d not compared with the others for repeated spans", copies-64, 64)
+	found := false
+	for _, n := range sum.Notes {
+		found = found || n == note
+	}
+	if !found {
+		t.Errorf("notes %q, want %q", sum.Notes, note)
+	}
+}

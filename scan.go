@@ -659,7 +659,7 @@ func (p *chunkParsers) job() *chunkJob {
 		p.free = p.free[:n-1]
 		return j
 	}
-	return &chunkJob{spans: make([]strace.Span, 0, 1024), attrs: make([]strace.Attr, 0, 4096), done: make(chan struct{}, 1)}
+	return &chunkJob{spans: make([]strace.Span, 0, 1024), lines: make([]int64, 0, 1024), attrs: make([]strace.Attr, 0, 4096), done: make(chan struct{}, 1)}
 }
 
 // release takes back a job whose records have been learnt from.
