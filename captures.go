@@ -389,8 +389,11 @@ func sameKey(a, b *strace.Span) bool {
 // Limits: a capture that repeats only part of an earlier one (its first
 // half, say) differs from it by more than a sketch gives back, and is
 // drawn; so is a capture past the first maxSketched. A key a later capture
-// holds more often than the earlier one (a span written twice in it) is
-// drawn every time, unless the window finds the repeat. Logs cut into one
+// holds once more than the earlier one (a span written twice in it, once
+// in the earlier) is drawn every time, unless the window finds the repeat;
+// a key one capture holds twice or more times more than the other (a line
+// written twice in the copy only) leaves their difference unreadable: the
+// two are not compared. Logs cut into one
 // capture are not sketched: a log given twice is read together with its
 // copy, record by record in the order they were written, so twins come
 // together and the window finds the copy's spans; its other records, and

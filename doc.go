@@ -94,9 +94,12 @@
 //
 // What none of these finds is drawn, on an overflow lane where it cannot
 // nest: a capture that repeats only part of an earlier one (more spans
-// differ than a sketch gives back), captures past the first 64 of a
+// differ than a sketch gives back, or one line is written twice in one
+// capture and not in the other), captures past the first 64 of a
 // conversion, a span written twice far apart within one capture, or more
-// often in a later capture than in the earlier one.
+// often in a later capture than in the earlier one. A log given twice as
+// two inputs, its copy changed, is read merged with it: the window finds
+// the copy's spans, but its other records are taken as they come.
 //
 // # Go values in, trace out
 //
