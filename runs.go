@@ -31,8 +31,8 @@ type invBuf struct {
 	wall *reduce.DeviceWindow
 	// store holds the spans' attributes (see spanStore), except those of
 	// the spans host[ownHost:] and dev[ownDev:], lent by the repeat
-	// detector (recentSpans.remember); firstLent is the number of the first
-	// of them (0: none).
+	// detector (recentSpans.remember); firstLent is the number of the
+	// first of them (0: none).
 	store           spanStore
 	ownHost, ownDev int
 	firstLent       uint64
