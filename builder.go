@@ -184,8 +184,8 @@ func newConverter(opts []Option) *converter {
 	c := &converter{cfg: cfg, sum: sum, led: newLedger(sum), notes: map[string]int{},
 		seed: maphash.MakeSeed()}
 	c.progress = &progressCounter{fn: cfg.progress}
-	c.recent = newRecentSpans()
 	c.runs = runCollector{maxPending: cfg.maxPending, done: c.run}
+	c.recent = newRecentSpans(c.runs.rehome)
 	c.flows = flowWindow{
 		horizon: cfg.flowHorizon,
 		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {

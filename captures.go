@@ -1,8 +1,11 @@
 package phasetrace
 
 import (
+	"cmp"
 	"hash/maphash"
+	"io"
 	"math/bits"
+	"slices"
 	"strconv"
 
 	"github.com/phasetrace/phasetrace/strace"
@@ -13,7 +16,7 @@ import (
 // appended to the first, so the log's write time runs backwards where the
 // second begins). Drawn twice, such records pile up on overflow lanes and
 // their hand-offs connect to the wrong ends. The converter finds them
-// exactly and counts them, in two ways:
+// and counts them, in three ways:
 //
 //   - Captures. The first pass cuts every log into captures where its write
 //     time (the log prefixes' mono_ns) runs backwards by more than hostGap,
@@ -21,13 +24,21 @@ import (
 //     earlier capture's (of the same log or an earlier one) is left out of
 //     both passes; its records are counted as duplicates with the lines
 //     they repeat.
-//   - Records. A span equal in every field to one of the last
-//     dedupWindow (4096) spans is counted as a duplicate and not drawn
-//     again.
+//   - Captures in part. The captures of a log cut into several are
+//     compared by their spans' keys (pid, tid, inv, name, ts, dur), in
+//     sketches of a fixed size (see nearRepeats): a span of a capture whose
+//     key an earlier capture holds is counted as a duplicate, with the
+//     lines of the capture it repeats, and not drawn; the spans the later
+//     capture holds on its own (changed, added) are drawn.
+//   - Records. A span equal in (pid, tid, inv, name, ts, dur) to one of
+//     the last dedupWindow (4096) spans is counted as a duplicate and not
+//     drawn again.
 //
-// Repeats that are neither (a capture that overlaps an earlier one only in
-// part, a record repeated far apart) are drawn; where they cannot nest on
-// their track they are moved to an overflow lane and counted there.
+// Repeats that are none of these (a capture that repeats only part of an
+// earlier one — more spans differ between them than a sketch gives back —,
+// a capture past the first maxSketched, a record repeated far apart within
+// one capture) are drawn; where they cannot nest on their track they are
+// moved to an overflow lane and counted there.
 
 // capture is a run of a log's lines whose write time never runs backwards
 // by more than hostGap.
@@ -208,6 +219,9 @@ type recentSpans struct {
 	// then. The stores hold little more than the window's attributes.
 	stores [dedupStores]spanStore
 	n      uint64 // spans remembered so far
+	// letGo is told, before the attributes of the oldest copies are let
+	// go of, the number (plus one) of the oldest copy still valid after.
+	letGo func(valid uint64)
 }
 
 // A link's fields (see recentSpans).
@@ -235,8 +249,12 @@ const (
 // chain has one span in the window on average.
 const dedupBuckets = dedupWindow
 
-func newRecentSpans() *recentSpans {
-	return &recentSpans{ring: make([]recentSpan, dedupWindow), links: make([]uint32, dedupWindow), heads: make([]uint32, dedupBuckets)}
+// newRecentSpans returns an empty window. letGo, when not nil, is told,
+// before the window lets go of the attributes of its oldest copies, the
+// number (plus one, as remember gives it) of the oldest copy still valid
+// after: at most once per dedupGen spans remembered.
+func newRecentSpans(letGo func(valid uint64)) *recentSpans {
+	return &recentSpans{ring: make([]recentSpan, dedupWindow), links: make([]uint32, dedupWindow), heads: make([]uint32, dedupBuckets), letGo: letGo}
 }
 
 // Odd constants the hash multiplies by (wyhash's).
@@ -253,20 +271,20 @@ func mum(a, b uint64) uint64 {
 	return hi ^ lo
 }
 
-// spanHash hashes a span's identity, time and name. Its four products are
-// independent, so they overlap in the processor.
+// spanHash hashes a span's (pid, tid, inv, name, ts, dur). Its four
+// products are independent, so they overlap in the processor.
 func spanHash(sp *strace.Span) uint64 {
 	first, last := nameWords(sp.Name)
-	a := mum(uint64(uint32(sp.Pid))|uint64(sp.Depth)<<32^hashK0, uint64(sp.Tid)^hashK1)
-	b := mum(sp.Inv^hashK2, sp.Hid^hashK3)
+	a := mum(uint64(uint32(sp.Pid))^hashK0, uint64(sp.Tid)^hashK1)
+	b := mum(sp.Inv^hashK2, uint64(len(sp.Name))^hashK3)
 	c := mum(uint64(sp.TS)^hashK1, uint64(sp.Dur)^hashK0)
-	d := mum(first^hashK3, last^uint64(len(sp.Name))^hashK2)
+	d := mum(first^hashK3, last^hashK2)
 	return mum(a^c^hashK0, b^d^hashK1)
 }
 
 // nameWords returns a name's first and last eight bytes (fewer, zero
 // padded, when it is shorter): equal names give equal words, and spans
-// that differ only in a long name's middle are told apart by sameSpan.
+// that differ only in a long name's middle are told apart by sameKey.
 func nameWords(s string) (first, last uint64) {
 	if len(s) < 8 {
 		for i := 0; i < len(s); i++ {
@@ -280,30 +298,13 @@ func nameWords(s string) (first, last uint64) {
 	return first, last
 }
 
-// lent returns the copy of the span remembered last, and its number plus
-// one (never 0). The copy's attributes stay valid until lending reports a
-// number above its own: a holder may keep it instead of a copy of its own
-// if it copies it out then (runCollector.rehome).
-func (r *recentSpans) lent() (*strace.Span, uint64) {
-	return &r.ring[(r.n-1)%dedupWindow].span, r.n
-}
-
-// lending reports, before the next call to repeated, whether that call
-// lets go of the attributes of the oldest copies, and if so the number
-// (plus one, as lent gives it) of the oldest copy still valid after it.
-// The call resets the store of the generation that has left the window:
-// after it, the copies numbered from n−(dedupStores−1)·dedupGen on are
-// valid, n being the number the call gives its span.
-func (r *recentSpans) lending() (valid uint64, lets bool) {
-	if r.n%dedupGen != 0 || r.n < dedupStores*dedupGen {
-		return 0, false
-	}
-	return r.n - (dedupStores-1)*dedupGen + 1, true
-}
-
-// repeated reports whether sp equals a recent span, and remembers it (a
-// copy: sp need not outlive the call; lent returns the copy).
-func (r *recentSpans) repeated(sp *strace.Span) bool {
+// remember reports whether sp equals a recent span (repeated), and if not
+// remembers a copy of it (sp need not outlive the call), which it returns
+// with its number plus one (never 0). The copy's attributes stay valid
+// until the window tells letGo (newRecentSpans) a number above its own: a
+// holder may keep the copy instead of one of its own if it copies the
+// attributes out then (runCollector.rehome).
+func (r *recentSpans) remember(sp *strace.Span) (kept *strace.Span, n uint64, repeated bool) {
 	h := spanHash(sp)
 	b := h & (dedupBuckets - 1)
 	tag := uint32(h>>(64-linkTagBits)) | 1
@@ -317,8 +318,8 @@ func (r *recentSpans) repeated(sp *strace.Span) bool {
 		last = age
 		i := (l>>linkTagBits - 1) % dedupWindow
 		if l&linkTagMask == tag {
-			if e := &r.ring[i]; e.key == h && sameSpan(&e.span, sp) {
-				return true
+			if e := &r.ring[i]; e.key == h && sameKey(&e.span, sp) {
+				return nil, 0, true
 			}
 		}
 		l = r.links[i]
@@ -326,6 +327,11 @@ func (r *recentSpans) repeated(sp *strace.Span) bool {
 	i := r.n % dedupWindow
 	st := &r.stores[r.n/dedupGen%dedupStores]
 	if r.n%dedupGen == 0 {
+		// The store's generation has left the window: the copies numbered
+		// from n−(dedupStores−1)·dedupGen on stay valid.
+		if r.n >= dedupStores*dedupGen && r.letGo != nil {
+			r.letGo(r.n - (dedupStores-1)*dedupGen + 1)
+		}
 		st.reset()
 	}
 	e := &r.ring[i]
@@ -334,24 +340,343 @@ func (r *recentSpans) repeated(sp *strace.Span) bool {
 	r.links[i] = r.heads[b]
 	r.n++
 	r.heads[b] = uint32(r.n)<<linkTagBits | tag
-	return false
+	return &e.span, r.n, false
 }
 
-// sameSpan reports whether two spans are equal in every field (a number's
-// text is not compared: its value says the same, and a kept span drops it).
-func sameSpan(a, b *strace.Span) bool {
-	if a.Pid != b.Pid || a.Tid != b.Tid || a.Inv != b.Inv || a.Hid != b.Hid || a.Depth != b.Depth || a.Name != b.Name ||
-		a.TS != b.TS || a.Dur != b.Dur || a.NameTruncated != b.NameTruncated || a.AttrsTruncated != b.AttrsTruncated || len(a.Attrs) != len(b.Attrs) {
-		return false
+// sameKey reports whether two spans are equal in (pid, tid, inv, name, ts,
+// dur), what makes a span the same span again.
+func sameKey(a, b *strace.Span) bool {
+	return a.Pid == b.Pid && a.Tid == b.Tid && a.Inv == b.Inv && a.TS == b.TS && a.Dur == b.Dur && a.Name == b.Name
+}
+
+// Near repeats. A capture given again with a few records changed (a line
+// torn differently, one number rewritten) does not repeat its original
+// byte for byte, and its spans come long after their twins, past the
+// window. The captures of a log cut into several are compared with each
+// other by their spans' keys, in memory that does not grow with the log.
+// The rule, exactly:
+//
+//   - A span's key is its (pid, tid, inv, name, ts, dur) as the log holds
+//     it, fingerprinted in 64 bits (spanKey, the same in every
+//     conversion): two keys are taken as equal when their fingerprints are
+//     (unequal keys share one with odds of 2^-64 a pair).
+//   - Each capture of a log cut into several (the first maxSketched of a
+//     conversion, those that repeat an earlier one byte for byte left out)
+//     is summed up in a sketch of sketchCells cells — each key added to
+//     one cell in each of three parts: an invertible Bloom lookup table —,
+//     read in one more pass over those logs only.
+//   - The difference of two captures' sketches gives back the keys each
+//     holds more often than the other (extraKeys) when it can be read to
+//     its last key. A difference of up to 400 keys was read back in every
+//     draw of the tests; of 500, all but about one in 200; of 850 almost
+//     never. Two captures whose difference is not read back are not
+//     compared.
+//   - A capture is compared with the earlier ones whose difference is read
+//     back and holds fewer keys than the capture, up to maxPartners of
+//     them, those with the smallest difference first. A span of it whose
+//     key one of these holds at least as often (the key is not among the
+//     capture's extra keys) repeats that capture's span: it is counted
+//     as a duplicate, with the lines of the capture it repeats, and
+//     neither drawn nor linked by a flow. Every span the later capture
+//     holds on its own (a changed dur, another tid or inv, a span added)
+//     is drawn, and the earlier capture's are drawn as they come.
+//   - The other records are compared in the same way, by their own keys
+//     (recordKey): a repeated bind phase line is counted as a duplicate
+//     too, and the first pass, made again, learns nothing from repeated
+//     spans and clock anchors (a thread's runs repeated would read as runs
+//     it interleaved, a process's anchors as a second set).
+//
+// Limits: a capture that repeats only part of an earlier one (its first
+// half, say) differs from it by more than a sketch gives back, and is
+// drawn; so is a capture past the first maxSketched. A key a later capture
+// holds once more than the earlier one (a span written twice in it, once
+// in the earlier) is drawn every time, unless the window finds the repeat;
+// a key one capture holds twice or more times more than the other (a line
+// written twice in the copy only) leaves their difference unreadable: the
+// two are not compared. Logs cut into one
+// capture are not sketched: a log given twice is read together with its
+// copy, record by record in the order they were written, so twins come
+// together and the window finds the copy's spans; its other records, and
+// what the first pass learns from them, are taken as they come.
+
+// spanKey fingerprints a span's (pid, tid, inv, name, ts, dur). The same
+// key gives the same fingerprint in every conversion.
+func spanKey(sp *strace.Span) uint64 {
+	a := mum(uint64(uint32(sp.Pid))^hashK0, uint64(sp.Tid)^hashK1)
+	b := mum(sp.Inv^hashK2, nameHash(sp.Name)^hashK3)
+	c := mum(uint64(sp.TS)^hashK1, uint64(sp.Dur)^hashK2)
+	return mum(a^c^hashK0, b^hashK1)
+}
+
+// Tags that tell the keys of records of other kinds apart.
+const (
+	keyBindPhase = 0x62696e64 << 32
+	keyWall      = 0x77616c6c << 32
+	keyDevice    = 0x64657669 << 32
+)
+
+// recordKey fingerprints what makes a record the same record again: a
+// span's key (spanKey); a bind phase line's phase, start, duration, source
+// tag and log thread; every field of a clock anchor. ok is false for the
+// other kinds, which are not compared.
+func recordKey(rec *strace.Record) (key uint64, ok bool) {
+	switch rec.Kind {
+	case strace.KindSpan:
+		return spanKey(&rec.Span), true
+	case strace.KindBindPhase:
+		b := &rec.BindPhase
+		a := mum(b.StartNS^hashK0, b.DurNS^hashK1)
+		c := mum(nameHash(b.Phase)^keyBindPhase, nameHash(b.Source)^rec.Prefix.Thread^hashK2)
+		return mum(a^hashK3, c^hashK0), true
+	case strace.KindWallAnchor:
+		w := &rec.WallAnchor
+		return mum(mum(uint64(uint32(w.Pid))^keyWall, uint64(w.MonoNS)^hashK1)^hashK2, uint64(w.WallNS)^hashK3), true
+	case strace.KindDeviceAnchor:
+		d := &rec.DeviceAnchor
+		a := mum(uint64(uint32(d.Pid))|uint64(uint32(d.Dev))<<32^keyDevice, uint64(d.Tid)^hashK1)
+		b := mum(uint64(d.HostNS)^hashK2, uint64(d.WindowNS)^hashK3)
+		c := mum(d.DevCyc^hashK0, d.DevFreq^hashK2)
+		return mum(a^c^hashK1, b^hashK0), true
 	}
-	for i := range a.Attrs {
-		x, y := &a.Attrs[i], &b.Attrs[i]
-		if x.Key != y.Key || x.Type != y.Type || x.Bare != y.Bare || x.Truncated != y.Truncated || x.MaybeCut != y.MaybeCut {
-			return false
+	return 0, false
+}
+
+// nameHash hashes every byte of a name.
+func nameHash(s string) uint64 {
+	h := uint64(len(s)) ^ hashK0
+	for ; len(s) >= 8; s = s[8:] {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 | uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		h = mum(h^w^hashK1, hashK3)
+	}
+	var w uint64
+	for i := 0; i < len(s); i++ {
+		w |= uint64(s[i]) << (8 * i)
+	}
+	return mum(h^w^hashK2, hashK3)
+}
+
+// A sketch's shape: three parts of sketchPart cells, a key in one cell of
+// each.
+const (
+	sketchPart  = 341
+	sketchCells = 3 * sketchPart
+	// maxSketched bounds the captures compared in one conversion.
+	maxSketched = 64
+	// maxPartners bounds the earlier captures a capture is compared with:
+	// those it differs from least.
+	maxPartners = 4
+)
+
+// sketch sums up a capture's span keys.
+type sketch [sketchCells]sketchCell
+
+// sketchCell holds how many keys were added to it, and the exclusive or of
+// the keys and of their checks.
+type sketchCell struct {
+	n        int64
+	sum, chk uint64
+}
+
+// add adds n copies of key (n is 1 or −1: a copy taken away).
+func (s *sketch) add(key uint64, n int64) {
+	chk := keyCheck(key)
+	for j := range 3 {
+		c := &s[cellOf(key, j)]
+		c.n += n
+		c.sum ^= key
+		c.chk ^= chk
+	}
+}
+
+// cellOf returns the cell of key in part j.
+func cellOf(key uint64, j int) int {
+	return j*sketchPart + int(key>>(21*j)&(1<<21-1)%sketchPart)
+}
+
+// keyCheck is a second fingerprint of a key: a cell holding one key, and
+// only it, holds the key's check.
+func keyCheck(key uint64) uint64 { return mum(key^hashK2, hashK3) }
+
+// extraKeys returns the keys that b holds more often than a, when the two
+// sketches' difference can be read back to its last key (ok); the keys a
+// holds more often are read back too, and left out. A cell of the
+// difference that holds one key alone gives it; taking the key out of its
+// three cells may leave another alone, and so on: this reads back all of a
+// small difference (a few hundred keys) and stops short of a large one.
+func extraKeys(a, b *sketch) (extra []uint64, ok bool) {
+	d := new(sketch)
+	var todo []int
+	for i := range d {
+		d[i] = sketchCell{b[i].n - a[i].n, b[i].sum ^ a[i].sum, b[i].chk ^ a[i].chk}
+		todo = append(todo, i)
+	}
+	for len(todo) > 0 {
+		i := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		c := d[i]
+		if c.n != 1 && c.n != -1 || c.chk != keyCheck(c.sum) || cellOf(c.sum, i/sketchPart) != i {
+			continue
 		}
-		if x.Type == strace.TypeString && x.Value != y.Value || x.Int != y.Int || x.Uint != y.Uint {
-			return false
+		if c.n == 1 {
+			extra = append(extra, c.sum)
+		}
+		d.add(c.sum, -c.n)
+		for j := range 3 {
+			todo = append(todo, cellOf(c.sum, j))
 		}
 	}
-	return true
+	for i := range d {
+		if d[i] != (sketchCell{}) {
+			return nil, false
+		}
+	}
+	slices.Sort(extra)
+	return extra, true
+}
+
+// nearRepeat is a capture compared with the earlier ones: its spans whose
+// keys an earlier one holds repeat that capture's.
+type nearRepeat struct {
+	first, last int64 // its lines
+	of          []nearOf
+}
+
+// nearOf is an earlier capture a later one repeats in part.
+type nearOf struct {
+	of    string   // "lines a–b of name"
+	extra []uint64 // the keys of the later capture it does not hold as often, sorted
+}
+
+// repeated returns the earlier capture whose record a record of key
+// repeats, if any.
+func (n *nearRepeat) repeated(key uint64) (of string, ok bool) {
+	for i := range n.of {
+		if _, found := slices.BinarySearch(n.of[i].extra, key); !found {
+			return n.of[i].of, true
+		}
+	}
+	return "", false
+}
+
+// nearRepeatOf returns the compared capture holding line, advancing *next
+// through the sorted list as the lines of a log go by in order.
+func nearRepeatOf(ns []nearRepeat, next *int, line int64) *nearRepeat {
+	for *next < len(ns) && ns[*next].last < line {
+		*next++
+	}
+	if *next < len(ns) && ns[*next].first <= line {
+		return &ns[*next]
+	}
+	return nil
+}
+
+// sketched is a capture of a log with its sketch.
+type sketched struct {
+	log int
+	capture
+	sk   *sketch
+	keys int // the records added to it
+}
+
+// nearRepeats compares the sketched captures, each with the earlier ones,
+// and returns per log its captures that repeat earlier ones in part (nil
+// when none does).
+func nearRepeats(names []string, caps []sketched, logs int) [][]nearRepeat {
+	var out [][]nearRepeat
+	for j := range caps {
+		b := &caps[j]
+		var of []nearOf
+		for i := range caps[:j] {
+			a := &caps[i]
+			if extra, ok := extraKeys(a.sk, b.sk); ok && len(extra) < b.keys { // else none of b's records is a's
+				of = append(of, nearOf{of: "lines " + strconv.FormatInt(a.first, 10) + "–" + strconv.FormatInt(a.last, 10) + " of " + names[a.log], extra: extra})
+			}
+		}
+		if of == nil {
+			continue
+		}
+		// The captures it differs from least, first.
+		slices.SortStableFunc(of, func(x, y nearOf) int { return cmp.Compare(len(x.extra), len(y.extra)) })
+		of = of[:min(len(of), maxPartners)]
+		if out == nil {
+			out = make([][]nearRepeat, logs)
+		}
+		out[b.log] = append(out[b.log], nearRepeat{first: b.first, last: b.last, of: of})
+	}
+	return out
+}
+
+// compareCaptures sketches the captures of the logs cut into more than one
+// (not counting those that repeat earlier ones byte for byte), reading
+// those logs once more, and finds the captures that repeat earlier ones in
+// part (c.near).
+func (c *converter) compareCaptures(logs []Input) error {
+	caps := c.caps
+	c.caps = nil
+	var all []sketched
+	skipped := 0
+	for i, in := range logs {
+		var kept []capture
+		var next int
+		for _, cp := range caps[i] {
+			if c.repeats != nil {
+				if _, rep := repeatOf(c.repeats[i], &next, cp.first); rep {
+					continue
+				}
+			}
+			kept = append(kept, cp)
+		}
+		if len(kept) < 2 {
+			continue
+		}
+		if room := maxSketched - len(all); len(kept) > room {
+			skipped += len(kept) - room
+			kept = kept[:room]
+		}
+		if len(kept) < 2 {
+			continue
+		}
+		n := len(all)
+		for _, cp := range kept {
+			all = append(all, sketched{log: i, capture: cp, sk: new(sketch)})
+		}
+		if err := c.withInput(in, func(r io.Reader) error {
+			return sketchLog(r, in.Name, c.cfg.maxLine, all[n:])
+		}); err != nil {
+			return err
+		}
+	}
+	if skipped > 0 {
+		c.note("repeats", "%d captures past the first %d not compared with the others for repeated spans", skipped, maxSketched)
+	}
+	c.near = nearRepeats(c.names, all, len(logs))
+	return nil
+}
+
+// sketchLog adds the keys of a log's records (recordKey) to the sketches
+// of the captures holding them (sorted by line).
+func sketchLog(r io.Reader, name string, maxLine int, caps []sketched) error {
+	rd := strace.NewReader(r, strace.WithName(name), strace.WithMaxLine(maxLine),
+		strace.WithKinds(strace.KindSpan, strace.KindBindPhase, strace.KindWallAnchor, strace.KindDeviceAnchor))
+	k := 0
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		line := rec.Pos.Line
+		for k < len(caps) && caps[k].last < line {
+			k++
+		}
+		if k == len(caps) {
+			return nil
+		}
+		if key, ok := recordKey(&rec); ok && caps[k].first <= line {
+			caps[k].sk.add(key, 1)
+			caps[k].keys++
+		}
+	}
 }

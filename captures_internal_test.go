@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -14,14 +15,15 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// The repeat detector drops exactly the spans equal in every field to one
-// of the last dedupWindow, whatever memory the spans it was given held.
+// The repeat detector drops exactly the spans equal in (pid, tid, inv, name,
+// ts, dur) to one of the last dedupWindow, whatever memory the spans it was
+// given held.
 func TestRecentSpans(t *testing.T) {
 	long := strings.Repeat("v", strace.CanonicalValueLen+1)
 	span := func(ts int64, attrs ...strace.Attr) strace.Span {
 		return strace.Span{Pid: 1, Tid: 2, Inv: 3, Hid: 4, Depth: 1, Name: "chip.run.bind", TS: ts, Dur: 10, Attrs: attrs}
 	}
-	r := newRecentSpans()
+	r := newRecentSpans(nil)
 	// Each span is given in a scratch copy, overwritten after the call, as
 	// the reader's recycled records are.
 	scratch := make([]strace.Attr, 8)
@@ -51,55 +53,39 @@ func TestRecentSpans(t *testing.T) {
 	if !repeated(first) {
 		t.Error("the same span again not taken for a repeat")
 	}
-	differ := []strace.Span{
-		span(101, first.Attrs...),
+	// A span repeats when equal in (pid, tid, inv, name, ts, dur), whatever
+	// its other fields.
+	same := []strace.Span{
 		span(100, strace.Int("n", 8), strace.String("s", "x"), strace.String("l", long)),
-		span(100, strace.Int("n", 7), strace.String("s", "y"), strace.String("l", long)),
-		span(100, strace.Int("n", 7), strace.String("s", "x"), strace.String("l", long+"w")),
-		span(100, strace.Int("n", 7), strace.String("s", "x")),
-		span(100, strace.Int("m", 7), strace.String("s", "x"), strace.String("l", long)),
-		span(100, strace.Attr{Key: "n", Bare: true}, strace.String("s", "x"), strace.String("l", long)),
-		span(100, strace.Uint("n", 1<<63), strace.String("s", "x"), strace.String("l", long)),
+		span(100, strace.Int("n", 7), strace.String("s", "y")),
+		span(100),
 	}
-	// Fields beyond an attribute's type: a number's other field, a
-	// string's numbers.
-	differ = append(differ,
-		span(100, strace.Attr{Key: "n", Type: strace.TypeInt, Int: 7, Uint: 1}, strace.String("s", "x"), strace.String("l", long)),
-		span(100, strace.Int("n", 7), strace.Attr{Key: "s", Value: "x", Int: 1}, strace.String("l", long)),
-		span(100, strace.Int("n", 7), strace.String("s", "x"), strace.Attr{Key: "l", Value: long, Uint: 1}),
-	)
-	truncated := span(100, first.Attrs...)
-	truncated.AttrsTruncated = true
-	differ = append(differ, truncated)
-	renamed := span(100, first.Attrs...)
-	renamed.Name = "chip.run.bOnd"
-	differ = append(differ, renamed)
-	for i, sp := range differ {
-		if repeated(sp) {
-			t.Errorf("span %d taken for a repeat of an unequal one", i)
+	hid := span(100, first.Attrs...)
+	hid.Hid, hid.Depth, hid.AttrsTruncated = 5, 2, true
+	same = append(same, hid)
+	for i, sp := range same {
+		if !repeated(sp) {
+			t.Errorf("span %d equal in its key not taken for a repeat", i)
 		}
 	}
-	// A span with an attribute's fields beyond its type set repeats only
-	// exactly.
-	odd := span(200, strace.Int("n", 7), strace.Attr{Key: "s", Value: "x", Int: 3}, strace.String("l", long))
-	if repeated(odd) {
-		t.Fatal("a new span taken for a repeat")
-	}
-	if !repeated(odd) {
-		t.Error("the same span again not taken for a repeat")
-	}
-	for i, sp := range []strace.Span{
-		span(200, strace.Int("n", 7), strace.Attr{Key: "s", Value: "x", Int: 4}, strace.String("l", long)),
-		span(200, strace.Int("n", 7), strace.String("s", "x"), strace.String("l", long)),
-		span(200, strace.Int("n", 7), strace.Attr{Key: "s", Value: "x", Int: 3}, strace.String("l", long+"w")),
-	} {
+	differ := []strace.Span{span(101, first.Attrs...), span(100, first.Attrs...), span(100, first.Attrs...), span(100, first.Attrs...), span(100, first.Attrs...), span(100, first.Attrs...)}
+	differ[1].Pid++
+	differ[2].Tid++
+	differ[3].Inv++
+	differ[4].Dur++
+	differ[5].Name = "chip.run.bOnd"
+	long1, long2 := span(300), span(300)
+	long1.Name = "chip.run.runner_run.device_wall." + strings.Repeat("a", 40)
+	long2.Name = "chip.run.runner_run.device_wall." + strings.Repeat("a", 20) + "b" + strings.Repeat("a", 19)
+	differ = append(differ, long1, long2)
+	for i, sp := range differ {
 		if repeated(sp) {
 			t.Errorf("span %d taken for a repeat of an unequal one", i)
 		}
 	}
 	// The window: a span repeats while fewer than dedupWindow spans came
 	// after it.
-	r = newRecentSpans()
+	r = newRecentSpans(nil)
 	for i := range dedupWindow {
 		if repeated(span(int64(i), strace.Int("i", int64(i)))) {
 			t.Fatalf("span %d taken for a repeat", i)
@@ -121,6 +107,25 @@ func TestRecentSpans(t *testing.T) {
 	if repeated(span(int64(3*dedupWindow-1), strace.Int("i", int64(2*dedupWindow-1)))) {
 		t.Error("a span out of the window taken for a repeat")
 	}
+}
+
+// sameSpan reports whether two spans are equal in every field (a number's
+// text is not compared: its value says the same, and a kept span drops it).
+func sameSpan(a, b *strace.Span) bool {
+	if a.Pid != b.Pid || a.Tid != b.Tid || a.Inv != b.Inv || a.Hid != b.Hid || a.Depth != b.Depth || a.Name != b.Name ||
+		a.TS != b.TS || a.Dur != b.Dur || a.NameTruncated != b.NameTruncated || a.AttrsTruncated != b.AttrsTruncated || len(a.Attrs) != len(b.Attrs) {
+		return false
+	}
+	for i := range a.Attrs {
+		x, y := &a.Attrs[i], &b.Attrs[i]
+		if x.Key != y.Key || x.Type != y.Type || x.Bare != y.Bare || x.Truncated != y.Truncated {
+			return false
+		}
+		if x.Type == strace.TypeString && x.Value != y.Value || x.Int != y.Int || x.Uint != y.Uint {
+			return false
+		}
+	}
+	return true
 }
 
 // linkSpan is a span of the tests of links, told apart by its ts.
@@ -172,7 +177,7 @@ func rememberOthers(t *testing.T, r *recentSpans, n int, y strace.Span) int64 {
 // The walk must still find exactly the spans of the window: it visits the
 // span of the window in that ring slot and walks on from it to older ones.
 func TestRecentSpansAliasedLinks(t *testing.T) {
-	r := newRecentSpans()
+	r := newRecentSpans(nil)
 	x := linkSpan(-1)
 	remember(t, r, x)
 	// Keep x's chain idle while 2^linkSeqBits+10 other spans come: x's
@@ -200,7 +205,7 @@ func TestRecentSpansAliasedLinks(t *testing.T) {
 // would loop forever but for the rule that a walk only goes to older spans.
 func TestRecentSpansAliasedLoop(t *testing.T) {
 	ys := oneChain(4)
-	r := newRecentSpans()
+	r := newRecentSpans(nil)
 	// y0 is remembered as span s; y1 as s+2^linkSeqBits-1; y2 as
 	// s+2^linkSeqBits, so that y1's link to y0 reads as a link to y2.
 	remember(t, r, ys[0])
@@ -216,7 +221,7 @@ func TestRecentSpansAliasedLoop(t *testing.T) {
 // from: the walk, at that span already, must end there, not visit it again.
 func TestRecentSpansAliasedSelf(t *testing.T) {
 	ys := oneChain(3)
-	r := newRecentSpans()
+	r := newRecentSpans(nil)
 	// y0 is remembered as span s, y1 as s+2^linkSeqBits: y1's link to y0
 	// reads as y1.
 	remember(t, r, ys[0])
@@ -236,7 +241,7 @@ func TestRecentSpansZeroLink(t *testing.T) {
 	for spanHash(&z)>>(64-linkTagBits) != 0 {
 		z.TS--
 	}
-	r := newRecentSpans()
+	r := newRecentSpans(nil)
 	for ts := range int64(1<<linkSeqBits - 1) {
 		if sp := linkSpan(ts); r.repeated(&sp) {
 			t.Fatalf("span at %d taken for a repeat", ts)
@@ -257,7 +262,7 @@ func TestRecentSpansZeroLink(t *testing.T) {
 func TestRecentSpansAgainstReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	cold := func(sp strace.Span) bool { return bucketOf(sp) < dedupBuckets/4 }
-	r := newRecentSpans()
+	r := newRecentSpans(nil)
 	seqOf := map[int64]uint64{} // the sequence number a span (by ts) was remembered as
 	var sent []int64            // the spans given, in order
 	n := uint64(0)
@@ -358,7 +363,7 @@ func BenchmarkRecentSpans(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		r := newRecentSpans()
+		r := newRecentSpans(nil)
 		for i := range spans {
 			rec = spans[i]
 			rec.Attrs = scratch[:copy(scratch, spans[i].Attrs)]
@@ -369,12 +374,11 @@ func BenchmarkRecentSpans(b *testing.B) {
 }
 
 // The repeat detector lends its copies for exactly as long as it says: a
-// copy numbered at least the valid number lending last gave keeps every
-// field until lending speaks again, and the copy just below it does not
+// copy numbered at least the valid number letGo was last told keeps every
+// field until letGo is told again, and the copy just below it does not
 // (its generation's memory serves the spans after), so a holder that
 // rehomes only the copies below it (runCollector.rehome) is not late.
 func TestRecentSpansLendExactly(t *testing.T) {
-	r := newRecentSpans()
 	// Spans of one size, so that a reused store is overwritten in place.
 	span := func(i int) strace.Span {
 		text := strings.Repeat(string(rune('a'+i%26)), strace.CanonicalValueLen+1)
@@ -388,41 +392,271 @@ func TestRecentSpansLendExactly(t *testing.T) {
 	}
 	lent := map[uint64]strace.Span{} // the copies, by number
 	valid, checked := uint64(0), 0
-	for i := range 12 * dedupWindow {
-		if v, lets := r.lending(); lets {
-			// Every copy valid since lending last spoke is intact; the
-			// one below it, when it was reused, is not.
-			for n, sp := range lent {
-				if n >= valid && !sameSpan(&sp, ptr(want(n))) {
-					t.Fatalf("copy %d changed before lending let go of it (valid from %d, now %d)", n, valid, v)
-				}
+	var r *recentSpans
+	r = newRecentSpans(func(v uint64) {
+		// Every copy valid since letGo was last told is intact; the one
+		// below it, when it was reused, is not.
+		for n, sp := range lent {
+			if n >= valid && !sameSpan(&sp, ptr(want(n))) {
+				t.Fatalf("copy %d changed before letGo was told (valid from %d, now %d)", n, valid, v)
 			}
-			if sp, ok := lent[valid-1]; valid > 0 && ok && sameSpan(&sp, ptr(want(valid-1))) {
-				t.Fatalf("copy %d still intact at the next lending: lending was not exact", valid-1)
-			}
-			if valid > 0 {
-				checked++
-			}
-			if v <= valid || v > r.n {
-				t.Fatalf("lending gave %d after %d, with %d remembered", v, valid, r.n)
-			}
-			for n := range lent {
-				if n < v-1 {
-					delete(lent, n)
-				}
-			}
-			valid = v
 		}
+		if sp, ok := lent[valid-1]; valid > 0 && ok && sameSpan(&sp, ptr(want(valid-1))) {
+			t.Fatalf("copy %d still intact when letGo is told next: letGo was not exact", valid-1)
+		}
+		if valid > 0 {
+			checked++
+		}
+		if v <= valid || v > r.n {
+			t.Fatalf("letGo told %d after %d, with %d remembered", v, valid, r.n)
+		}
+		for n := range lent {
+			if n < v-1 {
+				delete(lent, n)
+			}
+		}
+		valid = v
+	})
+	for i := range 12 * dedupWindow {
 		sp := span(i)
-		if r.repeated(&sp) {
+		kept, n, repeated := r.remember(&sp)
+		if repeated {
 			t.Fatalf("span %d taken for a repeat", i)
 		}
-		kept, n := r.lent()
 		lent[n] = *kept
+		if i%5 == 0 {
+			// A repeat in between: it lets nothing go.
+			if _, _, repeated := r.remember(&sp); !repeated {
+				t.Fatalf("span %d again not taken for a repeat", i)
+			}
+		}
 	}
 	if checked < 8 {
-		t.Fatalf("lending spoke %d times", checked)
+		t.Fatalf("letGo was told %d times", checked)
 	}
 }
 
+// repeated reports whether sp equals a recent span, remembering it if not.
+func (r *recentSpans) repeated(sp *strace.Span) bool {
+	_, _, ok := r.remember(sp)
+	return ok
+}
+
 func ptr[T any](v T) *T { return &v }
+
+// spanKeyOf is a span's key as a comparable value: the exact reference the
+// sketches' fingerprints stand for.
+type spanKeyOf struct {
+	pid     int32
+	tid     int64
+	inv     uint64
+	name    string
+	ts, dur int64
+}
+
+func keyOf(sp *strace.Span) spanKeyOf {
+	return spanKeyOf{sp.Pid, sp.Tid, sp.Inv, sp.Name, sp.TS, sp.Dur}
+}
+
+// nearCapture generates a capture's spans as the runtime writes them: runs
+// of two processes, each thread's spans on scope exit (children first);
+// rank 0 pipelined (two runs in flight on one thread, the same names at
+// overlapping times); device phases abutting, some overlapping their
+// neighbour by the runtime's 1 ns truncation; hand-offs on two threads
+// with the same names and times.
+func nearCapture(rng *rand.Rand, runs int) []strace.Span {
+	var out []strace.Span
+	add := func(pid int32, tid int64, inv uint64, depth int32, name string, ts, dur int64) {
+		out = append(out, strace.Span{Pid: pid, Tid: tid, Inv: inv, Depth: depth, Name: name, TS: ts, Dur: dur})
+	}
+	t := int64(5_000_000_000)
+	for r := range runs {
+		inv := uint64(r + 1)
+		add(4000, 4000, 0, 0, "node.submit", t, 3000)
+		add(4000, 4001, 0, 0, "node.dispatch", t, 3000) // another tid, the same name, ts and dur
+		for _, pid := range []int32{4100, 4200} {
+			start := t + 5000 + int64(rng.IntN(1000))
+			add(pid, int64(pid), inv, 2, "chip.run.bind.args", start, 1000)
+			add(pid, int64(pid), inv, 1, "chip.run.bind", start, 2000)
+			at := int64(0)
+			for _, ph := range []string{"preamble", "graph_build", "arena_wire", "sm_reset"} {
+				d := int64(100 + rng.IntN(50))
+				overlap := int64(rng.IntN(2)) // the runtime's truncation
+				add(pid, int64(pid), inv, 3, "chip.run.runner_run.device_wall."+ph, at-overlap, d)
+				at += d
+			}
+			add(pid, int64(pid), inv, 0, "chip.run", start, 9000)
+		}
+		if r%2 == 1 {
+			// Pipelined on rank 0: the run before's twin on the same
+			// thread, another inv, at the same times.
+			add(4100, 4100, inv+1_000_000, 1, "chip.run.bind", t+5000, 2000)
+			add(4100, 4100, inv+1_000_000, 0, "chip.run", t+5000, 9000)
+		}
+		t += 10_000
+	}
+	return out
+}
+
+// capturesOf sketches captures and compares them as the converter does.
+func capturesOf(caps ...[]strace.Span) [][]nearRepeat {
+	var all []sketched
+	line := int64(1)
+	for _, c := range caps {
+		s := sketched{capture: capture{first: line, last: line + int64(len(c)) - 1}, sk: new(sketch)}
+		for i := range c {
+			s.sk.add(spanKey(&c[i]), 1)
+			s.keys++
+		}
+		all = append(all, s)
+		line += int64(len(c))
+	}
+	return nearRepeats([]string{"log"}, all, 1)
+}
+
+// TestNearRepeatsAgainstReference compares the sketches' verdict on each
+// span of a later capture with an exact reference: a map of the earlier
+// captures' keys. The later capture is the earlier one given again with
+// spans changed (one field each), taken out and added; its spans equal to
+// an earlier one's in every field but one (another tid, inv, ts, dur or
+// name) must be drawn, and so must its pipelined twins and truncated
+// neighbours, which differ in inv or ts.
+func TestNearRepeatsAgainstReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for _, changes := range []int{0, 1, 10, 100, 300} {
+		a := nearCapture(rng, 300)
+		b := append([]strace.Span(nil), a...)
+		for range changes {
+			i := rng.IntN(len(b))
+			switch sp := &b[i]; rng.IntN(6) {
+			case 0:
+				sp.Dur++
+			case 1:
+				sp.TS--
+			case 2:
+				sp.Tid++
+			case 3:
+				sp.Inv += 1_000_000
+			case 4:
+				sp.Name += "x"
+			default:
+				b = append(b[:i], b[i+1:]...) // taken out
+				b = append(b, strace.Span{Pid: 9, Tid: 9, Inv: uint64(i), Name: "ext.app.step", TS: int64(i), Dur: 1})
+			}
+		}
+		ref := map[spanKeyOf]bool{}
+		for i := range a {
+			ref[keyOf(&a[i])] = true
+		}
+		near := capturesOf(a, b)
+		if near == nil || len(near[0]) != 1 {
+			t.Fatalf("%d changes: the captures were not compared", changes)
+		}
+		n := &near[0][0]
+		repeats := 0
+		for i := range b {
+			_, got := n.repeated(spanKey(&b[i]))
+			if want := ref[keyOf(&b[i])]; got != want {
+				t.Fatalf("%d changes: span %d of the later capture (%+v): repeat %v, want %v", changes, i, b[i], got, want)
+			}
+			if got {
+				repeats++
+			}
+		}
+		if changes == 0 && repeats != len(b) {
+			t.Errorf("a capture given again unchanged: %d of %d spans taken as repeats", repeats, len(b))
+		}
+	}
+}
+
+// TestNearRepeatsUnrelated: captures that differ in more keys than a
+// sketch can give back are not compared, so no span is taken for a repeat
+// that is not one; captures of other processes and times are told apart;
+// a third capture repeating the first in part is compared with it.
+func TestNearRepeatsUnrelated(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 1))
+	a := nearCapture(rng, 300)
+	other := nearCapture(rng, 300) // other times: every key differs
+	for i := range other {
+		other[i].TS += 1_000_000_000
+	}
+	third := append([]strace.Span(nil), a[:len(a)/2]...) // half of the first: a difference past a sketch's
+	third = append(third, a[len(a)-10:]...)
+	third[0].Dur++
+	near := capturesOf(a, other, third)
+	if near != nil && len(near[0]) > 0 {
+		for _, n := range near[0] {
+			for i := range other {
+				if of, ok := n.repeated(spanKey(&other[i])); ok && n.first == int64(len(a))+1 {
+					t.Fatalf("a span of an unrelated capture taken for a repeat of %s", of)
+				}
+			}
+		}
+	}
+	// A span written twice in the copy only: the difference holds a key
+	// twice and is not read back, so the captures are not compared.
+	twice := append(append([]strace.Span(nil), a...), strace.Span{Pid: 9, Name: "ext.app.x", TS: 1, Dur: 1}, strace.Span{Pid: 9, Name: "ext.app.x", TS: 1, Dur: 1})
+	if near := capturesOf(a, twice); near != nil {
+		t.Errorf("a copy with a span written twice compared as %+v: its difference was read back", near)
+	}
+	// The small difference: a tail of a few spans given again with one
+	// changed.
+	tail := append([]strace.Span(nil), a[len(a)-50:]...)
+	tail[7].Dur++
+	near = capturesOf(a[len(a)-60:], other[:40], tail)
+	if near == nil || len(near[0]) != 1 || len(near[0][0].of) != 1 {
+		t.Fatalf("the tail given again: compared as %+v, want with the first capture only", near)
+	}
+	for i := range tail {
+		_, got := near[0][0].repeated(spanKey(&tail[i]))
+		if got != (i != 7) {
+			t.Errorf("span %d of the tail: repeat %v", i, got)
+		}
+	}
+}
+
+// TestSketchCapacity finds how large a difference a sketch gives back:
+// every difference up to 400 keys, over many draws (the limit the package
+// doc gives), and none of 2000.
+func TestSketchCapacity(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, size := range []int{1, 50, 200, 400} {
+		for draw := range 50 {
+			a, b := new(sketch), new(sketch)
+			for range 5000 {
+				k := rng.Uint64()
+				a.add(k, 1)
+				b.add(k, 1)
+			}
+			want := map[uint64]bool{}
+			for i := range size {
+				k := rng.Uint64()
+				if i%2 == 0 {
+					b.add(k, 1)
+					want[k] = true
+				} else {
+					a.add(k, 1)
+				}
+			}
+			got, ok := extraKeys(a, b)
+			if !ok {
+				t.Fatalf("a difference of %d keys (draw %d) not read back", size, draw)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("a difference of %d keys: %d extra keys read back, want %d", size, len(got), len(want))
+			}
+			for k := range want {
+				if _, found := slices.BinarySearch(got, k); !found {
+					t.Fatalf("a difference of %d keys: key %x not read back", size, k)
+				}
+			}
+		}
+	}
+	a, b := new(sketch), new(sketch)
+	for range 2000 {
+		b.add(rng.Uint64(), 1)
+	}
+	if _, ok := extraKeys(a, b); ok {
+		t.Error("a difference of 2000 keys read back from 1023 cells")
+	}
+}

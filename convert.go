@@ -204,8 +204,9 @@ func calibrationInputs(cs []calibrationInput) []Input {
 	return out
 }
 
-// firstPass scans every log, leaving out the lines of skip, and finds the
-// captures that repeat earlier ones.
+// firstPass scans every log, leaving out the lines of skip and the
+// repeated records of the captures that repeat earlier ones in part
+// (c.near, once known), and finds the captures that repeat earlier ones.
 func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 	c.survey = NewSurvey()
 	c.scan = c.survey.scan
@@ -219,6 +220,10 @@ func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 		if skip != nil {
 			sk = skip[i]
 		}
+		c.scan.near = nil
+		if c.near != nil {
+			c.scan.near = c.near[i]
+		}
 		if err := c.withInput(in, func(r io.Reader) error {
 			var err error
 			caps[i], err = c.scan.scanLog(r, in.Name, c.cfg.maxLine, c.seed, sk)
@@ -229,6 +234,7 @@ func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 	}
 	if skip == nil {
 		c.repeats = repeats(c.names, caps)
+		c.caps = caps
 	}
 	return nil
 }
@@ -311,9 +317,12 @@ type converter struct {
 	w        *perfetto.Writer
 	names    []string // the logs' names
 
-	// Repeated records: captures left out per log, and recent spans.
+	// Repeated records: captures left out per log, captures that repeat
+	// earlier ones in part per log, and recent spans.
 	seed    maphash.Seed
+	caps    [][]capture // per log, its captures (until compared)
 	repeats [][]repeat
+	near    [][]nearRepeat
 	recent  *recentSpans
 
 	placer, containOnly *reduce.Placer
@@ -434,8 +443,9 @@ func (c *converter) wallClocks(procs []*procInfo) {
 }
 
 // prepare learns what the second pass needs from logs: the first pass,
-// again without the captures that repeat earlier ones if there are any, the
-// remote machines' placement and the artifacts.
+// again without the records of the captures that repeat earlier ones (byte
+// for byte, or in part) if there are any, the remote machines' placement
+// and the artifacts.
 func (c *converter) prepare(logs []Input) error {
 	for _, in := range logs {
 		c.names = append(c.names, in.Name)
@@ -443,11 +453,15 @@ func (c *converter) prepare(logs []Input) error {
 	if err := c.firstPass(logs, nil); err != nil {
 		return err
 	}
-	if c.repeats != nil {
+	if err := c.compareCaptures(logs); err != nil {
+		return err
+	}
+	if c.repeats != nil || c.near != nil {
 		if err := c.firstPass(logs, c.repeats); err != nil {
 			return err
 		}
 	}
+	c.caps = nil
 	if err := c.planRemote(logs); err != nil {
 		return err
 	}
@@ -502,16 +516,28 @@ func (c *converter) drain() {
 func (c *converter) record(s *source) {
 	rec := s.rec
 	at := line(s.file, rec.Pos.Line)
-	if c.repeats == nil {
-		// Nothing repeats.
-	} else if r, ok := repeatOf(c.repeats[s.index], &s.repeat, rec.Pos.Line); ok {
-		detail := "lines " + itoa(r.first) + "–" + itoa(r.last) + " repeat " + r.of
-		if rec.Kind == strace.KindSpan {
-			c.led.dropSpan(reasonRepeatedCapture, at, detail, 1)
-		} else {
-			c.led.notDrawn(reasonRepeatedCapture, at, detail, 1)
+	if c.repeats != nil {
+		if r, ok := repeatOf(c.repeats[s.index], &s.repeat, rec.Pos.Line); ok {
+			detail := "lines " + itoa(r.first) + "–" + itoa(r.last) + " repeat " + r.of
+			if rec.Kind == strace.KindSpan {
+				c.led.dropSpan(reasonRepeatedCapture, at, detail, 1)
+			} else {
+				c.led.notDrawn(reasonRepeatedCapture, at, detail, 1)
+			}
+			return
 		}
-		return
+	}
+	if c.near != nil {
+		if n := nearRepeatOf(c.near[s.index], &s.near, rec.Pos.Line); n != nil {
+			if of, ok := n.repeated(s.key); ok {
+				if rec.Kind == strace.KindSpan {
+					c.led.dropSpan(reasonRepeatedSpan, at, rec.Span.Name+" (as in "+of+")", 1)
+				} else {
+					c.led.notDrawn(reasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase+" (as in "+of+")", 1)
+				}
+				return
+			}
+		}
 	}
 	switch rec.Kind {
 	case strace.KindSpan:
@@ -525,6 +551,7 @@ func (c *converter) record(s *source) {
 const (
 	reasonRepeatedCapture = "duplicate: a capture that repeats an earlier one byte for byte"
 	reasonRepeatedSpan    = "duplicate: the same span again"
+	reasonRepeatedRecord  = "duplicate: the same bind phase line again"
 	reasonTrackLimit      = "over the trace's track limit"
 )
 
@@ -536,10 +563,8 @@ func (c *converter) span(rec *strace.Record, at where) {
 		c.led.dropSpan(reason, at, detail, 1)
 		return
 	}
-	if valid, lets := c.recent.lending(); lets {
-		c.runs.rehome(valid)
-	}
-	if c.recent.repeated(sp) {
+	kept, lent, repeated := c.recent.remember(sp)
+	if repeated {
 		c.led.dropSpan(reasonRepeatedSpan, at, sp.Name, 1)
 		return
 	}
@@ -549,7 +574,6 @@ func (c *converter) span(rec *strace.Record, at where) {
 	fam := strace.FamilyOf(sp.Name)
 	switch {
 	case dev || fam.HasInvocation():
-		kept, lent := c.recent.lent()
 		c.runs.add(kept, lent, at, dev, rec.Prefix.Thread)
 	case fam == strace.FamilyNode:
 		c.flows.add(sp, at)

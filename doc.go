@@ -60,11 +60,13 @@
 //   - left out: a span whose interval is not one (negative duration,
 //     negative host time, ts + dur past the int64 range), a repeat (a
 //     capture that repeats an earlier one byte for byte — a log given
-//     twice, or two captures concatenated — or a span equal to one of the
-//     last 4096), a span of a track past the track limit (WithMaxTracks),
-//     a device span with no evidence to place it, a device span whose
-//     offsets its run's host windows cannot hold even alone (that span
-//     only: the others of its run are placed without it);
+//     twice, or two captures concatenated —, a span of a capture whose
+//     (pid, tid, inv, name, ts, dur) an earlier capture of the log holds,
+//     or a span equal to one of the last 4096: see Repeats), a span of a
+//     track past the track limit (WithMaxTracks), a device span with no
+//     evidence to place it, a device span whose offsets its run's host
+//     windows cannot hold even alone (that span only: the others of its
+//     run are placed without it);
 //   - set aside, a clock anchor rather than the spans it would move: of the
 //     wall-clock anchors, the largest set that agrees to within a second is
 //     the trace's wall clock, and the others (and any before 1970) are set
@@ -89,6 +91,37 @@
 // but for an end the writer refuses after it wrote the other: that id
 // stays, alone, and a note says how many).
 //
+// # Repeats
+//
+// A log given twice, or holding a capture appended again (its write time,
+// the log prefixes' mono_ns, running backwards by more than a second where
+// the copy begins), is drawn once. A repeated span is counted under a
+// "duplicate" reason with where it is and what it repeats, and neither
+// drawn nor linked by a flow:
+//
+//   - a capture whose bytes equal an earlier capture's (of any log), with
+//     all its records;
+//   - a span of a capture whose (pid, tid, inv, name, ts, dur) an earlier
+//     capture of a log cut into several holds (by 64-bit fingerprints):
+//     the captures are compared in sketches of a fixed size, 24 KiB each,
+//     which give back the spans one holds and the other does not when they
+//     are up to a few hundred (400 in every draw of the tests), a capture
+//     with the (up to 4) earlier ones it differs from least; the spans the
+//     later capture holds on its own, changed or added, are drawn;
+//   - a span equal in (pid, tid, inv, name, ts, dur) to one of the last
+//     4096 spans, in the order they were written (logs given together are
+//     read merged in that order, so a log's twin in another log comes
+//     right after it).
+//
+// What none of these finds is drawn, on an overflow lane where it cannot
+// nest: a capture that repeats only part of an earlier one (more spans
+// differ than a sketch gives back, or one line is written twice in one
+// capture and not in the other), captures past the first 64 of a
+// conversion, a span written twice far apart within one capture, or more
+// often in a later capture than in the earlier one. A log given twice as
+// two inputs, its copy changed, is read merged with it: the window finds
+// the copy's spans, but its other records are taken as they come.
+//
 // # Go values in, trace out
 //
 // A program that holds its host spans in memory, or reads raw device-phase
@@ -99,13 +132,15 @@
 //
 // # Memory
 //
-// Convert reads each log twice, streaming, and its memory does not grow
+// Convert reads each log twice, streaming (a log cut into several
+// captures three times: once to sketch them), and its memory does not grow
 // with the log: only with its tracks (about 570 bytes a track with a run,
 // 1.5 KB with 32 slices), its distinct strings, the hand-offs
 // waiting in the flow window (WithFlowHorizon), the runs waiting for their
-// root, and its clock anchors (tens of bytes each). The second pass reads
-// through a Merger that reuses its records' memory
-// (strace.WithRecycledMemory); what a conversion keeps past a record — the
+// root, its clock anchors (tens of bytes each) and its captures' sketches
+// (24 KiB each, 64 at most, and at most 4 lists of up to some 850 keys of
+// 8 bytes each per capture). The second pass reads through a Merger that
+// reuses its records' memory (strace.WithRecycledMemory); what a conversion keeps past a record — the
 // repeat detector's last spans, which a waiting run shares, the flow
 // window's spans, bind phase lines — is copied into memory of its own that
 // it reuses in turn, so a conversion allocates nothing per span once warm.

@@ -13,9 +13,9 @@ import (
 // in the flow window, bind phase lines waiting for their bind — it copies
 // into a spanStore of the holder's own, which the holder reuses once it
 // has let go of what the store held. A run's spans, waiting for their
-// root, are the repeat detector's copies (recentSpans.lent): a run copies
-// them into a store of its own only before the detector lets go of them
-// (runCollector.rehome). The canonical strings (names, keys, short text
+// root, are the repeat detector's copies (recentSpans.remember): a run
+// copies them into a store of its own only before the detector lets go of
+// them (runCollector.rehome). The canonical strings (names, keys, short text
 // values) are shared: they stay valid for good, and the trace writer may
 // remember them by address.
 

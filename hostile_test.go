@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/check"
@@ -640,5 +641,130 @@ func TestStrandedArrowIsSaid(t *testing.T) {
 	}
 	if !said {
 		t.Errorf("notes %q say nothing of the stranded arrow", sum.Notes)
+	}
+}
+
+// TestCaptureGivenAgainWithOneChange gives a generated capture twice, the
+// second time with one byte changed (a dur): appended to the log, and as a
+// second log. The copy's spans are counted as duplicates, where they are,
+// but for the changed one, which is drawn; the hand-offs are drawn once.
+// The trace holds what the capture alone gives, and the changed span.
+func TestCaptureGivenAgainWithOneChange(t *testing.T) {
+	log := generated(benchConfig(400))
+	i := bytes.Index(log, []byte("name=chip.run.bind.args "))
+	i += bytes.Index(log[i:], []byte(" dur=")) + len(" dur=")
+	end := i + bytes.IndexAny(log[i:], " \n") - 1 // the dur's last digit
+	changed := bytes.Clone(log)
+	changed[end] = '0' + (changed[end]-'0'+1)%10
+	newDur := string(changed[i : end+1])
+	lines := int64(bytes.Count(log, []byte("\n")))
+
+	var out1 bytes.Buffer
+	sum1, err := phasetrace.Convert(&out1, []phasetrace.Input{phasetrace.Bytes("once.log", log)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr1 := wholeTrace(t, out1.Bytes(), sum1)
+	if sum1.Spans.Read < 4*4096 {
+		t.Fatalf("the capture holds %d spans: too few to outlast the window of recent spans", sum1.Spans.Read)
+	}
+	for _, tc := range []struct {
+		name   string
+		inputs []phasetrace.Input
+		copyAt string // where the copy's lines are
+		from   int64  // its first line there
+		of     string // what its duplicates repeat
+	}{
+		{"appended", []phasetrace.Input{phasetrace.Bytes("twice.log", append(bytes.Clone(log), changed...))}, "twice.log:", lines + 1, " (as in lines 1–"},
+		{"a second log", []phasetrace.Input{phasetrace.Bytes("once.log", log), phasetrace.Bytes("copy.log", changed)}, "copy.log:", 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			sum, err := phasetrace.Convert(&out, tc.inputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := wholeTrace(t, out.Bytes(), sum)
+			if tc.of != "" {
+				// Appended: the copy's bind phase lines are repeats too, and
+				// the first pass learns nothing from the copy (no pipeline
+				// lanes from its runs, no second wall anchors).
+				lines := sum1.Inputs[0].Records["bind-phase"]
+				want := map[string]int64{"duplicate: the same bind phase line again": lines}
+				if lines == 0 || !cmp.Equal(sum.NotDrawn, want) || !cmp.Equal(sum.Moved, sum1.Moved) || sum.WallAnchors != sum1.WallAnchors || len(sum.Notes) != len(sum1.Notes) {
+					t.Errorf("records not drawn %v, moved %v, %d wall anchors, notes %q: want %v, %v, %d, %q",
+						sum.NotDrawn, sum.Moved, sum.WallAnchors, sum.Notes, want, sum1.Moved, sum1.WallAnchors, sum1.Notes)
+				}
+			}
+			const reason = "duplicate: the same span again"
+			if got, want := sum.Spans.NotDrawn[reason], sum1.Spans.Read-1; got != want {
+				t.Errorf("%d spans counted as %q, want %d (the copy's but the changed one)", got, reason, want)
+			}
+			if got, want := sum.Spans.Drawn, sum1.Spans.Drawn+1; got != want {
+				t.Errorf("%d spans drawn, want %d: the capture's and the changed span", got, want)
+			}
+			if len(tr1.Flows) == 0 || len(tr.Flows) != len(tr1.Flows) {
+				t.Errorf("%d arrows drawn, the capture holds %d", len(tr.Flows), len(tr1.Flows))
+			}
+			found := 0
+			for _, s := range tr.Slices {
+				if s.Name == "chip.run.bind.args" && strconv.FormatInt(s.Dur, 10) == newDur {
+					found++
+				}
+			}
+			if found != 1 {
+				t.Errorf("%d chip.run.bind.args slices with the changed dur %s, want 1", found, newDur)
+			}
+			examples := 0
+			for _, ex := range sum.Examples {
+				if ex.Reason != reason {
+					continue
+				}
+				examples++
+				_, at, _ := strings.Cut(ex.At, tc.copyAt)
+				if n, err := strconv.ParseInt(at, 10, 64); err != nil || n < tc.from {
+					t.Errorf("a duplicate is said to be at %q, not in the copy (%s from line %d)", ex.At, tc.copyAt, tc.from)
+				}
+				if !strings.Contains(ex.Detail, tc.of) {
+					t.Errorf("a duplicate's detail %q does not say what it repeats", ex.Detail)
+				}
+			}
+			if examples == 0 {
+				t.Error("no duplicate's position given")
+			}
+		})
+	}
+}
+
+// TestManyCapturesGivenAgain: a capture given again 69 times, each copy
+// with its own wall anchor (so that no two copies are equal byte for
+// byte). The copies past the first 64 captures are not sketched, which
+// the summary says; their spans are still found by the window of recent
+// spans, and every copy's span is counted as a duplicate.
+func TestManyCapturesGivenAgain(t *testing.T) {
+	capture := chipRun(4100, 1, 1_000_000_000) + chipRun(4100, 2, 3_000_000_000)
+	var log strings.Builder
+	const copies = 70
+	for k := range copies {
+		log.WriteString(wallLine(1_000_000_000, 4100, 1_000_000_000, 1_767_225_600_000_000_000+int64(k)))
+		log.WriteString(capture)
+	}
+	var out bytes.Buffer
+	sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("copies.log", []byte(log.String()))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wholeTrace(t, out.Bytes(), sum)
+	per := sum.Spans.Read / copies
+	if got, want := sum.Spans.NotDrawn["duplicate: the same span again"], (copies-1)*per; got != want || sum.Spans.Drawn != per {
+		t.Errorf("%d spans drawn, %d counted as duplicates: want %d and %d", sum.Spans.Drawn, got, per, want)
+	}
+	note := fmt.Sprintf("%d captures past the first %d not compared with the others for repeated spans", copies-64, 64)
+	found := false
+	for _, n := range sum.Notes {
+		found = found || n == note
+	}
+	if !found {
+		t.Errorf("notes %q, want %q", sum.Notes, note)
 	}
 }

@@ -28,8 +28,8 @@ type invBuf struct {
 	wall *reduce.DeviceWindow
 	// store holds the spans' attributes (see spanStore), except those of
 	// the spans host[ownHost:] and dev[ownDev:], lent by the repeat
-	// detector (recentSpans.lent); firstLent is the number of the first
-	// of them (0: none).
+	// detector (recentSpans.remember); firstLent is the number of the
+	// first of them (0: none).
 	store           spanStore
 	ownHost, ownDev int
 	firstLent       uint64
@@ -64,7 +64,7 @@ const maxFreeRuns = 64
 // add takes one span of a run, read at at; logT is its log prefix's
 // thread handle. When lent is 0, sp need not outlive the call: add keeps a
 // copy. Else sp is the repeat detector's copy numbered lent
-// (recentSpans.lent), whose attributes the run keeps until rehome.
+// (recentSpans.remember), whose attributes the run keeps until rehome.
 func (r *runCollector) add(sp *strace.Span, lent uint64, at where, dev bool, logT uint64) {
 	k := invKey{sp.Pid, sp.Inv}
 	b := r.last

@@ -95,8 +95,8 @@ func BenchmarkRunCollectorThreads(b *testing.B) {
 
 // A run that waits while more than the repeat detector's window of other
 // spans goes by keeps its spans' attributes: the detector lends its copies
-// (recentSpans.lent) and the run copies them out before the detector lets
-// go of them (rehome). Every attribute the waiting run drew its spans with
+// (recentSpans.remember) and the run copies them out before the detector
+// lets go of them (rehome). Every attribute the waiting run drew its spans with
 // is checked, host and device, short and long text, numbers; without
 // rehome the detector's stores would have been reused for the spans after.
 func TestRunKeepsLentSpansPastTheWindow(t *testing.T) {
@@ -114,22 +114,19 @@ func TestRunKeepsLentSpansPastTheWindow(t *testing.T) {
 	for _, rootFirst := range []bool{false, true} {
 		var got []heldSpan
 		var want []strace.Span
-		r := newRecentSpans()
 		runs := runCollector{maxPending: 16, done: func(b *invBuf) {
 			if b.key.inv == 1 {
 				got = append(append(got, b.host...), b.dev...)
 			}
 		}}
+		r := newRecentSpans(runs.rehome)
 		give := func(sp strace.Span, dev bool) {
-			if valid, lets := r.lending(); lets {
-				runs.rehome(valid)
-			}
 			given := sp
 			given.Attrs = slices.Clone(sp.Attrs) // the reader's memory: reused at once
-			if r.repeated(&given) {
+			kept, lent, repeated := r.remember(&given)
+			if repeated {
 				t.Fatalf("span %s %d taken for a repeat", sp.Name, sp.TS)
 			}
-			kept, lent := r.lent()
 			runs.add(kept, lent, 0, dev, 0)
 			for i := range given.Attrs {
 				given.Attrs[i] = strace.Attr{}

@@ -110,6 +110,10 @@ type scanResult struct {
 	// survey with its length. What the survey does not know is drawn all
 	// the same, only less well (see Survey).
 	known int
+
+	// near holds the captures of the log being scanned that repeat earlier
+	// ones in part: their repeated records are left out.
+	near []nearRepeat
 }
 
 func newScan() *scanResult {
@@ -194,8 +198,12 @@ func (s *scanResult) learn(j *chunkJob) {
 	if s.input < len(s.pidMaps) {
 		pm = s.pidMaps[s.input]
 	}
+	next := 0
 	for i := range j.spans {
 		sp := &j.spans[i]
+		if s.near != nil && s.repeated(&next, j.lines[i], spanKey(sp)) {
+			continue
+		}
 		if pm != nil {
 			if v, ok := pm[sp.Pid]; ok {
 				sp.Pid = v
@@ -204,8 +212,14 @@ func (s *scanResult) learn(j *chunkJob) {
 		s.remote.span(s.input, sp)
 		s.scanSpan(sp)
 	}
+	next = 0
 	for i := range j.anchors {
 		rec := &j.anchors[i]
+		if s.near != nil {
+			if key, ok := recordKey(rec); ok && s.repeated(&next, rec.Pos.Line, key) {
+				continue
+			}
+		}
 		if pm != nil {
 			remapPids(rec, pm)
 		}
@@ -217,6 +231,17 @@ func (s *scanResult) learn(j *chunkJob) {
 		}
 		s.scanRecord(rec)
 	}
+}
+
+// repeated reports whether the record of key at line repeats one of an
+// earlier capture (s.near), advancing *next as lines go by in order.
+func (s *scanResult) repeated(next *int, line int64, key uint64) bool {
+	n := nearRepeatOf(s.near, next, line)
+	if n == nil {
+		return false
+	}
+	_, ok := n.repeated(key)
+	return ok
 }
 
 // firstPassSpan keeps the spans the first pass learns from: depth-0 spans
@@ -638,6 +663,7 @@ type chunkJob struct {
 	buf       []byte
 	line, off int64           // lines and bytes before it
 	spans     []strace.Span   // the spans kept
+	lines     []int64         // the line of each
 	attrs     []strace.Attr   // their attributes, one after another
 	anchors   []strace.Record // the clock anchors
 	rd        *strace.Reader  // the chunk's reader, made for the first chunk and reset for the next
@@ -681,7 +707,7 @@ func (p *chunkParsers) job() *chunkJob {
 		p.free = p.free[:n-1]
 		return j
 	}
-	return &chunkJob{spans: make([]strace.Span, 0, 1024), attrs: make([]strace.Attr, 0, 4096), done: make(chan struct{}, 1)}
+	return &chunkJob{spans: make([]strace.Span, 0, 1024), lines: make([]int64, 0, 1024), attrs: make([]strace.Attr, 0, 4096), done: make(chan struct{}, 1)}
 }
 
 // release takes back a job whose records have been learnt from.
@@ -689,7 +715,7 @@ func (p *chunkParsers) release(j *chunkJob) {
 	clear(j.spans)
 	clear(j.attrs)
 	clear(j.anchors)
-	j.spans, j.attrs, j.anchors = j.spans[:0], j.attrs[:0], j.anchors[:0]
+	j.spans, j.lines, j.attrs, j.anchors = j.spans[:0], j.lines[:0], j.attrs[:0], j.anchors[:0]
 	j.panicked, j.panicVal = false, nil
 	p.free = append(p.free, j)
 }
@@ -765,6 +791,7 @@ func (p *chunkParsers) parse(j *chunkJob) {
 		j.attrs = append(j.attrs, rec.Span.Attrs...)
 		rec.Span.Attrs = j.attrs[n:len(j.attrs):len(j.attrs)] // re-pointed below: attrs may grow
 		j.spans = append(j.spans, rec.Span)
+		j.lines = append(j.lines, rec.Pos.Line+j.line)
 	}
 	n := 0
 	for i := range j.spans {

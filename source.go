@@ -14,6 +14,12 @@ type source struct {
 	rec    *strace.Record
 	shift  int64 // added to the log's host times
 	repeat int   // the next repeated capture of the log that may hold rec
+	// Captures that repeat earlier ones in part: the next that may hold
+	// rec, and rec's key (recordKey, of the record as the log holds it)
+	// when the log has any (keyed).
+	near  int
+	keyed bool
+	key   uint64
 }
 
 // sources reads the logs of the second pass together, in the order their
@@ -36,7 +42,7 @@ func (c *converter) openSources(logs []Input) *sources {
 	ss := &sources{srcs: make([]*source, len(logs)), names: make([]string, len(logs)), rcs: make([]io.ReadCloser, len(logs))}
 	ins := make([]strace.MergeInput, len(logs))
 	for i, in := range logs {
-		ss.srcs[i] = &source{index: i, file: c.led.file(in.Name), shift: c.shift[i]}
+		ss.srcs[i] = &source{index: i, file: c.led.file(in.Name), shift: c.shift[i], keyed: c.near != nil && len(c.near[i]) > 0}
 		ss.names[i] = in.Name
 		rc, err := in.Open()
 		if err != nil {
@@ -89,6 +95,9 @@ func (ss *sources) next() (*source, error) {
 	}
 	s := ss.srcs[i]
 	s.rec = rec
+	if s.keyed {
+		s.key, _ = recordKey(rec)
+	}
 	if d := s.shift; d != 0 {
 		// Device-clock spans keep their device offsets.
 		rec.Prefix.MonoNS += d
