@@ -23,6 +23,9 @@
 // closed, about 30 bytes for the rounds table alone, 85 for TPOT or the
 // tree, 150 for all three (TestTablesHeapPerName measures it: a log of two
 // million distinct names keeps about 340 MB of heap for all three tables).
+// A table taken from them holds its rows besides: TPOT a row per callable
+// and stage name, the tree a node per name of each callable's last
+// invocation.
 //
 // Leaving the tree out ([WithTables]) leaves memory independent of the
 // log's length but for the invocations' keys and rows. An invocation is

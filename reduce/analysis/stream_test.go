@@ -252,9 +252,9 @@ func TestTablesHeapPerName(t *testing.T) {
 		limit  int64 // bytes per name beyond its bytes
 	}{
 		{"tpot", TableTPOT, 96},
-		{"rounds", TableRounds, 48},
-		{"tree", TableTree, 160},
-		{"all", AllTables, 224},
+		{"rounds", TableRounds, 40},
+		{"tree", TableTree, 96},
+		{"all", AllTables, 176},
 	} {
 		heap := func(n int) (uint64, int64) {
 			runtime.GC()
