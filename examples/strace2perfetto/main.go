@@ -29,9 +29,10 @@
 //
 // Bad data never costs the trace: records that cannot be used are repaired,
 // set aside or dropped and counted. A .gz cut short (in its data or its
-// trailer) or whose checksum does not match is read up to the damage: the
-// records before it are converted, the summary counts the cut on its log, and -strict
-// counts it. Logs that hold no record the reader can read whole (an empty
+// trailer), whose checksum does not match or whose compressed data is
+// corrupt is read up to the damage: the records before it are converted,
+// the summary says the cut on the log's line (InputSummary.Cut; not
+// lossless), and -strict counts it. Logs that hold no record the reader can read whole (an empty
 // file, a binary, text of another program) are a failure (exit 1), said
 // plainly, and neither a trace file nor the -summary-json file is left (a
 // trace written in place — standard output, a device, a FIFO — cannot be
