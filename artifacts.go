@@ -21,7 +21,7 @@ type loadedCalibration struct {
 func (c *converter) loadArtifacts() error {
 	for _, in := range c.cfg.records {
 		var st strace.PhaseRecordsStats
-		err := c.withInput(in, func(r io.Reader) error {
+		cut, err := c.withInputCut(in, func(r io.Reader) error {
 			pr := strace.NewPhaseRecordsReader(r, strace.WithName(in.Name))
 			for {
 				p, err := pr.Read()
@@ -39,11 +39,11 @@ func (c *converter) loadArtifacts() error {
 		if err != nil {
 			return err
 		}
-		c.sum.Artifacts = append(c.sum.Artifacts, ArtifactSummary{Name: in.Name, Kind: "host_phase_records", Items: st.Passes, Torn: st.Torn, Malformed: st.Malformed + st.LongLines})
+		c.sum.Artifacts = append(c.sum.Artifacts, ArtifactSummary{Name: in.Name, Kind: "host_phase_records", Items: st.Passes, Torn: st.Torn, Malformed: st.Malformed + st.LongLines, Cut: cut})
 	}
 	for _, ci := range c.cfg.calibration {
 		var cal *strace.Calibration
-		err := c.withInput(ci.in, func(r io.Reader) error {
+		cut, err := c.withInputCut(ci.in, func(r io.Reader) error {
 			var err error
 			cal, err = strace.ReadCalibration(r, strace.WithName(ci.in.Name))
 			return err
@@ -51,7 +51,7 @@ func (c *converter) loadArtifacts() error {
 		if err != nil {
 			return err
 		}
-		c.sum.Artifacts = append(c.sum.Artifacts, ArtifactSummary{Name: ci.in.Name, Kind: "calibration", Items: int64(len(cal.Samples))})
+		c.sum.Artifacts = append(c.sum.Artifacts, ArtifactSummary{Name: ci.in.Name, Kind: "calibration", Items: int64(len(cal.Samples)), Cut: cut})
 		c.survey.cal = append(c.survey.cal, loadedCalibration{pid: ci.pid, dev: ci.dev, cal: cal, summary: len(c.sum.Artifacts) - 1})
 	}
 	return nil

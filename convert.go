@@ -183,9 +183,9 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 			c.w.Close()
 		}
 	}()
-	stats, err := c.secondPass(logs)
+	stats, cuts, err := c.secondPass(logs)
 	for i, st := range stats {
-		c.sum.Inputs = append(c.sum.Inputs, inputSummary(logs[i].Name, st))
+		c.sum.Inputs = append(c.sum.Inputs, inputSummary(logs[i].Name, st, cuts[i]))
 		c.sum.Spans.Read += st.Records.Spans
 	}
 	sum, werr := c.close()
@@ -240,21 +240,29 @@ func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 }
 
 func (c *converter) withInput(in Input, fn func(io.Reader) error) error {
-	rc, err := in.Open()
+	_, err := c.withInputCut(in, fn)
+	return err
+}
+
+// withInputCut is withInput that also says why the input ended early when
+// its stream was cut or damaged ("" when it was not): fn reads the bytes
+// before the cut.
+func (c *converter) withInputCut(in Input, fn func(io.Reader) error) (cut string, err error) {
+	rc, err := openInput(in)
 	if err != nil {
-		return fmt.Errorf("phasetrace: %s: %w", in.Name, err)
+		return "", fmt.Errorf("phasetrace: %s: %w", in.Name, err)
 	}
 	err = fn(c.progress.wrap(rc))
 	if cerr := rc.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("phasetrace: %s: %w", in.Name, err)
+		return rc.cut, fmt.Errorf("phasetrace: %s: %w", in.Name, err)
 	}
-	return nil
+	return rc.cut, nil
 }
 
-func inputSummary(name string, st strace.Stats) InputSummary {
+func inputSummary(name string, st strace.Stats, cut *cutInput) InputSummary {
 	s := InputSummary{
 		Name: name, Bytes: st.Bytes, Lines: st.Lines,
 		Records: map[string]int64{
@@ -268,6 +276,9 @@ func inputSummary(name string, st strace.Stats) InputSummary {
 		s.Problems = append(s.Problems, p.Error())
 	}
 	s.ProblemsOmitted = st.ProblemsOmitted
+	if cut != nil && cut.cut != "" {
+		s.Cut, s.CutAfter = cut.cut, cut.read
+	}
 	return s
 }
 
@@ -472,19 +483,20 @@ func (c *converter) prepare(logs []Input) error {
 // order they were written (by their log prefixes' monotonic time), so that
 // logs of different processes merge on one axis as if they were one log,
 // and hand-offs across them connect. It returns the readers' statistics of
-// the logs it read, also when it fails.
-func (c *converter) secondPass(logs []Input) (stats []strace.Stats, err error) {
+// the logs it read, and the readers of the logs (nil for one not opened),
+// which say whether a log was cut, also when it fails.
+func (c *converter) secondPass(logs []Input) (stats []strace.Stats, cuts []*cutInput, err error) {
 	srcs := c.openSources(logs)
 	defer func() {
-		stats = srcs.close(&err)
+		stats, cuts = srcs.close(&err), srcs.rcs
 	}()
 	if srcs.openErr != nil {
-		return nil, srcs.openErr
+		return nil, nil, srcs.openErr
 	}
 	for {
 		cur, err := srcs.next()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if cur == nil {
 			break
@@ -492,7 +504,7 @@ func (c *converter) secondPass(logs []Input) (stats []strace.Stats, err error) {
 		c.record(cur)
 	}
 	c.drain()
-	return nil, nil
+	return nil, nil, nil
 }
 
 // drain draws what still waits once every value has come.

@@ -80,6 +80,12 @@
 // A span or bind phase line whose last attribute the end of an unterminated
 // log may have cut is drawn, with maybe_cut_by_log_end naming that attribute.
 //
+// An input whose stream ends early or is damaged — a .gz cut in its data or
+// its trailer, whose checksum does not match, or whose compressed data is
+// corrupt — is read up to the damage, not failed: the records before it are
+// converted, and InputSummary.Cut (ArtifactSummary.Cut for an artifact)
+// says why and after how many bytes of data; the summary is not lossless.
+//
 // The account is exact: Summary.Spans.Check verifies that every complete
 // span read is drawn, superseded (a bind segment the host_phase_records
 // artifact draws instead) or counted under a reason, and

@@ -2,19 +2,25 @@ package phasetrace_test
 
 import (
 	"bytes"
+	"compress/flate"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/check"
+	"github.com/phasetrace/phasetrace/strace"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
@@ -767,4 +773,113 @@ func TestManyCapturesGivenAgain(t *testing.T) {
 	if !found {
 		t.Errorf("notes %q, want %q", sum.Notes, note)
 	}
+}
+
+// A .gz cut in half, cut in its trailer, with a wrong checksum or with
+// corrupt compressed data is read through phasetrace.File up to the
+// damage: Convert gives no error but a whole trace of the records before
+// it, and the summary counts the cut on the log (InputSummary.Cut, with
+// where) and is not lossless. Any other read error is still an error.
+func TestCutGzipInput(t *testing.T) {
+	var log bytes.Buffer
+	stracetest.Generate(&log, stracetest.Config{Seed: 1, Rounds: 8})
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(log.Bytes())
+	zw.Close()
+	z := zb.Bytes()
+	badCRC := bytes.Clone(z)
+	badCRC[len(badCRC)-8] ^= 0xff
+	corrupt := corruptFrom(t, z, len(z)/2)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		z    []byte
+		want string // in Cut; "" for none
+	}{
+		{"whole", z, ""},
+		{"half", z[:len(z)/2], "the compressed stream is cut after"},
+		{"no trailer", z[:len(z)-8], "the compressed stream is cut after"},
+		{"half a trailer", z[:len(z)-3], "the compressed stream is cut after"},
+		{"bad checksum", badCRC, "the gzip checksum does not match after"},
+		{"corrupt data", corrupt, "the compressed data is damaged after"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			zr, err := gzip.NewReader(bytes.NewReader(c.z))
+			if err != nil {
+				t.Fatal(err)
+			}
+			read, rerr := io.ReadAll(zr)
+			var ce flate.CorruptInputError
+			if c.name == "corrupt data" && !errors.As(rerr, &ce) {
+				t.Fatalf("the corrupt stream reads as %v, not corrupt input", rerr)
+			}
+			rd := strace.NewReader(bytes.NewReader(read))
+			for {
+				if _, err := rd.Read(); err == io.EOF {
+					break
+				}
+			}
+			spans := rd.Stats().Records.Spans
+			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".log.gz")
+			if err := os.WriteFile(path, c.z, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.File(path)})
+			if err != nil {
+				t.Fatalf("Convert: %v", err)
+			}
+			in := sum.Inputs[0]
+			if c.want == "" {
+				if in.Cut != "" || in.CutAfter != 0 {
+					t.Errorf("a whole .gz is cut: %q after %d bytes", in.Cut, in.CutAfter)
+				}
+			} else {
+				if !strings.HasPrefix(in.Cut, c.want) || in.CutAfter != int64(len(read)) || !strings.Contains(in.Cut, strconv.Itoa(len(read))) {
+					t.Errorf("cut %q after %d bytes, want %q after the %d bytes gzip gives", in.Cut, in.CutAfter, c.want, len(read))
+				}
+				if sum.Lossless() {
+					t.Error("a cut log is lossless")
+				}
+				var text strings.Builder
+				sum.WriteText(&text)
+				if !strings.Contains(text.String(), "; cut: "+in.Cut) {
+					t.Errorf("the summary does not say the cut:\n%s", text.String())
+				}
+			}
+			if sum.Spans.Read != spans || spans == 0 {
+				t.Errorf("%d spans read, want the %d of what gzip gives", sum.Spans.Read, spans)
+			}
+			wholeTrace(t, out.Bytes(), sum)
+		})
+	}
+	other := errors.New("read error")
+	_, err := phasetrace.Convert(io.Discard, []phasetrace.Input{{Name: "failing", Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(io.MultiReader(bytes.NewReader(log.Bytes()[:4096]), iotest.ErrReader(other))), nil
+	}}})
+	if !errors.Is(err, other) {
+		t.Errorf("a read error that is no cut: Convert gives %v", err)
+	}
+}
+
+// corruptFrom is z, a gzip stream, with the first byte from at on flipped
+// whose flip makes its compressed data corrupt (most flips only change the
+// data: a checksum mismatch).
+func corruptFrom(t *testing.T, z []byte, at int) []byte {
+	t.Helper()
+	for ; at < len(z)-8; at++ {
+		b := bytes.Clone(z)
+		b[at] ^= 0xff
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			continue
+		}
+		var ce flate.CorruptInputError
+		if _, err := io.ReadAll(zr); errors.As(err, &ce) {
+			return b
+		}
+	}
+	t.Fatal("no flip makes the stream corrupt")
+	return nil
 }

@@ -107,6 +107,13 @@ type InputSummary struct {
 	// attribute marked as possibly cut. Neither is a loss.
 	Joined   int64 `json:"joined,omitempty"`
 	MaybeCut int64 `json:"maybe_cut,omitempty"`
+	// Cut says why the log ended early when its stream stopped or was
+	// damaged before its end (a .gz cut in its data or its trailer, or
+	// whose checksum does not match): the records before the cut are read
+	// and converted, and the cut is a loss. CutAfter is where: the bytes
+	// of data (decompressed) read before it.
+	Cut      string `json:"cut,omitempty"`
+	CutAfter int64  `json:"cut_after_bytes,omitempty"`
 	// Problems are the reader's first problems, with their positions;
 	// ProblemsOmitted counts the ones after them.
 	Problems        []string `json:"problems,omitempty"`
@@ -122,6 +129,7 @@ type ArtifactSummary struct {
 	Malformed int64  `json:"malformed,omitempty"`
 	Skipped   int64  `json:"skipped,omitempty"` // invalid calibration samples, passes without a bind
 	Note      string `json:"note,omitempty"`
+	Cut       string `json:"cut,omitempty"` // why the artifact ended early, as InputSummary.Cut
 }
 
 // OutputSummary counts what the trace holds.
@@ -271,6 +279,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		if in.MaybeCut > 0 {
 			b.WriteString("; the last record's last attribute may be cut (no line end)")
 		}
+		if in.Cut != "" {
+			fmt.Fprintf(&b, "; cut: %s; the records before it are kept", in.Cut)
+		}
 		b.WriteString("\n")
 		for _, p := range in.Problems {
 			fmt.Fprintf(&b, "  %s\n", p)
@@ -286,6 +297,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		}
 		if a.Note != "" {
 			fmt.Fprintf(&b, " (%s)", a.Note)
+		}
+		if a.Cut != "" {
+			fmt.Fprintf(&b, "; cut: %s; the items before it are kept", a.Cut)
 		}
 		b.WriteString("\n")
 	}
@@ -383,17 +397,17 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // Lossless reports whether every record read reached the trace as it was
-// logged: the readers lost nothing, and the converter dropped, set aside,
+// logged: no input was cut, the readers lost nothing, and the converter dropped, set aside,
 // moved or repaired nothing. (Bind segments superseded by the
 // host_phase_records artifact are not a loss.)
 func (s *Summary) Lossless() bool {
 	for _, in := range s.Inputs {
-		if in.Torn+in.UnknownVersion+in.Malformed+in.InLongLines > 0 {
+		if in.Torn+in.UnknownVersion+in.Malformed+in.InLongLines > 0 || in.Cut != "" {
 			return false
 		}
 	}
 	for _, a := range s.Artifacts {
-		if a.Torn+a.Malformed+a.Skipped > 0 {
+		if a.Torn+a.Malformed+a.Skipped > 0 || a.Cut != "" {
 			return false
 		}
 	}

@@ -29,9 +29,10 @@
 //
 // Bad data never costs the trace: records that cannot be used are repaired,
 // set aside or dropped and counted. A .gz cut short (in its data or its
-// trailer) or whose checksum does not match is read up to the damage: the
-// records before it are converted, the summary notes the cut, and -strict
-// counts it. Logs that hold no record the reader can read whole (an empty
+// trailer), whose checksum does not match or whose compressed data is
+// corrupt is read up to the damage: the records before it are converted,
+// the summary says the cut on the log's line (InputSummary.Cut; not
+// lossless), and -strict counts it. Logs that hold no record the reader can read whole (an empty
 // file, a binary, text of another program) are a failure (exit 1), said
 // plainly, and neither a trace file nor the -summary-json file is left (a
 // trace written in place — standard output, a device, a FIFO — cannot be
@@ -377,12 +378,11 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 		return c.fail(exitFail, err)
 	}
 	defer dst.abort()
-	var cuts cutLogs
-	inputs, removeCopies, err := c.inputs(ctx, cfg, read, &cuts)
+	inputs, removeCopies, err := c.inputs(ctx, cfg, read)
 	if err != nil {
 		return c.fail(exitFail, interrupted(ctx, err))
 	}
-	opts, progress := c.options(ctx, cfg, &cuts)
+	opts, progress := c.options(ctx, cfg)
 	sum, err := phasetrace.Convert(interruptibleWriter{ctx, dst}, inputs, opts...)
 	removeCopies()
 	if progress {
@@ -398,9 +398,6 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 	dst.abort() // no records: nothing is left behind
 	if c.converted != nil {
 		c.converted()
-	}
-	if sum != nil {
-		sum.Notes = append(sum.Notes, cuts.notes()...)
 	}
 	code := exitOK
 	switch {
@@ -430,7 +427,7 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 			code = c.fail(exitFail, fmt.Errorf("-summary-json: %w", err))
 		}
 	}
-	if code == exitOK && cfg.strict && (!sum.Lossless() || cuts.count() > 0) {
+	if code == exitOK && cfg.strict && !sum.Lossless() {
 		if !cfg.quiet {
 			fmt.Fprintln(c.stderr, "strace2perfetto: -strict: records were lost or repaired, or a log was cut (see the summary); the trace is kept")
 		}
@@ -500,12 +497,12 @@ func empty(sum *phasetrace.Summary) bool {
 
 // options are the converter's options for cfg, and whether they show
 // progress.
-func (c *command) options(ctx context.Context, cfg *config, cuts *cutLogs) (opts []phasetrace.Option, progress bool) {
+func (c *command) options(ctx context.Context, cfg *config) (opts []phasetrace.Option, progress bool) {
 	for _, r := range cfg.records {
-		opts = append(opts, phasetrace.WithPhaseRecords(interruptible(ctx, cuts.watch(c.file(r)))))
+		opts = append(opts, phasetrace.WithPhaseRecords(interruptible(ctx, c.file(r))))
 	}
 	for _, cal := range cfg.calibration {
-		opts = append(opts, phasetrace.WithCalibration(cal.pid, cal.dev, interruptible(ctx, cuts.watch(c.file(cal.file)))))
+		opts = append(opts, phasetrace.WithCalibration(cal.pid, cal.dev, interruptible(ctx, c.file(cal.file))))
 	}
 	if cfg.compress != 0 {
 		opts = append(opts, phasetrace.WithWriterOptions(perfetto.WithCompression(cfg.compress)))
@@ -537,8 +534,8 @@ func (c *command) options(ctx context.Context, cfg *config, cuts *cutLogs) (opts
 // they are; standard input and other files that can be read only once are
 // copied to $TMPDIR first, since the converter reads every log twice. The
 // function returned removes the copies. A .gz cut short is read up to the
-// cut, which cuts notes.
-func (c *command) inputs(ctx context.Context, cfg *config, read []namedFile, cuts *cutLogs) ([]phasetrace.Input, func(), error) {
+// cut, which the summary counts (InputSummary.Cut).
+func (c *command) inputs(ctx context.Context, cfg *config, read []namedFile) ([]phasetrace.Input, func(), error) {
 	var removes []func()
 	remove := func() {
 		for _, r := range removes {
@@ -569,7 +566,7 @@ func (c *command) inputs(ctx context.Context, cfg *config, read []namedFile, cut
 		if rm != nil {
 			removes = append(removes, rm)
 		}
-		inputs = append(inputs, interruptible(ctx, cuts.watch(in)))
+		inputs = append(inputs, interruptible(ctx, in))
 	}
 	return inputs, remove, nil
 }

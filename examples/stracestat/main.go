@@ -51,8 +51,9 @@
 // were lost and where the first ones are; clock anchors, which no table
 // uses, are not warned about.
 //
-// A .gz cut short (in its data or its trailer) or whose checksum does not
-// match is read up to the damage, as strace2perfetto reads it: the table
+// A .gz cut short (in its data or its trailer), whose checksum does not
+// match or whose compressed data is corrupt is read up to the damage, as
+// strace2perfetto reads it (the same cut, in the same words): the table
 // is computed from the records before it, a warning says the log was cut,
 // and -strict counts it. A process that wrote more than one wall-clock
 // anchor ([CLOCK_ANCHOR] v=1; the runtime writes one per process) is

@@ -440,9 +440,9 @@ func TestCutGzip(t *testing.T) {
 		z    []byte
 		want string
 	}{
-		{"half", z[:len(z)/2], "the gzip stream is cut"},
-		{"no trailer", z[:len(z)-8], "the gzip stream is cut"},
-		{"half a trailer", z[:len(z)-3], "the gzip stream is cut"},
+		{"half", z[:len(z)/2], "the compressed stream is cut"},
+		{"no trailer", z[:len(z)-8], "the compressed stream is cut"},
+		{"half a trailer", z[:len(z)-3], "the compressed stream is cut"},
 		{"bad checksum", badCRC, "checksum does not match"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"compress/flate"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -9,10 +10,12 @@ import (
 )
 
 // CutReader reads a log's decompressed bytes and turns a gzip stream that
-// stops early — cut in its data or in its trailer (CRC-32 and length) —
-// or whose checksum does not match, into the end of the log: what was read
-// is kept, and Cut says why the log ended there. Both commands read a
-// damaged .gz this way, so they keep the same records of it.
+// stops early — cut in its data or in its trailer (CRC-32 and length) —,
+// whose checksum does not match or whose compressed data is corrupt, into
+// the end of the log: what was read is kept, and Cut says why the log ended
+// there, in the words of the converter's phasetrace.InputSummary.Cut (the
+// converter reads a damaged .gz the same way). Both commands keep the same
+// records of it and say the same cut.
 type CutReader struct {
 	r    io.Reader
 	read int64
@@ -29,13 +32,10 @@ func (c *CutReader) Read(p []byte) (int, error) {
 	}
 	n, err := c.r.Read(p)
 	c.read += int64(n)
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		c.Cut = fmt.Errorf("the gzip stream is cut: it ends after %d decompressed bytes without its end (the file was not written whole)", c.read)
-		err = io.EOF
-	case errors.Is(err, gzip.ErrChecksum):
-		c.Cut = fmt.Errorf("the gzip stream's checksum does not match after %d decompressed bytes (the file is damaged)", c.read)
-		err = io.EOF
+	if err != nil && err != io.EOF {
+		if c.Cut = cutReason(err, c.read); c.Cut != nil {
+			err = io.EOF
+		}
 	}
 	return n, err
 }
@@ -48,10 +48,27 @@ func (c *CutReader) Close() error {
 		return nil
 	}
 	err := rc.Close()
-	if c.Cut != nil && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum)) {
+	if c.Cut != nil && cutReason(err, c.read) != nil {
 		err = nil
 	}
 	return err
+}
+
+// cutReason says why a read that failed with err after read bytes ended
+// the log early, or is nil when err is not a cut or damaged stream.
+func cutReason(err error, read int64) error {
+	var corrupt flate.CorruptInputError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("the compressed stream is cut after %d bytes of data (the file was not written whole)", read)
+	case errors.Is(err, gzip.ErrChecksum):
+		return fmt.Errorf("the gzip checksum does not match after %d bytes of data (the file is damaged)", read)
+	case errors.As(err, &corrupt):
+		return fmt.Errorf("the compressed data is damaged after %d bytes of data (%v)", read, err)
+	}
+	return nil
 }
 
 // StdinIsTerminal reports whether f, standard input, is a terminal: a

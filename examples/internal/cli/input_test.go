@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,9 +12,9 @@ import (
 	"testing"
 )
 
-// A gzip stream cut in its data or its trailer, or with a wrong checksum,
-// reads as the bytes before the damage and a clean end, with Cut saying
-// why; a whole stream reads whole with Cut nil.
+// A gzip stream cut in its data or its trailer, with a wrong checksum or
+// with corrupt compressed data, reads as the bytes before the damage and a
+// clean end, with Cut saying why; a whole stream reads whole with Cut nil.
 func TestCutReader(t *testing.T) {
 	data := []byte(strings.Repeat("[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=chip.run ts=1 dur=2\n", 2000))
 	var z bytes.Buffer
@@ -22,6 +24,16 @@ func TestCutReader(t *testing.T) {
 	whole := z.Bytes()
 	badCRC := bytes.Clone(whole)
 	badCRC[len(badCRC)-8] ^= 0xff
+	corrupt := bytes.Clone(whole)
+	for at := len(whole) / 2; ; at++ { // the first flip from the middle on that makes the data corrupt
+		corrupt[at] ^= 0xff
+		zr, _ := gzip.NewReader(bytes.NewReader(corrupt))
+		var ce flate.CorruptInputError
+		if _, err := io.ReadAll(zr); errors.As(err, &ce) {
+			break
+		}
+		corrupt[at] ^= 0xff
+	}
 	for _, c := range []struct {
 		name string
 		z    []byte
@@ -32,6 +44,7 @@ func TestCutReader(t *testing.T) {
 		{"no trailer", whole[:len(whole)-8], "is cut"},
 		{"half a trailer", whole[:len(whole)-3], "is cut"},
 		{"bad checksum", badCRC, "checksum does not match"},
+		{"corrupt data", corrupt, "compressed data is damaged"},
 	} {
 		zr, err := gzip.NewReader(bytes.NewReader(c.z))
 		if err != nil {
