@@ -120,7 +120,7 @@ func DistinctTids(n int) []byte {
 }
 
 // BusyDispatch returns a hand-off (run_id 1) of pid 4000 whose dispatch
-// fits no lane of its thread when busy is more than a track's lanes (65):
+// fits no lane of its thread when busy is at least a track's lanes (65):
 // its node.submit is on thread 4001, after a span of its own
 // (ext.app.first), and its node.dispatch on thread 4002 partially overlaps
 // busy spans named ext.app.busy, each overlapping the next, logged before
