@@ -7,6 +7,7 @@ import (
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // FuzzConvert converts arbitrary logs: the converter must never fail or
@@ -32,7 +33,7 @@ func FuzzConvert(f *testing.F) {
 		"[mono_ns=1][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=1 name=chip.run.runner_run ts=100 dur=10\n" +
 		"[mono_ns=2][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=2 pid=1 tid=1 dev=0 host_ns=90 window_ns=4 dev_cyc=5 dev_freq=1000000000\n" +
 		"[mono_ns=3][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=chip.run ts=95 dur=30\n"))
-	f.Add([]byte(overlapping(perfetto.MaxOverflowLanes + 5))) // spans refused by the writer
+	f.Add(stracetest.OverlappingSpans(perfetto.MaxOverflowLanes + 5)) // spans refused by the writer
 	for _, tc := range hostileLogs() {
 		if len(tc.logs) == 1 && len(tc.logs[0]) < 64<<10 {
 			f.Add([]byte(tc.logs[0]))

@@ -117,32 +117,9 @@ func hostileLogs() []hostileLog {
 		"config_validate", 317_580, 5_215_980, "arena_wire", 5_533_559, 4_000_000, // 1 ns overlap, the runtime's truncation
 		"sm_reset", 9_533_559, 1_000_000,
 		"orch", 10_600_000, 3_000_000, "sched", 10_600_100, 4_000_000)
-	var chain strings.Builder
-	for d := 10_000; d >= 0; d-- {
-		chain.WriteString(spanLine(int64(20_000_000-d), 4300, 4300, 0, d, "ext.app.level", int64(1_000_000+d), int64(20_000_000-2*d), ""))
-	}
 	submit := "[mono_ns=5000][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4001 inv=0 hid=0 depth=0 name=node.submit ts=1000 dur=2000 run_id=1 task_slot=0 role=facade\n" +
 		"[mono_ns=9000][T0x2][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4002 inv=0 hid=0 depth=0 name=node.dispatch ts=4000 dur=3000 run_id=1 task_slot=0 role=scheduler dispatch_id=1\n"
 	capture := chipRun(4100, 1, 5_000_000_000) + chipRun(4100, 2, 7_000_000_000)
-	var manyPids strings.Builder
-	for p := 1; p <= 300; p++ {
-		manyPids.WriteString(spanLine(int64(p), int64(10_000+p), int64(10_000+p), 0, 0, "ext.app.step", int64(p*10), 5, ""))
-	}
-	// The track limit: processes with one run each (two spans on the
-	// process's one thread), and threads of one process with four runs
-	// each, the runs' roots written first.
-	var oneRunEach, manyThreads strings.Builder
-	for p := range 300 {
-		pid, ts := int64(20_000+p), int64(1_000_000+p*1000)
-		oneRunEach.WriteString(spanLine(ts+600, pid, pid, 1, 1, "chip.run.bind", ts, 500, ""))
-		oneRunEach.WriteString(spanLine(ts+600, pid, pid, 1, 0, "chip.run", ts, 600, ""))
-	}
-	for r := range 4 {
-		for th := range 300 {
-			ts := int64(r*1_000_000 + th*1000)
-			manyThreads.WriteString(spanLine(ts+100, 4100, int64(30_000+th), uint64(r*300+th+1), 0, "chip.run", ts, 100, ""))
-		}
-	}
 	bindRoot := spanLine(2_000_000, 4100, 4100, 7, 1, "chip.run.bind.args", 1_000_000, 100_000, "") +
 		spanLine(2_000_000, 4100, 4100, 7, 0, "chip.run.bind", 1_000_000, 500_000, "")
 	cut := spanLine(30_000_000, 4100, 4100, 2, 0, "chip.run", 25_000_000, 62850, "")
@@ -170,7 +147,7 @@ func hostileLogs() []hostileLog {
 		{"ts+dur overflows", []string{spanLine(10, 1, 1, 1, 0, "chip.run", 9_000_000_000_000_000_000, 900_000_000_000_000_000, "")}, nil, nil},
 		{"device span with a negative dur", []string{chipRun(4100, 1, 1_000_000, "preamble", 0, -5)}, nil, nil},
 		{"top-level spans overlapping by 1 ns", []string{spanLine(10, 1, 1, 1, 0, "chip.run", 100, 50, "") + spanLine(20, 1, 1, 2, 0, "chip.run", 149, 50, "")}, nil, nil},
-		{"10 001 nested spans", []string{chain.String()}, nil, nil},
+		{"10 001 nested spans", []string{string(stracetest.NestedSpans(10_001))}, nil, nil},
 		{"one log given twice", []string{abut + submit, abut + submit}, nil, repeated(13, 1)},
 		{"two captures concatenated", []string{submit + abut + submit + abut}, nil, repeated(13, 1)},
 		{"two captures concatenated, seconds long", []string{capture + capture}, nil, repeated(8, 0)},
@@ -358,25 +335,28 @@ func hostileLogs() []hostileLog {
 				}
 			}},
 		{"huge ids", []string{spanLine(10, 2147483647, 9223372036854775807, 18446744073709551615, 0, "chip.run", 100, 50, "")}, nil, nil},
-		{"over the track limit", []string{manyPids.String()}, []phasetrace.Option{phasetrace.WithMaxTracks(64)}, overLimit(10_001, 32, 300, 1)},
-		{"processes with one run each, over the track limit", []string{oneRunEach.String()}, []phasetrace.Option{phasetrace.WithMaxTracks(64)}, overLimit(20_000, 32, 300, 2)},
-		{"threads of one process, over the track limit", []string{manyThreads.String()}, []phasetrace.Option{phasetrace.WithMaxTracks(64)},
+		// The track limit: a new pid on every line, processes with one run
+		// each (two spans on the process's one thread), and threads of one
+		// process with four runs each.
+		{"over the track limit", []string{string(stracetest.DistinctPids(300))}, []phasetrace.Option{phasetrace.WithMaxTracks(64)}, overLimit(10_000, 32, 300, 1)},
+		{"processes with one run each, over the track limit", []string{string(stracetest.Processes(300))}, []phasetrace.Option{phasetrace.WithMaxTracks(64)}, overLimit(10_000, 32, 300, 2)},
+		{"threads of one process, over the track limit", []string{string(stracetest.Threads(300, 4))}, []phasetrace.Option{phasetrace.WithMaxTracks(64)},
 			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
-				// One process track and 63 threads: their four runs each are
-				// drawn, every run of the other 237 counted.
-				if got, want := sum.Spans.Drawn, int64(63*4); got != want {
+				// One process track and 63 threads: their four runs (of two
+				// spans) each are drawn, every run of the other 237 counted.
+				if got, want := sum.Spans.Drawn, int64(63*4*2); got != want {
 					t.Errorf("%d spans drawn, want %d (63 threads of 4 runs)", got, want)
 				}
-				if got, want := notDrawnFor(sum, "track limit"), int64(237*4); got != want {
+				if got, want := notDrawnFor(sum, "track limit"), int64(237*4*2); got != want {
 					t.Errorf("%d spans counted over the track limit, want %d", got, want)
 				}
 				if len(tr.Tracks) != 64 {
 					t.Errorf("%d tracks, want the limit, 64", len(tr.Tracks))
 				}
 			}},
-		{"5 000 spans on one thread, each overlapping the next", []string{overlapping(5000)}, nil, lanesOut(5000-65, 1)},
-		{"a chain of 100 000 nested spans", []string{nested(100_000)}, nil, lanesOut(100_000-65*perfetto.MaxDepth, 1)},
-		{"a hand-off whose dispatch fits no lane of its thread", []string{busyDispatch()}, nil, func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+		{"5 000 spans on one thread, each overlapping the next", []string{string(stracetest.OverlappingSpans(5000))}, nil, lanesOut(5000-65, 1)},
+		{"a chain of 100 000 nested spans", []string{string(stracetest.NestedSpans(100_000))}, nil, lanesOut(100_000-65*perfetto.MaxDepth, 1)},
+		{"a hand-off whose dispatch fits no lane of its thread", []string{string(stracetest.BusyDispatch(perfetto.MaxOverflowLanes + 6))}, nil, func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 			if len(tr.Flows) != 0 || len(sum.Unlinked) != 1 {
 				t.Errorf("%d arrows, unlinked %v: want none drawn, one counted", len(tr.Flows), sum.Unlinked)
 			}
@@ -441,41 +421,6 @@ func overLimit(first int32, drawn, n int, spans int64) func(t *testing.T, tr *ch
 			t.Errorf("%d process tracks and %d thread tracks, want %d of each", procs, threads, drawn)
 		}
 	}
-}
-
-// overlapping is n spans on thread 5 of pid 5, each overlapping the next:
-// all but the first 65 fit on no lane of their track (MaxOverflowLanes).
-func overlapping(n int) string {
-	var b strings.Builder
-	for i := range n {
-		ts := int64(1_000_000_000_000 + i)
-		b.WriteString(spanLine(ts+1_000_000, 5, 5, 0, 0, "ext.app.step", ts, 1_000_000, ""))
-	}
-	return b.String()
-}
-
-// busyDispatch is a hand-off whose node.dispatch partially overlaps 70
-// spans of its thread, each overlapping the next: it fits on no lane, and
-// its submit, on another thread, is drawn without the arrow.
-func busyDispatch() string {
-	var b strings.Builder
-	b.WriteString(spanLine(50, 4000, 4001, 0, 0, "ext.app.first", 10, 5, ""))
-	for i := range 70 {
-		b.WriteString(spanLine(int64(100+i), 4000, 4002, 0, 0, "ext.app.busy", int64(3000+i), 10_000, ""))
-	}
-	b.WriteString("[mono_ns=5000][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4001 inv=0 hid=0 depth=0 name=node.submit ts=1000 dur=2000 run_id=1 task_slot=0 role=facade\n" +
-		"[mono_ns=9000][T0x2][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4002 inv=0 hid=0 depth=0 name=node.dispatch ts=3500 dur=16500 run_id=1 task_slot=0 role=scheduler dispatch_id=1\n")
-	return b.String()
-}
-
-// nested is a chain of n nested spans, logged innermost first: 512 levels
-// fit on each of a track's 65 lanes (MaxDepth), the rest on none.
-func nested(n int) string {
-	var b strings.Builder
-	for d := n - 1; d >= 0; d-- {
-		b.WriteString(spanLine(int64(3*n-d), 4300, 4300, 0, d, "ext.app.level", int64(1_000_000+d), int64(2*n-2*d), ""))
-	}
-	return b.String()
 }
 
 // lanesOut checks that n spans were refused because their track's overflow
@@ -657,12 +602,10 @@ func TestStrandedArrowIsSaid(t *testing.T) {
 // The trace holds what the capture alone gives, and the changed span.
 func TestCaptureGivenAgainWithOneChange(t *testing.T) {
 	log := generated(benchConfig(400))
-	i := bytes.Index(log, []byte("name=chip.run.bind.args "))
-	i += bytes.Index(log[i:], []byte(" dur=")) + len(" dur=")
-	end := i + bytes.IndexAny(log[i:], " \n") - 1 // the dur's last digit
-	changed := bytes.Clone(log)
-	changed[end] = '0' + (changed[end]-'0'+1)%10
-	newDur := string(changed[i : end+1])
+	changed, newDur := stracetest.ChangeOneDur(log, "chip.run.bind.args")
+	if changed == nil {
+		t.Fatal("the capture holds no chip.run.bind.args")
+	}
 	lines := int64(bytes.Count(log, []byte("\n")))
 
 	var out1 bytes.Buffer
@@ -714,12 +657,12 @@ func TestCaptureGivenAgainWithOneChange(t *testing.T) {
 			}
 			found := 0
 			for _, s := range tr.Slices {
-				if s.Name == "chip.run.bind.args" && strconv.FormatInt(s.Dur, 10) == newDur {
+				if s.Name == "chip.run.bind.args" && s.Dur == newDur {
 					found++
 				}
 			}
 			if found != 1 {
-				t.Errorf("%d chip.run.bind.args slices with the changed dur %s, want 1", found, newDur)
+				t.Errorf("%d chip.run.bind.args slices with the changed dur %d, want 1", found, newDur)
 			}
 			examples := 0
 			for _, ex := range sum.Examples {

@@ -1,12 +1,12 @@
 package phasetrace_test
 
 import (
-	"bytes"
 	"io"
 	"runtime"
 	"testing"
 
 	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // heapSampler is an output that records the largest live heap seen at its
@@ -25,34 +25,6 @@ func (h *heapSampler) Write(b []byte) (int, error) {
 		h.peak = max(h.peak, ms.HeapAlloc)
 	}
 	return len(b), nil
-}
-
-// manyProcesses is a log of n processes with one thread and one run
-// each: a chip.run and its chip.run.bind, two tracks a process.
-func manyProcesses(n int) []byte {
-	var b bytes.Buffer
-	for p := range n {
-		pid, ts := int64(10_000+p), int64(p)*1000
-		b.WriteString(spanLine(ts+600, pid, pid, 1, 1, "chip.run.bind", ts, 500, ""))
-		b.WriteString(spanLine(ts+600, pid, pid, 1, 0, "chip.run", ts, 600, ""))
-	}
-	return b.Bytes()
-}
-
-// busyThreads is a log of n threads, a thousand to a process, with 16
-// runs of two spans each: 32 slices a track, the runs of the threads in
-// turn.
-func busyThreads(n int) []byte {
-	var b bytes.Buffer
-	for r := range 16 {
-		for th := range n {
-			pid, tid, ts := int64(10_000+th/1000), int64(100_000+th), int64(r)*1_000_000_000+int64(th)*1000
-			inv := uint64(r*n + th + 1)
-			b.WriteString(spanLine(ts+600, pid, tid, inv, 1, "chip.run.bind", ts, 500, ""))
-			b.WriteString(spanLine(ts+600, pid, tid, inv, 0, "chip.run", ts, 600, ""))
-		}
-	}
-	return b.Bytes()
 }
 
 // memoryPerTrack converts the logs log(small) and log(large) and returns
@@ -88,17 +60,17 @@ func memoryPerTrack(t *testing.T, log func(int) []byte, small, large int) int64 
 
 // TestMemoryPerTrack converts logs of 5 000 and 50 000 processes with a
 // run each (10^4 and 10^5 tracks), and of 1 000 and 10 000 threads with
-// 32 slices each: what a track costs while the trace is written is what
+// 16 runs of two spans (32 slices) each: what a track costs while the trace is written is what
 // the README and the package documentation say (568 and 1 499 bytes),
 // within 1 KB and 2 KB.
 func TestMemoryPerTrack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("converts 110 000 tracks")
 	}
-	if per := memoryPerTrack(t, manyProcesses, 5_000, 50_000); per > 1024 {
+	if per := memoryPerTrack(t, stracetest.Processes, 5_000, 50_000); per > 1024 {
 		t.Errorf("%d bytes per track with a run, want at most 1024", per)
 	}
-	if per := memoryPerTrack(t, busyThreads, 1_000, 10_000); per > 2048 {
+	if per := memoryPerTrack(t, func(n int) []byte { return stracetest.Threads(n, 16) }, 1_000, 10_000); per > 2048 {
 		t.Errorf("%d bytes per track with 32 slices, want at most 2048", per)
 	}
 }

@@ -13,6 +13,12 @@
 // against the truth GenerateTruth returns. Config's knobs each make a case
 // real logs can hold; Cases returns one small log per knob.
 //
+// The hostile shapes are logs valid line by line that a producer with a
+// bug, a user or a big machine writes, each at the size asked:
+// OverlappingSpans, NestedSpans, Processes, Threads, DistinctPids,
+// DistinctTids and BusyDispatch; ChangeOneDur makes a capture given again
+// with one byte changed.
+//
 // The package imports only strace (and go-cmp), so that the tests of any
 // package above strace can use it.
 package stracetest
