@@ -140,8 +140,9 @@
 //
 // Convert reads each log twice, streaming (a log cut into several
 // captures three times: once to sketch them), and its memory does not grow
-// with the log: only with its tracks (about 570 bytes a track with a run,
-// 1.5 KB with 32 slices), its distinct strings, the hand-offs
+// with the log: only with its tracks (about 570 bytes a track with a run
+// of two spans, 1.5 KB with 16 such runs), its distinct strings, the
+// hand-offs
 // waiting in the flow window (WithFlowHorizon), the runs waiting for their
 // root, its clock anchors (tens of bytes each) and its captures' sketches
 // (24 KiB each, 64 at most, and at most 4 lists of up to some 850 keys of

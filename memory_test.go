@@ -71,7 +71,7 @@ func TestMemoryPerTrack(t *testing.T) {
 		t.Errorf("%d bytes per track with a run, want at most 1024", per)
 	}
 	if per := memoryPerTrack(t, func(n int) []byte { return stracetest.Threads(n, 16) }, 1_000, 10_000); per > 2048 {
-		t.Errorf("%d bytes per track with 32 slices, want at most 2048", per)
+		t.Errorf("%d bytes per track with 16 runs of two spans, want at most 2048", per)
 	}
 }
 
