@@ -46,7 +46,11 @@ type threadInfo struct {
 	roots        int64
 	rootMaxEnd   int64
 	rootsOverlap bool
+	// rootNoSlot: a root without a slot overlaps another root (a lone one,
+	// like the runtime's prewarm, is drawn on the thread's own track);
+	// noSlotMaxEnd is the latest end of the lone ones.
 	rootNoSlot   bool
+	noSlotMaxEnd int64
 	slots        map[int64]*slotState
 	split        bool // decided after the scan
 
@@ -350,15 +354,18 @@ func (s *scanResult) scanSpan(sp *strace.Span) {
 		return
 	}
 	end := sp.End()
-	if t.roots > 0 && sp.TS < t.rootMaxEnd {
-		t.rootsOverlap = true
-	}
+	overlaps := t.roots > 0 && sp.TS < t.rootMaxEnd
+	t.rootsOverlap = t.rootsOverlap || overlaps
 	t.roots++
 	t.rootMaxEnd = max(t.rootMaxEnd, end)
 	slot, ok := sp.Attr("slot_id")
 	if !ok || slot.Type != strace.TypeInt {
-		t.rootNoSlot = true
+		t.rootNoSlot = t.rootNoSlot || overlaps
+		t.noSlotMaxEnd = max(t.noSlotMaxEnd, end)
 		return
+	}
+	if sp.TS < t.noSlotMaxEnd {
+		t.rootNoSlot = true // a run with a slot overlaps one without
 	}
 	st := t.slots[slot.Int]
 	if st == nil {

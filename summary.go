@@ -397,10 +397,16 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // Lossless reports whether every record read reached the trace as it was
-// logged: no input was cut, the readers lost nothing, and the converter dropped, set aside,
-// moved or repaired nothing. (Bind segments superseded by the
-// host_phase_records artifact are not a loss.)
-func (s *Summary) Lossless() bool {
+// logged: the logs read clean (Clean), and the converter repaired nothing.
+func (s *Summary) Lossless() bool { return s.Clean() && len(s.Repaired) == 0 }
+
+// Clean reports whether the logs read clean: no input was cut, the readers
+// lost nothing, and the converter dropped, set aside or moved nothing. It
+// allows what Lossless does not, the exact repairs (Repaired) of the
+// runtime's own ns truncation, which any log of the runtime may need where
+// two device phases abut. (Bind segments superseded by the
+// host_phase_records artifact are not a loss either.)
+func (s *Summary) Clean() bool {
 	for _, in := range s.Inputs {
 		if in.Torn+in.UnknownVersion+in.Malformed+in.InLongLines > 0 || in.Cut != "" {
 			return false
@@ -411,5 +417,5 @@ func (s *Summary) Lossless() bool {
 			return false
 		}
 	}
-	return len(s.Spans.NotDrawn) == 0 && len(s.NotDrawn) == 0 && len(s.Repaired) == 0 && len(s.Moved) == 0
+	return len(s.Spans.NotDrawn) == 0 && len(s.NotDrawn) == 0 && len(s.Moved) == 0
 }

@@ -21,7 +21,7 @@
 //	-calibration PID:DEV=FILE  clock-calibration samples of a device (repeatable)
 //	-summary-json FILE         the conversion summary, machine-readable; - is standard output
 //	-compress N                deflate the trace at zlib level N, 1 (fastest) to 9 (smallest); 0: off (default 6)
-//	-strict                    exit 3 when anything was lost or repaired
+//	-strict                    exit 3 when the logs did not read clean (Summary.Clean)
 //	-q                         no summary on stderr
 //	-open                      after converting, open the trace in ui.perfetto.dev (see below)
 //	-port N                    the port -open serves the trace on, on 127.0.0.1 (default 9001)
@@ -32,7 +32,7 @@
 // trailer), whose checksum does not match or whose compressed data is
 // corrupt is read up to the damage: the records before it are converted,
 // the summary says the cut on the log's line (InputSummary.Cut; not
-// lossless), and -strict counts it. Logs that hold no record the reader can read whole (an empty
+// clean), and -strict counts it. Logs that hold no record the reader can read whole (an empty
 // file, a binary, text of another program) are a failure (exit 1), said
 // plainly, and neither a trace file nor the -summary-json file is left (a
 // trace written in place — standard output, a device, a FIFO — cannot be
@@ -86,8 +86,10 @@
 //	2  usage error: an unknown flag, a bad flag value, - given twice, an output
 //	   that is one of the inputs, -open without a regular output file;
 //	   nothing was read or written
-//	3  only with -strict: the trace was written, but something was lost or
-//	   repaired (the summary is not lossless), or a .gz was cut short
+//	3  only with -strict: the trace was written, but the logs did not read
+//	   clean: something was lost, set aside or moved, or a .gz was cut short
+//	   (Summary.Clean; the exact repairs of the runtime's own ns truncation,
+//	   which any runtime log may need, do not count)
 package main
 
 import (
@@ -120,7 +122,7 @@ const (
 	exitOK     = cli.ExitOK     // a trace was written
 	exitFail   = cli.ExitFail   // I/O failure, unreadable input, interrupted
 	exitUsage  = cli.ExitUsage  // bad flags or flag values
-	exitStrict = cli.ExitStrict // -strict: the trace was written but is not lossless
+	exitStrict = cli.ExitStrict // -strict: the trace was written but the logs did not read clean
 )
 
 const usageText = `usage: strace2perfetto [flags] [LOG ...]
@@ -142,7 +144,7 @@ machine served when the logs do not tell.
 
 Exit status: 0 trace written; 1 failure (I/O, unreadable input, no
 records, interrupted, -open port busy); 2 usage error; 3 with -strict,
-trace written but something was lost or repaired, or a .gz was cut.
+trace written but something was lost, set aside or moved, or a .gz was cut.
 
 Flags:
 `
@@ -257,7 +259,7 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 	fs.BoolVar(&cfg.mpi, "mpi", false, "remote workers' frames went over MPI: a remote run is only known to follow its network1.dispatch's start (default: a socket, after its end)")
 	fs.StringVar(&cfg.summaryJSON, "summary-json", "", "write the conversion summary as JSON to `file`, - for standard output")
 	fs.IntVar(&cfg.compress, "compress", perfetto.DefaultCompressionLevel, "deflate the trace at zlib `level`, 1 (fastest) to 9 (smallest); 0: off")
-	fs.BoolVar(&cfg.strict, "strict", false, "exit 3 when anything was lost or repaired (the trace is still written)")
+	fs.BoolVar(&cfg.strict, "strict", false, "exit 3 when anything was lost, set aside or moved, or a log was cut (the trace is still written)")
 	fs.BoolVar(&cfg.quiet, "q", false, "print no summary")
 	fs.BoolVar(&cfg.open, "open", false, "once written, serve the trace to ui.perfetto.dev on 127.0.0.1 and open a browser on it, until the UI has fetched it or Ctrl-C")
 	fs.IntVar(&cfg.port, "port", open.DefaultPort, "the `port` -open serves the trace on (the UI fetches only from 9001)")
@@ -427,9 +429,9 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 			code = c.fail(exitFail, fmt.Errorf("-summary-json: %w", err))
 		}
 	}
-	if code == exitOK && cfg.strict && !sum.Lossless() {
+	if code == exitOK && cfg.strict && !sum.Clean() {
 		if !cfg.quiet {
-			fmt.Fprintln(c.stderr, "strace2perfetto: -strict: records were lost or repaired, or a log was cut (see the summary); the trace is kept")
+			fmt.Fprintln(c.stderr, "strace2perfetto: -strict: records were lost, set aside or moved, or a log was cut (see the summary); the trace is kept")
 		}
 		code = exitStrict
 	}

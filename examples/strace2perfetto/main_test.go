@@ -502,7 +502,7 @@ func TestStrict(t *testing.T) {
 		if code != c.code {
 			t.Errorf("%q: exit %d, want %d: %s", c.args, code, c.code, stderr)
 		}
-		if code == exitStrict && !slices.Contains(c.args, "-q") && !strings.Contains(stderr, "-strict: records were lost or repaired") {
+		if code == exitStrict && !slices.Contains(c.args, "-q") && !strings.Contains(stderr, "-strict: records were lost, set aside or moved") {
 			t.Errorf("%q: stderr %s", c.args, stderr)
 		}
 		if code == exitStrict && slices.Contains(c.args, "-q") && stderr != "" {

@@ -10,7 +10,7 @@ const (
 	ExitOK     = 0 // done
 	ExitFail   = 1 // failure: I/O, unreadable or empty input, interrupted, a failed proof or check
 	ExitUsage  = 2 // bad command, flags or flag values
-	ExitStrict = 3 // -strict: done, but something was lost or repaired
+	ExitStrict = 3 // -strict: done, but something was lost
 )
 
 // ParseAnywhere parses fs's flags wherever they are among args: parsing
