@@ -396,8 +396,10 @@ func sameKey(a, b *strace.Span) bool {
 // two are not compared. Logs cut into one
 // capture are not sketched: a log given twice is read together with its
 // copy, record by record in the order they were written, so twins come
-// together and the window finds the copy's spans; its other records, and
-// what the first pass learns from them, are taken as they come.
+// together and the window finds the copy's spans, a window of the last
+// bind phase lines' keys (recentKeys) the copy's bind phase lines, and the
+// wall-clock anchors are taken once each; its device anchors, and what the
+// first pass learns from its runs, are taken as they come.
 
 // spanKey fingerprints a span's (pid, tid, inv, name, ts, dur). The same
 // key gives the same fingerprint in every conversion.
@@ -679,4 +681,41 @@ func sketchLog(r io.Reader, name string, maxLine int, caps []sketched) error {
 			caps[k].keys++
 		}
 	}
+}
+
+// recentKeysLen is how many record keys a recentKeys remembers.
+const recentKeysLen = 4096
+
+// recentKeys remembers the keys (recordKey) of the last recentKeysLen
+// records given to it, so that a record given again close to its first —
+// a log given twice is read together with its copy, record by record in
+// the order they were written — is known as a repeat.
+type recentKeys struct {
+	ring []uint64
+	next int
+	in   map[uint64]int32 // how many times each key is in ring
+}
+
+// repeated reports whether key is among the last keys given, and
+// remembers it when it is not.
+func (r *recentKeys) repeated(key uint64) bool {
+	if r.in[key] > 0 {
+		return true
+	}
+	if r.ring == nil {
+		r.ring = make([]uint64, 0, recentKeysLen)
+		r.in = make(map[uint64]int32)
+	}
+	if len(r.ring) < recentKeysLen {
+		r.ring = append(r.ring, key)
+	} else {
+		old := r.ring[r.next]
+		if r.in[old]--; r.in[old] == 0 {
+			delete(r.in, old)
+		}
+		r.ring[r.next] = key
+		r.next = (r.next + 1) % recentKeysLen
+	}
+	r.in[key]++
+	return false
 }

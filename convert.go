@@ -335,6 +335,9 @@ type converter struct {
 	repeats [][]repeat
 	near    [][]nearRepeat
 	recent  *recentSpans
+	// recentBinds: the keys of the last bind phase lines, for those given
+	// again close to their first (a log given twice, as a second input).
+	recentBinds recentKeys
 
 	placer, containOnly *reduce.Placer
 	freq                map[reduce.Domain]reduce.Hz
@@ -416,10 +419,21 @@ func (c *converter) wallClocks(procs []*procInfo) {
 	}
 	var as []anchor
 	for _, p := range procs {
-		if len(p.wall) > 1 {
-			c.note("wall", "%s", SeveralWallAnchors(p.pid, len(p.wall), c.led.at(c.led.where(p.wallAt[0])), c.led.at(c.led.where(p.wallAt[1]))))
+		// An anchor written again (a log given twice) is the same anchor.
+		seen := make(map[strace.WallAnchor]bool, len(p.wall))
+		var distinct []int
+		for j, w := range p.wall {
+			if seen[w] {
+				c.led.notDrawn(reasonRepeatedWall, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
+				continue
+			}
+			seen[w] = true
+			distinct = append(distinct, j)
 		}
-		for j := range p.wall {
+		if len(distinct) > 1 {
+			c.note("wall", "%s", SeveralWallAnchors(p.pid, len(distinct), c.led.at(c.led.where(p.wallAt[distinct[0]])), c.led.at(c.led.where(p.wallAt[distinct[1]]))))
+		}
+		for _, j := range distinct {
 			switch {
 			case c.remoteWallAnchor(p.pid):
 				// Its wall clock agrees with this host's only to NTP grade.
@@ -564,6 +578,7 @@ const (
 	reasonRepeatedCapture = "duplicate: a capture that repeats an earlier one byte for byte"
 	reasonRepeatedSpan    = "duplicate: the same span again"
 	reasonRepeatedRecord  = "duplicate: the same bind phase line again"
+	reasonRepeatedWall    = "duplicate: the same wall-clock anchor again"
 	reasonTrackLimit      = "over the trace's track limit"
 )
 
@@ -612,6 +627,10 @@ func checkSpan(sp *strace.Span, dev bool) (reason, detail string) {
 }
 
 func (c *converter) bindPhase(rec *strace.Record, at where) {
+	if key, _ := recordKey(rec); c.recentBinds.repeated(key) {
+		c.led.notDrawn(reasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase, 1)
+		return
+	}
 	if len(c.bindLines) >= maxBindLines {
 		l := &c.bindLines[0]
 		c.led.notDrawn("bind phase lines outside every chip.run.bind", l.at, "phase="+l.rec.Phase, 1)

@@ -403,6 +403,9 @@ func overLimit(first int32, drawn, n int, spans int64) func(t *testing.T, tr *ch
 		if got, want := notDrawnFor(sum, "track limit"), int64(n-drawn)*spans; got != want {
 			t.Errorf("%d spans counted over the track limit, want %d", got, want)
 		}
+		if sum.Invocations != 0 && sum.Invocations != int64(drawn) {
+			t.Errorf("%d invocations counted, want the %d drawn", sum.Invocations, drawn)
+		}
 		var procs, threads int
 		for _, tk := range tr.Tracks {
 			switch {
@@ -634,6 +637,18 @@ func TestCaptureGivenAgainWithOneChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			tr := wholeTrace(t, out.Bytes(), sum)
+			// Appended or as a second log, the copy's bind phase lines and
+			// wall-clock anchors are repeats: the trace holds the capture's
+			// slices and the changed span, no more.
+			if got, want := len(tr.Slices), len(tr1.Slices)+1; got != want {
+				t.Errorf("the trace holds %d slices, want %d: the capture's and the changed span", got, want)
+			}
+			if got, want := sum.NotDrawn["duplicate: the same bind phase line again"], sum1.Inputs[0].Records["bind-phase"]; want == 0 || got != want {
+				t.Errorf("%d bind phase lines counted as repeats, want the copy's %d", got, want)
+			}
+			if sum.WallAnchors != sum1.WallAnchors || len(tr.Wall) != len(tr1.Wall) {
+				t.Errorf("%d wall anchors written (%d in the trace), the capture alone %d (%d)", sum.WallAnchors, len(tr.Wall), sum1.WallAnchors, len(tr1.Wall))
+			}
 			if tc.of != "" {
 				// Appended: the copy's bind phase lines are repeats too, and
 				// the first pass learns nothing from the copy (no pipeline

@@ -131,7 +131,7 @@ func writeHosts(b *strings.Builder, hosts []HostSummary) {
 	if len(hosts) == 0 {
 		return
 	}
-	b.WriteString("remote machines (on the dispatching host's clock; bound: the most a drawn instant can be from where it truly was):\n")
+	b.WriteString("remote machines (on the trace's axis: the dispatching host's clock, else the first log's; bound: the most a drawn instant can be from where it truly was):\n")
 	for _, h := range hosts {
 		fmt.Fprintf(b, "  %s (%s): %s", h.Machine, strings.Join(h.Inputs, ", "), h.Method)
 		switch {

@@ -12,7 +12,14 @@ import (
 // breakdown inside its chip.run.bind, and its device spans placed on the
 // host timeline. A run whose root never came is drawn as found.
 func (c *converter) run(b *invBuf) {
-	c.sum.Invocations++
+	// An invocation counts when a slice of it is drawn (not when its
+	// spans are all over the track limit, say).
+	drawn := c.sum.Spans.Drawn
+	defer func() {
+		if c.sum.Spans.Drawn > drawn {
+			c.sum.Invocations++
+		}
+	}()
 	// The run's root is its chip.run (else its first depth-0 span); its
 	// bind and runner_run are found by name, whatever their depth.
 	var root, bind, runner *heldSpan

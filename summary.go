@@ -24,7 +24,8 @@ type Summary struct {
 	// snapshot.
 	WallTime    bool  `json:"wall_time"`
 	WallAnchors int64 `json:"wall_anchors"`
-	// Invocations counts the (pid, inv) runs converted; Incomplete those
+	// Invocations counts the (pid, inv) runs drawn (with a slice in the
+	// trace: not those over the track limit, say); Incomplete those
 	// whose root span never came (drawn as found).
 	Invocations int64 `json:"invocations"`
 	Incomplete  int64 `json:"incomplete_invocations"`

@@ -483,7 +483,10 @@ func TestSeveralWallAnchors(t *testing.T) {
 	if !bytes.Contains(lines[1], []byte("[CLOCK_ANCHOR] v=1 pid=4100 ")) {
 		t.Fatalf("line 2 is not pid 4100's wall-clock anchor: %s", lines[1])
 	}
-	twice := slices.Concat(log, lines[1])
+	// The same anchor again would be the same anchor: a second one says
+	// another wall time.
+	second := bytes.Replace(lines[1], []byte(" wall_ns=17"), []byte(" wall_ns=16"), 1)
+	twice := slices.Concat(log, second)
 	path := filepath.Join(t.TempDir(), "twice.log")
 	os.WriteFile(path, twice, 0o644)
 	want := phasetrace.SeveralWallAnchors(4100, 2, path+":2", fmt.Sprintf("%s:%d", path, bytes.Count(twice, []byte("\n"))))
@@ -495,6 +498,15 @@ func TestSeveralWallAnchors(t *testing.T) {
 	}
 	if _, _, errs := runCmd(t, "", "tpot", filepath.Join(data, "rounds_hbg.log")); strings.Contains(errs, "wall-clock") {
 		t.Errorf("a log with one anchor per process: %s", errs)
+	}
+	// The same anchor written again is one anchor, to both.
+	same := filepath.Join(t.TempDir(), "same.log")
+	os.WriteFile(same, slices.Concat(log, lines[1]), 0o644)
+	if _, _, errs := runCmd(t, "", "tpot", same); strings.Contains(errs, "wall-clock") {
+		t.Errorf("an anchor written twice: %s", errs)
+	}
+	if sum, err := phasetrace.Convert(io.Discard, []phasetrace.Input{phasetrace.File(same)}); err != nil || len(sum.Notes) != 0 || sum.NotDrawn["duplicate: the same wall-clock anchor again"] != 1 {
+		t.Errorf("an anchor written twice: notes %q, not drawn %v, %v", sum.Notes, sum.NotDrawn, err)
 	}
 	sum, err := phasetrace.Convert(io.Discard, []phasetrace.Input{phasetrace.File(path)})
 	if err != nil {

@@ -69,33 +69,39 @@ func (a *anchorScan) endLine() {
 				break
 			}
 			if err == nil && rec.Kind == strace.KindWallAnchor {
-				a.walls.add(rec.WallAnchor.Pid, a.name+":"+strconv.FormatInt(a.line, 10))
+				a.walls.add(rec.WallAnchor, a.name+":"+strconv.FormatInt(a.line, 10))
 			}
 		}
 	}
 	a.cur, a.long = a.cur[:0], false
 }
 
-// wallAnchors counts the wall-clock anchors of each process, with where
-// the first two are.
+// wallAnchors counts the distinct wall-clock anchors of each process (one
+// written again, as in a log given twice, is the same anchor, as the
+// converter takes it), with where the first two are.
 type wallAnchors struct {
 	pids map[int32]*pidAnchors
 }
 
 type pidAnchors struct {
-	n  int
-	at [2]string
+	n    int
+	at   [2]string
+	seen map[strace.WallAnchor]bool
 }
 
-func (w *wallAnchors) add(pid int32, at string) {
+func (w *wallAnchors) add(a strace.WallAnchor, at string) {
 	if w.pids == nil {
 		w.pids = map[int32]*pidAnchors{}
 	}
-	p := w.pids[pid]
+	p := w.pids[a.Pid]
 	if p == nil {
-		p = &pidAnchors{}
-		w.pids[pid] = p
+		p = &pidAnchors{seen: map[strace.WallAnchor]bool{}}
+		w.pids[a.Pid] = p
 	}
+	if p.seen[a] {
+		return
+	}
+	p.seen[a] = true
 	if p.n < len(p.at) {
 		p.at[p.n] = at
 	}
