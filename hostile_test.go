@@ -82,6 +82,18 @@ func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace 
 	if n := arrows(sum); int64(len(tr.Flows)) != n {
 		t.Errorf("the trace holds %d arrows, the summary says %d were drawn (%v)", len(tr.Flows), n, sum.Flows)
 	}
+	var slices, instants int64
+	for _, s := range tr.Slices {
+		if s.Instant {
+			instants++
+		} else {
+			slices++
+		}
+	}
+	o := sum.Output
+	if got := (phasetrace.OutputSummary{Bytes: int64(len(out)), Packets: int64(tr.Packets), Tracks: len(tr.Tracks), Slices: slices, Instants: instants, Flows: o.Flows, Counters: int64(len(tr.Counters))}); got != o {
+		t.Errorf("the summary says the trace holds %+v, it holds %+v", o, got)
+	}
 	processorAgrees(t, out, tr, sum)
 	return tr
 }
