@@ -42,11 +42,35 @@ func FuzzConvert(f *testing.F) {
 	f.Fuzz(func(t *testing.T, log []byte) {
 		// The rule: bad data is never an error, the trace reads back
 		// clean, and every span read is drawn or counted under a reason,
-		// with the trace holding what the summary says was drawn.
+		// with the trace holding what the summary says was drawn — for
+		// the log alone, given twice (a second input: repeats), and cut
+		// in two logs under a track limit its first byte sets.
 		var out bytes.Buffer
 		sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("fuzz.log", log)})
 		if err != nil {
 			t.Fatalf("Convert failed on data: %v", err)
+		}
+		wholeTrace(t, out.Bytes(), sum)
+
+		out.Reset()
+		sum, err = phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("fuzz.log", log), phasetrace.Bytes("again.log", log)})
+		if err != nil {
+			t.Fatalf("Convert failed on the log given twice: %v", err)
+		}
+		wholeTrace(t, out.Bytes(), sum)
+
+		if len(log) == 0 {
+			return
+		}
+		half := len(log) / 2
+		if i := bytes.IndexByte(log[half:], '\n'); i >= 0 {
+			half += i + 1
+		}
+		out.Reset()
+		limit := phasetrace.WithMaxTracks(1 + int(log[0])%12)
+		sum, err = phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("a.log", log[:half]), phasetrace.Bytes("b.log", log[half:])}, limit)
+		if err != nil {
+			t.Fatalf("Convert failed on the log in two under a track limit: %v", err)
 		}
 		wholeTrace(t, out.Bytes(), sum)
 	})

@@ -63,7 +63,7 @@ func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace 
 	if err != nil {
 		t.Fatalf("the trace does not decode: %v", err)
 	}
-	if err := tr.Err(); err != nil {
+	if err := tr.Err(); err != nil && !strandedSaid(tr, sum) {
 		t.Fatalf("the trace processor would report: %v", err)
 	}
 	if err := sum.Spans.Check(); err != nil {
@@ -96,6 +96,28 @@ func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace 
 	}
 	processorAgrees(t, out, tr, sum)
 	return tr
+}
+
+// strandedSaid reports whether every problem of tr is a flow id with no
+// other end, each an arrow the summary says lost its end to the trace
+// writer after the other was written (a known limit: a hand-off whose
+// second end the writer refuses — every lane of its track taken, or the
+// track limit reached — after the first was flushed; the trace processor
+// draws no arrow for it and reports nothing).
+func strandedSaid(tr *check.Trace, sum *phasetrace.Summary) bool {
+	n := 0
+	for _, p := range tr.Problems {
+		if p.Name != "flow_without_destination" {
+			return false
+		}
+		n++
+	}
+	for _, note := range sum.Notes {
+		if strings.HasPrefix(note, strconv.Itoa(n)+" arrow") && strings.Contains(note, "lost an end to the trace writer") {
+			return arrows(sum) == int64(len(tr.Flows))
+		}
+	}
+	return false
 }
 
 // spanSlices counts the slices of a trace that are spans of the log: not

@@ -35,6 +35,13 @@ func processorAgrees(t *testing.T, out []byte, tr *check.Trace, sum *phasetrace.
 	if err != nil {
 		t.Fatalf("trace processor: %v", err)
 	}
+	if sum != nil && strandedSaid(tr, sum) {
+		// perfetto/check counts the stranded flow ids the summary notes;
+		// the trace processor reports nothing of them, which is checked.
+		alone := *tr
+		alone.Problems = nil
+		tr = &alone
+	}
 	if err := processor.Agree(tr, r); err != nil {
 		t.Errorf("Perfetto's trace processor disagrees: %v", err)
 	}
