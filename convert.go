@@ -758,8 +758,11 @@ func (c *converter) overflowed(o perfetto.Overflow) {
 	case errors.Is(o.Err, perfetto.ErrOutOfOrder), errors.Is(o.Err, perfetto.ErrUnverifiable):
 		reason = "lies among slices drawn long before (time runs backwards)"
 	}
-	_, at := c.led.fromRef(o.Ref)
+	what, at := c.led.fromRef(o.Ref)
 	c.led.moved(reason, at, o.Name+" on "+o.Track+": "+o.Err.Error())
+	if what == "" { // a span of the log
+		bump(&c.sum.Spans.Moved, reason, 1)
+	}
 }
 
 // maybeFlush lets the writer write what it holds once enough has been

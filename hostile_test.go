@@ -79,6 +79,18 @@ func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace 
 	if n := spanSlices(tr); n != sum.Spans.Drawn {
 		t.Errorf("the trace holds %d slices of spans, the summary says %d were drawn", n, sum.Spans.Drawn)
 	}
+	var moved, said int64
+	for _, s := range tr.Slices {
+		if _, ok := argOf(s, "overflow_reason"); ok && isSpanSlice(s) {
+			moved++
+		}
+	}
+	for _, v := range sum.Spans.Moved {
+		said += v
+	}
+	if moved != said {
+		t.Errorf("the trace holds %d slices of spans on overflow lanes, the summary says %d were moved (%v)", moved, said, sum.Spans.Moved)
+	}
 	if n := arrows(sum); int64(len(tr.Flows)) != n {
 		t.Errorf("the trace holds %d arrows, the summary says %d were drawn (%v)", len(tr.Flows), n, sum.Flows)
 	}
@@ -125,15 +137,22 @@ func strandedSaid(tr *check.Trace, sum *phasetrace.Summary) bool {
 func spanSlices(tr *check.Trace) int64 {
 	var n int64
 	for _, s := range tr.Slices {
-		if s.Instant || strings.HasPrefix(s.Name, "Effective") {
-			continue
+		if isSpanSlice(s) {
+			n++
 		}
-		if src, ok := argOf(s, "src"); ok && (src == "bind_phase" || src == "host_phase_records") {
-			continue
-		}
-		n++
 	}
 	return n
+}
+
+// isSpanSlice reports whether a slice is a span of the log: not a derived
+// Effective window, a bind phase line, a host_phase_records entry or an
+// instant.
+func isSpanSlice(s check.Slice) bool {
+	if s.Instant || strings.HasPrefix(s.Name, "Effective") {
+		return false
+	}
+	src, ok := argOf(s, "src")
+	return !ok || src != "bind_phase" && src != "host_phase_records"
 }
 
 // hostileLogs are logs with everything wrong that the runtime or a user

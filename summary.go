@@ -66,6 +66,9 @@ type SpanAccount struct {
 	Read       int64 `json:"read"`
 	Drawn      int64 `json:"drawn"`
 	Superseded int64 `json:"superseded,omitempty"` // bind segments the host_phase_records artifact draws instead
+	// Moved counts, by the reason, the spans drawn on an overflow lane
+	// beside their track rather than on it: a part of Drawn.
+	Moved map[string]int64 `json:"moved,omitempty"`
 	// NotDrawn counts the spans left out of the trace, by the reason.
 	NotDrawn map[string]int64 `json:"not_drawn,omitempty"`
 }
@@ -80,7 +83,18 @@ func (a SpanAccount) Check() error {
 	if n != a.Read {
 		return fmt.Errorf("phasetrace: %d spans read, but %d drawn + %d superseded + %d not drawn", a.Read, a.Drawn, a.Superseded, n-a.Drawn-a.Superseded)
 	}
+	if m := a.moved(); m > a.Drawn {
+		return fmt.Errorf("phasetrace: %d spans drawn, of which %d moved to overflow lanes", a.Drawn, m)
+	}
 	return nil
+}
+
+func (a SpanAccount) moved() int64 {
+	var n int64
+	for _, v := range a.Moved {
+		n += v
+	}
+	return n
 }
 
 // Example is where a record that was repaired, moved, set aside or not
@@ -346,6 +360,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		b.WriteString("wall time: unknown (no [CLOCK_ANCHOR] v=1 record)\n")
 	}
 	fmt.Fprintf(&b, "spans: %d read, %d drawn", s.Spans.Read, s.Spans.Drawn)
+	if m := s.Spans.moved(); m > 0 {
+		fmt.Fprintf(&b, " (%d of them on overflow lanes)", m)
+	}
 	if s.Spans.Superseded > 0 {
 		fmt.Fprintf(&b, ", %d superseded by host_phase_records", s.Spans.Superseded)
 	}
