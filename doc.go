@@ -88,8 +88,10 @@
 //
 // The account is exact: Summary.Spans.Check verifies that every complete
 // span read is drawn, superseded (a bind segment the host_phase_records
-// artifact draws instead) or counted under a reason, and
-// Summary.Lossless says whether anything at all was lost or changed.
+// artifact draws instead) or counted under a reason (Spans.Moved says
+// which drawn spans are on overflow lanes); Summary.Clean says whether the
+// logs read clean (nothing lost, cut, set aside or moved: what -strict
+// asks), and Summary.Lossless whether, besides, nothing was repaired.
 // Drawn means in the trace: a span the trace writer refuses is counted
 // under its reason, not as drawn, and Summary.Flows counts an arrow only
 // once both its ends are written (an arrow with an end not drawn is
