@@ -794,27 +794,17 @@ func TestManyCapturesGivenAgain(t *testing.T) {
 func TestCutGzipInput(t *testing.T) {
 	var log bytes.Buffer
 	stracetest.Generate(&log, stracetest.Config{Seed: 1, Rounds: 8})
-	var zb bytes.Buffer
-	zw := gzip.NewWriter(&zb)
-	zw.Write(log.Bytes())
-	zw.Close()
-	z := zb.Bytes()
-	badCRC := bytes.Clone(z)
-	badCRC[len(badCRC)-8] ^= 0xff
-	corrupt := corruptFrom(t, z, len(z)/2)
+	want := map[string]string{ // in Cut; "" for none
+		"half": "the compressed stream is cut after", "no trailer": "the compressed stream is cut after", "half a trailer": "the compressed stream is cut after",
+		"bad checksum": "the gzip checksum does not match after", "corrupt data": "the compressed data is damaged after",
+	}
 	dir := t.TempDir()
-	for _, c := range []struct {
-		name string
-		z    []byte
-		want string // in Cut; "" for none
-	}{
-		{"whole", z, ""},
-		{"half", z[:len(z)/2], "the compressed stream is cut after"},
-		{"no trailer", z[:len(z)-8], "the compressed stream is cut after"},
-		{"half a trailer", z[:len(z)-3], "the compressed stream is cut after"},
-		{"bad checksum", badCRC, "the gzip checksum does not match after"},
-		{"corrupt data", corrupt, "the compressed data is damaged after"},
-	} {
+	for _, d := range append([]stracetest.Damaged{{Name: "whole", Gz: stracetest.Gzip(log.Bytes())}}, stracetest.DamagedGzips(log.Bytes())...) {
+		c := struct {
+			name string
+			z    []byte
+			want string
+		}{d.Name, d.Gz, want[d.Name]}
 		t.Run(c.name, func(t *testing.T) {
 			zr, err := gzip.NewReader(bytes.NewReader(c.z))
 			if err != nil {
@@ -872,25 +862,4 @@ func TestCutGzipInput(t *testing.T) {
 	if !errors.Is(err, other) {
 		t.Errorf("a read error that is no cut: Convert gives %v", err)
 	}
-}
-
-// corruptFrom is z, a gzip stream, with the first byte from at on flipped
-// whose flip makes its compressed data corrupt (most flips only change the
-// data: a checksum mismatch).
-func corruptFrom(t *testing.T, z []byte, at int) []byte {
-	t.Helper()
-	for ; at < len(z)-8; at++ {
-		b := bytes.Clone(z)
-		b[at] ^= 0xff
-		zr, err := gzip.NewReader(bytes.NewReader(b))
-		if err != nil {
-			continue
-		}
-		var ce flate.CorruptInputError
-		if _, err := io.ReadAll(zr); errors.As(err, &ce) {
-			return b
-		}
-	}
-	t.Fatal("no flip makes the stream corrupt")
-	return nil
 }

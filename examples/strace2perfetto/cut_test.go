@@ -2,11 +2,8 @@ package main
 
 import (
 	"bytes"
-	"compress/flate"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,25 +33,13 @@ func TestCutGzipBothCommands(t *testing.T) {
 	}
 	var log bytes.Buffer
 	stracetest.Generate(&log, stracetest.Config{Seed: 3, Rounds: 8})
-	var zb bytes.Buffer
-	zw := gzip.NewWriter(&zb)
-	zw.Write(log.Bytes())
-	zw.Close()
-	z := zb.Bytes()
-	badCRC := bytes.Clone(z)
-	badCRC[len(badCRC)-8] ^= 0xff
 	chdir(t)
 	invocations := regexp.MustCompile(`(?m)^callable hid=\S+ — (\d+) invocation\(s\)$`)
-	for _, c := range []struct {
-		name string
-		z    []byte
-	}{
-		{"half", z[:len(z)/2]},
-		{"no trailer", z[:len(z)-8]},
-		{"half a trailer", z[:len(z)-3]},
-		{"bad checksum", badCRC},
-		{"corrupt data", corruptFrom(t, z, len(z)/2)},
-	} {
+	for _, d := range stracetest.DamagedGzips(log.Bytes()) {
+		c := struct {
+			name string
+			z    []byte
+		}{d.Name, d.Gz}
 		t.Run(c.name, func(t *testing.T) {
 			if err := os.WriteFile("run.log.gz", c.z, 0o644); err != nil {
 				t.Fatal(err)
@@ -98,25 +83,4 @@ func TestCutGzipBothCommands(t *testing.T) {
 			}
 		})
 	}
-}
-
-// corruptFrom is z, a gzip stream, with the first byte from at on flipped
-// whose flip makes its compressed data corrupt (most flips only change the
-// data: a checksum mismatch).
-func corruptFrom(t *testing.T, z []byte, at int) []byte {
-	t.Helper()
-	for ; at < len(z)-8; at++ {
-		b := bytes.Clone(z)
-		b[at] ^= 0xff
-		zr, err := gzip.NewReader(bytes.NewReader(b))
-		if err != nil {
-			continue
-		}
-		var ce flate.CorruptInputError
-		if _, err := io.ReadAll(zr); errors.As(err, &ce) {
-			return b
-		}
-	}
-	t.Fatal("no flip makes the stream corrupt")
-	return nil
 }

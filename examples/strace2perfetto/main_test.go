@@ -23,6 +23,7 @@ import (
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 func chdir(t *testing.T) string {
@@ -840,15 +841,6 @@ func TestTerminatingSignals(t *testing.T) {
 	}
 }
 
-// gzipped is log compressed.
-func gzipped(log []byte) []byte {
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	zw.Write(log)
-	zw.Close()
-	return b.Bytes()
-}
-
 // gunzipped is what a gzip reader gives of z before it fails.
 func gunzipped(z []byte) []byte {
 	zr, err := gzip.NewReader(bytes.NewReader(z))
@@ -865,19 +857,14 @@ func gunzipped(z []byte) []byte {
 func TestCutGzip(t *testing.T) {
 	chdir(t)
 	log := cleanLog()
-	z := gzipped(log)
-	badCRC := bytes.Clone(z)
-	badCRC[len(badCRC)-8] ^= 0xff
-	for _, c := range []struct {
-		name string
-		z    []byte
-		want string
-	}{
-		{"half", z[:len(z)/2], "the compressed stream is cut"},
-		{"no trailer", z[:len(z)-8], "the compressed stream is cut"},
-		{"half a trailer", z[:len(z)-3], "the compressed stream is cut"},
-		{"bad checksum", badCRC, "checksum does not match"},
-	} {
+	want := map[string]string{"half": "the compressed stream is cut", "no trailer": "the compressed stream is cut", "half a trailer": "the compressed stream is cut",
+		"bad checksum": "checksum does not match", "corrupt data": "compressed data is damaged"}
+	for _, d := range stracetest.DamagedGzips(log) {
+		c := struct {
+			name string
+			z    []byte
+			want string
+		}{d.Name, d.Gz, want[d.Name]}
 		t.Run(c.name, func(t *testing.T) {
 			os.WriteFile("run.log.gz", c.z, 0o644)
 			want := spansIn(t, gunzipped(c.z))

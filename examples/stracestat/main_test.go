@@ -407,14 +407,6 @@ func TestNoLogReadsStdin(t *testing.T) {
 	}
 }
 
-func gzipped(b []byte) []byte {
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	zw.Write(b)
-	zw.Close()
-	return z.Bytes()
-}
-
 // gunzipped is what a gzip reader gives of z before it fails.
 func gunzipped(z []byte) []byte {
 	zr, err := gzip.NewReader(bytes.NewReader(z))
@@ -431,20 +423,15 @@ func gunzipped(z []byte) []byte {
 // complete spans of what gzip yields before the damage).
 func TestCutGzip(t *testing.T) {
 	log := sampleLog(t)
-	z := gzipped(log)
-	badCRC := bytes.Clone(z)
-	badCRC[len(badCRC)-8] ^= 0xff
+	want := map[string]string{"half": "the compressed stream is cut", "no trailer": "the compressed stream is cut", "half a trailer": "the compressed stream is cut",
+		"bad checksum": "checksum does not match", "corrupt data": "compressed data is damaged"}
 	dir := t.TempDir()
-	for _, c := range []struct {
-		name string
-		z    []byte
-		want string
-	}{
-		{"half", z[:len(z)/2], "the compressed stream is cut"},
-		{"no trailer", z[:len(z)-8], "the compressed stream is cut"},
-		{"half a trailer", z[:len(z)-3], "the compressed stream is cut"},
-		{"bad checksum", badCRC, "checksum does not match"},
-	} {
+	for _, d := range stracetest.DamagedGzips(log) {
+		c := struct {
+			name string
+			z    []byte
+			want string
+		}{d.Name, d.Gz, want[d.Name]}
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".log.gz")
 			os.WriteFile(path, c.z, 0o644)

@@ -1,6 +1,11 @@
 package stracetest
 
 import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"errors"
+	"io"
 	"slices"
 	"testing"
 
@@ -230,4 +235,48 @@ func TestChangeOneDur(t *testing.T) {
 	if c, d := ChangeOneDur(log, "no.such.span"); c != nil || d != 0 {
 		t.Errorf("a name the log does not hold: %d bytes, dur %d; want nil, 0", len(c), d)
 	}
+}
+
+// TestDamagedGzips: each damaged stream fails the way its name says, the
+// cut ones after a prefix of the log.
+func TestDamagedGzips(t *testing.T) {
+	var b bytes.Buffer
+	Generate(&b, Config{Seed: 1, Rounds: 4})
+	log := b.Bytes()
+	if got := gunzip(t, Gzip(log)); !bytes.Equal(got, log) {
+		t.Fatal("Gzip does not give the log back")
+	}
+	want := map[string]error{"half": io.ErrUnexpectedEOF, "no trailer": io.ErrUnexpectedEOF, "half a trailer": io.ErrUnexpectedEOF, "bad checksum": gzip.ErrChecksum}
+	var names []string
+	for _, d := range DamagedGzips(log) {
+		names = append(names, d.Name)
+		zr, err := gzip.NewReader(bytes.NewReader(d.Gz))
+		if err != nil {
+			t.Fatalf("%s: %v", d.Name, err)
+		}
+		got, err := io.ReadAll(zr)
+		var ce flate.CorruptInputError
+		switch {
+		case d.Name != "corrupt data" && !bytes.HasPrefix(log, got): // corrupt data may decode wrong before it fails
+			t.Errorf("%s: reads %d bytes that are no prefix of the log", d.Name, len(got))
+		case d.Name == "corrupt data" && !errors.As(err, &ce), d.Name != "corrupt data" && !errors.Is(err, want[d.Name]):
+			t.Errorf("%s: read error %v", d.Name, err)
+		}
+	}
+	if len(names) != 5 {
+		t.Errorf("damages %q, want five", names)
+	}
+}
+
+func gunzip(t *testing.T, z []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
