@@ -238,7 +238,7 @@ func (c *converter) close() (*Summary, error) {
 	// (refused); should it drop another event all the same, the trace is
 	// still whole otherwise, and the drop is reported.
 	if n := ws.Dropped - c.refusals; n > 0 && werr != nil {
-		c.led.notDrawn("refused by the trace writer", 0, werr.Error(), n)
+		c.led.notDrawn(ReasonWriterRefused, 0, werr.Error(), n)
 	}
 	return c.sum, nil
 }
@@ -277,7 +277,7 @@ func (b *Builder) DeviceBuffer(db DeviceBuffer) error {
 	at := b.next()
 	spans, wall, err := reduceBuffer(db)
 	if err != nil {
-		b.c.led.notDrawn("device-phase buffers that do not reduce", at, err.Error(), 1)
+		b.c.led.notDrawn(ReasonDeviceBuffers, at, err.Error(), 1)
 		return nil
 	}
 	for _, sp := range spans {

@@ -424,7 +424,7 @@ func (c *converter) wallClocks(procs []*procInfo) {
 		var distinct []int
 		for j, w := range p.wall {
 			if seen[w] {
-				c.led.notDrawn(reasonRepeatedWall, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
+				c.led.notDrawn(ReasonRepeatedWall, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
 				continue
 			}
 			seen[w] = true
@@ -437,11 +437,11 @@ func (c *converter) wallClocks(procs []*procInfo) {
 			switch {
 			case c.remoteWallAnchor(p.pid):
 				// Its wall clock agrees with this host's only to NTP grade.
-				c.led.superseded("wall-clock anchors of remote machines placed by the tasks they ran", 1)
+				c.led.superseded(ReasonRemoteWallSuperseded, 1)
 			case c.wallOffAxis(p.pid):
-				c.led.notDrawn(reasonWallOffAxis, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
+				c.led.notDrawn(ReasonWallOffAxis, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
 			case p.wall[j].WallNS < 0:
-				c.led.notDrawn(reasonWallBefore1970, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid))+": wall_ns="+itoa(p.wall[j].WallNS), 1)
+				c.led.notDrawn(ReasonWallBefore1970, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid))+": wall_ns="+itoa(p.wall[j].WallNS), 1)
 			default:
 				as = append(as, anchor{p, j, wallOffset(&p.wall[j])})
 			}
@@ -455,7 +455,7 @@ func (c *converter) wallClocks(procs []*procInfo) {
 		ref := as[r]
 		for _, a := range as {
 			if d, ok := wallAgrees(a.off, ref.off); !ok {
-				c.led.notDrawn(reasonWallDisagrees, c.led.where(a.p.wallAt[a.j]),
+				c.led.notDrawn(ReasonWallDisagrees, c.led.where(a.p.wallAt[a.j]),
 					"pid "+itoa(int64(a.p.pid))+": wall − mono differs by "+itoa(d)+" ns from the anchor of pid "+itoa(int64(ref.p.pid))+" at "+c.led.at(c.led.where(ref.p.wallAt[ref.j])), 1)
 				continue
 			}
@@ -526,12 +526,12 @@ func (c *converter) drain() {
 	c.flows.drain(c.now, true)
 	c.runs.flush()
 	for _, l := range c.bindLines {
-		c.led.notDrawn("bind phase lines outside every chip.run.bind", l.at, "phase="+l.rec.Phase, 1)
+		c.led.notDrawn(ReasonBindOutsideBind, l.at, "phase="+l.rec.Phase, 1)
 	}
 	c.bindLines = nil
 	for _, ps := range c.records {
 		for _, p := range ps {
-			c.led.notDrawn("host_phase_records passes without their chip.run.bind", c.led.where(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
+			c.led.notDrawn(ReasonPassesWithoutBind, c.led.where(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
 		}
 	}
 	c.records = nil
@@ -546,9 +546,9 @@ func (c *converter) record(s *source) {
 		if r, ok := repeatOf(c.repeats[s.index], &s.repeat, rec.Pos.Line); ok {
 			detail := "lines " + itoa(r.first) + "–" + itoa(r.last) + " repeat " + r.of
 			if rec.Kind == strace.KindSpan {
-				c.led.dropSpan(reasonRepeatedCapture, at, detail, 1)
+				c.led.dropSpan(ReasonRepeatedCapture, at, detail, 1)
 			} else {
-				c.led.notDrawn(reasonRepeatedCapture, at, detail, 1)
+				c.led.notDrawn(ReasonRepeatedCapture, at, detail, 1)
 			}
 			return
 		}
@@ -557,9 +557,9 @@ func (c *converter) record(s *source) {
 		if n := nearRepeatOf(c.near[s.index], &s.near, rec.Pos.Line); n != nil {
 			if of, ok := n.repeated(s.key); ok {
 				if rec.Kind == strace.KindSpan {
-					c.led.dropSpan(reasonRepeatedSpan, at, rec.Span.Name+" (as in "+of+")", 1)
+					c.led.dropSpan(ReasonRepeatedSpan, at, rec.Span.Name+" (as in "+of+")", 1)
 				} else {
-					c.led.notDrawn(reasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase+" (as in "+of+")", 1)
+					c.led.notDrawn(ReasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase+" (as in "+of+")", 1)
 				}
 				return
 			}
@@ -574,13 +574,7 @@ func (c *converter) record(s *source) {
 }
 
 // Reasons a span is not drawn.
-const (
-	reasonRepeatedCapture = "duplicate: a capture that repeats an earlier one byte for byte"
-	reasonRepeatedSpan    = "duplicate: the same span again"
-	reasonRepeatedRecord  = "duplicate: the same bind phase line again"
-	reasonRepeatedWall    = "duplicate: the same wall-clock anchor again"
-	reasonTrackLimit      = "over the trace's track limit"
-)
+const ()
 
 // span takes one span.
 func (c *converter) span(rec *strace.Record, at where) {
@@ -592,7 +586,7 @@ func (c *converter) span(rec *strace.Record, at where) {
 	}
 	kept, lent, repeated := c.recent.remember(sp)
 	if repeated {
-		c.led.dropSpan(reasonRepeatedSpan, at, sp.Name, 1)
+		c.led.dropSpan(ReasonRepeatedSpan, at, sp.Name, 1)
 		return
 	}
 	if end := sp.End(); !dev && end > c.now {
@@ -614,26 +608,26 @@ func (c *converter) span(rec *strace.Record, at where) {
 // checkSpan says why a span cannot be drawn at all: its interval is not one.
 // A device span's ts may be negative (an offset before the run's origin);
 // a host span's may not.
-func checkSpan(sp *strace.Span, dev bool) (reason, detail string) {
+func checkSpan(sp *strace.Span, dev bool) (reason Reason, detail string) {
 	switch {
 	case sp.Dur < 0:
-		return "negative duration", "dur=" + itoa(sp.Dur)
+		return ReasonNegativeDuration, "dur=" + itoa(sp.Dur)
 	case !dev && sp.TS < 0:
-		return "negative host timestamp", "ts=" + itoa(sp.TS)
+		return ReasonNegativeHostTS, "ts=" + itoa(sp.TS)
 	case sp.TS+sp.Dur < sp.TS:
-		return "ts + dur beyond the int64 range", "ts=" + itoa(sp.TS) + " dur=" + itoa(sp.Dur)
+		return ReasonTSDurOverflow, "ts=" + itoa(sp.TS) + " dur=" + itoa(sp.Dur)
 	}
 	return "", ""
 }
 
 func (c *converter) bindPhase(rec *strace.Record, at where) {
 	if key, _ := recordKey(rec); c.recentBinds.repeated(key) {
-		c.led.notDrawn(reasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase, 1)
+		c.led.notDrawn(ReasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase, 1)
 		return
 	}
 	if len(c.bindLines) >= maxBindLines {
 		l := &c.bindLines[0]
-		c.led.notDrawn("bind phase lines outside every chip.run.bind", l.at, "phase="+l.rec.Phase, 1)
+		c.led.notDrawn(ReasonBindOutsideBind, l.at, "phase="+l.rec.Phase, 1)
 		c.letGo(l)
 		c.bindLines = c.bindLines[1:]
 	}
@@ -703,10 +697,10 @@ func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.A
 func (c *converter) slice(t perfetto.Track, s *perfetto.Slice, p where) bool {
 	switch {
 	case t.IsZero():
-		c.led.dropSpan(reasonTrackLimit, p, s.Name, 1)
+		c.led.dropSpan(ReasonTrackLimit, p, s.Name, 1)
 		return false
 	case s.TS < 0 || s.Dur < 0 || s.TS+s.Dur < s.TS:
-		c.led.dropSpan("placed outside the trace's time range", p, s.Name+" at "+itoa(s.TS)+" +"+itoa(s.Dur), 1)
+		c.led.dropSpan(ReasonOutsideTimeRange, p, s.Name+" at "+itoa(s.TS)+" +"+itoa(s.Dur), 1)
 		return false
 	}
 	c.w.Slice(t, *s)
@@ -717,12 +711,6 @@ func (c *converter) slice(t perfetto.Track, s *perfetto.Slice, p where) bool {
 	return true
 }
 
-// Reasons the trace writer refuses a span (see refused).
-const (
-	reasonLanesFull  = "could not nest on its track, whose overflow lanes are all taken"
-	reasonLanesLimit = "could not nest on its track, and the track limit leaves no room for an overflow lane"
-)
-
 // refused takes back a slice the writer refused: a span counted as drawn
 // is counted under the reason instead, once per track when its overflow
 // lanes ran out; its arrows are not drawn.
@@ -731,32 +719,32 @@ func (c *converter) refused(r perfetto.Refusal) {
 	c.arrows.refused(r.Flows, r.Alone)
 	what, at := c.led.fromRef(r.Ref)
 	if what != "" {
-		c.led.notDrawn(what+" refused by the trace writer", at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)
+		c.led.notDrawn(otherReasons[what][2], at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)
 		return
 	}
 	c.sum.Spans.Drawn--
 	switch {
 	case errors.Is(r.Err, perfetto.ErrTooManyLanes):
-		c.led.dropOnTrack(reasonLanesFull, r.Track, at)
+		c.led.dropOnTrack(ReasonLanesFull, r.Track, at)
 	case errors.Is(r.Err, perfetto.ErrTooManyTracks) && r.Track != "":
-		c.led.dropOnTrack(reasonLanesLimit, r.Track, at)
+		c.led.dropOnTrack(ReasonLanesLimit, r.Track, at)
 	case errors.Is(r.Err, perfetto.ErrTooManyTracks):
-		c.led.dropSpan(reasonTrackLimit, at, r.Name, 1)
+		c.led.dropSpan(ReasonTrackLimit, at, r.Name, 1)
 	default:
-		c.led.dropSpan("refused by the trace writer", at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)
+		c.led.dropSpan(ReasonWriterRefused, at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)
 	}
 }
 
 // overflowed counts a slice the writer moved to an overflow lane.
 func (c *converter) overflowed(o perfetto.Overflow) {
-	reason := "could not nest on its track"
+	reason := ReasonCouldNotNest
 	switch {
 	case errors.Is(o.Err, perfetto.ErrOverlap):
-		reason = "partially overlaps another slice on its track"
+		reason = ReasonPartialOverlap
 	case errors.Is(o.Err, perfetto.ErrTooDeep):
-		reason = "nested deeper than the trace processor keeps (" + itoa(perfetto.MaxDepth) + " levels)"
+		reason = ReasonTooDeep
 	case errors.Is(o.Err, perfetto.ErrOutOfOrder), errors.Is(o.Err, perfetto.ErrUnverifiable):
-		reason = "lies among slices drawn long before (time runs backwards)"
+		reason = ReasonTimeBackwards
 	}
 	what, at := c.led.fromRef(o.Ref)
 	c.led.moved(reason, at, o.Name+" on "+o.Track+": "+o.Err.Error())

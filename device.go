@@ -99,7 +99,7 @@ func (c *converter) unconfirmedJoins(d reduce.Domain) map[int]bool {
 				out = map[int]bool{}
 			}
 			out[j.i] = true
-			c.led.notDrawn("device clock anchors joined to the next record on their line whose dev_freq the other anchors of their device contradict",
+			c.led.notDrawn(ReasonDeviceAnchorJoined,
 				c.led.where(j.pos), d.String()+": dev_freq="+strconv.FormatUint(f, 10), 1)
 		}
 	}
@@ -205,7 +205,7 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 	generic := "" // the summary's reason, when the slices carry a detailed one
 	if errors.Is(err, reduce.ErrInconsistent) {
 		ds.Inconsists++
-		generic = "clock anchors disagree with containment (see the notes)"
+		generic = ReasonAnchorsDisagree.Text()
 		c.note("inconsistent", "run pid=%d inv=%d: %v; placed by containment alone", k.pid, k.inv, err)
 		why := "clock anchors disagree with containment: " + strings.TrimPrefix(err.Error(), "reduce: ")
 		err = c.containOnly.PlaceInto(pl, run)
@@ -219,28 +219,24 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 	}
 	if err != nil {
 		var ie *reduce.InconsistencyError
-		reason := "no placement consistent with its host windows"
+		reason := ReasonNoConsistentPlacement
 		switch {
 		case errors.As(err, &ie):
 			c.note("inconsistent", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
 		case !composed:
-			reason = "not carried onto the dispatching host's axis"
+			reason = ReasonNotCarried
 			c.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
 		default:
-			reason = "device offsets outside the host clock's range"
+			reason = ReasonDeviceOffsetsRange
 			c.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
 		}
 		ds.Unaligned += int64(len(spans))
-		addReason(ds, reason, int64(len(spans)))
-		c.led.dropSpan("device spans with no consistent placement", spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10), int64(len(spans)))
+		bump(&ds.Reasons, reason, int64(len(spans)))
+		c.led.dropSpan(ReasonDeviceUnplaced, spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10), int64(len(spans)))
 		return
 	}
 	c.drawDevice(k, ds, run, spans, lanes, fixes, pl, extraReason, generic)
 }
-
-// reasonDeviceMisfit counts the device spans whose offsets their run's
-// host windows cannot hold (reduce.Placer.Misfits).
-const reasonDeviceMisfit = "device span its run's host windows cannot hold (impossible device ts or dur)"
 
 // dropMisfits leaves out the spans of a run that could not be placed
 // whose offsets its host windows cannot hold on their own
@@ -258,9 +254,9 @@ func (c *converter) dropMisfits(k invKey, ds *DeviceSummary, run *reduce.Run, sp
 		if len(bad) > 0 && bad[0] == i {
 			bad = bad[1:]
 			s := &spans[i]
-			c.led.dropSpan(reasonDeviceMisfit, s.at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+s.Name+" ts="+itoa(s.TS)+" dur="+itoa(s.Dur), 1)
+			c.led.dropSpan(ReasonDeviceMisfit, s.at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+s.Name+" ts="+itoa(s.TS)+" dur="+itoa(s.Dur), 1)
 			ds.Unaligned++
-			addReason(ds, reasonDeviceMisfit, 1)
+			bump(&ds.Reasons, ReasonDeviceMisfit, 1)
 			continue
 		}
 		if f, ok := fixes[i]; ok {
@@ -310,11 +306,11 @@ func joinReason(a, b string) string {
 	return a + "; " + b
 }
 
-func addReason(ds *DeviceSummary, r string, n int64) {
-	if ds.Reasons == nil {
-		ds.Reasons = map[string]int64{}
+// addReasons counts n spans under each reason of a placement's text.
+func addReasons(m *ReasonCounts, text string, n int64) {
+	for _, r := range placementReasons(text) {
+		bump(m, r, n)
 	}
-	ds.Reasons[r] += n
 }
 
 // drawDevice draws placed device spans as reduce placed them: each at
@@ -322,9 +318,9 @@ func addReason(ds *DeviceSummary, r string, n int64) {
 // shift of a truncation repair).
 func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix, pl *reduce.Placement, extraReason, generic string) {
 	if pl.Method == reduce.Unaligned {
-		addReason(ds, joinReason(pl.Reason, extraReason), int64(len(spans)))
+		addReasons(&ds.Reasons, joinReason(pl.Reason, extraReason), int64(len(spans)))
 		ds.Unaligned += int64(len(spans))
-		c.led.dropSpan("device spans with no host evidence to place them", spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+joinReason(pl.Reason, extraReason), int64(len(spans)))
+		c.led.dropSpan(ReasonDeviceNoEvidence, spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+joinReason(pl.Reason, extraReason), int64(len(spans)))
 		return
 	}
 	group := c.tracks.deviceGroup(k.pid, run.Domain.Dev)
@@ -390,7 +386,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		c.led.drawn()
 		c.drawnOn(k.pid)
 		if fixed {
-			c.led.repaired(reasonTruncation, s.at, s.Name+": "+fix.what)
+			c.led.repaired(ReasonTruncation, s.at, s.Name+": "+fix.what)
 		}
 		switch {
 		case !onAxis:
@@ -404,7 +400,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 			ds.Aligned++
 		case reduce.Contained:
 			ds.Contained++
-			addReason(ds, "contained: "+counted, 1)
+			addReasons(&ds.ContainedReasons, counted, 1)
 		}
 	}
 	if orch >= 0 && sched >= 0 {
@@ -428,7 +424,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		}
 		args = c.remoteArgs(args, k.pid, 0, 0, false)
 		t := c.tracks.device(k.pid, run.Domain.Dev, group, "effective")
-		c.other(t, perfetto.Slice{Name: effectiveName, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Args: args}, spans[orch].at, "derived Effective windows")
+		c.other(t, perfetto.Slice{Name: effectiveName, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Args: args}, spans[orch].at, otherEffective)
 	}
 }
 
@@ -447,8 +443,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 // three.
 const truncationSlack = 2
 
-// reasonTruncation counts the repairs of truncationSlack.
-const reasonTruncation = "device boundary within the runtime's ns truncation (2 ns) of its neighbour's: clamped to it"
+// ReasonTruncation (reasons.go) counts the repairs of truncationSlack.
 
 // truncationFix is a repaired device span's logged values.
 type truncationFix struct {

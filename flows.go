@@ -93,8 +93,8 @@ func (l *nodeList) pop(next *nodeSpan) bool {
 type flowWindow struct {
 	horizon  int64                                                 // log time a span waits for its other end
 	draw     func(sp *heldSpan, flows, endFlows []perfetto.FlowID) // draws a released node span
-	linked   func(id perfetto.FlowID, kind string)                 // makes an arrow (arrowLedger.add)
-	unlinked func(reason string)                                   // counts a dispatch drawn without one
+	linked   func(id perfetto.FlowID, kind FlowKind)               // makes an arrow (arrowLedger.add)
+	unlinked func(reason Reason)                                   // counts a dispatch drawn without one
 	sameHost func(a, b int32) bool                                 // whether two pids ran on one machine (nil: all do)
 	drawable func(sp *heldSpan) bool                               // whether a node span has a track to be drawn on (nil: all do)
 	nextID   perfetto.FlowID
@@ -304,12 +304,12 @@ func (f *flowWindow) linkRun(root *strace.Span, drawn bool) []perfetto.FlowID {
 		return nil
 	}
 	if !drawn || f.drawable != nil && !f.drawable(&best.span) {
-		f.unlinked(reasonLinkNoTrack)
+		f.unlinked(ReasonLinkNoTrack)
 		return nil
 	}
 	id := f.id()
 	best.flows = append(best.flows, id)
-	f.linked(id, "node.dispatch → chip.run")
+	f.linked(id, FlowDispatchToRun)
 	f.runFlow[0] = id
 	return f.runFlow[:]
 }
@@ -369,7 +369,7 @@ func (f *flowWindow) release(s *nodeSpan) {
 		if s.match != nil {
 			f.link(s.match, s)
 		} else {
-			f.unlinked("node.dispatch with no node.submit of its run_id and task slot within the flow horizon")
+			f.unlinked(ReasonDispatchNoSubmit)
 		}
 	}
 	f.unindex(s)
@@ -404,18 +404,14 @@ func (f *flowWindow) unindex(s *nodeSpan) {
 func (f *flowWindow) link(submit, dispatch *nodeSpan) {
 	dispatch.linked = true
 	if f.drawable != nil && !(f.drawable(&submit.span) && f.drawable(&dispatch.span)) {
-		f.unlinked(reasonLinkNoTrack)
+		f.unlinked(ReasonLinkNoTrack)
 		return
 	}
 	id := f.id()
 	submit.flows = append(submit.flows, id)
 	dispatch.endFlows = append(dispatch.endFlows, id)
-	f.linked(id, "node.submit → node.dispatch")
+	f.linked(id, FlowSubmitToDispatch)
 }
-
-// reasonLinkNoTrack is why a hand-off whose ends were matched has no
-// arrow: an end is over the trace's track limit.
-const reasonLinkNoTrack = "hand-off with an end over the trace's track limit"
 
 // arrowLedger counts the arrows the trace holds: an arrow is counted (by
 // its kind) once both its ends are written — handed to the trace writer,
@@ -430,8 +426,8 @@ const reasonLinkNoTrack = "hand-off with an end over the trace's track limit"
 type arrowLedger struct {
 	open     map[perfetto.FlowID]arrowState
 	both     []perfetto.FlowID   // arrows whose ends were both handed since the last flush
-	linked   func(kind string)   // counts an arrow drawn
-	unlinked func(reason string) // counts an arrow not drawn
+	linked   func(kind FlowKind) // counts an arrow drawn
+	unlinked func(reason Reason) // counts an arrow not drawn
 	drawable func(e arrowEnd) bool
 	// flushes counts the flushes; stranded the arrows whose end the writer
 	// refused after a flush had written the other (whose id the trace then
@@ -440,7 +436,7 @@ type arrowLedger struct {
 }
 
 type arrowState struct {
-	kind string
+	kind FlowKind
 	ends int8 // ends handed to the writer (and not refused)
 	came int8 // ends that came: handed, or left out
 	dead bool // an end is not drawn: the arrow is not either
@@ -460,7 +456,7 @@ type arrowEnd struct {
 }
 
 // add makes an arrow of a kind ("node.submit → node.dispatch").
-func (a *arrowLedger) add(id perfetto.FlowID, kind string) {
+func (a *arrowLedger) add(id perfetto.FlowID, kind FlowKind) {
 	if a.open == nil {
 		a.open = map[perfetto.FlowID]arrowState{}
 	}
@@ -484,7 +480,7 @@ func (a *arrowLedger) live(ids []perfetto.FlowID) []perfetto.FlowID {
 		if ok && st.unchecked {
 			st.unchecked = false
 			if a.drawable != nil && !(a.drawable(st.from) && a.drawable(st.to)) {
-				a.unlinked(reasonLinkNoTrack)
+				a.unlinked(ReasonLinkNoTrack)
 				st.dead = true
 			}
 			a.open[id] = st
@@ -563,7 +559,7 @@ func (a *arrowLedger) refused(ids, alone []perfetto.FlowID) {
 // kill counts an arrow not drawn, once.
 func (a *arrowLedger) kill(st *arrowState) {
 	if !st.dead {
-		a.unlinked(st.kind + " whose other end is not drawn")
+		a.unlinked(st.kind.unended())
 		st.dead = true
 	}
 }
@@ -586,7 +582,7 @@ func (a *arrowLedger) flushed() {
 func (a *arrowLedger) close() {
 	for _, st := range a.open {
 		if !st.dead {
-			a.unlinked(st.kind + " whose other end is not drawn")
+			a.unlinked(st.kind.unended())
 		}
 	}
 	a.open = nil

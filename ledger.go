@@ -19,7 +19,7 @@ type ledger struct {
 	sum      *Summary
 	files    []string       // names of the inputs and artifacts, for refs
 	fileIdx  map[string]int // index in files
-	examples map[string]int // examples kept per reason
+	examples map[Reason]int // examples kept per reason
 	kinds    []string       // the kinds of slices other than spans, for refs
 	// lanesOut counts, per track and reason, the spans refused there
 	// because its overflow lanes ran out, said once per track (finish).
@@ -27,7 +27,10 @@ type ledger struct {
 	lanesOutSeq []trackReason
 }
 
-type trackReason struct{ track, reason string }
+type trackReason struct {
+	track  string
+	reason Reason
+}
 
 type refusedOnTrack struct {
 	first where
@@ -38,7 +41,7 @@ type refusedOnTrack struct {
 const maxExamples = 8
 
 func newLedger(sum *Summary) *ledger {
-	return &ledger{sum: sum, fileIdx: map[string]int{}, examples: map[string]int{}}
+	return &ledger{sum: sum, fileIdx: map[string]int{}, examples: map[Reason]int{}}
 }
 
 // where is a record's position packed in 64 bits: the index of its file
@@ -113,7 +116,7 @@ func (l *ledger) at(w where) string {
 	return file
 }
 
-func (l *ledger) example(reason string, w where, detail string) {
+func (l *ledger) example(reason Reason, w where, detail string) {
 	if l.examples[reason] >= maxExamples {
 		return
 	}
@@ -121,12 +124,12 @@ func (l *ledger) example(reason string, w where, detail string) {
 	l.sum.Examples = append(l.sum.Examples, Example{Reason: reason, At: l.at(w), Detail: detail})
 }
 
-func bump(m *map[string]int64, reason string, n int64) {
+func bump(m *ReasonCounts, reason Reason, n int64) {
 	if n == 0 {
 		return
 	}
 	if *m == nil {
-		*m = map[string]int64{}
+		*m = ReasonCounts{}
 	}
 	(*m)[reason] += n
 }
@@ -135,7 +138,7 @@ func bump(m *map[string]int64, reason string, n int64) {
 func (l *ledger) drawn() { l.sum.Spans.Drawn++ }
 
 // dropSpan counts n spans not drawn for reason; p is where the first is.
-func (l *ledger) dropSpan(reason string, p where, detail string, n int64) {
+func (l *ledger) dropSpan(reason Reason, p where, detail string, n int64) {
 	if n == 0 {
 		return
 	}
@@ -144,19 +147,19 @@ func (l *ledger) dropSpan(reason string, p where, detail string, n int64) {
 }
 
 // repaired counts a slice drawn after a repair of its record.
-func (l *ledger) repaired(reason string, p where, detail string) {
+func (l *ledger) repaired(reason Reason, p where, detail string) {
 	bump(&l.sum.Repaired, reason, 1)
 	l.example(reason, p, detail)
 }
 
 // moved counts a slice drawn on an overflow lane.
-func (l *ledger) moved(reason string, p where, detail string) {
+func (l *ledger) moved(reason Reason, p where, detail string) {
 	bump(&l.sum.Moved, reason, 1)
 	l.example(reason, p, detail)
 }
 
 // notDrawn counts n records other than spans left out of the trace.
-func (l *ledger) notDrawn(reason string, p where, detail string, n int64) {
+func (l *ledger) notDrawn(reason Reason, p where, detail string, n int64) {
 	if n == 0 {
 		return
 	}
@@ -165,15 +168,15 @@ func (l *ledger) notDrawn(reason string, p where, detail string, n int64) {
 }
 
 // superseded counts n records drawn from another source instead.
-func (l *ledger) superseded(reason string, n int64) { bump(&l.sum.Superseded, reason, n) }
+func (l *ledger) superseded(reason Reason, n int64) { bump(&l.sum.Superseded, reason, n) }
 
 // unlinked counts a hand-off span drawn without its arrow.
-func (l *ledger) unlinked(reason string) { bump(&l.sum.Unlinked, reason, 1) }
+func (l *ledger) unlinked(reason Reason) { bump(&l.sum.Unlinked, reason, 1) }
 
 // dropOnTrack counts a span not drawn for reason, said once per track with
 // a count (finish): the spans a track's full overflow lanes refuse can be
 // most of a log.
-func (l *ledger) dropOnTrack(reason, track string, p where) {
+func (l *ledger) dropOnTrack(reason Reason, track string, p where) {
 	bump(&l.sum.Spans.NotDrawn, reason, 1)
 	k := trackReason{track, reason}
 	r := l.lanesOut[k]

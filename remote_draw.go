@@ -175,13 +175,10 @@ func (c *converter) adjustRemote(i int, rec *strace.Record) {
 	}
 }
 
-// reasonUnmapped counts the spans a remote machine's mapping cannot carry.
-const reasonUnmapped = "a remote machine's span whose time leaves the int64 range on the dispatching host's axis"
-
 // unmapped counts a span its machine's mapping cannot carry and leaves it
 // out (a record of no kind is not drawn).
 func (c *converter) unmapped(rec *strace.Record, at where) {
-	c.led.dropSpan(reasonUnmapped, at, rec.Span.Name+" ts="+itoa(rec.Span.TS), 1)
+	c.led.dropSpan(ReasonUnmapped, at, rec.Span.Name+" ts="+itoa(rec.Span.TS), 1)
 	rec.Kind = 0
 }
 

@@ -373,7 +373,7 @@ func (c *converter) pairFlows(p *remotePlan, w *worker, s *session) {
 		}
 		if t.dispDrawable && r.first && t.dispTS < int64(ys) {
 			id := c.flows.id()
-			c.arrows.add(id, "network1.dispatch → remote run")
+			c.arrows.add(id, FlowRemoteDispatchToRun)
 			c.arrows.between(id, arrowEnd{w.pid, t.dispTid}, arrowEnd{s.pid, r.firstTid})
 			d := p.at(flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch})
 			d.flows = append(d.flows, id)
@@ -382,7 +382,7 @@ func (c *converter) pairFlows(p *remotePlan, w *worker, s *session) {
 		}
 		if r.last && t.compDrawable && int64(ye) < t.compTS {
 			id := c.flows.id()
-			c.arrows.add(id, "remote run → network1.complete")
+			c.arrows.add(id, FlowRemoteRunToComplete)
 			c.arrows.between(id, arrowEnd{s.pid, r.lastTid}, arrowEnd{w.pid, t.compTid})
 			e := p.at(flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunLast})
 			e.flows = append(e.flows, id)

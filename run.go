@@ -92,7 +92,7 @@ func (c *converter) run(b *invBuf) {
 		c.drawBindLines(lane, bind, b.bindLogT, covered, drawnSegments)
 	} else {
 		for _, p := range passes {
-			c.led.notDrawn("host_phase_records passes without their chip.run.bind", c.led.where(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
+			c.led.notDrawn(ReasonPassesWithoutBind, c.led.where(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
 		}
 	}
 	c.device(b.key, root, runner, b.dev, b.wall)
@@ -107,7 +107,7 @@ func (c *converter) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 	for _, p := range passes {
 		for _, r := range p.Records {
 			if r.EndNS < r.StartNS || r.StartNS > maxInt64 || r.EndNS > maxInt64 {
-				c.led.notDrawn("host_phase_records entries with an impossible interval", c.led.where(p.Pos), "phase="+r.Phase, 1)
+				c.led.notDrawn(ReasonImpossibleInterval, c.led.where(p.Pos), "phase="+r.Phase, 1)
 				continue
 			}
 			tid := bind.Tid
@@ -138,7 +138,7 @@ func (c *converter) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 			if r.HasTid {
 				args = append(args, perfetto.Int("os_tid", r.Tid))
 			}
-			c.other(t, perfetto.Slice{Name: name, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args}, c.led.where(p.Pos), "host_phase_records entries")
+			c.other(t, perfetto.Slice{Name: name, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args}, c.led.where(p.Pos), otherHostPhase)
 		}
 	}
 }
@@ -158,7 +158,7 @@ func (c *converter) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 			continue
 		}
 		if covered.has(l.rec.Phase) || drawn.has(l.rec.Phase) {
-			c.led.superseded("bind phase lines drawn by host_phase_records or segment spans", 1)
+			c.led.superseded(ReasonBindPhaseSuperseded, 1)
 			c.letGo(&l)
 			continue
 		}
@@ -168,7 +168,7 @@ func (c *converter) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 		if l.rec.Source != "" {
 			args = append(args, perfetto.String("source", l.rec.Source))
 		}
-		c.other(lane, perfetto.Slice{Name: c.segmentName(l.rec.Phase), TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, "bind phase lines")
+		c.other(lane, perfetto.Slice{Name: c.segmentName(l.rec.Phase), TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, otherBindPhase)
 		c.letGo(&l)
 	}
 	clear(c.bindLines[len(kept):])
@@ -222,10 +222,10 @@ func (s *nameSet) reset() { s.small, s.big = s.small[:0], nil }
 func (c *converter) other(t perfetto.Track, s perfetto.Slice, p where, what string) {
 	switch {
 	case t.IsZero():
-		c.led.notDrawn(what+" over the trace's track limit", p, s.Name, 1)
+		c.led.notDrawn(otherReasons[what][0], p, s.Name, 1)
 		return
 	case s.TS < 0 || s.Dur < 0 || s.TS+s.Dur < s.TS:
-		c.led.notDrawn(what+" outside the trace's time range", p, s.Name, 1)
+		c.led.notDrawn(otherReasons[what][1], p, s.Name, 1)
 		return
 	}
 	s.Ref = c.led.ref(what, p)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -31,26 +30,26 @@ type Summary struct {
 	Incomplete  int64 `json:"incomplete_invocations"`
 	// Flows counts the arrows drawn — both ends written — by kind;
 	// Unlinked the hand-offs drawn without an arrow, by the reason.
-	Flows    map[string]int64 `json:"flows,omitempty"`
-	Unlinked map[string]int64 `json:"unlinked,omitempty"`
+	Flows    FlowCounts   `json:"flows,omitempty"`
+	Unlinked ReasonCounts `json:"unlinked,omitempty"`
 	// Spans accounts for every complete span record the readers returned:
 	// each is drawn (written to the trace), superseded or not drawn for a
 	// named reason.
 	Spans SpanAccount `json:"spans"`
 	// Repaired counts slices drawn after an exact, small repair of their
 	// record, by the repair; each such slice carries its logged values.
-	Repaired map[string]int64 `json:"repaired,omitempty"`
+	Repaired ReasonCounts `json:"repaired,omitempty"`
 	// Moved counts slices drawn on an overflow lane beside their track
 	// because they could not nest where they belong, by the reason; each
 	// carries the reason as its overflow_reason argument.
-	Moved map[string]int64 `json:"moved,omitempty"`
+	Moved ReasonCounts `json:"moved,omitempty"`
 	// NotDrawn counts the other complete records that are not in the
 	// trace (bind phase lines, host_phase_records entries, clock anchors
 	// set aside), by the reason; Superseded those drawn from another source
 	// instead. Together with the readers' own losses and Spans nothing is
 	// unaccounted.
-	NotDrawn   map[string]int64 `json:"not_drawn,omitempty"`
-	Superseded map[string]int64 `json:"superseded,omitempty"`
+	NotDrawn   ReasonCounts `json:"not_drawn,omitempty"`
+	Superseded ReasonCounts `json:"superseded,omitempty"`
 	// Examples says where the first few records of each reason above are,
 	// and what was wrong with them.
 	Examples []Example `json:"examples,omitempty"`
@@ -68,9 +67,9 @@ type SpanAccount struct {
 	Superseded int64 `json:"superseded,omitempty"` // bind segments the host_phase_records artifact draws instead
 	// Moved counts, by the reason, the spans drawn on an overflow lane
 	// beside their track rather than on it: a part of Drawn.
-	Moved map[string]int64 `json:"moved,omitempty"`
+	Moved ReasonCounts `json:"moved,omitempty"`
 	// NotDrawn counts the spans left out of the trace, by the reason.
-	NotDrawn map[string]int64 `json:"not_drawn,omitempty"`
+	NotDrawn ReasonCounts `json:"not_drawn,omitempty"`
 }
 
 // Check verifies the account: every span read is drawn, superseded or
@@ -100,8 +99,8 @@ func (a SpanAccount) moved() int64 {
 // Example is where a record that was repaired, moved, set aside or not
 // drawn came from.
 type Example struct {
-	Reason string `json:"reason"`
-	At     string `json:"at"` // file:line
+	Reason Reason `json:"reason"` // with its Text beside it in JSON
+	At     string `json:"at"`     // file:line
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -160,14 +159,18 @@ type OutputSummary struct {
 
 // DeviceSummary says how one device clock domain's spans were placed.
 type DeviceSummary struct {
-	Pid       int32            `json:"pid"`
-	Dev       int32            `json:"dev"`
-	Anchors   int64            `json:"anchors"`
-	Runs      int64            `json:"runs"`
-	Aligned   int64            `json:"aligned"`
-	Contained int64            `json:"contained"`
-	Unaligned int64            `json:"unaligned"`
-	Reasons   map[string]int64 `json:"reasons,omitempty"`
+	Pid       int32 `json:"pid"`
+	Dev       int32 `json:"dev"`
+	Anchors   int64 `json:"anchors"`
+	Runs      int64 `json:"runs"`
+	Aligned   int64 `json:"aligned"`
+	Contained int64 `json:"contained"`
+	Unaligned int64 `json:"unaligned"`
+	// Reasons counts the unaligned spans by why they are,
+	// ContainedReasons the spans only contained; a span is counted under
+	// each of its reasons.
+	Reasons          ReasonCounts `json:"reasons,omitempty"`
+	ContainedReasons ReasonCounts `json:"contained_reasons,omitempty"`
 	// Bound is the distribution of the bounds of the device phases (and of
 	// device_wall where a raw buffer gave its true start); WallBound that
 	// of device_wall read from a log, which is the runtime's bracket at the
@@ -251,9 +254,9 @@ func (b *BoundStats) finish() {
 	b.Median, b.P90 = q(50), q(90)
 }
 
-func (s *Summary) flow(kind string) {
+func (s *Summary) flow(kind FlowKind) {
 	if s.Flows == nil {
-		s.Flows = map[string]int64{}
+		s.Flows = FlowCounts{}
 	}
 	s.Flows[kind]++
 }
@@ -328,7 +331,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, ": %s, %s, %s, %s, %s, %d bytes\n",
 		count(int64(s.Output.Tracks), "track"), count(s.Output.Slices, "slice"), count(s.Output.Instants, "instant"), count(arrows, "flow"), count(s.Output.Counters, "counter value"), s.Output.Bytes)
-	for _, k := range sortedKeys(s.Flows) {
+	for _, k := range s.Flows.byText() {
 		fmt.Fprintf(&b, "  flows %s: %d\n", k, s.Flows[k])
 	}
 	if len(s.Devices) > 0 {
@@ -349,8 +352,11 @@ func (s *Summary) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "    device_wall (the runtime's bracket: its true start lies before the logged one): bound min %d ns, median %d ns, p90 %d ns, max %d ns\n",
 				d.WallBound.Min, d.WallBound.Median, d.WallBound.P90, d.WallBound.Max)
 		}
-		for _, r := range sortedKeys(d.Reasons) {
-			fmt.Fprintf(&b, "    %d spans: %s\n", d.Reasons[r], r)
+		for _, r := range d.Reasons.byText() {
+			fmt.Fprintf(&b, "    %d spans: %s\n", d.Reasons[r], r.Text())
+		}
+		for _, r := range d.ContainedReasons.byText() {
+			fmt.Fprintf(&b, "    %d spans: contained: %s\n", d.ContainedReasons[r], r.Text())
 		}
 	}
 	writeHosts(&b, s.Hosts)
@@ -389,9 +395,9 @@ func count(n int64, thing string) string {
 }
 
 // writeCounts writes one line per reason, with the examples of it.
-func writeCounts(b *strings.Builder, what string, counts map[string]int64, examples []Example) {
-	for _, k := range sortedKeys(counts) {
-		fmt.Fprintf(b, "%s: %d %s\n", what, counts[k], k)
+func writeCounts(b *strings.Builder, what string, counts ReasonCounts, examples []Example) {
+	for _, k := range counts.byText() {
+		fmt.Fprintf(b, "%s: %d %s\n", what, counts[k], k.Text())
 		for _, e := range examples {
 			if e.Reason != k {
 				continue
@@ -403,15 +409,6 @@ func writeCounts(b *strings.Builder, what string, counts map[string]int64, examp
 			b.WriteString("\n")
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // Lossless reports whether every record read reached the trace as it was

@@ -15,16 +15,8 @@ import (
 // anchor is trusted for being first: the largest set that agrees wins, and
 // the others are set aside.
 
-// reasonWallDisagrees counts the wall-clock anchors set aside.
-const reasonWallDisagrees = "wall-clock anchors that disagree with the others by more than 1 s"
-
-// reasonWallBefore1970 counts the wall-clock anchors whose wall time is
-// not one: before the epoch (wall_ns < 0).
-const reasonWallBefore1970 = "wall-clock anchors with a wall time before 1970 (wall_ns < 0)"
-
-// reasonWallOffAxis counts the wall-clock anchors of a machine whose
-// spans are drawn at their own times: its wall clock is not the trace's.
-const reasonWallOffAxis = "wall-clock anchors of a remote machine drawn at its own times"
+// The wall-clock anchors set aside are counted under ReasonWallDisagrees,
+// ReasonWallBefore1970 and ReasonWallOffAxis (reasons.go).
 
 // wallOffset is an anchor's wall − mono, saturated at the int64 range.
 func wallOffset(a *strace.WallAnchor) int64 { return satSub(a.WallNS, a.MonoNS) }

@@ -1,0 +1,419 @@
+package phasetrace
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/phasetrace/phasetrace/perfetto"
+)
+
+// Reason is why records were dropped, repaired, moved, set aside,
+// superseded or drawn without an arrow: a stable snake_case id, the key of
+// the Summary's counts and of its JSON. Text says it in English, as the
+// human summary (WriteText) does.
+type Reason string
+
+// The reasons the converter counts under.
+const (
+	// Spans (and other records) whose interval is not one.
+	ReasonNegativeDuration Reason = "negative_duration"
+	ReasonNegativeHostTS   Reason = "negative_host_ts"
+	ReasonTSDurOverflow    Reason = "ts_dur_overflow"
+
+	// Records that repeat an earlier one (the log given twice, say).
+	ReasonRepeatedCapture Reason = "repeated_capture"
+	ReasonRepeatedSpan    Reason = "repeated_span"
+	ReasonRepeatedRecord  Reason = "repeated_bind_phase"
+	ReasonRepeatedWall    Reason = "repeated_wall_anchor"
+
+	// Spans the trace writer cannot take.
+	ReasonTrackLimit       Reason = "track_limit"
+	ReasonLanesFull        Reason = "lanes_full"
+	ReasonLanesLimit       Reason = "lanes_track_limit"
+	ReasonOutsideTimeRange Reason = "outside_time_range"
+	ReasonWriterRefused    Reason = "writer_refused"
+
+	// Slices moved to an overflow lane beside their track.
+	ReasonCouldNotNest   Reason = "could_not_nest"
+	ReasonPartialOverlap Reason = "partial_overlap"
+	ReasonTooDeep        Reason = "too_deep"
+	ReasonTimeBackwards  Reason = "time_backwards"
+
+	// Bind phase lines and host_phase_records.
+	ReasonBindOutsideBind      Reason = "bind_phase_outside_bind"
+	ReasonPassesWithoutBind    Reason = "passes_without_bind"
+	ReasonImpossibleInterval   Reason = "host_phase_records_impossible_interval"
+	ReasonBindPhaseSuperseded  Reason = "bind_phase_superseded"
+	ReasonRemoteWallSuperseded Reason = "remote_wall_anchor_superseded"
+
+	// Wall-clock anchors set aside.
+	ReasonWallDisagrees  Reason = "wall_anchor_disagrees"
+	ReasonWallBefore1970 Reason = "wall_anchor_before_1970"
+	ReasonWallOffAxis    Reason = "wall_anchor_off_axis"
+
+	// Slices other than spans (derived Effective windows, bind phase
+	// lines, host_phase_records entries) the trace writer cannot take.
+	ReasonEffectiveTrackLimit Reason = "effective_window_track_limit"
+	ReasonEffectiveOutside    Reason = "effective_window_outside_time_range"
+	ReasonEffectiveRefused    Reason = "effective_window_writer_refused"
+	ReasonHostPhaseTrackLimit Reason = "host_phase_record_track_limit"
+	ReasonHostPhaseOutside    Reason = "host_phase_record_outside_time_range"
+	ReasonHostPhaseRefused    Reason = "host_phase_record_writer_refused"
+	ReasonBindPhaseTrackLimit Reason = "bind_phase_track_limit"
+	ReasonBindPhaseOutside    Reason = "bind_phase_outside_time_range"
+	ReasonBindPhaseRefused    Reason = "bind_phase_writer_refused"
+
+	// Remote machines.
+	ReasonUnmapped Reason = "remote_span_unmapped"
+
+	// Device spans not drawn, and repaired.
+	ReasonDeviceMisfit          Reason = "device_span_misfit"
+	ReasonDeviceUnplaced        Reason = "device_spans_unplaced"
+	ReasonDeviceNoEvidence      Reason = "device_spans_no_host_evidence"
+	ReasonDeviceBuffers         Reason = "device_buffers_do_not_reduce"
+	ReasonDeviceAnchorJoined    Reason = "device_anchor_joined_contradicted"
+	ReasonTruncation            Reason = "truncation_clamped"
+	ReasonNoConsistentPlacement Reason = "no_consistent_placement"
+	ReasonNotCarried            Reason = "not_carried_to_dispatching_host"
+	ReasonDeviceOffsetsRange    Reason = "device_offsets_out_of_range"
+
+	// Why a run's device spans are unaligned or only contained
+	// (DeviceSummary.Reasons, DeviceSummary.ContainedReasons).
+	ReasonNoClockAnchors       Reason = "no_clock_anchors"
+	ReasonNoOrigin             Reason = "no_origin_cyc"
+	ReasonOriginFar            Reason = "origin_cyc_far"
+	ReasonNoRunnerRun          Reason = "no_runner_run"
+	ReasonAnchorsDisagree      Reason = "anchors_disagree_with_containment"
+	ReasonDeviceWallDevRange   Reason = "device_wall_dev_out_of_range"
+	ReasonDeviceWallNoDev      Reason = "device_wall_no_dev"
+	ReasonPlacementUnexplained Reason = "placement_unexplained"
+
+	// Hand-offs drawn without an arrow (Summary.Unlinked).
+	ReasonLinkNoTrack             Reason = "flow_end_over_track_limit"
+	ReasonDispatchNoSubmit        Reason = "dispatch_without_submit"
+	ReasonSubmitToDispatchUnended Reason = "submit_to_dispatch_end_not_drawn"
+	ReasonDispatchToRunUnended    Reason = "dispatch_to_run_end_not_drawn"
+	ReasonRemoteDispatchUnended   Reason = "remote_dispatch_to_run_end_not_drawn"
+	ReasonRemoteCompleteUnended   Reason = "remote_run_to_complete_end_not_drawn"
+)
+
+var reasonTexts = map[Reason]string{
+	ReasonNegativeDuration: "negative duration",
+	ReasonNegativeHostTS:   "negative host timestamp",
+	ReasonTSDurOverflow:    "ts + dur beyond the int64 range",
+
+	ReasonRepeatedCapture: "duplicate: a capture that repeats an earlier one byte for byte",
+	ReasonRepeatedSpan:    "duplicate: the same span again",
+	ReasonRepeatedRecord:  "duplicate: the same bind phase line again",
+	ReasonRepeatedWall:    "duplicate: the same wall-clock anchor again",
+
+	ReasonTrackLimit:       "over the trace's track limit",
+	ReasonLanesFull:        "could not nest on its track, whose overflow lanes are all taken",
+	ReasonLanesLimit:       "could not nest on its track, and the track limit leaves no room for an overflow lane",
+	ReasonOutsideTimeRange: "placed outside the trace's time range",
+	ReasonWriterRefused:    "refused by the trace writer",
+
+	ReasonCouldNotNest:   "could not nest on its track",
+	ReasonPartialOverlap: "partially overlaps another slice on its track",
+	ReasonTooDeep:        "nested deeper than the trace processor keeps (" + itoa(perfetto.MaxDepth) + " levels)",
+	ReasonTimeBackwards:  "lies among slices drawn long before (time runs backwards)",
+
+	ReasonBindOutsideBind:      "bind phase lines outside every chip.run.bind",
+	ReasonPassesWithoutBind:    "host_phase_records passes without their chip.run.bind",
+	ReasonImpossibleInterval:   "host_phase_records entries with an impossible interval",
+	ReasonBindPhaseSuperseded:  "bind phase lines drawn by host_phase_records or segment spans",
+	ReasonRemoteWallSuperseded: "wall-clock anchors of remote machines placed by the tasks they ran",
+
+	ReasonWallDisagrees:  "wall-clock anchors that disagree with the others by more than 1 s",
+	ReasonWallBefore1970: "wall-clock anchors with a wall time before 1970 (wall_ns < 0)",
+	ReasonWallOffAxis:    "wall-clock anchors of a remote machine drawn at its own times",
+
+	ReasonEffectiveTrackLimit: otherEffective + " over the trace's track limit",
+	ReasonEffectiveOutside:    otherEffective + " outside the trace's time range",
+	ReasonEffectiveRefused:    otherEffective + " refused by the trace writer",
+	ReasonHostPhaseTrackLimit: otherHostPhase + " over the trace's track limit",
+	ReasonHostPhaseOutside:    otherHostPhase + " outside the trace's time range",
+	ReasonHostPhaseRefused:    otherHostPhase + " refused by the trace writer",
+	ReasonBindPhaseTrackLimit: otherBindPhase + " over the trace's track limit",
+	ReasonBindPhaseOutside:    otherBindPhase + " outside the trace's time range",
+	ReasonBindPhaseRefused:    otherBindPhase + " refused by the trace writer",
+
+	ReasonUnmapped: "a remote machine's span whose time leaves the int64 range on the dispatching host's axis",
+
+	ReasonDeviceMisfit:          "device span its run's host windows cannot hold (impossible device ts or dur)",
+	ReasonDeviceUnplaced:        "device spans with no consistent placement",
+	ReasonDeviceNoEvidence:      "device spans with no host evidence to place them",
+	ReasonDeviceBuffers:         "device-phase buffers that do not reduce",
+	ReasonDeviceAnchorJoined:    "device clock anchors joined to the next record on their line whose dev_freq the other anchors of their device contradict",
+	ReasonTruncation:            "device boundary within the runtime's ns truncation (2 ns) of its neighbour's: clamped to it",
+	ReasonNoConsistentPlacement: "no placement consistent with its host windows",
+	ReasonNotCarried:            "not carried onto the dispatching host's axis",
+	ReasonDeviceOffsetsRange:    "device offsets outside the host clock's range",
+
+	ReasonNoClockAnchors:       "no clock anchors for the device",
+	ReasonNoOrigin:             "no origin_cyc on device_wall",
+	ReasonOriginFar:            "origin_cyc too far from every anchor",
+	ReasonNoRunnerRun:          "no runner_run window",
+	ReasonAnchorsDisagree:      "clock anchors disagree with containment (see the notes)",
+	ReasonDeviceWallDevRange:   "device_wall's dev= is out of range",
+	ReasonDeviceWallNoDev:      "device_wall names no dev=",
+	ReasonPlacementUnexplained: "placed without a reason the converter knows (see the slices' placement_reason)",
+
+	ReasonLinkNoTrack:             "hand-off with an end over the trace's track limit",
+	ReasonDispatchNoSubmit:        "node.dispatch with no node.submit of its run_id and task slot within the flow horizon",
+	ReasonSubmitToDispatchUnended: FlowSubmitToDispatch.String() + " whose other end is not drawn",
+	ReasonDispatchToRunUnended:    FlowDispatchToRun.String() + " whose other end is not drawn",
+	ReasonRemoteDispatchUnended:   FlowRemoteDispatchToRun.String() + " whose other end is not drawn",
+	ReasonRemoteCompleteUnended:   FlowRemoteRunToComplete.String() + " whose other end is not drawn",
+}
+
+// The kinds of slices other than spans (converter.other).
+const (
+	otherEffective = "derived Effective windows"
+	otherHostPhase = "host_phase_records entries"
+	otherBindPhase = "bind phase lines"
+)
+
+// otherReasons are, per kind of other slice, the reasons it is not drawn:
+// over the track limit, outside the time range, refused by the writer.
+var otherReasons = map[string][3]Reason{
+	otherEffective: {ReasonEffectiveTrackLimit, ReasonEffectiveOutside, ReasonEffectiveRefused},
+	otherHostPhase: {ReasonHostPhaseTrackLimit, ReasonHostPhaseOutside, ReasonHostPhaseRefused},
+	otherBindPhase: {ReasonBindPhaseTrackLimit, ReasonBindPhaseOutside, ReasonBindPhaseRefused},
+}
+
+// Text is the reason in English, as WriteText says it; an id not declared
+// here is its own text.
+func (r Reason) Text() string {
+	if t, ok := reasonTexts[r]; ok {
+		return t
+	}
+	return string(r)
+}
+
+// Reasons lists every declared Reason, sorted by id.
+func Reasons() []Reason {
+	rs := make([]Reason, 0, len(reasonTexts))
+	for r := range reasonTexts {
+		rs = append(rs, r)
+	}
+	slices.Sort(rs)
+	return rs
+}
+
+// placementReasons are the reasons of a device placement's text (the
+// reasons of reduce.Placement.Reason, joined by "; "), each once.
+func placementReasons(text string) []Reason {
+	var rs []Reason
+	for _, part := range strings.Split(text, "; ") {
+		var r Reason
+		switch {
+		case part == "":
+			continue
+		case strings.HasPrefix(part, "no clock anchors for "):
+			r = ReasonNoClockAnchors
+		case strings.HasPrefix(part, "clock anchors disagree with containment"):
+			r = ReasonAnchorsDisagree
+		default:
+			r = ReasonPlacementUnexplained
+			for _, k := range []Reason{ReasonNoOrigin, ReasonOriginFar, ReasonNoRunnerRun, ReasonDeviceWallDevRange, ReasonDeviceWallNoDev} {
+				if part == k.Text() {
+					r = k
+				}
+			}
+		}
+		if !slices.Contains(rs, r) {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+// ReasonCounts counts records by reason. It marshals to JSON as a list
+// sorted by id: [{"reason": "track_limit", "count": 4, "text": "..."}].
+type ReasonCounts map[Reason]int64
+
+type reasonCount struct {
+	Reason Reason `json:"reason"`
+	Count  int64  `json:"count"`
+	Text   string `json:"text"`
+}
+
+// sorted returns the reasons counted, sorted by id.
+func (c ReasonCounts) sorted() []Reason {
+	rs := make([]Reason, 0, len(c))
+	for r := range c {
+		rs = append(rs, r)
+	}
+	slices.Sort(rs)
+	return rs
+}
+
+// byText returns the reasons counted, sorted by their text.
+func (c ReasonCounts) byText() []Reason {
+	rs := c.sorted()
+	slices.SortFunc(rs, func(a, b Reason) int { return strings.Compare(a.Text(), b.Text()) })
+	return rs
+}
+
+// MarshalJSON writes the counts as a list sorted by reason id.
+func (c ReasonCounts) MarshalJSON() ([]byte, error) {
+	l := make([]reasonCount, 0, len(c))
+	for _, r := range c.sorted() {
+		l = append(l, reasonCount{r, c[r], r.Text()})
+	}
+	return json.Marshal(l)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; the text is derived from
+// the id.
+func (c *ReasonCounts) UnmarshalJSON(b []byte) error {
+	var l []reasonCount
+	if err := json.Unmarshal(b, &l); err != nil {
+		return err
+	}
+	if l == nil {
+		*c = nil
+		return nil
+	}
+	m := make(ReasonCounts, len(l))
+	for _, e := range l {
+		if _, dup := m[e.Reason]; dup {
+			return fmt.Errorf("phasetrace: reason %q counted twice", e.Reason)
+		}
+		m[e.Reason] = e.Count
+	}
+	*c = m
+	return nil
+}
+
+// FlowKind is a kind of arrow between two spans: a stable snake_case id.
+type FlowKind string
+
+// The kinds of arrows drawn.
+const (
+	// FlowSubmitToDispatch: node.submit → node.dispatch.
+	FlowSubmitToDispatch FlowKind = "submit_to_dispatch"
+	// FlowDispatchToRun: node.dispatch → the chip.run it launched.
+	FlowDispatchToRun FlowKind = "dispatch_to_run"
+	// FlowRemoteDispatchToRun: network1.dispatch → the remote run.
+	FlowRemoteDispatchToRun FlowKind = "remote_dispatch_to_run"
+	// FlowRemoteRunToComplete: the remote run → network1.complete.
+	FlowRemoteRunToComplete FlowKind = "remote_run_to_complete"
+)
+
+var flowEnds = map[FlowKind][2]string{
+	FlowSubmitToDispatch:    {"node.submit", "node.dispatch"},
+	FlowDispatchToRun:       {"node.dispatch", "chip.run"},
+	FlowRemoteDispatchToRun: {"network1.dispatch", "remote run"},
+	FlowRemoteRunToComplete: {"remote run", "network1.complete"},
+}
+
+// From is the span an arrow of the kind starts at.
+func (k FlowKind) From() string { return flowEnds[k][0] }
+
+// To is the span an arrow of the kind ends at.
+func (k FlowKind) To() string { return flowEnds[k][1] }
+
+// String is "from → to", as WriteText says it.
+func (k FlowKind) String() string {
+	if _, ok := flowEnds[k]; !ok {
+		return string(k)
+	}
+	return k.From() + " → " + k.To()
+}
+
+// unended is the reason an arrow of the kind is not drawn: an end of it is
+// not.
+func (k FlowKind) unended() Reason {
+	switch k {
+	case FlowSubmitToDispatch:
+		return ReasonSubmitToDispatchUnended
+	case FlowDispatchToRun:
+		return ReasonDispatchToRunUnended
+	case FlowRemoteDispatchToRun:
+		return ReasonRemoteDispatchUnended
+	}
+	return ReasonRemoteCompleteUnended
+}
+
+// FlowCounts counts the arrows drawn by kind. It marshals to JSON as a
+// list sorted by kind: [{"kind": "submit_to_dispatch", "from":
+// "node.submit", "to": "node.dispatch", "count": 24}].
+type FlowCounts map[FlowKind]int64
+
+type flowCount struct {
+	Kind  FlowKind `json:"kind"`
+	From  string   `json:"from"`
+	To    string   `json:"to"`
+	Count int64    `json:"count"`
+}
+
+// MarshalJSON writes the counts as a list sorted by kind.
+func (c FlowCounts) MarshalJSON() ([]byte, error) {
+	ks := make([]FlowKind, 0, len(c))
+	for k := range c {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	l := make([]flowCount, 0, len(c))
+	for _, k := range ks {
+		l = append(l, flowCount{k, k.From(), k.To(), c[k]})
+	}
+	return json.Marshal(l)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *FlowCounts) UnmarshalJSON(b []byte) error {
+	var l []flowCount
+	if err := json.Unmarshal(b, &l); err != nil {
+		return err
+	}
+	if l == nil {
+		*c = nil
+		return nil
+	}
+	m := make(FlowCounts, len(l))
+	for _, e := range l {
+		if _, dup := m[e.Kind]; dup {
+			return fmt.Errorf("phasetrace: flow kind %q counted twice", e.Kind)
+		}
+		m[e.Kind] = e.Count
+	}
+	*c = m
+	return nil
+}
+
+// byText returns the kinds counted, sorted by their String.
+func (c FlowCounts) byText() []FlowKind {
+	ks := make([]FlowKind, 0, len(c))
+	for k := range c {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b FlowKind) int { return strings.Compare(a.String(), b.String()) })
+	return ks
+}
+
+type exampleJSON struct {
+	Reason Reason `json:"reason"`
+	Text   string `json:"text"`
+	At     string `json:"at"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// MarshalJSON writes the example with its reason's text beside the id.
+func (e Example) MarshalJSON() ([]byte, error) {
+	return json.Marshal(exampleJSON{e.Reason, e.Reason.Text(), e.At, e.Detail})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (e *Example) UnmarshalJSON(b []byte) error {
+	var j exampleJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*e = Example{Reason: j.Reason, At: j.At, Detail: j.Detail}
+	return nil
+}
