@@ -124,7 +124,7 @@ func TestJoinedAnchorContradicted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const reason = "device clock anchors joined to the next record on their line whose dev_freq the other anchors of their device contradict"
+	const reason = phasetrace.ReasonDeviceAnchorJoined
 	if sum.NotDrawn[reason] != 1 || sum.Lossless() || len(sum.Inputs) != 1 || sum.Inputs[0].Torn != 0 {
 		t.Errorf("not drawn %v, lossless %v, inputs %+v", sum.NotDrawn, sum.Lossless(), sum.Inputs)
 	}

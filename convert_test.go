@@ -222,7 +222,7 @@ func TestHandOffFlows(t *testing.T) {
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("flows (-want +got):\n%s", diff)
 	}
-	if sum.Flows["node.submit → node.dispatch"] != 24 {
+	if sum.Flows[phasetrace.FlowSubmitToDispatch] != 24 {
 		t.Errorf("summary flows %v", sum.Flows)
 	}
 }
@@ -329,7 +329,7 @@ func TestPhaseRecordsWin(t *testing.T) {
 	if n := sum.Spans.Superseded; n != 2 {
 		t.Errorf("superseded segments %d, want 2 (args, host_orch)", n)
 	}
-	if n := sum.NotDrawn["host_phase_records passes without their chip.run.bind"]; n != 1 {
+	if n := sum.NotDrawn[phasetrace.ReasonPassesWithoutBind]; n != 1 {
 		t.Errorf("passes without a bind: %d, want 1 (inv 99)", n)
 	}
 	if a := sum.Artifacts[0]; a.Items != 2 || a.Torn != 1 {

@@ -169,7 +169,7 @@ func ExampleWithRemoteWorker() {
 	for _, h := range sum.Hosts {
 		fmt.Printf("%s: %s, worker %v, %d tasks, bound under %d µs\n", h.Machine, h.Method, h.Workers, h.Tasks, (h.Bound.Max+999)/1000)
 	}
-	fmt.Println(sum.Flows["network1.dispatch → remote run"], "dispatch → remote run flows")
+	fmt.Println(sum.Flows[phasetrace.FlowRemoteDispatchToRun], "dispatch → remote run flows")
 	// Output:
 	// machine1: causal, worker [0], 4 tasks, bound under 36 µs
 	// machine2: causal, worker [1], 4 tasks, bound under 48 µs

@@ -16,15 +16,15 @@ import (
 // the dispatch; a dispatch with no submit is drawn without an arrow.
 func TestFlowWindow(t *testing.T) {
 	var drawn []string
-	linked := map[string]int{}
+	linked := map[FlowKind]int{}
 	unlinked := 0
 	f := flowWindow{
 		horizon: 1000,
 		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
 			drawn = append(drawn, sp.Name+" "+itoa(sp.TS)+" flows="+itoa(int64(len(flows)))+" ends="+itoa(int64(len(endFlows))))
 		},
-		linked:   func(_ perfetto.FlowID, kind string) { linked[kind]++ },
-		unlinked: func(string) { unlinked++ },
+		linked:   func(_ perfetto.FlowID, kind FlowKind) { linked[kind]++ },
+		unlinked: func(Reason) { unlinked++ },
 	}
 	node := func(leaf string, ts int64, run, slot int64) *strace.Span {
 		return &strace.Span{Pid: 1, Tid: 1, Name: "node." + leaf, TS: ts, Dur: 10,
@@ -46,7 +46,7 @@ func TestFlowWindow(t *testing.T) {
 	if diff := cmp.Diff(want, drawn); diff != "" {
 		t.Errorf("drawn (-want +got):\n%s", diff)
 	}
-	if linked["node.submit → node.dispatch"] != 1 || unlinked != 2 {
+	if linked[FlowSubmitToDispatch] != 1 || unlinked != 2 {
 		t.Errorf("linked %v, unlinked %d", linked, unlinked)
 	}
 }
@@ -57,8 +57,8 @@ func TestFlowWindowIndexes(t *testing.T) {
 	f := flowWindow{
 		horizon:  500,
 		draw:     func(*heldSpan, []perfetto.FlowID, []perfetto.FlowID) {},
-		linked:   func(perfetto.FlowID, string) {},
-		unlinked: func(string) {},
+		linked:   func(perfetto.FlowID, FlowKind) {},
+		unlinked: func(Reason) {},
 	}
 	leaves := []string{"submit", "dispatch", "complete"}
 	check := func(step int) {
@@ -138,10 +138,10 @@ func TestFlowWindowIndexes(t *testing.T) {
 // them; an arrow with an end not drawn is counted under a reason once, and
 // its id is left out of the other end when that is yet to be handed.
 func TestArrowLedger(t *testing.T) {
-	linked, unlinked := map[string]int{}, map[string]int{}
-	a := arrowLedger{linked: func(k string) { linked[k]++ }, unlinked: func(r string) { unlinked[r]++ }}
+	linked, unlinked := map[FlowKind]int{}, map[Reason]int{}
+	a := arrowLedger{linked: func(k FlowKind) { linked[k]++ }, unlinked: func(r Reason) { unlinked[r]++ }}
 	for id := perfetto.FlowID(1); id <= 5; id++ {
-		a.add(id, "k")
+		a.add(id, FlowDispatchToRun)
 	}
 	a.handed([]perfetto.FlowID{1, 2, 3})
 	a.handed([]perfetto.FlowID{1})
@@ -160,7 +160,7 @@ func TestArrowLedger(t *testing.T) {
 	// 6 is planned between threads, one of which has no track: neither
 	// end gets it.
 	a.drawable = func(e arrowEnd) bool { return e.tid != 99 }
-	a.add(6, "k")
+	a.add(6, FlowDispatchToRun)
 	a.between(6, arrowEnd{1, 1}, arrowEnd{1, 99})
 	if got := a.live([]perfetto.FlowID{6}); len(got) != 0 {
 		t.Errorf("live %v, want 6 left out of its first end", got)
@@ -173,7 +173,7 @@ func TestArrowLedger(t *testing.T) {
 	}
 	// 7's second end is refused by a later flush than the one that wrote
 	// its first: the trace keeps the first end's id, and says so.
-	a.add(7, "k")
+	a.add(7, FlowDispatchToRun)
 	a.handed([]perfetto.FlowID{7})
 	a.flushed()
 	a.handed([]perfetto.FlowID{7})
@@ -181,7 +181,7 @@ func TestArrowLedger(t *testing.T) {
 	a.flushed()
 	// 8's second end is refused by the flush that wrote its first, after
 	// writing it.
-	a.add(8, "k")
+	a.add(8, FlowDispatchToRun)
 	a.handed([]perfetto.FlowID{8})
 	a.handed([]perfetto.FlowID{8})
 	a.refused([]perfetto.FlowID{8}, []perfetto.FlowID{8})
@@ -190,10 +190,10 @@ func TestArrowLedger(t *testing.T) {
 		t.Errorf("%d arrows stranded, want 2", a.stranded)
 	}
 	a.close() // 5's other end never came
-	if want := map[string]int{"k": 2}; !cmp.Equal(linked, want) {
+	if want := map[FlowKind]int{FlowDispatchToRun: 2}; !cmp.Equal(linked, want) {
 		t.Errorf("linked %v, want %v", linked, want)
 	}
-	if want := map[string]int{"k whose other end is not drawn": 5, reasonLinkNoTrack: 1}; !cmp.Equal(unlinked, want) {
+	if want := map[Reason]int{ReasonDispatchToRunUnended: 5, ReasonLinkNoTrack: 1}; !cmp.Equal(unlinked, want) {
 		t.Errorf("unlinked %v, want %v", unlinked, want)
 	}
 }

@@ -221,14 +221,14 @@ func hostileLogs() []hostileLog {
 			}},
 		{"the first wall anchor absurd (wall_ns = -2^63), the other two agreeing", []string{string(generated(genConfig{Seed: 1, Rounds: 2, WallNS: []int64{math.MinInt64}}))}, nil,
 			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
-				aside := sum.NotDrawn["wall-clock anchors with a wall time before 1970 (wall_ns < 0)"]
+				aside := sum.NotDrawn[phasetrace.ReasonWallBefore1970]
 				if sum.WallAnchors != 2 || len(tr.Wall) != 2 || aside != 1 {
 					t.Errorf("wall anchors written %d (%d in the trace), set aside %v: want the two that agree written, the absurd one set aside", sum.WallAnchors, len(tr.Wall), sum.NotDrawn)
 				}
 			}},
 		{"one wall anchor a year off, the other two agreeing", []string{string(generated(genConfig{Seed: 1, Rounds: 2, WallNS: []int64{1_735_689_600_000_000_000}}))}, nil,
 			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
-				const reason = "wall-clock anchors that disagree with the others by more than 1 s"
+				const reason = phasetrace.ReasonWallDisagrees
 				if sum.WallAnchors != 2 || len(tr.Wall) != 2 || sum.NotDrawn[reason] != 1 {
 					t.Errorf("wall anchors written %d (%d in the trace), set aside %v: want the two that agree written, the first set aside", sum.WallAnchors, len(tr.Wall), sum.NotDrawn)
 				}
@@ -240,7 +240,7 @@ func hostileLogs() []hostileLog {
 			}},
 		{"wall anchors: the third 24 years off, its difference printed exactly", []string{wallLine(1, 4100, 1_000_000_000, 1_767_225_600_000_000_000) + wallLine(2, 4200, 2_000_000_000, 1_767_225_601_000_000_000) + wallLine(3, 4300, 100, 1_000_000_000_000_000_000) + chipRun(4100, 1, 1_000_000)}, nil,
 			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
-				const reason = "wall-clock anchors that disagree with the others by more than 1 s"
+				const reason = phasetrace.ReasonWallDisagrees
 				if sum.WallAnchors != 2 || sum.NotDrawn[reason] != 1 {
 					t.Errorf("wall anchors written %d, set aside %v: want the two that agree written, the third set aside", sum.WallAnchors, sum.NotDrawn)
 				}
@@ -252,7 +252,7 @@ func hostileLogs() []hostileLog {
 			}},
 		{"wall anchors: an offset at the int64 limit, the difference saturates", []string{wallLine(1, 4100, -1<<63+10, 1<<63-1) + wallLine(2, 4200, 2_000_000_000_000_000_000, 1_000_000_000_000_000_000) + wallLine(3, 4300, 2_000_000_000_000_000_100, 1_000_000_000_000_000_100) + chipRun(4100, 1, 1_000_000)}, nil,
 			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
-				const reason = "wall-clock anchors that disagree with the others by more than 1 s"
+				const reason = phasetrace.ReasonWallDisagrees
 				if sum.WallAnchors != 2 || sum.NotDrawn[reason] != 1 {
 					t.Errorf("wall anchors written %d, set aside %v: want the two that agree written, the first set aside", sum.WallAnchors, sum.NotDrawn)
 				}
@@ -278,7 +278,7 @@ func hostileLogs() []hostileLog {
 			}},
 		{"one device phase at ts=1e15", []string{string(generated(genConfig{Seed: 1, Rounds: 2, AnchorEvry: 1_000_000, ImpossiblePhaseTS: 1_000_000_000_000_000}))}, nil,
 			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
-				const reason = "device span its run's host windows cannot hold (impossible device ts or dur)"
+				const reason = phasetrace.ReasonDeviceMisfit
 				if len(sum.Spans.NotDrawn) != 1 || sum.Spans.NotDrawn[reason] != 1 {
 					t.Errorf("spans not drawn %v: want the one impossible span, under its own reason", sum.Spans.NotDrawn)
 				}
@@ -323,7 +323,7 @@ func hostileLogs() []hostileLog {
 				if h.Machine != "m2" || h.Method != "unplaced" || h.Drawn != sum.Inputs[1].Records["span"] || !strings.Contains(h.Note, "wall-clock anchor") {
 					t.Errorf("machine %+v: want m2 unplaced, every span of its log drawn, and why", h)
 				}
-				if n := sum.NotDrawn["wall-clock anchors of a remote machine drawn at its own times"]; n != 2 || sum.WallAnchors != 2 {
+				if n := sum.NotDrawn[phasetrace.ReasonWallOffAxis]; n != 2 || sum.WallAnchors != 2 {
 					t.Errorf("wall anchors written %d, not drawn %v: want m2's two set aside", sum.WallAnchors, sum.NotDrawn)
 				}
 				var m2 int64
@@ -489,10 +489,10 @@ func overLimit(first int32, drawn, n int, spans int64) func(t *testing.T, tr *ch
 // lanes ran out, said once for each of tracks tracks.
 func lanesOut(n int64, tracks int) func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 	return func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
-		var reason string
+		var reason phasetrace.Reason
 		var got int64
 		for r, v := range sum.Spans.NotDrawn {
-			if strings.Contains(r, "overflow lanes") {
+			if strings.Contains(r.Text(), "overflow lanes") {
 				reason, got = r, got+v
 			}
 		}
@@ -516,7 +516,7 @@ func lanesOut(n int64, tracks int) func(t *testing.T, tr *check.Trace, sum *phas
 func notDrawnFor(sum *phasetrace.Summary, what string) int64 {
 	var n int64
 	for reason, v := range sum.Spans.NotDrawn {
-		if strings.Contains(reason, what) {
+		if strings.Contains(reason.Text(), what) {
 			n += v
 		}
 	}
@@ -529,7 +529,7 @@ func repeated(n int64, flows int) func(t *testing.T, tr *check.Trace, sum *phase
 	return func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 		var dup int64
 		for reason, v := range sum.Spans.NotDrawn {
-			if strings.HasPrefix(reason, "duplicate") {
+			if strings.HasPrefix(reason.Text(), "duplicate") {
 				dup += v
 			}
 		}
@@ -702,7 +702,7 @@ func TestCaptureGivenAgainWithOneChange(t *testing.T) {
 			if got, want := len(tr.Slices), len(tr1.Slices)+1; got != want {
 				t.Errorf("the trace holds %d slices, want %d: the capture's and the changed span", got, want)
 			}
-			if got, want := sum.NotDrawn["duplicate: the same bind phase line again"], sum1.Inputs[0].Records["bind-phase"]; want == 0 || got != want {
+			if got, want := sum.NotDrawn[phasetrace.ReasonRepeatedRecord], sum1.Inputs[0].Records["bind-phase"]; want == 0 || got != want {
 				t.Errorf("%d bind phase lines counted as repeats, want the copy's %d", got, want)
 			}
 			if sum.WallAnchors != sum1.WallAnchors || len(tr.Wall) != len(tr1.Wall) {
@@ -713,13 +713,13 @@ func TestCaptureGivenAgainWithOneChange(t *testing.T) {
 				// the first pass learns nothing from the copy (no pipeline
 				// lanes from its runs, no second wall anchors).
 				lines := sum1.Inputs[0].Records["bind-phase"]
-				want := map[string]int64{"duplicate: the same bind phase line again": lines}
+				want := phasetrace.ReasonCounts{phasetrace.ReasonRepeatedRecord: lines}
 				if lines == 0 || !cmp.Equal(sum.NotDrawn, want) || !cmp.Equal(sum.Moved, sum1.Moved) || sum.WallAnchors != sum1.WallAnchors || len(sum.Notes) != len(sum1.Notes) {
 					t.Errorf("records not drawn %v, moved %v, %d wall anchors, notes %q: want %v, %v, %d, %q",
 						sum.NotDrawn, sum.Moved, sum.WallAnchors, sum.Notes, want, sum1.Moved, sum1.WallAnchors, sum1.Notes)
 				}
 			}
-			const reason = "duplicate: the same span again"
+			const reason = phasetrace.ReasonRepeatedSpan
 			if got, want := sum.Spans.NotDrawn[reason], sum1.Spans.Read-1; got != want {
 				t.Errorf("%d spans counted as %q, want %d (the copy's but the changed one)", got, reason, want)
 			}
@@ -779,7 +779,7 @@ func TestManyCapturesGivenAgain(t *testing.T) {
 	}
 	wholeTrace(t, out.Bytes(), sum)
 	per := sum.Spans.Read / copies
-	if got, want := sum.Spans.NotDrawn["duplicate: the same span again"], (copies-1)*per; got != want || sum.Spans.Drawn != per {
+	if got, want := sum.Spans.NotDrawn[phasetrace.ReasonRepeatedSpan], (copies-1)*per; got != want || sum.Spans.Drawn != per {
 		t.Errorf("%d spans drawn, %d counted as duplicates: want %d and %d", sum.Spans.Drawn, got, per, want)
 	}
 	note := fmt.Sprintf("%d captures past the first %d not compared with the others for repeated spans", copies-64, 64)

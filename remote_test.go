@@ -608,7 +608,7 @@ func TestRemoteInTheTraceProcessor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tr.Flows) == 0 || sum.Flows["network1.dispatch → remote run"] == 0 {
+	if len(tr.Flows) == 0 || sum.Flows[phasetrace.FlowRemoteDispatchToRun] == 0 {
 		t.Errorf("no remote flows: %v", sum.Flows)
 	}
 	processorAgrees(t, out, tr, sum)

@@ -492,7 +492,7 @@ func TestSeveralWallAnchors(t *testing.T) {
 	if _, _, errs := runCmd(t, "", "tpot", same); strings.Contains(errs, "wall-clock") {
 		t.Errorf("an anchor written twice: %s", errs)
 	}
-	if sum, err := phasetrace.Convert(io.Discard, []phasetrace.Input{phasetrace.File(same)}); err != nil || len(sum.Notes) != 0 || sum.NotDrawn["duplicate: the same wall-clock anchor again"] != 1 {
+	if sum, err := phasetrace.Convert(io.Discard, []phasetrace.Input{phasetrace.File(same)}); err != nil || len(sum.Notes) != 0 || sum.NotDrawn[phasetrace.ReasonRepeatedWall] != 1 {
 		t.Errorf("an anchor written twice: notes %q, not drawn %v, %v", sum.Notes, sum.NotDrawn, err)
 	}
 	sum, err := phasetrace.Convert(io.Discard, []phasetrace.Input{phasetrace.File(path)})
