@@ -99,6 +99,29 @@
 // but for an end the writer refuses after it wrote the other: that id
 // stays, alone, and a note says how many).
 //
+// # The summary as JSON
+//
+// A Summary marshals to JSON (strace2perfetto -summary-json) and decodes
+// back into an equal Summary. Every key is an identifier: the reasons are
+// Reason ids, stable snake_case ("track_limit"), declared with their texts
+// as the Reason constants (reasons.go; Reasons lists them). Each count by
+// reason — "unlinked", "repaired", "moved", "not_drawn", "superseded",
+// "spans"."moved" and "spans"."not_drawn", and a device's "reasons" and
+// "contained_reasons" — is a list sorted by id:
+//
+//	[{"reason": "track_limit", "count": 4, "text": "over the trace's track limit"}]
+//
+// "flows" is a list sorted by FlowKind id ("submit_to_dispatch",
+// "dispatch_to_run", "remote_dispatch_to_run", "remote_run_to_complete"):
+//
+//	[{"kind": "submit_to_dispatch", "from": "node.submit", "to": "node.dispatch", "count": 24}]
+//
+// Each of "examples" is {"reason", "text", "at" (file:line), "detail"}.
+// The "text"s are for people; on decode they are derived from the ids. An
+// input's "records" counts its records by their kind in the log grammar
+// ("span", "wall-anchor", "device-anchor", "bind-phase", ...), and a
+// host's "reason" is one of the ReasonHost ids.
+//
 // # Repeats
 //
 // A log given twice, or holding a capture appended again (its write time,

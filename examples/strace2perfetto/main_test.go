@@ -329,6 +329,21 @@ func TestStdoutOutput(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || len(sum.Inputs) != 1 {
 		t.Errorf("summary on stdout: %v: %s", err, stdout)
 	}
+	// It decodes whole: written again, it is the same JSON.
+	again, err := json.Marshal(&sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got any
+	if err := json.Unmarshal([]byte(stdout), &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(again, &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("summary decoded and written again (-stdout +again):\n%s", diff)
+	}
 	readTrace(t, "run.pftrace")
 }
 
