@@ -36,7 +36,7 @@ func ExampleConvert() {
 	fmt.Printf("device pid=%d dev=%d: %d aligned\n", sum.Devices[0].Pid, sum.Devices[0].Dev, sum.Devices[0].Aligned)
 	fmt.Println("example:", sum.Examples[0].At, sum.Examples[0].Detail)
 	// Output:
-	// spans: 5 read, 4 drawn, not drawn map[negative duration:1]
+	// spans: 5 read, 4 drawn, not drawn map[negative_duration:1]
 	// device pid=7 dev=0: 2 aligned
 	// example: run.log:6 dur=-1
 }
