@@ -3,85 +3,11 @@ package phasetrace
 import (
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 
-	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
-
-// Survey is what a Builder must know before it draws anything: which
-// threads interleave runs (and are split into pipeline-slot lanes), what to
-// call each process and thread, every clock anchor, and the
-// host_phase_records and calibration artifacts. Convert fills one from a
-// first pass over the logs; a Go program that holds its values in memory
-// gives them to a Survey first, then to the Builder.
-//
-// What a Survey does not know is drawn all the same, only less well: a
-// thread whose runs overlap but that the Survey never saw is not split
-// (its overlapping runs go to an overflow lane), a process it never saw is
-// labelled from what is drawn first, and a device run is placed with the
-// anchors known when it is drawn.
-type Survey struct {
-	scan    *scanResult
-	records map[invKey][]strace.PhasePass
-	cal     []loadedCalibration
-	n       int64 // values given, for positions
-	// machines are the remote machines values came from (remote_values.go).
-	machines *surveyMachines
-}
-
-// NewSurvey returns an empty Survey.
-func NewSurvey() *Survey {
-	return &Survey{scan: newScan(), records: map[invKey][]strace.PhasePass{}}
-}
-
-// Span learns from a span: its process and thread (named by the families
-// and roles of what they emit) and, for a run's root, whether its thread
-// interleaves runs. Give every span the Builder will be given (or at least
-// every depth-0, node., ext. and device_wall span: those are the ones it
-// learns from).
-func (s *Survey) Span(sp strace.Span) {
-	s.scan.remote.span(0, &sp) // the tasks sent to remote workers, if any
-	s.scan.scanSpan(&sp)
-}
-
-// WallAnchor adds a [CLOCK_ANCHOR] v=1 wall-clock anchor.
-func (s *Survey) WallAnchor(a strace.WallAnchor) {
-	s.n++
-	s.scan.scanRecord(&strace.Record{Kind: strace.KindWallAnchor, WallAnchor: a, Pos: strace.Pos{File: valuesName, Line: s.n}})
-}
-
-// DeviceAnchor adds a [CLOCK_ANCHOR] v=2 device clock anchor.
-func (s *Survey) DeviceAnchor(a strace.DeviceAnchor) {
-	s.scan.scanRecord(&strace.Record{Kind: strace.KindDeviceAnchor, DeviceAnchor: a})
-}
-
-// PhasePass adds one pass of the runtime's host_phase_records artifact:
-// its records are drawn inside the chip.run.bind of its (pid, inv), and the
-// threads that recorded them are named after them.
-func (s *Survey) PhasePass(p strace.PhasePass) {
-	k := invKey{p.Pid, p.Inv}
-	s.records[k] = append(s.records[k], p)
-	if s.scan.recordPids == nil {
-		s.scan.recordPids = map[int32]bool{}
-	}
-	s.scan.recordPids[p.Pid] = true
-	for _, r := range p.Records {
-		s.scan.markRecordThread(p.Pid, r)
-	}
-}
-
-// Calibration adds the runtime's clock-calibration samples of device dev
-// of process pid: its valid samples are clock anchors.
-func (s *Survey) Calibration(pid int32, dev int64, c *strace.Calibration) {
-	s.cal = append(s.cal, loadedCalibration{pid: pid, dev: dev, cal: c, summary: -1})
-}
-
-// valuesName is the name positions of values given to a Builder or a
-// Survey are reported under: "values:N" is the N-th value given.
-const valuesName = "values"
 
 // Builder writes one Perfetto trace from Go values — host and device spans,
 // legacy bind phase lines, raw device-phase buffers — exactly as Convert
@@ -173,76 +99,6 @@ func (b *Builder) Close() (*Summary, error) {
 	return b.c.close()
 }
 
-// newConverter is the state of one conversion with its options applied.
-func newConverter(opts []Option) *converter {
-	cfg := config{flowHorizon: DefaultFlowHorizon, flushSlices: defaultFlushSlices, maxPending: defaultMaxPending, maxLine: strace.DefaultMaxLine,
-		maxTracks: perfetto.DefaultMaxTracks}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	sum := &Summary{}
-	c := &converter{cfg: cfg, sum: sum, led: newLedger(sum), notes: map[string]int{},
-		seed: maphash.MakeSeed()}
-	c.progress = &progressCounter{fn: cfg.progress}
-	c.runs = runCollector{maxPending: cfg.maxPending, done: c.run}
-	c.recent = newRecentSpans(c.runs.rehome)
-	c.flows = flowWindow{
-		horizon: cfg.flowHorizon,
-		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
-			flows, endFlows = c.remoteFlows(&sp.Span, flows, endFlows)
-			c.hostFlows(c.tracks.thread(sp.Pid, sp.Tid), sp, nil, false, flows, endFlows)
-		},
-		linked:   c.arrows.add,
-		unlinked: c.led.unlinked,
-		sameHost: c.sameHost,
-		drawable: func(sp *heldSpan) bool { return !c.tracks.thread(sp.Pid, sp.Tid).IsZero() },
-	}
-	c.arrows.linked, c.arrows.unlinked = sum.flow, c.led.unlinked
-	c.arrows.drawable = func(e arrowEnd) bool { return !c.tracks.thread(e.pid, e.tid).IsZero() }
-	return c
-}
-
-// start opens the trace: lanes decided, the placer built from the
-// survey's anchors, the writer opened and the tracks declared. shift, when
-// not nil, moves each log's anchors onto the first log's axis.
-func (c *converter) start(w io.Writer, shift func(n int) []int64) {
-	c.scan.decide()
-	if shift != nil {
-		c.shift = shift(len(c.names))
-	}
-	c.records = c.survey.records
-	c.cal = c.survey.cal
-	c.buildPlacer()
-	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(c.cfg.maxTracks), perfetto.WithOverflowFunc(c.overflowed), perfetto.WithRefusalFunc(c.refused)}, c.cfg.writer...)
-	c.w = perfetto.NewWriter(w, wopts...)
-	c.tracks = newTrackSet(c.w, c.scan)
-	c.wallClocks(c.tracks.declare())
-}
-
-// close finishes the trace and the summary.
-func (c *converter) close() (*Summary, error) {
-	c.finish()
-	werr := c.w.Close()
-	c.arrows.flushed()
-	c.arrows.close()
-	if n := c.arrows.stranded; n > 0 {
-		c.note("stranded", "%s lost an end to the trace writer after the other end was written: the trace holds that end's flow id alone (the trace processor draws no arrow for it)", count(n, "arrow"))
-	}
-	c.led.finish()
-	ws := c.w.Stats()
-	c.sum.Output = OutputSummary{Bytes: ws.Bytes, Packets: ws.Packets, Tracks: ws.Tracks, Slices: ws.Slices, Instants: ws.Instants, Flows: ws.Flows, Counters: ws.Counters}
-	if errors.Is(werr, perfetto.ErrWrite) {
-		return c.sum, fmt.Errorf("phasetrace: writing the trace: %w", werr)
-	}
-	// Every slice the writer refused is counted under its reason
-	// (refused); should it drop another event all the same, the trace is
-	// still whole otherwise, and the drop is reported.
-	if n := ws.Dropped - c.refusals; n > 0 && werr != nil {
-		c.led.notDrawn(ReasonWriterRefused, 0, werr.Error(), n)
-	}
-	return c.sum, nil
-}
-
 // DeviceBuffer is one run's raw device-phase buffer as the host reads it
 // back from the device (package reduce documents the layout), with what
 // the buffer itself does not say: how many AICPU threads wrote it, the
@@ -325,4 +181,29 @@ func reduceBuffer(db DeviceBuffer) ([]strace.Span, *reduce.DeviceWindow, error) 
 		wall = &reduce.DeviceWindow{Start: s, End: e}
 	}
 	return out, wall, nil
+}
+
+// RemoteSpan draws a span machine logged on its own clock, placed on the
+// dispatching host's axis as Convert places that machine's logs. A machine
+// the Survey never heard of is drawn at its own times.
+func (b *Builder) RemoteSpan(machine string, sp strace.Span) error {
+	if b.closed {
+		return ErrBuilderClosed
+	}
+	b.c.sum.Spans.Read++
+	rec := strace.Record{Kind: strace.KindSpan, Span: sp.Clone()}
+	if m := b.c.survey.machines; m != nil && b.c.remote != nil {
+		if i, ok := m.index[machine]; ok {
+			rec.Span.Pid = m.tracePid(i, rec.Span.Pid)
+			if i < len(b.c.shift) && !rec.Span.IsDevice() {
+				rec.Span.TS += b.c.shift[i]
+			}
+			if !b.c.remote.adjust(i, &rec, nil) {
+				b.c.unmapped(&rec, b.next())
+				return nil
+			}
+		}
+	}
+	b.c.span(&rec, b.next())
+	return nil
 }

@@ -6,6 +6,22 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
+// hold appends a copy of sp read at at to spans, its attributes kept in st
+// (nil: sp's own, lent), built in its place.
+func hold(spans []heldSpan, sp *strace.Span, at where, st *spanStore) []heldSpan {
+	n := len(spans)
+	if n == cap(spans) {
+		spans = append(spans, heldSpan{})
+	}
+	spans = spans[:n+1]
+	h := &spans[n]
+	h.Span, h.at = *sp, at
+	if st != nil {
+		h.Attrs = st.keep(sp.Attrs)
+	}
+	return spans
+}
+
 // The second pass reads its records from a Merger that recycles their
 // memory (strace.WithRecycledMemory): a record's attributes and its
 // non-canonical strings are valid only until the next Read. What the

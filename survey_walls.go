@@ -5,9 +5,13 @@ import (
 	"math"
 	"slices"
 
-	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
+
+// wallTolerance is how far apart two wall-clock anchors' offsets (wall −
+// mono) may be and still describe one clock: NTP slews the wall clock by far
+// less; a larger gap means a clock that was set, or a log from another boot.
+const wallTolerance = hostGap
 
 // Wall-clock anchors ([CLOCK_ANCHOR] v=1): which of them describe the
 // trace's wall clock. Each says wall − mono for its process; on one host
@@ -119,16 +123,4 @@ func (s *scanResult) logWalls() {
 		w := *as[agreeing(offs, wallTolerance)].a
 		s.firstWall[i] = &w
 	}
-}
-
-// wallOffAxis reports whether pid's wall-clock anchors do not describe
-// the trace's axis: its machine's spans are drawn at their own times,
-// and it is not the machine whose clock is the axis.
-func (c *converter) wallOffAxis(pid int32) bool {
-	p := c.remote
-	if p == nil {
-		return false
-	}
-	h := p.byPid[pid]
-	return h != nil && h.fit == nil && h.method != reduce.HostWall && !(p.ref >= 0 && p.inputHost[p.ref] == h)
 }

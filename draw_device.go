@@ -18,9 +18,6 @@ import (
 // taken for a phase the device stamped.
 const effectiveName = "Effective (derived: orch ∪ sched)"
 
-// noDevice is the device id of a run whose device_wall names none.
-const noDevice = -1
-
 func (c *converter) buildPlacer() {
 	c.placer = reduce.NewPlacer(c.cfg.placement...)
 	c.containOnly = reduce.NewPlacer(c.cfg.placement...)
@@ -293,9 +290,6 @@ func (c *converter) deviceLanes(spans []heldSpan) []string {
 // deviceLanes.
 type laneOfName struct{ name, lane string }
 
-// laneOfNamesSize is how many names deviceLanes remembers.
-const laneOfNamesSize = 64
-
 func joinReason(a, b string) string {
 	switch {
 	case a == "":
@@ -304,13 +298,6 @@ func joinReason(a, b string) string {
 		return a
 	}
 	return a + "; " + b
-}
-
-// addReasons counts n spans under each reason of a placement's text.
-func addReasons(m *ReasonCounts, text string, n int64) {
-	for _, r := range placementReasons(text) {
-		bump(m, r, n)
-	}
 }
 
 // drawDevice draws placed device spans as reduce placed them: each at
@@ -563,4 +550,17 @@ func repairOverlaps(spans []heldSpan, lanes []string) map[int]truncationFix {
 		fixes[i] = f
 	}
 	return fixes
+}
+
+// noDevice is the device id of a run whose device_wall names none.
+const noDevice = -1
+
+// laneOfNamesSize is how many names deviceLanes remembers.
+const laneOfNamesSize = 64
+
+// addReasons counts n spans under each reason of a placement's text.
+func addReasons(m *ReasonCounts, text string, n int64) {
+	for _, r := range placementReasons(text) {
+		bump(m, r, n)
+	}
 }

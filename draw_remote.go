@@ -218,3 +218,60 @@ func (h *remoteHost) compose(pl *reduce.Placement) error {
 	}
 	return nil
 }
+
+// remoteFlows adds the remote flows that start or end at a node span.
+func (c *converter) remoteFlows(sp *strace.Span, flows, endFlows []perfetto.FlowID) ([]perfetto.FlowID, []perfetto.FlowID) {
+	p := c.remote
+	if p == nil || len(p.attach) == 0 {
+		return flows, endFlows
+	}
+	var k flowEnd
+	switch sp.Name {
+	case strace.SpanRemoteDispatch, strace.SpanRemoteComplete:
+		w, ok1 := sp.Attr(strace.AttrWorkerID)
+		d, ok2 := sp.Attr(strace.AttrDispatchID)
+		if !ok1 || !ok2 {
+			return flows, endFlows
+		}
+		k = flowEnd{sp.Pid, w.Int, d.Int, sp.Name}
+	case strace.SpanRemoteRunFirst, strace.SpanRemoteRunLast:
+		r, ok := sp.Attr(strace.AttrRunID)
+		if !ok {
+			return flows, endFlows
+		}
+		k = flowEnd{sp.Pid, r.Int, -1, sp.Name}
+	default:
+		return flows, endFlows
+	}
+	a := p.attach[k]
+	if a == nil {
+		return flows, endFlows
+	}
+	delete(p.attach, k)
+	return append(flows, a.flows...), append(endFlows, a.endFlows...)
+}
+
+// sameHost reports whether a node.dispatch of process a may have launched
+// a chip run of process b: a remote daemon launches runs on its own
+// machine only, and no other machine's dispatch launches them there.
+// (Machines placed by their wall clocks keep the old rule: any.)
+func (c *converter) sameHost(a, b int32) bool {
+	if c.remote == nil {
+		return true
+	}
+	ha, hb := c.remote.byPid[a], c.remote.byPid[b]
+	causal := ha != nil && ha.fit != nil || hb != nil && hb.fit != nil
+	return !causal || ha == hb
+}
+
+// wallOffAxis reports whether pid's wall-clock anchors do not describe
+// the trace's axis: its machine's spans are drawn at their own times,
+// and it is not the machine whose clock is the axis.
+func (c *converter) wallOffAxis(pid int32) bool {
+	p := c.remote
+	if p == nil {
+		return false
+	}
+	h := p.byPid[pid]
+	return h != nil && h.fit == nil && h.method != reduce.HostWall && !(p.ref >= 0 && p.inputHost[p.ref] == h)
+}

@@ -1,6 +1,10 @@
 package phasetrace
 
 import (
+	"strconv"
+	"strings"
+
+	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -221,18 +225,93 @@ func (r *runCollector) flush() {
 	}
 }
 
-// hold appends a copy of sp read at at to spans, its attributes kept in st
-// (nil: sp's own, lent), built in its place.
-func hold(spans []heldSpan, sp *strace.Span, at where, st *spanStore) []heldSpan {
-	n := len(spans)
-	if n == cap(spans) {
-		spans = append(spans, heldSpan{})
+// run draws one run: its host spans on its lane, the bind stage's
+// breakdown inside its chip.run.bind, and its device spans placed on the
+// host timeline. A run whose root never came is drawn as found.
+func (c *converter) run(b *invBuf) {
+	// An invocation counts when a slice of it is drawn (not when its
+	// spans are all over the track limit, say).
+	drawn := c.sum.Spans.Drawn
+	defer func() {
+		if c.sum.Spans.Drawn > drawn {
+			c.sum.Invocations++
+		}
+	}()
+	// The run's root is its chip.run (else its first depth-0 span); its
+	// bind and runner_run are found by name, whatever their depth.
+	var root, bind, runner *heldSpan
+	for i := range b.host {
+		s := &b.host[i]
+		switch {
+		case s.Name == strace.SpanBind && bind == nil:
+			bind = s
+		case s.Name == strace.SpanRunnerRun && runner == nil:
+			runner = s
+		}
+		if s.Depth == 0 && (root == nil || s.Name == strace.SpanRun && root.Name != strace.SpanRun) {
+			root = s
+		}
 	}
-	spans = spans[:n+1]
-	h := &spans[n]
-	h.Span, h.at = *sp, at
-	if st != nil {
-		h.Attrs = st.keep(sp.Attrs)
+	if root == nil {
+		c.sum.Incomplete++
 	}
-	return spans
+	var slot int64
+	hasSlot := false
+	if root != nil {
+		if a, ok := root.Attr("slot_id"); ok && a.Type == strace.TypeInt {
+			slot, hasSlot = a.Int, true
+		}
+	}
+
+	passes := c.records[b.key]
+	delete(c.records, b.key)
+	covered, drawnSegments := &c.covered, &c.drawnSegments
+	covered.reset()
+	drawnSegments.reset()
+	if bind != nil {
+		for _, p := range passes {
+			for _, r := range p.Records {
+				if strace.IsBindSegment(r.Phase) {
+					covered.add(r.Phase)
+				}
+			}
+		}
+	}
+
+	for i := range b.host {
+		s := &b.host[i]
+		lane, split := c.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
+		seg, isSeg := strings.CutPrefix(s.Name, strace.SpanBind+".")
+		if isSeg && covered.has(seg) {
+			c.sum.Spans.Superseded++
+			continue
+		}
+		if isSeg {
+			drawnSegments.add(seg)
+		}
+		extra := c.extra[:0]
+		if isSeg { // a bind segment's on- and off-CPU split
+			if cpu, ok := s.Attr("cpu_ns"); ok && cpu.Type == strace.TypeInt {
+				extra = append(extra, perfetto.Int("on_cpu_ns", cpu.Int), perfetto.Int("off_cpu_ns", s.Dur-cpu.Int))
+				c.extra = extra
+			}
+		}
+		var endFlows []perfetto.FlowID
+		if s == root {
+			endFlows = c.flows.linkRun(&s.Span, !lane.IsZero())
+		}
+		c.hostFlows(lane, s, extra, split, nil, endFlows)
+	}
+
+	if bind != nil {
+		lane, _ := c.tracks.lane(bind.Pid, bind.Tid, slot, hasSlot)
+		c.drawRecords(lane, bind, passes)
+		c.drawBindLines(lane, bind, b.bindLogT, covered, drawnSegments)
+	} else {
+		for _, p := range passes {
+			c.led.notDrawn(ReasonPassesWithoutBind, c.led.where(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
+		}
+	}
+	c.device(b.key, root, runner, b.dev, b.wall)
+	c.maybeFlush()
 }

@@ -1,8 +1,6 @@
 package phasetrace
 
 import (
-	"slices"
-
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -51,12 +49,6 @@ type nodeSpan struct {
 	next      [2]*nodeSpan
 	store     spanStore // span's attributes
 }
-
-// The lists a node span is in, by the index of its successor there.
-const (
-	byKey = iota
-	byLaunch
-)
 
 // nodeList is a list of waiting node spans in arrival order, linked
 // through the spans: the indexes cost no allocation per span. The window
@@ -413,177 +405,8 @@ func (f *flowWindow) link(submit, dispatch *nodeSpan) {
 	f.linked(id, FlowSubmitToDispatch)
 }
 
-// arrowLedger counts the arrows the trace holds: an arrow is counted (by
-// its kind) once both its ends are written — handed to the trace writer,
-// and through the flush that writes them without a refusal. An arrow one
-// of whose ends is not drawn is counted under a reason instead, and its id
-// is left out of the other end if that end is yet to be handed (the writer
-// leaves it out of the events it writes after the refusal in the same
-// flush). An arrow made before its spans come (a remote machine's) is
-// checked when its first end is handed: if either end's thread has no
-// track, neither end gets it. Arrows are known from when they are made
-// until both ends have come: its memory is the hand-offs in flight.
-type arrowLedger struct {
-	open     map[perfetto.FlowID]arrowState
-	both     []perfetto.FlowID   // arrows whose ends were both handed since the last flush
-	linked   func(kind FlowKind) // counts an arrow drawn
-	unlinked func(reason Reason) // counts an arrow not drawn
-	drawable func(e arrowEnd) bool
-	// flushes counts the flushes; stranded the arrows whose end the writer
-	// refused after a flush had written the other (whose id the trace then
-	// holds at one end: the trace processor makes no arrow of it).
-	flushes, stranded int64
-}
-
-type arrowState struct {
-	kind FlowKind
-	ends int8 // ends handed to the writer (and not refused)
-	came int8 // ends that came: handed, or left out
-	dead bool // an end is not drawn: the arrow is not either
-	// handedIn is the flush (arrowLedger.flushes) the first end handed
-	// went to the writer in.
-	handedIn int64
-	// The threads its ends are drawn on, for an arrow made before its
-	// spans came (between), until checked.
-	from, to  arrowEnd
-	unchecked bool
-}
-
-// arrowEnd is the thread an end of an arrow is drawn on.
-type arrowEnd struct {
-	pid int32
-	tid int64
-}
-
-// add makes an arrow of a kind ("node.submit → node.dispatch").
-func (a *arrowLedger) add(id perfetto.FlowID, kind FlowKind) {
-	if a.open == nil {
-		a.open = map[perfetto.FlowID]arrowState{}
-	}
-	a.open[id] = arrowState{kind: kind}
-}
-
-// between says which threads the ends of arrow id are drawn on, for an
-// arrow made before its spans come.
-func (a *arrowLedger) between(id perfetto.FlowID, from, to arrowEnd) {
-	st := a.open[id]
-	st.from, st.to, st.unchecked = from, to, true
-	a.open[id] = st
-}
-
-// live returns ids without the arrows that are not drawn, in place: the
-// ids of a slice about to be handed.
-func (a *arrowLedger) live(ids []perfetto.FlowID) []perfetto.FlowID {
-	out := ids[:0]
-	for _, id := range ids {
-		st, ok := a.open[id]
-		if ok && st.unchecked {
-			st.unchecked = false
-			if a.drawable != nil && !(a.drawable(st.from) && a.drawable(st.to)) {
-				a.unlinked(ReasonLinkNoTrack)
-				st.dead = true
-			}
-			a.open[id] = st
-		}
-		if ok && st.dead {
-			a.came(id, st)
-			continue
-		}
-		out = append(out, id)
-	}
-	return out
-}
-
-// came counts an end of arrow id that came, and forgets the arrow once
-// both have and it is not drawn.
-func (a *arrowLedger) came(id perfetto.FlowID, st arrowState) {
-	st.came++
-	if st.dead && st.came >= 2 {
-		delete(a.open, id)
-		return
-	}
-	a.open[id] = st
-}
-
-// handed counts an end of each arrow of ids handed to the writer.
-func (a *arrowLedger) handed(ids []perfetto.FlowID) {
-	for _, id := range ids {
-		st, ok := a.open[id]
-		if !ok {
-			continue
-		}
-		st.ends++
-		switch st.ends {
-		case 1:
-			st.handedIn = a.flushes
-		case 2:
-			a.both = append(a.both, id)
-		}
-		a.came(id, st)
-	}
-}
-
-// dropped settles the arrows of ids whose end the converter left out.
-func (a *arrowLedger) dropped(ids []perfetto.FlowID) {
-	for _, id := range ids {
-		st, ok := a.open[id]
-		if !ok {
-			continue
-		}
-		a.kill(&st)
-		a.came(id, st)
-	}
-}
-
-// refused settles the arrows of a slice the writer refused: its ends came
-// when they were handed. Those of alone kept their other end, written
-// before it in the same flush.
-func (a *arrowLedger) refused(ids, alone []perfetto.FlowID) {
-	for _, id := range ids {
-		st, ok := a.open[id]
-		if !ok {
-			continue
-		}
-		st.ends--
-		if st.ends > 0 && !st.dead && (st.handedIn < a.flushes || slices.Contains(alone, id)) {
-			// The refused end is this flush's; the other was written by
-			// an earlier one, or earlier in this one.
-			a.stranded++
-		}
-		a.kill(&st)
-		st.came-- // came already, when handed
-		a.came(id, st)
-	}
-}
-
-// kill counts an arrow not drawn, once.
-func (a *arrowLedger) kill(st *arrowState) {
-	if !st.dead {
-		a.unlinked(st.kind.unended())
-		st.dead = true
-	}
-}
-
-// flushed counts the arrows whose ends were both handed before a flush
-// that refused neither.
-func (a *arrowLedger) flushed() {
-	a.flushes++
-	for _, id := range a.both {
-		if st, ok := a.open[id]; ok && !st.dead && st.ends == 2 {
-			a.linked(st.kind)
-			delete(a.open, id)
-		}
-	}
-	a.both = a.both[:0]
-}
-
-// close settles, once the trace is written, the arrows whose other end
-// never came.
-func (a *arrowLedger) close() {
-	for _, st := range a.open {
-		if !st.dead {
-			a.unlinked(st.kind.unended())
-		}
-	}
-	a.open = nil
-}
+// The lists a node span is in, by the index of its successor there.
+const (
+	byKey = iota
+	byLaunch
+)

@@ -1,102 +1,48 @@
 package phasetrace
 
 import (
-	"strconv"
-	"strings"
-
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// run draws one run: its host spans on its lane, the bind stage's
-// breakdown inside its chip.run.bind, and its device spans placed on the
-// host timeline. A run whose root never came is drawn as found.
-func (c *converter) run(b *invBuf) {
-	// An invocation counts when a slice of it is drawn (not when its
-	// spans are all over the track limit, say).
-	drawn := c.sum.Spans.Drawn
-	defer func() {
-		if c.sum.Spans.Drawn > drawn {
-			c.sum.Invocations++
-		}
-	}()
-	// The run's root is its chip.run (else its first depth-0 span); its
-	// bind and runner_run are found by name, whatever their depth.
-	var root, bind, runner *heldSpan
-	for i := range b.host {
-		s := &b.host[i]
-		switch {
-		case s.Name == strace.SpanBind && bind == nil:
-			bind = s
-		case s.Name == strace.SpanRunnerRun && runner == nil:
-			runner = s
-		}
-		if s.Depth == 0 && (root == nil || s.Name == strace.SpanRun && root.Name != strace.SpanRun) {
-			root = s
-		}
-	}
-	if root == nil {
-		c.sum.Incomplete++
-	}
-	var slot int64
-	hasSlot := false
-	if root != nil {
-		if a, ok := root.Attr("slot_id"); ok && a.Type == strace.TypeInt {
-			slot, hasSlot = a.Int, true
-		}
-	}
+// bindLine is a legacy "bind phase=" line waiting for the chip.run.bind
+// that contains it.
+type bindLine struct {
+	rec   strace.BindPhase
+	at    where
+	logT  uint64    // the log prefix's thread handle
+	store spanStore // rec's attributes
+}
 
-	passes := c.records[b.key]
-	delete(c.records, b.key)
-	covered, drawnSegments := &c.covered, &c.drawnSegments
-	covered.reset()
-	drawnSegments.reset()
-	if bind != nil {
-		for _, p := range passes {
-			for _, r := range p.Records {
-				if strace.IsBindSegment(r.Phase) {
-					covered.add(r.Phase)
-				}
-			}
-		}
-	}
+// maxBindLines bounds the bind-phase lines waiting for their bind.
+const maxBindLines = 4096
 
-	for i := range b.host {
-		s := &b.host[i]
-		lane, split := c.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
-		seg, isSeg := strings.CutPrefix(s.Name, strace.SpanBind+".")
-		if isSeg && covered.has(seg) {
-			c.sum.Spans.Superseded++
-			continue
-		}
-		if isSeg {
-			drawnSegments.add(seg)
-		}
-		extra := c.extra[:0]
-		if isSeg { // a bind segment's on- and off-CPU split
-			if cpu, ok := s.Attr("cpu_ns"); ok && cpu.Type == strace.TypeInt {
-				extra = append(extra, perfetto.Int("on_cpu_ns", cpu.Int), perfetto.Int("off_cpu_ns", s.Dur-cpu.Int))
-				c.extra = extra
-			}
-		}
-		var endFlows []perfetto.FlowID
-		if s == root {
-			endFlows = c.flows.linkRun(&s.Span, !lane.IsZero())
-		}
-		c.hostFlows(lane, s, extra, split, nil, endFlows)
+func (c *converter) bindPhase(rec *strace.Record, at where) {
+	if key, _ := recordKey(rec); c.recentBinds.repeated(key) {
+		c.led.notDrawn(ReasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase, 1)
+		return
 	}
+	if len(c.bindLines) >= maxBindLines {
+		l := &c.bindLines[0]
+		c.led.notDrawn(ReasonBindOutsideBind, l.at, "phase="+l.rec.Phase, 1)
+		c.letGo(l)
+		c.bindLines = c.bindLines[1:]
+	}
+	l := bindLine{rec: rec.BindPhase, at: at, logT: rec.Prefix.Thread}
+	if n := len(c.bindStores); n > 0 {
+		l.store = c.bindStores[n-1]
+		c.bindStores = c.bindStores[:n-1]
+	}
+	l.rec.Attrs = l.store.keep(l.rec.Attrs) // its Phase and Source are canonical
+	c.bindLines = append(c.bindLines, l)
+}
 
-	if bind != nil {
-		lane, _ := c.tracks.lane(bind.Pid, bind.Tid, slot, hasSlot)
-		c.drawRecords(lane, bind, passes)
-		c.drawBindLines(lane, bind, b.bindLogT, covered, drawnSegments)
-	} else {
-		for _, p := range passes {
-			c.led.notDrawn(ReasonPassesWithoutBind, c.led.where(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
-		}
-	}
-	c.device(b.key, root, runner, b.dev, b.wall)
-	c.maybeFlush()
+// letGo keeps the store of a bind line that is drawn or given up, for the
+// next line.
+func (c *converter) letGo(l *bindLine) {
+	l.store.reset()
+	c.bindStores = append(c.bindStores, l.store)
+	l.store = spanStore{}
 }
 
 // drawRecords draws the host_phase_records of a run inside its bind: bind
@@ -215,23 +161,3 @@ func (s *nameSet) has(name string) bool {
 
 // reset empties the set, keeping its list's memory.
 func (s *nameSet) reset() { s.small, s.big = s.small[:0], nil }
-
-// other draws a slice that is not a span of the log (a bind phase line, a
-// host_phase_records entry); what reasons the writer cannot take it for
-// are counted under what.
-func (c *converter) other(t perfetto.Track, s perfetto.Slice, p where, what string) {
-	switch {
-	case t.IsZero():
-		c.led.notDrawn(otherReasons[what][0], p, s.Name, 1)
-		return
-	case s.TS < 0 || s.Dur < 0 || s.TS+s.Dur < s.TS:
-		c.led.notDrawn(otherReasons[what][1], p, s.Name, 1)
-		return
-	}
-	s.Ref = c.led.ref(what, p)
-	c.w.Slice(t, s)
-	c.handed++
-	if cap(s.Args) > cap(c.args) {
-		c.args = s.Args[:0]
-	}
-}

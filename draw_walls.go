@@ -1,0 +1,67 @@
+package phasetrace
+
+import "github.com/phasetrace/phasetrace/strace"
+
+// wallClocks writes the wall-clock anchors as REALTIME snapshots. The
+// anchors that agree form the trace's wall clock: the largest set whose
+// offsets (wall − mono) lie within wallTolerance of one of theirs (agreeing;
+// of sets as large, the one whose centre comes first by pid, then log
+// order). An anchor outside it, one before 1970 (wall_ns < 0) and one of a
+// remote machine drawn at its own times are set aside and counted, and a
+// process that wrote more than one anchor is noted (the runtime writes one
+// per process).
+func (c *converter) wallClocks(procs []*procInfo) {
+	type anchor struct {
+		p   *procInfo
+		j   int
+		off int64
+	}
+	var as []anchor
+	for _, p := range procs {
+		// An anchor written again (a log given twice) is the same anchor.
+		seen := make(map[strace.WallAnchor]bool, len(p.wall))
+		var distinct []int
+		for j, w := range p.wall {
+			if seen[w] {
+				c.led.notDrawn(ReasonRepeatedWall, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
+				continue
+			}
+			seen[w] = true
+			distinct = append(distinct, j)
+		}
+		if len(distinct) > 1 {
+			c.note("wall", "%s", SeveralWallAnchors(p.pid, len(distinct), c.led.at(c.led.where(p.wallAt[distinct[0]])), c.led.at(c.led.where(p.wallAt[distinct[1]]))))
+		}
+		for _, j := range distinct {
+			switch {
+			case c.remoteWallAnchor(p.pid):
+				// Its wall clock agrees with this host's only to NTP grade.
+				c.led.superseded(ReasonRemoteWallSuperseded, 1)
+			case c.wallOffAxis(p.pid):
+				c.led.notDrawn(ReasonWallOffAxis, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
+			case p.wall[j].WallNS < 0:
+				c.led.notDrawn(ReasonWallBefore1970, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid))+": wall_ns="+itoa(p.wall[j].WallNS), 1)
+			default:
+				as = append(as, anchor{p, j, wallOffset(&p.wall[j])})
+			}
+		}
+	}
+	offs := make([]int64, len(as))
+	for i, a := range as {
+		offs[i] = a.off
+	}
+	if r := agreeing(offs, wallTolerance); r >= 0 {
+		ref := as[r]
+		for _, a := range as {
+			if d, ok := wallAgrees(a.off, ref.off); !ok {
+				c.led.notDrawn(ReasonWallDisagrees, c.led.where(a.p.wallAt[a.j]),
+					"pid "+itoa(int64(a.p.pid))+": wall − mono differs by "+itoa(d)+" ns from the anchor of pid "+itoa(int64(ref.p.pid))+" at "+c.led.at(c.led.where(ref.p.wallAt[ref.j])), 1)
+				continue
+			}
+			wa := &a.p.wall[a.j]
+			c.w.WallClock(wa.MonoNS, wa.WallNS)
+			c.sum.WallAnchors++
+		}
+	}
+	c.sum.WallTime = c.sum.WallAnchors > 0
+}
