@@ -185,7 +185,7 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 	if root != nil && root.Name == strace.SpanRun {
 		run.Enclosing = []reduce.HostWindow{{Start: reduce.HostNanos(root.TS), End: reduce.HostNanos(root.End())}}
 	}
-	remote := c.remoteHostOf(k.pid)
+	remote := c.remote.placedHost(k.pid)
 	if remote != nil {
 		// A causally placed machine's device runs are placed on its own
 		// clock, through its own anchors, then carried across (remote.go).
@@ -323,7 +323,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 	// A machine that its tasks did not place (moved by its wall clock, or
 	// at its own times) is on the trace's axis only as well as its wall
 	// clock agrees: a bound against its own clock would not hold there.
-	onAxis := c.onAxis(k.pid)
+	onAxis := c.remote.onAxis(k.pid)
 	lastLane := ""
 	for i := range spans {
 		s := &spans[i]
@@ -350,7 +350,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		if onAxis {
 			args = append(args, perfetto.Int("bound_ns", bound))
 		}
-		args = c.remoteArgs(args, k.pid, 0, 0, false)
+		args = c.remote.args(args, k.pid, 0, 0, false)
 		if reason != "" {
 			args = append(args, perfetto.String("placement_reason", reason))
 		}
@@ -371,7 +371,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 			continue
 		}
 		c.led.drawn()
-		c.drawnOn(k.pid)
+		c.remote.drawnOn(k.pid)
 		if fixed {
 			c.led.repaired(ReasonTruncation, s.at, s.Name+": "+fix.what)
 		}
@@ -394,7 +394,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		o, s := run.Spans[orch], run.Spans[sched]
 		eff := reduce.Effective(reduce.DeviceWindow{Start: o.TS, End: o.TS + o.Dur}, reduce.DeviceWindow{Start: s.TS, End: s.TS + s.Dur})
 		d, err := pl.Place(eff)
-		if h := c.remoteHostOf(k.pid); h != nil && err == nil {
+		if h := c.remote.placedHost(k.pid); h != nil && err == nil {
 			d, err = h.fit.Compose(d)
 		}
 		if err != nil {
@@ -409,7 +409,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		if onAxis {
 			args = append(args, perfetto.Int("bound_ns", int64(d.Bound)+max(fixes[orch].shift, fixes[sched].shift)))
 		}
-		args = c.remoteArgs(args, k.pid, 0, 0, false)
+		args = c.remote.args(args, k.pid, 0, 0, false)
 		t := c.tracks.device(k.pid, run.Domain.Dev, group, "effective")
 		c.other(t, perfetto.Slice{Name: effectiveName, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Args: args}, spans[orch].at, otherEffective)
 	}

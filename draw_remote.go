@@ -71,10 +71,9 @@ func (h *remoteHost) drawn(x int64) (int64, bool) {
 	return y, (off >= 0) == (y >= x)
 }
 
-// remoteArgs adds, to a slice of a remote machine's span drawn from ts to
+// args adds, to a slice of a remote machine's span drawn from ts to
 // end, the machine, how it was placed and (host spans) its bound.
-func (c *converter) remoteArgs(args []perfetto.Arg, pid int32, ts, end int64, bound bool) []perfetto.Arg {
-	p := c.remote
+func (p *remotePlan) args(args []perfetto.Arg, pid int32, ts, end int64, bound bool) []perfetto.Arg {
 	if p == nil {
 		return args
 	}
@@ -104,11 +103,11 @@ func (c *converter) remoteArgs(args []perfetto.Arg, pid int32, ts, end int64, bo
 
 // drawnOn counts a slice drawn of a span of pid, on its machine's
 // summary when pid is a remote machine's.
-func (c *converter) drawnOn(pid int32) {
-	if c.remote == nil {
+func (p *remotePlan) drawnOn(pid int32) {
+	if p == nil {
 		return
 	}
-	if h := c.remote.byPid[pid]; h != nil {
+	if h := p.byPid[pid]; h != nil {
 		h.sum.Drawn++
 	}
 }
@@ -116,20 +115,20 @@ func (c *converter) drawnOn(pid int32) {
 // onAxis reports whether the placement bounds of pid's spans hold on the
 // trace's axis: pid is not a remote machine's, or its machine is placed by
 // causality.
-func (c *converter) onAxis(pid int32) bool {
-	if c.remote == nil {
+func (p *remotePlan) onAxis(pid int32) bool {
+	if p == nil {
 		return true
 	}
-	h := c.remote.byPid[pid]
+	h := p.byPid[pid]
 	return h == nil || h.fit != nil
 }
 
-// remoteHostOf returns the causally placed machine of pid, or nil.
-func (c *converter) remoteHostOf(pid int32) *remoteHost {
-	if c.remote == nil {
+// placedHost returns the causally placed machine of pid, or nil.
+func (p *remotePlan) placedHost(pid int32) *remoteHost {
+	if p == nil {
 		return nil
 	}
-	if h := c.remote.byPid[pid]; h != nil && h.fit != nil {
+	if h := p.byPid[pid]; h != nil && h.fit != nil {
 		return h
 	}
 	return nil
@@ -146,18 +145,18 @@ func (h *remoteHost) nativeWindow(w reduce.HostWindow) (reduce.HostWindow, bool)
 	return reduce.HostWindow{Start: s - 2, End: e + 2}, true
 }
 
-// remoteWallAnchor reports whether a wall-clock anchor of pid is set aside:
+// wallSuperseded reports whether a wall-clock anchor of pid is set aside:
 // its machine is placed by causality, and its wall clock agrees with the
 // dispatching host's only to NTP grade.
-func (c *converter) remoteWallAnchor(pid int32) bool { return c.remoteHostOf(pid) != nil }
+func (p *remotePlan) wallSuperseded(pid int32) bool { return p.placedHost(pid) != nil }
 
 // mergeShift is an offset near a causally placed log's, for ordering its
 // records among the others'.
-func (c *converter) mergeShift(i int) int64 {
-	if c.remote == nil || i >= len(c.remote.inputHost) {
+func (p *remotePlan) mergeShift(i int) int64 {
+	if p == nil || i >= len(p.inputHost) {
 		return 0
 	}
-	h := c.remote.inputHost[i]
+	h := p.inputHost[i]
 	if h == nil || h.fit == nil {
 		return 0
 	}
@@ -219,9 +218,8 @@ func (h *remoteHost) compose(pl *reduce.Placement) error {
 	return nil
 }
 
-// remoteFlows adds the remote flows that start or end at a node span.
-func (c *converter) remoteFlows(sp *strace.Span, flows, endFlows []perfetto.FlowID) ([]perfetto.FlowID, []perfetto.FlowID) {
-	p := c.remote
+// flows adds the remote flows that start or end at a node span.
+func (p *remotePlan) flows(sp *strace.Span, flows, endFlows []perfetto.FlowID) ([]perfetto.FlowID, []perfetto.FlowID) {
 	if p == nil || len(p.attach) == 0 {
 		return flows, endFlows
 	}
@@ -255,11 +253,11 @@ func (c *converter) remoteFlows(sp *strace.Span, flows, endFlows []perfetto.Flow
 // a chip run of process b: a remote daemon launches runs on its own
 // machine only, and no other machine's dispatch launches them there.
 // (Machines placed by their wall clocks keep the old rule: any.)
-func (c *converter) sameHost(a, b int32) bool {
-	if c.remote == nil {
+func (p *remotePlan) sameHost(a, b int32) bool {
+	if p == nil {
 		return true
 	}
-	ha, hb := c.remote.byPid[a], c.remote.byPid[b]
+	ha, hb := p.byPid[a], p.byPid[b]
 	causal := ha != nil && ha.fit != nil || hb != nil && hb.fit != nil
 	return !causal || ha == hb
 }
@@ -267,11 +265,41 @@ func (c *converter) sameHost(a, b int32) bool {
 // wallOffAxis reports whether pid's wall-clock anchors do not describe
 // the trace's axis: its machine's spans are drawn at their own times,
 // and it is not the machine whose clock is the axis.
-func (c *converter) wallOffAxis(pid int32) bool {
-	p := c.remote
+func (p *remotePlan) wallOffAxis(pid int32) bool {
 	if p == nil {
 		return false
 	}
 	h := p.byPid[pid]
 	return h != nil && h.fit == nil && h.method != reduce.HostWall && !(p.ref >= 0 && p.inputHost[p.ref] == h)
+}
+
+// attachArrows gives the planned arrows their flow ids, in the order they
+// were planned, and files them by the spans they start and end at.
+func (p *remotePlan) attachArrows(f *flowWindow, a *arrowLedger) {
+	if p == nil {
+		return
+	}
+	for _, r := range p.arrows {
+		id := f.id()
+		a.add(id, r.kind)
+		a.between(id, r.from, r.to)
+		s := p.at(r.start)
+		s.flows = append(s.flows, id)
+		e := p.at(r.end)
+		e.endFlows = append(e.endFlows, id)
+	}
+	p.arrows = nil
+}
+
+// at returns the arrows filed at span k.
+func (p *remotePlan) at(k flowEnd) *flowAttach {
+	if p.attach == nil {
+		p.attach = map[flowEnd]*flowAttach{}
+	}
+	a := p.attach[k]
+	if a == nil {
+		a = &flowAttach{}
+		p.attach[k] = a
+	}
+	return a
 }

@@ -24,7 +24,7 @@ func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.A
 		args = append(args, perfetto.Int("os_tid", sp.Tid))
 	}
 	args = appendAttrs(args, sp.Attrs)
-	args = c.remoteArgs(args, sp.Pid, sp.TS, sp.End(), true)
+	args = c.remote.args(args, sp.Pid, sp.TS, sp.End(), true)
 	if sp.NameTruncated || sp.AttrsTruncated {
 		args = append(args, perfetto.Bool("truncated_by_emitter", true))
 	}
@@ -38,7 +38,7 @@ func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.A
 	drawn := c.slice(t, &perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at)
 	if drawn {
 		c.led.drawn()
-		c.drawnOn(sp.Pid)
+		c.remote.drawnOn(sp.Pid)
 	}
 	if arrows {
 		if drawn {

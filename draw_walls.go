@@ -34,10 +34,10 @@ func (c *converter) wallClocks(procs []*procInfo) {
 		}
 		for _, j := range distinct {
 			switch {
-			case c.remoteWallAnchor(p.pid):
+			case c.remote.wallSuperseded(p.pid):
 				// Its wall clock agrees with this host's only to NTP grade.
 				c.led.superseded(ReasonRemoteWallSuperseded, 1)
-			case c.wallOffAxis(p.pid):
+			case c.remote.wallOffAxis(p.pid):
 				c.led.notDrawn(ReasonWallOffAxis, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
 			case p.wall[j].WallNS < 0:
 				c.led.notDrawn(ReasonWallBefore1970, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid))+": wall_ns="+itoa(p.wall[j].WallNS), 1)

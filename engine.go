@@ -88,12 +88,12 @@ func newConverter(opts []Option) *converter {
 	c.flows = flowWindow{
 		horizon: cfg.flowHorizon,
 		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
-			flows, endFlows = c.remoteFlows(&sp.Span, flows, endFlows)
+			flows, endFlows = c.remote.flows(&sp.Span, flows, endFlows)
 			c.hostFlows(c.tracks.thread(sp.Pid, sp.Tid), sp, nil, false, flows, endFlows)
 		},
 		linked:   c.arrows.add,
 		unlinked: c.led.unlinked,
-		sameHost: c.sameHost,
+		sameHost: func(a, b int32) bool { return c.remote.sameHost(a, b) },
 		drawable: func(sp *heldSpan) bool { return !c.tracks.thread(sp.Pid, sp.Tid).IsZero() },
 	}
 	c.arrows.linked, c.arrows.unlinked = sum.flow, c.led.unlinked
@@ -141,6 +141,7 @@ func (c *converter) start(w io.Writer, shift func(n int) []int64) {
 	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(c.cfg.maxTracks), perfetto.WithOverflowFunc(c.overflowed), perfetto.WithRefusalFunc(c.refused)}, c.cfg.writer...)
 	c.w = perfetto.NewWriter(w, wopts...)
 	c.tracks = newTrackSet(c.w, c.scan)
+	c.remote.attachArrows(&c.flows, &c.arrows)
 	c.wallClocks(c.tracks.declare())
 }
 

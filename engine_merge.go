@@ -52,7 +52,7 @@ func (c *converter) openSources(logs []Input) *sources {
 			continue
 		}
 		ss.rcs[i] = rc
-		ins[i] = strace.MergeInput{Name: in.Name, R: c.progress.wrap(rc), MonoShift: c.shift[i] + c.mergeShift(i)}
+		ins[i] = strace.MergeInput{Name: in.Name, R: c.progress.wrap(rc), MonoShift: c.shift[i] + c.remote.mergeShift(i)}
 	}
 	if c.remote != nil {
 		ss.adjust = c.adjustRemote

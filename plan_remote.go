@@ -27,9 +27,10 @@ type remotePlan struct {
 	hosts     []*remoteHost
 	inputHost []*remoteHost // per log; nil on the dispatching host
 	byPid     map[int32]*remoteHost
-	osPid     map[int32]int32 // trace pid → OS pid, where they differ
-	attach    map[flowEnd]*flowAttach
-	ref       int // the log whose clock is the axis: the dispatching log, else the first anchored one; -1 when none
+	osPid     map[int32]int32         // trace pid → OS pid, where they differ
+	arrows    []remoteArrow           // planned by pairFlows, in order
+	attach    map[flowEnd]*flowAttach // the arrows' ids by the span they start or end at (attachArrows)
+	ref       int                     // the log whose clock is the axis: the dispatching log, else the first anchored one; -1 when none
 	// dispatching: ref is the log that sent remote tasks.
 	dispatching bool
 	offsets     []int64 // per log: wall − mono of its first wall-clock anchor

@@ -86,10 +86,9 @@ func (c *converter) fitHosts(p *remotePlan) {
 			sum.Note = "no worker's tasks match its runs"
 		}
 	}
-	p.attach = map[flowEnd]*flowAttach{}
 	for i, s := range sessions {
 		if match[i] >= 0 && s.host.fit != nil {
-			c.pairFlows(p, workers[match[i]], s)
+			p.pairFlows(workers[match[i]], s)
 		}
 	}
 }
@@ -354,11 +353,11 @@ func (c *converter) wallPrior(h *remoteHost) *reduce.WallPrior {
 	return &reduce.WallPrior{At: reduce.HostNanos(c.scan.firstWall[i].MonoNS), Offset: reduce.HostNanos(shift)}
 }
 
-// pairFlows prepares the flows of worker w's tasks served by session s:
+// pairFlows plans the arrows of worker w's tasks served by session s:
 // network1.dispatch → the run's first span, its last span →
-// network1.complete. An arrow is drawn only where its start is certainly
-// drawn before its end.
-func (c *converter) pairFlows(p *remotePlan, w *worker, s *session) {
+// network1.complete. An arrow is planned only where its start is
+// certainly drawn before its end.
+func (p *remotePlan) pairFlows(w *worker, s *session) {
 	fit := s.host.fit
 	for k := range min(len(w.ids), len(s.ids)) {
 		t, r := w.recs[w.ids[k]], s.recs[s.ids[k]]
@@ -372,31 +371,23 @@ func (c *converter) pairFlows(p *remotePlan, w *worker, s *session) {
 			continue
 		}
 		if t.dispDrawable && r.first && t.dispTS < int64(ys) {
-			id := c.flows.id()
-			c.arrows.add(id, FlowRemoteDispatchToRun)
-			c.arrows.between(id, arrowEnd{w.pid, t.dispTid}, arrowEnd{s.pid, r.firstTid})
-			d := p.at(flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch})
-			d.flows = append(d.flows, id)
-			e := p.at(flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunFirst})
-			e.endFlows = append(e.endFlows, id)
+			p.arrows = append(p.arrows, remoteArrow{kind: FlowRemoteDispatchToRun,
+				from: arrowEnd{w.pid, t.dispTid}, to: arrowEnd{s.pid, r.firstTid},
+				start: flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch}, end: flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunFirst}})
 		}
 		if r.last && t.compDrawable && int64(ye) < t.compTS {
-			id := c.flows.id()
-			c.arrows.add(id, FlowRemoteRunToComplete)
-			c.arrows.between(id, arrowEnd{s.pid, r.lastTid}, arrowEnd{w.pid, t.compTid})
-			e := p.at(flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunLast})
-			e.flows = append(e.flows, id)
-			e = p.at(flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteComplete})
-			e.endFlows = append(e.endFlows, id)
+			p.arrows = append(p.arrows, remoteArrow{kind: FlowRemoteRunToComplete,
+				from: arrowEnd{s.pid, r.lastTid}, to: arrowEnd{w.pid, t.compTid},
+				start: flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunLast}, end: flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteComplete}})
 		}
 	}
 }
 
-func (p *remotePlan) at(k flowEnd) *flowAttach {
-	a := p.attach[k]
-	if a == nil {
-		a = &flowAttach{}
-		p.attach[k] = a
-	}
-	return a
+// remoteArrow is an arrow between a dispatching host's span and a remote
+// run's: its kind, the threads of its ends, and the spans it starts and
+// ends at.
+type remoteArrow struct {
+	kind       FlowKind
+	from, to   arrowEnd
+	start, end flowEnd
 }
