@@ -25,6 +25,7 @@ type ledger struct {
 	// because its overflow lanes ran out, said once per track (finish).
 	lanesOut    map[trackReason]*refusedOnTrack
 	lanesOutSeq []trackReason
+	notes       map[string]int // notes said, by kind
 }
 
 type trackReason struct {
@@ -41,7 +42,7 @@ type refusedOnTrack struct {
 const maxExamples = 8
 
 func newLedger(sum *Summary) *ledger {
-	return &ledger{sum: sum, fileIdx: map[string]int{}, examples: map[Reason]int{}}
+	return &ledger{sum: sum, notes: map[string]int{}, fileIdx: map[string]int{}, examples: map[Reason]int{}}
 }
 
 // where is a record's position packed in 64 bits: the index of its file
@@ -198,4 +199,9 @@ func (l *ledger) finish() {
 		l.example(k.reason, r.first, itoa(r.n)+" spans on "+k.track+", the first refused here")
 	}
 	l.lanesOut, l.lanesOutSeq = nil, nil
+}
+
+// note adds a note of kind to the summary: the first few of each kind.
+func (l *ledger) note(kind, format string, args ...any) {
+	l.sum.note(kind, l.notes, format, args...)
 }

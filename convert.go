@@ -67,7 +67,7 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	closed := false
 	defer func() {
 		if !closed { // a panic of the caller's reader: stop the writer's goroutine too
-			c.w.Close()
+			c.canvas.w.Close()
 		}
 	}()
 	stats, cuts, err := c.secondPass(logs)

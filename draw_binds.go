@@ -1,6 +1,8 @@
 package phasetrace
 
 import (
+	"strconv"
+
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -17,31 +19,31 @@ type bindLine struct {
 // maxBindLines bounds the bind-phase lines waiting for their bind.
 const maxBindLines = 4096
 
-func (c *converter) bindPhase(rec *strace.Record, at where) {
-	if key, _ := recordKey(rec); c.recentBinds.repeated(key) {
-		c.led.notDrawn(ReasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase, 1)
+func (d *runDrawer) bindPhase(rec *strace.Record, at where) {
+	if key, _ := recordKey(rec); d.recentBinds.repeated(key) {
+		d.led.notDrawn(ReasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase, 1)
 		return
 	}
-	if len(c.bindLines) >= maxBindLines {
-		l := &c.bindLines[0]
-		c.led.notDrawn(ReasonBindOutsideBind, l.at, "phase="+l.rec.Phase, 1)
-		c.letGo(l)
-		c.bindLines = c.bindLines[1:]
+	if len(d.bindLines) >= maxBindLines {
+		l := &d.bindLines[0]
+		d.led.notDrawn(ReasonBindOutsideBind, l.at, "phase="+l.rec.Phase, 1)
+		d.letGo(l)
+		d.bindLines = d.bindLines[1:]
 	}
 	l := bindLine{rec: rec.BindPhase, at: at, logT: rec.Prefix.Thread}
-	if n := len(c.bindStores); n > 0 {
-		l.store = c.bindStores[n-1]
-		c.bindStores = c.bindStores[:n-1]
+	if n := len(d.bindStores); n > 0 {
+		l.store = d.bindStores[n-1]
+		d.bindStores = d.bindStores[:n-1]
 	}
 	l.rec.Attrs = l.store.keep(l.rec.Attrs) // its Phase and Source are canonical
-	c.bindLines = append(c.bindLines, l)
+	d.bindLines = append(d.bindLines, l)
 }
 
 // letGo keeps the store of a bind line that is drawn or given up, for the
 // next line.
-func (c *converter) letGo(l *bindLine) {
+func (d *runDrawer) letGo(l *bindLine) {
 	l.store.reset()
-	c.bindStores = append(c.bindStores, l.store)
+	d.bindStores = append(d.bindStores, l.store)
 	l.store = spanStore{}
 }
 
@@ -49,11 +51,11 @@ func (c *converter) letGo(l *bindLine) {
 // segments directly under the bind on its lane, orchestrator operations a
 // level deeper under host_orch — on the recording worker's own thread when
 // a worker recorded them.
-func (c *converter) drawRecords(lane perfetto.Track, bind *heldSpan, passes []strace.PhasePass) {
+func (d *runDrawer) drawRecords(lane perfetto.Track, bind *heldSpan, passes []strace.PhasePass) {
 	for _, p := range passes {
 		for _, r := range p.Records {
 			if r.EndNS < r.StartNS || r.StartNS > maxInt64 || r.EndNS > maxInt64 {
-				c.led.notDrawn(ReasonImpossibleInterval, c.led.where(p.Pos), "phase="+r.Phase, 1)
+				d.led.notDrawn(ReasonImpossibleInterval, d.led.where(p.Pos), "phase="+r.Phase, 1)
 				continue
 			}
 			tid := bind.Tid
@@ -71,11 +73,11 @@ func (c *converter) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 					thread = "graph_submit_main"
 				}
 				if tid != bind.Tid {
-					t = c.tracks.thread(bind.Pid, tid)
+					t = d.tracks.thread(bind.Pid, tid)
 				}
 			}
-			args := append(c.args[:0],
-				perfetto.Uint("inv", bind.Inv), perfetto.String("hid", c.hidString(bind.Hid)), perfetto.Int("depth", int64(depth)),
+			args := append(d.args[:0],
+				perfetto.Uint("inv", bind.Inv), perfetto.String("hid", d.hidString(bind.Hid)), perfetto.Int("depth", int64(depth)),
 				perfetto.String("src", "host_phase_records"), perfetto.String("host_phase_thread", thread),
 			)
 			if r.HasDetail {
@@ -84,7 +86,7 @@ func (c *converter) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 			if r.HasTid {
 				args = append(args, perfetto.Int("os_tid", r.Tid))
 			}
-			c.other(t, perfetto.Slice{Name: name, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args}, c.led.where(p.Pos), otherHostPhase)
+			d.other(t, perfetto.Slice{Name: name, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args}, d.led.where(p.Pos), otherHostPhase)
 		}
 	}
 }
@@ -94,9 +96,9 @@ func (c *converter) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 // drew that segment for this bind. A line carries no pid: it belongs to the
 // bind written by the same thread (the log prefixes' thread handle) whose
 // interval contains it.
-func (c *converter) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint64, covered, drawn *nameSet) {
-	kept := c.bindLines[:0]
-	for _, l := range c.bindLines {
+func (d *runDrawer) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint64, covered, drawn *nameSet) {
+	kept := d.bindLines[:0]
+	for _, l := range d.bindLines {
 		start, dur := l.rec.StartNS, l.rec.DurNS
 		if start > maxInt64 || dur > maxInt64 || int64(start) < bind.TS || int64(start)+int64(dur) > bind.End() ||
 			(logT != 0 && l.logT != 0 && l.logT != logT) {
@@ -104,21 +106,21 @@ func (c *converter) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 			continue
 		}
 		if covered.has(l.rec.Phase) || drawn.has(l.rec.Phase) {
-			c.led.superseded(ReasonBindPhaseSuperseded, 1)
-			c.letGo(&l)
+			d.led.superseded(ReasonBindPhaseSuperseded, 1)
+			d.letGo(&l)
 			continue
 		}
-		args := append(c.args[:0], perfetto.Uint("inv", bind.Inv), perfetto.String("hid", c.hidString(bind.Hid)), perfetto.Int("depth", int64(bind.Depth+1)))
+		args := append(d.args[:0], perfetto.Uint("inv", bind.Inv), perfetto.String("hid", d.hidString(bind.Hid)), perfetto.Int("depth", int64(bind.Depth+1)))
 		args = appendAttrs(args, l.rec.Attrs)
-		args = append(args, perfetto.String("log_thread", c.logThread(l.logT)), perfetto.String("src", "bind_phase"))
+		args = append(args, perfetto.String("log_thread", d.logThread(l.logT)), perfetto.String("src", "bind_phase"))
 		if l.rec.Source != "" {
 			args = append(args, perfetto.String("source", l.rec.Source))
 		}
-		c.other(lane, perfetto.Slice{Name: c.segmentName(l.rec.Phase), TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, otherBindPhase)
-		c.letGo(&l)
+		d.other(lane, perfetto.Slice{Name: d.segmentName(l.rec.Phase), TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, otherBindPhase)
+		d.letGo(&l)
 	}
-	clear(c.bindLines[len(kept):])
-	c.bindLines = kept
+	clear(d.bindLines[len(kept):])
+	d.bindLines = kept
 }
 
 const maxInt64 = 1<<63 - 1
@@ -161,3 +163,18 @@ func (s *nameSet) has(name string) bool {
 
 // reset empties the set, keeping its list's memory.
 func (s *nameSet) reset() { s.small, s.big = s.small[:0], nil }
+
+// drain counts what still waits once every run is drawn: bind phase lines
+// and host_phase_records passes whose bind never came.
+func (d *runDrawer) drain() {
+	for _, l := range d.bindLines {
+		d.led.notDrawn(ReasonBindOutsideBind, l.at, "phase="+l.rec.Phase, 1)
+	}
+	d.bindLines = nil
+	for _, ps := range d.records {
+		for _, p := range ps {
+			d.led.notDrawn(ReasonPassesWithoutBind, d.led.where(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
+		}
+	}
+	d.records = nil
+}

@@ -18,44 +18,61 @@ import (
 // taken for a phase the device stamped.
 const effectiveName = "Effective (derived: orch ∪ sched)"
 
-func (c *converter) buildPlacer() {
-	c.placer = reduce.NewPlacer(c.cfg.placement...)
-	c.containOnly = reduce.NewPlacer(c.cfg.placement...)
-	c.freq = map[reduce.Domain]reduce.Hz{}
-	c.devices = map[reduce.Domain]*DeviceSummary{}
-	for _, d := range sortedDomains(c.scan.anchors) {
-		unconfirmed := c.unconfirmedJoins(d)
-		for i, a := range c.scan.anchors[d] {
+// deviceDrawer places each run's device phases on the host timeline and
+// draws them on their device tracks, with their bounds, through the
+// canvas; it keeps each device clock domain's summary.
+type deviceDrawer struct {
+	*canvas
+	placement           []reduce.PlacerOption
+	placer, containOnly *reduce.Placer
+	freq                map[reduce.Domain]reduce.Hz
+	devices             map[reduce.Domain]*DeviceSummary
+	// Reused for each run: its device spans, their lanes and its
+	// placement.
+	devSpans    []reduce.DeviceSpan
+	lanes       []string
+	laneOfNames [laneOfNamesSize]laneOfName
+	placed      reduce.Placement
+}
+
+func (dv *deviceDrawer) buildPlacer(scan *scanResult, cal []loadedCalibration) {
+	dv.placer = reduce.NewPlacer(dv.placement...)
+	dv.containOnly = reduce.NewPlacer(dv.placement...)
+	dv.freq = map[reduce.Domain]reduce.Hz{}
+	dv.devices = map[reduce.Domain]*DeviceSummary{}
+	for _, d := range sortedDomains(scan.anchors) {
+		unconfirmed := dv.unconfirmedJoins(scan, d)
+		for i, a := range scan.anchors[d] {
 			if !unconfirmed[i] {
-				c.addAnchor(a)
+				dv.addAnchor(a)
 			}
 		}
 	}
-	for _, ci := range c.cal {
+	for _, ci := range cal {
 		if ci.summary < 0 { // given to a Survey: accounted for here
-			c.sum.Artifacts = append(c.sum.Artifacts, ArtifactSummary{Name: "calibration of pid " + itoa(int64(ci.pid)) + " dev " + itoa(ci.dev), Kind: "calibration", Items: int64(len(ci.cal.Samples))})
-			ci.summary = len(c.sum.Artifacts) - 1
+			dv.led.sum.Artifacts = append(dv.led.sum.Artifacts, ArtifactSummary{Name: "calibration of pid " + itoa(int64(ci.pid)) + " dev " + itoa(ci.dev), Kind: "calibration", Items: int64(len(ci.cal.Samples))})
+			ci.summary = len(dv.led.sum.Artifacts) - 1
 		}
-		as := &c.sum.Artifacts[ci.summary]
+		as := &dv.led.sum.Artifacts[ci.summary]
 		d, err := reduce.DomainOf(ci.pid, ci.dev)
 		if err != nil {
 			as.Note = err.Error()
 			continue
 		}
-		anchors, skipped, err := reduce.CalibrationAnchors(ci.cal, c.freq[d])
+		anchors, skipped, err := reduce.CalibrationAnchors(ci.cal, dv.freq[d])
 		as.Skipped += int64(skipped)
 		if err != nil {
 			as.Note = err.Error()
 			continue
 		}
 		for _, a := range anchors {
-			if err := c.placer.AddAnchor(d, a); err != nil {
+			if err := dv.placer.AddAnchor(d, a); err != nil {
 				as.Skipped++
-				c.note("anchor", "calibration sample of %v at host %d ns not used: %v", d, a.HostNs, err)
+				dv.led.note("anchor", "calibration sample of %v at host %d ns not used: %v", d, a.HostNs, err)
 				continue
 			}
-			c.freq[d] = a.DevFreq
-			c.deviceSummary(d).Anchors++
+			dv.freq[d] = a.DevFreq
+			dv.deviceSummary(d).Anchors++
 		}
 	}
 }
@@ -68,12 +85,12 @@ func (c *converter) buildPlacer() {
 // shortened value reads smaller than the device's frequency. A joined
 // anchor of a domain without a whole anchor to check it against is used,
 // and noted.
-func (c *converter) unconfirmedJoins(d reduce.Domain) map[int]bool {
-	joined := c.scan.joined[d]
+func (dv *deviceDrawer) unconfirmedJoins(scan *scanResult, d reduce.Domain) map[int]bool {
+	joined := scan.joined[d]
 	if len(joined) == 0 {
 		return nil
 	}
-	anchors := c.scan.anchors[d]
+	anchors := scan.anchors[d]
 	isJoined := make(map[int]bool, len(joined))
 	for _, j := range joined {
 		isJoined[j.i] = true
@@ -85,8 +102,8 @@ func (c *converter) unconfirmedJoins(d reduce.Domain) map[int]bool {
 		}
 	}
 	if len(whole) == 0 {
-		c.note("anchor", "the %d clock anchors of %v were all read joined to the next record on their line (%s first): their dev_freq has no other anchor to be confirmed by",
-			len(joined), d, c.led.at(c.led.where(joined[0].pos)))
+		dv.led.note("anchor", "the %d clock anchors of %v were all read joined to the next record on their line (%s first): their dev_freq has no other anchor to be confirmed by",
+			len(joined), d, dv.led.at(dv.led.where(joined[0].pos)))
 		return nil
 	}
 	var out map[int]bool
@@ -96,26 +113,26 @@ func (c *converter) unconfirmedJoins(d reduce.Domain) map[int]bool {
 				out = map[int]bool{}
 			}
 			out[j.i] = true
-			c.led.notDrawn(ReasonDeviceAnchorJoined,
-				c.led.where(j.pos), d.String()+": dev_freq="+strconv.FormatUint(f, 10), 1)
+			dv.led.notDrawn(ReasonDeviceAnchorJoined,
+				dv.led.where(j.pos), d.String()+": dev_freq="+strconv.FormatUint(f, 10), 1)
 		}
 	}
 	return out
 }
 
 // addAnchor adds a device clock anchor to the placer.
-func (c *converter) addAnchor(a strace.DeviceAnchor) {
+func (dv *deviceDrawer) addAnchor(a strace.DeviceAnchor) {
 	d := reduce.Domain{Pid: a.Pid, Dev: a.Dev}
-	err := c.placer.AddAnchor(d, reduce.Anchor{
+	err := dv.placer.AddAnchor(d, reduce.Anchor{
 		HostNs: reduce.HostNanos(a.HostNS), WindowNs: reduce.HostNanos(a.WindowNS),
 		DevCyc: reduce.Cycles(a.DevCyc), DevFreq: reduce.Hz(a.DevFreq),
 	})
 	if err != nil {
-		c.note("anchor", "clock anchor of %v at host %d ns not used: %v", d, a.HostNS, err)
+		dv.led.note("anchor", "clock anchor of %v at host %d ns not used: %v", d, a.HostNS, err)
 		return
 	}
-	c.freq[d] = reduce.Hz(a.DevFreq)
-	c.deviceSummary(d).Anchors++
+	dv.freq[d] = reduce.Hz(a.DevFreq)
+	dv.deviceSummary(d).Anchors++
 }
 
 func sortedDomains[V any](m map[reduce.Domain]V) []reduce.Domain {
@@ -129,26 +146,26 @@ func sortedDomains[V any](m map[reduce.Domain]V) []reduce.Domain {
 	return ds
 }
 
-func (c *converter) deviceSummary(d reduce.Domain) *DeviceSummary {
-	ds := c.devices[d]
+func (dv *deviceDrawer) deviceSummary(d reduce.Domain) *DeviceSummary {
+	ds := dv.devices[d]
 	if ds == nil {
 		ds = &DeviceSummary{Pid: d.Pid, Dev: d.Dev}
-		c.devices[d] = ds
+		dv.devices[d] = ds
 	}
 	return ds
 }
 
 // device places one run's device spans on the host timeline and draws them
 // on the device's tracks under the run's process.
-func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, wall *reduce.DeviceWindow) {
+func (dv *deviceDrawer) run(k invKey, root, runner *heldSpan, spans []heldSpan, wall *reduce.DeviceWindow) {
 	if len(spans) == 0 {
 		return
 	}
-	lanes := c.deviceLanes(spans)
+	lanes := dv.deviceLanes(spans)
 	fixes := repairTruncation(spans, lanes)
 	dev, hasDev := int64(noDevice), false
-	c.devSpans = slices.Grow(c.devSpans[:0], len(spans))[:len(spans)]
-	run := reduce.Run{Spans: c.devSpans}
+	dv.devSpans = slices.Grow(dv.devSpans[:0], len(spans))[:len(spans)]
+	run := reduce.Run{Spans: dv.devSpans}
 	for i := range spans {
 		s := &spans[i]
 		run.Spans[i] = reduce.DeviceSpan{Name: s.Name, Depth: int(s.Depth), TS: reduce.DeviceNanos(s.TS), Dur: reduce.DeviceNanos(s.Dur)}
@@ -177,7 +194,7 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 	}
 	run.Domain = d
 	run.Wall = wall
-	ds := c.deviceSummary(run.Domain)
+	ds := dv.deviceSummary(run.Domain)
 	ds.Runs++
 	if runner != nil {
 		run.RunnerRun = &reduce.HostWindow{Start: reduce.HostNanos(runner.TS), End: reduce.HostNanos(runner.End())}
@@ -185,27 +202,27 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 	if root != nil && root.Name == strace.SpanRun {
 		run.Enclosing = []reduce.HostWindow{{Start: reduce.HostNanos(root.TS), End: reduce.HostNanos(root.End())}}
 	}
-	remote := c.remote.placedHost(k.pid)
+	remote := dv.remote.placedHost(k.pid)
 	if remote != nil {
 		// A causally placed machine's device runs are placed on its own
 		// clock, through its own anchors, then carried across (remote.go).
 		run = remote.nativeRun(run)
 	}
-	pl := &c.placed // reused run to run: drawDevice keeps nothing of it
-	err = c.placer.PlaceInto(pl, run)
+	pl := &dv.placed // reused run to run: drawDevice keeps nothing of it
+	err = dv.placer.PlaceInto(pl, run)
 	if err != nil { // rare: an impossible span costs only itself
 		var dropped bool
-		if spans, lanes, fixes, dropped = c.dropMisfits(k, ds, &run, spans, lanes, fixes); dropped {
-			err = c.placer.PlaceInto(pl, run)
+		if spans, lanes, fixes, dropped = dv.dropMisfits(k, ds, &run, spans, lanes, fixes); dropped {
+			err = dv.placer.PlaceInto(pl, run)
 		}
 	}
 	generic := "" // the summary's reason, when the slices carry a detailed one
 	if errors.Is(err, reduce.ErrInconsistent) {
 		ds.Inconsists++
 		generic = ReasonAnchorsDisagree.Text()
-		c.note("inconsistent", "run pid=%d inv=%d: %v; placed by containment alone", k.pid, k.inv, err)
+		dv.led.note("inconsistent", "run pid=%d inv=%d: %v; placed by containment alone", k.pid, k.inv, err)
 		why := "clock anchors disagree with containment: " + strings.TrimPrefix(err.Error(), "reduce: ")
-		err = c.containOnly.PlaceInto(pl, run)
+		err = dv.containOnly.PlaceInto(pl, run)
 		pl.Reason = why
 	}
 	composed := true
@@ -219,20 +236,20 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 		reason := ReasonNoConsistentPlacement
 		switch {
 		case errors.As(err, &ie):
-			c.note("inconsistent", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
+			dv.led.note("inconsistent", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
 		case !composed:
 			reason = ReasonNotCarried
-			c.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
+			dv.led.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
 		default:
 			reason = ReasonDeviceOffsetsRange
-			c.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
+			dv.led.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
 		}
 		ds.Unaligned += int64(len(spans))
 		bump(&ds.Reasons, reason, int64(len(spans)))
-		c.led.dropSpan(ReasonDeviceUnplaced, spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10), int64(len(spans)))
+		dv.led.dropSpan(ReasonDeviceUnplaced, spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10), int64(len(spans)))
 		return
 	}
-	c.drawDevice(k, ds, run, spans, lanes, fixes, pl, extraReason, generic)
+	dv.drawDevice(k, ds, run, spans, lanes, fixes, pl, extraReason, generic)
 }
 
 // dropMisfits leaves out the spans of a run that could not be placed
@@ -240,8 +257,8 @@ func (c *converter) device(k invKey, root, runner *heldSpan, spans []heldSpan, w
 // (reduce.Placer.Misfits), each counted with its position, and returns
 // the others (with their lanes, their repairs and run's spans), and
 // whether it left any out.
-func (c *converter) dropMisfits(k invKey, ds *DeviceSummary, run *reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix) ([]heldSpan, []string, map[int]truncationFix, bool) {
-	bad := c.containOnly.Misfits(*run)
+func (dv *deviceDrawer) dropMisfits(k invKey, ds *DeviceSummary, run *reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix) ([]heldSpan, []string, map[int]truncationFix, bool) {
+	bad := dv.containOnly.Misfits(*run)
 	if len(bad) == 0 {
 		return spans, lanes, fixes, false
 	}
@@ -251,7 +268,7 @@ func (c *converter) dropMisfits(k invKey, ds *DeviceSummary, run *reduce.Run, sp
 		if len(bad) > 0 && bad[0] == i {
 			bad = bad[1:]
 			s := &spans[i]
-			c.led.dropSpan(ReasonDeviceMisfit, s.at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+s.Name+" ts="+itoa(s.TS)+" dur="+itoa(s.Dur), 1)
+			dv.led.dropSpan(ReasonDeviceMisfit, s.at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+s.Name+" ts="+itoa(s.TS)+" dur="+itoa(s.Dur), 1)
 			ds.Unaligned++
 			bump(&ds.Reasons, ReasonDeviceMisfit, 1)
 			continue
@@ -273,17 +290,17 @@ func (c *converter) dropMisfits(k invKey, ds *DeviceSummary, run *reduce.Run, sp
 // until the next call. A lane is remembered by the address of its span's
 // name: a log's names are canonical, so a run asks again for the few it
 // asked for before.
-func (c *converter) deviceLanes(spans []heldSpan) []string {
-	c.lanes = slices.Grow(c.lanes[:0], len(spans))[:len(spans)]
+func (dv *deviceDrawer) deviceLanes(spans []heldSpan) []string {
+	dv.lanes = slices.Grow(dv.lanes[:0], len(spans))[:len(spans)]
 	for i := range spans {
 		name := spans[i].Name
-		m := &c.laneOfNames[uintptr(unsafe.Pointer(unsafe.StringData(name)))>>3%laneOfNamesSize]
+		m := &dv.laneOfNames[uintptr(unsafe.Pointer(unsafe.StringData(name)))>>3%laneOfNamesSize]
 		if unsafe.StringData(m.name) != unsafe.StringData(name) || len(m.name) != len(name) || name == "" {
 			m.name, m.lane = name, deviceLane(name)
 		}
-		c.lanes[i] = m.lane
+		dv.lanes[i] = m.lane
 	}
-	return c.lanes
+	return dv.lanes
 }
 
 // laneOfName is a span name and its device lane, remembered by
@@ -303,27 +320,27 @@ func joinReason(a, b string) string {
 // drawDevice draws placed device spans as reduce placed them: each at
 // HostStart..HostEnd through the run's one map, with its Bound (plus the
 // shift of a truncation repair).
-func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix, pl *reduce.Placement, extraReason, generic string) {
+func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix, pl *reduce.Placement, extraReason, generic string) {
 	if pl.Method == reduce.Unaligned {
 		addReasons(&ds.Reasons, joinReason(pl.Reason, extraReason), int64(len(spans)))
 		ds.Unaligned += int64(len(spans))
-		c.led.dropSpan(ReasonDeviceNoEvidence, spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+joinReason(pl.Reason, extraReason), int64(len(spans)))
+		dv.led.dropSpan(ReasonDeviceNoEvidence, spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+joinReason(pl.Reason, extraReason), int64(len(spans)))
 		return
 	}
-	group := c.tracks.deviceGroup(k.pid, run.Domain.Dev)
+	group := dv.tracks.deviceGroup(k.pid, run.Domain.Dev)
 	method := pl.Method.String()
 	reason := joinReason(pl.Reason, extraReason)
 	counted := reason // the summary counts by a reason that does not vary run to run
 	if generic != "" {
 		counted = joinReason(generic, extraReason)
 	}
-	freq := c.freq[run.Domain]
+	freq := dv.freq[run.Domain]
 	var orch, sched = -1, -1
 	var t perfetto.Track // the track of lastLane
 	// A machine that its tasks did not place (moved by its wall clock, or
 	// at its own times) is on the trace's axis only as well as its wall
 	// clock agrees: a bound against its own clock would not hold there.
-	onAxis := c.remote.onAxis(k.pid)
+	onAxis := dv.remote.onAxis(k.pid)
 	lastLane := ""
 	for i := range spans {
 		s := &spans[i]
@@ -334,8 +351,8 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 			fix, fixed = fixes[i]
 		}
 		bound := int64(d.Bound) + fix.shift
-		args := append(c.args[:0],
-			perfetto.Uint("inv", s.Inv), perfetto.String("hid", c.hidString(s.Hid)), perfetto.Int("depth", int64(s.Depth)),
+		args := append(dv.args[:0],
+			perfetto.Uint("inv", s.Inv), perfetto.String("hid", dv.hidString(s.Hid)), perfetto.Int("depth", int64(s.Depth)),
 		)
 		args = appendAttrs(args, s.Attrs)
 		args = append(args, perfetto.Int("device_ts", s.TS), perfetto.Int("device_dur", s.Dur))
@@ -350,7 +367,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		if onAxis {
 			args = append(args, perfetto.Int("bound_ns", bound))
 		}
-		args = c.remote.args(args, k.pid, 0, 0, false)
+		args = dv.remote.args(args, k.pid, 0, 0, false)
 		if reason != "" {
 			args = append(args, perfetto.String("placement_reason", reason))
 		}
@@ -359,7 +376,7 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		}
 		lane := lanes[i]
 		if lane != lastLane || t.IsZero() { // a run's spans come lane by lane
-			t, lastLane = c.tracks.device(k.pid, run.Domain.Dev, group, lane), lane
+			t, lastLane = dv.tracks.device(k.pid, run.Domain.Dev, group, lane), lane
 		}
 		switch lane {
 		case "orch":
@@ -367,13 +384,13 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		case "sched":
 			sched = i
 		}
-		if !c.slice(t, &perfetto.Slice{Name: s.Name, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Depth: s.Depth, Args: args, Ref: uint64(s.at)}, s.at) {
+		if !dv.slice(t, &perfetto.Slice{Name: s.Name, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Depth: s.Depth, Args: args, Ref: uint64(s.at)}, s.at) {
 			continue
 		}
-		c.led.drawn()
-		c.remote.drawnOn(k.pid)
+		dv.led.drawn()
+		dv.remote.drawnOn(k.pid)
 		if fixed {
-			c.led.repaired(ReasonTruncation, s.at, s.Name+": "+fix.what)
+			dv.led.repaired(ReasonTruncation, s.at, s.Name+": "+fix.what)
 		}
 		switch {
 		case !onAxis:
@@ -394,14 +411,14 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		o, s := run.Spans[orch], run.Spans[sched]
 		eff := reduce.Effective(reduce.DeviceWindow{Start: o.TS, End: o.TS + o.Dur}, reduce.DeviceWindow{Start: s.TS, End: s.TS + s.Dur})
 		d, err := pl.Place(eff)
-		if h := c.remote.placedHost(k.pid); h != nil && err == nil {
+		if h := dv.remote.placedHost(k.pid); h != nil && err == nil {
 			d, err = h.fit.Compose(d)
 		}
 		if err != nil {
 			return
 		}
-		args := append(c.args[:0],
-			perfetto.Uint("inv", spans[orch].Inv), perfetto.String("hid", c.hidString(spans[orch].Hid)),
+		args := append(dv.args[:0],
+			perfetto.Uint("inv", spans[orch].Inv), perfetto.String("hid", dv.hidString(spans[orch].Hid)),
 			perfetto.Bool("derived", true), perfetto.String("derived_from", "orch ∪ sched"),
 			perfetto.Int("device_ts", int64(eff.Start)), perfetto.Int("device_dur", int64(eff.Len())),
 			perfetto.String("placement", method),
@@ -409,9 +426,9 @@ func (c *converter) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, span
 		if onAxis {
 			args = append(args, perfetto.Int("bound_ns", int64(d.Bound)+max(fixes[orch].shift, fixes[sched].shift)))
 		}
-		args = c.remote.args(args, k.pid, 0, 0, false)
-		t := c.tracks.device(k.pid, run.Domain.Dev, group, "effective")
-		c.other(t, perfetto.Slice{Name: effectiveName, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Args: args}, spans[orch].at, otherEffective)
+		args = dv.remote.args(args, k.pid, 0, 0, false)
+		t := dv.tracks.device(k.pid, run.Domain.Dev, group, "effective")
+		dv.other(t, perfetto.Slice{Name: effectiveName, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Args: args}, spans[orch].at, otherEffective)
 	}
 }
 
@@ -563,4 +580,17 @@ func addReasons(m *ReasonCounts, text string, n int64) {
 	for _, r := range placementReasons(text) {
 		bump(m, r, n)
 	}
+}
+
+// summaries returns the device clock domains' summaries, finished, by
+// domain.
+func (dv *deviceDrawer) summaries() []DeviceSummary {
+	var out []DeviceSummary
+	for _, d := range sortedDomains(dv.devices) {
+		ds := dv.devices[d]
+		ds.Bound.finish()
+		ds.WallBound.finish()
+		out = append(out, *ds)
+	}
+	return out
 }

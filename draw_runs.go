@@ -225,16 +225,40 @@ func (r *runCollector) flush() {
 	}
 }
 
+// runDrawer draws whole runs: a run's host spans on its lane, the bind
+// stage's breakdown inside its chip.run.bind (host_phase_records, bind
+// segments, legacy bind phase lines) and, through the device drawer, its
+// device phases.
+type runDrawer struct {
+	*canvas
+	device  *deviceDrawer
+	flows   *flowWindow
+	records map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
+	// bindLines wait for the chip.run.bind that holds them; bindStores are
+	// the stores of bind lines drawn, for the next ones; recentBinds the
+	// keys of the last bind lines, for those given again close to their
+	// first (a log given twice, as a second input).
+	bindLines   []bindLine
+	bindStores  []spanStore
+	recentBinds recentKeys
+	// covered and drawnSegments are run's scratch sets of bind segments;
+	// extra is reused for a slice's extra arguments.
+	covered, drawnSegments nameSet
+	extra                  []perfetto.Arg
+	logThreads             map[uint64]string // "0x" + hex of log-prefix thread handles
+	segNames               map[string]string // chip.run.bind.<phase> by phase
+}
+
 // run draws one run: its host spans on its lane, the bind stage's
 // breakdown inside its chip.run.bind, and its device spans placed on the
 // host timeline. A run whose root never came is drawn as found.
-func (c *converter) run(b *invBuf) {
+func (d *runDrawer) run(b *invBuf) {
 	// An invocation counts when a slice of it is drawn (not when its
 	// spans are all over the track limit, say).
-	drawn := c.sum.Spans.Drawn
+	drawn := d.led.sum.Spans.Drawn
 	defer func() {
-		if c.sum.Spans.Drawn > drawn {
-			c.sum.Invocations++
+		if d.led.sum.Spans.Drawn > drawn {
+			d.led.sum.Invocations++
 		}
 	}()
 	// The run's root is its chip.run (else its first depth-0 span); its
@@ -253,7 +277,7 @@ func (c *converter) run(b *invBuf) {
 		}
 	}
 	if root == nil {
-		c.sum.Incomplete++
+		d.led.sum.Incomplete++
 	}
 	var slot int64
 	hasSlot := false
@@ -263,9 +287,9 @@ func (c *converter) run(b *invBuf) {
 		}
 	}
 
-	passes := c.records[b.key]
-	delete(c.records, b.key)
-	covered, drawnSegments := &c.covered, &c.drawnSegments
+	passes := d.records[b.key]
+	delete(d.records, b.key)
+	covered, drawnSegments := &d.covered, &d.drawnSegments
 	covered.reset()
 	drawnSegments.reset()
 	if bind != nil {
@@ -280,38 +304,38 @@ func (c *converter) run(b *invBuf) {
 
 	for i := range b.host {
 		s := &b.host[i]
-		lane, split := c.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
+		lane, split := d.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
 		seg, isSeg := strings.CutPrefix(s.Name, strace.SpanBind+".")
 		if isSeg && covered.has(seg) {
-			c.sum.Spans.Superseded++
+			d.led.sum.Spans.Superseded++
 			continue
 		}
 		if isSeg {
 			drawnSegments.add(seg)
 		}
-		extra := c.extra[:0]
+		extra := d.extra[:0]
 		if isSeg { // a bind segment's on- and off-CPU split
 			if cpu, ok := s.Attr("cpu_ns"); ok && cpu.Type == strace.TypeInt {
 				extra = append(extra, perfetto.Int("on_cpu_ns", cpu.Int), perfetto.Int("off_cpu_ns", s.Dur-cpu.Int))
-				c.extra = extra
+				d.extra = extra
 			}
 		}
 		var endFlows []perfetto.FlowID
 		if s == root {
-			endFlows = c.flows.linkRun(&s.Span, !lane.IsZero())
+			endFlows = d.flows.linkRun(&s.Span, !lane.IsZero())
 		}
-		c.hostFlows(lane, s, extra, split, nil, endFlows)
+		d.hostFlows(lane, s, extra, split, nil, endFlows)
 	}
 
 	if bind != nil {
-		lane, _ := c.tracks.lane(bind.Pid, bind.Tid, slot, hasSlot)
-		c.drawRecords(lane, bind, passes)
-		c.drawBindLines(lane, bind, b.bindLogT, covered, drawnSegments)
+		lane, _ := d.tracks.lane(bind.Pid, bind.Tid, slot, hasSlot)
+		d.drawRecords(lane, bind, passes)
+		d.drawBindLines(lane, bind, b.bindLogT, covered, drawnSegments)
 	} else {
 		for _, p := range passes {
-			c.led.notDrawn(ReasonPassesWithoutBind, c.led.where(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
+			d.led.notDrawn(ReasonPassesWithoutBind, d.led.where(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
 		}
 	}
-	c.device(b.key, root, runner, b.dev, b.wall)
-	c.maybeFlush()
+	d.device.run(b.key, root, runner, b.dev, b.wall)
+	d.maybeFlush()
 }

@@ -9,22 +9,43 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
+// canvas hands slices to the trace writer and accounts for each in the
+// ledger: a span's slice is drawn, or counted under the reason it is not —
+// also when the writer refuses or moves it later (refused, overflowed).
+// Every stage that draws draws through it.
+type canvas struct {
+	w      *perfetto.Writer
+	led    *ledger
+	tracks *trackSet
+	arrows *arrowLedger
+	remote *remotePlan // nil: every log on this host
+	// flushSlices is how many slices are handed to the writer between
+	// flushes; handed counts them since the last one.
+	flushSlices int
+	handed      int
+	refusals    int64          // slices the writer refused (refused)
+	args        []perfetto.Arg // reused for each slice's arguments
+	hids        map[uint64]string
+	lastHid     uint64 // the last hid asked for, and its string
+	lastHidStr  string
+}
+
 // host draws one host span on track t, with its identity and every
 // attribute as typed arguments.
-func (c *converter) host(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool) {
-	c.hostFlows(t, sp, extra, laneSplit, nil, nil)
+func (cv *canvas) host(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool) {
+	cv.hostFlows(t, sp, extra, laneSplit, nil, nil)
 }
 
 // hostFlows is host with flows attached: flows start or continue at the
 // span, endFlows end there.
-func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
-	args := c.args[:0]
-	args = append(args, perfetto.Uint("inv", sp.Inv), perfetto.String("hid", c.hidString(sp.Hid)), perfetto.Int("depth", int64(sp.Depth)))
+func (cv *canvas) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
+	args := cv.args[:0]
+	args = append(args, perfetto.Uint("inv", sp.Inv), perfetto.String("hid", cv.hidString(sp.Hid)), perfetto.Int("depth", int64(sp.Depth)))
 	if laneSplit {
 		args = append(args, perfetto.Int("os_tid", sp.Tid))
 	}
 	args = appendAttrs(args, sp.Attrs)
-	args = c.remote.args(args, sp.Pid, sp.TS, sp.End(), true)
+	args = cv.remote.args(args, sp.Pid, sp.TS, sp.End(), true)
 	if sp.NameTruncated || sp.AttrsTruncated {
 		args = append(args, perfetto.Bool("truncated_by_emitter", true))
 	}
@@ -33,20 +54,20 @@ func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.A
 	}
 	arrows := len(flows)+len(endFlows) > 0
 	if arrows {
-		flows, endFlows = c.arrows.live(flows), c.arrows.live(endFlows)
+		flows, endFlows = cv.arrows.live(flows), cv.arrows.live(endFlows)
 	}
-	drawn := c.slice(t, &perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at)
+	drawn := cv.slice(t, &perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at)
 	if drawn {
-		c.led.drawn()
-		c.remote.drawnOn(sp.Pid)
+		cv.led.drawn()
+		cv.remote.drawnOn(sp.Pid)
 	}
 	if arrows {
 		if drawn {
-			c.arrows.handed(flows)
-			c.arrows.handed(endFlows)
+			cv.arrows.handed(flows)
+			cv.arrows.handed(endFlows)
 		} else {
-			c.arrows.dropped(flows)
-			c.arrows.dropped(endFlows)
+			cv.arrows.dropped(flows)
+			cv.arrows.dropped(endFlows)
 		}
 	}
 }
@@ -55,19 +76,19 @@ func (c *converter) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.A
 // limit or its interval is not one after placement (a device span mapped
 // outside the int64 range); it reports whether it did. Callers count the
 // slices of spans as drawn; the reasons it refuses are counted here.
-func (c *converter) slice(t perfetto.Track, s *perfetto.Slice, p where) bool {
+func (cv *canvas) slice(t perfetto.Track, s *perfetto.Slice, p where) bool {
 	switch {
 	case t.IsZero():
-		c.led.dropSpan(ReasonTrackLimit, p, s.Name, 1)
+		cv.led.dropSpan(ReasonTrackLimit, p, s.Name, 1)
 		return false
 	case s.TS < 0 || s.Dur < 0 || s.TS+s.Dur < s.TS:
-		c.led.dropSpan(ReasonOutsideTimeRange, p, s.Name+" at "+itoa(s.TS)+" +"+itoa(s.Dur), 1)
+		cv.led.dropSpan(ReasonOutsideTimeRange, p, s.Name+" at "+itoa(s.TS)+" +"+itoa(s.Dur), 1)
 		return false
 	}
-	c.w.Slice(t, *s)
-	c.handed++
-	if cap(s.Args) > cap(c.args) {
-		c.args = s.Args[:0] // the writer copied the arguments: reuse the buffer
+	cv.w.Slice(t, *s)
+	cv.handed++
+	if cap(s.Args) > cap(cv.args) {
+		cv.args = s.Args[:0] // the writer copied the arguments: reuse the buffer
 	}
 	return true
 }
@@ -75,29 +96,29 @@ func (c *converter) slice(t perfetto.Track, s *perfetto.Slice, p where) bool {
 // refused takes back a slice the writer refused: a span counted as drawn
 // is counted under the reason instead, once per track when its overflow
 // lanes ran out; its arrows are not drawn.
-func (c *converter) refused(r perfetto.Refusal) {
-	c.refusals++
-	c.arrows.refused(r.Flows, r.Alone)
-	what, at := c.led.fromRef(r.Ref)
+func (cv *canvas) refused(r perfetto.Refusal) {
+	cv.refusals++
+	cv.arrows.refused(r.Flows, r.Alone)
+	what, at := cv.led.fromRef(r.Ref)
 	if what != "" {
-		c.led.notDrawn(otherReasons[what][2], at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)
+		cv.led.notDrawn(otherReasons[what][2], at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)
 		return
 	}
-	c.sum.Spans.Drawn--
+	cv.led.sum.Spans.Drawn--
 	switch {
 	case errors.Is(r.Err, perfetto.ErrTooManyLanes):
-		c.led.dropOnTrack(ReasonLanesFull, r.Track, at)
+		cv.led.dropOnTrack(ReasonLanesFull, r.Track, at)
 	case errors.Is(r.Err, perfetto.ErrTooManyTracks) && r.Track != "":
-		c.led.dropOnTrack(ReasonLanesLimit, r.Track, at)
+		cv.led.dropOnTrack(ReasonLanesLimit, r.Track, at)
 	case errors.Is(r.Err, perfetto.ErrTooManyTracks):
-		c.led.dropSpan(ReasonTrackLimit, at, r.Name, 1)
+		cv.led.dropSpan(ReasonTrackLimit, at, r.Name, 1)
 	default:
-		c.led.dropSpan(ReasonWriterRefused, at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)
+		cv.led.dropSpan(ReasonWriterRefused, at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)
 	}
 }
 
 // overflowed counts a slice the writer moved to an overflow lane.
-func (c *converter) overflowed(o perfetto.Overflow) {
+func (cv *canvas) overflowed(o perfetto.Overflow) {
 	reason := ReasonCouldNotNest
 	switch {
 	case errors.Is(o.Err, perfetto.ErrOverlap):
@@ -107,10 +128,10 @@ func (c *converter) overflowed(o perfetto.Overflow) {
 	case errors.Is(o.Err, perfetto.ErrOutOfOrder), errors.Is(o.Err, perfetto.ErrUnverifiable):
 		reason = ReasonTimeBackwards
 	}
-	what, at := c.led.fromRef(o.Ref)
-	c.led.moved(reason, at, o.Name+" on "+o.Track+": "+o.Err.Error())
+	what, at := cv.led.fromRef(o.Ref)
+	cv.led.moved(reason, at, o.Name+" on "+o.Track+": "+o.Err.Error())
 	if what == "" { // a span of the log
-		bump(&c.sum.Spans.Moved, reason, 1)
+		bump(&cv.led.sum.Spans.Moved, reason, 1)
 	}
 }
 
@@ -118,11 +139,11 @@ func (c *converter) overflowed(o perfetto.Overflow) {
 // handed to it. It is called only between whole runs, so a run's tree is
 // always resolved in one flush. An I/O error stops nothing here: the
 // writer keeps it, and Convert returns it at the end.
-func (c *converter) maybeFlush() {
-	if c.handed >= c.cfg.flushSlices {
-		c.handed = 0
-		c.w.Flush()
-		c.arrows.flushed()
+func (cv *canvas) maybeFlush() {
+	if cv.handed >= cv.flushSlices {
+		cv.handed = 0
+		cv.w.Flush()
+		cv.arrows.flushed()
 	}
 }
 
@@ -153,42 +174,42 @@ func appendAttrs(args []perfetto.Arg, attrs []strace.Attr) []perfetto.Arg {
 // other draws a slice that is not a span of the log (a bind phase line, a
 // host_phase_records entry); what reasons the writer cannot take it for
 // are counted under what.
-func (c *converter) other(t perfetto.Track, s perfetto.Slice, p where, what string) {
+func (cv *canvas) other(t perfetto.Track, s perfetto.Slice, p where, what string) {
 	switch {
 	case t.IsZero():
-		c.led.notDrawn(otherReasons[what][0], p, s.Name, 1)
+		cv.led.notDrawn(otherReasons[what][0], p, s.Name, 1)
 		return
 	case s.TS < 0 || s.Dur < 0 || s.TS+s.Dur < s.TS:
-		c.led.notDrawn(otherReasons[what][1], p, s.Name, 1)
+		cv.led.notDrawn(otherReasons[what][1], p, s.Name, 1)
 		return
 	}
-	s.Ref = c.led.ref(what, p)
-	c.w.Slice(t, s)
-	c.handed++
-	if cap(s.Args) > cap(c.args) {
-		c.args = s.Args[:0]
+	s.Ref = cv.led.ref(what, p)
+	cv.w.Slice(t, s)
+	cv.handed++
+	if cap(s.Args) > cap(cv.args) {
+		cv.args = s.Args[:0]
 	}
 }
 
 // hidString is hex(hid), remembered: a run's spans share their hid, and a
 // log has few callables.
-func (c *converter) hidString(h uint64) string {
+func (cv *canvas) hidString(h uint64) string {
 	// A run's spans share one hid: the last one answers most calls.
-	if h == c.lastHid && c.lastHidStr != "" {
-		return c.lastHidStr
+	if h == cv.lastHid && cv.lastHidStr != "" {
+		return cv.lastHidStr
 	}
-	c.lastHid, c.lastHidStr = h, remembered(&c.hids, h, hex)
-	return c.lastHidStr
+	cv.lastHid, cv.lastHidStr = h, remembered(&cv.hids, h, hex)
+	return cv.lastHidStr
 }
 
 // logThread is "0x" + hex of a log-prefix thread handle, remembered.
-func (c *converter) logThread(t uint64) string {
-	return remembered(&c.logThreads, t, func(v uint64) string { return "0x" + hex(v) })
+func (d *runDrawer) logThread(t uint64) string {
+	return remembered(&d.logThreads, t, func(v uint64) string { return "0x" + hex(v) })
 }
 
 // segmentName is the name of the bind segment drawn for phase, remembered.
-func (c *converter) segmentName(phase string) string {
-	return remembered(&c.segNames, phase, func(p string) string { return strace.SpanBind + "." + p })
+func (d *runDrawer) segmentName(phase string) string {
+	return remembered(&d.segNames, phase, func(p string) string { return strace.SpanBind + "." + p })
 }
 
 // maxRemembered bounds each table of remembered strings.

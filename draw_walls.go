@@ -59,7 +59,7 @@ func (c *converter) wallClocks(procs []*procInfo) {
 				continue
 			}
 			wa := &a.p.wall[a.j]
-			c.w.WallClock(wa.MonoNS, wa.WallNS)
+			c.canvas.w.WallClock(wa.MonoNS, wa.WallNS)
 			c.sum.WallAnchors++
 		}
 	}

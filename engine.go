@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
-	"strconv"
 
 	"github.com/phasetrace/phasetrace/perfetto"
-	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -19,57 +17,29 @@ type converter struct {
 	scan     *scanResult
 	sum      *Summary
 	led      *ledger
-	notes    map[string]int
 	progress *progressCounter
-	w        *perfetto.Writer
 	names    []string // the logs' names
 
-	// Repeated records: captures left out per log, captures that repeat
-	// earlier ones in part per log, and recent spans.
-	seed    maphash.Seed
-	caps    [][]capture // per log, its captures (until compared)
-	repeats [][]repeat
-	near    [][]nearRepeat
-	recent  *recentSpans
-	// recentBinds: the keys of the last bind phase lines, for those given
-	// again close to their first (a log given twice, as a second input).
-	recentBinds recentKeys
+	// The stages that draw, through the canvas.
+	canvas *canvas
+	device *deviceDrawer
+	draw   *runDrawer
+	runs   runCollector
+	flows  flowWindow
+	arrows arrowLedger
+	now    int64 // the latest end of a host span so far
 
-	placer, containOnly *reduce.Placer
-	freq                map[reduce.Domain]reduce.Hz
-	devices             map[reduce.Domain]*DeviceSummary
+	// Repeated records: the captures that repeat earlier ones, and the
+	// window of recent spans.
+	repeated repeatedCaptures
+	window   *recentSpans
 
-	cal         []loadedCalibration
-	tracks      *trackSet
-	shift       []int64        // per log: added to its host timestamps (another host's clock)
-	args        []perfetto.Arg // reused for each slice's arguments
-	extra       []perfetto.Arg // reused for a slice's extra arguments
-	hids        map[uint64]string
-	lastHid     uint64 // the last hid asked for, and its string
-	lastHidStr  string
-	logThreads  map[uint64]string   // "0x" + hex of log-prefix thread handles
-	segNames    map[string]string   // chip.run.bind.<phase> by phase
-	devSpans    []reduce.DeviceSpan // reused for each run's device spans
-	lanes       []string            // reused for each run's device lanes
-	laneOfNames [laneOfNamesSize]laneOfName
-	placed      reduce.Placement // reused for each run's placement
-	// covered and drawnSegments are run's scratch sets of bind segments.
-	covered, drawnSegments nameSet
-	records                map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
-
-	runs       runCollector
-	bindLines  []bindLine
-	bindStores []spanStore // the stores of bind lines drawn, for the next ones
-	flows      flowWindow
-	handed     int // slices handed to the writer since the last flush
-	arrows     arrowLedger
-	refusals   int64 // slices the writer refused (refused)
-	now        int64
-
-	// Remote machines (remote.go): how their logs are drawn, and the trace
-	// pids given to pids that repeat across machines, per log.
+	// Remote machines: how their logs are drawn, and the trace pids given
+	// to pids that repeat across machines, per log; shift is added to each
+	// log's host timestamps (another host's clock).
 	remote  *remotePlan
 	pidMaps []map[int32]int32
+	shift   []int64
 }
 
 // newConverter is the state of one conversion with its options applied.
@@ -80,24 +50,27 @@ func newConverter(opts []Option) *converter {
 		o(&cfg)
 	}
 	sum := &Summary{}
-	c := &converter{cfg: cfg, sum: sum, led: newLedger(sum), notes: map[string]int{},
-		seed: maphash.MakeSeed()}
+	c := &converter{cfg: cfg, sum: sum, led: newLedger(sum), repeated: repeatedCaptures{seed: maphash.MakeSeed()}}
 	c.progress = &progressCounter{fn: cfg.progress}
-	c.runs = runCollector{maxPending: cfg.maxPending, done: c.run}
-	c.recent = newRecentSpans(c.runs.rehome)
+	cv := &canvas{led: c.led, arrows: &c.arrows, flushSlices: cfg.flushSlices}
+	c.canvas = cv
+	c.device = &deviceDrawer{canvas: cv, placement: cfg.placement}
+	c.draw = &runDrawer{canvas: cv, device: c.device, flows: &c.flows}
+	c.runs = runCollector{maxPending: cfg.maxPending, done: c.draw.run}
+	c.window = newRecentSpans(c.runs.rehome)
 	c.flows = flowWindow{
 		horizon: cfg.flowHorizon,
 		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
-			flows, endFlows = c.remote.flows(&sp.Span, flows, endFlows)
-			c.hostFlows(c.tracks.thread(sp.Pid, sp.Tid), sp, nil, false, flows, endFlows)
+			flows, endFlows = cv.remote.flows(&sp.Span, flows, endFlows)
+			cv.hostFlows(cv.tracks.thread(sp.Pid, sp.Tid), sp, nil, false, flows, endFlows)
 		},
 		linked:   c.arrows.add,
 		unlinked: c.led.unlinked,
-		sameHost: func(a, b int32) bool { return c.remote.sameHost(a, b) },
-		drawable: func(sp *heldSpan) bool { return !c.tracks.thread(sp.Pid, sp.Tid).IsZero() },
+		sameHost: func(a, b int32) bool { return cv.remote.sameHost(a, b) },
+		drawable: func(sp *heldSpan) bool { return !cv.tracks.thread(sp.Pid, sp.Tid).IsZero() },
 	}
 	c.arrows.linked, c.arrows.unlinked = sum.flow, c.led.unlinked
-	c.arrows.drawable = func(e arrowEnd) bool { return !c.tracks.thread(e.pid, e.tid).IsZero() }
+	c.arrows.drawable = func(e arrowEnd) bool { return !cv.tracks.thread(e.pid, e.tid).IsZero() }
 	return c
 }
 
@@ -115,12 +88,12 @@ func (c *converter) prepare(logs []Input) error {
 	if err := c.compareCaptures(logs); err != nil {
 		return err
 	}
-	if c.repeats != nil || c.near != nil {
-		if err := c.firstPass(logs, c.repeats); err != nil {
+	if c.repeated.whole != nil || c.repeated.near != nil {
+		if err := c.firstPass(logs, c.repeated.whole); err != nil {
 			return err
 		}
 	}
-	c.caps = nil
+	c.repeated.caps = nil
 	if err := c.planRemote(logs); err != nil {
 		return err
 	}
@@ -135,14 +108,15 @@ func (c *converter) start(w io.Writer, shift func(n int) []int64) {
 	if shift != nil {
 		c.shift = shift(len(c.names))
 	}
-	c.records = c.survey.records
-	c.cal = c.survey.cal
-	c.buildPlacer()
-	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(c.cfg.maxTracks), perfetto.WithOverflowFunc(c.overflowed), perfetto.WithRefusalFunc(c.refused)}, c.cfg.writer...)
-	c.w = perfetto.NewWriter(w, wopts...)
-	c.tracks = newTrackSet(c.w, c.scan)
+	c.draw.records = c.survey.records
+	c.device.buildPlacer(c.scan, c.survey.cal)
+	cv := c.canvas
+	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(c.cfg.maxTracks), perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused)}, c.cfg.writer...)
+	cv.w = perfetto.NewWriter(w, wopts...)
+	cv.tracks = newTrackSet(cv.w, c.scan)
+	cv.remote = c.remote
 	c.remote.attachArrows(&c.flows, &c.arrows)
-	c.wallClocks(c.tracks.declare())
+	c.wallClocks(cv.tracks.declare())
 }
 
 // secondPass draws. Several logs are read together, record by record in the
@@ -177,16 +151,7 @@ func (c *converter) secondPass(logs []Input) (stats []strace.Stats, cuts []*cutI
 func (c *converter) drain() {
 	c.flows.drain(c.now, true)
 	c.runs.flush()
-	for _, l := range c.bindLines {
-		c.led.notDrawn(ReasonBindOutsideBind, l.at, "phase="+l.rec.Phase, 1)
-	}
-	c.bindLines = nil
-	for _, ps := range c.records {
-		for _, p := range ps {
-			c.led.notDrawn(ReasonPassesWithoutBind, c.led.where(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
-		}
-	}
-	c.records = nil
+	c.draw.drain()
 }
 
 // record takes the record the source holds: it is left out when it repeats
@@ -194,8 +159,8 @@ func (c *converter) drain() {
 func (c *converter) record(s *source) {
 	rec := s.rec
 	at := line(s.file, rec.Pos.Line)
-	if c.repeats != nil {
-		if r, ok := repeatOf(c.repeats[s.index], &s.repeat, rec.Pos.Line); ok {
+	if c.repeated.whole != nil {
+		if r, ok := repeatOf(c.repeated.whole[s.index], &s.repeat, rec.Pos.Line); ok {
 			detail := "lines " + itoa(r.first) + "–" + itoa(r.last) + " repeat " + r.of
 			if rec.Kind == strace.KindSpan {
 				c.led.dropSpan(ReasonRepeatedCapture, at, detail, 1)
@@ -205,8 +170,8 @@ func (c *converter) record(s *source) {
 			return
 		}
 	}
-	if c.near != nil {
-		if n := nearRepeatOf(c.near[s.index], &s.near, rec.Pos.Line); n != nil {
+	if c.repeated.near != nil {
+		if n := nearRepeatOf(c.repeated.near[s.index], &s.near, rec.Pos.Line); n != nil {
 			if of, ok := n.repeated(s.key); ok {
 				if rec.Kind == strace.KindSpan {
 					c.led.dropSpan(ReasonRepeatedSpan, at, rec.Span.Name+" (as in "+of+")", 1)
@@ -221,7 +186,7 @@ func (c *converter) record(s *source) {
 	case strace.KindSpan:
 		c.span(rec, at)
 	case strace.KindBindPhase:
-		c.bindPhase(rec, at)
+		c.draw.bindPhase(rec, at)
 	}
 }
 
@@ -233,7 +198,7 @@ func (c *converter) span(rec *strace.Record, at where) {
 		c.led.dropSpan(reason, at, detail, 1)
 		return
 	}
-	kept, lent, repeated := c.recent.remember(sp)
+	kept, lent, repeated := c.window.remember(sp)
 	if repeated {
 		c.led.dropSpan(ReasonRepeatedSpan, at, sp.Name, 1)
 		return
@@ -248,10 +213,10 @@ func (c *converter) span(rec *strace.Record, at where) {
 	case fam == strace.FamilyNode:
 		c.flows.add(sp, at)
 	default: // ext.: on the thread that emitted it, never grouped into runs
-		c.host(c.tracks.thread(sp.Pid, sp.Tid), &heldSpan{*sp, at}, nil, false)
+		c.canvas.host(c.canvas.tracks.thread(sp.Pid, sp.Tid), &heldSpan{*sp, at}, nil, false)
 	}
 	c.flows.drain(c.now, false)
-	c.maybeFlush()
+	c.canvas.maybeFlush()
 }
 
 // checkSpan says why a span cannot be drawn at all: its interval is not one.
@@ -272,14 +237,14 @@ func checkSpan(sp *strace.Span, dev bool) (reason Reason, detail string) {
 // close finishes the trace and the summary.
 func (c *converter) close() (*Summary, error) {
 	c.finish()
-	werr := c.w.Close()
+	werr := c.canvas.w.Close()
 	c.arrows.flushed()
 	c.arrows.close()
 	if n := c.arrows.stranded; n > 0 {
 		c.note("stranded", "%s lost an end to the trace writer after the other end was written: the trace holds that end's flow id alone (the trace processor draws no arrow for it)", count(n, "arrow"))
 	}
 	c.led.finish()
-	ws := c.w.Stats()
+	ws := c.canvas.w.Stats()
 	c.sum.Output = OutputSummary{Bytes: ws.Bytes, Packets: ws.Packets, Tracks: ws.Tracks, Slices: ws.Slices, Instants: ws.Instants, Flows: ws.Flows, Counters: ws.Counters}
 	if errors.Is(werr, perfetto.ErrWrite) {
 		return c.sum, fmt.Errorf("phasetrace: writing the trace: %w", werr)
@@ -287,7 +252,7 @@ func (c *converter) close() (*Summary, error) {
 	// Every slice the writer refused is counted under its reason
 	// (refused); should it drop another event all the same, the trace is
 	// still whole otherwise, and the drop is reported.
-	if n := ws.Dropped - c.refusals; n > 0 && werr != nil {
+	if n := ws.Dropped - c.canvas.refusals; n > 0 && werr != nil {
 		c.led.notDrawn(ReasonWriterRefused, 0, werr.Error(), n)
 	}
 	return c.sum, nil
@@ -295,13 +260,7 @@ func (c *converter) close() (*Summary, error) {
 
 func (c *converter) finish() {
 	c.finishHosts()
-	c.sum.Devices = c.sum.Devices[:0]
-	for _, d := range sortedDomains(c.devices) {
-		ds := c.devices[d]
-		ds.Bound.finish()
-		ds.WallBound.finish()
-		c.sum.Devices = append(c.sum.Devices, *ds)
-	}
+	c.sum.Devices = c.device.summaries()
 }
 
 func calibrationInputs(cs []calibrationInput) []Input {
@@ -319,5 +278,5 @@ type heldSpan struct {
 }
 
 func (c *converter) note(kind, format string, args ...any) {
-	c.sum.note(kind, c.notes, format, args...)
+	c.led.note(kind, format, args...)
 }

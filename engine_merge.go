@@ -42,7 +42,7 @@ func (c *converter) openSources(logs []Input) *sources {
 	ss := &sources{srcs: make([]*source, len(logs)), names: make([]string, len(logs)), rcs: make([]*cutInput, len(logs))}
 	ins := make([]strace.MergeInput, len(logs))
 	for i, in := range logs {
-		ss.srcs[i] = &source{index: i, file: c.led.file(in.Name), shift: c.shift[i], keyed: c.near != nil && len(c.near[i]) > 0}
+		ss.srcs[i] = &source{index: i, file: c.led.file(in.Name), shift: c.shift[i], keyed: c.repeated.near != nil && len(c.repeated.near[i]) > 0}
 		ss.names[i] = in.Name
 		rc, err := openInput(in)
 		if err != nil {

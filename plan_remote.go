@@ -255,7 +255,7 @@ func (c *converter) planRemote(logs []Input) error {
 	if pm := p.pidMaps(&c.scan.remote, len(logs)); pm != nil && c.pidMaps == nil {
 		// Scan again, the repeated pids given their trace pids.
 		c.pidMaps = pm
-		if err := c.firstPass(logs, c.repeats); err != nil {
+		if err := c.firstPass(logs, c.repeated.whole); err != nil {
 			return err
 		}
 		p = c.planHosts(len(logs))

@@ -455,21 +455,32 @@ func nearRepeats(names []string, caps []sketched, logs int) [][]nearRepeat {
 	return out
 }
 
+// repeatedCaptures is what the survey learns of captures that repeat
+// earlier ones: per log, its captures (until compared), the stretches
+// that repeat an earlier capture byte for byte (whole) and the captures
+// that repeat earlier ones in part (near).
+type repeatedCaptures struct {
+	seed  maphash.Seed
+	caps  [][]capture
+	whole [][]repeat
+	near  [][]nearRepeat
+}
+
 // compareCaptures sketches the captures of the logs cut into more than one
 // (not counting those that repeat earlier ones byte for byte), reading
 // those logs once more, and finds the captures that repeat earlier ones in
-// part (c.near).
+// part (c.repeated.near).
 func (c *converter) compareCaptures(logs []Input) error {
-	caps := c.caps
-	c.caps = nil
+	caps := c.repeated.caps
+	c.repeated.caps = nil
 	var all []sketched
 	skipped := 0
 	for i, in := range logs {
 		var kept []capture
 		var next int
 		for _, cp := range caps[i] {
-			if c.repeats != nil {
-				if _, rep := repeatOf(c.repeats[i], &next, cp.first); rep {
+			if c.repeated.whole != nil {
+				if _, rep := repeatOf(c.repeated.whole[i], &next, cp.first); rep {
 					continue
 				}
 			}
@@ -498,7 +509,7 @@ func (c *converter) compareCaptures(logs []Input) error {
 	if skipped > 0 {
 		c.note("repeats", "%d captures past the first %d not compared with the others for repeated spans", skipped, maxSketched)
 	}
-	c.near = nearRepeats(c.names, all, len(logs))
+	c.repeated.near = nearRepeats(c.names, all, len(logs))
 	return nil
 }
 

@@ -15,7 +15,7 @@ import (
 
 // firstPass scans every log, leaving out the lines of skip and the
 // repeated records of the captures that repeat earlier ones in part
-// (c.near, once known), and finds the captures that repeat earlier ones.
+// (c.repeated.near, once known), and finds the captures that repeat earlier ones.
 func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 	c.survey = NewSurvey()
 	c.scan = c.survey.scan
@@ -30,20 +30,20 @@ func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 			sk = skip[i]
 		}
 		c.scan.near = nil
-		if c.near != nil {
-			c.scan.near = c.near[i]
+		if c.repeated.near != nil {
+			c.scan.near = c.repeated.near[i]
 		}
 		if err := c.withInput(in, func(r io.Reader) error {
 			var err error
-			caps[i], err = c.scan.scanLog(r, in.Name, c.cfg.maxLine, c.seed, sk)
+			caps[i], err = c.scan.scanLog(r, in.Name, c.cfg.maxLine, c.repeated.seed, sk)
 			return err
 		}); err != nil {
 			return err
 		}
 	}
 	if skip == nil {
-		c.repeats = repeats(c.names, caps)
-		c.caps = caps
+		c.repeated.whole = repeats(c.names, caps)
+		c.repeated.caps = caps
 	}
 	return nil
 }

@@ -193,7 +193,7 @@ func TestTrackSetRemembers(t *testing.T) {
 // canonical string it remembers, a copy of it, another name in the same
 // place of its memo, or empty.
 func TestDeviceLanesRemembered(t *testing.T) {
-	c := &converter{}
+	c := &deviceDrawer{}
 	names := []string{strace.SpanDeviceWall, strace.SpanDeviceWall + ".orch", strace.SpanDeviceWall + ".sched",
 		strace.SpanDeviceWall + ".task_slot_3", strace.SpanDeviceWall + ".preamble", "", "x"}
 	rng := rand.New(rand.NewPCG(5, 6))
