@@ -36,8 +36,8 @@
 //     timestamp. Field order means nothing to a protobuf reader, but
 //     consecutive events of a kind then share long runs of bytes, which
 //     deflate (WithCompression) finds: a runtime log's trace comes out
-//     smaller than in the schema's order, no slower (the repository's
-//     README, "Performance", has the figures).
+//     smaller than in the schema's order, no slower (PERFORMANCE.md beside
+//     this package has the figures and the cost model).
 //
 // # Overflow lanes
 //

@@ -241,6 +241,9 @@
 // containment alone and the nearest anchor without rate correction.
 // TestPlaceBoundHoldsUnderDrift checks every bound under random drift
 // (wandering within the stability), anchor spacing and windows.
+// PLACEMENT.md beside this package says how to read the accuracy tables
+// (of device placement and of remote hosts) and what keeps placement
+// cheap.
 //
 // # Remote hosts
 //

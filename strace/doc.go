@@ -138,6 +138,23 @@
 // keys, short text values), which are interned and valid for good. A
 // Reader's ResetBytes reads new bytes in the same way, in the reader's
 // memory: a pass over a log in chunks reuses one reader per chunk buffer.
+// Under the race detector a recycled Merger overwrites a batch's memory as
+// soon as Read moves past it, and ResetBytes a reader's chunk, so code that
+// keeps a record's strings or attributes past their validity reads garbage
+// in go test -race, whatever the log's length or the goroutines' timing.
+//
+// # Speed
+//
+// The fields of a span, a log prefix's times, the span filter's skim and
+// attributes with nothing to decode are read in one pass in the form the
+// runtime writes them (single spaces, at most 18 digits, eight bytes of a
+// name at a time); anything else falls back to the grammar. Each fast
+// reading is checked against the grammar on mutated texts
+// (TestSpanFieldsAsGrammar, TestPrefixTimesAsGrammar,
+// TestSkimWrittenAsSkim), and NewBytesReader against NewReader on the same
+// bytes (TestBytesReaderReadsAsReader, FuzzReader). The benchmarks
+// (BenchmarkRead, BenchmarkMerge, BenchmarkMergeRecycled, BenchmarkReadFile
+// with -benchfile) measure it; the repository's README has the figures.
 //
 // The span names of a chip run (SpanRun, SpanBind, ...) and the segments of
 // its bind (BindSegments, RetiredBindSegments) are declared here, once.
