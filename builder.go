@@ -39,11 +39,11 @@ func NewBuilder(w io.Writer, s *Survey, opts ...Option) (*Builder, error) {
 	}
 	c.survey = s
 	c.scan = s.scan
-	shift := c.planValues(s)
+	c.planValues(s)
 	if err := c.loadArtifacts(); err != nil {
 		return nil, err
 	}
-	c.start(w, shift)
+	c.start(w, c.remote != nil)
 	return &Builder{c: c, file: c.led.file(valuesName)}, nil
 }
 

@@ -60,7 +60,7 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 
 	// Pass 2: the logs' records, merged in the order they were written,
 	// drawn by the same converter a Builder feeds.
-	c.start(w, c.scan.shifts)
+	c.start(w, true)
 	// The placer holds the clock anchors now: the survey's copies, which
 	// grow with the log, would only weigh on the second pass.
 	c.scan.anchors, c.scan.anchorInput = nil, nil

@@ -101,12 +101,12 @@ func (c *converter) prepare(logs []Input) error {
 }
 
 // start opens the trace: lanes decided, the placer built from the
-// survey's anchors, the writer opened and the tracks declared. shift, when
-// not nil, moves each log's anchors onto the first log's axis.
-func (c *converter) start(w io.Writer, shift func(n int) []int64) {
+// survey's anchors, the writer opened and the tracks declared. shift moves
+// each log's anchors onto the first log's axis (the plan's reference).
+func (c *converter) start(w io.Writer, shift bool) {
 	c.scan.decide()
-	if shift != nil {
-		c.shift = shift(len(c.names))
+	if shift {
+		c.shift = c.remote.shifts(c.scan, len(c.names))
 	}
 	c.draw.records = c.survey.records
 	c.device.buildPlacer(c.scan, c.survey.cal)
@@ -259,7 +259,7 @@ func (c *converter) close() (*Summary, error) {
 }
 
 func (c *converter) finish() {
-	c.finishHosts()
+	c.sum.Hosts = c.remote.summaries()
 	c.sum.Devices = c.device.summaries()
 }
 
@@ -279,4 +279,51 @@ type heldSpan struct {
 
 func (c *converter) note(kind, format string, args ...any) {
 	c.led.note(kind, format, args...)
+}
+
+// planRemote decides, after the first pass, how each log is drawn: it
+// groups the logs into machines, gives repeated pids trace pids of their
+// own (scanning again if it must), matches sessions to workers and fits
+// every machine's clock.
+func (c *converter) planRemote(logs []Input) error {
+	pl := c.planner()
+	p := pl.hosts(len(logs))
+	if p == nil {
+		return nil
+	}
+	if pm := p.pidMaps(&c.scan.remote, len(logs)); pm != nil && c.pidMaps == nil {
+		// Scan again, the repeated pids given their trace pids.
+		c.pidMaps = pm
+		if err := c.firstPass(logs, c.repeated.whole); err != nil {
+			return err
+		}
+		pl = c.planner()
+		p = pl.hosts(len(logs))
+	}
+	pl.settle(p, c.pidMaps)
+	c.remote = p
+	return nil
+}
+
+// planValues plans the remote machines a Survey knows of (none: nothing
+// to plan).
+func (c *converter) planValues(s *Survey) {
+	m := s.machines
+	if m == nil {
+		return
+	}
+	c.names = m.names
+	c.scan.remote.grow(len(m.names) - 1)
+	pl := c.planner()
+	p := pl.hosts(len(m.names))
+	if p == nil {
+		return
+	}
+	c.pidMaps = m.pidMaps
+	pl.settle(p, c.pidMaps)
+	c.remote = p
+}
+
+func (c *converter) planner() *planner {
+	return &planner{cfg: &c.cfg, scan: c.scan, names: c.names, led: c.led}
 }

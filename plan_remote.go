@@ -39,13 +39,25 @@ type remotePlan struct {
 	hasRef      bool
 }
 
-// planHosts groups the logs into machines: a log with a daemon banner is
+// planner plans how the logs of other machines go on the dispatching
+// host's axis, from what the survey learned (scan) and the options: which
+// logs are which machine's, the trace pids of pids that repeat across
+// machines, which session served which worker and each machine's clock.
+type planner struct {
+	cfg   *config
+	scan  *scanResult
+	names []string // the logs' names
+	led   *ledger
+	plan  *remotePlan // the plan being settled
+}
+
+// hosts groups the logs into machines: a log with a daemon banner is
 // its machine's; a log whose wall-clock anchor puts its monotonic clock
 // more than hostGap from the reference's is another machine's, the same as
 // a banner's log when their clocks agree. It returns nil when every log is
 // the reference host's.
-func (c *converter) planHosts(n int) *remotePlan {
-	s := c.scan
+func (pl *planner) hosts(n int) *remotePlan {
+	s := pl.scan
 	s.logWalls()
 	rs := &s.remote
 	rs.grow(n - 1)
@@ -243,36 +255,11 @@ func remapPids(rec *strace.Record, m map[int32]int32) {
 	}
 }
 
-// planRemote decides, after the first pass, how each log is drawn: it
-// groups the logs into machines, gives repeated pids trace pids of their
-// own (scanning again if it must), matches sessions to workers and fits
-// every machine's clock.
-func (c *converter) planRemote(logs []Input) error {
-	p := c.planHosts(len(logs))
-	if p == nil {
-		return nil
-	}
-	if pm := p.pidMaps(&c.scan.remote, len(logs)); pm != nil && c.pidMaps == nil {
-		// Scan again, the repeated pids given their trace pids.
-		c.pidMaps = pm
-		if err := c.firstPass(logs, c.repeated.whole); err != nil {
-			return err
-		}
-		p = c.planHosts(len(logs))
-	}
-	names := make([]string, len(logs))
-	for i, in := range logs {
-		names[i] = in.Name
-	}
-	c.settleRemote(p, names)
-	return nil
-}
-
-// settleRemote fixes plan p: which pids are whose, what the process
+// settle fixes plan p, given the trace pids of repeated pids per log: which pids are whose, what the process
 // tracks say, which session served which worker and each machine's clock.
-func (c *converter) settleRemote(p *remotePlan, names []string) {
+func (pl *planner) settle(p *remotePlan, pidMaps []map[int32]int32) {
 	p.osPid = map[int32]int32{}
-	for i, m := range c.pidMaps {
+	for i, m := range pidMaps {
 		for os, tp := range m {
 			p.osPid[tp] = os
 			if h := p.inputHost[i]; h != nil {
@@ -283,14 +270,14 @@ func (c *converter) settleRemote(p *remotePlan, names []string) {
 			}
 		}
 	}
-	rs := &c.scan.remote
+	rs := &pl.scan.remote
 	for _, h := range p.hosts {
 		for _, i := range h.inputs {
 			for pid := range rs.pids[i] {
 				h.pids[pid] = true
 				p.byPid[pid] = h
 			}
-			h.summary().Inputs = append(h.summary().Inputs, names[i])
+			h.summary().Inputs = append(h.summary().Inputs, pl.names[i])
 		}
 	}
 	// Process tracks say which machine they ran on.
@@ -298,7 +285,7 @@ func (c *converter) settleRemote(p *remotePlan, names []string) {
 	if p.dispatching {
 		here = "the dispatching host"
 	}
-	for pid, pr := range c.scan.procs {
+	for pid, pr := range pl.scan.procs {
 		pr.machine, pr.osPid = here, 0
 		if h := p.byPid[pid]; h != nil {
 			pr.machine, pr.osPid = h.machine, p.osPid[pid]
@@ -307,9 +294,8 @@ func (c *converter) settleRemote(p *remotePlan, names []string) {
 			}
 		}
 	}
-	c.remote = p
-	c.scan.remotePlan = p
-	c.fitHosts(p)
+	pl.plan = p
+	pl.fit(p)
 	for _, h := range p.hosts {
 		switch {
 		case h.offAxis == "":
@@ -318,7 +304,7 @@ func (c *converter) settleRemote(p *remotePlan, names []string) {
 			h.offAxis = ""
 		default:
 			h.sum.Note = joinReason(h.offAxis+": drawn at its own times", h.sum.Note)
-			c.note("wall", "machine %s: %s; drawn at its own times, marked unplaced", h.machine, h.offAxis)
+			pl.led.note("wall", "machine %s: %s; drawn at its own times, marked unplaced", h.machine, h.offAxis)
 		}
 	}
 }
@@ -332,33 +318,59 @@ func (h *remoteHost) summary() *HostSummary {
 
 func (h *remoteHost) sumPids() map[int32]int32 { return h.summary().Pids }
 
-// planValues plans the remote machines a Survey knows of, and returns the
-// shifts for start (nil when there are none).
-func (c *converter) planValues(s *Survey) func(int) []int64 {
-	m := s.machines
-	if m == nil {
-		return nil
-	}
-	c.names = m.names
-	c.scan.remote.grow(len(m.names) - 1)
-	p := c.planHosts(len(m.names))
+// summaries returns the machines' summaries, finished.
+func (p *remotePlan) summaries() []HostSummary {
 	if p == nil {
 		return nil
 	}
-	c.pidMaps = m.pidMaps
-	c.settleRemote(p, m.names)
-	return c.scan.shifts
-}
-
-// finishHosts puts the machines' summaries in the Summary.
-func (c *converter) finishHosts() {
-	if c.remote == nil {
-		return
-	}
-	c.sum.Hosts = c.sum.Hosts[:0]
-	for _, h := range c.remote.hosts {
+	var out []HostSummary
+	for _, h := range p.hosts {
 		s := h.summary()
 		s.Bound.finish()
-		c.sum.Hosts = append(c.sum.Hosts, *s)
+		out = append(out, *s)
 	}
+	return out
+}
+
+// shifts returns, per log, what to add to its host timestamps to put it on
+// the first anchored log's axis: zero for logs from the same host (or with
+// no wall-clock anchor), the difference of the two hosts' monotonic clocks
+// for a log from another host. It also shifts the anchors it holds.
+func (p *remotePlan) shifts(s *scanResult, n int) []int64 {
+	out := make([]int64, n)
+	var ref *strace.WallAnchor
+	if p != nil && p.ref >= 0 && p.ref < len(s.firstWall) {
+		ref = s.firstWall[p.ref] // the dispatching log's host is the axis
+	}
+	for i := 0; i < n && i < len(s.firstWall); i++ {
+		w := s.firstWall[i]
+		if w == nil || w == ref {
+			continue
+		}
+		if ref == nil {
+			ref = w
+			continue
+		}
+		if p != nil && i < len(p.inputHost) && p.inputHost[i] != nil && (p.inputHost[i].fit != nil || p.inputHost[i].offAxis != "") {
+			continue // placed by causality (remote.go), or its anchor set aside: its own times, its own anchors
+		}
+		// The same wall instant is mono here and ref.MonoNS + (w.WallNS -
+		// ref.WallNS) on the reference host.
+		d := satSub(wallOffset(w), wallOffset(ref))
+		if d > hostGap || d < -hostGap || p != nil && i < len(p.inputHost) && p.inputHost[i] != nil {
+			out[i] = d
+		}
+	}
+	for d, as := range s.anchors {
+		for j := range as {
+			as[j].HostNS += out[s.anchorInput[d][j]]
+		}
+	}
+	for pid, ins := range s.wallInput {
+		p := s.procs[pid]
+		for j := range p.wall {
+			p.wall[j].MonoNS += out[ins[j]]
+		}
+	}
+	return out
 }

@@ -44,10 +44,10 @@ type worker struct {
 	recs  map[int64]*taskRec
 }
 
-// fitHosts matches sessions to workers and fits each machine's clock.
-func (c *converter) fitHosts(p *remotePlan) {
-	workers, sessions := c.remoteWorkers(p), c.remoteSessions(p)
-	match, ambiguous := c.matchRemote(workers, sessions)
+// fit matches sessions to workers and fits each machine's clock.
+func (pl *planner) fit(p *remotePlan) {
+	workers, sessions := pl.workers(p), pl.sessions(p)
+	match, ambiguous := pl.match(workers, sessions)
 	byHost := map[*remoteHost][]reduce.HostBracket{}
 	named := map[*remoteHost]bool{} // every session of it matched as the user named
 	for i, s := range sessions {
@@ -56,16 +56,16 @@ func (c *converter) fitHosts(p *remotePlan) {
 		}
 		w := workers[match[i]]
 		n, seen := named[s.host]
-		named[s.host] = c.namedWorker(s.host, w.id) && (n || !seen)
+		named[s.host] = pl.namedWorker(s.host, w.id) && (n || !seen)
 		byHost[s.host] = append(byHost[s.host], reduce.Pair(reduce.Worker{ID: w.id, Tasks: w.tasks}, reduce.Session{Runs: s.runs})...)
 		sum := s.host.summary()
 		sum.Workers = append(sum.Workers, w.id)
 	}
 	for _, h := range p.hosts {
 		sum := h.summary()
-		sum.Transport = c.cfg.transport.String()
+		sum.Transport = pl.cfg.transport.String()
 		axis := p.ref >= 0 && p.inputHost[p.ref] == h
-		if shift, ok := c.wallShift(h); ok && !axis {
+		if shift, ok := pl.wallShift(h); ok && !axis {
 			sum.WallShiftNs = shift
 			h.method = reduce.HostWall
 		}
@@ -74,7 +74,7 @@ func (c *converter) fitHosts(p *remotePlan) {
 		case axis:
 			sum.Note = "its clock is the trace's axis (no log among the inputs dispatched to remote workers)"
 		case len(byHost[h]) > 0:
-			c.fitHost(h, byHost[h], named[h])
+			pl.fitHost(h, byHost[h], named[h])
 		case ambiguous:
 			sum.Reason = ReasonHostAmbiguous
 			sum.Note = "the logs do not determine which worker it served (name it: WithRemoteWorker, -worker " + h.machine + "=ID)"
@@ -93,11 +93,11 @@ func (c *converter) fitHosts(p *remotePlan) {
 	}
 }
 
-// remoteWorkers returns the dispatching host's remote workers, by (pid,
+// workers returns the dispatching host's remote workers, by (pid,
 // worker id), each with its tasks in dispatch order.
-func (c *converter) remoteWorkers(p *remotePlan) []*worker {
+func (pl *planner) workers(p *remotePlan) []*worker {
 	wk := map[[2]int64]*worker{}
-	for k, t := range c.scan.remote.tasks {
+	for k, t := range pl.scan.remote.tasks {
 		if p.inputHost[k.input] != nil {
 			continue
 		}
@@ -110,7 +110,7 @@ func (c *converter) remoteWorkers(p *remotePlan) []*worker {
 		b := reduce.HostBracket{Sent: math.MinInt64, Received: math.MaxInt64}
 		if t.hasDisp {
 			b.Sent = reduce.HostNanos(t.dispEnd)
-			if c.cfg.transport == TransportMPI {
+			if pl.cfg.transport == TransportMPI {
 				b.Sent = reduce.HostNanos(t.dispTS)
 			}
 		}
@@ -130,12 +130,12 @@ func (c *converter) remoteWorkers(p *remotePlan) []*worker {
 	return workers
 }
 
-// remoteSessions returns the remote daemons' sessions, by (machine, daemon
+// sessions returns the remote daemons' sessions, by (machine, daemon
 // pid), each with its runs in run_id order.
-func (c *converter) remoteSessions(p *remotePlan) []*session {
+func (pl *planner) sessions(p *remotePlan) []*session {
 	sk := map[runKey]*session{}
 	var sessions []*session
-	for k, r := range c.scan.remote.runs {
+	for k, r := range pl.scan.remote.runs {
 		h := p.inputHost[k.input]
 		if h == nil {
 			continue
@@ -166,7 +166,7 @@ func (c *converter) remoteSessions(p *remotePlan) []*session {
 
 // matchRemote decides which worker each session served (reduce.
 // MatchSessions), the user's -worker names first; -1 for none.
-func (c *converter) matchRemote(workers []*worker, sessions []*session) (match []int, ambiguous bool) {
+func (pl *planner) match(workers []*worker, sessions []*session) (match []int, ambiguous bool) {
 	rw := make([]reduce.Worker, len(workers))
 	for i, w := range workers {
 		rw[i] = reduce.Worker{ID: w.id, Tasks: w.tasks}
@@ -174,9 +174,9 @@ func (c *converter) matchRemote(workers []*worker, sessions []*session) (match [
 	rsess := make([]reduce.Session, len(sessions))
 	fixed := map[int]int{}
 	for i, s := range sessions {
-		rsess[i] = reduce.Session{Name: s.host.machine, Runs: s.runs, Wall: c.wallPrior(s.host)}
-		for name, id := range c.cfg.remoteWorkers {
-			if !s.host.named(name, c.names) {
+		rsess[i] = reduce.Session{Name: s.host.machine, Runs: s.runs, Wall: pl.wallPrior(s.host)}
+		for name, id := range pl.cfg.remoteWorkers {
+			if !s.host.named(name, pl.names) {
 				continue
 			}
 			for j, w := range workers {
@@ -193,7 +193,7 @@ func (c *converter) matchRemote(workers []*worker, sessions []*session) (match [
 		}
 		return match, false
 	}
-	match, err := reduce.MatchSessions(rw, rsess, fixed, c.cfg.hostFit...)
+	match, err := reduce.MatchSessions(rw, rsess, fixed, pl.cfg.hostFit...)
 	return match, errors.Is(err, reduce.ErrAmbiguous)
 }
 
@@ -229,16 +229,16 @@ const (
 // fitHost fits machine h's clock to the brackets of its tasks, and places
 // it by them only when the fit proves its runs served them
 // (reduce.HostFit.Proves); named: the user named the worker it served.
-func (c *converter) fitHost(h *remoteHost, br []reduce.HostBracket, named bool) {
+func (pl *planner) fitHost(h *remoteHost, br []reduce.HostBracket, named bool) {
 	sum := h.summary()
-	fit, err := reduce.FitHost(br, c.cfg.hostFit...)
+	fit, err := reduce.FitHost(br, pl.cfg.hostFit...)
 	if err != nil {
 		// Workers lists only the workers it is placed by.
 		sum.Reason, sum.Note = ReasonHostNoFit, "its tasks do not place its clock (worker "+joinInts(sum.Workers)+"'s, by their count): "+err.Error()
 		sum.Workers = nil
 		return
 	}
-	if err := fit.Proves(br, reduce.HostClaim{Wall: c.wallPrior(h), Named: named}); err != nil {
+	if err := fit.Proves(br, reduce.HostClaim{Wall: pl.wallPrior(h), Named: named}); err != nil {
 		sum.Reason = hostReason(err)
 		sum.Note = "not placed by the tasks of worker " + joinInts(sum.Workers) + ", which do not prove its runs served them: " + err.Error()
 		sum.Workers = nil
@@ -282,9 +282,9 @@ func hostReason(err error) string {
 
 // namedWorker reports whether the user named worker id as the one machine
 // h served.
-func (c *converter) namedWorker(h *remoteHost, id int64) bool {
-	for name, w := range c.cfg.remoteWorkers {
-		if w == id && h.named(name, c.names) {
+func (pl *planner) namedWorker(h *remoteHost, id int64) bool {
+	for name, w := range pl.cfg.remoteWorkers {
+		if w == id && h.named(name, pl.names) {
 			return true
 		}
 	}
@@ -319,8 +319,8 @@ func sortBy(ids []int64, vs []reduce.HostBracket) {
 
 // firstAnchored returns the machine's first log with a wall-clock anchor,
 // when the reference has one too.
-func (c *converter) firstAnchored(h *remoteHost) (int, bool) {
-	p := c.remote
+func (pl *planner) firstAnchored(h *remoteHost) (int, bool) {
+	p := pl.plan
 	if !p.hasRef {
 		return 0, false
 	}
@@ -334,23 +334,23 @@ func (c *converter) firstAnchored(h *remoteHost) (int, bool) {
 
 // wallShift is what the machine's first anchored log's wall-clock anchor
 // moves it by, onto the reference's axis.
-func (c *converter) wallShift(h *remoteHost) (int64, bool) {
-	i, ok := c.firstAnchored(h)
+func (pl *planner) wallShift(h *remoteHost) (int64, bool) {
+	i, ok := pl.firstAnchored(h)
 	if !ok {
 		return 0, false
 	}
-	return satSub(c.remote.offsets[i], c.remote.refOff), true
+	return satSub(pl.plan.offsets[i], pl.plan.refOff), true
 }
 
 // wallPrior is what the machine's first wall-clock anchor says of its
 // clock against the dispatching host's.
-func (c *converter) wallPrior(h *remoteHost) *reduce.WallPrior {
-	i, ok := c.firstAnchored(h)
+func (pl *planner) wallPrior(h *remoteHost) *reduce.WallPrior {
+	i, ok := pl.firstAnchored(h)
 	if !ok {
 		return nil
 	}
-	shift, _ := c.wallShift(h)
-	return &reduce.WallPrior{At: reduce.HostNanos(c.scan.firstWall[i].MonoNS), Offset: reduce.HostNanos(shift)}
+	shift, _ := pl.wallShift(h)
+	return &reduce.WallPrior{At: reduce.HostNanos(pl.scan.firstWall[i].MonoNS), Offset: reduce.HostNanos(shift)}
 }
 
 // pairFlows plans the arrows of worker w's tasks served by session s:

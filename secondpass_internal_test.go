@@ -27,7 +27,7 @@ func recordSecondPass(tb testing.TB, logs []Input) *recordedSecondPass {
 	if err := c.prepare(logs); err != nil {
 		tb.Fatal(err)
 	}
-	c.start(io.Discard, c.scan.shifts)
+	c.start(io.Discard, true)
 	defer c.close()
 	ss := c.openSources(logs)
 	defer ss.close(new(error))
@@ -61,7 +61,7 @@ func (r *recordedSecondPass) replay(tb testing.TB, w io.Writer, started func()) 
 	if err := c.prepare(r.logs); err != nil {
 		tb.Fatal(err)
 	}
-	c.start(w, c.scan.shifts)
+	c.start(w, true)
 	srcs := make([]*source, len(r.logs))
 	for i, in := range r.logs {
 		srcs[i] = &source{index: i, file: c.led.file(in.Name), shift: c.shift[i]}

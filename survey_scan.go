@@ -132,9 +132,8 @@ type scanResult struct {
 	// Remote machines (remote.go): what the first pass learns of them, the
 	// trace pids of pids that repeat across machines (per log), and how
 	// the logs are drawn once decided.
-	remote     remoteScan
-	pidMaps    []map[int32]int32
-	remotePlan *remotePlan
+	remote  remoteScan
+	pidMaps []map[int32]int32
 
 	// recordPids are the processes host_phase_records has passes of: the
 	// threads that ran their runs (and so their binds) carry the passes'
@@ -547,47 +546,3 @@ func joinSorted(set map[string]bool, sep string) string {
 // their wall-clock anchors tell, to be taken for different hosts (on one
 // host they agree to within clock adjustments).
 const hostGap = int64(1_000_000_000)
-
-// shifts returns, per log, what to add to its host timestamps to put it on
-// the first anchored log's axis: zero for logs from the same host (or with
-// no wall-clock anchor), the difference of the two hosts' monotonic clocks
-// for a log from another host. It also shifts the anchors it holds.
-func (s *scanResult) shifts(n int) []int64 {
-	out := make([]int64, n)
-	var ref *strace.WallAnchor
-	p := s.remotePlan
-	if p != nil && p.ref >= 0 && p.ref < len(s.firstWall) {
-		ref = s.firstWall[p.ref] // the dispatching log's host is the axis
-	}
-	for i := 0; i < n && i < len(s.firstWall); i++ {
-		w := s.firstWall[i]
-		if w == nil || w == ref {
-			continue
-		}
-		if ref == nil {
-			ref = w
-			continue
-		}
-		if p != nil && i < len(p.inputHost) && p.inputHost[i] != nil && (p.inputHost[i].fit != nil || p.inputHost[i].offAxis != "") {
-			continue // placed by causality (remote.go), or its anchor set aside: its own times, its own anchors
-		}
-		// The same wall instant is mono here and ref.MonoNS + (w.WallNS -
-		// ref.WallNS) on the reference host.
-		d := satSub(wallOffset(w), wallOffset(ref))
-		if d > hostGap || d < -hostGap || p != nil && i < len(p.inputHost) && p.inputHost[i] != nil {
-			out[i] = d
-		}
-	}
-	for d, as := range s.anchors {
-		for j := range as {
-			as[j].HostNS += out[s.anchorInput[d][j]]
-		}
-	}
-	for pid, ins := range s.wallInput {
-		p := s.procs[pid]
-		for j := range p.wall {
-			p.wall[j].MonoNS += out[ins[j]]
-		}
-	}
-	return out
-}
