@@ -23,7 +23,7 @@ func TestRecentSpans(t *testing.T) {
 	span := func(ts int64, attrs ...strace.Attr) strace.Span {
 		return strace.Span{Pid: 1, Tid: 2, Inv: 3, Hid: 4, Depth: 1, Name: "chip.run.bind", TS: ts, Dur: 10, Attrs: attrs}
 	}
-	r := newRecentSpans(nil)
+	r := newSpanWindow(nil)
 	// Each span is given in a scratch copy, overwritten after the call, as
 	// the reader's recycled records are.
 	scratch := make([]strace.Attr, 8)
@@ -85,7 +85,7 @@ func TestRecentSpans(t *testing.T) {
 	}
 	// The window: a span repeats while fewer than dedupWindow spans came
 	// after it.
-	r = newRecentSpans(nil)
+	r = newSpanWindow(nil)
 	for i := range dedupWindow {
 		if repeated(span(int64(i), strace.Int("i", int64(i)))) {
 			t.Fatalf("span %d taken for a repeat", i)
@@ -147,7 +147,7 @@ func oneChain(n int) []strace.Span {
 }
 
 // remember gives r each span, none of which may repeat.
-func remember(t *testing.T, r *recentSpans, spans ...strace.Span) {
+func admit(t *testing.T, r *spanWindow, spans ...strace.Span) {
 	t.Helper()
 	for _, sp := range spans {
 		if r.repeated(&sp) {
@@ -158,7 +158,7 @@ func remember(t *testing.T, r *recentSpans, spans ...strace.Span) {
 
 // rememberOthers gives r n spans of chains other than y's (ts from 0) and
 // returns the ts after the last.
-func rememberOthers(t *testing.T, r *recentSpans, n int, y strace.Span) int64 {
+func rememberOthers(t *testing.T, r *spanWindow, n int, y strace.Span) int64 {
 	t.Helper()
 	ts := int64(0)
 	for ; n > 0; ts++ {
@@ -177,9 +177,9 @@ func rememberOthers(t *testing.T, r *recentSpans, n int, y strace.Span) int64 {
 // The walk must still find exactly the spans of the window: it visits the
 // span of the window in that ring slot and walks on from it to older ones.
 func TestRecentSpansAliasedLinks(t *testing.T) {
-	r := newRecentSpans(nil)
+	r := newSpanWindow(nil)
 	x := linkSpan(-1)
-	remember(t, r, x)
+	admit(t, r, x)
 	// Keep x's chain idle while 2^linkSeqBits+10 other spans come: x's
 	// link then reads as the link of the span remembered 11th last.
 	ts := rememberOthers(t, r, 1<<linkSeqBits+10, x)
@@ -205,13 +205,13 @@ func TestRecentSpansAliasedLinks(t *testing.T) {
 // would loop forever but for the rule that a walk only goes to older spans.
 func TestRecentSpansAliasedLoop(t *testing.T) {
 	ys := oneChain(4)
-	r := newRecentSpans(nil)
+	r := newSpanWindow(nil)
 	// y0 is remembered as span s; y1 as s+2^linkSeqBits-1; y2 as
 	// s+2^linkSeqBits, so that y1's link to y0 reads as a link to y2.
-	remember(t, r, ys[0])
+	admit(t, r, ys[0])
 	rememberOthers(t, r, 1<<linkSeqBits-2, ys[0])
-	remember(t, r, ys[1], ys[2])
-	remember(t, r, ys[3]) // walks y2, y1, then the aliased link, which must end it
+	admit(t, r, ys[1], ys[2])
+	admit(t, r, ys[3]) // walks y2, y1, then the aliased link, which must end it
 	if !r.repeated(&ys[1]) || !r.repeated(&ys[2]) || r.repeated(&ys[0]) {
 		t.Error("the chain's spans in the window not found exactly")
 	}
@@ -221,13 +221,13 @@ func TestRecentSpansAliasedLoop(t *testing.T) {
 // from: the walk, at that span already, must end there, not visit it again.
 func TestRecentSpansAliasedSelf(t *testing.T) {
 	ys := oneChain(3)
-	r := newRecentSpans(nil)
+	r := newSpanWindow(nil)
 	// y0 is remembered as span s, y1 as s+2^linkSeqBits: y1's link to y0
 	// reads as y1.
-	remember(t, r, ys[0])
+	admit(t, r, ys[0])
 	rememberOthers(t, r, 1<<linkSeqBits-1, ys[0])
-	remember(t, r, ys[1])
-	remember(t, r, ys[2]) // walks y1, then the link that reads as y1, which must end it
+	admit(t, r, ys[1])
+	admit(t, r, ys[2]) // walks y1, then the link that reads as y1, which must end it
 	if !r.repeated(&ys[1]) || r.repeated(&ys[0]) {
 		t.Error("the chain's spans in the window not found exactly")
 	}
@@ -241,13 +241,13 @@ func TestRecentSpansZeroLink(t *testing.T) {
 	for spanHash(&z)>>(64-linkTagBits) != 0 {
 		z.TS--
 	}
-	r := newRecentSpans(nil)
+	r := newSpanWindow(nil)
 	for ts := range int64(1<<linkSeqBits - 1) {
 		if sp := linkSpan(ts); r.repeated(&sp) {
 			t.Fatalf("span at %d taken for a repeat", ts)
 		}
 	}
-	remember(t, r, z)
+	admit(t, r, z)
 	if !r.repeated(&z) {
 		t.Error("a span whose link would read 0 not taken for a repeat")
 	}
@@ -262,7 +262,7 @@ func TestRecentSpansZeroLink(t *testing.T) {
 func TestRecentSpansAgainstReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	cold := func(sp strace.Span) bool { return bucketOf(sp) < dedupBuckets/4 }
-	r := newRecentSpans(nil)
+	r := newSpanWindow(nil)
 	seqOf := map[int64]uint64{} // the sequence number a span (by ts) was remembered as
 	var sent []int64            // the spans given, in order
 	n := uint64(0)
@@ -363,7 +363,7 @@ func BenchmarkRecentSpans(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		r := newRecentSpans(nil)
+		r := newSpanWindow(nil)
 		for i := range spans {
 			rec = spans[i]
 			rec.Attrs = scratch[:copy(scratch, spans[i].Attrs)]
@@ -374,10 +374,10 @@ func BenchmarkRecentSpans(b *testing.B) {
 }
 
 // The repeat detector lends its copies for exactly as long as it says: a
-// copy numbered at least the valid number letGo was last told keeps every
-// field until letGo is told again, and the copy just below it does not
+// copy numbered at least the valid number repay was last told keeps every
+// field until repay is told again, and the copy just below it does not
 // (its generation's memory serves the spans after), so a holder that
-// rehomes only the copies below it (runCollector.rehome) is not late.
+// repays only the copies below it (runCollector.repay) is not late.
 func TestRecentSpansLendExactly(t *testing.T) {
 	// Spans of one size, so that a reused store is overwritten in place.
 	span := func(i int) strace.Span {
@@ -385,60 +385,61 @@ func TestRecentSpansLendExactly(t *testing.T) {
 		return strace.Span{Pid: 1, Tid: 2, Inv: uint64(i), Name: "chip.run", TS: int64(i), Dur: 1,
 			Attrs: []strace.Attr{strace.Int("n", int64(i)), strace.String("text", text)}}
 	}
-	want := func(lent uint64) strace.Span {
-		sp := span(int(lent - 1))
+	want := func(loaned uint64) strace.Span {
+		sp := span(int(loaned - 1))
 		sp.Attrs[0].Value = "" // a kept number drops its text
 		return sp
 	}
-	lent := map[uint64]strace.Span{} // the copies, by number
+	loaned := map[uint64]strace.Span{} // the copies, by number
 	valid, checked := uint64(0), 0
-	var r *recentSpans
-	r = newRecentSpans(func(v uint64) {
-		// Every copy valid since letGo was last told is intact; the one
+	var r *spanWindow
+	r = newSpanWindow(func(v uint64) {
+		// Every copy valid since repay was last told is intact; the one
 		// below it, when it was reused, is not.
-		for n, sp := range lent {
+		for n, sp := range loaned {
 			if n >= valid && !sameSpan(&sp, ptr(want(n))) {
-				t.Fatalf("copy %d changed before letGo was told (valid from %d, now %d)", n, valid, v)
+				t.Fatalf("copy %d changed before repay was told (valid from %d, now %d)", n, valid, v)
 			}
 		}
-		if sp, ok := lent[valid-1]; valid > 0 && ok && sameSpan(&sp, ptr(want(valid-1))) {
-			t.Fatalf("copy %d still intact when letGo is told next: letGo was not exact", valid-1)
+		if sp, ok := loaned[valid-1]; valid > 0 && ok && sameSpan(&sp, ptr(want(valid-1))) {
+			t.Fatalf("copy %d still intact when repay is told next: repay was not exact", valid-1)
 		}
 		if valid > 0 {
 			checked++
 		}
 		if v <= valid || v > r.n {
-			t.Fatalf("letGo told %d after %d, with %d remembered", v, valid, r.n)
+			t.Fatalf("repay told %d after %d, with %d remembered", v, valid, r.n)
 		}
-		for n := range lent {
+		for n := range loaned {
 			if n < v-1 {
-				delete(lent, n)
+				delete(loaned, n)
 			}
 		}
 		valid = v
 	})
 	for i := range 12 * dedupWindow {
 		sp := span(i)
-		kept, n, repeated := r.remember(&sp)
+		l, repeated := r.admit(&sp)
+		kept, n := l.span, l.n
 		if repeated {
 			t.Fatalf("span %d taken for a repeat", i)
 		}
-		lent[n] = *kept
+		loaned[n] = *kept
 		if i%5 == 0 {
 			// A repeat in between: it lets nothing go.
-			if _, _, repeated := r.remember(&sp); !repeated {
+			if _, repeated := r.admit(&sp); !repeated {
 				t.Fatalf("span %d again not taken for a repeat", i)
 			}
 		}
 	}
 	if checked < 8 {
-		t.Fatalf("letGo was told %d times", checked)
+		t.Fatalf("repay was told %d times", checked)
 	}
 }
 
 // repeated reports whether sp equals a recent span, remembering it if not.
-func (r *recentSpans) repeated(sp *strace.Span) bool {
-	_, _, ok := r.remember(sp)
+func (r *spanWindow) repeated(sp *strace.Span) bool {
+	_, ok := r.admit(sp)
 	return ok
 }
 

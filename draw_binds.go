@@ -27,7 +27,7 @@ func (d *runDrawer) bindPhase(rec *strace.Record, at where) {
 	if len(d.bindLines) >= maxBindLines {
 		l := &d.bindLines[0]
 		d.led.notDrawn(ReasonBindOutsideBind, l.at, "phase="+l.rec.Phase, 1)
-		d.letGo(l)
+		d.recycle(l)
 		d.bindLines = d.bindLines[1:]
 	}
 	l := bindLine{rec: rec.BindPhase, at: at, logT: rec.Prefix.Thread}
@@ -39,9 +39,9 @@ func (d *runDrawer) bindPhase(rec *strace.Record, at where) {
 	d.bindLines = append(d.bindLines, l)
 }
 
-// letGo keeps the store of a bind line that is drawn or given up, for the
+// recycle keeps the store of a bind line that is drawn or given up, for the
 // next line.
-func (d *runDrawer) letGo(l *bindLine) {
+func (d *runDrawer) recycle(l *bindLine) {
 	l.store.reset()
 	d.bindStores = append(d.bindStores, l.store)
 	l.store = spanStore{}
@@ -107,7 +107,7 @@ func (d *runDrawer) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 		}
 		if covered.has(l.rec.Phase) || drawn.has(l.rec.Phase) {
 			d.led.superseded(ReasonBindPhaseSuperseded, 1)
-			d.letGo(&l)
+			d.recycle(&l)
 			continue
 		}
 		args := append(d.args[:0], perfetto.Uint("inv", bind.Inv), perfetto.String("hid", d.hidString(bind.Hid)), perfetto.Int("depth", int64(bind.Depth+1)))
@@ -117,7 +117,7 @@ func (d *runDrawer) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 			args = append(args, perfetto.String("source", l.rec.Source))
 		}
 		d.other(lane, perfetto.Slice{Name: d.segmentName(l.rec.Phase), TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, otherBindPhase)
-		d.letGo(&l)
+		d.recycle(&l)
 	}
 	clear(d.bindLines[len(kept):])
 	d.bindLines = kept

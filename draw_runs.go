@@ -31,12 +31,12 @@ type invBuf struct {
 	// came from a raw buffer.
 	wall *reduce.DeviceWindow
 	// store holds the spans' attributes (see spanStore), except those of
-	// the spans host[ownHost:] and dev[ownDev:], lent by the repeat
-	// detector (recentSpans.remember); firstLent is the number of the
-	// first of them (0: none).
+	// the spans host[ownHost:] and dev[ownDev:], on loan from the span
+	// window (spanWindow.admit); firstLoan is the number of the first of
+	// them (0: none).
 	store           spanStore
 	ownHost, ownDev int
-	firstLent       uint64
+	firstLoan       uint64
 	// older and newer link the waiting runs in the order their first
 	// spans came.
 	older, newer *invBuf
@@ -66,10 +66,11 @@ type runCollector struct {
 const maxFreeRuns = 64
 
 // add takes one span of a run, read at at; logT is its log prefix's
-// thread handle. When lent is 0, sp need not outlive the call: add keeps a
-// copy. Else sp is the repeat detector's copy numbered lent
-// (recentSpans.remember), whose attributes the run keeps until rehome.
-func (r *runCollector) add(sp *strace.Span, lent uint64, at where, dev bool, logT uint64) {
+// thread handle. An unlent span need not outlive the call: add keeps a
+// copy. A loan of the span window is kept as it is, its attributes until
+// the window asks them back (repay).
+func (r *runCollector) add(l loan, at where, dev bool, logT uint64) {
+	sp := l.span
 	k := invKey{sp.Pid, sp.Inv}
 	b := r.last
 	if b == nil || b.key != k {
@@ -89,10 +90,10 @@ func (r *runCollector) add(sp *strace.Span, lent uint64, at where, dev bool, log
 	}
 	r.last = b
 	st := &b.store
-	if lent != 0 {
+	if l.n != 0 {
 		st = nil
-		if b.firstLent == 0 {
-			b.firstLent = lent
+		if b.firstLoan == 0 {
+			b.firstLoan = l.n
 		}
 	}
 	if dev {
@@ -124,14 +125,14 @@ func (r *runCollector) add(sp *strace.Span, lent uint64, at where, dev bool, log
 	r.hand(b)
 }
 
-// rehome copies into their runs' own stores the attributes of the lent
-// spans numbered below valid, which the repeat detector is about to let
-// go of: all the lent spans of each run holding one (a run's spans come
-// together, so this is rare: a run waiting for its root while a window of
-// other spans goes by).
-func (r *runCollector) rehome(valid uint64) {
+// repay copies into their runs' own stores the attributes of the loans
+// numbered below valid, which the span window is about to let go of: all
+// the loans of each run holding one (a run's spans come together, so this
+// is rare: a run waiting for its root while a window of other spans goes
+// by).
+func (r *runCollector) repay(valid uint64) {
 	for _, b := range r.pending {
-		if b.firstLent == 0 || b.firstLent >= valid {
+		if b.firstLoan == 0 || b.firstLoan >= valid {
 			continue
 		}
 		for i := b.ownHost; i < len(b.host); i++ {
@@ -140,7 +141,7 @@ func (r *runCollector) rehome(valid uint64) {
 		for i := b.ownDev; i < len(b.dev); i++ {
 			b.dev[i].Attrs = b.store.keep(b.dev[i].Attrs)
 		}
-		b.ownHost, b.ownDev, b.firstLent = len(b.host), len(b.dev), 0
+		b.ownHost, b.ownDev, b.firstLoan = len(b.host), len(b.dev), 0
 	}
 }
 

@@ -5,7 +5,7 @@ import "github.com/phasetrace/phasetrace/strace"
 // dedupWindow is how many recent spans a span is compared with.
 const dedupWindow = 1 << 12
 
-// recentSpans remembers the last dedupWindow spans in a ring, chained by a
+// spanWindow remembers the last dedupWindow spans in a ring, chained by a
 // hash of their identity, time and name; a span whose hash matches is
 // compared field by field. A chain runs from the newest span to the oldest,
 // so a walk of its own chain is done at the first span that has left the
@@ -29,7 +29,7 @@ const dedupWindow = 1 << 12
 // at most dedupWindow visits, and it has visited every span of its own
 // chain in the window first. Whatever span a walk visits is in the window,
 // and one whose tag is the hash's own is compared in full.
-type recentSpans struct {
+type spanWindow struct {
 	ring  []recentSpan
 	links []uint32 // per ring slot: the link to the previous span of its chain
 	heads []uint32 // per bucket: the link to its newest span (0: none)
@@ -39,12 +39,13 @@ type recentSpans struct {
 	// then. The stores hold little more than the window's attributes.
 	stores [dedupStores]spanStore
 	n      uint64 // spans remembered so far
-	// letGo is told, before the attributes of the oldest copies are let
-	// go of, the number (plus one) of the oldest copy still valid after.
-	letGo func(valid uint64)
+	// repay is the borrower's: it is told, before the attributes of the
+	// oldest copies are let go of, the number (plus one) of the oldest
+	// copy still valid after, and copies out the loans below it.
+	repay func(valid uint64)
 }
 
-// A link's fields (see recentSpans).
+// A link's fields (see spanWindow).
 const (
 	linkSeqBits = 20
 	linkTagBits = 32 - linkSeqBits
@@ -69,12 +70,13 @@ const (
 // chain has one span in the window on average.
 const dedupBuckets = dedupWindow
 
-// newRecentSpans returns an empty window. letGo, when not nil, is told,
-// before the window lets go of the attributes of its oldest copies, the
-// number (plus one, as remember gives it) of the oldest copy still valid
-// after: at most once per dedupGen spans remembered.
-func newRecentSpans(letGo func(valid uint64)) *recentSpans {
-	return &recentSpans{ring: make([]recentSpan, dedupWindow), links: make([]uint32, dedupWindow), heads: make([]uint32, dedupBuckets), letGo: letGo}
+// newSpanWindow returns an empty window whose loans go to a borrower
+// with repay (nil: none). repay is told, before the window lets go of the
+// attributes of its oldest copies, the number (plus one, as a loan gives
+// it) of the oldest copy still valid after, at most once per dedupGen
+// spans admitted; the borrower copies out the loans below it then.
+func newSpanWindow(repay func(valid uint64)) *spanWindow {
+	return &spanWindow{ring: make([]recentSpan, dedupWindow), links: make([]uint32, dedupWindow), heads: make([]uint32, dedupBuckets), repay: repay}
 }
 
 // spanHash hashes a span's (pid, tid, inv, name, ts, dur). Its four
@@ -104,13 +106,24 @@ func nameWords(s string) (first, last uint64) {
 	return first, last
 }
 
-// remember reports whether sp equals a recent span (repeated), and if not
-// remembers a copy of it (sp need not outlive the call), which it returns
-// with its number plus one (never 0). The copy's attributes stay valid
-// until the window tells letGo (newRecentSpans) a number above its own: a
-// holder may keep the copy instead of one of its own if it copies the
-// attributes out then (runCollector.rehome).
-func (r *recentSpans) remember(sp *strace.Span) (kept *strace.Span, n uint64, repeated bool) {
+// loan is a span the window lends: its copy in the window, valid until the
+// window tells its borrower (newSpanWindow) a number above n. A loan of n
+// 0 is no loan: a span the holder must copy (unlent).
+type loan struct {
+	span *strace.Span
+	n    uint64 // the copy's number plus one
+}
+
+// unlent is sp as a loan of no window: its holder keeps its own copy.
+func unlent(sp *strace.Span) loan { return loan{span: sp} }
+
+// admit reports whether sp equals a recent span (repeated), and if not
+// keeps a copy of it (sp need not outlive the call) and lends it. The
+// loan's attributes stay valid until the window calls its borrower's
+// repay (newSpanWindow) with a number above the loan's: a holder may keep
+// the copy instead of one of its own if it copies the attributes out then
+// (runCollector.repay).
+func (r *spanWindow) admit(sp *strace.Span) (l loan, repeated bool) {
 	h := spanHash(sp)
 	b := h & (dedupBuckets - 1)
 	tag := uint32(h>>(64-linkTagBits)) | 1
@@ -125,7 +138,7 @@ func (r *recentSpans) remember(sp *strace.Span) (kept *strace.Span, n uint64, re
 		i := (l>>linkTagBits - 1) % dedupWindow
 		if l&linkTagMask == tag {
 			if e := &r.ring[i]; e.key == h && sameKey(&e.span, sp) {
-				return nil, 0, true
+				return loan{}, true
 			}
 		}
 		l = r.links[i]
@@ -135,8 +148,8 @@ func (r *recentSpans) remember(sp *strace.Span) (kept *strace.Span, n uint64, re
 	if r.n%dedupGen == 0 {
 		// The store's generation has left the window: the copies numbered
 		// from n−(dedupStores−1)·dedupGen on stay valid.
-		if r.n >= dedupStores*dedupGen && r.letGo != nil {
-			r.letGo(r.n - (dedupStores-1)*dedupGen + 1)
+		if r.n >= dedupStores*dedupGen && r.repay != nil {
+			r.repay(r.n - (dedupStores-1)*dedupGen + 1)
 		}
 		st.reset()
 	}
@@ -146,7 +159,7 @@ func (r *recentSpans) remember(sp *strace.Span) (kept *strace.Span, n uint64, re
 	r.links[i] = r.heads[b]
 	r.n++
 	r.heads[b] = uint32(r.n)<<linkTagBits | tag
-	return &e.span, r.n, false
+	return loan{&e.span, r.n}, false
 }
 
 // sameKey reports whether two spans are equal in (pid, tid, inv, name, ts,

@@ -32,7 +32,7 @@ type converter struct {
 	// Repeated records: the captures that repeat earlier ones, and the
 	// window of recent spans.
 	repeated repeatedCaptures
-	window   *recentSpans
+	window   *spanWindow
 
 	// Remote machines: how their logs are drawn, and the trace pids given
 	// to pids that repeat across machines, per log; shift is added to each
@@ -57,7 +57,7 @@ func newConverter(opts []Option) *converter {
 	c.device = &deviceDrawer{canvas: cv, placement: cfg.placement}
 	c.draw = &runDrawer{canvas: cv, device: c.device, flows: &c.flows}
 	c.runs = runCollector{maxPending: cfg.maxPending, done: c.draw.run}
-	c.window = newRecentSpans(c.runs.rehome)
+	c.window = newSpanWindow(c.runs.repay)
 	c.flows = flowWindow{
 		horizon: cfg.flowHorizon,
 		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
@@ -198,7 +198,7 @@ func (c *converter) span(rec *strace.Record, at where) {
 		c.led.dropSpan(reason, at, detail, 1)
 		return
 	}
-	kept, lent, repeated := c.window.remember(sp)
+	l, repeated := c.window.admit(sp)
 	if repeated {
 		c.led.dropSpan(ReasonRepeatedSpan, at, sp.Name, 1)
 		return
@@ -209,7 +209,7 @@ func (c *converter) span(rec *strace.Record, at where) {
 	fam := strace.FamilyOf(sp.Name)
 	switch {
 	case dev || fam.HasInvocation():
-		c.runs.add(kept, lent, at, dev, rec.Prefix.Thread)
+		c.runs.add(l, at, dev, rec.Prefix.Thread)
 	case fam == strace.FamilyNode:
 		c.flows.add(sp, at)
 	default: // ext.: on the thread that emitted it, never grouped into runs

@@ -30,14 +30,14 @@ func TestRunCollector(t *testing.T) {
 		}
 		return sp
 	}
-	r.add(span(1, 1, "chip.run.bind", -1), 0, 0, false, 0)
-	r.add(span(1, 0, "chip.run", 0), 0, 0, false, 0) // children first: complete
-	r.add(span(2, 0, "chip.run", 0), 0, 0, false, 0) // parents first: waits
-	r.add(span(2, 1, "chip.run.bind", -1), 0, 0, false, 0)
-	r.add(span(3, 0, "chip.run", 1), 0, 0, false, 0) // another slot: 2 still waits
-	r.add(span(4, 0, "chip.run", 0), 0, 0, false, 0) // slot 0 again: 2 is complete
-	r.add(span(5, 1, "chip.run.bind", -1), 0, 0, false, 0)
-	r.add(span(6, 1, "chip.run.bind", -1), 0, 0, false, 0) // a fourth waiting run: the oldest (3) goes
+	r.add(unlent(span(1, 1, "chip.run.bind", -1)), 0, false, 0)
+	r.add(unlent(span(1, 0, "chip.run", 0)), 0, false, 0) // children first: complete
+	r.add(unlent(span(2, 0, "chip.run", 0)), 0, false, 0) // parents first: waits
+	r.add(unlent(span(2, 1, "chip.run.bind", -1)), 0, false, 0)
+	r.add(unlent(span(3, 0, "chip.run", 1)), 0, false, 0) // another slot: 2 still waits
+	r.add(unlent(span(4, 0, "chip.run", 0)), 0, false, 0) // slot 0 again: 2 is complete
+	r.add(unlent(span(5, 1, "chip.run.bind", -1)), 0, false, 0)
+	r.add(unlent(span(6, 1, "chip.run.bind", -1)), 0, false, 0) // a fourth waiting run: the oldest (3) goes
 	r.flush()
 	want := []string{"1: chip.run.bind chip.run", "2: chip.run chip.run.bind", "3: chip.run", "4: chip.run", "5: chip.run.bind", "6: chip.run.bind"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -61,7 +61,7 @@ func TestRunCollectorHandsOldestFirst(t *testing.T) {
 	}
 	var want []uint64
 	for inv := uint64(1); inv <= 3*threads; inv++ {
-		r.add(&strace.Span{Pid: 1, Tid: int64(inv % threads), Inv: inv, Name: "chip.run", TS: int64(inv), Dur: 1}, 0, 0, false, 0)
+		r.add(unlent(&strace.Span{Pid: 1, Tid: int64(inv % threads), Inv: inv, Name: "chip.run", TS: int64(inv), Dur: 1}), 0, false, 0)
 		want = append(want, inv)
 	}
 	r.flush()
@@ -87,19 +87,19 @@ func BenchmarkRunCollectorThreads(b *testing.B) {
 			sp := strace.Span{Pid: 1, Name: "chip.run", Dur: 1}
 			for i := 0; b.Loop(); i++ {
 				sp.Tid, sp.Inv, sp.TS = int64(i%threads), uint64(i), int64(i)
-				r.add(&sp, 0, 0, false, 0)
+				r.add(unlent(&sp), 0, false, 0)
 			}
 		})
 	}
 }
 
-// A run that waits while more than the repeat detector's window of other
-// spans goes by keeps its spans' attributes: the detector lends its copies
-// (recentSpans.remember) and the run copies them out before the detector
-// lets go of them (rehome). Every attribute the waiting run drew its spans with
+// A run that waits while more than the span window of other spans goes by
+// keeps its spans' attributes: the window lends its copies
+// (spanWindow.admit) and the run copies them out before the window lets
+// go of them (repay). Every attribute the waiting run drew its spans with
 // is checked, host and device, short and long text, numbers; without
-// rehome the detector's stores would have been reused for the spans after.
-func TestRunKeepsLentSpansPastTheWindow(t *testing.T) {
+// repay the window's stores would have been reused for the spans after.
+func TestRunKeepsLoansPastTheWindow(t *testing.T) {
 	long := func(tag string, i int) string {
 		return strings.Repeat(tag, strace.CanonicalValueLen/len(tag)+1) + itoa(int64(i))
 	}
@@ -119,15 +119,15 @@ func TestRunKeepsLentSpansPastTheWindow(t *testing.T) {
 				got = append(append(got, b.host...), b.dev...)
 			}
 		}}
-		r := newRecentSpans(runs.rehome)
+		r := newSpanWindow(runs.repay)
 		give := func(sp strace.Span, dev bool) {
 			given := sp
 			given.Attrs = slices.Clone(sp.Attrs) // the reader's memory: reused at once
-			kept, lent, repeated := r.remember(&given)
+			l, repeated := r.admit(&given)
 			if repeated {
 				t.Fatalf("span %s %d taken for a repeat", sp.Name, sp.TS)
 			}
-			runs.add(kept, lent, 0, dev, 0)
+			runs.add(l, 0, dev, 0)
 			for i := range given.Attrs {
 				given.Attrs[i] = strace.Attr{}
 			}
