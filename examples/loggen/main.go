@@ -37,24 +37,27 @@
 //
 // # Damage
 //
-// Kinds of the log (stracetest.Config's knobs), which the converter repairs,
-// sets aside or drops, and counts:
+// Kinds of the log (stracetest.Config's knobs). The reader recovers every
+// record of joined, shared-line and unterminated (the log still reads
+// clean: Summary.Clean); the converter counts what the others cost
+// (strace2perfetto -strict exits 3):
 //
 //	torn-anchors   every third device clock anchor cut inside its record
 //	cut-at-end     the log ends inside its last record, as a log copied while being written
 //	joined         about 1 % of the records run into the next (no line end), as two ranks writing one stream
 //	shared-line    now and then two records on one line, as forked ranks sharing one stderr
-//	unterminated   no line end after the last record (it is whole: the log still reads clean)
+//	unterminated   no line end after the last record (it is whole)
 //	quirks         a torn last record, records sharing a line and CRLF line ends, as the bundled sample
 //
-// Kinds of the .gz (with -gz; stracetest.DamageGzip), which the converter
-// reads up to the damage:
+// Kinds of the .gz (with -gz; stracetest.DamageGzip's, but corrupt-data's
+// byte is chosen without a search), which the converter reads up to the
+// damage:
 //
 //	half           the compressed file cut in half
 //	no-trailer     its CRC-32 and size missing
 //	half-a-trailer half of them missing
 //	bad-checksum   a CRC-32 that does not match
-//	corrupt-data   one byte flipped from the middle on, so that the data does not inflate
+//	corrupt-data   the header of a block from the middle on made invalid (block type 3), so that the data does not inflate
 //
 // A damaged .gz is compressed in memory before it is damaged: it needs
 // memory for the compressed log (about a fifth of the log) twice.
@@ -172,15 +175,15 @@ type damage struct {
 var damages = []damage{
 	{name: "torn-anchors", help: "every third device clock anchor cut inside its record", set: func(c *stracetest.Config) { c.TornAnchors = true }},
 	{name: "cut-at-end", help: "the log ends inside its last record", set: func(c *stracetest.Config) { c.CutAtEnd = true }},
-	{name: "joined", help: "about 1 % of the records run into the next (no line end)", set: func(c *stracetest.Config) { c.JoinRate = 0.01 }},
-	{name: "shared-line", help: "now and then two records on one line", set: func(c *stracetest.Config) { c.SharedLine = true }},
+	{name: "joined", help: "about 1 % of the records run into the next (no line end; still reads clean)", set: func(c *stracetest.Config) { c.JoinRate = 0.01 }},
+	{name: "shared-line", help: "now and then two records on one line (still reads clean)", set: func(c *stracetest.Config) { c.SharedLine = true }},
 	{name: "unterminated", help: "no line end after the last record (still reads clean)", set: func(c *stracetest.Config) { c.Unterminated = true }},
 	{name: "quirks", help: "a torn last record, records sharing a line, CRLF line ends", set: func(c *stracetest.Config) { c.Quirks = true }},
 	{name: "half", help: "the compressed file cut in half", gz: "half"},
 	{name: "no-trailer", help: "its CRC-32 and size missing", gz: "no trailer"},
 	{name: "half-a-trailer", help: "half of them missing", gz: "half a trailer"},
 	{name: "bad-checksum", help: "a CRC-32 that does not match", gz: "bad checksum"},
-	{name: "corrupt-data", help: "a byte flipped so that the data does not inflate", gz: "corrupt data"},
+	{name: "corrupt-data", help: "a block's header from the middle on made invalid", gz: "corrupt data"},
 }
 
 // damageList lists the kinds of the log (gz false) or of the .gz.
@@ -363,7 +366,7 @@ func (c *command) run(ctx context.Context, args []string) int {
 	}
 	gen := logConfig(cfg)
 	if toStdout {
-		if _, err := c.writeLog(ctx, c.stdout, cfg, func(w io.Writer) error { return stracetest.Generate(w, gen) }); err != nil {
+		if _, err := c.writeLog(ctx, c.stdout, cfg, cfg.size/2, func(w io.Writer) error { return stracetest.Generate(w, gen) }); err != nil {
 			return c.fail(exitFail, err)
 		}
 		return exitOK
@@ -372,7 +375,7 @@ func (c *command) run(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(exitFail, err)
 	}
-	n, err := c.writeLog(ctx, outs[0].f, cfg, func(w io.Writer) error { return stracetest.Generate(w, gen) })
+	n, err := c.writeLog(ctx, outs[0].f, cfg, cfg.size/2, func(w io.Writer) error { return stracetest.Generate(w, gen) })
 	if err = closeAll(outs, err); err != nil {
 		return c.fail(exitFail, err)
 	}
@@ -423,7 +426,12 @@ func remoteConfig(cfg *config) stracetest.RemoteConfig {
 
 // writeLog writes the log gen writes to dst as cfg asks (compressed,
 // damaged) and returns the bytes of log written (before compression).
-func (c *command) writeLog(ctx context.Context, dst io.Writer, cfg *config, gen func(io.Writer) error) (int64, error) {
+//
+// -damage corrupt-data is made where it does not cost a search of the
+// stream (stracetest.DamageGzip's, which inflates the stream once per byte
+// tried): the stream's block is ended after half bytes of log, and the
+// next block's header is given block type 3, which no deflate stream has.
+func (c *command) writeLog(ctx context.Context, dst io.Writer, cfg *config, half int64, gen func(io.Writer) error) (int64, error) {
 	out := &ctxWriter{ctx: ctx, w: dst}
 	var z bytes.Buffer
 	bw := bufio.NewWriterSize(out, 1<<20)
@@ -437,6 +445,18 @@ func (c *command) writeLog(ctx context.Context, dst io.Writer, cfg *config, gen 
 		w = zw
 	}
 	cw := &countWriter{w: w}
+	mark := -1 // corrupt data: where the block after the middle starts
+	if cfg.gzDamage == corruptData {
+		cw.half = max(half, 1)
+		cw.atHalf = func() error {
+			err := zw.Flush() // ends the block: the next starts on a byte of its own
+			if err == nil {
+				err = bw.Flush()
+			}
+			mark = z.Len()
+			return err
+		}
+	}
 	err := gen(cw)
 	if zw != nil && err == nil {
 		err = zw.Close()
@@ -445,11 +465,22 @@ func (c *command) writeLog(ctx context.Context, dst io.Writer, cfg *config, gen 
 		err = bw.Flush()
 	}
 	if err == nil && cfg.gzDamage != "" {
-		d, _ := stracetest.DamageGzip(z.Bytes(), cfg.gzDamage) // every kind damages a stream of a log
+		d := z.Bytes()
+		if cfg.gzDamage == corruptData {
+			if mark < 0 || mark >= len(d)-8 {
+				return cw.n, errors.New("-damage corrupt-data: the log is too short to damage")
+			}
+			d[mark] |= 0b110 // block type 3, which no deflate stream has
+		} else {
+			d, _ = stracetest.DamageGzip(d, cfg.gzDamage) // every other kind damages any stream
+		}
 		_, err = out.Write(d)
 	}
 	return cw.n, err
 }
+
+// corruptData is the kind of the .gz -damage corrupt-data names.
+const corruptData = "corrupt data"
 
 // ctxWriter writes to w until ctx is done.
 type ctxWriter struct {
@@ -464,13 +495,23 @@ func (c *ctxWriter) Write(p []byte) (int, error) {
 	return c.w.Write(p)
 }
 
-// countWriter counts the bytes written through it.
+// countWriter counts the bytes written through it, and calls atHalf, when
+// set, before the first write past half bytes.
 type countWriter struct {
-	w io.Writer
-	n int64
+	w      io.Writer
+	n      int64
+	half   int64
+	atHalf func() error
 }
 
 func (c *countWriter) Write(p []byte) (int, error) {
+	if c.atHalf != nil && c.n >= c.half {
+		f := c.atHalf
+		c.atHalf = nil
+		if err := f(); err != nil {
+			return 0, err
+		}
+	}
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
@@ -489,7 +530,7 @@ func (c *command) writeRemote(ctx context.Context, cfg *config) int {
 	var total int64
 	for i, l := range logs {
 		var n int64
-		n, err = c.writeLog(ctx, outs[i].f, cfg, func(w io.Writer) error {
+		n, err = c.writeLog(ctx, outs[i].f, cfg, int64(len(l.Log))/2, func(w io.Writer) error {
 			_, err := w.Write(l.Log)
 			return err
 		})
