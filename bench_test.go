@@ -62,6 +62,7 @@ var benchFile = flag.String("benchfile", "", "BenchmarkConvertFile converts this
 // BenchmarkConvertFile converts a log from a file as the command does with
 // its defaults (perfetto.DefaultCompressionLevel), the trace written nowhere:
 //
+//	go run ./examples/loggen -size 100MB -o /tmp/mid.log
 //	go test -run XXX -bench ConvertFile -benchtime 3x -benchfile /tmp/mid.log .
 func BenchmarkConvertFile(b *testing.B) {
 	if *benchFile == "" {
