@@ -13,24 +13,22 @@ import (
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
-var (
-	benchSize = flag.Int("convsize", 8<<20, "bytes of generated log BenchmarkConvert converts")
-	genLog    = flag.String("genlog", "", "TestGenerateLog writes a generated log of -gensize bytes to this file")
-	genSize   = flag.Int64("gensize", 1<<30, "bytes of log TestGenerateLog writes")
-)
+var benchSize = flag.Int("convsize", 8<<20, "bytes of generated log BenchmarkConvert converts")
 
-// benchConfig is the shape of the benchmark logs: the sample's, longer.
+// benchConfig is the shape of the benchmark logs (stracetest.Realistic)
+// with the rounds given.
 func benchConfig(rounds int) genConfig {
-	return genConfig{Seed: 99, Rounds: rounds, AnchorEvry: 100_000_000, Pipelined: true, Legacy: true, Ext: true}
+	cfg := stracetest.Realistic(0)
+	cfg.Rounds = rounds
+	return cfg
 }
 
-// roundsFor estimates the rounds that make a log of size bytes.
-func roundsFor(size int64) int {
-	per := int64(len(generated(benchConfig(64)))) / 64
-	return int(size/per) + 1
-}
+// roundsFor estimates the rounds that make a log of the benchmarks' shape
+// size bytes long.
+func roundsFor(size int64) int { return stracetest.RoundsFor(stracetest.Realistic(0), size) }
 
 // BenchmarkConvert converts a generated log in memory end to end (both
 // passes, placement, flows, the trace writer) and reports its throughput,
@@ -40,7 +38,7 @@ func roundsFor(size int64) int {
 //
 //	go test -run XXX -bench 'Convert$' -benchtime 3x -convsize 104857600 .
 func BenchmarkConvert(b *testing.B) {
-	log := generated(benchConfig(roundsFor(int64(*benchSize))))
+	log := generated(stracetest.Realistic(int64(*benchSize)))
 	in := []phasetrace.Input{phasetrace.Bytes("bench.log", log)}
 	for _, c := range []struct {
 		name string
@@ -64,6 +62,7 @@ var benchFile = flag.String("benchfile", "", "BenchmarkConvertFile converts this
 // BenchmarkConvertFile converts a log from a file as the command does with
 // its defaults (perfetto.DefaultCompressionLevel), the trace written nowhere:
 //
+//	go run ./examples/loggen -size 100MB -o /tmp/mid.log
 //	go test -run XXX -bench ConvertFile -benchtime 3x -benchfile /tmp/mid.log .
 func BenchmarkConvertFile(b *testing.B) {
 	if *benchFile == "" {
@@ -173,43 +172,6 @@ func hexString(v uint64) string {
 		v >>= 4
 	}
 	return string(b[i:])
-}
-
-// TestGenerateLog writes a large generated log for measuring the converter
-// command, e.g. its peak memory on 1 GB:
-//
-//	go test -run TestGenerateLog -genlog /tmp/big.log -gensize 1073741824 .
-//	/usr/bin/time -v go run ./examples/strace2perfetto -o /tmp/big.pftrace /tmp/big.log
-func TestGenerateLog(t *testing.T) {
-	if *genLog == "" {
-		t.Skip("no -genlog file given")
-	}
-	f, err := os.Create(*genLog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	cw := &sizeWriter{w: bw}
-	cfg := benchConfig(roundsFor(*genSize))
-	generate(cw, cfg)
-	if err := bw.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("wrote %d bytes (%d rounds) to %s", cw.n, cfg.Rounds, *genLog)
-}
-
-type sizeWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (s *sizeWriter) Write(p []byte) (int, error) {
-	n, err := s.w.Write(p)
-	s.n += int64(n)
-	return n, err
 }
 
 var jsonOf = flag.String("jsonof", "", "TestChromeJSONSize reports the size of this log's spans as Chrome-trace JSON")

@@ -332,8 +332,27 @@ func lastSpanLast(lines []genLine) {
 var segments = []string{"args", "arena_build", "runtime_init", "host_orch", "graph_pack", "static_arena", "shared_mem", "gm_heap", "host_view_close", "arena_h2d"}
 
 // Generate writes the log cfg describes to w. The same cfg always gives the
-// same bytes. Write errors of w are not reported: write to memory.
-func Generate(w io.Writer, cfg Config) { generateTruth(w, cfg, nil) }
+// same bytes. It stops at the first error of w and returns it.
+func Generate(w io.Writer, cfg Config) error { return generateTruth(w, cfg, nil) }
+
+// errWriter writes to w until w fails, then writes nothing more and keeps
+// the error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	e.err = err
+	return n, err
+}
 
 // ids are the process, thread and callable identities of a generated log.
 type ids struct {
@@ -364,17 +383,18 @@ func newIDs(cfg Config, ranks []*rank) ids {
 		invBase: hugeInvBase, hids: [2]uint64{0xd1a7c0de42f00d17, 0xfffffffffffffff1}}
 }
 
-func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) {
+func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) (err error) {
+	ew := &errWriter{w: w}
+	defer func() { err = ew.err }() // after the log's end is written
+	w = ew
 	if cfg.CutAtEnd {
-		var b bytes.Buffer
-		defer func(out io.Writer) { out.Write(cutInLastRecord(b.Bytes())) }(w)
-		w = &b
+		out, tw := w, &tailWriter{w: w}
+		defer func() { out.Write(cutInLastRecord(tw.tail)) }()
+		w = tw
 	} else if cfg.Unterminated {
-		var b bytes.Buffer
-		defer func(out io.Writer) {
-			out.Write(bytes.TrimSuffix(bytes.TrimSuffix(b.Bytes(), []byte("\n")), []byte("\r")))
-		}(w)
-		w = &b
+		out, tw := w, &tailWriter{w: w}
+		defer func() { out.Write(bytes.TrimSuffix(bytes.TrimSuffix(tw.tail, []byte("\n")), []byte("\r"))) }()
+		w = tw
 	}
 	g := &generator{cfg: cfg, rnd: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), rnd2: rand.New(rand.NewPCG(cfg.Seed, 0x6b6e6f62)), w: w, truth: truth}
 	ranks := []*rank{
@@ -426,7 +446,7 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) {
 	hids := id.hids
 	prevRunnerEnd := make([]int64, len(ranks))
 	prevClaimEnd := make([]int64, len(ranks))
-	for round := 0; round < cfg.Rounds; round++ {
+	for round := 0; round < cfg.Rounds && ew.err == nil; round++ {
 		roundStart := t
 		hid := hids[1]
 		if round == 0 {
@@ -500,6 +520,27 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) {
 	} else if g.open {
 		w.Write([]byte("\n"))
 	}
+	return nil
+}
+
+// tailWriter writes to w all but the log's last line (with its line end,
+// if any), which it holds in tail: the log's end can then be changed
+// without holding the whole log.
+type tailWriter struct {
+	w    io.Writer
+	tail []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.tail = append(t.tail, p...)
+	if len(t.tail) < 2 {
+		return len(p), nil
+	}
+	if i := bytes.LastIndexByte(t.tail[:len(t.tail)-1], '\n'); i >= 0 {
+		t.w.Write(t.tail[:i+1])
+		t.tail = append(t.tail[:0], t.tail[i+1:]...)
+	}
+	return len(p), nil
 }
 
 // cutInLastRecord returns log cut inside its last record, without a line
