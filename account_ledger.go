@@ -34,7 +34,7 @@ type trackReason struct {
 }
 
 type refusedOnTrack struct {
-	first where
+	first linePos
 	n     int64
 }
 
@@ -45,11 +45,11 @@ func newLedger(sum *Summary) *ledger {
 	return &ledger{sum: sum, notes: map[string]int{}, fileIdx: map[string]int{}, examples: map[Reason]int{}}
 }
 
-// where is a record's position packed in 64 bits: the index of its file
+// linePos is a record's position packed in 64 bits: the index of its file
 // among the ledger's and its line. It is also the opaque reference a slice
 // carries through the trace writer, so that a slice the writer moves can
 // be traced back to its line.
-type where uint64
+type linePos uint64
 
 // A slice's Ref, which the trace writer hands back when it moves or refuses
 // the slice, is its position with, in its top refKindBits bits, what it is:
@@ -61,8 +61,8 @@ const (
 	maxRefKinds  = 1<<refKindBits - 1
 )
 
-// ref is the Ref of a slice of kind what ("": a span) read at p.
-func (l *ledger) ref(what string, p where) uint64 {
+// sliceRef is the Ref of a slice of kind what ("": a span) read at p.
+func (l *ledger) sliceRef(what string, p linePos) uint64 {
 	k := 0
 	if what != "" {
 		k = slices.Index(l.kinds, what)
@@ -79,9 +79,9 @@ func (l *ledger) ref(what string, p where) uint64 {
 	return uint64(p)&(1<<refKindShift-1) | uint64(k)<<refKindShift
 }
 
-// fromRef returns what a slice is ("": a span) and where it was read.
-func (l *ledger) fromRef(ref uint64) (what string, p where) {
-	p = where(ref & (1<<refKindShift - 1))
+// fromSliceRef returns what a slice is ("": a span) and where it was read.
+func (l *ledger) fromSliceRef(ref uint64) (what string, p linePos) {
+	p = linePos(ref & (1<<refKindShift - 1))
 	if k := int(ref >> refKindShift); k > 0 {
 		return l.kinds[k-1], p
 	}
@@ -99,14 +99,14 @@ func (l *ledger) file(name string) uint64 {
 	return uint64(i)
 }
 
-// line is the position of line n of file f (an index from file).
-func line(f uint64, n int64) where { return where(f<<48 | uint64(n)&(1<<48-1)) }
+// posAt is the position of line n of file f (an index from file).
+func posAt(f uint64, n int64) linePos { return linePos(f<<48 | uint64(n)&(1<<48-1)) }
 
-// where packs a position.
-func (l *ledger) where(p strace.Pos) where { return line(l.file(p.File), p.Line) }
+// pos packs a record's position.
+func (l *ledger) pos(p strace.Pos) linePos { return posAt(l.file(p.File), p.Line) }
 
-// at formats a position as file:line.
-func (l *ledger) at(w where) string {
+// fileLine formats a position as file:line.
+func (l *ledger) fileLine(w linePos) string {
 	file := "<input>"
 	if i := int(w >> 48); i < len(l.files) && l.files[i] != "" {
 		file = l.files[i]
@@ -117,12 +117,12 @@ func (l *ledger) at(w where) string {
 	return file
 }
 
-func (l *ledger) example(reason Reason, w where, detail string) {
+func (l *ledger) example(reason Reason, w linePos, detail string) {
 	if l.examples[reason] >= maxExamples {
 		return
 	}
 	l.examples[reason]++
-	l.sum.Examples = append(l.sum.Examples, Example{Reason: reason, At: l.at(w), Detail: detail})
+	l.sum.Examples = append(l.sum.Examples, Example{Reason: reason, At: l.fileLine(w), Detail: detail})
 }
 
 func bump(m *ReasonCounts, reason Reason, n int64) {
@@ -139,7 +139,7 @@ func bump(m *ReasonCounts, reason Reason, n int64) {
 func (l *ledger) drawn() { l.sum.Spans.Drawn++ }
 
 // dropSpan counts n spans not drawn for reason; p is where the first is.
-func (l *ledger) dropSpan(reason Reason, p where, detail string, n int64) {
+func (l *ledger) dropSpan(reason Reason, p linePos, detail string, n int64) {
 	if n == 0 {
 		return
 	}
@@ -148,19 +148,19 @@ func (l *ledger) dropSpan(reason Reason, p where, detail string, n int64) {
 }
 
 // repaired counts a slice drawn after a repair of its record.
-func (l *ledger) repaired(reason Reason, p where, detail string) {
+func (l *ledger) repaired(reason Reason, p linePos, detail string) {
 	bump(&l.sum.Repaired, reason, 1)
 	l.example(reason, p, detail)
 }
 
 // moved counts a slice drawn on an overflow lane.
-func (l *ledger) moved(reason Reason, p where, detail string) {
+func (l *ledger) moved(reason Reason, p linePos, detail string) {
 	bump(&l.sum.Moved, reason, 1)
 	l.example(reason, p, detail)
 }
 
 // notDrawn counts n records other than spans left out of the trace.
-func (l *ledger) notDrawn(reason Reason, p where, detail string, n int64) {
+func (l *ledger) notDrawn(reason Reason, p linePos, detail string, n int64) {
 	if n == 0 {
 		return
 	}
@@ -177,7 +177,7 @@ func (l *ledger) unlinked(reason Reason) { bump(&l.sum.Unlinked, reason, 1) }
 // dropOnTrack counts a span not drawn for reason, said once per track with
 // a count (finish): the spans a track's full overflow lanes refuse can be
 // most of a log.
-func (l *ledger) dropOnTrack(reason Reason, track string, p where) {
+func (l *ledger) dropOnTrack(reason Reason, track string, p linePos) {
 	bump(&l.sum.Spans.NotDrawn, reason, 1)
 	k := trackReason{track, reason}
 	r := l.lanesOut[k]

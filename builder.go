@@ -39,7 +39,7 @@ func NewBuilder(w io.Writer, s *Survey, opts ...Option) (*Builder, error) {
 	}
 	c.survey = s
 	c.scan = s.scan
-	c.planValues(s)
+	c.planFromSurvey(s)
 	if err := c.loadArtifacts(); err != nil {
 		return nil, err
 	}
@@ -47,9 +47,9 @@ func NewBuilder(w io.Writer, s *Survey, opts ...Option) (*Builder, error) {
 	return &Builder{c: c, file: c.led.file(valuesName)}, nil
 }
 
-func (b *Builder) next() where {
+func (b *Builder) next() linePos {
 	b.n++
-	return line(b.file, b.n)
+	return posAt(b.file, b.n)
 }
 
 // Span draws a host span, or a device span (clk=dev) of its run. The
@@ -60,7 +60,7 @@ func (b *Builder) Span(sp strace.Span) error {
 	}
 	b.c.sum.Spans.Read++
 	rec := strace.Record{Kind: strace.KindSpan, Span: sp.Clone()}
-	b.c.span(&rec, b.next())
+	b.c.takeSpan(&rec, b.next())
 	return nil
 }
 
@@ -72,7 +72,7 @@ func (b *Builder) BindPhase(p strace.BindPhase, thread uint64) error {
 		return ErrBuilderClosed
 	}
 	rec := strace.Record{Kind: strace.KindBindPhase, BindPhase: p.Clone(), Prefix: strace.Prefix{Thread: thread}}
-	b.c.draw.bindPhase(&rec, b.next())
+	b.c.draw.takeBindLine(&rec, b.next())
 	return nil
 }
 
@@ -139,7 +139,7 @@ func (b *Builder) DeviceBuffer(db DeviceBuffer) error {
 	for _, sp := range spans {
 		b.c.sum.Spans.Read++
 		rec := strace.Record{Kind: strace.KindSpan, Span: sp}
-		b.c.span(&rec, at)
+		b.c.takeSpan(&rec, at)
 	}
 	if wall != nil {
 		if run := b.c.runs.waiting(invKey{db.Pid, db.Inv}); run != nil {
@@ -204,6 +204,6 @@ func (b *Builder) RemoteSpan(machine string, sp strace.Span) error {
 			}
 		}
 	}
-	b.c.span(&rec, b.next())
+	b.c.takeSpan(&rec, b.next())
 	return nil
 }

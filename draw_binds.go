@@ -11,7 +11,7 @@ import (
 // that contains it.
 type bindLine struct {
 	rec   strace.BindPhase
-	at    where
+	at    linePos
 	logT  uint64    // the log prefix's thread handle
 	store spanStore // rec's attributes
 }
@@ -19,7 +19,9 @@ type bindLine struct {
 // maxBindLines bounds the bind-phase lines waiting for their bind.
 const maxBindLines = 4096
 
-func (d *runDrawer) bindPhase(rec *strace.Record, at where) {
+// takeBindLine keeps a legacy bind phase line until the chip.run.bind that
+// holds it is drawn (a repeat of a recent line is left out).
+func (d *runDrawer) takeBindLine(rec *strace.Record, at linePos) {
 	if key, _ := recordKey(rec); d.recentBinds.repeated(key) {
 		d.led.notDrawn(ReasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase, 1)
 		return
@@ -55,7 +57,7 @@ func (d *runDrawer) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 	for _, p := range passes {
 		for _, r := range p.Records {
 			if r.EndNS < r.StartNS || r.StartNS > maxInt64 || r.EndNS > maxInt64 {
-				d.led.notDrawn(ReasonImpossibleInterval, d.led.where(p.Pos), "phase="+r.Phase, 1)
+				d.led.notDrawn(ReasonImpossibleInterval, d.led.pos(p.Pos), "phase="+r.Phase, 1)
 				continue
 			}
 			tid := bind.Tid
@@ -86,7 +88,7 @@ func (d *runDrawer) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 			if r.HasTid {
 				args = append(args, perfetto.Int("os_tid", r.Tid))
 			}
-			d.other(t, perfetto.Slice{Name: name, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args}, d.led.where(p.Pos), otherHostPhase)
+			d.drawDerived(t, perfetto.Slice{Name: name, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args}, d.led.pos(p.Pos), otherHostPhase)
 		}
 	}
 }
@@ -116,7 +118,7 @@ func (d *runDrawer) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 		if l.rec.Source != "" {
 			args = append(args, perfetto.String("source", l.rec.Source))
 		}
-		d.other(lane, perfetto.Slice{Name: d.segmentName(l.rec.Phase), TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, otherBindPhase)
+		d.drawDerived(lane, perfetto.Slice{Name: d.segmentName(l.rec.Phase), TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, otherBindPhase)
 		d.recycle(&l)
 	}
 	clear(d.bindLines[len(kept):])
@@ -173,7 +175,7 @@ func (d *runDrawer) drain() {
 	d.bindLines = nil
 	for _, ps := range d.records {
 		for _, p := range ps {
-			d.led.notDrawn(ReasonPassesWithoutBind, d.led.where(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
+			d.led.notDrawn(ReasonPassesWithoutBind, d.led.pos(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
 		}
 	}
 	d.records = nil

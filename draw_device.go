@@ -103,7 +103,7 @@ func (dv *deviceDrawer) unconfirmedJoins(scan *scanResult, d reduce.Domain) map[
 	}
 	if len(whole) == 0 {
 		dv.led.note("anchor", "the %d clock anchors of %v were all read joined to the next record on their line (%s first): their dev_freq has no other anchor to be confirmed by",
-			len(joined), d, dv.led.at(dv.led.where(joined[0].pos)))
+			len(joined), d, dv.led.fileLine(dv.led.pos(joined[0].pos)))
 		return nil
 	}
 	var out map[int]bool
@@ -114,7 +114,7 @@ func (dv *deviceDrawer) unconfirmedJoins(scan *scanResult, d reduce.Domain) map[
 			}
 			out[j.i] = true
 			dv.led.notDrawn(ReasonDeviceAnchorJoined,
-				dv.led.where(j.pos), d.String()+": dev_freq="+strconv.FormatUint(f, 10), 1)
+				dv.led.pos(j.pos), d.String()+": dev_freq="+strconv.FormatUint(f, 10), 1)
 		}
 	}
 	return out
@@ -384,7 +384,7 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		case "sched":
 			sched = i
 		}
-		if !dv.slice(t, &perfetto.Slice{Name: s.Name, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Depth: s.Depth, Args: args, Ref: uint64(s.at)}, s.at) {
+		if !dv.hand(t, &perfetto.Slice{Name: s.Name, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Depth: s.Depth, Args: args, Ref: uint64(s.at)}, s.at) {
 			continue
 		}
 		dv.led.drawn()
@@ -428,7 +428,7 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		}
 		args = dv.remote.args(args, k.pid, 0, 0, false)
 		t := dv.tracks.device(k.pid, run.Domain.Dev, group, "effective")
-		dv.other(t, perfetto.Slice{Name: effectiveName, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Args: args}, spans[orch].at, otherEffective)
+		dv.drawDerived(t, perfetto.Slice{Name: effectiveName, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Args: args}, spans[orch].at, otherEffective)
 	}
 }
 

@@ -163,7 +163,7 @@ func (f *flowWindow) freeNode(n *nodeSpan) {
 // hand-off's spans carry eight.
 const nodeAttrs = 12
 
-func (f *flowWindow) add(sp *strace.Span, at where) {
+func (f *flowWindow) add(sp *strace.Span, at linePos) {
 	n := f.newNode()
 	n.span = heldSpan{*sp, at}
 	n.span.Attrs = n.store.keep(sp.Attrs)

@@ -8,7 +8,7 @@ import (
 
 // hold appends a copy of sp read at at to spans, its attributes kept in st
 // (nil: sp's own, on loan), built in its place.
-func hold(spans []heldSpan, sp *strace.Span, at where, st *spanStore) []heldSpan {
+func hold(spans []heldSpan, sp *strace.Span, at linePos, st *spanStore) []heldSpan {
 	n := len(spans)
 	if n == cap(spans) {
 		spans = append(spans, heldSpan{})

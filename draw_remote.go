@@ -170,13 +170,13 @@ func (c *converter) adjustRemote(i int, rec *strace.Record) {
 		pm = c.pidMaps[i]
 	}
 	if !c.remote.adjust(i, rec, pm) {
-		c.unmapped(rec, c.led.where(rec.Pos))
+		c.unmapped(rec, c.led.pos(rec.Pos))
 	}
 }
 
 // unmapped counts a span its machine's mapping cannot carry and leaves it
 // out (a record of no kind is not drawn).
-func (c *converter) unmapped(rec *strace.Record, at where) {
+func (c *converter) unmapped(rec *strace.Record, at linePos) {
 	c.led.dropSpan(ReasonUnmapped, at, rec.Span.Name+" ts="+itoa(rec.Span.TS), 1)
 	rec.Kind = 0
 }

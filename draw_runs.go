@@ -69,7 +69,7 @@ const maxFreeRuns = 64
 // thread handle. An unlent span need not outlive the call: add keeps a
 // copy. A loan of the span window is kept as it is, its attributes until
 // the window asks them back (repay).
-func (r *runCollector) add(l loan, at where, dev bool, logT uint64) {
+func (r *runCollector) add(l loan, at linePos, dev bool, logT uint64) {
 	sp := l.span
 	k := invKey{sp.Pid, sp.Inv}
 	b := r.last
@@ -325,7 +325,7 @@ func (d *runDrawer) run(b *invBuf) {
 		if s == root {
 			endFlows = d.flows.linkRun(&s.Span, !lane.IsZero())
 		}
-		d.hostFlows(lane, s, extra, split, nil, endFlows)
+		d.drawSpanWithFlows(lane, s, extra, split, nil, endFlows)
 	}
 
 	if bind != nil {
@@ -334,7 +334,7 @@ func (d *runDrawer) run(b *invBuf) {
 		d.drawBindLines(lane, bind, b.bindLogT, covered, drawnSegments)
 	} else {
 		for _, p := range passes {
-			d.led.notDrawn(ReasonPassesWithoutBind, d.led.where(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
+			d.led.notDrawn(ReasonPassesWithoutBind, d.led.pos(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
 		}
 	}
 	d.device.run(b.key, root, runner, b.dev, b.wall)

@@ -30,15 +30,15 @@ type canvas struct {
 	lastHidStr  string
 }
 
-// host draws one host span on track t, with its identity and every
+// drawSpan draws one host span on track t, with its identity and every
 // attribute as typed arguments.
-func (cv *canvas) host(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool) {
-	cv.hostFlows(t, sp, extra, laneSplit, nil, nil)
+func (cv *canvas) drawSpan(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool) {
+	cv.drawSpanWithFlows(t, sp, extra, laneSplit, nil, nil)
 }
 
-// hostFlows is host with flows attached: flows start or continue at the
+// drawSpanWithFlows is drawSpan with flows attached: flows start or continue at the
 // span, endFlows end there.
-func (cv *canvas) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
+func (cv *canvas) drawSpanWithFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
 	args := cv.args[:0]
 	args = append(args, perfetto.Uint("inv", sp.Inv), perfetto.String("hid", cv.hidString(sp.Hid)), perfetto.Int("depth", int64(sp.Depth)))
 	if laneSplit {
@@ -56,7 +56,7 @@ func (cv *canvas) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg
 	if arrows {
 		flows, endFlows = cv.arrows.live(flows), cv.arrows.live(endFlows)
 	}
-	drawn := cv.slice(t, &perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at)
+	drawn := cv.hand(t, &perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at)
 	if drawn {
 		cv.led.drawn()
 		cv.remote.drawnOn(sp.Pid)
@@ -72,11 +72,11 @@ func (cv *canvas) hostFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg
 	}
 }
 
-// slice hands one slice to the writer, unless its track is over the track
+// hand hands one slice to the writer, unless its track is over the track
 // limit or its interval is not one after placement (a device span mapped
 // outside the int64 range); it reports whether it did. Callers count the
 // slices of spans as drawn; the reasons it refuses are counted here.
-func (cv *canvas) slice(t perfetto.Track, s *perfetto.Slice, p where) bool {
+func (cv *canvas) hand(t perfetto.Track, s *perfetto.Slice, p linePos) bool {
 	switch {
 	case t.IsZero():
 		cv.led.dropSpan(ReasonTrackLimit, p, s.Name, 1)
@@ -99,7 +99,7 @@ func (cv *canvas) slice(t perfetto.Track, s *perfetto.Slice, p where) bool {
 func (cv *canvas) refused(r perfetto.Refusal) {
 	cv.refusals++
 	cv.arrows.refused(r.Flows, r.Alone)
-	what, at := cv.led.fromRef(r.Ref)
+	what, at := cv.led.fromSliceRef(r.Ref)
 	if what != "" {
 		cv.led.notDrawn(otherReasons[what][2], at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)
 		return
@@ -128,7 +128,7 @@ func (cv *canvas) overflowed(o perfetto.Overflow) {
 	case errors.Is(o.Err, perfetto.ErrOutOfOrder), errors.Is(o.Err, perfetto.ErrUnverifiable):
 		reason = ReasonTimeBackwards
 	}
-	what, at := cv.led.fromRef(o.Ref)
+	what, at := cv.led.fromSliceRef(o.Ref)
 	cv.led.moved(reason, at, o.Name+" on "+o.Track+": "+o.Err.Error())
 	if what == "" { // a span of the log
 		bump(&cv.led.sum.Spans.Moved, reason, 1)
@@ -171,10 +171,10 @@ func appendAttrs(args []perfetto.Arg, attrs []strace.Attr) []perfetto.Arg {
 	return args
 }
 
-// other draws a slice that is not a span of the log (a bind phase line, a
+// drawDerived draws a slice that is not a span of the log (a bind phase line, a
 // host_phase_records entry); what reasons the writer cannot take it for
 // are counted under what.
-func (cv *canvas) other(t perfetto.Track, s perfetto.Slice, p where, what string) {
+func (cv *canvas) drawDerived(t perfetto.Track, s perfetto.Slice, p linePos, what string) {
 	switch {
 	case t.IsZero():
 		cv.led.notDrawn(otherReasons[what][0], p, s.Name, 1)
@@ -183,7 +183,7 @@ func (cv *canvas) other(t perfetto.Track, s perfetto.Slice, p where, what string
 		cv.led.notDrawn(otherReasons[what][1], p, s.Name, 1)
 		return
 	}
-	s.Ref = cv.led.ref(what, p)
+	s.Ref = cv.led.sliceRef(what, p)
 	cv.w.Slice(t, s)
 	cv.handed++
 	if cap(s.Args) > cap(cv.args) {

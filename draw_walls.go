@@ -23,14 +23,14 @@ func (c *converter) wallClocks(procs []*procInfo) {
 		var distinct []int
 		for j, w := range p.wall {
 			if seen[w] {
-				c.led.notDrawn(ReasonRepeatedWall, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
+				c.led.notDrawn(ReasonRepeatedWall, c.led.pos(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
 				continue
 			}
 			seen[w] = true
 			distinct = append(distinct, j)
 		}
 		if len(distinct) > 1 {
-			c.note("wall", "%s", SeveralWallAnchors(p.pid, len(distinct), c.led.at(c.led.where(p.wallAt[distinct[0]])), c.led.at(c.led.where(p.wallAt[distinct[1]]))))
+			c.note("wall", "%s", SeveralWallAnchors(p.pid, len(distinct), c.led.fileLine(c.led.pos(p.wallAt[distinct[0]])), c.led.fileLine(c.led.pos(p.wallAt[distinct[1]]))))
 		}
 		for _, j := range distinct {
 			switch {
@@ -38,9 +38,9 @@ func (c *converter) wallClocks(procs []*procInfo) {
 				// Its wall clock agrees with this host's only to NTP grade.
 				c.led.superseded(ReasonRemoteWallSuperseded, 1)
 			case c.remote.wallOffAxis(p.pid):
-				c.led.notDrawn(ReasonWallOffAxis, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
+				c.led.notDrawn(ReasonWallOffAxis, c.led.pos(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
 			case p.wall[j].WallNS < 0:
-				c.led.notDrawn(ReasonWallBefore1970, c.led.where(p.wallAt[j]), "pid "+itoa(int64(p.pid))+": wall_ns="+itoa(p.wall[j].WallNS), 1)
+				c.led.notDrawn(ReasonWallBefore1970, c.led.pos(p.wallAt[j]), "pid "+itoa(int64(p.pid))+": wall_ns="+itoa(p.wall[j].WallNS), 1)
 			default:
 				as = append(as, anchor{p, j, wallOffset(&p.wall[j])})
 			}
@@ -54,8 +54,8 @@ func (c *converter) wallClocks(procs []*procInfo) {
 		ref := as[r]
 		for _, a := range as {
 			if d, ok := wallAgrees(a.off, ref.off); !ok {
-				c.led.notDrawn(ReasonWallDisagrees, c.led.where(a.p.wallAt[a.j]),
-					"pid "+itoa(int64(a.p.pid))+": wall − mono differs by "+itoa(d)+" ns from the anchor of pid "+itoa(int64(ref.p.pid))+" at "+c.led.at(c.led.where(ref.p.wallAt[ref.j])), 1)
+				c.led.notDrawn(ReasonWallDisagrees, c.led.pos(a.p.wallAt[a.j]),
+					"pid "+itoa(int64(a.p.pid))+": wall − mono differs by "+itoa(d)+" ns from the anchor of pid "+itoa(int64(ref.p.pid))+" at "+c.led.fileLine(c.led.pos(ref.p.wallAt[ref.j])), 1)
 				continue
 			}
 			wa := &a.p.wall[a.j]

@@ -83,11 +83,11 @@ func newSpanWindow(repay func(valid uint64)) *spanWindow {
 // products are independent, so they overlap in the processor.
 func spanHash(sp *strace.Span) uint64 {
 	first, last := nameWords(sp.Name)
-	a := mum(uint64(uint32(sp.Pid))^hashK0, uint64(sp.Tid)^hashK1)
-	b := mum(sp.Inv^hashK2, uint64(len(sp.Name))^hashK3)
-	c := mum(uint64(sp.TS)^hashK1, uint64(sp.Dur)^hashK0)
-	d := mum(first^hashK3, last^hashK2)
-	return mum(a^c^hashK0, b^d^hashK1)
+	a := mulFold(uint64(uint32(sp.Pid))^hashK0, uint64(sp.Tid)^hashK1)
+	b := mulFold(sp.Inv^hashK2, uint64(len(sp.Name))^hashK3)
+	c := mulFold(uint64(sp.TS)^hashK1, uint64(sp.Dur)^hashK0)
+	d := mulFold(first^hashK3, last^hashK2)
+	return mulFold(a^c^hashK0, b^d^hashK1)
 }
 
 // nameWords returns a name's first and last eight bytes (fewer, zero

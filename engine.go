@@ -62,7 +62,7 @@ func newConverter(opts []Option) *converter {
 		horizon: cfg.flowHorizon,
 		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
 			flows, endFlows = cv.remote.flows(&sp.Span, flows, endFlows)
-			cv.hostFlows(cv.tracks.thread(sp.Pid, sp.Tid), sp, nil, false, flows, endFlows)
+			cv.drawSpanWithFlows(cv.tracks.thread(sp.Pid, sp.Tid), sp, nil, false, flows, endFlows)
 		},
 		linked:   c.arrows.add,
 		unlinked: c.led.unlinked,
@@ -141,7 +141,7 @@ func (c *converter) secondPass(logs []Input) (stats []strace.Stats, cuts []*cutI
 		if cur == nil {
 			break
 		}
-		c.record(cur)
+		c.takeRecord(cur)
 	}
 	c.drain()
 	return nil, nil, nil
@@ -154,11 +154,11 @@ func (c *converter) drain() {
 	c.draw.drain()
 }
 
-// record takes the record the source holds: it is left out when it repeats
+// takeRecord takes the record the source holds: it is left out when it repeats
 // an earlier one, else drawn (or held until its run is complete).
-func (c *converter) record(s *source) {
+func (c *converter) takeRecord(s *source) {
 	rec := s.rec
-	at := line(s.file, rec.Pos.Line)
+	at := posAt(s.file, rec.Pos.Line)
 	if c.repeated.whole != nil {
 		if r, ok := repeatOf(c.repeated.whole[s.index], &s.repeat, rec.Pos.Line); ok {
 			detail := "lines " + itoa(r.first) + "–" + itoa(r.last) + " repeat " + r.of
@@ -184,14 +184,15 @@ func (c *converter) record(s *source) {
 	}
 	switch rec.Kind {
 	case strace.KindSpan:
-		c.span(rec, at)
+		c.takeSpan(rec, at)
 	case strace.KindBindPhase:
-		c.draw.bindPhase(rec, at)
+		c.draw.takeBindLine(rec, at)
 	}
 }
 
-// span takes one span.
-func (c *converter) span(rec *strace.Record, at where) {
+// takeSpan takes one span: left out when it is not an interval or repeats
+// a recent one, else given to its run, to the flow window or drawn.
+func (c *converter) takeSpan(rec *strace.Record, at linePos) {
 	sp := &rec.Span
 	dev := sp.IsDevice()
 	if reason, detail := checkSpan(sp, dev); reason != "" {
@@ -213,7 +214,7 @@ func (c *converter) span(rec *strace.Record, at where) {
 	case fam == strace.FamilyNode:
 		c.flows.add(sp, at)
 	default: // ext.: on the thread that emitted it, never grouped into runs
-		c.canvas.host(c.canvas.tracks.thread(sp.Pid, sp.Tid), &heldSpan{*sp, at}, nil, false)
+		c.canvas.drawSpan(c.canvas.tracks.thread(sp.Pid, sp.Tid), &heldSpan{*sp, at}, nil, false)
 	}
 	c.flows.drain(c.now, false)
 	c.canvas.maybeFlush()
@@ -274,7 +275,7 @@ func calibrationInputs(cs []calibrationInput) []Input {
 // heldSpan is a span waiting to be drawn, with where it was read.
 type heldSpan struct {
 	strace.Span
-	at where
+	at linePos
 }
 
 func (c *converter) note(kind, format string, args ...any) {
@@ -305,9 +306,9 @@ func (c *converter) planRemote(logs []Input) error {
 	return nil
 }
 
-// planValues plans the remote machines a Survey knows of (none: nothing
+// planFromSurvey plans the remote machines a Survey knows of (none: nothing
 // to plan).
-func (c *converter) planValues(s *Survey) {
+func (c *converter) planFromSurvey(s *Survey) {
 	m := s.machines
 	if m == nil {
 		return

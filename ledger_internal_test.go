@@ -6,18 +6,18 @@ import "testing"
 // position; a span's Ref is its position.
 func TestSliceRefs(t *testing.T) {
 	l := newLedger(&Summary{})
-	at := line(l.file("a.log"), 1<<47+5)
-	if got := l.ref("", at); got != uint64(at) {
+	at := posAt(l.file("a.log"), 1<<47+5)
+	if got := l.sliceRef("", at); got != uint64(at) {
 		t.Errorf("a span's Ref is %#x, want its position %#x", got, uint64(at))
 	}
 	for _, what := range []string{"", "bind phase lines", "derived Effective windows", "bind phase lines", "a", "b", "c", "d", "e", "f"} {
-		gotWhat, gotAt := l.fromRef(l.ref(what, at))
+		gotWhat, gotAt := l.fromSliceRef(l.sliceRef(what, at))
 		want := what
 		if what == "f" { // the eighth kind of other slice, past the table: the last one's name
 			want = "e"
 		}
 		if gotWhat != want || gotAt != at {
-			t.Errorf("%q: back as %q at %s", what, gotWhat, l.at(gotAt))
+			t.Errorf("%q: back as %q at %s", what, gotWhat, l.fileLine(gotAt))
 		}
 	}
 }

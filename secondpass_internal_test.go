@@ -70,7 +70,7 @@ func (r *recordedSecondPass) replay(tb testing.TB, w io.Writer, started func()) 
 	for i := range r.recs {
 		s := srcs[r.srcs[i]]
 		s.rec = &r.recs[i]
-		c.record(s)
+		c.takeRecord(s)
 	}
 	c.drain()
 	if _, err := c.close(); err != nil {

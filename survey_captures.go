@@ -202,8 +202,8 @@ const (
 	hashK3 = 0x589965cc75374cc3
 )
 
-// mum folds two words into one through their 128-bit product.
-func mum(a, b uint64) uint64 {
+// mulFold folds two words into one through their 128-bit product.
+func mulFold(a, b uint64) uint64 {
 	hi, lo := bits.Mul64(a, b)
 	return hi ^ lo
 }
@@ -263,10 +263,10 @@ func mum(a, b uint64) uint64 {
 // spanKey fingerprints a span's (pid, tid, inv, name, ts, dur). The same
 // key gives the same fingerprint in every conversion.
 func spanKey(sp *strace.Span) uint64 {
-	a := mum(uint64(uint32(sp.Pid))^hashK0, uint64(sp.Tid)^hashK1)
-	b := mum(sp.Inv^hashK2, nameHash(sp.Name)^hashK3)
-	c := mum(uint64(sp.TS)^hashK1, uint64(sp.Dur)^hashK2)
-	return mum(a^c^hashK0, b^hashK1)
+	a := mulFold(uint64(uint32(sp.Pid))^hashK0, uint64(sp.Tid)^hashK1)
+	b := mulFold(sp.Inv^hashK2, nameHash(sp.Name)^hashK3)
+	c := mulFold(uint64(sp.TS)^hashK1, uint64(sp.Dur)^hashK2)
+	return mulFold(a^c^hashK0, b^hashK1)
 }
 
 // Tags that tell the keys of records of other kinds apart.
@@ -286,18 +286,18 @@ func recordKey(rec *strace.Record) (key uint64, ok bool) {
 		return spanKey(&rec.Span), true
 	case strace.KindBindPhase:
 		b := &rec.BindPhase
-		a := mum(b.StartNS^hashK0, b.DurNS^hashK1)
-		c := mum(nameHash(b.Phase)^keyBindPhase, nameHash(b.Source)^rec.Prefix.Thread^hashK2)
-		return mum(a^hashK3, c^hashK0), true
+		a := mulFold(b.StartNS^hashK0, b.DurNS^hashK1)
+		c := mulFold(nameHash(b.Phase)^keyBindPhase, nameHash(b.Source)^rec.Prefix.Thread^hashK2)
+		return mulFold(a^hashK3, c^hashK0), true
 	case strace.KindWallAnchor:
 		w := &rec.WallAnchor
-		return mum(mum(uint64(uint32(w.Pid))^keyWall, uint64(w.MonoNS)^hashK1)^hashK2, uint64(w.WallNS)^hashK3), true
+		return mulFold(mulFold(uint64(uint32(w.Pid))^keyWall, uint64(w.MonoNS)^hashK1)^hashK2, uint64(w.WallNS)^hashK3), true
 	case strace.KindDeviceAnchor:
 		d := &rec.DeviceAnchor
-		a := mum(uint64(uint32(d.Pid))|uint64(uint32(d.Dev))<<32^keyDevice, uint64(d.Tid)^hashK1)
-		b := mum(uint64(d.HostNS)^hashK2, uint64(d.WindowNS)^hashK3)
-		c := mum(d.DevCyc^hashK0, d.DevFreq^hashK2)
-		return mum(a^c^hashK1, b^hashK0), true
+		a := mulFold(uint64(uint32(d.Pid))|uint64(uint32(d.Dev))<<32^keyDevice, uint64(d.Tid)^hashK1)
+		b := mulFold(uint64(d.HostNS)^hashK2, uint64(d.WindowNS)^hashK3)
+		c := mulFold(d.DevCyc^hashK0, d.DevFreq^hashK2)
+		return mulFold(a^c^hashK1, b^hashK0), true
 	}
 	return 0, false
 }
@@ -307,13 +307,13 @@ func nameHash(s string) uint64 {
 	h := uint64(len(s)) ^ hashK0
 	for ; len(s) >= 8; s = s[8:] {
 		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 | uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-		h = mum(h^w^hashK1, hashK3)
+		h = mulFold(h^w^hashK1, hashK3)
 	}
 	var w uint64
 	for i := 0; i < len(s); i++ {
 		w |= uint64(s[i]) << (8 * i)
 	}
-	return mum(h^w^hashK2, hashK3)
+	return mulFold(h^w^hashK2, hashK3)
 }
 
 // sketch sums up a capture's span keys.
@@ -344,7 +344,7 @@ func cellOf(key uint64, j int) int {
 
 // keyCheck is a second fingerprint of a key: a cell holding one key, and
 // only it, holds the key's check.
-func keyCheck(key uint64) uint64 { return mum(key^hashK2, hashK3) }
+func keyCheck(key uint64) uint64 { return mulFold(key^hashK2, hashK3) }
 
 // extraKeys returns the keys that b holds more often than a, when the two
 // sketches' difference can be read back to its last key (ok); the keys a
