@@ -307,16 +307,6 @@ func (dv *deviceDrawer) deviceLanes(spans []heldSpan) []string {
 // deviceLanes.
 type laneOfName struct{ name, lane string }
 
-func joinReason(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + "; " + b
-}
-
 // drawDevice draws placed device spans as reduce placed them: each at
 // HostStart..HostEnd through the run's one map, with its Bound (plus the
 // shift of a truncation repair).

@@ -83,3 +83,9 @@ func (s *spanStore) reset() {
 	s.attrs = s.attrs[:0]
 	s.text = s.text[:0]
 }
+
+// heldSpan is a span waiting to be drawn, with where it was read.
+type heldSpan struct {
+	strace.Span
+	at linePos
+}

@@ -3,7 +3,6 @@ package phasetrace
 import (
 	"errors"
 	"slices"
-	"strconv"
 
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
@@ -230,7 +229,3 @@ func remembered[K comparable](m *map[K]string, v K, format func(K) string) strin
 	}
 	return s
 }
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
-
-func hex(v uint64) string { return strconv.FormatUint(v, 16) }

@@ -10,7 +10,7 @@ import "github.com/phasetrace/phasetrace/strace"
 // remote machine drawn at its own times are set aside and counted, and a
 // process that wrote more than one anchor is noted (the runtime writes one
 // per process).
-func (c *converter) wallClocks(procs []*procInfo) {
+func (cv *canvas) wallClocks(procs []*procInfo) {
 	type anchor struct {
 		p   *procInfo
 		j   int
@@ -23,24 +23,24 @@ func (c *converter) wallClocks(procs []*procInfo) {
 		var distinct []int
 		for j, w := range p.wall {
 			if seen[w] {
-				c.led.notDrawn(ReasonRepeatedWall, c.led.pos(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
+				cv.led.notDrawn(ReasonRepeatedWall, cv.led.pos(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
 				continue
 			}
 			seen[w] = true
 			distinct = append(distinct, j)
 		}
 		if len(distinct) > 1 {
-			c.note("wall", "%s", SeveralWallAnchors(p.pid, len(distinct), c.led.fileLine(c.led.pos(p.wallAt[distinct[0]])), c.led.fileLine(c.led.pos(p.wallAt[distinct[1]]))))
+			cv.led.note("wall", "%s", SeveralWallAnchors(p.pid, len(distinct), cv.led.fileLine(cv.led.pos(p.wallAt[distinct[0]])), cv.led.fileLine(cv.led.pos(p.wallAt[distinct[1]]))))
 		}
 		for _, j := range distinct {
 			switch {
-			case c.remote.wallSuperseded(p.pid):
+			case cv.remote.wallSuperseded(p.pid):
 				// Its wall clock agrees with this host's only to NTP grade.
-				c.led.superseded(ReasonRemoteWallSuperseded, 1)
-			case c.remote.wallOffAxis(p.pid):
-				c.led.notDrawn(ReasonWallOffAxis, c.led.pos(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
+				cv.led.superseded(ReasonRemoteWallSuperseded, 1)
+			case cv.remote.wallOffAxis(p.pid):
+				cv.led.notDrawn(ReasonWallOffAxis, cv.led.pos(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
 			case p.wall[j].WallNS < 0:
-				c.led.notDrawn(ReasonWallBefore1970, c.led.pos(p.wallAt[j]), "pid "+itoa(int64(p.pid))+": wall_ns="+itoa(p.wall[j].WallNS), 1)
+				cv.led.notDrawn(ReasonWallBefore1970, cv.led.pos(p.wallAt[j]), "pid "+itoa(int64(p.pid))+": wall_ns="+itoa(p.wall[j].WallNS), 1)
 			default:
 				as = append(as, anchor{p, j, wallOffset(&p.wall[j])})
 			}
@@ -54,14 +54,14 @@ func (c *converter) wallClocks(procs []*procInfo) {
 		ref := as[r]
 		for _, a := range as {
 			if d, ok := wallAgrees(a.off, ref.off); !ok {
-				c.led.notDrawn(ReasonWallDisagrees, c.led.pos(a.p.wallAt[a.j]),
-					"pid "+itoa(int64(a.p.pid))+": wall − mono differs by "+itoa(d)+" ns from the anchor of pid "+itoa(int64(ref.p.pid))+" at "+c.led.fileLine(c.led.pos(ref.p.wallAt[ref.j])), 1)
+				cv.led.notDrawn(ReasonWallDisagrees, cv.led.pos(a.p.wallAt[a.j]),
+					"pid "+itoa(int64(a.p.pid))+": wall − mono differs by "+itoa(d)+" ns from the anchor of pid "+itoa(int64(ref.p.pid))+" at "+cv.led.fileLine(cv.led.pos(ref.p.wallAt[ref.j])), 1)
 				continue
 			}
 			wa := &a.p.wall[a.j]
-			c.canvas.w.WallClock(wa.MonoNS, wa.WallNS)
-			c.sum.WallAnchors++
+			cv.w.WallClock(wa.MonoNS, wa.WallNS)
+			cv.led.sum.WallAnchors++
 		}
 	}
-	c.sum.WallTime = c.sum.WallAnchors > 0
+	cv.led.sum.WallTime = cv.led.sum.WallAnchors > 0
 }

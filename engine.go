@@ -116,7 +116,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 	cv.tracks = newTrackSet(cv.w, c.scan)
 	cv.remote = c.remote
 	c.remote.attachArrows(&c.flows, &c.arrows)
-	c.wallClocks(cv.tracks.declare())
+	cv.wallClocks(cv.tracks.declare())
 }
 
 // secondPass draws. Several logs are read together, record by record in the
@@ -220,21 +220,6 @@ func (c *converter) takeSpan(rec *strace.Record, at linePos) {
 	c.canvas.maybeFlush()
 }
 
-// checkSpan says why a span cannot be drawn at all: its interval is not one.
-// A device span's ts may be negative (an offset before the run's origin);
-// a host span's may not.
-func checkSpan(sp *strace.Span, dev bool) (reason Reason, detail string) {
-	switch {
-	case sp.Dur < 0:
-		return ReasonNegativeDuration, "dur=" + itoa(sp.Dur)
-	case !dev && sp.TS < 0:
-		return ReasonNegativeHostTS, "ts=" + itoa(sp.TS)
-	case sp.TS+sp.Dur < sp.TS:
-		return ReasonTSDurOverflow, "ts=" + itoa(sp.TS) + " dur=" + itoa(sp.Dur)
-	}
-	return "", ""
-}
-
 // close finishes the trace and the summary.
 func (c *converter) close() (*Summary, error) {
 	c.finish()
@@ -270,12 +255,6 @@ func calibrationInputs(cs []calibrationInput) []Input {
 		out[i] = c.in
 	}
 	return out
-}
-
-// heldSpan is a span waiting to be drawn, with where it was read.
-type heldSpan struct {
-	strace.Span
-	at linePos
 }
 
 func (c *converter) note(kind, format string, args ...any) {

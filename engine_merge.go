@@ -113,3 +113,21 @@ func (ss *sources) next() (*source, error) {
 	}
 	return s, nil
 }
+
+// adjustRemote puts a record of log i on the dispatching host's axis.
+func (c *converter) adjustRemote(i int, rec *strace.Record) {
+	var pm map[int32]int32
+	if i < len(c.pidMaps) {
+		pm = c.pidMaps[i]
+	}
+	if !c.remote.adjust(i, rec, pm) {
+		c.unmapped(rec, c.led.pos(rec.Pos))
+	}
+}
+
+// unmapped counts a span its machine's mapping cannot carry and leaves it
+// out (a record of no kind is not drawn).
+func (c *converter) unmapped(rec *strace.Record, at linePos) {
+	c.led.dropSpan(ReasonUnmapped, at, rec.Span.Name+" ts="+itoa(rec.Span.TS), 1)
+	rec.Kind = 0
+}

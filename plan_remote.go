@@ -237,24 +237,6 @@ func setPid(m map[*remoteHost]map[int32]bool, h *remoteHost, pid int32) {
 	m[h][pid] = true
 }
 
-// remapPids gives a record's pid its trace pid.
-func remapPids(rec *strace.Record, m map[int32]int32) {
-	switch rec.Kind {
-	case strace.KindSpan:
-		if v, ok := m[rec.Span.Pid]; ok {
-			rec.Span.Pid = v
-		}
-	case strace.KindWallAnchor:
-		if v, ok := m[rec.WallAnchor.Pid]; ok {
-			rec.WallAnchor.Pid = v
-		}
-	case strace.KindDeviceAnchor:
-		if v, ok := m[rec.DeviceAnchor.Pid]; ok {
-			rec.DeviceAnchor.Pid = v
-		}
-	}
-}
-
 // settle fixes plan p, given the trace pids of repeated pids per log: which pids are whose, what the process
 // tracks say, which session served which worker and each machine's clock.
 func (pl *planner) settle(p *remotePlan, pidMaps []map[int32]int32) {

@@ -546,3 +546,17 @@ func sortedPids(m map[int32]int32) []int32 {
 func SeveralWallAnchors(pid int32, n int, first, second string) string {
 	return fmt.Sprintf("pid %d wrote %d wall-clock anchors ([CLOCK_ANCHOR] v=1; one per process is expected): %s and %s", pid, n, first, second)
 }
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+func hex(v uint64) string { return strconv.FormatUint(v, 16) }
+
+func joinReason(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}

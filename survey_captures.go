@@ -466,53 +466,6 @@ type repeatedCaptures struct {
 	near  [][]nearRepeat
 }
 
-// compareCaptures sketches the captures of the logs cut into more than one
-// (not counting those that repeat earlier ones byte for byte), reading
-// those logs once more, and finds the captures that repeat earlier ones in
-// part (c.repeated.near).
-func (c *converter) compareCaptures(logs []Input) error {
-	caps := c.repeated.caps
-	c.repeated.caps = nil
-	var all []sketched
-	skipped := 0
-	for i, in := range logs {
-		var kept []capture
-		var next int
-		for _, cp := range caps[i] {
-			if c.repeated.whole != nil {
-				if _, rep := repeatOf(c.repeated.whole[i], &next, cp.first); rep {
-					continue
-				}
-			}
-			kept = append(kept, cp)
-		}
-		if len(kept) < 2 {
-			continue
-		}
-		if room := maxSketched - len(all); len(kept) > room {
-			skipped += len(kept) - room
-			kept = kept[:room]
-		}
-		if len(kept) < 2 {
-			continue
-		}
-		n := len(all)
-		for _, cp := range kept {
-			all = append(all, sketched{log: i, capture: cp, sk: new(sketch)})
-		}
-		if err := c.withInput(in, func(r io.Reader) error {
-			return sketchLog(r, in.Name, c.cfg.maxLine, all[n:])
-		}); err != nil {
-			return err
-		}
-	}
-	if skipped > 0 {
-		c.note("repeats", "%d captures past the first %d not compared with the others for repeated spans", skipped, maxSketched)
-	}
-	c.repeated.near = nearRepeats(c.names, all, len(logs))
-	return nil
-}
-
 // sketchLog adds the keys of a log's records (recordKey) to the sketches
 // of the captures holding them (sorted by line).
 func sketchLog(r io.Reader, name string, maxLine int, caps []sketched) error {

@@ -13,41 +13,6 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// firstPass scans every log, leaving out the lines of skip and the
-// repeated records of the captures that repeat earlier ones in part
-// (c.repeated.near, once known), and finds the captures that repeat earlier ones.
-func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
-	c.survey = NewSurvey()
-	c.scan = c.survey.scan
-	c.scan.known = c.cfg.maxTracks
-	c.scan.pidMaps = c.pidMaps
-	c.scan.remote.single = len(logs) == 1
-	caps := make([][]capture, len(logs))
-	for i, in := range logs {
-		c.scan.input = i
-		var sk []repeat
-		if skip != nil {
-			sk = skip[i]
-		}
-		c.scan.near = nil
-		if c.repeated.near != nil {
-			c.scan.near = c.repeated.near[i]
-		}
-		if err := c.withInput(in, func(r io.Reader) error {
-			var err error
-			caps[i], err = c.scan.scanLog(r, in.Name, c.cfg.maxLine, c.repeated.seed, sk)
-			return err
-		}); err != nil {
-			return err
-		}
-	}
-	if skip == nil {
-		c.repeated.whole = repeats(c.names, caps)
-		c.repeated.caps = caps
-	}
-	return nil
-}
-
 // The first pass over the logs learns what the conversion must know before
 // it draws anything, in memory that grows with the number of processes,
 // threads and clock anchors — never with the number of spans:
@@ -546,3 +511,18 @@ func joinSorted(set map[string]bool, sep string) string {
 // their wall-clock anchors tell, to be taken for different hosts (on one
 // host they agree to within clock adjustments).
 const hostGap = int64(1_000_000_000)
+
+// checkSpan says why a span cannot be drawn at all: its interval is not one.
+// A device span's ts may be negative (an offset before the run's origin);
+// a host span's may not.
+func checkSpan(sp *strace.Span, dev bool) (reason Reason, detail string) {
+	switch {
+	case sp.Dur < 0:
+		return ReasonNegativeDuration, "dur=" + itoa(sp.Dur)
+	case !dev && sp.TS < 0:
+		return ReasonNegativeHostTS, "ts=" + itoa(sp.TS)
+	case sp.TS+sp.Dur < sp.TS:
+		return ReasonTSDurOverflow, "ts=" + itoa(sp.TS) + " dur=" + itoa(sp.Dur)
+	}
+	return "", ""
+}

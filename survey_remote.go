@@ -179,3 +179,21 @@ func (r *remoteScan) reference() int {
 	}
 	return ref
 }
+
+// remapPids gives a record's pid its trace pid.
+func remapPids(rec *strace.Record, m map[int32]int32) {
+	switch rec.Kind {
+	case strace.KindSpan:
+		if v, ok := m[rec.Span.Pid]; ok {
+			rec.Span.Pid = v
+		}
+	case strace.KindWallAnchor:
+		if v, ok := m[rec.WallAnchor.Pid]; ok {
+			rec.WallAnchor.Pid = v
+		}
+	case strace.KindDeviceAnchor:
+		if v, ok := m[rec.DeviceAnchor.Pid]; ok {
+			rec.DeviceAnchor.Pid = v
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package phasetrace
+
+import (
+	"io"
+
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// firstPass scans every log, leaving out the lines of skip and the
+// repeated records of the captures that repeat earlier ones in part
+// (c.repeated.near, once known), and finds the captures that repeat earlier ones.
+func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
+	c.survey = NewSurvey()
+	c.scan = c.survey.scan
+	c.scan.known = c.cfg.maxTracks
+	c.scan.pidMaps = c.pidMaps
+	c.scan.remote.single = len(logs) == 1
+	caps := make([][]capture, len(logs))
+	for i, in := range logs {
+		c.scan.input = i
+		var sk []repeat
+		if skip != nil {
+			sk = skip[i]
+		}
+		c.scan.near = nil
+		if c.repeated.near != nil {
+			c.scan.near = c.repeated.near[i]
+		}
+		if err := c.withInput(in, func(r io.Reader) error {
+			var err error
+			caps[i], err = c.scan.scanLog(r, in.Name, c.cfg.maxLine, c.repeated.seed, sk)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	if skip == nil {
+		c.repeated.whole = repeats(c.names, caps)
+		c.repeated.caps = caps
+	}
+	return nil
+}
+
+// compareCaptures sketches the captures of the logs cut into more than one
+// (not counting those that repeat earlier ones byte for byte), reading
+// those logs once more, and finds the captures that repeat earlier ones in
+// part (c.repeated.near).
+func (c *converter) compareCaptures(logs []Input) error {
+	caps := c.repeated.caps
+	c.repeated.caps = nil
+	var all []sketched
+	skipped := 0
+	for i, in := range logs {
+		var kept []capture
+		var next int
+		for _, cp := range caps[i] {
+			if c.repeated.whole != nil {
+				if _, rep := repeatOf(c.repeated.whole[i], &next, cp.first); rep {
+					continue
+				}
+			}
+			kept = append(kept, cp)
+		}
+		if len(kept) < 2 {
+			continue
+		}
+		if room := maxSketched - len(all); len(kept) > room {
+			skipped += len(kept) - room
+			kept = kept[:room]
+		}
+		if len(kept) < 2 {
+			continue
+		}
+		n := len(all)
+		for _, cp := range kept {
+			all = append(all, sketched{log: i, capture: cp, sk: new(sketch)})
+		}
+		if err := c.withInput(in, func(r io.Reader) error {
+			return sketchLog(r, in.Name, c.cfg.maxLine, all[n:])
+		}); err != nil {
+			return err
+		}
+	}
+	if skipped > 0 {
+		c.note("repeats", "%d captures past the first %d not compared with the others for repeated spans", skipped, maxSketched)
+	}
+	c.repeated.near = nearRepeats(c.names, all, len(logs))
+	return nil
+}
+
+// loadArtifacts reads the host_phase_records and calibration artifacts.
+// Phase records are kept by (pid, inv) until their run is drawn (the
+// artifact is written for one measured round, so it is small); a pass whose
+// run never comes is counted when the conversion ends.
+func (c *converter) loadArtifacts() error {
+	for _, in := range c.cfg.records {
+		var st strace.PhaseRecordsStats
+		cut, err := c.withInputCut(in, func(r io.Reader) error {
+			pr := strace.NewPhaseRecordsReader(r, strace.WithName(in.Name))
+			for {
+				p, err := pr.Read()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					return err
+				}
+				c.survey.PhasePass(p)
+			}
+			st = pr.Stats()
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		c.sum.Artifacts = append(c.sum.Artifacts, ArtifactSummary{Name: in.Name, Kind: "host_phase_records", Items: st.Passes, Torn: st.Torn, Malformed: st.Malformed + st.LongLines, Cut: cut})
+	}
+	for _, ci := range c.cfg.calibration {
+		var cal *strace.Calibration
+		cut, err := c.withInputCut(ci.in, func(r io.Reader) error {
+			var err error
+			cal, err = strace.ReadCalibration(r, strace.WithName(ci.in.Name))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		c.sum.Artifacts = append(c.sum.Artifacts, ArtifactSummary{Name: ci.in.Name, Kind: "calibration", Items: int64(len(cal.Samples)), Cut: cut})
+		c.survey.cal = append(c.survey.cal, loadedCalibration{pid: ci.pid, dev: ci.dev, cal: cal, summary: len(c.sum.Artifacts) - 1})
+	}
+	return nil
+}
