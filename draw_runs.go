@@ -9,12 +9,6 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// invKey names a run: a process and its invocation id.
-type invKey struct {
-	pid int32
-	inv uint64
-}
-
 // invBuf holds one run's spans until it is complete.
 type invBuf struct {
 	key  invKey

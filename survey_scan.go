@@ -526,3 +526,9 @@ func checkSpan(sp *strace.Span, dev bool) (reason Reason, detail string) {
 	}
 	return "", ""
 }
+
+// invKey names a run: a process and its invocation id.
+type invKey struct {
+	pid int32
+	inv uint64
+}
