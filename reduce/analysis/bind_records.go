@@ -148,7 +148,7 @@ func (w *passWindow) expire(before int64) {
 		if h := w.held[w.head]; h != nil && !h.used && h.start >= before {
 			break
 		}
-		w.letGo()
+		w.dropOldest()
 	}
 	if w.head > 1024 && w.head > len(w.held)/2 {
 		w.held = append(w.held[:0], w.held[w.head:]...)
@@ -156,8 +156,8 @@ func (w *passWindow) expire(before int64) {
 	}
 }
 
-// letGo drops the pass read longest ago, counting it when no bind used it.
-func (w *passWindow) letGo() {
+// dropOldest drops the pass read longest ago, counting it when no bind used it.
+func (w *passWindow) dropOldest() {
 	h := w.held[w.head]
 	w.held[w.head] = nil
 	w.head++
