@@ -182,8 +182,9 @@ type generator struct {
 	truth   map[TruthKey]int64 // true host start of every device span, when wanted
 	cfg     Config
 	rnd     *rand.Rand
-	rnd2    *rand.Rand // draws of the knobs, so that they leave rnd's alone
-	lines   []genLine
+	rnd2    *rand.Rand  // draws of the knobs, so that they leave rnd's alone
+	lines   []genLine   // written since the last flush, in the order written
+	pending genLineHeap // written before it and not yet flushed
 	seq     int
 	written int
 	anchors int  // device anchor lines so far
@@ -253,28 +254,26 @@ func (g *generator) deviceAnchor(at int64, handle uint64, a strace.DeviceAnchor)
 	l.text = append(l.text[:cut:cut], '\n')
 }
 
-// flushBefore writes, in emit order, the lines written before t.
+// flushBefore writes, in emit order, the lines written before t. The lines
+// not yet due wait in a heap, so that a flush costs the lines it writes and
+// those written since the last one, however many are waiting. (With
+// Pipelined they grow with the log: the pipelined rank's runs are shorter
+// and it makes one a round, as the others do, so its run N starts ever
+// earlier than theirs, and its lines still to come hold back theirs.)
 func (g *generator) flushBefore(t int64) {
-	slices.SortStableFunc(g.lines, func(a, b genLine) int {
-		if a.at != b.at {
-			if a.at < b.at {
-				return -1
-			}
-			return 1
-		}
-		if a.order != b.order {
-			return a.order - b.order
-		}
-		return a.seq - b.seq
-	})
-	n := 0
-	for n < len(g.lines) && g.lines[n].at < t {
-		n++
+	for _, l := range g.lines {
+		g.pending.push(l)
 	}
+	clear(g.lines)
+	g.lines = g.lines[:0]
+	for len(g.pending) > 0 && g.pending[0].at < t {
+		g.lines = append(g.lines, g.pending.pop())
+	}
+	n := len(g.lines)
 	if g.final && g.cfg.Unterminated {
-		lastSpanLast(g.lines[:n])
+		lastSpanLast(g.lines)
 	}
-	for i, l := range g.lines[:n] {
+	for i, l := range g.lines {
 		g.written++
 		g.open = false
 		if g.join(l, g.final && i == n-1) {
@@ -295,7 +294,68 @@ func (g *generator) flushBefore(t int64) {
 		}
 		g.w.Write(l.text)
 	}
-	g.lines = append(g.lines[:0], g.lines[n:]...)
+	clear(g.lines)
+	g.lines = g.lines[:0]
+}
+
+// genLineHeap is a binary heap of lines, the first in emit order on top:
+// by emit time, then order, then seq (lines are unique by seq, so the order
+// is total, and lines come off in the order a stable sort gives).
+type genLineHeap []genLine
+
+// emitsBefore says whether a is written before b.
+func emitsBefore(a, b *genLine) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	if a.order != b.order {
+		return a.order < b.order
+	}
+	return a.seq < b.seq
+}
+
+func (h *genLineHeap) push(l genLine) {
+	s := append(*h, l)
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !emitsBefore(&l, &s[p]) {
+			break
+		}
+		s[i] = s[p]
+		i = p
+	}
+	s[i] = l
+	*h = s
+}
+
+// pop removes the first line and returns it.
+func (h *genLineHeap) pop() genLine {
+	s := *h
+	top, last := s[0], s[len(s)-1]
+	s[len(s)-1] = genLine{}
+	s = s[:len(s)-1]
+	*h = s
+	if len(s) == 0 {
+		return top
+	}
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= len(s) {
+			break
+		}
+		if c+1 < len(s) && emitsBefore(&s[c+1], &s[c]) {
+			c++
+		}
+		if !emitsBefore(&s[c], &last) {
+			break
+		}
+		s[i] = s[c]
+		i = c
+	}
+	s[i] = last
+	return top
 }
 
 // join decides whether JoinRate joins l to the line after it (last: none

@@ -3,6 +3,7 @@ package stracetest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/big"
 	"math/rand/v2"
@@ -165,5 +166,23 @@ func TestJoinsAndUnterminated(t *testing.T) {
 				t.Errorf("%+v: with its line end, %d records (%d without), last %+v", cfg, len(full), len(recs), full[len(full)-1])
 			}
 		}
+	}
+}
+
+// BenchmarkGenerate measures Generate on Realistic logs of two sizes: its
+// time per byte is the same at both, and so is its memory (B/op grows with
+// the log only by what its lines are made of, not by lines held).
+func BenchmarkGenerate(b *testing.B) {
+	for _, size := range []int64{16 << 20, 64 << 20} {
+		cfg := Realistic(size)
+		var n countWriter
+		Generate(&n, cfg)
+		b.Run(fmt.Sprintf("%dMB", size>>20), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				Generate(io.Discard, cfg)
+			}
+		})
 	}
 }
