@@ -119,8 +119,10 @@
 // Each of "examples" is {"reason", "text", "at" (file:line), "detail"}.
 // The "text"s are for people; on decode they are derived from the ids. An
 // input's "records" counts its records by their kind in the log grammar
-// ("span", "wall-anchor", "device-anchor", "bind-phase", ...), and a
-// host's "reason" is one of the ReasonHost ids.
+// ("span", "wall-anchor", "device-anchor", "bind-phase", ...). A host
+// not placed by its tasks has a "reason", one of the ReasonHost ids
+// ("host_ambiguous_worker", "host_wall_clock_disagrees", ...), with its
+// "reason_text" beside it, and a "note" with the figures.
 //
 // # Repeats
 //

@@ -184,13 +184,13 @@ func (dv *deviceDrawer) run(k invKey, root, runner *heldSpan, spans []heldSpan, 
 			}
 		}
 	}
-	extraReason := ""
+	var wallWhy Reason // what is wrong with device_wall's dev=
 	d, err := reduce.DomainOf(k.pid, dev)
 	switch {
 	case err != nil:
-		d, extraReason = reduce.Domain{Pid: k.pid, Dev: noDevice}, "device_wall's dev= is out of range"
+		d, wallWhy = reduce.Domain{Pid: k.pid, Dev: noDevice}, ReasonDeviceWallDevRange
 	case !hasDev:
-		extraReason = "device_wall names no dev="
+		wallWhy = ReasonDeviceWallNoDev
 	}
 	run.Domain = d
 	run.Wall = wall
@@ -216,10 +216,10 @@ func (dv *deviceDrawer) run(k invKey, root, runner *heldSpan, spans []heldSpan, 
 			err = dv.placer.PlaceInto(pl, run)
 		}
 	}
-	generic := "" // the summary's reason, when the slices carry a detailed one
+	var generic Reason // the summary's reason for reduce's causes, when the slices carry a detailed one
 	if errors.Is(err, reduce.ErrInconsistent) {
 		ds.Inconsists++
-		generic = ReasonAnchorsDisagree.Text()
+		generic = ReasonAnchorsDisagree
 		dv.led.note("inconsistent", "run pid=%d inv=%d: %v; placed by containment alone", k.pid, k.inv, err)
 		why := "clock anchors disagree with containment: " + strings.TrimPrefix(err.Error(), "reduce: ")
 		err = dv.containOnly.PlaceInto(pl, run)
@@ -249,7 +249,7 @@ func (dv *deviceDrawer) run(k invKey, root, runner *heldSpan, spans []heldSpan, 
 		dv.led.dropSpan(ReasonDeviceUnplaced, spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10), int64(len(spans)))
 		return
 	}
-	dv.drawDevice(k, ds, run, spans, lanes, fixes, pl, extraReason, generic)
+	dv.drawDevice(k, ds, run, spans, lanes, fixes, pl, wallWhy, generic)
 }
 
 // dropMisfits leaves out the spans of a run that could not be placed
@@ -310,9 +310,13 @@ type laneOfName struct{ name, lane string }
 // drawDevice draws placed device spans as reduce placed them: each at
 // HostStart..HostEnd through the run's one map, with its Bound (plus the
 // shift of a truncation repair).
-func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix, pl *reduce.Placement, extraReason, generic string) {
+func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix, pl *reduce.Placement, wallWhy, generic Reason) {
+	extraReason := ""
+	if wallWhy != "" {
+		extraReason = wallWhy.Text()
+	}
 	if pl.Method == reduce.Unaligned {
-		addReasons(&ds.Reasons, joinReason(pl.Reason, extraReason), int64(len(spans)))
+		bumpPlacement(&ds.Reasons, pl.Causes, generic, wallWhy, int64(len(spans)))
 		ds.Unaligned += int64(len(spans))
 		dv.led.dropSpan(ReasonDeviceNoEvidence, spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+joinReason(pl.Reason, extraReason), int64(len(spans)))
 		return
@@ -320,10 +324,7 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 	group := dv.tracks.deviceGroup(k.pid, run.Domain.Dev)
 	method := pl.Method.String()
 	reason := joinReason(pl.Reason, extraReason)
-	counted := reason // the summary counts by a reason that does not vary run to run
-	if generic != "" {
-		counted = joinReason(generic, extraReason)
-	}
+	var contained int64 // the spans drawn only contained
 	freq := dv.freq[run.Domain]
 	var orch, sched = -1, -1
 	var t perfetto.Track // the track of lastLane
@@ -394,9 +395,10 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 			ds.Aligned++
 		case reduce.Contained:
 			ds.Contained++
-			addReasons(&ds.ContainedReasons, counted, 1)
+			contained++
 		}
 	}
+	bumpPlacement(&ds.ContainedReasons, pl.Causes, generic, wallWhy, contained)
 	if orch >= 0 && sched >= 0 {
 		o, s := run.Spans[orch], run.Spans[sched]
 		eff := reduce.Effective(reduce.DeviceWindow{Start: o.TS, End: o.TS + o.Dur}, reduce.DeviceWindow{Start: s.TS, End: s.TS + s.Dur})
@@ -565,10 +567,17 @@ const noDevice = -1
 // laneOfNamesSize is how many names deviceLanes remembers.
 const laneOfNamesSize = 64
 
-// addReasons counts n spans under each reason of a placement's text.
-func addReasons(m *ReasonCounts, text string, n int64) {
-	for _, r := range placementReasons(text) {
-		bump(m, r, n)
+// bumpPlacement counts n spans of a run under each reason it is not
+// aligned: reduce's causes (generic instead, when set) and wallWhy, what
+// is wrong with its device_wall's dev= (when set).
+func bumpPlacement(m *ReasonCounts, causes reduce.Cause, generic, wallWhy Reason, n int64) {
+	if generic != "" {
+		bump(m, generic, n)
+	} else {
+		bumpCauses(m, causes, n)
+	}
+	if wallWhy != "" {
+		bump(m, wallWhy, n)
 	}
 }
 

@@ -197,35 +197,6 @@ func (pl *planner) match(workers []*worker, sessions []*session) (match []int, a
 	return match, errors.Is(err, reduce.ErrAmbiguous)
 }
 
-// Why a remote machine is not placed by causality (HostSummary.Reason).
-const (
-	// ReasonHostAmbiguous: the logs admit more than one assignment of
-	// sessions to workers.
-	ReasonHostAmbiguous = "ambiguous-worker"
-	// ReasonHostNoDispatcher: no input dispatched to remote workers.
-	ReasonHostNoDispatcher = "no-dispatching-log"
-	// ReasonHostNoMatch: no worker's tasks admit its runs.
-	ReasonHostNoMatch = "no-matching-worker"
-	// ReasonHostNoFit: its tasks do not place its clock (reduce.FitHost
-	// failed: one-sided, or contradictory).
-	ReasonHostNoFit = "tasks-do-not-fit"
-	// ReasonHostFewTasks: too few tasks matched to tell the match from a
-	// coincidence (reduce.ErrHostFewTasks).
-	ReasonHostFewTasks = "too-few-tasks"
-	// ReasonHostRegular: the tasks were sent at too steady a pace to tell
-	// the match from a coincidence (reduce.ErrHostRegular).
-	ReasonHostRegular = "tasks-too-regular"
-	// ReasonHostRateAtLimit: the tasks allow a rate at the edge of the
-	// allowed range (reduce.ErrHostRateAtLimit).
-	ReasonHostRateAtLimit = "rate-at-limit"
-	// ReasonHostOutsideTasks: no clock of the model keeps every run inside
-	// its task (reduce.ErrHostOutsideTasks).
-	ReasonHostOutsideTasks = "runs-outside-tasks"
-	// ReasonHostWallDisagrees: its wall-clock anchor disagrees with the
-	// tasks' clock (reduce.ErrHostWallDisagrees).
-	ReasonHostWallDisagrees = "wall-clock-disagrees"
-)
-
 // fitHost fits machine h's clock to the brackets of its tasks, and places
 // it by them only when the fit proves its runs served them
 // (reduce.HostFit.Proves); named: the user named the worker it served.
@@ -266,7 +237,7 @@ func (pl *planner) fitHost(h *remoteHost, br []reduce.HostBracket, named bool) {
 }
 
 // hostReason is the stable reason for an error of reduce.HostFit.Proves.
-func hostReason(err error) string {
+func hostReason(err error) Reason {
 	switch {
 	case errors.Is(err, reduce.ErrHostFewTasks):
 		return ReasonHostFewTasks

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/reduce"
 )
 
 // Reason is why records were dropped, repaired, moved, set aside,
@@ -97,6 +98,34 @@ const (
 	ReasonDispatchToRunUnended    Reason = "dispatch_to_run_end_not_drawn"
 	ReasonRemoteDispatchUnended   Reason = "remote_dispatch_to_run_end_not_drawn"
 	ReasonRemoteCompleteUnended   Reason = "remote_run_to_complete_end_not_drawn"
+
+	// Why a remote machine is not placed by causality (HostSummary.Reason).
+	//
+	// ReasonHostAmbiguous: the logs admit more than one assignment of
+	// sessions to workers.
+	ReasonHostAmbiguous Reason = "host_ambiguous_worker"
+	// ReasonHostNoDispatcher: no input dispatched to remote workers.
+	ReasonHostNoDispatcher Reason = "host_no_dispatching_log"
+	// ReasonHostNoMatch: no worker's tasks admit its runs.
+	ReasonHostNoMatch Reason = "host_no_matching_worker"
+	// ReasonHostNoFit: its tasks do not place its clock (reduce.FitHost
+	// failed: one-sided, or contradictory).
+	ReasonHostNoFit Reason = "host_tasks_do_not_fit"
+	// ReasonHostFewTasks: too few tasks matched to tell the match from a
+	// coincidence (reduce.ErrHostFewTasks).
+	ReasonHostFewTasks Reason = "host_too_few_tasks"
+	// ReasonHostRegular: the tasks were sent at too steady a pace to tell
+	// the match from a coincidence (reduce.ErrHostRegular).
+	ReasonHostRegular Reason = "host_tasks_too_regular"
+	// ReasonHostRateAtLimit: the tasks allow a rate at the edge of the
+	// allowed range (reduce.ErrHostRateAtLimit).
+	ReasonHostRateAtLimit Reason = "host_rate_at_limit"
+	// ReasonHostOutsideTasks: no clock of the model keeps every run inside
+	// its task (reduce.ErrHostOutsideTasks).
+	ReasonHostOutsideTasks Reason = "host_runs_outside_tasks"
+	// ReasonHostWallDisagrees: its wall-clock anchor disagrees with the
+	// tasks' clock (reduce.ErrHostWallDisagrees).
+	ReasonHostWallDisagrees Reason = "host_wall_clock_disagrees"
 )
 
 var reasonTexts = map[Reason]string{
@@ -167,6 +196,16 @@ var reasonTexts = map[Reason]string{
 	ReasonDispatchToRunUnended:    FlowDispatchToRun.String() + " whose other end is not drawn",
 	ReasonRemoteDispatchUnended:   FlowRemoteDispatchToRun.String() + " whose other end is not drawn",
 	ReasonRemoteCompleteUnended:   FlowRemoteRunToComplete.String() + " whose other end is not drawn",
+
+	ReasonHostAmbiguous:     "remote machine whose logs do not determine which worker it served",
+	ReasonHostNoDispatcher:  "remote machine with no dispatching log (network1.dispatch to a remote_l3 endpoint) among the inputs",
+	ReasonHostNoMatch:       "remote machine whose runs no worker's tasks match",
+	ReasonHostNoFit:         "remote machine whose tasks do not place its clock",
+	ReasonHostFewTasks:      "remote machine with too few tasks matched to tell the match from a coincidence",
+	ReasonHostRegular:       "remote machine whose tasks were sent at too steady a pace to tell the match from a coincidence",
+	ReasonHostRateAtLimit:   "remote machine whose tasks allow a clock rate at the edge of the allowed range",
+	ReasonHostOutsideTasks:  "remote machine whose runs no clock of the model keeps inside their tasks",
+	ReasonHostWallDisagrees: "remote machine whose wall-clock anchor disagrees with its tasks' clock",
 }
 
 // The kinds of slices other than spans (converter.other).
@@ -203,32 +242,30 @@ func Reasons() []Reason {
 	return rs
 }
 
-// placementReasons are the reasons of a device placement's text (the
-// reasons of reduce.Placement.Reason, joined by "; "), each once.
-func placementReasons(text string) []Reason {
-	var rs []Reason
-	for _, part := range strings.Split(text, "; ") {
-		var r Reason
-		switch {
-		case part == "":
-			continue
-		case strings.HasPrefix(part, "no clock anchors for "):
-			r = ReasonNoClockAnchors
-		case strings.HasPrefix(part, "clock anchors disagree with containment"):
-			r = ReasonAnchorsDisagree
-		default:
-			r = ReasonPlacementUnexplained
-			for _, k := range []Reason{ReasonNoOrigin, ReasonOriginFar, ReasonNoRunnerRun, ReasonDeviceWallDevRange, ReasonDeviceWallNoDev} {
-				if part == k.Text() {
-					r = k
-				}
-			}
-		}
-		if !slices.Contains(rs, r) {
-			rs = append(rs, r)
+// causeReasons are the reasons of reduce's causes of a run not aligned
+// (reduce.Mapping.Causes), one each.
+var causeReasons = [...]struct {
+	cause  reduce.Cause
+	reason Reason
+}{
+	{reduce.CauseNoAnchors, ReasonNoClockAnchors},
+	{reduce.CauseNoOrigin, ReasonNoOrigin},
+	{reduce.CauseOriginFar, ReasonOriginFar},
+	{reduce.CauseNoRunner, ReasonNoRunnerRun},
+}
+
+// bumpCauses counts n under the reason of each of causes, and under
+// ReasonPlacementUnexplained if any has none.
+func bumpCauses(m *ReasonCounts, causes reduce.Cause, n int64) {
+	for _, c := range causeReasons {
+		if causes&c.cause != 0 {
+			bump(m, c.reason, n)
+			causes &^= c.cause
 		}
 	}
-	return rs
+	if causes != 0 {
+		bump(m, ReasonPlacementUnexplained, n)
+	}
 }
 
 // ReasonCounts counts records by reason. It marshals to JSON as a list
@@ -416,4 +453,18 @@ func (e *Example) UnmarshalJSON(b []byte) error {
 	}
 	*e = Example{Reason: j.Reason, At: j.At, Detail: j.Detail}
 	return nil
+}
+
+// MarshalJSON writes the summary with its reason's text beside the id
+// ("reason_text"); decoding ignores it.
+func (h HostSummary) MarshalJSON() ([]byte, error) {
+	type plain HostSummary // without this method
+	j := struct {
+		plain
+		ReasonText string `json:"reason_text,omitempty"`
+	}{plain: plain(h)}
+	if h.Reason != "" {
+		j.ReasonText = h.Reason.Text()
+	}
+	return json.Marshal(j)
 }

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -47,12 +50,15 @@ func TestReasonsDeclared(t *testing.T) {
 }
 
 // summaryJSONKeys checks that every key of the JSON v is an identifier,
-// never English text.
+// never English text (a host's "pids" are keyed by pid).
 func summaryJSONKeys(t *testing.T, v any, path string) {
 	t.Helper()
 	switch v := v.(type) {
 	case map[string]any:
 		for k, e := range v {
+			if _, err := strconv.ParseInt(k, 10, 32); err == nil && strings.HasSuffix(path, ".pids") {
+				continue
+			}
 			if !identifier.MatchString(k) {
 				t.Errorf("%s: JSON key %q is not an identifier", path, k)
 			}
@@ -85,6 +91,20 @@ func checkSummaryJSON(t *testing.T, sum *phasetrace.Summary) {
 		t.Fatal(err)
 	}
 	summaryJSONKeys(t, generic, "summary")
+	hosts, _ := generic.(map[string]any)["hosts"].([]any)
+	for i, h := range hosts {
+		h := h.(map[string]any)
+		if sum.Hosts[i].Reason == "" {
+			if _, ok := h["reason_text"]; ok {
+				t.Errorf("host %d: a reason_text without a reason: %v", i, h)
+			}
+			continue
+		}
+		r := phasetrace.Reason(fmt.Sprint(h["reason"]))
+		if !slices.Contains(phasetrace.Reasons(), r) || h["reason_text"] != r.Text() {
+			t.Errorf("host %d: reason %q, text %q: want a declared reason with its text", i, r, h["reason_text"])
+		}
+	}
 	var text1, text2 bytes.Buffer
 	if err := sum.WriteText(&text1); err != nil {
 		t.Fatal(err)
@@ -119,6 +139,69 @@ func TestSummaryJSONRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkSummaryJSON(t, sum)
+		})
+	}
+}
+
+// deviceRun is one run of pid 4100 with a device_wall of the given
+// attributes and a preamble, inside runner_run and chip.run when
+// contained is true.
+func deviceRun(wallAttrs string, contained bool) string {
+	const pid, start = 4100, 1_000_000
+	var b strings.Builder
+	rr := int64(start + 400_000)
+	if contained {
+		b.WriteString(spanLine(rr+20_000_000, pid, pid, 1, 1, "chip.run.runner_run", rr, 20_000_000, ""))
+	}
+	b.WriteString(spanLine(rr+20_100_000, pid, pid, 1, 2, "chip.run.runner_run.device_wall", 0, 19_000_000, wallAttrs))
+	b.WriteString(spanLine(rr+20_100_000, pid, pid, 1, 3, "chip.run.runner_run.device_wall.preamble", 0, 300_000, "clk=dev"))
+	if contained {
+		b.WriteString(spanLine(rr+20_200_000, pid, pid, 1, 0, "chip.run", start, 20_700_000, "slot_id=0"))
+	}
+	return b.String()
+}
+
+// deviceAnchor is a device clock anchor of pid 4100's device 0 (1 GHz).
+func deviceAnchor(hostNs, cyc int64) string {
+	return fmt.Sprintf("[mono_ns=1][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=2 pid=4100 tid=4100 dev=0 host_ns=%d window_ns=20 dev_cyc=%d dev_freq=1000000000\n", hostNs, cyc)
+}
+
+// A run's device spans are counted under each reason they are unaligned
+// or only contained: reduce's causes, and the converter's own.
+func TestDeviceReasonsCounted(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		log                  string
+		unaligned, contained phasetrace.ReasonCounts
+	}{
+		{"no anchors", deviceRun("clk=dev dev=0 origin_cyc=1000", true),
+			nil, phasetrace.ReasonCounts{phasetrace.ReasonNoClockAnchors: 2}},
+		{"no runner_run, no dev=", deviceRun("clk=dev origin_cyc=1000", false),
+			phasetrace.ReasonCounts{phasetrace.ReasonNoClockAnchors: 2, phasetrace.ReasonNoRunnerRun: 2, phasetrace.ReasonDeviceWallNoDev: 2}, nil},
+		{"dev= out of range", deviceRun("clk=dev dev=99999999999 origin_cyc=1000", true),
+			nil, phasetrace.ReasonCounts{phasetrace.ReasonNoClockAnchors: 2, phasetrace.ReasonDeviceWallDevRange: 2}},
+		{"no origin_cyc", deviceAnchor(1_000_000, 1000) + deviceRun("clk=dev dev=0", true),
+			nil, phasetrace.ReasonCounts{phasetrace.ReasonNoOrigin: 2}},
+		{"origin_cyc far from the anchors", deviceAnchor(1_000_000, 1000) + deviceRun("clk=dev dev=0 origin_cyc=18000000000000000000", true),
+			nil, phasetrace.ReasonCounts{phasetrace.ReasonOriginFar: 2}},
+		{"anchors disagree with containment", deviceAnchor(100_000_000_000, 1000) + deviceRun("clk=dev dev=0 origin_cyc=1000", true),
+			nil, phasetrace.ReasonCounts{phasetrace.ReasonAnchorsDisagree: 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sum, err := phasetrace.Convert(io.Discard, []phasetrace.Input{phasetrace.Bytes("log", []byte(tc.log))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sum.Devices) != 1 {
+				t.Fatalf("%d devices: %+v", len(sum.Devices), sum.Devices)
+			}
+			d := sum.Devices[0]
+			if diff := cmp.Diff(tc.unaligned, d.Reasons, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("unaligned reasons (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.contained, d.ContainedReasons, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("contained reasons (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

@@ -428,7 +428,7 @@ func TestRemoteForeignSessions(t *testing.T) {
 	if testing.Short() {
 		n = 4
 	}
-	reasons := map[string]int{}
+	reasons := map[phasetrace.Reason]int{}
 	for seed := range uint64(n) {
 		cfg, opts := randomRemote(seed)
 		if seed%4 == 3 {
@@ -470,6 +470,11 @@ func TestRemoteForeignSessions(t *testing.T) {
 			checkOwnMachine(t, fmt.Sprintf("seed %d, beside foreign machines", seed), cfg, i, h, res[h.Machine])
 		}
 	}
+	for r := range reasons {
+		if !slices.Contains(phasetrace.Reasons(), r) {
+			t.Errorf("foreign machines counted under %q, not a declared reason", r)
+		}
+	}
 	t.Logf("foreign machines, by reason: %v", reasons)
 }
 
@@ -488,6 +493,7 @@ func TestRemoteForeignSessionAtRateLimit(t *testing.T) {
 	if h.Machine != "machine1" || h.Method != "wall" || h.Reason != phasetrace.ReasonHostRateAtLimit || h.Bound.Count != 0 || h.Workers != nil {
 		t.Fatalf("machine1: %+v", h)
 	}
+	checkSummaryJSON(t, sum)
 	for _, want := range []string{"worker 1", "drawn with -500.000 ppm", "no constant rate within ±2000.000 ppm carries every run inside its task"} {
 		if !strings.Contains(h.Note, want) {
 			t.Errorf("note %q does not say %q", h.Note, want)
@@ -562,6 +568,7 @@ func TestRemoteWallDisagrees(t *testing.T) {
 	if h := sum.Hosts[0]; h.Method != "wall" || h.Reason != phasetrace.ReasonHostWallDisagrees {
 		t.Errorf("unnamed: %+v", h)
 	}
+	checkSummaryJSON(t, sum)
 	noHostBound(t, out)
 	res, sum, _ := measureRemote(t, logs, truth, phasetrace.WithRemoteWorker("machine1", 0))
 	if h, r := sum.Hosts[0], res["machine1"]; h.Method != "causal" || len(r.errs) == 0 || r.held != len(r.errs) {

@@ -475,7 +475,7 @@ type HostSummary struct {
 	// Reason says, when it is not placed by causality, why not: one of
 	// the ReasonHost… values (stable, for programs); Note says it in
 	// words, with the figures.
-	Reason string `json:"reason,omitempty"`
+	Reason Reason `json:"reason,omitempty"`
 	Note   string `json:"note,omitempty"`
 }
 

@@ -216,8 +216,10 @@
 // it is the number the accuracy tests check, span by span.
 //
 // [Mapping.Method] is [Aligned] (anchors contributed), [Contained] (only
-// the runner_run window) or [Unaligned] with the reason (no anchors for the
-// domain, no origin_cyc, no runner_run window); an unaligned run has no
+// the runner_run window) or [Unaligned]; short of Aligned, [Mapping.Causes]
+// says why, one [Cause] for each piece of evidence missing (no anchors for
+// the domain, no origin_cyc, origin_cyc too far from every anchor, no
+// runner_run window), and Mapping.Reason in words; an unaligned run has no
 // spans placed. Devices on one host align with each other through the host
 // clock. An empty intersection is an
 // [*InconsistencyError] naming the two pieces of evidence that conflict

@@ -570,8 +570,10 @@ var ErrUnaligned = errors.New("reduce: run not placed on the host timeline")
 // errors it allows (see the package documentation, "Published bounds").
 type Mapping struct {
 	Method Method
-	// Reason says why the run is unaligned or only contained.
+	// Reason says why the run is unaligned or only contained, in words
+	// (naming the domain); Causes says it for programs.
 	Reason string
+	Causes Cause
 	// Origin is the host time device offset 0 is drawn at: the middle of
 	// the interval the evidence allows for the origin.
 	Origin HostNanos
@@ -885,7 +887,7 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 	ds := p.domains[run.Domain]
 	origin := unbounded()
 	method := Unaligned
-	var why reasons
+	var why Cause
 	var estLo, estHi HostNanos
 	var estRate PPB
 	hasEst := false
@@ -893,9 +895,9 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 	// Anchors.
 	switch {
 	case ds == nil || len(ds.anchors) == 0:
-		why |= whyNoAnchors
+		why |= CauseNoAnchors
 	case !run.HasOrigin:
-		why |= whyNoOrigin
+		why |= CauseNoOrigin
 	default:
 		if !ds.sorted {
 			ds.prepare()
@@ -935,7 +937,7 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 			origin = iv
 			method = Aligned
 		} else {
-			why |= whyFar
+			why |= CauseOriginFar
 		}
 	}
 
@@ -983,7 +985,7 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 	if run.RunnerRun != nil {
 		contain(*run.RunnerRun, Evidence{Kind: EvidenceRunnerRun})
 	} else {
-		why |= whyNoRunner
+		why |= CauseNoRunner
 	}
 	for i, w := range run.Enclosing {
 		contain(w, Evidence{Kind: EvidenceEnclosing, Index: i})
@@ -993,7 +995,7 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 	}
 	m := Mapping{Method: method}
 	if method != Aligned {
-		m.Reason = p.reason(run.Domain, why)
+		m.Reason, m.Causes = p.reason(run.Domain, why), why
 	}
 	if method == Unaligned {
 		return m, nil
@@ -1012,20 +1014,32 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 	return m, nil
 }
 
-// reasons is a set of reasons a run is not aligned.
-type reasons uint8
+// Cause is why a run is not aligned (Mapping.Causes): what evidence it
+// lacks. It is a set: each constant is one bit, and a run lacking several
+// pieces of evidence has each of their bits.
+type Cause uint8
 
+// The causes of a run not aligned.
 const (
-	whyNoAnchors reasons = 1 << iota
-	whyNoOrigin
-	whyFar
-	whyNoRunner
+	// CauseNoAnchors: its domain has no clock anchors.
+	CauseNoAnchors Cause = 1 << iota
+	// CauseNoOrigin: its device_wall has no origin_cyc (Run.HasOrigin
+	// is false).
+	CauseNoOrigin
+	// CauseOriginFar: no anchor of its domain maps its origin_cyc onto
+	// the host axis (too far from every anchor).
+	CauseOriginFar
+	// CauseNoRunner: it has no runner_run window (Run.RunnerRun is nil).
+	CauseNoRunner
+
+	// AllCauses holds every cause.
+	AllCauses = CauseNoAnchors | CauseNoOrigin | CauseOriginFar | CauseNoRunner
 )
 
-// reason returns the text of the reasons why for a run of domain d: each
-// reason's, in the order of the constants, joined by "; ". Texts are
+// reason returns the text of the causes why for a run of domain d: each
+// cause's, in the order of the constants, joined by "; ". Texts are
 // kept, so that runs placed for the same reasons share one.
-func (p *Placer) reason(d Domain, why reasons) string {
+func (p *Placer) reason(d Domain, why Cause) string {
 	k := reasonKey{d, why}
 	if s, ok := p.reasons[k]; ok {
 		return s
@@ -1037,16 +1051,16 @@ func (p *Placer) reason(d Domain, why reasons) string {
 		}
 		s += r
 	}
-	if why&whyNoAnchors != 0 {
+	if why&CauseNoAnchors != 0 {
 		add("no clock anchors for " + d.String())
 	}
-	if why&whyNoOrigin != 0 {
+	if why&CauseNoOrigin != 0 {
 		add("no origin_cyc on device_wall")
 	}
-	if why&whyFar != 0 {
+	if why&CauseOriginFar != 0 {
 		add("origin_cyc too far from every anchor")
 	}
-	if why&whyNoRunner != 0 {
+	if why&CauseNoRunner != 0 {
 		add("no runner_run window")
 	}
 	if p.reasons == nil {
@@ -1058,7 +1072,7 @@ func (p *Placer) reason(d Domain, why reasons) string {
 
 type reasonKey struct {
 	d   Domain
-	why reasons
+	why Cause
 }
 
 // midpoint returns (lo+hi)/2, rounded towards zero, without overflow.

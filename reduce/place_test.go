@@ -31,6 +31,7 @@ type placed struct {
 	SpanPlacement
 	Method Method
 	Reason string
+	Causes Cause
 }
 
 func mustPlace(t *testing.T, p *Placer, run Run) []placed {
@@ -41,7 +42,7 @@ func mustPlace(t *testing.T, p *Placer, run Run) []placed {
 	}
 	out := make([]placed, len(run.Spans))
 	for i := range out {
-		out[i].Method, out[i].Reason = pl.Method, pl.Reason
+		out[i].Method, out[i].Reason, out[i].Causes = pl.Method, pl.Reason, pl.Causes
 		if pl.Method != Unaligned {
 			out[i].SpanPlacement = pl.Spans[i]
 		}
@@ -58,8 +59,8 @@ func TestPlaceSingleAnchor(t *testing.T) {
 	}
 	pl := mustPlace(t, p, logRun(5_000_000, 10_000, 10_000, nil))
 	pre := pl[1]
-	if pre.Method != Aligned || pre.Reason != "" {
-		t.Fatalf("method %v %q", pre.Method, pre.Reason)
+	if pre.Method != Aligned || pre.Reason != "" || pre.Causes != 0 {
+		t.Fatalf("method %v %q %b", pre.Method, pre.Reason, pre.Causes)
 	}
 	// Midpoint 1_000_200, half-window 200, plus a few ns for the
 	// counter's tick and floored offsets.
@@ -100,7 +101,7 @@ func TestPlaceDomainsAreSeparate(t *testing.T) {
 		t.Fatal(err)
 	}
 	pl := mustPlace(t, p, logRun(1000, 100, 100, nil))
-	if pl[0].Method != Unaligned || !strings.Contains(pl[0].Reason, "no clock anchors") {
+	if pl[0].Method != Unaligned || !strings.Contains(pl[0].Reason, "no clock anchors") || pl[0].Causes != CauseNoAnchors|CauseNoRunner {
 		t.Errorf("anchor of dev 2 used for dev 1: %+v", pl[0])
 	}
 }
@@ -130,8 +131,8 @@ func TestPlaceContainedOnly(t *testing.T) {
 	rr := &HostWindow{Start: 1_000_000, End: 1_100_000}
 	pl := mustPlace(t, NewPlacer(), logRun(123, 60_000, 58_000, rr))
 	for i, x := range pl {
-		if x.Method != Contained || !strings.Contains(x.Reason, "no clock anchors") {
-			t.Fatalf("span %d: %v %q", i, x.Method, x.Reason)
+		if x.Method != Contained || !strings.Contains(x.Reason, "no clock anchors") || x.Causes != CauseNoAnchors {
+			t.Fatalf("span %d: %v %q %b", i, x.Method, x.Reason, x.Causes)
 		}
 	}
 	// The origin lies in [h0, h1 − covered] = [1_000_000, 1_042_000]
@@ -170,7 +171,7 @@ func TestPlaceEnclosingWindow(t *testing.T) {
 	run := logRun(123, 60_000, 58_000, nil)
 	run.Enclosing = []HostWindow{{Start: 1_000_000, End: 1_500_000}}
 	pl := mustPlace(t, NewPlacer(), run)
-	if pl[1].Method != Contained || !strings.Contains(pl[1].Reason, "no runner_run window") {
+	if pl[1].Method != Contained || !strings.Contains(pl[1].Reason, "no runner_run window") || pl[1].Causes != CauseNoAnchors|CauseNoRunner {
 		t.Fatalf("%+v", pl[1])
 	}
 	if lo, hi := pl[1].HostStart-pl[1].Bound, pl[1].HostStart+pl[1].Bound; lo > 1_000_000 || hi < 1_442_000 || hi > 1_442_100 {
@@ -188,7 +189,7 @@ func TestPlaceEnclosingWindow(t *testing.T) {
 func TestPlaceUnaligned(t *testing.T) {
 	pl := mustPlace(t, NewPlacer(), logRun(1, 10, 10, nil))
 	for _, x := range pl {
-		if x.Method != Unaligned || !strings.Contains(x.Reason, "no runner_run window") || !strings.Contains(x.Reason, "no clock anchors") {
+		if x.Method != Unaligned || !strings.Contains(x.Reason, "no runner_run window") || !strings.Contains(x.Reason, "no clock anchors") || x.Causes != CauseNoAnchors|CauseNoRunner {
 			t.Errorf("%+v", x)
 		}
 	}
@@ -199,7 +200,21 @@ func TestPlaceUnaligned(t *testing.T) {
 	run := logRun(1, 10, 10, nil)
 	run.HasOrigin = false
 	pl = mustPlace(t, p, run)
-	if pl[0].Method != Unaligned || !strings.Contains(pl[0].Reason, "origin_cyc") {
+	if pl[0].Method != Unaligned || !strings.Contains(pl[0].Reason, "origin_cyc") || pl[0].Causes != CauseNoOrigin|CauseNoRunner {
+		t.Errorf("%+v", pl[0])
+	}
+}
+
+// An origin_cyc whose offset from every anchor does not fit int64 ns is
+// too far for them: the run is contained by runner_run alone.
+func TestPlaceOriginFar(t *testing.T) {
+	p := NewPlacer()
+	if err := p.AddAnchor(dom, Anchor{HostNs: 1_000_000, WindowNs: 20, DevCyc: 1000, DevFreq: 1e9}); err != nil {
+		t.Fatal(err)
+	}
+	rr := &HostWindow{Start: 1_000_000, End: 1_100_000}
+	pl := mustPlace(t, p, logRun(18_000_000_000_000_000_000, 60_000, 58_000, rr))
+	if pl[0].Method != Contained || pl[0].Causes != CauseOriginFar || pl[0].Reason != "origin_cyc too far from every anchor" {
 		t.Errorf("%+v", pl[0])
 	}
 }
