@@ -53,7 +53,11 @@ func TestSpanStoreMatchesPlainCopies(t *testing.T) {
 		}
 		all = append(all, kept{st.keep(attrs), want})
 		clear(reader[:cap(reader)]) // the reader reuses its memory at once
-		for i, k := range all {
+		check := all[len(all)-1:]
+		if round%25 == 0 {
+			check = all
+		}
+		for i, k := range check {
 			if d := cmp.Diff(k.want, k.got, cmpopts.EquateEmpty()); d != "" {
 				t.Fatalf("round %d: copy %d changed (-plain +store):\n%s", round, i, d)
 			}
