@@ -30,10 +30,9 @@ const (
 type Arg struct {
 	Name string
 	str  string
-	// num is an int (two's complement), a uint, a bool (0/1), float bits,
-	// or the number of a dictionary's entries or an array's elements.
+	// num is an int (two's complement), a uint, a bool (0/1) or float bits.
 	num  uint64
-	kids *Arg // a dictionary's first entry or an array's first element
+	kids []Arg // a dictionary's entries or an array's elements
 	kind Kind
 }
 
@@ -63,16 +62,13 @@ func String(name, v string) Arg { return Arg{Name: name, kind: KindString, str: 
 
 // Dict is a nested dictionary argument; its entries keep their order.
 func Dict(name string, entries ...Arg) Arg {
-	return Arg{Name: name, kind: KindDict, kids: unsafe.SliceData(entries), num: uint64(len(entries))}
+	return Arg{Name: name, kind: KindDict, kids: entries}
 }
 
 // Array is an array argument; the elements' names are ignored.
 func Array(name string, elems ...Arg) Arg {
-	return Arg{Name: name, kind: KindArray, kids: unsafe.SliceData(elems), num: uint64(len(elems))}
+	return Arg{Name: name, kind: KindArray, kids: elems}
 }
-
-// entries returns a dictionary's entries or an array's elements.
-func (a *Arg) entries() []Arg { return unsafe.Slice(a.kids, a.num) }
 
 // Kind reports the type of the value.
 func (a Arg) Kind() Kind { return a.kind }
@@ -110,9 +106,9 @@ func appendAnnotations(b []byte, seq *sequence, args []Arg, num protowire.Number
 				b = appendStringField(b, fAnnString, a.str)
 			}
 		case KindDict:
-			b = appendAnnotations(b, seq, a.entries(), fAnnDictEntries, true, nil)
+			b = appendAnnotations(b, seq, a.kids, fAnnDictEntries, true, nil)
 		case KindArray:
-			b = appendAnnotations(b, seq, a.entries(), fAnnArrayValues, false, nil)
+			b = appendAnnotations(b, seq, a.kids, fAnnArrayValues, false, nil)
 		}
 		if named {
 			b = appendVarintField(b, fAnnNameIID, seq.memoized(memo.name(i), internAnnName, a.Name))

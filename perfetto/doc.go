@@ -97,11 +97,10 @@
 // a slice of three arguments costs about 540 bytes, one with 32 such
 // slices about 2.1 KB (TestMemoryPerTrack): its state, a packet sequence
 // whose few interned strings live in a short list, and the top-level
-// slices it remembers. A sequence gets a map, an address cache and a memo
-// of its events' arguments only once it is busy (a thousand lookups, some
-// two hundred events), and only the first 256 sequences of a Writer to be
-// busy get the cache and memos (8 KiB, and 1 KiB for each of its first 64
-// event names). Each lane remembers the latest 64 top-level slices of
+// slices it remembers. A sequence gets a map, and a memo of its events'
+// arguments only once it is busy (a thousand lookups, some two hundred
+// events), and only the first 256 sequences of a Writer to be busy get
+// memos (1 KiB for each of its first 64 event names). Each lane remembers the latest 64 top-level slices of
 // earlier flushes one by one (48 bytes each) and the earlier ones as the
 // stretches of time they cover, one for each run of top-level slices that
 // abut one another (32 bytes each): a lane's memory grows with the gaps

@@ -15,11 +15,11 @@ import (
 // A trace may have a hundred thousand threads with a slice or two each, so
 // a sequence costs little until it is busy: its interned strings live in a
 // short list searched in order, which becomes a map once it passes
-// smallTable entries, and the address cache that spares a busy sequence
-// most lookups, with its memo of arguments, is allocated only after
-// busyLookups lookups have missed it, and on at most maxBusy sequences of
-// a Writer (the first to be busy): a trace of a hundred thousand threads
-// with a few dozen slices each must not cost a hundred thousand caches.
+// smallTable entries, and the memo of arguments that spares a busy
+// sequence most lookups is allocated only after busyLookups lookups, and
+// on at most maxBusy sequences of a Writer (the first to be busy): a trace
+// of a hundred thousand threads with a few dozen slices each must not cost
+// a hundred thousand memos.
 type sequence struct {
 	id      uint32
 	started bool  // the first packet (with SEQ_INCREMENTAL_STATE_CLEARED) is written
@@ -34,8 +34,8 @@ type sequence struct {
 	emitted int
 	ids     map[internKey]uint32
 	cache   *busy
-	misses  uint32 // lookups the cache did not answer, until it exists
-	caches  *int   // the caches the sequences of the Writer hold (nil: no limit)
+	lookups uint32 // lookups made, until the sequence is busy
+	caches  *int   // the busy sequences of the Writer (nil: no limit)
 }
 
 // Kinds of interned entries, by InternedData field.
@@ -47,16 +47,13 @@ const (
 	numKinds
 )
 
-// Sizes of the interning structures (see sequence). A busy track of a
-// device run interns some fifty names and values over and over: the cache
-// holds them all (8 KiB, and 4 KiB of memos per four event names, only on
-// sequences that are busy: a few hundred events, five lookups each).
+// Sizes of the interning structures (see sequence): memos (4 KiB per four
+// event names) are kept only on sequences that are busy: a few hundred
+// events, five lookups each.
 const (
 	smallTable  = 8
 	busyLookups = 1024
 	maxBusy     = 256
-	cacheBits   = 8
-	cacheSize   = 1 << cacheBits
 )
 
 type internKey struct {
@@ -70,10 +67,9 @@ type internEntry struct {
 	kind uint8
 }
 
-// busy is what a busy sequence adds to spare lookups: the address cache,
-// and the arguments of its most frequent events.
+// busy is what a busy sequence adds to spare lookups: the arguments of
+// its most frequent events.
 type busy struct {
-	entries [cacheSize]internEntry
 	// memo[name] remembers the arguments of the events named by iid name.
 	memo [memoNames]*argMemo
 	// spare are memos allocated and not yet used: they are allocated
@@ -88,8 +84,15 @@ type busy struct {
 // comparing addresses, without a lookup. Each position also keeps what it
 // held before (prevNames, prevValues), for the events of a name that come
 // in two layouts in turn (a log's bind segment spans and its legacy bind
-// lines share their names). Like the address cache, it keeps the strings
-// it remembers alive.
+// lines share their names). It keeps the strings it remembers alive.
+//
+// Without the memo (and appendKnown, which writes what it knows), every
+// argument is looked up in the sequence's map: a conversion takes 32 %
+// longer (median of 12 interleaved pairs, 545 → 800 ms, of
+// go test -run XXX -bench 'ConvertFile$' -benchtime 1x -benchfile F . in
+// the root package, on a log of 100 MB from TestGenerateLog).
+// TestKnownAnnotationsAsInterned, TestKnownAnnotationsTwoLayouts and
+// TestKnownAnnotationBoundaries check it against the plain lookup.
 type argMemo struct {
 	names, values         [memoArgs]memoEntry
 	prevNames, prevValues [memoArgs]memoEntry
@@ -202,39 +205,14 @@ func (s *sequence) memoize(p memoPlace, kind uint8, v string) uint64 {
 	return iid
 }
 
-// The address cache remembers recent strings by the address and length of
-// their bytes: a string with the same address and length as a cached one
-// (which the cache keeps alive) has the same contents, so the lookup and
-// its hashing are skipped for names a program passes again and again. It
-// is two-way set-associative: a string has two places, the one used last
-// first.
-func cacheSet(kind uint8, v string) int {
-	p := uint64(uintptr(unsafe.Pointer(unsafe.StringData(v))))
-	return int(((p^uint64(len(v))<<48^uint64(kind)<<56)*0x9e3779b97f4a7c15)>>(64-cacheBits+1)) * 2
-}
-
-func (e *internEntry) is(kind uint8, v string) bool {
-	return e.iid != 0 && e.kind == kind && len(e.s) == len(v) && unsafe.StringData(e.s) == unsafe.StringData(v)
-}
-
 // intern returns the iid of v among the entries of its kind, defining it
 // if needed; the definition is written with the next packet built on the
 // sequence (appendInterned).
+//
+// (It kept, on busy sequences, a cache of recent strings by the address of
+// their bytes in front of the map. With the memo of arguments, it spared
+// under 1 % of a conversion; it was removed.)
 func (s *sequence) intern(kind uint8, v string) uint64 {
-	if s.cache != nil {
-		c := &s.cache.entries
-		i := cacheSet(kind, v)
-		if e := &c[i]; e.is(kind, v) {
-			return uint64(e.iid)
-		}
-		if e := &c[i+1]; e.is(kind, v) {
-			return uint64(e.iid)
-		}
-	}
-	return s.lookup(kind, v)
-}
-
-func (s *sequence) lookup(kind uint8, v string) uint64 {
 	var iid uint32
 	if s.ids != nil {
 		iid = s.ids[internKey{v, kind}]
@@ -265,18 +243,13 @@ func (s *sequence) lookup(kind uint8, v string) uint64 {
 		}
 	}
 	if s.cache == nil {
-		if s.misses++; s.misses < busyLookups || s.caches != nil && *s.caches >= maxBusy {
-			return uint64(iid)
-		}
-		s.cache = new(busy)
-		if s.caches != nil {
-			*s.caches++
+		if s.lookups++; s.lookups >= busyLookups && (s.caches == nil || *s.caches < maxBusy) {
+			s.cache = new(busy)
+			if s.caches != nil {
+				*s.caches++
+			}
 		}
 	}
-	c := &s.cache.entries
-	i := cacheSet(kind, v)
-	c[i+1] = c[i]
-	c[i] = internEntry{s: v, iid: iid, kind: kind}
 	return uint64(iid)
 }
 
@@ -298,7 +271,6 @@ func (s *sequence) resetInterning() {
 		clear(s.ids)
 	}
 	if c := s.cache; c != nil {
-		c.entries = [cacheSize]internEntry{}
 		for _, m := range c.memo {
 			if m != nil {
 				m.reset()

@@ -3,7 +3,12 @@ package strace
 import "unsafe"
 
 // arena hands out strings carved from large byte chunks, so a record's names
-// and values cost no allocation of their own.
+// and values cost no allocation of their own. They are views made with
+// unsafe.String; TestArenaAsPlainStrings checks them against string(b).
+// Plain conversions instead cost 1.7 allocations more per span and 6 % of a
+// conversion (median of 24 interleaved pairs, 623 → 681 ms, of
+// go test -run XXX -bench 'ConvertFile$' -benchtime 1x -benchfile F . on a
+// log of 100 MB from TestGenerateLog).
 //
 // By default a byte of a chunk is written once, before the string over it is
 // made, and never again: the strings are immutable and stay valid after the

@@ -297,7 +297,11 @@ func (in *mergeInput) parse(stop <-chan struct{}) {
 // hashing them again). Its attributes are its own already: the reader
 // parsed them into an arena (one allocation for many records, not one
 // each). A span's keys and short values are first compared with those of
-// the last span of its name at the same place, which they most often are.
+// the last span of its name at the same place, which they most often are:
+// a map lookup for each instead costs 4.0 % of a conversion (median of 36
+// interleaved pairs, 606 → 635 ms, of go test -run XXX -bench
+// 'ConvertFile$' -benchtime 1x -benchfile F . in the root package, on a
+// log of 100 MB from TestGenerateLog).
 //
 // With recycled memory (names.owned), every canonical string of a record
 // (see WithRecycledMemory) is interned, bind phases' too: the table's
