@@ -125,16 +125,6 @@ func (l *ledger) example(reason Reason, w linePos, detail string) {
 	l.sum.Examples = append(l.sum.Examples, Example{Reason: reason, At: l.fileLine(w), Detail: detail})
 }
 
-func bump(m *ReasonCounts, reason Reason, n int64) {
-	if n == 0 {
-		return
-	}
-	if *m == nil {
-		*m = ReasonCounts{}
-	}
-	(*m)[reason] += n
-}
-
 // drawn counts a span drawn.
 func (l *ledger) drawn() { l.sum.Spans.Drawn++ }
 

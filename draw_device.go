@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
@@ -29,10 +28,9 @@ type deviceDrawer struct {
 	devices             map[reduce.Domain]*DeviceSummary
 	// Reused for each run: its device spans, their lanes and its
 	// placement.
-	devSpans    []reduce.DeviceSpan
-	lanes       []string
-	laneOfNames [laneOfNamesSize]laneOfName
-	placed      reduce.Placement
+	devSpans []reduce.DeviceSpan
+	lanes    []string
+	placed   reduce.Placement
 }
 
 func (dv *deviceDrawer) buildPlacer(scan *scanResult, cal []loadedCalibration) {
@@ -287,25 +285,14 @@ func (dv *deviceDrawer) dropMisfits(k invKey, ds *DeviceSummary, run *reduce.Run
 }
 
 // deviceLanes returns the device lane of each span (deviceLane), valid
-// until the next call. A lane is remembered by the address of its span's
-// name: a log's names are canonical, so a run asks again for the few it
-// asked for before.
+// until the next call.
 func (dv *deviceDrawer) deviceLanes(spans []heldSpan) []string {
 	dv.lanes = slices.Grow(dv.lanes[:0], len(spans))[:len(spans)]
 	for i := range spans {
-		name := spans[i].Name
-		m := &dv.laneOfNames[uintptr(unsafe.Pointer(unsafe.StringData(name)))>>3%laneOfNamesSize]
-		if unsafe.StringData(m.name) != unsafe.StringData(name) || len(m.name) != len(name) || name == "" {
-			m.name, m.lane = name, deviceLane(name)
-		}
-		dv.lanes[i] = m.lane
+		dv.lanes[i] = deviceLane(spans[i].Name)
 	}
 	return dv.lanes
 }
-
-// laneOfName is a span name and its device lane, remembered by
-// deviceLanes.
-type laneOfName struct{ name, lane string }
 
 // drawDevice draws placed device spans as reduce placed them: each at
 // HostStart..HostEnd through the run's one map, with its Bound (plus the
@@ -563,9 +550,6 @@ func repairOverlaps(spans []heldSpan, lanes []string) map[int]truncationFix {
 
 // noDevice is the device id of a run whose device_wall names none.
 const noDevice = -1
-
-// laneOfNamesSize is how many names deviceLanes remembers.
-const laneOfNamesSize = 64
 
 // bumpPlacement counts n spans of a run under each reason it is not
 // aligned: reduce's causes (generic instead, when set) and wallWhy, what

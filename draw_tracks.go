@@ -24,7 +24,10 @@ type trackSet struct {
 
 	// The last lane, threads and device lanes asked for: a run's spans,
 	// and the hand-offs between threads, ask for the same few again and
-	// again.
+	// again. The device lanes' memo saves 5.7 % of a conversion's time
+	// (median of 24 pairs of conversions of a 100 MB log with and
+	// without it, each `go test -run XXX -bench 'ConvertFile$' -benchtime
+	// 1x -benchfile LOG .`).
 	lastLane   laneMemo
 	lastThread [threadMemo]threadLaneMemo
 	nextThread int

@@ -468,3 +468,13 @@ func (h HostSummary) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(j)
 }
+
+func bump(m *ReasonCounts, reason Reason, n int64) {
+	if n == 0 {
+		return
+	}
+	if *m == nil {
+		*m = ReasonCounts{}
+	}
+	(*m)[reason] += n
+}

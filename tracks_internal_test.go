@@ -189,10 +189,9 @@ func TestTrackSetRemembers(t *testing.T) {
 	}
 }
 
-// deviceLanes gives every span deviceLane's lane, whether its name is the
-// canonical string it remembers, a copy of it, another name in the same
-// place of its memo, or empty.
-func TestDeviceLanesRemembered(t *testing.T) {
+// deviceLanes gives every span deviceLane's lane, whether its name is a
+// canonical string, a copy of one, or empty.
+func TestDeviceLanes(t *testing.T) {
 	c := &deviceDrawer{}
 	names := []string{strace.SpanDeviceWall, strace.SpanDeviceWall + ".orch", strace.SpanDeviceWall + ".sched",
 		strace.SpanDeviceWall + ".task_slot_3", strace.SpanDeviceWall + ".preamble", "", "x"}
