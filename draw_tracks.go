@@ -22,34 +22,13 @@ type trackSet struct {
 	lanes    map[laneKey]perfetto.Track
 	devLanes map[devLane]perfetto.Track
 
-	// The last lane, threads and device lanes asked for: a run's spans,
-	// and the hand-offs between threads, ask for the same few again and
-	// again. The device lanes' memo saves 5.7 % of a conversion's time
+	// The last device lanes asked for: a run's phases ask for the same
+	// few again and again. The memo saves 5.7 % of a conversion's time
 	// (median of 24 pairs of conversions of a 100 MB log with and
 	// without it, each `go test -run XXX -bench 'ConvertFile$' -benchtime
 	// 1x -benchfile LOG .`).
-	lastLane   laneMemo
-	lastThread [threadMemo]threadLaneMemo
-	nextThread int
-	lastDev    [devMemo]devLaneMemo
-	nextDev    int
-}
-
-type threadLaneMemo struct {
-	pid   int32
-	tid   int64
-	track perfetto.Track // the zero Track: nothing remembered
-}
-
-// threadMemo is how many threads the track set remembers: the hand-offs'
-// submitting, dispatching and completing threads of a node or two.
-const threadMemo = 4
-
-type laneMemo struct {
-	key     laneKey
-	hasSlot bool
-	track   perfetto.Track // the zero Track: nothing remembered
-	split   bool
+	lastDev [devMemo]devLaneMemo
+	nextDev int
 }
 
 type devLaneMemo struct {
@@ -122,14 +101,8 @@ func (tr *trackSet) newTrack(pid int32, need int, mk func(proc perfetto.Track) p
 // threadTrack is the real-tid lane of a thread (the zero Track past the
 // track limit).
 func (tr *trackSet) thread(pid int32, tid int64) perfetto.Track {
-	for i := range tr.lastThread {
-		if m := &tr.lastThread[i]; m.pid == pid && m.tid == tid && !m.track.IsZero() {
-			return m.track
-		}
-	}
 	k := laneKey{pid: pid, tid: tid, slot: -1}
 	if t, ok := tr.lanes[k]; ok {
-		tr.rememberThread(pid, tid, t)
 		return t
 	}
 	t, ok := tr.newTrack(pid, 1, func(perfetto.Track) perfetto.Track {
@@ -144,14 +117,8 @@ func (tr *trackSet) thread(pid int32, tid int64) perfetto.Track {
 	})
 	if ok {
 		tr.lanes[k] = t
-		tr.rememberThread(pid, tid, t)
 	}
 	return t
-}
-
-func (tr *trackSet) rememberThread(pid int32, tid int64, t perfetto.Track) {
-	tr.lastThread[tr.nextThread] = threadLaneMemo{pid: pid, tid: tid, track: t}
-	tr.nextThread = (tr.nextThread + 1) % threadMemo
 }
 
 // laneKey names a lane: a thread's real-tid lane (slot -1) or one of its
@@ -165,15 +132,7 @@ type laneKey struct {
 // laneTrack is the lane of a run on thread (pid, tid) holding pipeline slot
 // slot, when the thread is split; else its real-tid lane.
 func (tr *trackSet) lane(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
-	k := laneKey{pid: pid, tid: tid, slot: slot}
-	if m := &tr.lastLane; !m.track.IsZero() && m.key == k && m.hasSlot == hasSlot {
-		return m.track, m.split
-	}
-	track, split := tr.newLane(pid, tid, slot, hasSlot)
-	if !track.IsZero() {
-		tr.lastLane = laneMemo{key: k, hasSlot: hasSlot, track: track, split: split}
-	}
-	return track, split
+	return tr.newLane(pid, tid, slot, hasSlot)
 }
 
 func (tr *trackSet) newLane(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
