@@ -198,6 +198,9 @@ type generator struct {
 	final   bool
 	ranks   int // how many chip ranks
 
+	// busy holds the spans written on the L3 threads (see free).
+	busy threadBusy
+
 	// For a remote worker's log (GenerateRemote): the identity its chip
 	// runs carry, and every host span written, for its truth.
 	chipRunID, chipDispatchID int64
@@ -524,8 +527,10 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) (err error
 			}
 			submit := base + int64(ri)*40_000
 			subDur := 2_000 + g.rnd.Int64N(2_000)
+			submit = g.busy.free(id.l3Tid, submit, subDur)
 			dispatch := submit + subDur + 500 + g.rnd.Int64N(1_000)
 			disDur := 1_000 + g.rnd.Int64N(2_000)
+			dispatch = g.busy.free(id.l3Tid+1, dispatch, disDur)
 			nodeAttrs := func(role string) []strace.Attr {
 				return []strace.Attr{strace.Int("run_id", int64(round/4+1)), strace.Int("task_slot", int64(round*len(ranks)+ri)),
 					strace.Int("group_index", 0), strace.Int("worker_id", int64(ri)), strace.Int("dispatch_id", int64(round*len(ranks)+ri+1)),
@@ -537,7 +542,7 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) (err error
 			// The chip run.
 			start := dispatch + disDur + 5_000 + g.rnd.Int64N(5_000)
 			e := g.chipRun(r, inv[r.pid], hid, round, slot, start, &prevRunnerEnd[ri], &prevClaimEnd[ri], cfg.Legacy && ri == 1 && round%3 == 0)
-			complete := e + 2_000
+			complete := g.busy.free(id.l3Tid+1, e+2_000, 1_500)
 			g.span(complete+1_500, id.handles[1], strace.Span{Pid: l3, Tid: id.l3Tid + 1, Depth: 0, Name: "node.complete", TS: complete, Dur: 1_500, Attrs: nodeAttrs("worker")})
 			if cfg.Ext && ri == 1 {
 				ts, dur := start-700, e-start+1_500
@@ -571,6 +576,9 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) (err error
 			next = min(next, prevRunnerEnd[0]-5_000_000)
 		}
 		g.flushBefore(next - 1_000_000)
+		if round%64 == 63 {
+			g.busy.forget(next - 10_000_000)
+		}
 	}
 	g.final = true
 	g.flushBefore(1 << 62)
@@ -850,4 +858,55 @@ func floorNanos(c, freq uint64) int64 {
 		panic(fmt.Sprintf("stracetest: %d cycles at %d Hz out of the nanosecond range", c, freq))
 	}
 	return int64(q)
+}
+
+// threadBusy is when the L3 threads are busy: the spans written on them,
+// by thread, in buckets of busyBucket ns of their start. A thread runs one
+// span at a time, so a hand-off placed where the thread is busy — the
+// pipelined rank, preparing ahead of the others, meets their hand-offs of
+// earlier rounds — waits until it is free.
+type threadBusy struct {
+	spans map[int64]map[int64][]busySpan // tid → bucket → spans starting in it
+}
+
+type busySpan struct{ ts, end int64 }
+
+const busyBucket = 8_192 // ns: longer than any hand-off span
+
+// free returns the first start at or after ts at which thread tid is free
+// for dur ns, and marks it busy then.
+func (b *threadBusy) free(tid, ts, dur int64) int64 {
+	if b.spans == nil {
+		b.spans = map[int64]map[int64][]busySpan{}
+	}
+	m := b.spans[tid]
+	if m == nil {
+		m = map[int64][]busySpan{}
+		b.spans[tid] = m
+	}
+	for moved := true; moved; {
+		moved = false
+		for k := ts/busyBucket - 1; k <= (ts+dur)/busyBucket; k++ {
+			for _, s := range m[k] {
+				if s.ts < ts+dur && ts < s.end {
+					ts, moved = s.end+500, true
+				}
+			}
+		}
+	}
+	k := ts / busyBucket
+	m[k] = append(m[k], busySpan{ts, ts + dur})
+	return ts
+}
+
+// forget lets go of the spans that start before t: nothing is placed
+// before it any more.
+func (b *threadBusy) forget(t int64) {
+	for _, m := range b.spans {
+		for k := range m {
+			if k < t/busyBucket-1 {
+				delete(m, k)
+			}
+		}
+	}
 }
