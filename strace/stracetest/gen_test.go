@@ -186,3 +186,26 @@ func BenchmarkGenerate(b *testing.B) {
 		})
 	}
 }
+
+// A hand-off placed where its thread is busy waits until the thread is
+// free; one placed where it is free keeps its time, and forgetting the
+// past keeps what comes after.
+func TestThreadBusy(t *testing.T) {
+	var b threadBusy
+	if got := b.free(1, 1_000_000, 3_000); got != 1_000_000 {
+		t.Fatalf("free thread: placed at %d", got)
+	}
+	if got := b.free(2, 1_000_500, 3_000); got != 1_000_500 {
+		t.Fatalf("another thread: placed at %d", got)
+	}
+	if got := b.free(1, 1_002_000, 2_000); got != 1_003_500 {
+		t.Fatalf("overlapping the first: placed at %d, want 1003500", got)
+	}
+	if got := b.free(1, 999_000, 2_000); got != 1_005_500+500 {
+		t.Fatalf("overlapping both in turn: placed at %d, want 1006000", got)
+	}
+	b.forget(1_000_000 + 2*busyBucket)
+	if got := b.free(1, 1_000_000, 3_000); got != 1_000_000 {
+		t.Fatalf("after forget: placed at %d", got)
+	}
+}
