@@ -72,7 +72,7 @@ func (b *Builder) BindPhase(p strace.BindPhase, thread uint64) error {
 		return ErrBuilderClosed
 	}
 	rec := strace.Record{Kind: strace.KindBindPhase, BindPhase: p.Clone(), Prefix: strace.Prefix{Thread: thread}}
-	b.c.draw.takeBindLine(&rec, b.next())
+	b.c.runDrawer.takeBindLine(&rec, b.next())
 	return nil
 }
 
@@ -82,7 +82,7 @@ func (b *Builder) DeviceAnchor(a strace.DeviceAnchor) error {
 	if b.closed {
 		return ErrBuilderClosed
 	}
-	b.c.device.addAnchor(a)
+	b.c.deviceDrawer.addAnchor(a)
 	return nil
 }
 

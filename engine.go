@@ -10,7 +10,15 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// converter is the state of one conversion.
+// converter runs one conversion. It orders the passes and owns the stages
+// (README, "The root package, by stage"): prepare runs the survey over
+// every log (firstPass, compareCaptures), the remote plan and the
+// artifacts; start opens the writer; secondPass gives every record, in
+// the order the logs were written, to takeRecord, which leaves out repeats
+// and hands each span to the stage that draws it — a run's spans to the run
+// collector and, once the run is whole, to the run drawer (and through it
+// the device drawer); node spans to the flow window; the rest to the
+// canvas; close finishes the account.
 type converter struct {
 	cfg      config
 	survey   *Survey
@@ -21,13 +29,13 @@ type converter struct {
 	names    []string // the logs' names
 
 	// The stages that draw, through the canvas.
-	canvas *canvas
-	device *deviceDrawer
-	draw   *runDrawer
-	runs   runCollector
-	flows  flowWindow
-	arrows arrowLedger
-	now    int64 // the latest end of a host span so far
+	canvas       *canvas
+	deviceDrawer *deviceDrawer
+	runDrawer    *runDrawer
+	runs         runCollector
+	flows        flowWindow
+	arrows       arrowLedger
+	now          int64 // the latest end of a host span so far
 
 	// Repeated records: the captures that repeat earlier ones, and the
 	// window of recent spans.
@@ -54,9 +62,9 @@ func newConverter(opts []Option) *converter {
 	c.progress = &progressCounter{fn: cfg.progress}
 	cv := &canvas{led: c.led, arrows: &c.arrows, flushSlices: cfg.flushSlices}
 	c.canvas = cv
-	c.device = &deviceDrawer{canvas: cv, placement: cfg.placement}
-	c.draw = &runDrawer{canvas: cv, device: c.device, flows: &c.flows}
-	c.runs = runCollector{maxPending: cfg.maxPending, done: c.draw.run}
+	c.deviceDrawer = &deviceDrawer{canvas: cv, placement: cfg.placement}
+	c.runDrawer = &runDrawer{canvas: cv, device: c.deviceDrawer, flows: &c.flows}
+	c.runs = runCollector{maxPending: cfg.maxPending, done: c.runDrawer.run}
 	c.window = newSpanWindow(c.runs.repay)
 	c.flows = flowWindow{
 		horizon: cfg.flowHorizon,
@@ -108,8 +116,8 @@ func (c *converter) start(w io.Writer, shift bool) {
 	if shift {
 		c.shift = c.remote.shifts(c.scan, len(c.names))
 	}
-	c.draw.records = c.survey.records
-	c.device.buildPlacer(c.scan, c.survey.cal)
+	c.runDrawer.records = c.survey.records
+	c.deviceDrawer.buildPlacer(c.scan, c.survey.cal)
 	cv := c.canvas
 	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(c.cfg.maxTracks), perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused)}, c.cfg.writer...)
 	cv.w = perfetto.NewWriter(w, wopts...)
@@ -151,7 +159,7 @@ func (c *converter) secondPass(logs []Input) (stats []strace.Stats, cuts []*cutI
 func (c *converter) drain() {
 	c.flows.drain(c.now, true)
 	c.runs.flush()
-	c.draw.drain()
+	c.runDrawer.drain()
 }
 
 // takeRecord takes the record the source holds: it is left out when it repeats
@@ -186,7 +194,7 @@ func (c *converter) takeRecord(s *source) {
 	case strace.KindSpan:
 		c.takeSpan(rec, at)
 	case strace.KindBindPhase:
-		c.draw.takeBindLine(rec, at)
+		c.runDrawer.takeBindLine(rec, at)
 	}
 }
 
@@ -246,7 +254,7 @@ func (c *converter) close() (*Summary, error) {
 
 func (c *converter) finish() {
 	c.sum.Hosts = c.remote.summaries()
-	c.sum.Devices = c.device.summaries()
+	c.sum.Devices = c.deviceDrawer.summaries()
 }
 
 func calibrationInputs(cs []calibrationInput) []Input {
