@@ -264,16 +264,16 @@ const noLane = 0xff
 // processor.
 func (w *Writer) flushTrack(t *trackState) {
 	ps := t.pending
-	order := w.order[:0]
+	order := w.lanes.order[:0]
 	for i := range ps {
 		order = append(order, sortKey{ts: ps[i].ts, end: ps[i].end, depth: ps[i].depth, i: int32(i)})
 	}
 	sortKeys(order)
-	w.order = order
+	w.lanes.order = order
 	if lanes := w.place(t, order); lanes > 1 {
 		w.writeLanes(t, order, lanes)
 	}
-	w.relocs = w.relocs[:0]
+	w.lanes.relocs = w.lanes.relocs[:0]
 	t.wrote = true
 	clear(ps) // drop references to the caller's strings
 	t.pending = ps[:0]
@@ -293,17 +293,17 @@ const smallPending = 4
 // returns how many lanes hold slices.
 func (w *Writer) place(t *trackState, order []sortKey) (lanes int) {
 	n := 1 + len(t.lanes)
-	w.work = slices.Grow(w.work[:0], n)[:n]
-	for l := range w.work {
-		w.work[l].reset()
+	w.lanes.work = slices.Grow(w.lanes.work[:0], n)[:n]
+	for l := range w.lanes.work {
+		w.lanes.work[l].reset()
 	}
-	w.laneOf = slices.Grow(w.laneOf[:0], len(order))[:len(order)]
+	w.lanes.laneOf = slices.Grow(w.lanes.laneOf[:0], len(order))[:len(order)]
 	ps := t.pending
 	lanes = 1
 	var noMore error // why no lane can be added in this flush
 	for k, o := range order {
 		p := &ps[o.i]
-		open := w.work[0].stack
+		open := w.lanes.work[0].stack
 		why, j := w.fit(t, 0, o.i)
 		if why == fits {
 			// Write lane 0 now: the ends of the slices p pops, then p.
@@ -311,15 +311,15 @@ func (w *Writer) place(t *trackState, order []sortKey) (lanes int) {
 				w.writeEnd(t, &ps[open[x]], 0)
 			}
 			w.writeBegin(t, p, 0, "")
-			w.work[0].push(p, o.i)
-			w.laneOf[k] = 0
+			w.lanes.work[0].push(p, o.i)
+			w.lanes.laneOf[k] = 0
 			continue
 		}
-		first := w.conflict
+		first := w.lanes.conflict
 		first.why = why
 		l := 1
 		for ; ; l++ {
-			if l == len(w.work) {
+			if l == len(w.lanes.work) {
 				if noMore == nil {
 					noMore = w.addLane(t)
 				}
@@ -328,28 +328,28 @@ func (w *Writer) place(t *trackState, order []sortKey) (lanes int) {
 				}
 			}
 			if why, _ := w.fit(t, l, o.i); why == fits {
-				w.work[l].push(p, o.i)
+				w.lanes.work[l].push(p, o.i)
 				break
 			}
 		}
-		if l == len(w.work) {
-			w.laneOf[k] = noLane
+		if l == len(w.lanes.work) {
+			w.lanes.laneOf[k] = noLane
 			w.refuseUnplaced(t, p, noMore, first.reason(ps))
 			continue
 		}
-		w.laneOf[k] = uint8(l)
+		w.lanes.laneOf[k] = uint8(l)
 		lanes = max(lanes, l+1)
 		w.stats.Overflowed++
-		w.relocs = append(w.relocs, reloc{i: o.i, c: first})
+		w.lanes.relocs = append(w.lanes.relocs, reloc{i: o.i, c: first})
 		if w.cfg.overflow != nil {
-			w.overflows = append(w.overflows, Overflow{Track: t.label(), Lane: l, Name: p.label, TS: p.ts, Dur: p.end - p.ts, Ref: p.ref, Err: first.err()})
+			w.lanes.overflows = append(w.lanes.overflows, Overflow{Track: t.label(), Lane: l, Name: p.label, TS: p.ts, Dur: p.end - p.ts, Ref: p.ref, Err: first.err()})
 		}
 	}
-	for open := w.work[0].stack; len(open) > 0; open = open[:len(open)-1] {
+	for open := w.lanes.work[0].stack; len(open) > 0; open = open[:len(open)-1] {
 		w.writeEnd(t, &ps[open[len(open)-1]], 0)
 	}
-	for l := range w.work {
-		w.remember(&w.work[l], t.memory(l))
+	for l := range w.lanes.work {
+		w.remember(&w.lanes.work[l], t.memory(l))
 	}
 	return lanes
 }
@@ -370,7 +370,7 @@ func (lw *laneWork) reset() {
 // nests among the slices of this flush on the lane and those remembered
 // from earlier flushes, and its depth, and the depth it gives the slices
 // it encloses, stay below MaxDepth. Otherwise it returns why not, and
-// leaves what it conflicts with in w.conflict. Placed, the slice is its
+// leaves what it conflicts with in w.lanes.conflict. Placed, the slice is its
 // lane's, but for being pushed on the lane's stack of open slices (push):
 // fit leaves the stack popped to the slice's parent, its first j entries.
 //
@@ -379,7 +379,7 @@ func (lw *laneWork) reset() {
 // children of one of the latest maxRemembered (inOldChildren), or inside
 // an older one, or with an end in a gap given up past maxPast (inPast).
 func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
-	lw, m, ps := &w.work[l], t.memory(l), t.pending
+	lw, m, ps := &w.lanes.work[l], t.memory(l), t.pending
 	p := &ps[pi]
 	a, b := p.ts, p.end
 	// Among this flush's slices (sorted, so p starts at or after each),
@@ -391,7 +391,7 @@ func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 			break // p nests in top
 		}
 		if a < top.end {
-			w.conflict.other = lw.stack[j-1]
+			w.lanes.conflict.other = lw.stack[j-1]
 			return overlapsNew, 0
 		}
 	}
@@ -427,7 +427,7 @@ func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 			if s > b {
 				break
 			}
-			w.conflict.iv = interval{s, e}
+			w.lanes.conflict.iv = interval{s, e}
 			switch {
 			case a < s:
 				switch {
@@ -451,7 +451,7 @@ func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 				// (or, of no length itself, nest in).
 				if rt.kidsHi == e && rt.hiZero {
 					if b > a {
-						w.conflict.iv = interval{e, e}
+						w.lanes.conflict.iv = interval{e, e}
 						return enclosesOld, 0
 					}
 					return inOldChildren, 0
@@ -477,16 +477,16 @@ func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 			encLo, encLoEnd = minStart(encLo, encLoEnd, rt.kidsLo, rt.loEnd)
 			encHi, encZero = maxEnd(encHi, encZero, rt.kidsHi, rt.hiZero)
 		case a == rt.kidsLo && b > rt.loEnd:
-			w.conflict.iv = interval{a, rt.loEnd}
+			w.lanes.conflict.iv = interval{a, rt.loEnd}
 			return enclosesOld, 0
 		case a == rt.kidsHi && b > a:
-			w.conflict.iv = interval{a, a}
+			w.lanes.conflict.iv = interval{a, a}
 			return enclosesOld, 0
 		case a < rt.kidsLo && b == rt.kidsLo && rt.loEnd > b:
-			w.conflict.iv = interval{b, rt.loEnd}
+			w.lanes.conflict.iv = interval{b, rt.loEnd}
 			return endsAtOld, 0
 		default:
-			w.conflict.iv = interval{rt.ts, rt.end}
+			w.lanes.conflict.iv = interval{rt.ts, rt.end}
 			return inOldChildren, 0
 		}
 	}
@@ -573,12 +573,12 @@ func (w *Writer) fitPast(past []extent, a, b int64) (why, lo, hi int) {
 	for ; i < len(past) && past[i].ts <= b; i++ {
 		x := &past[i]
 		s, e := x.ts, x.end
-		w.conflict.iv = interval{s, e}
+		w.lanes.conflict.iv = interval{s, e}
 		switch {
 		case a < s:
 			switch {
 			case b == s && x.firstEnd > s:
-				w.conflict.iv = interval{s, x.firstEnd}
+				w.lanes.conflict.iv = interval{s, x.firstEnd}
 				return endsAtOld, 0, 0
 			case b == s && e > s:
 				// It would enclose the slices of no length at s, and not
@@ -595,14 +595,14 @@ func (w *Writer) fitPast(past []extent, a, b int64) (why, lo, hi int) {
 			hi = i + 1
 		case a == s:
 			if b > x.firstEnd {
-				w.conflict.iv = interval{s, x.firstEnd}
+				w.lanes.conflict.iv = interval{s, x.firstEnd}
 				return enclosesOld, 0, 0
 			}
 			return inPast, 0, 0
 		case a == e:
 			if x.endZero {
 				if b > a {
-					w.conflict.iv = interval{e, e}
+					w.lanes.conflict.iv = interval{e, e}
 					return enclosesOld, 0, 0
 				}
 				return inPast, 0, 0
@@ -629,7 +629,7 @@ func (w *Writer) remember(lw *laneWork, m *laneMemory) {
 		m.dropPast(lw.gone)
 	}
 	old := m.roots
-	merged := w.merged[:0]
+	merged := w.lanes.merged[:0]
 	i := 0
 	for r := range old {
 		if lw.enclosed&(1<<r) != 0 {
@@ -647,7 +647,7 @@ func (w *Writer) remember(lw *laneWork, m *laneMemory) {
 		merged = append(merged, o)
 	}
 	merged = append(merged, lw.roots[i:]...)
-	w.merged = merged
+	w.lanes.merged = merged
 	n := len(merged) - maxRemembered
 	if k := len(m.past); k > 0 {
 		// Slices of this flush that lie in gaps of the past join it.
@@ -810,8 +810,8 @@ func nth(x []int64, k int) int64 {
 func (w *Writer) writeLane(t *trackState, order []sortKey, l int) {
 	ps := t.pending
 	uuid := t.lanes[l-1].uuid
-	rel := 0 // w.relocs lists the slices of every lane in the same order
-	stack := w.stack[:0]
+	rel := 0 // w.lanes.relocs lists the slices of every lane in the same order
+	stack := w.lanes.stack[:0]
 	for _, k := range order {
 		p := &ps[k.i]
 		for len(stack) > 0 {
@@ -822,10 +822,10 @@ func (w *Writer) writeLane(t *trackState, order []sortKey, l int) {
 			w.writeEnd(t, top, uuid)
 			stack = stack[:len(stack)-1]
 		}
-		for w.relocs[rel].i != k.i {
+		for w.lanes.relocs[rel].i != k.i {
 			rel++
 		}
-		w.writeBegin(t, p, uuid, w.relocs[rel].c.reason(ps))
+		w.writeBegin(t, p, uuid, w.lanes.relocs[rel].c.reason(ps))
 		if !p.instant {
 			stack = append(stack, k.i)
 		}
@@ -834,14 +834,14 @@ func (w *Writer) writeLane(t *trackState, order []sortKey, l int) {
 		w.writeEnd(t, &ps[stack[len(stack)-1]], uuid)
 		stack = stack[:len(stack)-1]
 	}
-	w.stack = stack
+	w.lanes.stack = stack
 }
 
 // writeLanes writes the slices of order placed on overflow lanes, lane by
 // lane, keeping their order within each lane.
 func (w *Writer) writeLanes(t *trackState, order []sortKey, lanes int) {
 	var count [MaxOverflowLanes + 2]int
-	for _, l := range w.laneOf {
+	for _, l := range w.lanes.laneOf {
 		if l != noLane && l > 0 {
 			count[l+1]++
 		}
@@ -849,9 +849,9 @@ func (w *Writer) writeLanes(t *trackState, order []sortKey, lanes int) {
 	for l := 1; l <= lanes; l++ {
 		count[l] += count[l-1]
 	}
-	part := slices.Grow(w.part[:0], count[lanes])[:count[lanes]]
+	part := slices.Grow(w.lanes.part[:0], count[lanes])[:count[lanes]]
 	at := count
-	for k, l := range w.laneOf {
+	for k, l := range w.lanes.laneOf {
 		if l != noLane && l > 0 {
 			part[at[l]] = order[k]
 			at[l]++
@@ -860,7 +860,7 @@ func (w *Writer) writeLanes(t *trackState, order []sortKey, lanes int) {
 	for l := 1; l < lanes; l++ {
 		w.writeLane(t, part[count[l]:count[l+1]], l)
 	}
-	w.part = part
+	w.lanes.part = part
 }
 
 // addLane adds an overflow lane to t, declaring its track (and, for a
@@ -892,8 +892,8 @@ func (w *Writer) addLane(t *trackState) error {
 		return appendVarintField(b, fTrackSiblingMerge, uint64(MergeNone))
 	})
 	t.lanes = append(t.lanes, overflowLane{uuid: uuid})
-	w.work = append(w.work, laneWork{})
-	w.work[len(w.work)-1].reset()
+	w.lanes.work = append(w.lanes.work, laneWork{})
+	w.lanes.work[len(w.lanes.work)-1].reset()
 	return nil
 }
 
@@ -918,16 +918,16 @@ func (t *trackState) laneName(n int) string {
 // reportOverflows calls the function set by WithOverflowFunc for the
 // slices relocated by the flush that ends.
 func (w *Writer) reportOverflows() {
-	if len(w.overflows) == 0 {
+	if len(w.lanes.overflows) == 0 {
 		return
 	}
-	ovs := w.overflows
-	w.overflows = nil
+	ovs := w.lanes.overflows
+	w.lanes.overflows = nil
 	for _, o := range ovs {
 		w.cfg.overflow(o)
 	}
 	clear(ovs)
-	if w.overflows == nil {
-		w.overflows = ovs[:0]
+	if w.lanes.overflows == nil {
+		w.lanes.overflows = ovs[:0]
 	}
 }

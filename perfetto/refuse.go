@@ -34,14 +34,14 @@ func WithRefusalFunc(f func(Refusal)) Option { return func(c *config) { c.refusa
 // flow ids it carried dead for the rest of the flush.
 func (w *Writer) refused(st *trackState, name string, ts, dur int64, ref uint64, flows, endFlows []FlowID, err error, other string) {
 	if len(flows)+len(endFlows) > 0 {
-		if w.dead == nil {
-			w.dead = map[FlowID]bool{}
+		if w.refusal.dead == nil {
+			w.refusal.dead = map[FlowID]bool{}
 		}
 		for _, f := range flows {
-			w.dead[f] = true
+			w.refusal.dead[f] = true
 		}
 		for _, f := range endFlows {
-			w.dead[f] = true
+			w.refusal.dead[f] = true
 		}
 	}
 	if w.cfg.refusal == nil {
@@ -54,12 +54,12 @@ func (w *Writer) refused(st *trackState, name string, ts, dur int64, ref uint64,
 	if len(flows)+len(endFlows) > 0 {
 		r.Flows = append(append(make([]FlowID, 0, len(flows)+len(endFlows)), flows...), endFlows...)
 		for _, f := range r.Flows {
-			if w.written[f] {
+			if w.refusal.written[f] {
 				r.Alone = append(r.Alone, f)
 			}
 		}
 	}
-	w.refusals = append(w.refusals, r)
+	w.refusal.reports = append(w.refusal.reports, r)
 }
 
 // refuseUnplaced refuses pending slice p of t, which no lane took: noMore
@@ -71,7 +71,7 @@ func (w *Writer) refuseUnplaced(t *trackState, p *pendingSlice, noMore error, ot
 	} else {
 		w.dataError(&EventError{Track: t.label(), Name: p.label, TS: p.ts, Dur: p.end - p.ts, Other: other, Err: noMore})
 	}
-	w.refused(t, p.label, p.ts, p.end-p.ts, p.ref, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd], noMore, other)
+	w.refused(t, p.label, p.ts, p.end-p.ts, p.ref, w.waiting.flows[p.flowStart:p.flowMid], w.waiting.flows[p.flowMid:p.flowEnd], noMore, other)
 }
 
 // riskyFirst orders the dirty tracks so that those where the flush could
@@ -79,15 +79,15 @@ func (w *Writer) refuseUnplaced(t *trackState, p *pendingSlice, noMore error, ot
 // then left out of the events of the other tracks. Past the limit on
 // tracks every track may refuse, and there is nothing to put first.
 func (w *Writer) riskyFirst() {
-	need := len(w.dirty) // a flush adds at most a lane per slice, and a process's track
-	for _, t := range w.dirty {
+	need := len(w.waiting.dirty) // a flush adds at most a lane per slice, and a process's track
+	for _, t := range w.waiting.dirty {
 		need += len(t.pending)
 	}
-	if need > w.TracksLeft() || len(w.flows) == 0 {
+	if need > w.TracksLeft() || len(w.waiting.flows) == 0 {
 		return
 	}
-	ordered := w.reorder[:0]
-	for _, t := range w.dirty {
+	ordered := w.refusal.reorder[:0]
+	for _, t := range w.waiting.dirty {
 		if w.risky(t) {
 			ordered = append(ordered, t)
 		}
@@ -95,12 +95,12 @@ func (w *Writer) riskyFirst() {
 	if len(ordered) == 0 {
 		return
 	}
-	for _, t := range w.dirty {
+	for _, t := range w.waiting.dirty {
 		if !slices.Contains(ordered, t) {
 			ordered = append(ordered, t)
 		}
 	}
-	w.dirty, w.reorder = ordered, w.dirty
+	w.waiting.dirty, w.refusal.reorder = ordered, w.waiting.dirty
 }
 
 // risky reports whether the flush could refuse a slice of t that carries
@@ -114,13 +114,13 @@ func (w *Writer) risky(t *trackState) bool {
 	if len(t.lanes)+len(ps) <= MaxOverflowLanes || !slices.ContainsFunc(ps, func(p pendingSlice) bool { return p.flowEnd > p.flowStart }) {
 		return false
 	}
-	starts, ends := w.starts[:0], w.ends[:0]
+	starts, ends := w.refusal.starts[:0], w.refusal.ends[:0]
 	for i := range ps {
 		starts, ends = append(starts, ps[i].ts), append(ends, ps[i].end)
 	}
 	slices.Sort(starts)
 	slices.Sort(ends)
-	w.starts, w.ends = starts, ends
+	w.refusal.starts, w.refusal.ends = starts, ends
 	open, j := 0, 0
 	for i, s := range starts {
 		for ends[j] < s {
@@ -134,13 +134,13 @@ func (w *Writer) risky(t *trackState) bool {
 // reportRefusals calls the function set by WithRefusalFunc for the slices
 // refused since the last report, and forgets the flow ids of the flush.
 func (w *Writer) reportRefusals() {
-	clear(w.dead)
-	clear(w.written)
-	if len(w.refusals) == 0 {
+	clear(w.refusal.dead)
+	clear(w.refusal.written)
+	if len(w.refusal.reports) == 0 {
 		return
 	}
-	rs := w.refusals
-	w.refusals = nil
+	rs := w.refusal.reports
+	w.refusal.reports = nil
 	for _, r := range rs {
 		w.cfg.refusal(r)
 	}

@@ -62,7 +62,7 @@ type pendingSlice struct {
 	label              string // the name, for errors and overflows
 	name, cat          uint32 // interned ids; cat 0: none
 	depth              int32
-	argStart, argEnd   int32 // encoded DebugAnnotations in Writer.enc
+	argStart, argEnd   int32 // encoded DebugAnnotations in Writer.waiting.enc
 	flowStart, flowMid int32 // flows [flowStart, flowMid) start or continue,
 	flowEnd            int32 // [flowMid, flowEnd) terminate
 	instant            bool
@@ -128,21 +128,21 @@ func (w *Writer) addPending(t Track, name, cat string, ts, dur int64, depth int3
 	if cat != "" {
 		p.cat = uint32(seq.internCategory(cat))
 	}
-	p.argStart = int32(len(w.enc))
-	w.enc = appendAnnotations(w.enc, seq, args, fEventAnnotations, true, seq.argMemo(uint64(p.name)))
-	p.argEnd = int32(len(w.enc))
-	p.flowStart = int32(len(w.flows))
+	p.argStart = int32(len(w.waiting.enc))
+	w.waiting.enc = appendAnnotations(w.waiting.enc, seq, args, fEventAnnotations, true, seq.argMemo(uint64(p.name)))
+	p.argEnd = int32(len(w.waiting.enc))
+	p.flowStart = int32(len(w.waiting.flows))
 	if len(flows) > 0 {
-		w.flows = append(w.flows, flows...)
+		w.waiting.flows = append(w.waiting.flows, flows...)
 	}
-	p.flowMid = int32(len(w.flows))
+	p.flowMid = int32(len(w.waiting.flows))
 	if len(endFlows) > 0 {
-		w.flows = append(w.flows, endFlows...)
+		w.waiting.flows = append(w.waiting.flows, endFlows...)
 	}
-	p.flowEnd = int32(len(w.flows))
+	p.flowEnd = int32(len(w.waiting.flows))
 	if !st.dirty {
 		st.dirty = true
-		w.dirty = append(w.dirty, st)
+		w.waiting.dirty = append(w.waiting.dirty, st)
 	}
 }
 
@@ -194,13 +194,13 @@ func (w *Writer) Flush() error {
 
 func (w *Writer) flushSlices() {
 	w.riskyFirst()
-	for _, t := range w.dirty {
+	for _, t := range w.waiting.dirty {
 		w.flushTrack(t)
 		t.dirty = false
 	}
-	w.dirty = w.dirty[:0]
-	w.enc = w.enc[:0]
-	w.flows = w.flows[:0]
+	w.waiting.dirty = w.waiting.dirty[:0]
+	w.waiting.enc = w.waiting.enc[:0]
+	w.waiting.flows = w.waiting.flows[:0]
 	w.reportOverflows()
 	w.reportRefusals()
 }
@@ -264,8 +264,8 @@ func sortKeys(keys []sortKey) {
 // written, so it is written in one pass, with no lengths to patch, in
 // eventStart and eventEnd's layout.
 func (w *Writer) writeBegin(t *trackState, p *pendingSlice, lane uint64, reason string) {
-	if s := t.seq; reason == "" && !s.fresh() && (len(w.dead) == 0 || p.flowEnd == p.flowStart) {
-		enc := w.enc[p.argStart:p.argEnd]
+	if s := t.seq; reason == "" && !s.fresh() && (len(w.refusal.dead) == 0 || p.flowEnd == p.flowStart) {
+		enc := w.waiting.enc[p.argStart:p.argEnd]
 		te := len(enc) + 1 + protowire.SizeVarint(uint64(p.name)) + 2 + 10*int(p.flowEnd-p.flowStart)
 		if p.cat != 0 {
 			te += 1 + protowire.SizeVarint(uint64(p.cat))
@@ -282,7 +282,7 @@ func (w *Writer) writeBegin(t *trackState, p *pendingSlice, lane uint64, reason 
 		return
 	}
 	e := w.eventStart(t, p.ts)
-	e.b = append(e.b, w.enc[p.argStart:p.argEnd]...)
+	e.b = append(e.b, w.waiting.enc[p.argStart:p.argEnd]...)
 	if reason != "" {
 		var m message
 		e.b, m = begin(e.b, fEventAnnotations)
@@ -312,7 +312,7 @@ func (w *Writer) appendBeginFields(b []byte, p *pendingSlice, lane uint64) []byt
 		w.stats.Slices++
 	}
 	if p.flowEnd > p.flowStart {
-		b = w.appendFlows(b, w.flows[p.flowStart:p.flowMid], w.flows[p.flowMid:p.flowEnd])
+		b = w.appendFlows(b, w.waiting.flows[p.flowStart:p.flowMid], w.waiting.flows[p.flowMid:p.flowEnd])
 	}
 	return b
 }
@@ -322,7 +322,7 @@ func (w *Writer) appendBeginFields(b []byte, p *pendingSlice, lane uint64) []byt
 func (w *Writer) appendFlows(b []byte, flows, endFlows []FlowID) []byte {
 	n := len(flows) + len(endFlows)
 	for _, f := range flows {
-		if len(w.dead) > 0 && w.dead[f] {
+		if len(w.refusal.dead) > 0 && w.refusal.dead[f] {
 			n--
 			continue
 		}
@@ -330,7 +330,7 @@ func (w *Writer) appendFlows(b []byte, flows, endFlows []FlowID) []byte {
 		w.wrote(f)
 	}
 	for _, f := range endFlows {
-		if len(w.dead) > 0 && w.dead[f] {
+		if len(w.refusal.dead) > 0 && w.refusal.dead[f] {
 			n--
 			continue
 		}
@@ -348,10 +348,10 @@ func (w *Writer) wrote(f FlowID) {
 	if w.cfg.refusal == nil {
 		return
 	}
-	if w.written == nil {
-		w.written = map[FlowID]bool{}
+	if w.refusal.written == nil {
+		w.refusal.written = map[FlowID]bool{}
 	}
-	w.written[f] = true
+	w.refusal.written[f] = true
 }
 
 // writeEnd writes the end event of p, on lane as writeBegin, in one pass

@@ -111,7 +111,7 @@ type trackState struct {
 	kind   byte
 	stream bool  // the track has had Begin/End events
 	wrote  bool  // complete slices have been flushed on the track
-	dirty  bool  // listed in Writer.dirty
+	dirty  bool  // listed in Writer.waiting.dirty
 	open   int32 // slices begun with Begin and not yet ended
 	seq    *sequence
 

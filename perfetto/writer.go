@@ -167,26 +167,56 @@ func WithInternLimit(n int) Option {
 // wrap the other Err* sentinels and only cost the events concerned.
 // A Writer is not safe for concurrent use.
 type Writer struct {
-	w   io.Writer
-	cfg config
-
-	out    []byte  // encoded Trace bytes waiting for w
-	bundle []byte  // packets waiting to be compressed
-	sinkp  *[]byte // &bundle with compression, &out without (sink)
-	comp   *compressor
-
-	ioErr   error
-	errs    []error
-	closed  bool
-	started bool // the global sequence's first packet is written
+	cfg    config
+	output output // the encoded packets on their way to the io.Writer
+	errs   streamErrors
+	closed bool
 
 	tracks  map[uint64]*trackState
-	nextSeq uint32
-	caches  int // busy sequences' caches (sequence.caches)
-	dirty   []*trackState
-	enc     []byte // encoded arguments of the slices waiting for Flush
-	flows   []FlowID
-	// Scratch for Flush.
+	seqs    sequencing // the packet sequences: numbering and interning caches
+	waiting waiting    // the slices waiting for Flush
+	lanes   placement  // Flush's placing of slices on lanes, and its overflows
+	refusal refusal    // the slices refused, and their flow ids
+
+	wall  []clockPair
+	stats Stats
+}
+
+// output is where a Writer's packets go: the buffer of encoded Trace bytes
+// and, with compression, the bundle of packets and the compressor.
+type output struct {
+	dst    io.Writer
+	buf    []byte      // encoded Trace bytes waiting for dst
+	bundle []byte      // packets waiting to be compressed
+	sink   *[]byte     // &bundle with compression, &buf without (Writer.sink)
+	comp   *compressor // nil until the first bundle is full
+}
+
+// streamErrors are the errors a Writer keeps for the whole stream (Err).
+type streamErrors struct {
+	io   error   // the first error of the io.Writer or the compressor
+	data []error // the first maxErrors data errors
+}
+
+// sequencing numbers the packet sequences of a Writer's tracks and counts
+// their interning caches.
+type sequencing struct {
+	started bool   // the global sequence's first packet is written
+	next    uint32 // the id of the next sequence
+	caches  int    // busy sequences' caches (sequence.caches)
+}
+
+// waiting holds what the slices waiting for Flush need beyond their
+// tracks' pending lists.
+type waiting struct {
+	dirty []*trackState // the tracks with slices waiting, in order
+	enc   []byte        // encoded arguments of the slices waiting
+	flows []FlowID      // their flow ids (pendingSlice.flowStart...)
+}
+
+// placement is the scratch of Flush's placing of a track's slices on its
+// lanes (flushTrack), and the overflows it reports (WithOverflowFunc).
+type placement struct {
 	order     []sortKey
 	stack     []int32
 	work      []laneWork
@@ -196,15 +226,17 @@ type Writer struct {
 	part      []sortKey
 	merged    []root
 	overflows []Overflow
-	refusals  []Refusal
-	reorder   []*trackState // riskyFirst's
-	starts    []int64       // risky's
-	ends      []int64
-	dead      map[FlowID]bool // flow ids of slices refused in this flush
-	written   map[FlowID]bool // flow ids written in this flush (wrote)
+}
 
-	wall  []clockPair
-	stats Stats
+// refusal is what a flush keeps of the slices it refuses: the reports for
+// WithRefusalFunc, the flow ids to leave out, and riskyFirst's scratch.
+type refusal struct {
+	reports []Refusal
+	dead    map[FlowID]bool // flow ids of slices refused in this flush
+	written map[FlowID]bool // flow ids written in this flush (wrote)
+	reorder []*trackState   // riskyFirst's
+	starts  []int64         // risky's
+	ends    []int64
 }
 
 type clockPair struct{ mono, wall int64 }
@@ -240,10 +272,10 @@ func NewWriter(w io.Writer, opts ...Option) *Writer {
 	if c.compress {
 		c.spillAt = c.bundleSize
 	}
-	wr := &Writer{w: w, cfg: c, tracks: make(map[uint64]*trackState), nextSeq: globalSequence + 1}
-	wr.sinkp = &wr.out
+	wr := &Writer{cfg: c, output: output{dst: w}, tracks: make(map[uint64]*trackState), seqs: sequencing{next: globalSequence + 1}}
+	wr.output.sink = &wr.output.buf
 	if c.compress {
-		wr.sinkp = &wr.bundle
+		wr.output.sink = &wr.output.bundle
 	}
 	return wr
 }
@@ -294,8 +326,8 @@ func (e *EventError) Unwrap() error { return e.Err }
 
 func (w *Writer) dataError(e *EventError) {
 	w.stats.Errors++
-	if len(w.errs) < maxErrors {
-		w.errs = append(w.errs, e)
+	if len(w.errs.data) < maxErrors {
+		w.errs.data = append(w.errs.data, e)
 	}
 }
 
@@ -325,7 +357,7 @@ func (w *Writer) WallClock(mono, wall int64) {
 
 // sink is the buffer packets are appended to: the output buffer, or the
 // compression bundle.
-func (w *Writer) sink() []byte { return *w.sinkp }
+func (w *Writer) sink() []byte { return *w.output.sink }
 
 // open starts a packet directly in the sink — the output buffer, or the
 // compression bundle — so that no packet is copied once built. Nothing else
@@ -341,7 +373,7 @@ func (w *Writer) close(b []byte, m message) { w.finish(m.end(b)) }
 // It is short enough to be inlined in the writing of each event.
 func (w *Writer) finish(b []byte) {
 	w.stats.Packets++
-	*w.sinkp = b
+	*w.output.sink = b
 	if len(b) >= w.cfg.spillAt {
 		w.spill()
 	}
@@ -360,8 +392,8 @@ func (w *Writer) spill() {
 // globalPacketStart opens a packet on the global sequence, writing its first
 // packet (the trace's clock declaration) if needed.
 func (w *Writer) globalPacketStart() ([]byte, message) {
-	if !w.started {
-		w.started = true
+	if !w.seqs.started {
+		w.seqs.started = true
 		b, pm := w.open()
 		var m message
 		b, m = begin(b, fPacketClockSnapshot)
@@ -400,8 +432,8 @@ func appendClock(b []byte, id uint32, ts int64, incremental bool) []byte {
 func (w *Writer) sequenceFor(t *trackState, restart bool) *sequence {
 	s := t.seq
 	if s == nil {
-		s = &sequence{id: w.nextSeq, caches: &w.caches}
-		w.nextSeq++
+		s = &sequence{id: w.seqs.next, caches: &w.seqs.caches}
+		w.seqs.next++
 		s.resetInterning()
 		t.seq = s
 	} else if s.started && (s.count < w.cfg.internLimit || !restart) {
@@ -552,21 +584,21 @@ type compressor struct {
 // A panic the io.Writer raised on the compressor's goroutine is raised
 // again here, on the caller's, before anything more is handed over.
 func (w *Writer) sendBundle() {
-	if len(w.bundle) == 0 {
+	if len(w.output.bundle) == 0 {
 		return
 	}
-	if w.comp == nil {
-		w.comp = &compressor{in: make(chan []byte, 2), free: make(chan []byte, 4), done: make(chan struct{})}
-		go w.comp.run(w.w, w.cfg.level)
+	if w.output.comp == nil {
+		w.output.comp = &compressor{in: make(chan []byte, 2), free: make(chan []byte, 4), done: make(chan struct{})}
+		go w.output.comp.run(w.output.dst, w.cfg.level)
 	} else if !w.closed {
 		w.repanic()
 	}
-	w.comp.in <- w.bundle
+	w.output.comp.in <- w.output.bundle
 	select {
-	case b := <-w.comp.free:
-		w.bundle = b[:0]
+	case b := <-w.output.comp.free:
+		w.output.bundle = b[:0]
 	default:
-		w.bundle = make([]byte, 0, w.cfg.bundleSize+w.cfg.bundleSize/4)
+		w.output.bundle = make([]byte, 0, w.cfg.bundleSize+w.cfg.bundleSize/4)
 	}
 }
 
@@ -652,10 +684,10 @@ func (c *compressor) takePanic() (any, bool) {
 // repanic raises, on the caller's goroutine, a panic of the io.Writer that
 // the compressor recovered on its own; each panic is raised once.
 func (w *Writer) repanic() {
-	if w.comp == nil {
+	if w.output.comp == nil {
 		return
 	}
-	if v, ok := w.comp.takePanic(); ok {
+	if v, ok := w.output.comp.takePanic(); ok {
 		panic(v)
 	}
 }
@@ -664,15 +696,15 @@ func (w *Writer) repanic() {
 // ends its goroutine. It keeps the compressor's error, and returns the
 // panic of the io.Writer not yet raised on the caller's goroutine, if any.
 func (w *Writer) stopCompressor() (any, bool) {
-	c := w.comp
+	c := w.output.comp
 	if c == nil {
 		return nil, false
 	}
-	w.comp = nil
+	w.output.comp = nil
 	close(c.in)
 	<-c.done
-	if c.err != nil && w.ioErr == nil {
-		w.ioErr = c.err
+	if c.err != nil && w.errs.io == nil {
+		w.errs.io = c.err
 	}
 	w.stats.Bytes += c.bytes.Load()
 	return c.takePanic()
@@ -680,20 +712,20 @@ func (w *Writer) stopCompressor() (any, bool) {
 
 // writeOut writes the output buffer to the underlying writer.
 func (w *Writer) writeOut() {
-	if len(w.out) == 0 {
+	if len(w.output.buf) == 0 {
 		return
 	}
-	if w.ioErr == nil {
-		n, err := w.w.Write(w.out)
+	if w.errs.io == nil {
+		n, err := w.output.dst.Write(w.output.buf)
 		w.stats.Bytes += int64(n)
-		if err == nil && n < len(w.out) {
+		if err == nil && n < len(w.output.buf) {
 			err = io.ErrShortWrite
 		}
 		if err != nil {
-			w.ioErr = fmt.Errorf("%w: %w", ErrWrite, err)
+			w.errs.io = fmt.Errorf("%w: %w", ErrWrite, err)
 		}
 	}
-	w.out = w.out[:0]
+	w.output.buf = w.output.buf[:0]
 }
 
 // Err returns the errors of the whole stream so far, or nil: the first error
@@ -702,19 +734,19 @@ func (w *Writer) writeOut() {
 // Close return Err. With compression on, an error of the io.Writer shows
 // once the Writer's goroutine has met it, at the latest at Close.
 func (w *Writer) Err() error {
-	if w.ioErr == nil && w.comp != nil {
-		w.comp.mu.Lock()
-		w.ioErr = w.comp.err
-		w.comp.mu.Unlock()
+	if w.errs.io == nil && w.output.comp != nil {
+		w.output.comp.mu.Lock()
+		w.errs.io = w.output.comp.err
+		w.output.comp.mu.Unlock()
 	}
-	if w.ioErr == nil && len(w.errs) == 0 {
+	if w.errs.io == nil && len(w.errs.data) == 0 {
 		return nil
 	}
-	errs := make([]error, 0, 1+len(w.errs))
-	if w.ioErr != nil {
-		errs = append(errs, w.ioErr)
+	errs := make([]error, 0, 1+len(w.errs.data))
+	if w.errs.io != nil {
+		errs = append(errs, w.errs.io)
 	}
-	return errors.Join(append(errs, w.errs...)...)
+	return errors.Join(append(errs, w.errs.data...)...)
 }
 
 // Close writes the slices still waiting, the wall-clock snapshots and every
@@ -755,7 +787,7 @@ func (w *Writer) Close() error {
 			w.globalPacketEnd(b, pm)
 		}
 	}
-	if !w.started {
+	if !w.seqs.started {
 		b, pm := w.globalPacketStart() // an empty trace still declares its clock
 		w.globalPacketEnd(b, pm)
 	}

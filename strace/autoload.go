@@ -56,7 +56,7 @@ func (r *Reader) autoload(rec *Record, at int) bool {
 	r.begin(rec, KindAutoload, at)
 	r.join(rec, end)
 	rec.Prefix = r.prefixAt(at)
-	a.Text = r.arena.str(p.b[:textEnd])
+	a.Text = r.memory.arena.str(p.b[:textEnd])
 	a.Setting = a.Text[setting[0]:setting[1]]
 	a.Raw = a.Text[raw[0]:raw[1]]
 	a.Effective = a.Text[effective[0]:effective[1]]

@@ -115,7 +115,7 @@ func NewMerger(inputs []MergeInput, opts ...Option) *Merger {
 	for i, in := range inputs {
 		o := append(append([]Option(nil), opts...), WithName(in.Name))
 		rd := NewReader(in.R, o...)
-		rd.owned = &attrArena{} // the records' attributes outlive the next Read
+		rd.memory.owned = &attrArena{} // the records' attributes outlive the next Read
 		mi := &mergeInput{index: i, name: in.Name, shift: in.MonoShift, rd: rd,
 			batches: make(chan mergeBatch, mergeBatches), free: make(chan batchBuf, mergeBatches+2)}
 		m.inputs = append(m.inputs, mi)
@@ -244,7 +244,7 @@ func (in *mergeInput) parse(stop <-chan struct{}) {
 			}
 		}
 		if mem = f.mem; mem != nil {
-			in.rd.arena, in.rd.owned = &mem.strs, &mem.attrs
+			in.rd.memory.arena, in.rd.memory.owned = &mem.strs, &mem.attrs
 		}
 		return f.recs
 	}

@@ -136,8 +136,7 @@ func newConfig(opts []Option) config {
 // them).
 type Reader struct {
 	cfg   config
-	br    *bufio.Reader // nil for a Reader of bytes
-	src   []byte        // what is left of the bytes a Reader of bytes reads
+	in    input
 	stats Stats
 
 	line    []byte // the line being scanned, line end stripped; nil when none
@@ -150,11 +149,31 @@ type Reader struct {
 	pfx    Prefix // the last log prefix seen on this line
 	pfxEnd int    // where it ends in line, or -1
 
-	err     error // sticky: io.EOF or the I/O error, returned once the line is done
-	attrs   []Attr
-	owned   *attrArena // when set, attributes are parsed into it (a Merger's)
-	arena   *arena     // the strings' memory: mem, or a Merger's batch's
-	mem     arena
+	memory  recordMemory
+	names   nameMemo
+	scratch []byte // a decoded name for the span filter
+}
+
+// input is where a Reader's lines come from: a bufio.Reader, or what is
+// left of the bytes a Reader of bytes reads.
+type input struct {
+	br  *bufio.Reader // nil for a Reader of bytes
+	src []byte        // what is left of the bytes a Reader of bytes reads
+	err error         // sticky: io.EOF or the I/O error, returned once the line is done
+}
+
+// recordMemory is where the strings and attributes of the records a
+// Reader returns live.
+type recordMemory struct {
+	attrs []Attr
+	owned *attrArena // when set, attributes are parsed into it (a Merger's)
+	arena *arena     // the strings' memory: own, or a Merger's batch's
+	own   arena
+}
+
+// nameMemo keeps the level and function names a Reader has met, so that
+// their strings stay valid for good and the commonest are not parsed again.
+type nameMemo struct {
 	interns map[string]string // owned strings: they stay valid for good
 	// The last level and function seen, checked before the intern map, and
 	// the text of the last prefix's, which spares parsing them: without
@@ -164,13 +183,12 @@ type Reader struct {
 	// TestGenerateLog).
 	lastLevel, lastFunc string
 	lastTail            string // "<LEVEL>]<blanks><func>:<blanks>" of the last prefix
-	scratch             []byte // a decoded name for the span filter
 }
 
 // NewReader returns a Reader of r.
 func NewReader(r io.Reader, opts ...Option) *Reader {
 	rd := newReader(opts)
-	rd.br = bufio.NewReaderSize(r, rd.cfg.maxLine+2)
+	rd.in.br = bufio.NewReaderSize(r, rd.cfg.maxLine+2)
 	return rd
 }
 
@@ -182,14 +200,14 @@ func NewReader(r io.Reader, opts ...Option) *Reader {
 // the records returned never alias b.
 func NewBytesReader(b []byte, opts ...Option) *Reader {
 	rd := newReader(opts)
-	rd.src = b
+	rd.in.src = b
 	return rd
 }
 
 // newReader returns a Reader of opts with nothing to read yet.
 func newReader(opts []Option) *Reader {
-	rd := &Reader{cfg: newConfig(opts), interns: make(map[string]string), pfxEnd: -1}
-	rd.arena = &rd.mem
+	rd := &Reader{cfg: newConfig(opts), names: nameMemo{interns: make(map[string]string)}, pfxEnd: -1}
+	rd.memory.arena = &rd.memory.own
 	return rd
 }
 
@@ -206,36 +224,36 @@ func newReader(opts []Option) *Reader {
 // As after NewBytesReader, the Reader never writes to b, and b must not
 // change while it is read. The Stats returned before stay as they were.
 func (r *Reader) ResetBytes(b []byte) {
-	r.arena = &r.mem
-	r.mem.rewind()
-	r.br, r.src = nil, b
+	r.memory.arena = &r.memory.own
+	r.memory.own.rewind()
+	r.in.br, r.in.src = nil, b
 	r.stats = Stats{}
 	r.line, r.lineNo, r.lineOff, r.next, r.pos, r.open = nil, 0, 0, 0, 0, false
 	r.pfx, r.pfxEnd = Prefix{}, -1
-	r.err = nil
+	r.in.err = nil
 }
 
 // readSlice returns the next line with its line end, as bufio.Reader's
 // ReadSlice('\n') does with a buffer of maxLine+2 bytes: a line that does not
 // fit comes in pieces, each but the last with bufio.ErrBufferFull.
 func (r *Reader) readSlice() ([]byte, error) {
-	if r.br != nil {
-		return r.br.ReadSlice('\n')
+	if r.in.br != nil {
+		return r.in.br.ReadSlice('\n')
 	}
-	rest := r.src
+	rest := r.in.src
 	if len(rest) == 0 {
 		return nil, io.EOF
 	}
 	size := r.cfg.maxLine + 2 // NewReader's buffer
 	if k := bytes.IndexByte(rest[:min(len(rest), size)], '\n'); k >= 0 {
-		r.src = rest[k+1:]
+		r.in.src = rest[k+1:]
 		return rest[:k+1], nil
 	}
 	if len(rest) >= size {
-		r.src = rest[size:]
+		r.in.src = rest[size:]
 		return rest[:size], bufio.ErrBufferFull
 	}
-	r.src = nil
+	r.in.src = nil
 	return rest, io.EOF
 }
 
@@ -266,8 +284,8 @@ func (r *Reader) read(rec *Record) error {
 			}
 			r.line = nil
 		}
-		if r.err != nil {
-			return r.err
+		if r.in.err != nil {
+			return r.in.err
 		}
 		r.readLine()
 	}
@@ -281,7 +299,7 @@ func (r *Reader) readLine() {
 		return
 	}
 	if err != nil {
-		r.err = err
+		r.in.err = err
 	}
 	if len(data) == 0 {
 		return
@@ -336,7 +354,7 @@ func (r *Reader) skipLong(first []byte) {
 			continue
 		}
 		if err != nil {
-			r.err = err
+			r.in.err = err
 			if len(data) > 0 {
 				r.stats.Bytes += int64(len(data))
 				r.next += int64(len(data))
@@ -593,11 +611,11 @@ func (r *Reader) span(rec *Record, at int) bool {
 	s.NameTruncated = p.nameEnd > p.nameAt && p.b[p.nameEnd-1] == '~'
 	if text := p.b[p.nameAt:]; bytes.IndexByte(text, '%') < 0 {
 		// Nothing to decode: one copy holds the name and every attribute.
-		all := r.arena.str(text)
+		all := r.memory.arena.str(text)
 		s.Name = all[:p.nameEnd-p.nameAt]
 		s.Attrs, s.AttrsTruncated = r.parseAttrs(p.b[p.i:], all[p.i-p.nameAt:], true)
 	} else {
-		s.Name = r.arena.decoded(p.b[p.nameAt:p.nameEnd])
+		s.Name = r.memory.arena.decoded(p.b[p.nameAt:p.nameEnd])
 		s.Attrs, s.AttrsTruncated = r.parseAttrs(p.b[p.i:], "", true)
 	}
 	if maybeCut {
@@ -853,10 +871,10 @@ func (r *Reader) bindPhase(rec *Record, at int) bool {
 	if r.pfxEnd >= 0 && r.pfxEnd <= at {
 		if src, ok := sourceTag(line[r.pfxEnd:at]); ok {
 			rec.Prefix = r.pfx
-			b.Source = r.arena.str(src)
+			b.Source = r.memory.arena.str(src)
 		}
 	}
-	b.Phase = r.arena.str(p.b[len(markBind):phaseEnd])
+	b.Phase = r.memory.arena.str(p.b[len(markBind):phaseEnd])
 	b.Attrs, _ = r.parseAttrs(p.b[p.i:], "", false)
 	if maybeCut {
 		r.markCut(b.Attrs)
@@ -910,7 +928,7 @@ func (r *Reader) stamp(rec *Record) bool {
 	}
 	r.begin(rec, KindStamp, 0)
 	r.join(rec, end)
-	rec.Stamp.Text = r.arena.str(line[len(markStamp)+1:])
+	rec.Stamp.Text = r.memory.arena.str(line[len(markStamp)+1:])
 	return true
 }
 
@@ -918,9 +936,9 @@ func (r *Reader) stamp(rec *Record) bool {
 // encoding (bind phase attributes are raw). When same is not empty it holds
 // b's bytes and needs no decoding: keys and values are taken from it.
 func (r *Reader) parseAttrs(b []byte, same string, decode bool) ([]Attr, bool) {
-	attrs := r.attrs[:0]
-	if r.owned != nil {
-		attrs = r.owned.tail()
+	attrs := r.memory.attrs[:0]
+	if r.memory.owned != nil {
+		attrs = r.memory.owned.tail()
 	}
 	if same != "" {
 		attrs = splitAttrs(attrs, b, same)
@@ -931,10 +949,10 @@ func (r *Reader) parseAttrs(b []byte, same string, decode bool) ([]Attr, bool) {
 	if truncated && len(attrs) > 0 {
 		attrs[len(attrs)-1].Truncated = true
 	}
-	if r.owned != nil {
-		attrs = r.owned.keep(attrs)
+	if r.memory.owned != nil {
+		attrs = r.memory.owned.keep(attrs)
 	} else {
-		r.attrs = attrs
+		r.memory.attrs = attrs
 	}
 	if len(attrs) == 0 {
 		return nil, truncated
@@ -1037,31 +1055,31 @@ func (r *Reader) decodeAttrs(attrs []Attr, b []byte, decode bool) []Attr {
 
 func (r *Reader) text(b []byte, decode bool) string {
 	if decode {
-		return r.arena.decoded(b)
+		return r.memory.arena.decoded(b)
 	}
-	return r.arena.str(b)
+	return r.memory.arena.str(b)
 }
 
 // intern returns b as a string, shared between records for the few distinct
 // values a log prefix holds.
 func (r *Reader) intern(b []byte) string {
-	if string(b) == r.lastLevel {
-		return r.lastLevel
+	if string(b) == r.names.lastLevel {
+		return r.names.lastLevel
 	}
-	if string(b) == r.lastFunc {
-		return r.lastFunc
+	if string(b) == r.names.lastFunc {
+		return r.names.lastFunc
 	}
-	if s, ok := r.interns[string(b)]; ok {
+	if s, ok := r.names.interns[string(b)]; ok {
 		return s
 	}
-	if len(r.interns) >= 4096 {
-		if r.arena.reuse {
+	if len(r.names.interns) >= 4096 {
+		if r.memory.arena.reuse {
 			return string(b) // a canonical string outlives the memory reused
 		}
-		return r.arena.str(b)
+		return r.memory.arena.str(b)
 	}
 	s := string(b)
-	r.interns[s] = s
+	r.names.interns[s] = s
 	return s
 }
 
@@ -1073,9 +1091,9 @@ func (r *Reader) parsePrefix(line []byte, at int, out *Prefix) (int, bool) {
 	if !p.prefixTimes(&pf) && (!p.i64(&pf.MonoNS, "mono_ns") || !p.lit("][T0x") || !p.hex(&pf.Thread, "thread") || !p.lit("][")) {
 		return 0, false
 	}
-	if t := r.lastTail; t != "" && len(line)-p.i >= len(t) && string(line[p.i:p.i+len(t)]) == t {
+	if t := r.names.lastTail; t != "" && len(line)-p.i >= len(t) && string(line[p.i:p.i+len(t)]) == t {
 		// The same level and function as the last prefix: the common case.
-		pf.Present, pf.Level, pf.Func = true, r.lastLevel, r.lastFunc
+		pf.Present, pf.Level, pf.Func = true, r.names.lastLevel, r.names.lastFunc
 		*out = pf
 		return p.i + len(t), true
 	}
@@ -1102,11 +1120,11 @@ func (r *Reader) parsePrefix(line []byte, at int, out *Prefix) (int, bool) {
 	}
 	pf.Present = true
 	pf.Level = r.intern(line[ls:le])
-	r.lastLevel = pf.Level
+	r.names.lastLevel = pf.Level
 	pf.Func = r.intern(line[fs:fe])
-	r.lastFunc = pf.Func
-	if tail := line[tailAt:p.i]; string(tail) != r.lastTail {
-		r.lastTail = r.intern(tail)
+	r.names.lastFunc = pf.Func
+	if tail := line[tailAt:p.i]; string(tail) != r.names.lastTail {
+		r.names.lastTail = r.intern(tail)
 	}
 	*out = pf
 	return p.i, true

@@ -44,31 +44,47 @@ const maxPendingLines = 1 << 16
 // From a stream, [BindStats.Binds] holds each bind's key, start and
 // coldness but not its segments.
 type Binds struct {
-	cfg      bindConfig
-	name     string
+	cfg  bindConfig
+	name string
+	seq  int64 // records seen
+	base int64 // bytes of the logs before this one
+
+	about   logAbout   // the log's stamps and autoload records
+	window  bindWindow // the binds open to segments and lines
+	recs    *passWindow
+	set     bindSet
+	leftOut leftOut // what was left out of the statistics, for the warnings
+	done    bool
+}
+
+// logAbout is what a log says about itself: its "[stamp]" lines and its
+// distinct autoload records, in order.
+type logAbout struct {
 	stamps   []string
 	autoload []string
 	autoSeen map[string]bool
+}
 
+// bindWindow holds the binds open to segments and bind lines (at most
+// MaxOpenBinds), those already closed, and the bind lines waiting for a
+// bind whose span holds them.
+type bindWindow struct {
 	open    map[bindKey]*openBind
 	queue   arrivals[bindKey]
 	closed  map[bindKey]struct{}
 	scopes  []*openBind // open binds with a chip.run.bind span, in its order
 	pending []BindLine  // bind lines inside no open bind's span yet
-	late    int64
-	seq     int64 // records seen
-	base    int64 // bytes of the logs before this one
+}
 
-	recs     *passWindow
-	set      bindSet
-	notBinds int
-
+// leftOut counts what a Binds leaves out of its statistics, and why.
+type leftOut struct {
+	late       int64 // segments after their bind was closed (Binds.Late)
 	dups       []dupWarning
-	unclaimed  int
-	firstOff   int64
+	unclaimed  int   // bind lines inside no bind's span
+	firstOff   int64 // the first of them
 	firstLine  string
-	impossible int
-	done       bool
+	impossible int // host_phase_records segments that end before they start
+	notBinds   int // segment groups without host_orch
 }
 
 type bindOrder struct{ stage, seq int64 }
@@ -98,8 +114,8 @@ type streamSeg struct {
 
 // NewBinds returns an empty [Binds] for the log named name.
 func NewBinds(name string, opts ...BindOption) *Binds {
-	b := &Binds{name: name, open: make(map[bindKey]*openBind), closed: make(map[bindKey]struct{}),
-		autoSeen: make(map[string]bool)}
+	b := &Binds{name: name, about: logAbout{autoSeen: make(map[string]bool)},
+		window: bindWindow{open: make(map[bindKey]*openBind), closed: make(map[bindKey]struct{})}}
 	for _, o := range opts {
 		o(&b.cfg)
 	}
@@ -109,7 +125,7 @@ func NewBinds(name string, opts ...BindOption) *Binds {
 
 // Late returns how many segments arrived after their bind was closed;
 // they are in no statistic.
-func (b *Binds) Late() int64 { return b.late }
+func (b *Binds) Late() int64 { return b.leftOut.late }
 
 // Skip shifts the byte offsets of the records added next by n: they come
 // from a log read after n bytes of others, as [Concat] counts them.
@@ -161,30 +177,30 @@ func (b *Binds) Add(rec *strace.Record) {
 		b.line(BindLine{BindPhase: strace.BindPhase{Phase: strings.Clone(rec.BindPhase.Phase), StartNS: rec.BindPhase.StartNS,
 			DurNS: rec.BindPhase.DurNS, Attrs: rec.BindPhase.Attrs}, Thread: thread, Offset: b.base + rec.Pos.Offset})
 	case strace.KindStamp:
-		b.stamps = append(b.stamps, strings.Clone(rec.Stamp.Text))
+		b.about.stamps = append(b.about.stamps, strings.Clone(rec.Stamp.Text))
 	case strace.KindAutoload:
-		if t := rec.Autoload.Text; !b.autoSeen[t] {
+		if t := rec.Autoload.Text; !b.about.autoSeen[t] {
 			t = strings.Clone(t)
-			b.autoSeen[t] = true
-			b.autoload = append(b.autoload, t)
+			b.about.autoSeen[t] = true
+			b.about.autoload = append(b.about.autoload, t)
 		}
 	}
 }
 
 // get returns the open bind k, opening it; nil when it was closed.
 func (b *Binds) get(k bindKey) *openBind {
-	if o := b.open[k]; o != nil {
+	if o := b.window.open[k]; o != nil {
 		return o
 	}
-	if _, ok := b.closed[k]; ok {
+	if _, ok := b.window.closed[k]; ok {
 		return nil
 	}
-	if len(b.open) >= MaxOpenBinds {
+	if len(b.window.open) >= MaxOpenBinds {
 		b.closeOldest()
 	}
 	o := &openBind{key: k}
-	b.open[k] = o
-	b.queue.push(k)
+	b.window.open[k] = o
+	b.window.queue.push(k)
 	return o
 }
 
@@ -202,18 +218,18 @@ func (b *Binds) span(rec *strace.Record) {
 		if rec.Prefix.Present {
 			o.thread = rec.Prefix.Thread
 		}
-		b.scopes = append(b.scopes, o)
+		b.window.scopes = append(b.window.scopes, o)
 		// Lines waiting for a bind: this is the first one that holds them.
-		kept := b.pending[:0]
-		for _, l := range b.pending {
+		kept := b.window.pending[:0]
+		for _, l := range b.window.pending {
 			if holds(o, &l) {
 				o.lines = append(o.lines, l)
 			} else {
 				kept = append(kept, l)
 			}
 		}
-		clear(b.pending[len(kept):])
-		b.pending = kept
+		clear(b.window.pending[len(kept):])
+		b.window.pending = kept
 	case strings.HasPrefix(s.Name, prefix):
 		seg := s.Name[len(prefix):]
 		if seg == "" || strings.Contains(seg, ".") {
@@ -222,7 +238,7 @@ func (b *Binds) span(rec *strace.Record) {
 		k := bindKey{s.Pid, s.Inv}
 		o := b.get(k)
 		if o == nil {
-			b.late++
+			b.leftOut.late++
 			return
 		}
 		if !o.group {
@@ -252,26 +268,26 @@ func (b *Binds) line(l BindLine) {
 		b.unclaim(&l)
 		return
 	}
-	for _, o := range b.scopes {
+	for _, o := range b.window.scopes {
 		if !o.gone && holds(o, &l) {
 			l.Attrs = slices.Clone(l.Attrs)
 			o.lines = append(o.lines, l)
 			return
 		}
 	}
-	if len(b.pending) == maxPendingLines {
-		b.unclaim(&b.pending[0])
-		b.pending = slices.Delete(b.pending, 0, 1)
+	if len(b.window.pending) == maxPendingLines {
+		b.unclaim(&b.window.pending[0])
+		b.window.pending = slices.Delete(b.window.pending, 0, 1)
 	}
 	l.Attrs = slices.Clone(l.Attrs)
-	b.pending = append(b.pending, l)
+	b.window.pending = append(b.window.pending, l)
 }
 
 func (b *Binds) unclaim(l *BindLine) {
-	if b.unclaimed == 0 || l.Offset < b.firstOff {
-		b.firstOff, b.firstLine = l.Offset, fmt.Sprintf("%s at byte %d", l.Phase, l.Offset)
+	if b.leftOut.unclaimed == 0 || l.Offset < b.leftOut.firstOff {
+		b.leftOut.firstOff, b.leftOut.firstLine = l.Offset, fmt.Sprintf("%s at byte %d", l.Phase, l.Offset)
 	}
-	b.unclaimed++
+	b.leftOut.unclaimed++
 }
 
 // offer gives o the segment seg as binder.segment does; (stage, x, y)
@@ -292,7 +308,7 @@ func (b *Binds) offer(o *openBind, ts int64, seg string, src SegmentSource, v se
 		case src.rank() < old.src.rank():
 			return
 		case src == old.src:
-			b.dups = append(b.dups, dupWarning{stage, x, y,
+			b.leftOut.dups = append(b.leftOut.dups, dupWarning{stage, x, y,
 				fmt.Sprintf("pid %d inv %d logged %s more than once; the last one is kept", o.key.pid, o.key.inv, seg)})
 		}
 		*old = streamSeg{src: src, view: v}
@@ -302,17 +318,17 @@ func (b *Binds) offer(o *openBind, ts int64, seg string, src SegmentSource, v se
 }
 
 func (b *Binds) closeOldest() {
-	closeOldest(&b.queue, b.open, b.closeBind)
-	if n := len(b.scopes); n > 2*MaxOpenBinds {
-		b.scopes = slices.DeleteFunc(b.scopes, func(o *openBind) bool { return o.gone })
+	closeOldest(&b.window.queue, b.window.open, b.closeBind)
+	if n := len(b.window.scopes); n > 2*MaxOpenBinds {
+		b.window.scopes = slices.DeleteFunc(b.window.scopes, func(o *openBind) bool { return o.gone })
 	}
 }
 
 // closeBind adds the bind's lines and passes, as the Log path does after
 // every span, and packs it.
 func (b *Binds) closeBind(o *openBind) {
-	delete(b.open, o.key)
-	b.closed[o.key] = struct{}{}
+	delete(b.window.open, o.key)
+	b.window.closed[o.key] = struct{}{}
 	o.gone = true
 	slices.SortFunc(o.lines, func(x, y BindLine) int { return cmp.Compare(x.Offset, y.Offset) })
 	for _, l := range o.lines {
@@ -334,7 +350,7 @@ func (b *Binds) closeBind(o *openBind) {
 		for _, h := range b.recs.take(o.key) {
 			for i, r := range h.segs {
 				if r.end < r.start || r.end > math.MaxInt64 {
-					b.impossible++
+					b.leftOut.impossible++
 					continue
 				}
 				if !o.group {
@@ -352,7 +368,7 @@ func (b *Binds) closeBind(o *openBind) {
 	}
 	names := b.set.names.names
 	if !slices.ContainsFunc(o.segs, func(s streamSeg) bool { return names[s.view.name] == "host_orch" }) {
-		b.notBinds++
+		b.leftOut.notBinds++
 		return
 	}
 	slices.SortStableFunc(o.segs, func(x, y streamSeg) int {
@@ -384,13 +400,13 @@ func (b *Binds) Stats() (*BindStats, error) {
 func (b *Binds) finish() {
 	if !b.done {
 		b.done = true
-		closeAll(&b.queue, b.open, b.closeBind)
+		closeAll(&b.window.queue, b.window.open, b.closeBind)
 		b.recs.drain()
-		for i := range b.pending {
-			b.unclaim(&b.pending[i])
+		for i := range b.window.pending {
+			b.unclaim(&b.window.pending[i])
 		}
-		b.open, b.scopes, b.pending = nil, nil, nil
-		b.closed = nil
+		b.window.open, b.window.scopes, b.window.pending = nil, nil, nil
+		b.window.closed = nil
 		b.set.binds = slices.Clip(b.set.binds)
 		slices.SortFunc(b.set.binds, func(x, y packedBind) int {
 			return cmp.Or(cmp.Compare(x.pid, y.pid), cmp.Compare(x.ts, y.ts),
@@ -401,19 +417,19 @@ func (b *Binds) finish() {
 
 func (b *Binds) stats() (*BindStats, error) {
 	cfg := b.cfg
-	st := &BindStats{Name: b.name, KeepFirst: cfg.keepFirst, Autoload: b.autoload}
-	if len(b.stamps) > 0 {
-		st.Stamp, st.HasStamp = b.stamps[0], true
+	st := &BindStats{Name: b.name, KeepFirst: cfg.keepFirst, Autoload: b.about.autoload}
+	if len(b.about.stamps) > 0 {
+		st.Stamp, st.HasStamp = b.about.stamps[0], true
 	} else {
 		st.warn(WarnNoStamp, "no `[stamp]` line: the command and commit behind these numbers have to be established by hand before comparing them to anything")
 	}
 	if len(st.Autoload) == 0 {
 		st.warn(WarnNoAutoload, "no `torch_backend_autoload` record: backend-autoload state must be established before comparing this log")
 	}
-	slices.SortStableFunc(b.dups, func(x, y dupWarning) int {
+	slices.SortStableFunc(b.leftOut.dups, func(x, y dupWarning) int {
 		return cmp.Or(cmp.Compare(x.stage, y.stage), cmp.Compare(x.a, y.a), cmp.Compare(x.b, y.b))
 	})
-	dups := b.dups
+	dups := b.leftOut.dups
 	flush := func(stage int64) {
 		for len(dups) > 0 && dups[0].stage == stage {
 			st.Warnings = append(st.Warnings, BindWarning{Kind: WarnDuplicateSegment, Text: dups[0].text})
@@ -422,18 +438,18 @@ func (b *Binds) stats() (*BindStats, error) {
 	}
 	flush(0)
 	flush(1)
-	if b.unclaimed > 0 {
-		st.warn(WarnUnclaimed, "%d bind phase line(s) lie inside no chip.run.bind of their log thread and were left out (first: %s)", b.unclaimed, b.firstLine)
+	if b.leftOut.unclaimed > 0 {
+		st.warn(WarnUnclaimed, "%d bind phase line(s) lie inside no chip.run.bind of their log thread and were left out (first: %s)", b.leftOut.unclaimed, b.leftOut.firstLine)
 	}
 	flush(2)
 	if n := b.recs.unmatched; n > 0 {
 		st.warn(WarnUnclaimed, "%d host_phase_records pass(es) match no bind in the log and were left out (first: %s)", n, b.recs.first)
 	}
-	if b.impossible > 0 {
-		st.warn(WarnUnclaimed, "%d host_phase_records segment(s) end before they start and were left out", b.impossible)
+	if b.leftOut.impossible > 0 {
+		st.warn(WarnUnclaimed, "%d host_phase_records segment(s) end before they start and were left out", b.leftOut.impossible)
 	}
-	if b.notBinds > 0 {
-		st.warn(WarnNotABind, "%d segment group(s) without host_orch are not binds and were left out", b.notBinds)
+	if b.leftOut.notBinds > 0 {
+		st.warn(WarnNotABind, "%d segment group(s) without host_orch are not binds and were left out", b.leftOut.notBinds)
 	}
 	if b.recs.err != nil {
 		return st, fmt.Errorf("%s: host_phase_records: %w", b.name, b.recs.err)
