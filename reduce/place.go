@@ -210,8 +210,6 @@ type domainState struct {
 	// tick is freq.tick(); half is half the rate horizon in cycles.
 	tick HostNanos
 	half Cycles
-	// The ratios of the rate ranges the last runs were placed with.
-	ratios ratioMemo
 
 	// The estimate: the central line of every window (estimate.go), the
 	// first anchor's counter value and the windows' step in nominal ns.
@@ -249,7 +247,6 @@ type Placer struct {
 	cfg     config
 	domains map[Domain]*domainState
 	reasons map[reasonKey]string // the texts of Mapping.Reason made so far
-	ratios  ratioMemo            // for runs of a domain without anchors
 }
 
 // NewPlacer returns a Placer with the given options.
@@ -917,7 +914,7 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 		used := 0
 		xc, ok := nominal(ds.base, run.Origin, ds.freq)
 		if ok {
-			q := ds.ratios.of(rate)
+			q := ratiosOf(rate)
 			iv, used = p.anchorInterval(ds, run.Origin, xc, &q)
 		}
 		if used > 0 {
@@ -968,11 +965,7 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 		xsLo := min(covered-wallDur, 0)
 		xeLo = max(covered, wallDur+xsLo)
 	}
-	memo := &p.ratios
-	if ds != nil {
-		memo = &ds.ratios
-	}
-	q := memo.of(rate)
+	q := ratiosOf(rate)
 	sHi, eLo := q.hostHi(xsHi), q.hostLo(xeLo)
 	contain := func(w HostWindow, ev Evidence) {
 		lo, hi := satAdd(w.Start, -satAdd(sHi, tick)), satAdd(w.End, -satAdd(eLo, -tick))
