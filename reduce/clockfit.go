@@ -157,9 +157,6 @@ type centralFit struct {
 	// the feasible rates [kL, kR] (1e-12).
 	lower, upper []fitPoint
 	kL, kR       int64
-	// The candidate rates of the hull edges at points mapped last (see
-	// extreme).
-	lowerAt, upperAt edgeRates
 }
 
 // fitLine returns the central line of brackets sorted by x (see
@@ -277,8 +274,8 @@ func (c *centralFit) at(x int64) (lo, hi, k int64, ok bool) {
 	// the lowest is min over κ of a convex function, the highest max of a
 	// concave one, both extreme at the rate where the hull edge that
 	// straddles dx changes over, or at an end of [kL, kR].
-	low := c.extreme(c.lower, &c.lowerAt, dx, true)
-	high := c.extreme(c.upper, &c.upperAt, dx, false)
+	low := c.extreme(c.lower, dx, true)
+	high := c.extreme(c.upper, dx, false)
 	l, ok1 := low.div(rateScale, false)
 	h, ok2 := high.div(rateScale, true)
 	base, ok3 := addHost(HostNanos(c.ref), HostNanos(dx))
@@ -290,44 +287,28 @@ func (c *centralFit) at(x int64) (lo, hi, k int64, ok bool) {
 	return int64(lv), int64(hv), c.line.k, ok1 && ok2
 }
 
-// edgeRates are the rates at which the envelope of a hull plus dx·κ can
-// be extreme for the dx between the ends of one hull edge, with the
-// envelope's values there (they do not depend on dx): kept, since the
-// points mapped through a fit one after the other are close.
-type edgeRates struct {
-	set  bool
-	edge int // the first hull point with d > dx
-	k    [4]int64
-	env  [4]i128
-}
-
 // extreme returns the least (with upper) or the greatest (without) value
 // over κ in [kL, kR] of f(κ) = env(κ) + dx·κ, env the envelope of hull h
 // (envAtScaled(h, κ, upper, rateScale)): the least for the lower hull,
-// whose envelope is its upper one, the greatest for the upper hull; memo
-// keeps the candidates of the last edge.
-func (c *centralFit) extreme(h []fitPoint, memo *edgeRates, dx int64, upper bool) i128 {
+// whose envelope is its upper one, the greatest for the upper hull. f is
+// extreme at an end of [kL, kR] or where the hull edge that straddles dx
+// changes over.
+func (c *centralFit) extreme(h []fitPoint, dx int64, upper bool) i128 {
 	// The edge (i, i+1) with d_i ≤ dx < d_{i+1}; the hull's d are
 	// strictly increasing.
-	j := memo.edge
-	if !memo.set || (j > 0 && h[j-1].d > dx) || (j < len(h) && h[j].d <= dx) {
-		j = sort.Search(len(h), func(i int) bool { return h[i].d > dx })
-		memo.set, memo.edge = true, j
-		memo.k = [4]int64{c.kL, c.kR, c.kL, c.kR}
-		if i := j - 1; i >= 0 && i+1 < len(h) {
-			// The rates at which its two points tie: (u' − u)·1e12/(d' − d).
-			if kb, ok := mul128(h[i+1].u-h[i].u, rateScale).div(h[i+1].d-h[i].d, false); ok {
-				memo.k[2] = min(max(kb, c.kL), c.kR)
-				memo.k[3] = min(max(kb+1, c.kL), c.kR)
-			}
-		}
-		for n, k := range memo.k {
-			memo.env[n], _ = envAtScaled(h, k, upper, rateScale)
+	j := sort.Search(len(h), func(i int) bool { return h[i].d > dx })
+	ks := [4]int64{c.kL, c.kR, c.kL, c.kR}
+	if i := j - 1; i >= 0 && i+1 < len(h) {
+		// The rates at which its two points tie: (u' − u)·1e12/(d' − d).
+		if kb, ok := mul128(h[i+1].u-h[i].u, rateScale).div(h[i+1].d-h[i].d, false); ok {
+			ks[2] = min(max(kb, c.kL), c.kR)
+			ks[3] = min(max(kb+1, c.kL), c.kR)
 		}
 	}
-	bv := memo.env[0].add(mul128(dx, memo.k[0]))
-	for n := 1; n < len(memo.k); n++ {
-		if v := memo.env[n].add(mul128(dx, memo.k[n])); (!upper && v.cmp(bv) > 0) || (upper && v.cmp(bv) < 0) {
+	var bv i128
+	for n, k := range ks {
+		env, _ := envAtScaled(h, k, upper, rateScale)
+		if v := env.add(mul128(dx, k)); n == 0 || (!upper && v.cmp(bv) > 0) || (upper && v.cmp(bv) < 0) {
 			bv = v
 		}
 	}

@@ -85,27 +85,6 @@ func (q *rateRatios) of(r rateRange) bool {
 	return q.set && q.lo.e == r.lo && q.hi.e == r.hi
 }
 
-// ratioMemo keeps the ratios of the last two rate ranges asked for: a
-// domain's runs share their rate estimate, and the joint intersection
-// narrows it for some of them.
-type ratioMemo struct {
-	q    [2]rateRatios
-	next int // the entry the next new range replaces
-}
-
-// of returns the ratios of r.
-func (c *ratioMemo) of(r rateRange) rateRatios {
-	for i := range c.q {
-		if c.q[i].of(r) {
-			return c.q[i]
-		}
-	}
-	c.q[c.next] = ratiosOf(r)
-	i := c.next
-	c.next = 1 - c.next
-	return c.q[i]
-}
-
 // fast reports whether every v with |v| < 2^44 is converted by fastAt.
 func (q *rateRatios) fast() bool { return q.lo.fast && q.hi.fast }
 
