@@ -2,6 +2,10 @@ package phasetrace_test
 
 import (
 	"bytes"
+	"encoding/csv"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
+	"github.com/phasetrace/phasetrace/perfetto/check/processor"
 	"github.com/phasetrace/phasetrace/reduce/analysis"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -237,5 +242,73 @@ func TestRunsInFlightCounters(t *testing.T) {
 				t.Errorf("runs in flight (-brute force +counters):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestCountersInTheTraceProcessor loads a trace into Perfetto's trace
+// processor and checks that every counter track is a process counter track
+// of the process perfetto/check reads it under, with as many values.
+func TestCountersInTheTraceProcessor(t *testing.T) {
+	sh, ok := processor.FromEnv()
+	if !ok {
+		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
+	}
+	cfg := counterLogs[1].cfg
+	tr, sum, out := convert(t, []phasetrace.Input{phasetrace.Bytes("gen.log", generated(cfg))})
+	processorAgrees(t, out, tr, sum)
+	type row struct {
+		Name   string
+		Pid, N int64
+	}
+	var want []row
+	n := map[uint64]int64{}
+	for _, c := range tr.Counters {
+		n[c.Track]++
+	}
+	for _, k := range counterTracks(t, tr, "") {
+		want = append(want, row{k.Name, int64(k.Pid), n[k.UUID]})
+	}
+	dir := t.TempDir()
+	trace, query := filepath.Join(dir, "trace.pftrace"), filepath.Join(dir, "q.sql")
+	if err := os.WriteFile(trace, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	q := "select t.name, ifnull(p.pid, -1), (select count(*) from counter c where c.track_id = t.id) " +
+		"from counter_track t left join process_counter_track pt using(id) left join process p on pt.upid = p.upid;\n"
+	if err := os.WriteFile(query, []byte(q), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := exec.Command(sh.Path, "-q", query, trace).Output()
+	if err != nil {
+		t.Fatalf("trace processor: %v", err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(res)).ReadAll()
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("trace processor printed %q: %v", res, err)
+	}
+	var got []row
+	for _, r := range recs[1:] {
+		pid, err1 := strconv.ParseInt(r[1], 10, 64)
+		cnt, err2 := strconv.ParseInt(r[2], 10, 64)
+		if len(r) != 3 || err1 != nil || err2 != nil {
+			t.Fatalf("trace processor printed %q", r)
+		}
+		got = append(got, row{r[0], pid, cnt})
+	}
+	order := func(rs []row) {
+		slices.SortFunc(rs, func(a, b row) int {
+			if c := strings.Compare(a.Name, b.Name); c != 0 {
+				return c
+			}
+			return cmpInt(a.Pid, b.Pid)
+		})
+	}
+	order(want)
+	order(got)
+	if len(want) == 0 {
+		t.Fatal("no counter track")
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("counter tracks (-perfetto/check +trace processor: name, pid of its process, values):\n%s", d)
 	}
 }
