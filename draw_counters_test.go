@@ -17,6 +17,7 @@ import (
 	"github.com/phasetrace/phasetrace/perfetto/check/processor"
 	"github.com/phasetrace/phasetrace/reduce/analysis"
 	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // counterLogs are generated logs of every shape the counters meet:
@@ -190,58 +191,71 @@ func TestDeviceWallCounters(t *testing.T) {
 }
 
 // TestRunsInFlightCounters checks each process's runs in flight against a
-// count made by brute force from the trace's root slices: at each time a
-// root starts or ends, the number of roots of the process that have
-// started and not ended, written where it changes.
+// count made by brute force from the trace's root slices (inFlightAgrees),
+// in the generated logs and in one whose 10 000 roots come within 10 ms,
+// more than the events held (the oldest are written early).
 func TestRunsInFlightCounters(t *testing.T) {
 	for _, c := range counterLogs {
 		t.Run(c.name, func(t *testing.T) {
 			tr, sum, out := convert(t, []phasetrace.Input{phasetrace.Bytes("gen.log", generated(c.cfg))})
 			wholeTrace(t, out, sum)
-			if len(sum.CountersNotDrawn) > 0 {
-				t.Errorf("counters not drawn: %v", sum.CountersNotDrawn)
-			}
-			type event struct{ ts, d int64 }
-			events := map[int32][]event{}
-			for _, s := range tr.Slices {
-				depth, _ := argOf(s, "depth")
-				_, dev := argOf(s, "device_ts")
-				if depth != int64(0) || dev || !isSpanSlice(s) || !strace.FamilyOf(s.Name).HasInvocation() {
-					continue
-				}
-				pid := pidOf(tr, s.Track)
-				events[pid] = append(events[pid], event{s.TS, 1}, event{s.TS + s.Dur, -1})
-			}
-			var want, got []point
-			for pid, es := range events {
-				slices.SortFunc(es, func(a, b event) int { return cmpInt(a.ts, b.ts) })
-				var n, last int64
-				for i, e := range es {
-					n += e.d
-					if i+1 < len(es) && es[i+1].ts == e.ts {
-						continue
-					}
-					if n != last {
-						want = append(want, point{pid, "runs in flight", e.ts, n})
-						last = n
-					}
-				}
-			}
-			tracks := counterTracks(t, tr, "runs in flight")
-			for _, v := range tr.Counters {
-				if k, ok := tracks[v.Track]; ok {
-					got = append(got, point{k.Pid, k.Name, v.TS, v.Int})
-				}
-			}
-			if len(want) == 0 {
-				t.Fatal("no root drawn")
-			}
-			sortPoints(want)
-			sortPoints(got)
-			if d := cmp.Diff(want, got); d != "" {
-				t.Errorf("runs in flight (-brute force +counters):\n%s", d)
-			}
+			inFlightAgrees(t, tr, sum)
 		})
+	}
+	t.Run("5000 threads", func(t *testing.T) {
+		tr, sum, out := convert(t, []phasetrace.Input{phasetrace.Bytes("threads.log", stracetest.Threads(5000, 2))})
+		wholeTrace(t, out, sum)
+		inFlightAgrees(t, tr, sum)
+	})
+}
+
+// inFlightAgrees checks the runs in flight of a trace: at each time a
+// root starts or ends, the number of roots of its process that have
+// started and not ended, written where it changes.
+func inFlightAgrees(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+	t.Helper()
+	if len(sum.CountersNotDrawn) > 0 {
+		t.Errorf("counters not drawn: %v", sum.CountersNotDrawn)
+	}
+	type event struct{ ts, d int64 }
+	events := map[int32][]event{}
+	for _, s := range tr.Slices {
+		depth, _ := argOf(s, "depth")
+		_, dev := argOf(s, "device_ts")
+		if depth != int64(0) || dev || !isSpanSlice(s) || !strace.FamilyOf(s.Name).HasInvocation() {
+			continue
+		}
+		pid := pidOf(tr, s.Track)
+		events[pid] = append(events[pid], event{s.TS, 1}, event{s.TS + s.Dur, -1})
+	}
+	var want, got []point
+	for pid, es := range events {
+		slices.SortFunc(es, func(a, b event) int { return cmpInt(a.ts, b.ts) })
+		var n, last int64
+		for i, e := range es {
+			n += e.d
+			if i+1 < len(es) && es[i+1].ts == e.ts {
+				continue
+			}
+			if n != last {
+				want = append(want, point{pid, "runs in flight", e.ts, n})
+				last = n
+			}
+		}
+	}
+	tracks := counterTracks(t, tr, "runs in flight")
+	for _, v := range tr.Counters {
+		if k, ok := tracks[v.Track]; ok {
+			got = append(got, point{k.Pid, k.Name, v.TS, v.Int})
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("no root drawn")
+	}
+	sortPoints(want)
+	sortPoints(got)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("runs in flight (-brute force +counters):\n%s", d)
 	}
 }
 
