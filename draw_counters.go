@@ -31,12 +31,15 @@ import (
 // ReasonInFlightLate: the values written before it stay what they were,
 // short of that run.
 //
+// At most maxFlightEvents events are held: past it the oldest are written
+// early, and a root read later that starts before them is late too.
+//
 // A nil counterSet draws nothing (a stage drawn on its own, in tests).
 //
 // Memory: a track per (pid, hid), per (pid, dev) and per process, none past
-// the track limit (a value whose track the limit refuses is counted under
-// ReasonCounterTrackLimit), and the runs in flight's events of the last
-// horizon of log time.
+// the track limit, which counter tracks leave to the slices (newTrack; a
+// value whose track it refuses is counted under ReasonCounterTrackLimit),
+// and the runs in flight's events of the last horizon of log time.
 type counterSet struct {
 	*canvas
 	horizon int64
