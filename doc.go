@@ -27,6 +27,14 @@
 //     legacy bind phase= lines and host_phase_records drawn inside their
 //     chip.run.bind;
 //   - wall time through REALTIME clock snapshots from [CLOCK_ANCHOR] v=1;
+//   - counters under each process, to see where step time jumped: per
+//     callable ("chip.run ns · hid 0x…") the duration of each invocation's
+//     root at its start, the values whose mean the TPOT table of package
+//     reduce/analysis prints; per device ("device N device_wall ns") each
+//     run's placed device_wall; and "runs in flight", the runs whose root
+//     has started and not ended, exact at each change (a root read more
+//     than the flow horizon after it started is left out, and counted:
+//     Summary.CountersNotDrawn);
 //   - the logs of other machines (remote L3 worker daemons of an L4
 //     process) on the dispatching host's clock, each machine placed by the
 //     tasks it ran (package reduce: FitHost), every slice saying its
@@ -171,7 +179,8 @@
 // of two spans, 1.5 KB with 16 such runs), its distinct strings, the
 // hand-offs
 // waiting in the flow window (WithFlowHorizon), the runs waiting for their
-// root, its clock anchors (tens of bytes each) and its captures' sketches
+// root, the roots of the last flow horizon the runs in flight wait for
+// (16 bytes a start or an end, 8192 at most), its clock anchors (tens of bytes each) and its captures' sketches
 // (24 KiB each, 64 at most, and at most 4 lists of up to some 850 keys of
 // 8 bytes each per capture). The second pass reads through a Merger that
 // reuses its records' memory (strace.WithRecycledMemory); what a conversion keeps past a record — the

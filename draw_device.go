@@ -24,6 +24,7 @@ type deviceDrawer struct {
 	*canvas
 	placement           []reduce.PlacerOption
 	placer, containOnly *reduce.Placer
+	counters            *counterSet
 	freq                map[reduce.Domain]reduce.Hz
 	devices             map[reduce.Domain]*DeviceSummary
 	// Reused for each run: its device spans, their lanes and its
@@ -367,6 +368,9 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		}
 		dv.led.drawn()
 		dv.remote.drawnOn(k.pid)
+		if s.Name == strace.SpanDeviceWall {
+			dv.counters.deviceWall(k.pid, run.Domain.Dev, s.at, int64(d.HostStart), int64(d.HostEnd-d.HostStart))
+		}
 		if fixed {
 			dv.led.repaired(ReasonTruncation, s.at, s.Name+": "+fix.what)
 		}

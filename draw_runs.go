@@ -242,6 +242,8 @@ type runDrawer struct {
 	extra                  []perfetto.Arg
 	logThreads             map[uint64]string // "0x" + hex of log-prefix thread handles
 	segNames               map[string]string // chip.run.bind.<phase> by phase
+
+	counters *counterSet // each run's root duration
 }
 
 // run draws one run: its host spans on its lane, the bind stage's
@@ -297,6 +299,7 @@ func (d *runDrawer) run(b *invBuf) {
 		}
 	}
 
+	var rootLane perfetto.Track
 	for i := range b.host {
 		s := &b.host[i]
 		lane, split := d.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
@@ -318,6 +321,7 @@ func (d *runDrawer) run(b *invBuf) {
 		var endFlows []perfetto.FlowID
 		if s == root {
 			endFlows = d.flows.linkRun(&s.Span, !lane.IsZero())
+			rootLane = lane
 		}
 		d.drawSpanWithFlows(lane, s, extra, split, nil, endFlows)
 	}
@@ -330,6 +334,9 @@ func (d *runDrawer) run(b *invBuf) {
 		for _, p := range passes {
 			d.led.notDrawn(ReasonPassesWithoutBind, d.led.pos(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
 		}
+	}
+	if !rootLane.IsZero() {
+		d.counters.runDuration(root)
 	}
 	d.device.run(b.key, root, runner, b.dev, b.wall)
 	d.maybeFlush()

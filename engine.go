@@ -37,6 +37,9 @@ type converter struct {
 	arrows       arrowLedger
 	now          int64 // the latest end of a host span so far
 
+	// counters draws the counter tracks (draw_counters.go).
+	counters *counterSet
+
 	// Repeated records: the captures that repeat earlier ones, and the
 	// window of recent spans.
 	repeated repeatedCaptures
@@ -62,8 +65,9 @@ func newConverter(opts []Option) *converter {
 	c.progress = &progressCounter{fn: cfg.progress}
 	cv := &canvas{led: c.led, arrows: &c.arrows, flushSlices: cfg.flushSlices}
 	c.canvas = cv
-	c.deviceDrawer = &deviceDrawer{canvas: cv, placement: cfg.placement}
-	c.runDrawer = &runDrawer{canvas: cv, device: c.deviceDrawer, flows: &c.flows}
+	c.counters = newCounterSet(cv, cfg.flowHorizon)
+	c.deviceDrawer = &deviceDrawer{canvas: cv, placement: cfg.placement, counters: c.counters}
+	c.runDrawer = &runDrawer{canvas: cv, device: c.deviceDrawer, flows: &c.flows, counters: c.counters}
 	c.runs = runCollector{maxPending: cfg.maxPending, done: c.runDrawer.run}
 	c.window = newSpanWindow(c.runs.repay)
 	c.flows = flowWindow{
@@ -160,6 +164,7 @@ func (c *converter) drain() {
 	c.flows.drain(c.now, true)
 	c.runs.flush()
 	c.runDrawer.drain()
+	c.counters.drain()
 }
 
 // takeRecord takes the record the source holds: it is left out when it repeats
@@ -219,6 +224,9 @@ func (c *converter) takeSpan(rec *strace.Record, at linePos) {
 	switch {
 	case dev || fam.HasInvocation():
 		c.runs.add(l, at, dev, rec.Prefix.Thread)
+		if !dev && sp.Depth == 0 {
+			c.counters.root(sp.Pid, sp.TS, sp.End(), at, c.now)
+		}
 	case fam == strace.FamilyNode:
 		c.flows.add(sp, at)
 	default: // ext.: on the thread that emitted it, never grouped into runs

@@ -420,10 +420,50 @@ func hostileLogs() []hostileLog {
 				t.Errorf("%d arrows, unlinked %v: want none drawn, one counted", len(tr.Flows), sum.Unlinked)
 			}
 		}},
+		// A root read more than the flow horizon after it started, when
+		// the runs in flight before it are written: left out of the count.
+		{"a root read 40 s after it started", []string{lateRoot()}, nil, func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+			if got := sum.CountersNotDrawn; len(got) != 1 || got[phasetrace.ReasonInFlightLate] != 1 {
+				t.Errorf("counters not drawn %v: want the late root's run", got)
+			}
+			for _, c := range tr.Counters {
+				if trackName(tr, c.Track) == "runs in flight" && c.Int > 1 {
+					t.Errorf("%d runs in flight at %d: the late root is counted", c.Int, c.TS)
+				}
+			}
+			if sum.Spans.Drawn != sum.Spans.Read {
+				t.Errorf("%d spans read, %d drawn", sum.Spans.Read, sum.Spans.Drawn)
+			}
+		}},
+		// Counter tracks give way to slices: under a limit that leaves no
+		// room beside the threads, no counter is written, every value
+		// counted.
+		{"counters under a limit the threads fill", []string{string(stracetest.Threads(10, 2))}, []phasetrace.Option{phasetrace.WithMaxTracks(11)}, func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+			if sum.Spans.Drawn != sum.Spans.Read || len(tr.Counters) != 0 {
+				t.Errorf("%d of %d spans drawn, %d counter values: want every span, no counter", sum.Spans.Drawn, sum.Spans.Read, len(tr.Counters))
+			}
+			// 20 runs' durations and the process's runs in flight: 1 and 0
+			// at each run, none overlapping.
+			if got := sum.CountersNotDrawn[phasetrace.ReasonCounterTrackLimit]; got != 20+40 {
+				t.Errorf("%d counter values counted over the track limit, want 60", got)
+			}
+		}},
 		{"a two-rank log over a limit of 3 tracks", []string{string(generated(genConfig{Seed: 7, Rounds: 31}))}, []phasetrace.Option{phasetrace.WithMaxTracks(3)}, nil},
 		{"empty", []string{""}, nil, nil},
 		{"not a log", []string{"hello\nworld\n\x00\xff"}, nil, nil},
 	}
+}
+
+// lateRoot is a log of one process: runs 1 s apart on one thread, and on
+// another a root of 40 s written when it ends, after them.
+func lateRoot() string {
+	var b strings.Builder
+	for i := range 30 {
+		ts := int64(1+i) * 1_000_000_000
+		b.WriteString(spanLine(ts+600, 4100, 4101, uint64(1+i), 0, "chip.run", ts, 600, ""))
+	}
+	b.WriteString(spanLine(40_500_000_000, 4100, 4100, 100, 0, "chip.run", 500_000_000, 40_000_000_000, ""))
+	return b.String()
 }
 
 // remoteLogs are the logs of two remote machines without the log of the

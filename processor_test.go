@@ -57,6 +57,9 @@ func processorAgrees(t *testing.T, out []byte, tr *check.Trace, sum *phasetrace.
 	if n := arrows(sum); r.Flows != n {
 		t.Errorf("the trace processor reads %d arrows, the summary says %d were drawn (%v)", r.Flows, n, sum.Flows)
 	}
+	if r.Counters != sum.Output.Counters {
+		t.Errorf("the trace processor reads %d counter values, the summary says %d were written", r.Counters, sum.Output.Counters)
+	}
 }
 
 // arrows is the number of arrows a summary says were drawn.

@@ -91,6 +91,11 @@ const (
 	ReasonDeviceWallNoDev      Reason = "device_wall_no_dev"
 	ReasonPlacementUnexplained Reason = "placement_unexplained"
 
+	// Counter values not written, and runs left out of a counter
+	// (Summary.CountersNotDrawn).
+	ReasonCounterTrackLimit Reason = "counter_track_limit"
+	ReasonInFlightLate      Reason = "in_flight_root_late"
+
 	// Hand-offs drawn without an arrow (Summary.Unlinked).
 	ReasonLinkNoTrack             Reason = "flow_end_over_track_limit"
 	ReasonDispatchNoSubmit        Reason = "dispatch_without_submit"
@@ -189,6 +194,9 @@ var reasonTexts = map[Reason]string{
 	ReasonDeviceWallDevRange:   "device_wall's dev= is out of range",
 	ReasonDeviceWallNoDev:      "device_wall names no dev=",
 	ReasonPlacementUnexplained: "placed without a reason the converter knows (see the slices' placement_reason)",
+
+	ReasonCounterTrackLimit: "counter values over the trace's track limit",
+	ReasonInFlightLate:      "runs left out of their process's runs in flight: the root was read more than the flow horizon after it started, when the counts before it were written",
 
 	ReasonLinkNoTrack:             "hand-off with an end over the trace's track limit",
 	ReasonDispatchNoSubmit:        "node.dispatch with no node.submit of its run_id and task slot within the flow horizon",

@@ -53,6 +53,10 @@ type Summary struct {
 	// unaccounted.
 	NotDrawn   ReasonCounts `json:"not_drawn,omitempty"`
 	Superseded ReasonCounts `json:"superseded,omitempty"`
+	// CountersNotDrawn counts, by the reason, the counter values not
+	// written (their track over the track limit) and the runs left out of
+	// their process's runs in flight (see OutputSummary.Counters).
+	CountersNotDrawn ReasonCounts `json:"counters_not_drawn,omitempty"`
 	// Examples says where the first few records of each reason above are,
 	// and what was wrong with them.
 	Examples []Example `json:"examples,omitempty"`
@@ -157,6 +161,12 @@ type OutputSummary struct {
 	Slices   int64 `json:"slices"`
 	Instants int64 `json:"instants"`
 	Flows    int64 `json:"flow_ids"` // flow ids on events: an arrow has two
+	// Counters counts the counter values: per callable (pid, hid) the
+	// duration of each invocation's root span at its start ("chip.run ns ·
+	// hid 0x…"), per device (pid, dev) the placed duration of each run's
+	// device_wall at its start ("device N device_wall ns"), per process
+	// the runs in flight at each change ("runs in flight"); each a counter
+	// track under its process.
 	Counters int64 `json:"counter_values"`
 }
 
@@ -381,6 +391,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	writeCounts(&b, "moved to an overflow lane", s.Moved, s.Examples)
 	writeCounts(&b, "not drawn", s.NotDrawn, s.Examples)
 	writeCounts(&b, "superseded", s.Superseded, nil)
+	writeCounts(&b, "counter not drawn", s.CountersNotDrawn, s.Examples)
 	writeCounts(&b, "hand-off without an arrow", s.Unlinked, nil)
 	for _, n := range s.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)

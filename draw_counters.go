@@ -1,0 +1,257 @@
+package phasetrace
+
+import (
+	"math"
+
+	"github.com/phasetrace/phasetrace/perfetto"
+)
+
+// counterSet draws the trace's counters, each a counter track under its
+// process, so that the UI graphs where step time jumped:
+//
+//   - per callable (pid, hid), the duration of each invocation's root
+//     span (chip.run), exact ns, at the root's start: the values the
+//     TPOT table (reduce/analysis) averages, run by run;
+//   - per device (pid, dev), the placed duration of each run's
+//     device_wall, at its placed start;
+//   - per process, the runs in flight: how many roots have started and
+//     not ended, an exact count at each change.
+//
+// The first two are written as their runs are drawn. The runs in flight
+// are counted from the roots as they are read (+1 at a root's start, −1
+// at its end), in time order, which is not the order roots come in (each
+// is written when it ends; a producer writing parents first writes it when
+// it starts; a prewarm root lasts across many runs). The events are held
+// until none can come before them any more: a root starts at most the
+// flow horizon (WithFlowHorizon) before the log's time (the latest end of a
+// host span read) when it is read, so every event more than the horizon
+// behind the log's time is final and is written. A root that starts
+// before what is written — it came more than the horizon after it started
+// — is left out of the count, both its events, and counted under
+// ReasonInFlightLate: the values written before it stay what they were,
+// short of that run.
+//
+// At most maxFlightEvents events are held: past it the oldest are written
+// early, and a root read later that starts before them is late too.
+//
+// A nil counterSet draws nothing (a stage drawn on its own, in tests).
+//
+// Memory: a track per (pid, hid), per (pid, dev) and per process, none past
+// the track limit, which counter tracks leave to the slices (newTrack; a
+// value whose track it refuses is counted under ReasonCounterTrackLimit),
+// and the runs in flight's events of the last horizon of log time.
+type counterSet struct {
+	*canvas
+	horizon int64
+	runs    map[callableKey]perfetto.Track
+	walls   map[deviceKey]perfetto.Track
+	flight  map[int32]*inFlight
+	// events are the roots' +1 and −1 not yet written, a heap by (ts,
+	// pid); every event before written is written.
+	events  []flightEvent
+	written int64
+}
+
+type callableKey struct {
+	pid int32
+	hid uint64
+}
+
+type deviceKey struct {
+	pid int32
+	dev int32
+}
+
+// inFlight is one process's runs in flight: the count so far, the value
+// last written and its counter track.
+type inFlight struct {
+	count, value int64
+	track        perfetto.Track
+}
+
+// flightEvent is a root's start (+1) or end (−1) in process pid.
+type flightEvent struct {
+	ts    int64
+	pid   int32
+	delta int32
+}
+
+func newCounterSet(cv *canvas, horizon int64) *counterSet {
+	return &counterSet{canvas: cv, horizon: horizon, written: math.MinInt64,
+		runs: map[callableKey]perfetto.Track{}, walls: map[deviceKey]perfetto.Track{}, flight: map[int32]*inFlight{}}
+}
+
+// runDuration writes the duration of a drawn run's root at its start on
+// its callable's track.
+func (cs *counterSet) runDuration(root *heldSpan) {
+	if cs == nil { // a stage drawn on its own, without counters
+		return
+	}
+	k := callableKey{root.Pid, root.Hid}
+	t, ok := cs.runs[k]
+	if !ok {
+		name := "chip.run ns · hid 0x" + cs.hidString(root.Hid)
+		t, ok = cs.newTrack(root.Pid, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs,
+			Description: "the duration of each invocation of callable hid 0x" + cs.hidString(root.Hid) + " (its root span, chip.run), at its start: the TPOT table's values"})
+		if ok {
+			cs.runs[k] = t
+		}
+	}
+	cs.value(t, ok, root.at, root.TS, root.Dur)
+}
+
+// deviceWall writes the placed duration of a drawn device_wall at its
+// placed start on its device's track.
+func (cs *counterSet) deviceWall(pid int32, dev int32, at linePos, ts, dur int64) {
+	if cs == nil {
+		return
+	}
+	k := deviceKey{pid, dev}
+	t, ok := cs.walls[k]
+	if !ok {
+		name := "device " + itoa(int64(dev))
+		if dev == noDevice {
+			name = "device (unnamed)"
+		}
+		t, ok = cs.newTrack(pid, perfetto.CounterSpec{Name: name + " device_wall ns", Unit: perfetto.UnitTimeNs,
+			Description: "the placed duration of each run's device_wall on " + name + ", at its placed start"})
+		if ok {
+			cs.walls[k] = t
+		}
+	}
+	cs.value(t, ok, at, ts, dur)
+}
+
+// newTrack creates the counter track s under process pid, unless the
+// track limit leaves no room for it besides a track for every process and
+// thread the first pass found that has none yet: counters give way to
+// slices.
+func (cs *counterSet) newTrack(pid int32, s perfetto.CounterSpec) (perfetto.Track, bool) {
+	tr := cs.tracks
+	owed := len(tr.scan.procs) + len(tr.scan.threads) - len(tr.procs) - len(tr.lanes)
+	return tr.newTrack(pid, 1+max(owed, 0), func(proc perfetto.Track) perfetto.Track { return cs.w.CounterTrack(proc, s) })
+}
+
+// value writes v at ts on t, or counts it when the track limit refused t.
+func (cs *counterSet) value(t perfetto.Track, ok bool, at linePos, ts, v int64) {
+	if !ok {
+		bump(&cs.led.sum.CountersNotDrawn, ReasonCounterTrackLimit, 1)
+		cs.led.example(ReasonCounterTrackLimit, at, "")
+		return
+	}
+	cs.w.Counter(t, ts, v)
+}
+
+// root takes a root span read at at, [ts, end) in process pid, now being
+// the log's time: its events are held, and those that are final written.
+func (cs *counterSet) root(pid int32, ts, end int64, at linePos, now int64) {
+	if ts < cs.written {
+		bump(&cs.led.sum.CountersNotDrawn, ReasonInFlightLate, 1)
+		cs.led.example(ReasonInFlightLate, at, "pid="+itoa(int64(pid))+" ts="+itoa(ts)+", before "+itoa(cs.written)+", written already")
+		return
+	}
+	cs.push(flightEvent{ts, pid, 1})
+	cs.push(flightEvent{end, pid, -1})
+	if now > math.MinInt64+cs.horizon {
+		cs.writeBefore(now - cs.horizon)
+	}
+	for len(cs.events) > maxFlightEvents {
+		ts := cs.events[0].ts
+		for len(cs.events) > 0 && cs.events[0].ts == ts {
+			cs.writeAt(ts)
+		}
+		if ts < math.MaxInt64 {
+			ts++
+		}
+		cs.written = max(cs.written, ts)
+	}
+}
+
+// maxFlightEvents bounds the runs in flight's events held: past it the
+// oldest are written (as the run collector hands over its oldest run past
+// maxPending), and a root read later that starts before them is late.
+const maxFlightEvents = 2 * defaultMaxPending
+
+// drain writes every event held, once every root has been read.
+func (cs *counterSet) drain() {
+	for len(cs.events) > 0 {
+		cs.writeAt(cs.events[0].ts)
+	}
+	cs.written = math.MaxInt64
+}
+
+// writeBefore writes the runs in flight of every event before w.
+func (cs *counterSet) writeBefore(w int64) {
+	for len(cs.events) > 0 && cs.events[0].ts < w {
+		cs.writeAt(cs.events[0].ts)
+	}
+	cs.written = max(cs.written, w)
+}
+
+// writeAt applies the events at ts of the first process that has one,
+// and writes the count if it changed.
+func (cs *counterSet) writeAt(ts int64) {
+	pid := cs.events[0].pid
+	f := cs.flight[pid]
+	if f == nil {
+		f = &inFlight{}
+		cs.flight[pid] = f
+	}
+	for len(cs.events) > 0 && cs.events[0].ts == ts && cs.events[0].pid == pid {
+		f.count += int64(cs.pop().delta)
+	}
+	if f.count == f.value {
+		return
+	}
+	f.value = f.count
+	if f.track.IsZero() {
+		f.track, _ = cs.newTrack(pid, perfetto.CounterSpec{Name: "runs in flight", Unit: perfetto.UnitCount,
+			Description: "how many runs of the process have started and not ended (their root spans), at each change"})
+	}
+	if f.track.IsZero() {
+		bump(&cs.led.sum.CountersNotDrawn, ReasonCounterTrackLimit, 1)
+		return
+	}
+	cs.w.Counter(f.track, ts, f.count)
+}
+
+func (e flightEvent) before(o flightEvent) bool {
+	return e.ts < o.ts || e.ts == o.ts && e.pid < o.pid
+}
+
+func (cs *counterSet) push(e flightEvent) {
+	h := append(cs.events, e)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h[i].before(h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	cs.events = h
+}
+
+func (cs *counterSet) pop() flightEvent {
+	h := cs.events
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && h[l].before(h[m]) {
+			m = l
+		}
+		if r := l + 1; r < n && h[r].before(h[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	cs.events = h
+	return top
+}
