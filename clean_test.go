@@ -9,6 +9,7 @@ import (
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // cleanConfigs are generated logs that are clean, each in a shape real
@@ -113,7 +114,7 @@ func TestCleanLogsAreLossless(t *testing.T) {
 // anchor to check it against is used, and noted.
 func TestJoinedAnchorContradicted(t *testing.T) {
 	var b bytes.Buffer
-	generate(&b, genConfig{Seed: 3, Rounds: 8, AnchorEvry: 2_000_000, JoinRate: 0.05})
+	generate(&b, genConfig{Seed: 3, Rounds: 8, AnchorEvry: 2_000_000, Damage: stracetest.Damage{JoinRate: 0.05}})
 	joined := []byte("dev_freq=50000000[mono_ns=")
 	if !bytes.Contains(b.Bytes(), joined) {
 		t.Fatal("no device anchor of dev 0 joined")

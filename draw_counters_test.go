@@ -31,7 +31,7 @@ var counterLogs = []struct {
 	{"pipelined+prewarm", genConfig{Seed: 2, Rounds: 16, AnchorEvry: 50_000_000, Pipelined: true, Prewarm: true, Legacy: true}},
 	{"ext+4 ranks", genConfig{Seed: 3, Rounds: 10, AnchorEvry: 50_000_000, Ext: true, Ranks: 4, HostExact: true}},
 	{"parents first", genConfig{Seed: 4, Rounds: 10, AnchorEvry: 50_000_000, HostParentsFirst: true, DeviceChildrenFirst: true, Pipelined: true, Prewarm: true}},
-	{"huge ids, runtime ns", genConfig{Seed: 5, Rounds: 9, AnchorEvry: 50_000_000, HugeIDs: true, RuntimeNs: true, Quirks: true}},
+	{"huge ids, runtime ns", genConfig{Seed: 5, Rounds: 9, AnchorEvry: 50_000_000, HugeIDs: true, RuntimeNs: true, Damage: stracetest.Damage{Quirks: true}}},
 	{"sparse anchors", genConfig{Seed: 6, Rounds: 8, AnchorEvry: 50_000_000, SparseAnchors: true, Pipelined: true}},
 }
 

@@ -13,7 +13,7 @@ import (
 // pipelined; a5 at 1 GHz, with legacy bind lines) with device phases, clock
 // anchors every 100 ms, hand-offs, bind segments, an external producer and
 // the quirks real logs have.
-var sampleConfig = genConfig{Seed: 7, Rounds: 12, AnchorEvry: 100_000_000, Pipelined: true, Legacy: true, Ext: true, Quirks: true}
+var sampleConfig = genConfig{Seed: 7, Rounds: 12, AnchorEvry: 100_000_000, Pipelined: true, Legacy: true, Ext: true, Damage: stracetest.Damage{Quirks: true}}
 
 const samplePath = "examples/strace2perfetto/sample.log"
 

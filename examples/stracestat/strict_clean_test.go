@@ -18,8 +18,8 @@ func TestStrictOnCleanLogs(t *testing.T) {
 	dir := t.TempDir()
 	for seed := uint64(1); seed <= 3; seed++ {
 		var b bytes.Buffer
-		stracetest.Generate(&b, stracetest.Config{Seed: seed, Rounds: 8, AnchorEvry: 2_000_000, Legacy: true, Ext: true, JoinRate: 0.2, Unterminated: true,
-			RuntimeNs: seed == 2, Prewarm: seed >= 2, Pipelined: seed == 3})
+		stracetest.Generate(&b, stracetest.Config{Seed: seed, Rounds: 8, AnchorEvry: 2_000_000, Legacy: true, Ext: true,
+			RuntimeNs: seed == 2, Prewarm: seed >= 2, Pipelined: seed == 3, Damage: stracetest.Damage{JoinRate: 0.2, Unterminated: true}})
 		log := filepath.Join(dir, "clean.log")
 		if err := os.WriteFile(log, b.Bytes(), 0o644); err != nil {
 			t.Fatal(err)

@@ -30,7 +30,6 @@ type Config struct {
 	Pipelined  bool  // rank 0 overlaps run N+1's bind with run N's device work
 	Legacy     bool  // rank 1 logs its bind breakdown as legacy "bind phase=" lines
 	Ext        bool  // an external producer wraps runs and has a process of its own
-	Quirks     bool  // a torn record, two records on one line, CRLF line ends
 
 	// RuntimeNs converts device ts and dur as the runtime does, each on its
 	// own by a truncating double conversion (runtimeNs) instead of an exact
@@ -57,9 +56,6 @@ type Config struct {
 	// runs are seconds from the nearest anchor and the last ones are placed
 	// by extrapolation past it.
 	SparseAnchors bool
-	// TornAnchors cuts every third device anchor line inside its record,
-	// before its last value, in the middle of the log.
-	TornAnchors bool
 	// DriftPPM replaces the ranks' counter drifts: rank 0 runs constantly
 	// DriftPPM ppm fast, rank 1's drift varies slowly (period driftPeriod)
 	// between -DriftPPM and +DriftPPM. Real counters stay within 100 ppm.
@@ -67,6 +63,34 @@ type Config struct {
 	// HugeIDs uses inv and hid values above 2^63, pids near the int32 limit
 	// and tids near the int64 limit.
 	HugeIDs bool
+	// WallNS, where an entry is non-zero, is the wall_ns the wall-clock
+	// anchors say, in the order they are written (the L3 parent's, then
+	// each rank's), instead of the wall time: a clock set wrong, or an
+	// absurd value (-2^63).
+	WallNS []int64
+	// ImpossiblePhaseTS, when non-zero, is the device ts rank 0's first
+	// run logs its sm_reset phase at: an offset its runner_run cannot hold
+	// (1e15 ns is 11 days), the other phases of the run as they were.
+	ImpossiblePhaseTS int64
+	// Ranks is the number of chip ranks (0: 2). Ranks past the second run
+	// plainly: neither pipelined, nor legacy, nor wrapped by Ext.
+	Ranks int
+	// Prewarm starts each rank's thread with a long chip.prewarm.build
+	// (150 to 210 ms, a root of a run of its own, with no slot_id) before
+	// the first round, as the runtime's prewarm does: its run stays open
+	// until the end of the log, so a converter draws it last.
+	Prewarm bool
+	// Damage is how the log is damaged, as real logs are.
+	Damage
+}
+
+// Damage says how a generated log is damaged, as real logs are: torn,
+// cut, joined or unterminated records (see each field).
+type Damage struct {
+	Quirks bool // a torn record, two records on one line, CRLF line ends
+	// TornAnchors cuts every third device anchor line inside its record,
+	// before its last value, in the middle of the log.
+	TornAnchors bool
 	// SharedLine writes two records on one physical line now and then, as
 	// forked ranks sharing one stderr do (Quirks does it too).
 	SharedLine bool
@@ -89,23 +113,6 @@ type Config struct {
 	// (lines that would come after the last such span, device anchors, are
 	// written before it). With CutAtEnd the log is cut instead.
 	Unterminated bool
-	// WallNS, where an entry is non-zero, is the wall_ns the wall-clock
-	// anchors say, in the order they are written (the L3 parent's, then
-	// each rank's), instead of the wall time: a clock set wrong, or an
-	// absurd value (-2^63).
-	WallNS []int64
-	// ImpossiblePhaseTS, when non-zero, is the device ts rank 0's first
-	// run logs its sm_reset phase at: an offset its runner_run cannot hold
-	// (1e15 ns is 11 days), the other phases of the run as they were.
-	ImpossiblePhaseTS int64
-	// Ranks is the number of chip ranks (0: 2). Ranks past the second run
-	// plainly: neither pipelined, nor legacy, nor wrapped by Ext.
-	Ranks int
-	// Prewarm starts each rank's thread with a long chip.prewarm.build
-	// (150 to 210 ms, a root of a run of its own, with no slot_id) before
-	// the first round, as the runtime's prewarm does: its run stays open
-	// until the end of the log, so a converter draws it last.
-	Prewarm bool
 }
 
 const (

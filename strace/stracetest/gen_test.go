@@ -124,9 +124,9 @@ func readBack(t *testing.T, log []byte) ([]strace.Record, strace.Stats) {
 func TestJoinsAndUnterminated(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
 		for _, cfg := range []Config{
-			{Seed: seed, Rounds: 6, AnchorEvry: 2_000_000, Legacy: true, JoinRate: 0.05},
-			{Seed: seed, Rounds: 6, AnchorEvry: 2_000_000, Ext: true, Pipelined: true, Unterminated: true},
-			{Seed: seed, Rounds: 6, AnchorEvry: 1_000_000, Legacy: true, Ext: true, HostParentsFirst: true, JoinRate: 0.3, Unterminated: true},
+			{Seed: seed, Rounds: 6, AnchorEvry: 2_000_000, Legacy: true, Damage: Damage{JoinRate: 0.05}},
+			{Seed: seed, Rounds: 6, AnchorEvry: 2_000_000, Ext: true, Pipelined: true, Damage: Damage{Unterminated: true}},
+			{Seed: seed, Rounds: 6, AnchorEvry: 1_000_000, Legacy: true, Ext: true, HostParentsFirst: true, Damage: Damage{JoinRate: 0.3, Unterminated: true}},
 		} {
 			log, _ := GenerateTruth(cfg)
 			recs, st := readBack(t, log)
