@@ -299,7 +299,11 @@ func (d *runDrawer) run(b *invBuf) {
 
 	for i := range b.host {
 		s := &b.host[i]
-		lane, split := d.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
+		var lane perfetto.Track
+		split, outside := false, d.outside(s.TS, s.Dur)
+		if !outside { // a lane only for a slice drawn
+			lane, split = d.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
+		}
 		seg, isSeg := strings.CutPrefix(s.Name, strace.SpanBind+".")
 		if isSeg && covered.has(seg) {
 			d.led.sum.Spans.Superseded++
@@ -317,13 +321,16 @@ func (d *runDrawer) run(b *invBuf) {
 		}
 		var endFlows []perfetto.FlowID
 		if s == root {
-			endFlows = d.flows.linkRun(&s.Span, !lane.IsZero())
+			endFlows = d.flows.linkRun(&s.Span, outside || !lane.IsZero())
 		}
 		d.drawSpanWithFlows(lane, s, extra, split, nil, endFlows)
 	}
 
 	if bind != nil {
-		lane, _ := d.tracks.lane(bind.Pid, bind.Tid, slot, hasSlot)
+		var lane perfetto.Track
+		if !d.outside(bind.TS, bind.Dur) || d.recordsInWindow(bind, passes) {
+			lane, _ = d.tracks.lane(bind.Pid, bind.Tid, slot, hasSlot)
+		}
 		d.drawRecords(lane, bind, passes)
 		d.drawBindLines(lane, bind, b.bindLogT, covered, drawnSegments)
 	} else {

@@ -423,7 +423,9 @@ func (s *Summary) Lossless() bool { return s.Clean() && len(s.Repaired) == 0 }
 // allows what Lossless does not, the exact repairs (Repaired) of the
 // runtime's own ns truncation, which any log of the runtime may need where
 // two device phases abut. (Bind segments superseded by the
-// host_phase_records artifact are not a loss either.)
+// host_phase_records artifact are not a loss either, nor are the records
+// outside a window asked for: ReasonOutsideWindow and the like, see
+// WithWindow.)
 func (s *Summary) Clean() bool {
 	for _, in := range s.Inputs {
 		if in.Torn+in.UnknownVersion+in.Malformed+in.InLongLines > 0 || in.Cut != "" {
@@ -435,7 +437,18 @@ func (s *Summary) Clean() bool {
 			return false
 		}
 	}
-	return len(s.Spans.NotDrawn) == 0 && len(s.NotDrawn) == 0 && len(s.Moved) == 0
+	return !lost(s.Spans.NotDrawn) && !lost(s.NotDrawn) && len(s.Moved) == 0
+}
+
+// lost reports whether c counts records under a reason that is a loss:
+// any but those outside a window asked for.
+func lost(c ReasonCounts) bool {
+	for r, n := range c {
+		if n != 0 && !r.outsideWindow() {
+			return true
+		}
+	}
+	return false
 }
 
 // HostSummary says how one remote machine's logs were placed on the
