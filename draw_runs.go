@@ -300,8 +300,8 @@ func (d *runDrawer) run(b *invBuf) {
 	for i := range b.host {
 		s := &b.host[i]
 		var lane perfetto.Track
-		split, outside := false, d.outside(s.TS, s.Dur)
-		if !outside { // a lane only for a slice drawn
+		split := false
+		if !d.outside(s.TS, s.Dur) { // a lane only for a slice drawn
 			lane, split = d.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
 		}
 		seg, isSeg := strings.CutPrefix(s.Name, strace.SpanBind+".")
@@ -321,7 +321,7 @@ func (d *runDrawer) run(b *invBuf) {
 		}
 		var endFlows []perfetto.FlowID
 		if s == root {
-			endFlows = d.flows.linkRun(&s.Span, outside || !lane.IsZero())
+			endFlows = d.flows.linkRun(&s.Span, !lane.IsZero())
 		}
 		d.drawSpanWithFlows(lane, s, extra, split, nil, endFlows)
 	}

@@ -67,11 +67,8 @@ func newConverter(opts []Option) *converter {
 		linked:   c.arrows.add,
 		unlinked: c.led.unlinked,
 		sameHost: func(a, b int32) bool { return cv.remote.sameHost(a, b) },
-		// An end outside the window is not drawn, but not for want of a
-		// track: its arrow is counted as one whose end is not drawn.
-		drawable: func(sp *heldSpan) bool {
-			return cv.outside(sp.TS, sp.Dur) || !cv.tracks.thread(sp.Pid, sp.Tid).IsZero()
-		},
+		drawable: func(sp *heldSpan) bool { return !cv.tracks.thread(sp.Pid, sp.Tid).IsZero() },
+		outside:  cv.outside,
 	}
 	c.arrows.linked, c.arrows.unlinked = sum.flow, c.led.unlinked
 	c.arrows.drawable = func(e arrowEnd) bool { return !cv.tracks.thread(e.pid, e.tid).IsZero() }

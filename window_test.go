@@ -1,0 +1,353 @@
+package phasetrace_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/perfetto/check"
+	"github.com/phasetrace/phasetrace/perfetto/check/processor"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
+)
+
+// windowCase is a window and what it is for.
+type windowCase struct {
+	name string
+	w    phasetrace.Window
+}
+
+// TestWindowDrawsTheSlicesThatMeetIt converts a generated log (two ranks,
+// one pipelined, device phases, hand-offs, legacy bind lines, an external
+// producer, host_phase_records) whole and through windows — cutting
+// through runs, on a slice's edges, empty, the whole log — and requires
+// each window's trace to hold exactly the whole trace's slices that meet
+// it (the closed slice [ts, ts+dur] meets [A, B) when ts < B and ts+dur >=
+// A) on the same tracks with the same arguments, exactly its arrows with
+// both ends drawn, no track without a slice on it or under it, and an
+// account that adds up: every span drawn or outside the window, nothing
+// lost.
+func TestWindowDrawsTheSlicesThatMeetIt(t *testing.T) {
+	log := generated(stracetest.Realistic(400 << 10))
+	logs := []phasetrace.Input{phasetrace.Bytes("run.log", log)}
+	full0, _, _ := convert(t, logs)
+	records := phasetrace.WithPhaseRecords(phasetrace.Bytes("host_phase_records.jsonl", windowRecords(t, full0)))
+	full, fullSum, fullOut := convert(t, logs, records)
+	if len(fullSum.Spans.NotDrawn) != 0 || len(fullSum.Moved) != 0 || !fullSum.Clean() {
+		t.Fatalf("the whole log does not convert clean: %+v %v %v %+v", fullSum.Spans, fullSum.NotDrawn, fullSum.Moved, fullSum.Inputs)
+	}
+	first, lo, hi := bounds(full)
+	runs := slicesNamed(full, "chip.run")
+	cut := func(i int) int64 { r := runs[i*len(runs)/10]; return r.TS + r.Dur/2 } // inside a run
+	edge := runs[len(runs)/2]
+	cases := []windowCase{
+		{"cuts through runs", phasetrace.Window{Start: cut(3), End: cut(4)}},
+		{"cuts through one run", phasetrace.Window{Start: cut(6), End: cut(6) + 1}},
+		{"from a run's end to another's start", phasetrace.Window{Start: edge.TS + edge.Dur, End: runs[len(runs)/2+3].TS}},
+		{"open start", phasetrace.Window{NoStart: true, End: cut(2)}},
+		{"open end", phasetrace.Window{Start: cut(8), NoEnd: true}},
+		{"after the first slice", phasetrace.Window{Start: int64(300 * time.Millisecond), End: int64(700 * time.Millisecond), StartFromFirst: true, EndFromFirst: true}},
+		{"empty: before", phasetrace.Window{Start: lo - 100, End: lo - 1}},
+		{"empty: after", phasetrace.Window{Start: hi + 1, End: hi + 100}},
+		{"empty: no length", phasetrace.Window{Start: cut(5), End: cut(5)}},
+		{"whole log", phasetrace.Window{Start: lo, End: hi + 1}},
+		{"whole log, open", phasetrace.Window{NoStart: true, NoEnd: true}},
+	}
+	seen := phasetrace.ReasonCounts{} // what the windows left out, over all
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr, sum, out := convert(t, logs, records, phasetrace.WithWindowOf(c.w))
+			for r, n := range sum.NotDrawn {
+				seen[r] += n
+			}
+			if c.name == "cuts through runs" && (len(tr.Slices) == 0 || len(tr.Flows) == 0) {
+				t.Errorf("%d slices, %d arrows: the window misses the log", len(tr.Slices), len(tr.Flows))
+			}
+			a, b := c.w.Start, c.w.End
+			if c.w.StartFromFirst {
+				a += first
+			}
+			if c.w.EndFromFirst {
+				b += first
+			}
+			if c.w.NoStart {
+				a = math.MinInt64
+			}
+			if c.w.NoEnd {
+				b = math.MaxInt64
+			}
+			meets := func(s check.Slice) bool { return s.TS < b && s.TS+s.Dur >= a }
+			want, got := sliceSet(full, meets), sliceSet(tr, nil)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("the window's slices differ from the whole trace's that meet [%d, %d) (-want +got):\n%s", a, b, diff)
+			}
+			if diff := cmp.Diff(flowSet(full, meets), flowSet(tr, nil)); diff != "" {
+				t.Errorf("the window's arrows differ from the whole trace's with both ends in it (-want +got):\n%s", diff)
+			}
+			if n := arrows(sum); n != int64(len(tr.Flows)) {
+				t.Errorf("the summary says %d arrows, the trace holds %d", n, len(tr.Flows))
+			}
+			if bare := tracksWithout(tr); len(bare) > 0 {
+				t.Errorf("tracks without a slice: %q", bare)
+			}
+			if err := sum.Spans.Check(); err != nil {
+				t.Error(err)
+			}
+			outside := sum.Spans.NotDrawn[phasetrace.ReasonOutsideWindow]
+			if n := spanSlices(tr); n != sum.Spans.Drawn || sum.Spans.Drawn+outside != fullSum.Spans.Drawn || len(sum.Spans.NotDrawn) > 1 {
+				t.Errorf("%d span slices; the summary says %d drawn, %v not drawn; the whole log %d drawn", n, sum.Spans.Drawn, sum.Spans.NotDrawn, fullSum.Spans.Drawn)
+			}
+			if !sum.Clean() {
+				t.Error("a window is not clean")
+			}
+			if c.name == "whole log" || c.name == "whole log, open" {
+				if !bytes.Equal(out, fullOut) {
+					t.Error("a window holding the whole log does not give the whole trace's bytes")
+				}
+			}
+			processorAgrees(t, out, tr, sum)
+			processorCountsTheWindow(t, fullOut, out, a, b)
+		})
+	}
+	for _, r := range []phasetrace.Reason{phasetrace.ReasonBindPhaseOutsideWindow, phasetrace.ReasonHostPhaseOutsideWindow, phasetrace.ReasonEffectiveOutsideWindow} {
+		if seen[r] == 0 {
+			t.Errorf("no window left out %s: the test misses them", r.Text())
+		}
+	}
+}
+
+// TestWindowFromStart: a window after the first slice is the window of the
+// same trace times, byte for byte; the first slice is the earliest start
+// of a host span.
+func TestWindowFromStart(t *testing.T) {
+	logs := []phasetrace.Input{phasetrace.Bytes("run.log", generated(stracetest.Realistic(100<<10)))}
+	full, _, _ := convert(t, logs)
+	first, _, _ := bounds(full)
+	_, _, rel := convert(t, logs, phasetrace.WithWindowFromStart(100*time.Millisecond, 250*time.Millisecond))
+	_, _, abs := convert(t, logs, phasetrace.WithWindow(first+100_000_000, first+250_000_000))
+	if !bytes.Equal(rel, abs) {
+		t.Error("WithWindowFromStart differs from WithWindow at the same trace times")
+	}
+	w, err := phasetrace.ParseWindow("100ms:250ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, parsed := convert(t, logs, phasetrace.WithWindowOf(w)); !bytes.Equal(parsed, abs) {
+		t.Error("ParseWindow(\"100ms:250ms\") differs from WithWindowFromStart")
+	}
+}
+
+func TestParseWindow(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want phasetrace.Window
+	}{
+		{"12.5s:14s", phasetrace.Window{Start: 12_500_000_000, End: 14_000_000_000, StartFromFirst: true, EndFromFirst: true}},
+		{"500ms:1.2s", phasetrace.Window{Start: 500_000_000, End: 1_200_000_000, StartFromFirst: true, EndFromFirst: true}},
+		{":14s", phasetrace.Window{NoStart: true, End: 14_000_000_000, EndFromFirst: true}},
+		{"12s:", phasetrace.Window{Start: 12_000_000_000, StartFromFirst: true, NoEnd: true}},
+		{"1000:2000", phasetrace.Window{Start: 1000, End: 2000}},
+		{"-5:1m", phasetrace.Window{Start: -5, End: 60_000_000_000, EndFromFirst: true}},
+		{":", phasetrace.Window{NoStart: true, NoEnd: true}},
+	} {
+		got, err := phasetrace.ParseWindow(c.in)
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", c.in, diff)
+		}
+		if back, err := phasetrace.ParseWindow(got.String()); err != nil || back != got {
+			t.Errorf("%q: String %q reads back as %+v, %v", c.in, got.String(), back, err)
+		}
+	}
+	for _, bad := range []string{"", "12s", "1s:2s:3s", "a:b", "1x:2s", "12,5s:14s"} {
+		if _, err := phasetrace.ParseWindow(bad); !errors.Is(err, phasetrace.ErrWindowSyntax) {
+			t.Errorf("%q: %v, want ErrWindowSyntax", bad, err)
+		}
+	}
+}
+
+// bounds returns the earliest start of a host span of a trace (not a
+// device phase, a derived slice or a bind line: the first slice a window
+// counts from), and the earliest start and the latest end of its slices.
+func bounds(tr *check.Trace) (first, lo, hi int64) {
+	first, lo, hi = math.MaxInt64, math.MaxInt64, math.MinInt64
+	for _, s := range tr.Slices {
+		lo, hi = min(lo, s.TS), max(hi, s.TS+s.Dur)
+		if _, dev := argOf(s, "device_ts"); isSpanSlice(s) && !dev {
+			first = min(first, s.TS)
+		}
+	}
+	return first, lo, hi
+}
+
+func slicesNamed(tr *check.Trace, name string) []check.Slice {
+	var out []check.Slice
+	for _, s := range tr.Slices {
+		if s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// windowRecords is a host_phase_records artifact for every third bind of
+// the whole trace: its first segment as the log has it, and an
+// orchestrator operation recorded on a worker thread of its own.
+func windowRecords(t *testing.T, tr *check.Trace) []byte {
+	t.Helper()
+	var b strings.Builder
+	for i, s := range slicesNamed(tr, "chip.run.bind") {
+		if i%3 != 0 {
+			continue
+		}
+		var seg *check.Slice
+		for j := range tr.Slices {
+			c := &tr.Slices[j]
+			if c.Track == s.Track && c.Depth == s.Depth+1 && c.TS >= s.TS && c.TS+c.Dur <= s.TS+s.Dur && strings.HasPrefix(c.Name, "chip.run.bind.") {
+				seg = c
+				break
+			}
+		}
+		if seg == nil {
+			continue
+		}
+		inv, _ := argOf(s, "inv")
+		tk, _ := tr.Track(s.Track)
+		for tk.Pid == 0 && tk.Parent != 0 { // a lane: its process's pid
+			tk, _ = tr.Track(tk.Parent)
+		}
+		fmt.Fprintf(&b, `{"pid": %d, "inv": %v, "clock": "host_monotonic_ns", "dropped": 0, "records": [`+
+			`{"phase": %q, "start_ns": %d, "end_ns": %d}, {"phase": "record_node", "start_ns": %d, "end_ns": %d, "tid": 9999}]}`+"\n",
+			tk.Pid, inv, strings.TrimPrefix(seg.Name, "chip.run.bind."), seg.TS, seg.TS+seg.Dur, s.TS+s.Dur/2, s.TS+s.Dur)
+	}
+	if b.Len() == 0 {
+		t.Fatal("no bind to record")
+	}
+	return []byte(b.String())
+}
+
+// trackPath names a track by its path from the top: kinds, pids, tids and
+// names.
+func trackPath(tr *check.Trace, uuid uint64) string {
+	var parts []string
+	for uuid != 0 {
+		tk, ok := tr.Track(uuid)
+		if !ok {
+			return "?" + strings.Join(parts, "/")
+		}
+		parts = append([]string{fmt.Sprintf("%s %d/%d %s", tk.Kind, tk.Pid, tk.Tid, tk.Name)}, parts...)
+		uuid = tk.Parent
+		if uuid == 0 && tk.Kind == "thread" {
+			parts = append([]string{fmt.Sprintf("process %d", tk.Pid)}, parts...)
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// sliceKey is what a slice is, wherever it is in the file: its track's
+// path, name, time, depth and arguments.
+func sliceKey(tr *check.Trace, s check.Slice) string {
+	return fmt.Sprintf("%s | %s [%d +%d] depth %d %v", trackPath(tr, s.Track), s.Name, s.TS, s.Dur, s.Depth, s.Args)
+}
+
+// sliceSet is the multiset of the slices keep keeps (nil: all).
+func sliceSet(tr *check.Trace, keep func(check.Slice) bool) map[string]int {
+	m := map[string]int{}
+	for _, s := range tr.Slices {
+		if keep == nil || keep(s) {
+			m[sliceKey(tr, s)]++
+		}
+	}
+	return m
+}
+
+// flowSet is the multiset of the arrows both of whose ends keep keeps
+// (nil: all), by their ends.
+func flowSet(tr *check.Trace, keep func(check.Slice) bool) map[string]int {
+	m := map[string]int{}
+	for _, f := range tr.Flows {
+		from, to := tr.Slices[f.From], tr.Slices[f.To]
+		if keep == nil || keep(from) && keep(to) {
+			m[sliceKey(tr, from)+" → "+sliceKey(tr, to)]++
+		}
+	}
+	return m
+}
+
+// tracksWithout lists the tracks with no slice on them or on a track
+// under them.
+func tracksWithout(tr *check.Trace) []string {
+	used := map[uint64]bool{}
+	for _, s := range tr.Slices {
+		for u := s.Track; u != 0 && !used[u]; {
+			used[u] = true
+			tk, _ := tr.Track(u)
+			u = tk.Parent
+			if u == 0 && tk.Kind == "thread" {
+				for _, p := range tr.Tracks {
+					if p.Kind == "process" && p.Pid == tk.Pid {
+						used[p.UUID] = true
+					}
+				}
+			}
+		}
+	}
+	var bare []string
+	for _, tk := range tr.Tracks {
+		if !used[tk.UUID] {
+			bare = append(bare, trackPath(tr, tk.UUID))
+		}
+	}
+	return bare
+}
+
+// processorCountsTheWindow asks Perfetto's trace processor, when
+// PHASETRACE_TRACE_PROCESSOR names it, how many slices of the whole trace
+// meet [a, b) and how many the window's trace holds: the same.
+func processorCountsTheWindow(t *testing.T, full, window []byte, a, b int64) {
+	t.Helper()
+	sh, ok := processor.FromEnv()
+	if !ok {
+		return
+	}
+	meet := "select count(*) as n from slice where ts < " + strconv.FormatInt(b, 10) + " and ts + dur >= " + strconv.FormatInt(a, 10)
+	if w, f := processorCount(t, sh.Path, window, "select count(*) as n from slice"), processorCount(t, sh.Path, full, meet); w != f {
+		t.Errorf("the trace processor reads %d slices in the window's trace, %d in the whole trace that meet [%d, %d)", w, f, a, b)
+	}
+}
+
+// processorCount runs a query whose one row is one integer.
+func processorCount(t *testing.T, shell string, trace []byte, query string) int64 {
+	t.Helper()
+	dir := t.TempDir()
+	tp, qp := filepath.Join(dir, "trace.pftrace"), filepath.Join(dir, "q.sql")
+	if err := os.WriteFile(tp, trace, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(qp, []byte(query+";\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(shell, "-q", qp, tp).Output()
+	if err != nil {
+		t.Fatalf("trace processor: %v", err)
+	}
+	lines := strings.Fields(string(out))
+	n, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
+	if err != nil {
+		t.Fatalf("trace processor printed %q", out)
+	}
+	return n
+}
