@@ -160,6 +160,11 @@ daemons) are drawn on the dispatching host's clock, each remote machine
 placed by the tasks it ran, with a bound; -worker names which worker a
 machine served when the logs do not tell.
 
+-window A:B writes only the slices that meet [A, B), the logs still read
+whole: A and B are trace times in ns (integers) or durations after the
+first slice (12.5s:14s, 500ms:1.2s); either may be empty (:14s, 12s:).
+Spans outside the window are counted, not lost (-strict ignores them).
+
 Exit status: 0 trace written; 1 failure (I/O, unreadable input, no
 records, interrupted, -open port busy); 2 usage error; 3 with -strict,
 trace written but something was lost, set aside or moved, or a .gz was cut.
