@@ -72,6 +72,7 @@ func newConverter(opts []Option) *converter {
 	}
 	c.arrows.linked, c.arrows.unlinked = sum.flow, c.led.unlinked
 	c.arrows.drawable = func(e arrowEnd) bool { return !cv.tracks.thread(e.pid, e.tid).IsZero() }
+	c.arrows.outside = func(e arrowEnd) bool { return cv.outside(e.ts, e.end-e.ts) }
 	return c
 }
 

@@ -351,3 +351,46 @@ func processorCount(t *testing.T, shell string, trace []byte, query string) int6
 	}
 	return n
 }
+
+// TestWindowAcrossMachines: the logs of several machines through windows
+// cutting through their tasks: the window's trace holds exactly the whole
+// trace's slices that meet it, and its arrows across machines those with
+// both ends drawn, none dangling.
+func TestWindowAcrossMachines(t *testing.T) {
+	logs, _ := stracetest.GenerateRemote(remoteScenarios[0].cfg)
+	in := remoteInputs(logs)
+	full, _, _ := convert(t, in)
+	_, lo, hi := bounds(full)
+	// Windows that cut arrows of each kind: one that begins at an arrow's
+	// end, one that ends just past its start.
+	type win struct{ a, b int64 }
+	var wins []win
+	kinds := map[string]bool{}
+	for _, f := range full.Flows[len(full.Flows)/3:] {
+		from, to := full.Slices[f.From], full.Slices[f.To]
+		if k := from.Name + " → " + to.Name; !kinds[k] && from.TS+from.Dur < to.TS {
+			kinds[k] = true
+			wins = append(wins, win{to.TS, hi + 1}, win{lo, from.TS + 1}, win{from.TS, to.TS})
+		}
+	}
+	if len(kinds) < 3 {
+		t.Fatalf("arrows of %d kinds to cut: %v", len(kinds), kinds)
+	}
+	for _, w := range wins {
+		a, b := w.a, w.b
+		tr, sum, _ := convert(t, in, phasetrace.WithWindow(a, b))
+		meets := func(s check.Slice) bool { return s.TS < b && s.TS+s.Dur >= a }
+		if diff := cmp.Diff(sliceSet(full, meets), sliceSet(tr, nil)); diff != "" {
+			t.Errorf("[%d, %d): the slices differ (-want +got):\n%s", a, b, diff)
+		}
+		if diff := cmp.Diff(flowSet(full, meets), flowSet(tr, nil)); diff != "" {
+			t.Errorf("[%d, %d): the arrows differ (-want +got):\n%s", a, b, diff)
+		}
+		if bare := tracksWithout(tr); len(bare) > 0 {
+			t.Errorf("[%d, %d): tracks without a slice: %q", a, b, bare)
+		}
+		if err := sum.Spans.Check(); err != nil {
+			t.Error(err)
+		}
+	}
+}
