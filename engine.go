@@ -119,7 +119,9 @@ func (c *converter) start(w io.Writer, shift bool) {
 	cv.remote = c.remote
 	if w := c.cfg.window; w != nil {
 		cv.window = timeWindow{on: true, noStart: w.NoStart, noEnd: w.NoEnd}
-		cv.window.start, cv.window.end = w.resolve(c.firstSlice())
+		first := c.firstSlice()
+		cv.window.start, cv.window.end = w.resolve(first)
+		c.sum.Window = &WindowSummary{Start: cv.window.start, End: cv.window.end, FirstSlice: first}
 	}
 	c.remote.attachArrows(&c.flows, &c.arrows)
 	cv.wallClocks(cv.tracks.declare())

@@ -3,6 +3,7 @@ package phasetrace
 import (
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -21,6 +22,8 @@ type Summary struct {
 	// Hosts says, per remote machine, how its logs were placed on the
 	// dispatching host's axis (remote workers: see WithRemoteWorker).
 	Hosts []HostSummary `json:"hosts,omitempty"`
+	// Window is the window drawn (WithWindow), nil without one.
+	Window *WindowSummary `json:"window,omitempty"`
 	// WallTime says whether wall time is recoverable: some process wrote a
 	// [CLOCK_ANCHOR] v=1 record, written to the trace as a REALTIME clock
 	// snapshot.
@@ -60,6 +63,16 @@ type Summary struct {
 	// anchors and containment, a dispatch that matched no submit, ...),
 	// the first few of each kind.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// WindowSummary is the window a conversion drew, in trace ns: the slices
+// that meet [Start, End) (see Window), an open side math.MinInt64 or
+// math.MaxInt64. FirstSlice is where bounds after the first slice count
+// from.
+type WindowSummary struct {
+	Start      int64 `json:"start_ns"`
+	End        int64 `json:"end_ns"`
+	FirstSlice int64 `json:"first_slice_ns"`
 }
 
 // SpanAccount accounts for the complete span records read:
@@ -336,6 +349,15 @@ func (s *Summary) WriteText(w io.Writer) error {
 		count(int64(s.Output.Tracks), "track"), count(s.Output.Slices, "slice"), count(s.Output.Instants, "instant"), count(arrows, "flow"), count(s.Output.Counters, "counter value"), s.Output.Bytes)
 	for _, k := range s.Flows.byText() {
 		fmt.Fprintf(&b, "  flows %s: %d\n", k, s.Flows[k])
+	}
+	if wd := s.Window; wd != nil {
+		bound := func(v int64) string {
+			if v == math.MinInt64 || v == math.MaxInt64 {
+				return "open"
+			}
+			return itoa(v)
+		}
+		fmt.Fprintf(&b, "  window [%s, %s) ns, the first slice at %d ns: %s outside it\n", bound(wd.Start), bound(wd.End), wd.FirstSlice, count(s.Spans.NotDrawn[ReasonOutsideWindow], "span"))
 	}
 	if len(s.Devices) > 0 {
 		b.WriteString("device spans (bound: the most a drawn span's start can be from where it truly started):\n")

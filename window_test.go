@@ -2,6 +2,7 @@ package phasetrace_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
@@ -133,7 +135,27 @@ func TestWindowFromStart(t *testing.T) {
 	logs := []phasetrace.Input{phasetrace.Bytes("run.log", generated(stracetest.Realistic(100<<10)))}
 	full, _, _ := convert(t, logs)
 	first, _, _ := bounds(full)
-	_, _, rel := convert(t, logs, phasetrace.WithWindowFromStart(100*time.Millisecond, 250*time.Millisecond))
+	_, sum, rel := convert(t, logs, phasetrace.WithWindowFromStart(100*time.Millisecond, 250*time.Millisecond))
+	want := &phasetrace.WindowSummary{Start: first + 100_000_000, End: first + 250_000_000, FirstSlice: first}
+	if diff := cmp.Diff(want, sum.Window); diff != "" {
+		t.Errorf("Summary.Window (-want +got):\n%s", diff)
+	}
+	b, err := json.Marshal(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back phasetrace.Summary
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(sum, &back, cmpopts.IgnoreUnexported(phasetrace.BoundStats{}), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("the summary with a window does not read back from JSON (-want +got):\n%s", diff)
+	}
+	var text strings.Builder
+	sum.WriteText(&text)
+	if w := fmt.Sprintf("window [%d, %d) ns, the first slice at %d ns", want.Start, want.End, first); !strings.Contains(text.String(), w) {
+		t.Errorf("the summary does not say %q:\n%s", w, text.String())
+	}
 	_, _, abs := convert(t, logs, phasetrace.WithWindow(first+100_000_000, first+250_000_000))
 	if !bytes.Equal(rel, abs) {
 		t.Error("WithWindowFromStart differs from WithWindow at the same trace times")

@@ -54,9 +54,9 @@
 // trace holds exactly the slices of the whole trace that meet the window
 // (a slice [ts, ts+dur], its end included: one ending at A is drawn, one
 // starting at B is not), with their arrows when both ends are drawn, on
-// the tracks drawn on. The summary counts the spans outside the window
-// ("outside the window asked for"), which are not a loss: -strict does not
-// count them. A window with no slice in it writes a trace without slices.
+// the tracks drawn on. The summary says the window in trace ns and counts
+// the spans outside it ("outside the window asked for"), which are not a
+// loss: -strict does not count them. A window with no slice in it writes a trace without slices.
 //
 // # Output
 //

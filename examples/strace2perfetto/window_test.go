@@ -38,7 +38,7 @@ func TestWindow(t *testing.T) {
 	if got := len(readTrace(t, "w.pftrace").Slices); got != want || got == 0 || got == len(full.Slices) {
 		t.Errorf("-window %s:%s: %d slices, want %d of %d", a, b, got, want, len(full.Slices))
 	}
-	if !strings.Contains(stderr, "outside the window asked for") {
+	if !strings.Contains(stderr, "outside the window asked for") || !strings.Contains(stderr, "window ["+a+", "+b+") ns") {
 		t.Errorf("the summary does not say what was outside the window:\n%s", stderr)
 	}
 
