@@ -65,6 +65,14 @@ func (cv *canvas) drawSpan(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg,
 // drawSpanWithFlows is drawSpan with flows attached: flows start or continue at the
 // span, endFlows end there.
 func (cv *canvas) drawSpanWithFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
+	if cv.outside(sp.TS, sp.Dur) { // as hand would, without its arguments
+		cv.hand(t, &perfetto.Slice{TS: sp.TS, Dur: sp.Dur}, sp.at)
+		if len(flows)+len(endFlows) > 0 {
+			cv.arrows.dropped(cv.arrows.live(flows))
+			cv.arrows.dropped(cv.arrows.live(endFlows))
+		}
+		return
+	}
 	args := cv.args[:0]
 	args = append(args, perfetto.Uint("inv", sp.Inv), perfetto.String("hid", cv.hidString(sp.Hid)), perfetto.Int("depth", int64(sp.Depth)))
 	if laneSplit {
@@ -106,6 +114,9 @@ func (cv *canvas) hand(t perfetto.Track, s *perfetto.Slice, p linePos) bool {
 	switch {
 	case cv.outside(s.TS, s.Dur):
 		bump(&cv.led.sum.Spans.NotDrawn, ReasonOutsideWindow, 1) // asked for: no example
+		if cap(s.Args) > cap(cv.args) {
+			cv.args = s.Args[:0] // keep the buffer grown, as for a slice handed
+		}
 		return false
 	case t.IsZero():
 		cv.led.dropSpan(ReasonTrackLimit, p, s.Name, 1)
@@ -207,6 +218,9 @@ func (cv *canvas) drawDerived(t perfetto.Track, s perfetto.Slice, p linePos, wha
 	switch {
 	case cv.outside(s.TS, s.Dur):
 		bump(&cv.led.sum.NotDrawn, otherReasons[what][3], 1) // asked for: no example
+		if cap(s.Args) > cap(cv.args) {
+			cv.args = s.Args[:0]
+		}
 		return
 	case t.IsZero():
 		cv.led.notDrawn(otherReasons[what][0], p, s.Name, 1)
