@@ -106,10 +106,11 @@ func (cv *canvas) drawSpanWithFlows(t perfetto.Track, sp *heldSpan, extra []perf
 	}
 }
 
-// hand hands one slice to the writer, unless it is outside the window, its
-// track is over the track limit or its interval is not one after placement (a device span mapped
-// outside the int64 range); it reports whether it did. Callers count the
-// slices of spans as drawn; the reasons it refuses are counted here.
+// hand hands one slice to the writer, unless it is outside the window
+// (WithWindow), its track is over the track limit or its interval is not
+// one after placement (a device span mapped outside the int64 range); it
+// reports whether it did. Callers count the slices of spans as drawn; the
+// reasons it refuses are counted here.
 func (cv *canvas) hand(t perfetto.Track, s *perfetto.Slice, p linePos) bool {
 	switch {
 	case cv.outside(s.TS, s.Dur):

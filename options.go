@@ -114,36 +114,39 @@ func WithMaxTracks(n int) Option {
 	}
 }
 
-// Windows. A conversion given a window reads every log whole — every clock
-// anchor, every run, every hand-off counts as in the conversion without
-// it — and writes only the slices that meet the window: the trace holds
-// exactly the slices of the full conversion that meet it, at the same
-// times, with the same arguments, on the same tracks and at the same
-// depths, and the tracks drawn on, no other. A slice [ts, ts+dur] meets
-// the window [start, end) when ts < end and ts+dur >= start: a slice that
-// ends where the window starts is drawn, one that starts where it ends is
-// not, and a slice of no length is drawn when start <= ts < end. (A slice
-// holds its children's intervals, ends included, so every ancestor of a
-// slice drawn is drawn too.) An arrow is drawn when both its ends are; one
-// with an end outside the window is counted in Summary.Unlinked under the
-// reason its end is not drawn. Every other span is counted under
-// ReasonOutsideWindow, and every other bind phase line, host_phase_records
-// entry and Effective window under ReasonBindPhaseOutsideWindow,
-// ReasonHostPhaseOutsideWindow and ReasonEffectiveOutsideWindow: none of
-// them is a loss (Summary.Clean). A window writes and holds only what it
-// draws. Two things may differ from the full trace, in logs the full
-// conversion draws with overflow lanes or past the track limit: a slice
-// moved to an overflow lane by a slice outside the window stays on its
-// track, and the track limit counts only the tracks the window draws on.
-
-// Window is the interval of trace time a conversion draws, [Start, End),
-// each bound a trace time (CLOCK_MONOTONIC ns, the trace's timestamps) or,
-// FromFirst, a duration after the first slice: the earliest start of a
-// host span the first pass reads (every depth-0 span, and every node. and
-// ext. span), of the logs on the trace's own axis (a remote machine's
-// logs, drawn on the dispatching host's axis, do not count); 0 when there
-// is none. The zero Window draws nothing; NoStart and NoEnd leave it open
-// on that side.
+// Window is the interval of trace time a conversion draws (WithWindow,
+// WithWindowFromStart, WithWindowOf; ParseWindow reads one), [Start, End):
+// each bound a trace time (CLOCK_MONOTONIC ns, the trace's timestamps)
+// or, with StartFromFirst or EndFromFirst, a duration after the first
+// slice. The first slice is the earliest start of a host span the first
+// pass reads (every depth-0 span, and every node. and ext. span; for a
+// Builder, every host span given to Survey.Span) of the logs on the
+// trace's own axis (a remote machine's logs, drawn on the dispatching
+// host's axis, do not count); 0 when there is none. NoStart and NoEnd
+// leave the window open on that side; the zero Window draws nothing.
+//
+// A conversion given a window reads every log whole — every clock anchor,
+// run and hand-off counts as in the conversion without it — and writes
+// only the slices that meet the window: the trace holds exactly the slices
+// of the whole conversion's trace that meet it, at the same times, with
+// the same arguments, on the same tracks and at the same depths, on no
+// track but those drawn on. A slice [ts, ts+dur], its end included, meets
+// [Start, End) when ts < End and ts+dur >= Start: a slice that ends where
+// the window starts is drawn, one that starts where it ends is not, and a
+// slice of no length is drawn when Start <= ts < End. (A slice holds its
+// children, ends included, so every ancestor of a slice drawn is drawn
+// too.) An arrow is drawn when both its ends are; one with an end outside
+// the window is counted in Summary.Unlinked under the reason its end is
+// not drawn. Every other span is counted under ReasonOutsideWindow, and
+// every other bind phase line, host_phase_records entry and Effective
+// window under ReasonBindPhaseOutsideWindow, ReasonHostPhaseOutsideWindow
+// and ReasonEffectiveOutsideWindow: none of them is a loss (Summary.Clean).
+// Summary.Window says the window in trace ns. A window writes and holds
+// only what it draws, and allocates nothing per span. Two things may
+// differ from the whole trace, in logs that reach its overflow lanes or
+// its track limit: a slice moved to an overflow lane by a slice outside
+// the window stays on its track, and the track limit counts only the
+// tracks the window draws on.
 type Window struct {
 	Start, End                   int64
 	StartFromFirst, EndFromFirst bool
