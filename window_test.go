@@ -100,6 +100,9 @@ func TestWindowDrawsTheSlicesThatMeetIt(t *testing.T) {
 			if n := arrows(sum); n != int64(len(tr.Flows)) {
 				t.Errorf("the summary says %d arrows, the trace holds %d", n, len(tr.Flows))
 			}
+			if n, m := handOffs(sum), handOffs(fullSum); n != m {
+				t.Errorf("%d hand-offs drawn or counted without an arrow (%v, %v), the whole log %d", n, sum.Flows, sum.Unlinked, m)
+			}
 			if bare := tracksWithout(tr); len(bare) > 0 {
 				t.Errorf("tracks without a slice: %q", bare)
 			}
@@ -200,6 +203,16 @@ func TestParseWindow(t *testing.T) {
 			t.Errorf("%q: %v, want ErrWindowSyntax", bad, err)
 		}
 	}
+}
+
+// handOffs counts the hand-offs a summary accounts for: the arrows drawn
+// and those counted without one.
+func handOffs(sum *phasetrace.Summary) int64 {
+	n := arrows(sum)
+	for _, v := range sum.Unlinked {
+		n += v
+	}
+	return n
 }
 
 // bounds returns the earliest start of a host span of a trace (not a
@@ -382,7 +395,7 @@ func processorCount(t *testing.T, shell string, trace []byte, query string) int6
 func TestWindowAcrossMachines(t *testing.T) {
 	logs, _ := stracetest.GenerateRemote(remoteScenarios[0].cfg)
 	in := remoteInputs(logs)
-	full, _, _ := convert(t, in)
+	full, fullSum, _ := convert(t, in)
 	_, lo, hi := bounds(full)
 	// Windows that cut arrows of each kind: one that begins at an arrow's
 	// end, one that ends just past its start.
@@ -411,6 +424,9 @@ func TestWindowAcrossMachines(t *testing.T) {
 		}
 		if bare := tracksWithout(tr); len(bare) > 0 {
 			t.Errorf("[%d, %d): tracks without a slice: %q", a, b, bare)
+		}
+		if n, m := handOffs(sum), handOffs(fullSum); n != m || arrows(sum) != int64(len(tr.Flows)) {
+			t.Errorf("[%d, %d): %d arrows, the summary says %v; %d hand-offs drawn or counted without an arrow (%v), the whole log %d", a, b, len(tr.Flows), sum.Flows, n, sum.Unlinked, m)
 		}
 		if err := sum.Spans.Check(); err != nil {
 			t.Error(err)
