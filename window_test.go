@@ -466,3 +466,34 @@ func TestWindowAllocsPerSpan(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowBuilderIsConvert: a Builder given a window draws what Convert
+// given it draws, byte for byte (TestBuilderIsConvert's logs, a window
+// through runs in the middle of each), its bounds after the first slice counted
+// from the earliest host span its Survey was given.
+func TestWindowBuilderIsConvert(t *testing.T) {
+	for _, gc := range generatedCases() {
+		t.Run(gc.Name, func(t *testing.T) {
+			logs := []phasetrace.Input{phasetrace.Bytes("gen.log", gc.Log)}
+			full, _, _ := convert(t, logs)
+			first, _, _ := bounds(full)
+			runs := slicesNamed(full, "chip.run")
+			if len(runs) < 3 {
+				t.Skipf("%d runs", len(runs))
+			}
+			r := runs[len(runs)/2] // a window from a run's middle to the next's
+			opt := phasetrace.WithWindowFromStart(time.Duration(r.TS+r.Dur/2-first), time.Duration(runs[len(runs)/2+1].TS+r.Dur/2-first))
+			var want bytes.Buffer
+			if _, err := phasetrace.Convert(&want, logs, opt); err != nil {
+				t.Fatal(err)
+			}
+			got, sum := buildFromValues(t, gc.Log, opt)
+			if !bytes.Equal(want.Bytes(), got) {
+				t.Errorf("the Builder's window differs from Convert's: %+v", sum.Window)
+			}
+			if sum.Spans.Drawn == 0 || sum.Spans.NotDrawn[phasetrace.ReasonOutsideWindow] == 0 {
+				t.Errorf("the window holds %d spans, %d outside: it misses the log", sum.Spans.Drawn, sum.Spans.NotDrawn[phasetrace.ReasonOutsideWindow])
+			}
+		})
+	}
+}
