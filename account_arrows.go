@@ -22,6 +22,9 @@ type arrowLedger struct {
 	linked   func(kind FlowKind) // counts an arrow drawn
 	unlinked func(reason Reason) // counts an arrow not drawn
 	drawable func(e arrowEnd) bool
+	// outside reports whether an end is outside the window (nil: none
+	// is): an arrow made before its spans come is not drawn then.
+	outside func(e arrowEnd) bool
 	// flushes counts the flushes; stranded the arrows whose end the writer
 	// refused after a flush had written the other (whose id the trace then
 	// holds at one end: the trace processor makes no arrow of it).
@@ -42,10 +45,12 @@ type arrowState struct {
 	unchecked bool
 }
 
-// arrowEnd is the thread an end of an arrow is drawn on.
+// arrowEnd is the thread an end of an arrow is drawn on, and the extent
+// of its span, [ts, end], on the trace's axis.
 type arrowEnd struct {
-	pid int32
-	tid int64
+	pid     int32
+	tid     int64
+	ts, end int64
 }
 
 // add makes an arrow of a kind ("node.submit → node.dispatch").
@@ -72,7 +77,11 @@ func (a *arrowLedger) live(ids []perfetto.FlowID) []perfetto.FlowID {
 		st, ok := a.open[id]
 		if ok && st.unchecked {
 			st.unchecked = false
-			if a.drawable != nil && !(a.drawable(st.from) && a.drawable(st.to)) {
+			switch {
+			case a.outside != nil && (a.outside(st.from) || a.outside(st.to)):
+				a.unlinked(st.kind.unended())
+				st.dead = true
+			case a.drawable != nil && !(a.drawable(st.from) && a.drawable(st.to)):
 				a.unlinked(ReasonLinkNoTrack)
 				st.dead = true
 			}

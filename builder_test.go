@@ -14,7 +14,7 @@ import (
 
 // buildFromValues reads a log into Go values and gives them to a Survey and
 // a Builder, as a program holding its values in memory would.
-func buildFromValues(t *testing.T, log []byte) ([]byte, *phasetrace.Summary) {
+func buildFromValues(t *testing.T, log []byte, opts ...phasetrace.Option) ([]byte, *phasetrace.Summary) {
 	t.Helper()
 	var recs []strace.Record
 	rd := strace.NewReader(bytes.NewReader(log))
@@ -40,7 +40,7 @@ func buildFromValues(t *testing.T, log []byte) ([]byte, *phasetrace.Summary) {
 		}
 	}
 	var out bytes.Buffer
-	b, err := phasetrace.NewBuilder(&out, survey)
+	b, err := phasetrace.NewBuilder(&out, survey, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

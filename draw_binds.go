@@ -74,7 +74,7 @@ func (d *runDrawer) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 				case r.Phase == "graph_submit":
 					thread = "graph_submit_main"
 				}
-				if tid != bind.Tid {
+				if tid != bind.Tid && !d.outside(int64(r.StartNS), int64(r.EndNS-r.StartNS)) {
 					t = d.tracks.thread(bind.Pid, tid)
 				}
 			}
@@ -91,6 +91,21 @@ func (d *runDrawer) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 			d.drawDerived(t, perfetto.Slice{Name: name, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args}, d.led.pos(p.Pos), otherHostPhase)
 		}
 	}
+}
+
+// recordsInWindow reports whether a host_phase_records entry of passes
+// drawn on bind's lane is inside the window (the bind lines drawn are
+// inside their bind).
+func (d *runDrawer) recordsInWindow(bind *heldSpan, passes []strace.PhasePass) bool {
+	for _, p := range passes {
+		for _, r := range p.Records {
+			onLane := strace.IsBindSegment(r.Phase) || !r.HasTid || r.Tid <= 0 || r.Tid == bind.Tid
+			if onLane && r.EndNS >= r.StartNS && r.EndNS <= maxInt64 && !d.outside(int64(r.StartNS), int64(r.EndNS-r.StartNS)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // drawBindLines draws the legacy "bind phase=" lines whose interval lies

@@ -84,7 +84,7 @@ func newCounterSet(cv *canvas, horizon int64) *counterSet {
 // runDuration writes the duration of a drawn run's root at its start on
 // its callable's track.
 func (cs *counterSet) runDuration(root *heldSpan) {
-	if cs == nil { // a stage drawn on its own, without counters
+	if cs == nil || cs.outside(root.TS, 0) { // a stage drawn on its own, without counters; a window's outside
 		return
 	}
 	k := callableKey{root.Pid, root.Hid}
@@ -103,7 +103,7 @@ func (cs *counterSet) runDuration(root *heldSpan) {
 // deviceWall writes the placed duration of a drawn device_wall at its
 // placed start on its device's track.
 func (cs *counterSet) deviceWall(pid int32, dev int32, at linePos, ts, dur int64) {
-	if cs == nil {
+	if cs == nil || cs.outside(ts, 0) {
 		return
 	}
 	k := deviceKey{pid, dev}
@@ -204,6 +204,9 @@ func (cs *counterSet) writeAt(ts int64) {
 		return
 	}
 	f.value = f.count
+	if cs.outside(ts, 0) { // a window writes the values inside it
+		return
+	}
 	if f.track.IsZero() {
 		f.track, _ = cs.newTrack(pid, perfetto.CounterSpec{Name: "runs in flight", Unit: perfetto.UnitCount,
 			Description: "how many runs of the process have started and not ended (their root spans), at each change"})

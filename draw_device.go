@@ -309,7 +309,14 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		dv.led.dropSpan(ReasonDeviceNoEvidence, spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+joinReason(pl.Reason, extraReason), int64(len(spans)))
 		return
 	}
-	group := dv.tracks.deviceGroup(k.pid, run.Domain.Dev)
+	var group perfetto.Track // created for the first slice drawn (not one outside the window)
+	groupAsked := false
+	laneTrack := func(lane string) perfetto.Track {
+		if !groupAsked {
+			group, groupAsked = dv.tracks.deviceGroup(k.pid, run.Domain.Dev), true
+		}
+		return dv.tracks.device(k.pid, run.Domain.Dev, group, lane)
+	}
 	method := pl.Method.String()
 	reason := joinReason(pl.Reason, extraReason)
 	var contained int64 // the spans drawn only contained
@@ -354,8 +361,9 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 			args = append(args, perfetto.Int("logged_device_ts", fix.ts), perfetto.Int("logged_device_dur", fix.dur), perfetto.String("repair", fix.what))
 		}
 		lane := lanes[i]
-		if lane != lastLane || t.IsZero() { // a run's spans come lane by lane
-			t, lastLane = dv.tracks.device(k.pid, run.Domain.Dev, group, lane), lane
+		ts, dur := int64(d.HostStart), int64(d.HostEnd-d.HostStart)
+		if (lane != lastLane || t.IsZero()) && !dv.outside(ts, dur) { // a run's spans come lane by lane
+			t, lastLane = laneTrack(lane), lane
 		}
 		switch lane {
 		case "orch":
@@ -363,7 +371,7 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		case "sched":
 			sched = i
 		}
-		if !dv.hand(t, &perfetto.Slice{Name: s.Name, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Depth: s.Depth, Args: args, Ref: uint64(s.at)}, s.at) {
+		if !dv.hand(t, &perfetto.Slice{Name: s.Name, TS: ts, Dur: dur, Depth: s.Depth, Args: args, Ref: uint64(s.at)}, s.at) {
 			continue
 		}
 		dv.led.drawn()
@@ -410,8 +418,12 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 			args = append(args, perfetto.Int("bound_ns", int64(d.Bound)+max(fixes[orch].shift, fixes[sched].shift)))
 		}
 		args = dv.remote.args(args, k.pid, 0, 0, false)
-		t := dv.tracks.device(k.pid, run.Domain.Dev, group, "effective")
-		dv.drawDerived(t, perfetto.Slice{Name: effectiveName, TS: int64(d.HostStart), Dur: int64(d.HostEnd - d.HostStart), Args: args}, spans[orch].at, otherEffective)
+		ts, dur := int64(d.HostStart), int64(d.HostEnd-d.HostStart)
+		var t perfetto.Track
+		if !dv.outside(ts, dur) {
+			t = laneTrack("effective")
+		}
+		dv.drawDerived(t, perfetto.Slice{Name: effectiveName, TS: ts, Dur: dur, Args: args}, spans[orch].at, otherEffective)
 	}
 }
 

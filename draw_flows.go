@@ -89,6 +89,7 @@ type flowWindow struct {
 	unlinked func(reason Reason)                                   // counts a dispatch drawn without one
 	sameHost func(a, b int32) bool                                 // whether two pids ran on one machine (nil: all do)
 	drawable func(sp *heldSpan) bool                               // whether a node span has a track to be drawn on (nil: all do)
+	outside  func(ts, dur int64) bool                              // whether a slice is outside the window (nil: none is)
 	nextID   perfetto.FlowID
 
 	spans []*nodeSpan // spans[head:] wait, in arrival order
@@ -295,6 +296,10 @@ func (f *flowWindow) linkRun(root *strace.Span, drawn bool) []perfetto.FlowID {
 	if best == nil {
 		return nil
 	}
+	if f.outside != nil && (f.outside(root.TS, root.Dur) || f.outside(best.span.TS, best.span.Dur)) {
+		f.unlinked(FlowDispatchToRun.unended()) // not drawn: an end would dangle
+		return nil
+	}
 	if !drawn || f.drawable != nil && !f.drawable(&best.span) {
 		f.unlinked(ReasonLinkNoTrack)
 		return nil
@@ -391,10 +396,15 @@ func (f *flowWindow) unindex(s *nodeSpan) {
 }
 
 // link draws a flow from submit to dispatch.
-// An arrow is only made between spans that both have a track: one end
-// drawn and the other not would leave the trace a dangling flow id.
+// An arrow is only made between spans that both have a track and are
+// both inside the window: one end drawn and the other not would leave the
+// trace a dangling flow id.
 func (f *flowWindow) link(submit, dispatch *nodeSpan) {
 	dispatch.linked = true
+	if f.outside != nil && (f.outside(submit.span.TS, submit.span.Dur) || f.outside(dispatch.span.TS, dispatch.span.Dur)) {
+		f.unlinked(FlowSubmitToDispatch.unended()) // not drawn: an end would dangle
+		return
+	}
 	if f.drawable != nil && !(f.drawable(&submit.span) && f.drawable(&dispatch.span)) {
 		f.unlinked(ReasonLinkNoTrack)
 		return

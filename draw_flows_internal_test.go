@@ -161,7 +161,7 @@ func TestArrowLedger(t *testing.T) {
 	// end gets it.
 	a.drawable = func(e arrowEnd) bool { return e.tid != 99 }
 	a.add(6, FlowDispatchToRun)
-	a.between(6, arrowEnd{1, 1}, arrowEnd{1, 99})
+	a.between(6, arrowEnd{pid: 1, tid: 1}, arrowEnd{pid: 1, tid: 99})
 	if got := a.live([]perfetto.FlowID{6}); len(got) != 0 {
 		t.Errorf("live %v, want 6 left out of its first end", got)
 	}

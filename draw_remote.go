@@ -50,27 +50,6 @@ func (p *remotePlan) adjust(i int, rec *strace.Record, pm map[int32]int32) bool 
 	return true
 }
 
-// mapExtent maps [s, e] through the machine's drawn map (the bound is
-// added where the slice is drawn, from the drawn times: remoteArgs).
-func (h *remoteHost) mapExtent(s, e int64) (int64, int64, bool) {
-	ys, ok1 := h.drawn(s)
-	ye, ok2 := h.drawn(e)
-	if !ok1 || !ok2 || e < s {
-		return 0, 0, false
-	}
-	return ys, ye, true
-}
-
-// drawn is where the machine's drawn map puts remote instant x.
-func (h *remoteHost) drawn(x int64) (int64, bool) {
-	off, ok := h.fit.Offset(reduce.HostNanos(x))
-	if !ok {
-		return 0, false
-	}
-	y := x + int64(off)
-	return y, (off >= 0) == (y >= x)
-}
-
 // args adds, to a slice of a remote machine's span drawn from ts to
 // end, the machine, how it was placed and (host spans) its bound.
 func (p *remotePlan) args(args []perfetto.Arg, pid int32, ts, end int64, bound bool) []perfetto.Arg {

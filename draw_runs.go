@@ -302,7 +302,11 @@ func (d *runDrawer) run(b *invBuf) {
 	var rootLane perfetto.Track
 	for i := range b.host {
 		s := &b.host[i]
-		lane, split := d.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
+		var lane perfetto.Track
+		split := false
+		if !d.outside(s.TS, s.Dur) { // a lane only for a slice drawn
+			lane, split = d.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
+		}
 		seg, isSeg := strings.CutPrefix(s.Name, strace.SpanBind+".")
 		if isSeg && covered.has(seg) {
 			d.led.sum.Spans.Superseded++
@@ -327,7 +331,10 @@ func (d *runDrawer) run(b *invBuf) {
 	}
 
 	if bind != nil {
-		lane, _ := d.tracks.lane(bind.Pid, bind.Tid, slot, hasSlot)
+		var lane perfetto.Track
+		if !d.outside(bind.TS, bind.Dur) || d.recordsInWindow(bind, passes) {
+			lane, _ = d.tracks.lane(bind.Pid, bind.Tid, slot, hasSlot)
+		}
 		d.drawRecords(lane, bind, passes)
 		d.drawBindLines(lane, bind, b.bindLogT, covered, drawnSegments)
 	} else {

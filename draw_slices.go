@@ -25,6 +25,35 @@ type canvas struct {
 	refusals    int64          // slices the writer refused (refused)
 	args        []perfetto.Arg // reused for each slice's arguments
 	hids        map[uint64]string
+	window      timeWindow
+}
+
+// timeWindow is the window a conversion draws (WithWindow), in trace ns:
+// the slices that meet [start, end), a slice [ts, ts+dur] closed. Without
+// one (on false) every slice is drawn.
+type timeWindow struct {
+	on, noStart, noEnd bool
+	start, end         int64
+}
+
+// outside reports whether the slice [ts, ts+dur] is outside the window,
+// so that it is not drawn and needs no track. A slice whose interval is
+// not one is not outside: hand counts it under its own reason.
+func (cv *canvas) outside(ts, dur int64) bool {
+	w := &cv.window
+	if !w.on || ts < 0 || dur < 0 || ts+dur < ts {
+		return false
+	}
+	return !w.noEnd && ts >= w.end || !w.noStart && ts+dur < w.start
+}
+
+// threadFor is the real-tid lane of sp's thread, or the zero Track,
+// without creating it, when sp is outside the window.
+func (cv *canvas) threadFor(sp *heldSpan) perfetto.Track {
+	if cv.outside(sp.TS, sp.Dur) {
+		return perfetto.Track{}
+	}
+	return cv.tracks.thread(sp.Pid, sp.Tid)
 }
 
 // drawSpan draws one host span on track t, with its identity and every
@@ -36,6 +65,14 @@ func (cv *canvas) drawSpan(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg,
 // drawSpanWithFlows is drawSpan with flows attached: flows start or continue at the
 // span, endFlows end there.
 func (cv *canvas) drawSpanWithFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
+	if cv.outside(sp.TS, sp.Dur) { // as hand would, without its arguments
+		cv.hand(t, &perfetto.Slice{TS: sp.TS, Dur: sp.Dur}, sp.at)
+		if len(flows)+len(endFlows) > 0 {
+			cv.arrows.dropped(cv.arrows.live(flows))
+			cv.arrows.dropped(cv.arrows.live(endFlows))
+		}
+		return
+	}
 	args := cv.args[:0]
 	args = append(args, perfetto.Uint("inv", sp.Inv), perfetto.String("hid", cv.hidString(sp.Hid)), perfetto.Int("depth", int64(sp.Depth)))
 	if laneSplit {
@@ -69,12 +106,19 @@ func (cv *canvas) drawSpanWithFlows(t perfetto.Track, sp *heldSpan, extra []perf
 	}
 }
 
-// hand hands one slice to the writer, unless its track is over the track
-// limit or its interval is not one after placement (a device span mapped
-// outside the int64 range); it reports whether it did. Callers count the
-// slices of spans as drawn; the reasons it refuses are counted here.
+// hand hands one slice to the writer, unless it is outside the window
+// (WithWindow), its track is over the track limit or its interval is not
+// one after placement (a device span mapped outside the int64 range); it
+// reports whether it did. Callers count the slices of spans as drawn; the
+// reasons it refuses are counted here.
 func (cv *canvas) hand(t perfetto.Track, s *perfetto.Slice, p linePos) bool {
 	switch {
+	case cv.outside(s.TS, s.Dur):
+		bump(&cv.led.sum.Spans.NotDrawn, ReasonOutsideWindow, 1) // asked for: no example
+		if cap(s.Args) > cap(cv.args) {
+			cv.args = s.Args[:0] // keep the buffer grown, as for a slice handed
+		}
+		return false
 	case t.IsZero():
 		cv.led.dropSpan(ReasonTrackLimit, p, s.Name, 1)
 		return false
@@ -173,6 +217,12 @@ func appendAttrs(args []perfetto.Arg, attrs []strace.Attr) []perfetto.Arg {
 // are counted under what.
 func (cv *canvas) drawDerived(t perfetto.Track, s perfetto.Slice, p linePos, what string) {
 	switch {
+	case cv.outside(s.TS, s.Dur):
+		bump(&cv.led.sum.NotDrawn, otherReasons[what][3], 1) // asked for: no example
+		if cap(s.Args) > cap(cv.args) {
+			cv.args = s.Args[:0]
+		}
+		return
 	case t.IsZero():
 		cv.led.notDrawn(otherReasons[what][0], p, s.Name, 1)
 		return

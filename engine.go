@@ -74,15 +74,17 @@ func newConverter(opts []Option) *converter {
 		horizon: cfg.flowHorizon,
 		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
 			flows, endFlows = cv.remote.flows(&sp.Span, flows, endFlows)
-			cv.drawSpanWithFlows(cv.tracks.thread(sp.Pid, sp.Tid), sp, nil, false, flows, endFlows)
+			cv.drawSpanWithFlows(cv.threadFor(sp), sp, nil, false, flows, endFlows)
 		},
 		linked:   c.arrows.add,
 		unlinked: c.led.unlinked,
 		sameHost: func(a, b int32) bool { return cv.remote.sameHost(a, b) },
 		drawable: func(sp *heldSpan) bool { return !cv.tracks.thread(sp.Pid, sp.Tid).IsZero() },
+		outside:  cv.outside,
 	}
 	c.arrows.linked, c.arrows.unlinked = sum.flow, c.led.unlinked
 	c.arrows.drawable = func(e arrowEnd) bool { return !cv.tracks.thread(e.pid, e.tid).IsZero() }
+	c.arrows.outside = func(e arrowEnd) bool { return cv.outside(e.ts, e.end-e.ts) }
 	return c
 }
 
@@ -127,8 +129,34 @@ func (c *converter) start(w io.Writer, shift bool) {
 	cv.w = perfetto.NewWriter(w, wopts...)
 	cv.tracks = newTrackSet(cv.w, c.scan)
 	cv.remote = c.remote
+	if w := c.cfg.window; w != nil {
+		cv.window = timeWindow{on: true, noStart: w.NoStart, noEnd: w.NoEnd}
+		first := c.firstSlice()
+		cv.window.start, cv.window.end = w.resolve(first)
+		c.sum.Window = &WindowSummary{Start: cv.window.start, End: cv.window.end, FirstSlice: first}
+	}
 	c.remote.attachArrows(&c.flows, &c.arrows)
 	cv.wallClocks(cv.tracks.declare())
+}
+
+// firstSlice is where a window's bounds after the first slice count from:
+// the earliest start of a host span the first pass read, of the logs on
+// the trace's own axis (moved onto it as their spans are: shift), not a
+// remote machine's; 0 when there is none.
+func (c *converter) firstSlice() int64 {
+	first, found := int64(0), false
+	for i, ts := range c.scan.firstTS {
+		if c.remote != nil && i < len(c.remote.inputHost) && c.remote.inputHost[i] != nil {
+			continue
+		}
+		if i < len(c.shift) {
+			ts += c.shift[i]
+		}
+		if !found || ts < first {
+			first, found = ts, true
+		}
+	}
+	return first
 }
 
 // secondPass draws. Several logs are read together, record by record in the
@@ -230,7 +258,8 @@ func (c *converter) takeSpan(rec *strace.Record, at linePos) {
 	case fam == strace.FamilyNode:
 		c.flows.add(sp, at)
 	default: // ext.: on the thread that emitted it, never grouped into runs
-		c.canvas.drawSpan(c.canvas.tracks.thread(sp.Pid, sp.Tid), &heldSpan{*sp, at}, nil, false)
+		h := heldSpan{*sp, at}
+		c.canvas.drawSpan(c.canvas.threadFor(&h), &h, nil, false)
 	}
 	c.flows.drain(c.now, false)
 	c.canvas.maybeFlush()

@@ -1,6 +1,13 @@
 package phasetrace
 
 import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
 )
@@ -36,6 +43,7 @@ type config struct {
 	maxLine     int
 	maxTracks   int
 	progress    func(read int64)
+	window      *Window
 
 	// Remote workers (remote.go).
 	transport     Transport
@@ -104,6 +112,133 @@ func WithMaxTracks(n int) Option {
 			c.maxTracks = n
 		}
 	}
+}
+
+// Window is the interval of trace time a conversion draws (WithWindow,
+// WithWindowFromStart, WithWindowOf; ParseWindow reads one), [Start, End):
+// each bound a trace time (CLOCK_MONOTONIC ns, the trace's timestamps)
+// or, with StartFromFirst or EndFromFirst, a duration after the first
+// slice. The first slice is the earliest start of a host span the first
+// pass reads (every depth-0 span, and every node. and ext. span; for a
+// Builder, every host span given to Survey.Span) of the logs on the
+// trace's own axis (a remote machine's logs, drawn on the dispatching
+// host's axis, do not count); 0 when there is none. NoStart and NoEnd
+// leave the window open on that side; the zero Window draws nothing.
+//
+// A conversion given a window reads every log whole — every clock anchor,
+// run and hand-off counts as in the conversion without it — and writes
+// only the slices that meet the window: the trace holds exactly the slices
+// of the whole conversion's trace that meet it, at the same times, with
+// the same arguments, on the same tracks and at the same depths, on no
+// track but those drawn on. A slice [ts, ts+dur], its end included, meets
+// [Start, End) when ts < End and ts+dur >= Start: a slice that ends where
+// the window starts is drawn, one that starts where it ends is not, and a
+// slice of no length is drawn when Start <= ts < End. (A slice holds its
+// children, ends included, so every ancestor of a slice drawn is drawn
+// too.) An arrow is drawn when both its ends are; one with an end outside
+// the window is counted in Summary.Unlinked under the reason its end is
+// not drawn. Every other span is counted under ReasonOutsideWindow, and
+// every other bind phase line, host_phase_records entry and Effective
+// window under ReasonBindPhaseOutsideWindow, ReasonHostPhaseOutsideWindow
+// and ReasonEffectiveOutsideWindow: none of them is a loss (Summary.Clean).
+// The counters hold their values whose time is in [Start, End), as the
+// whole trace holds them (a process's runs in flight at each change
+// inside the window). Summary.Window says the window in trace ns. A
+// window writes and holds
+// only what it draws, and allocates nothing per span. Two things may
+// differ from the whole trace, in logs that reach its overflow lanes or
+// its track limit: a slice moved to an overflow lane by a slice outside
+// the window stays on its track, and the track limit counts only the
+// tracks the window draws on.
+type Window struct {
+	Start, End                   int64
+	StartFromFirst, EndFromFirst bool
+	NoStart, NoEnd               bool
+}
+
+// WithWindow draws only the slices that meet [start, end) of trace time
+// (ns): see Window.
+func WithWindow(start, end int64) Option { return WithWindowOf(Window{Start: start, End: end}) }
+
+// WithWindowFromStart draws only the slices that meet [from, to) after the
+// first slice (see Window).
+func WithWindowFromStart(from, to time.Duration) Option {
+	return WithWindowOf(Window{Start: int64(from), End: int64(to), StartFromFirst: true, EndFromFirst: true})
+}
+
+// WithWindowOf draws only the slices that meet w (see Window).
+func WithWindowOf(w Window) Option { return func(c *config) { c.window = &w } }
+
+// ErrWindowSyntax is wrapped by the errors of ParseWindow.
+var ErrWindowSyntax = errors.New("phasetrace: bad window")
+
+// ParseWindow reads a window written "A:B": each of A and B is a trace time
+// in ns (an integer: "1200000000") or a duration after the first slice in
+// Go's syntax ("12.5s", "500ms", "1m2s"); either may be empty, leaving the
+// window open on that side (":14s", "12s:").
+func ParseWindow(s string) (Window, error) {
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		return Window{}, fmt.Errorf("%w %q: want A:B", ErrWindowSyntax, s)
+	}
+	var w Window
+	var err error
+	if w.Start, w.StartFromFirst, w.NoStart, err = parseBound(a); err != nil {
+		return Window{}, fmt.Errorf("%w %q: start: %v", ErrWindowSyntax, s, err)
+	}
+	if w.End, w.EndFromFirst, w.NoEnd, err = parseBound(b); err != nil {
+		return Window{}, fmt.Errorf("%w %q: end: %v", ErrWindowSyntax, s, err)
+	}
+	return w, nil
+}
+
+// parseBound reads one bound of a window: empty, an integer (ns) or a
+// duration.
+func parseBound(s string) (ns int64, fromFirst, none bool, err error) {
+	if s == "" {
+		return 0, false, true, nil
+	}
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return v, false, false, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, false, false, fmt.Errorf("%q is neither ns nor a duration", s)
+	}
+	return int64(d), true, false, nil
+}
+
+// String writes the window as ParseWindow reads it.
+func (w Window) String() string {
+	bound := func(v int64, fromFirst, none bool) string {
+		switch {
+		case none:
+			return ""
+		case fromFirst:
+			return time.Duration(v).String()
+		}
+		return strconv.FormatInt(v, 10)
+	}
+	return bound(w.Start, w.StartFromFirst, w.NoStart) + ":" + bound(w.End, w.EndFromFirst, w.NoEnd)
+}
+
+// resolve returns the window in trace ns, [start, end), its bounds after
+// the first slice counted from first (saturating).
+func (w Window) resolve(first int64) (start, end int64) {
+	at := func(v int64, fromFirst, none bool, open int64) int64 {
+		switch {
+		case none:
+			return open
+		case !fromFirst:
+			return v
+		case v > 0 && first > math.MaxInt64-v:
+			return math.MaxInt64
+		case v < 0 && first < math.MinInt64-v:
+			return math.MinInt64
+		}
+		return first + v
+	}
+	return at(w.Start, w.StartFromFirst, w.NoStart, math.MinInt64), at(w.End, w.EndFromFirst, w.NoEnd, math.MaxInt64)
 }
 
 // WithProgress calls fn with the number of input bytes read so far (both

@@ -342,13 +342,15 @@ func (p *remotePlan) pairFlows(w *worker, s *session) {
 			continue
 		}
 		if t.dispDrawable && r.first && t.dispTS < int64(ys) {
+			fs, fe, _ := s.host.mapExtent(r.firstTS, r.firstEnd)
 			p.arrows = append(p.arrows, remoteArrow{kind: FlowRemoteDispatchToRun,
-				from: arrowEnd{w.pid, t.dispTid}, to: arrowEnd{s.pid, r.firstTid},
+				from: arrowEnd{w.pid, t.dispTid, t.dispTS, t.dispEnd}, to: arrowEnd{s.pid, r.firstTid, fs, fe},
 				start: flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch}, end: flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunFirst}})
 		}
 		if r.last && t.compDrawable && int64(ye) < t.compTS {
+			ls, le, _ := s.host.mapExtent(r.lastTS, r.lastEnd)
 			p.arrows = append(p.arrows, remoteArrow{kind: FlowRemoteRunToComplete,
-				from: arrowEnd{s.pid, r.lastTid}, to: arrowEnd{w.pid, t.compTid},
+				from: arrowEnd{s.pid, r.lastTid, ls, le}, to: arrowEnd{w.pid, t.compTid, t.compTS, t.compEnd},
 				start: flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunLast}, end: flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteComplete}})
 		}
 	}
@@ -361,4 +363,25 @@ type remoteArrow struct {
 	kind       FlowKind
 	from, to   arrowEnd
 	start, end flowEnd
+}
+
+// mapExtent maps [s, e] through the machine's drawn map (the bound is
+// added where the slice is drawn, from the drawn times: remoteArgs).
+func (h *remoteHost) mapExtent(s, e int64) (int64, int64, bool) {
+	ys, ok1 := h.drawn(s)
+	ye, ok2 := h.drawn(e)
+	if !ok1 || !ok2 || e < s {
+		return 0, 0, false
+	}
+	return ys, ye, true
+}
+
+// drawn is where the machine's drawn map puts remote instant x.
+func (h *remoteHost) drawn(x int64) (int64, bool) {
+	off, ok := h.fit.Offset(reduce.HostNanos(x))
+	if !ok {
+		return 0, false
+	}
+	y := x + int64(off)
+	return y, (off >= 0) == (y >= x)
 }

@@ -36,6 +36,9 @@ const (
 	ReasonOutsideTimeRange Reason = "outside_time_range"
 	ReasonWriterRefused    Reason = "writer_refused"
 
+	// Spans outside the window asked for (WithWindow): not a loss.
+	ReasonOutsideWindow Reason = "outside_window"
+
 	// Slices moved to an overflow lane beside their track.
 	ReasonCouldNotNest   Reason = "could_not_nest"
 	ReasonPartialOverlap Reason = "partial_overlap"
@@ -65,6 +68,12 @@ const (
 	ReasonBindPhaseTrackLimit Reason = "bind_phase_track_limit"
 	ReasonBindPhaseOutside    Reason = "bind_phase_outside_time_range"
 	ReasonBindPhaseRefused    Reason = "bind_phase_writer_refused"
+
+	// Slices other than spans outside the window asked for (WithWindow):
+	// not a loss.
+	ReasonEffectiveOutsideWindow Reason = "effective_window_outside_window"
+	ReasonHostPhaseOutsideWindow Reason = "host_phase_record_outside_window"
+	ReasonBindPhaseOutsideWindow Reason = "bind_phase_outside_window"
 
 	// Remote machines.
 	ReasonUnmapped Reason = "remote_span_unmapped"
@@ -149,6 +158,8 @@ var reasonTexts = map[Reason]string{
 	ReasonOutsideTimeRange: "placed outside the trace's time range",
 	ReasonWriterRefused:    "refused by the trace writer",
 
+	ReasonOutsideWindow: "outside the window asked for",
+
 	ReasonCouldNotNest:   "could not nest on its track",
 	ReasonPartialOverlap: "partially overlaps another slice on its track",
 	ReasonTooDeep:        "nested deeper than the trace processor keeps (" + itoa(perfetto.MaxDepth) + " levels)",
@@ -173,6 +184,10 @@ var reasonTexts = map[Reason]string{
 	ReasonBindPhaseTrackLimit: otherBindPhase + " over the trace's track limit",
 	ReasonBindPhaseOutside:    otherBindPhase + " outside the trace's time range",
 	ReasonBindPhaseRefused:    otherBindPhase + " refused by the trace writer",
+
+	ReasonEffectiveOutsideWindow: otherEffective + " outside the window asked for",
+	ReasonHostPhaseOutsideWindow: otherHostPhase + " outside the window asked for",
+	ReasonBindPhaseOutsideWindow: otherBindPhase + " outside the window asked for",
 
 	ReasonUnmapped: "a remote machine's span whose time leaves the int64 range on the dispatching host's axis",
 
@@ -224,11 +239,22 @@ const (
 )
 
 // otherReasons are, per kind of other slice, the reasons it is not drawn:
-// over the track limit, outside the time range, refused by the writer.
-var otherReasons = map[string][3]Reason{
-	otherEffective: {ReasonEffectiveTrackLimit, ReasonEffectiveOutside, ReasonEffectiveRefused},
-	otherHostPhase: {ReasonHostPhaseTrackLimit, ReasonHostPhaseOutside, ReasonHostPhaseRefused},
-	otherBindPhase: {ReasonBindPhaseTrackLimit, ReasonBindPhaseOutside, ReasonBindPhaseRefused},
+// over the track limit, outside the time range, refused by the writer,
+// outside the window asked for.
+var otherReasons = map[string][4]Reason{
+	otherEffective: {ReasonEffectiveTrackLimit, ReasonEffectiveOutside, ReasonEffectiveRefused, ReasonEffectiveOutsideWindow},
+	otherHostPhase: {ReasonHostPhaseTrackLimit, ReasonHostPhaseOutside, ReasonHostPhaseRefused, ReasonHostPhaseOutsideWindow},
+	otherBindPhase: {ReasonBindPhaseTrackLimit, ReasonBindPhaseOutside, ReasonBindPhaseRefused, ReasonBindPhaseOutsideWindow},
+}
+
+// outsideWindow reports whether r counts records outside the window asked
+// for, which are not a loss.
+func (r Reason) outsideWindow() bool {
+	switch r {
+	case ReasonOutsideWindow, ReasonEffectiveOutsideWindow, ReasonHostPhaseOutsideWindow, ReasonBindPhaseOutsideWindow:
+		return true
+	}
+	return false
 }
 
 // Text is the reason in English, as WriteText says it; an id not declared

@@ -3,6 +3,7 @@ package phasetrace
 import (
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -21,6 +22,8 @@ type Summary struct {
 	// Hosts says, per remote machine, how its logs were placed on the
 	// dispatching host's axis (remote workers: see WithRemoteWorker).
 	Hosts []HostSummary `json:"hosts,omitempty"`
+	// Window is the window drawn (WithWindow), nil without one.
+	Window *WindowSummary `json:"window,omitempty"`
 	// WallTime says whether wall time is recoverable: some process wrote a
 	// [CLOCK_ANCHOR] v=1 record, written to the trace as a REALTIME clock
 	// snapshot.
@@ -64,6 +67,16 @@ type Summary struct {
 	// anchors and containment, a dispatch that matched no submit, ...),
 	// the first few of each kind.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// WindowSummary is the window a conversion drew, in trace ns: the slices
+// that meet [Start, End) (see Window), an open side math.MinInt64 or
+// math.MaxInt64. FirstSlice is where bounds after the first slice count
+// from.
+type WindowSummary struct {
+	Start      int64 `json:"start_ns"`
+	End        int64 `json:"end_ns"`
+	FirstSlice int64 `json:"first_slice_ns"`
 }
 
 // SpanAccount accounts for the complete span records read:
@@ -347,6 +360,15 @@ func (s *Summary) WriteText(w io.Writer) error {
 	for _, k := range s.Flows.byText() {
 		fmt.Fprintf(&b, "  flows %s: %d\n", k, s.Flows[k])
 	}
+	if wd := s.Window; wd != nil {
+		bound := func(v int64) string {
+			if v == math.MinInt64 || v == math.MaxInt64 {
+				return "open"
+			}
+			return itoa(v)
+		}
+		fmt.Fprintf(&b, "  window [%s, %s) ns, the first slice at %d ns: %s outside it\n", bound(wd.Start), bound(wd.End), wd.FirstSlice, count(s.Spans.NotDrawn[ReasonOutsideWindow], "span"))
+	}
 	if len(s.Devices) > 0 {
 		b.WriteString("device spans (bound: the most a drawn span's start can be from where it truly started):\n")
 	}
@@ -434,7 +456,9 @@ func (s *Summary) Lossless() bool { return s.Clean() && len(s.Repaired) == 0 }
 // allows what Lossless does not, the exact repairs (Repaired) of the
 // runtime's own ns truncation, which any log of the runtime may need where
 // two device phases abut. (Bind segments superseded by the
-// host_phase_records artifact are not a loss either.)
+// host_phase_records artifact are not a loss either, nor are the records
+// outside a window asked for: ReasonOutsideWindow and the like, see
+// WithWindow.)
 func (s *Summary) Clean() bool {
 	for _, in := range s.Inputs {
 		if in.Torn+in.UnknownVersion+in.Malformed+in.InLongLines > 0 || in.Cut != "" {
@@ -446,7 +470,18 @@ func (s *Summary) Clean() bool {
 			return false
 		}
 	}
-	return len(s.Spans.NotDrawn) == 0 && len(s.NotDrawn) == 0 && len(s.Moved) == 0
+	return !lost(s.Spans.NotDrawn) && !lost(s.NotDrawn) && len(s.Moved) == 0
+}
+
+// lost reports whether c counts records under a reason that is a loss:
+// any but those outside a window asked for.
+func lost(c ReasonCounts) bool {
+	for r, n := range c {
+		if n != 0 && !r.outsideWindow() {
+			return true
+		}
+	}
+	return false
 }
 
 // HostSummary says how one remote machine's logs were placed on the

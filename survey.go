@@ -39,6 +39,7 @@ func NewSurvey() *Survey {
 // learns from).
 func (s *Survey) Span(sp strace.Span) {
 	s.scan.remote.span(0, &sp) // the tasks sent to remote workers, if any
+	s.scan.first(0, &sp)
 	s.scan.scanSpan(&sp)
 }
 

@@ -40,6 +40,7 @@ type taskKey struct {
 
 type taskRec struct {
 	dispTS, dispEnd, compTS int64
+	compEnd                 int64
 	hasDisp, hasComp        bool
 	// drawable: the span has an interval the converter draws (a flow may
 	// end at it).
@@ -59,6 +60,9 @@ type runRec struct {
 	// the flows that end or start at them, and their threads.
 	first, last       bool
 	firstTid, lastTid int64
+	// The extents of those spans, on the machine's own clock (a window
+	// draws an arrow only when both its ends are inside it).
+	firstTS, firstEnd, lastTS, lastEnd int64
 }
 
 func (r *remoteScan) grow(input int) {
@@ -132,7 +136,7 @@ func (r *remoteScan) span(input int, sp *strace.Span) {
 		if sp.Name == strace.SpanRemoteDispatch && !t.hasDisp {
 			t.dispTS, t.dispEnd, t.hasDisp, t.dispDrawable, t.dispTid = sp.TS, end, true, drawable(sp), sp.Tid
 		} else if sp.Name == strace.SpanRemoteComplete && !t.hasComp {
-			t.compTS, t.hasComp, t.compDrawable, t.compTid = sp.TS, true, drawable(sp), sp.Tid
+			t.compTS, t.compEnd, t.hasComp, t.compDrawable, t.compTid = sp.TS, end, true, drawable(sp), sp.Tid
 		}
 		return
 	}
@@ -154,10 +158,10 @@ func (r *remoteScan) span(input int, sp *strace.Span) {
 	}
 	x.start, x.end = min(x.start, sp.TS), max(x.end, end)
 	if !x.first && sp.Name == strace.SpanRemoteRunFirst && drawable(sp) {
-		x.first, x.firstTid = true, sp.Tid
+		x.first, x.firstTid, x.firstTS, x.firstEnd = true, sp.Tid, sp.TS, end
 	}
 	if !x.last && sp.Name == strace.SpanRemoteRunLast && drawable(sp) {
-		x.last, x.lastTid = true, sp.Tid
+		x.last, x.lastTid, x.lastTS, x.lastEnd = true, sp.Tid, sp.TS, end
 	}
 }
 

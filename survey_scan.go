@@ -115,6 +115,11 @@ type scanResult struct {
 	// near holds the captures of the log being scanned that repeat earlier
 	// ones in part: their repeated records are left out.
 	near []nearRepeat
+
+	// firstTS is, per log, the earliest start of a host span the first
+	// pass reads, as logged: where a window's bounds after the first
+	// slice count from (WithWindow).
+	firstTS map[int]int64
 }
 
 func newScan() *scanResult {
@@ -211,6 +216,7 @@ func (s *scanResult) learn(j *chunkJob) {
 			}
 		}
 		s.remote.span(s.input, sp)
+		s.first(s.input, sp)
 		s.scanSpan(sp)
 	}
 	next = 0
@@ -293,6 +299,19 @@ func (s *scanResult) scanRecord(rec *strace.Record) {
 type joinedAnchor struct {
 	i   int
 	pos strace.Pos
+}
+
+// first keeps the earliest start of log input's host spans.
+func (s *scanResult) first(input int, sp *strace.Span) {
+	if sp.IsDevice() {
+		return
+	}
+	if ts, ok := s.firstTS[input]; !ok || sp.TS < ts {
+		if s.firstTS == nil {
+			s.firstTS = map[int]int64{}
+		}
+		s.firstTS[input] = sp.TS
+	}
 }
 
 func (s *scanResult) scanSpan(sp *strace.Span) {

@@ -21,6 +21,7 @@
 //	-calibration PID:DEV=FILE  clock-calibration samples of a device (repeatable)
 //	-summary-json FILE         the conversion summary, machine-readable; - is standard output
 //	-compress N                deflate the trace at zlib level N, 1 (fastest) to 9 (smallest); 0: off (default 6)
+//	-window A:B                draw only the slices that meet [A, B): see Windows below
 //	-strict                    exit 3 when the logs did not read clean (Summary.Clean)
 //	-q                         no summary on stderr
 //	-open                      after converting, open the trace in ui.perfetto.dev (see below)
@@ -39,6 +40,23 @@
 // taken back). The summary printed to stderr says what
 // was read, what was lost and why, how device spans were placed and where
 // the trace is. Progress is shown on large inputs when stderr is a terminal.
+//
+// # Windows
+//
+// -window A:B writes only the part of the trace in [A, B): each of A and B
+// is a trace time in ns (an integer, as the trace's timestamps) or a
+// duration after the first slice in Go's syntax (12.5s, 500ms, 1m2s);
+// either may be empty, leaving the window open on that side (-window :14s,
+// -window 12s:). The first slice is the earliest start of a host span the
+// first pass reads (every depth-0, node. and ext. span) of the logs on
+// the trace's own axis (phasetrace.Window). The logs are read whole — every
+// clock anchor and run places the slices as without -window — and the
+// trace holds exactly the slices of the whole trace that meet the window
+// (a slice [ts, ts+dur], its end included: one ending at A is drawn, one
+// starting at B is not), with their arrows when both ends are drawn, on
+// the tracks drawn on. The summary says the window in trace ns and counts
+// the spans outside it ("outside the window asked for"), which are not a
+// loss: -strict does not count them. A window with no slice in it writes a trace without slices.
 //
 // # Output
 //
@@ -142,6 +160,11 @@ daemons) are drawn on the dispatching host's clock, each remote machine
 placed by the tasks it ran, with a bound; -worker names which worker a
 machine served when the logs do not tell.
 
+-window A:B writes only the slices that meet [A, B), the logs still read
+whole: A and B are trace times in ns (integers) or durations after the
+first slice (12.5s:14s, 500ms:1.2s); either may be empty (:14s, 12s:).
+Spans outside the window are counted, not lost (-strict ignores them).
+
 Exit status: 0 trace written; 1 failure (I/O, unreadable input, no
 records, interrupted, -open port busy); 2 usage error; 3 with -strict,
 trace written but something was lost, set aside or moved, or a .gz was cut.
@@ -216,6 +239,8 @@ type config struct {
 	// (-worker), mpi that frames went over MPI (-mpi).
 	workers []remoteWorker
 	mpi     bool
+	// window is what -window asks for (nil: the whole trace).
+	window *phasetrace.Window
 }
 
 type remoteWorker struct {
@@ -257,6 +282,14 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 		return nil
 	})
 	fs.BoolVar(&cfg.mpi, "mpi", false, "remote workers' frames went over MPI: a remote run is only known to follow its network1.dispatch's start (default: a socket, after its end)")
+	fs.Func("window", "draw only the slices that meet `A:B`: each a trace time in ns or a duration after the first slice (12.5s, 500ms); either may be empty (:14s, 12s:)", func(v string) error {
+		w, err := phasetrace.ParseWindow(v)
+		if err != nil {
+			return errors.New("want A:B, each a trace time in ns (an integer), a duration after the first slice (12.5s, 500ms) or empty")
+		}
+		cfg.window = &w
+		return nil
+	})
 	fs.StringVar(&cfg.summaryJSON, "summary-json", "", "write the conversion summary as JSON to `file`, - for standard output")
 	fs.IntVar(&cfg.compress, "compress", perfetto.DefaultCompressionLevel, "deflate the trace at zlib `level`, 1 (fastest) to 9 (smallest); 0: off")
 	fs.BoolVar(&cfg.strict, "strict", false, "exit 3 when anything was lost, set aside or moved, or a log was cut (the trace is still written)")
@@ -514,6 +547,9 @@ func (c *command) options(ctx context.Context, cfg *config) (opts []phasetrace.O
 	}
 	if cfg.mpi {
 		opts = append(opts, phasetrace.WithTransport(phasetrace.TransportMPI))
+	}
+	if cfg.window != nil {
+		opts = append(opts, phasetrace.WithWindowOf(*cfg.window))
 	}
 	if isTerminal(c.stderr) && !cfg.quiet {
 		total := int64(0)

@@ -220,7 +220,7 @@ func TestHelp(t *testing.T) {
 	if code != exitOK {
 		t.Errorf("-h: exit %d", code)
 	}
-	for _, want := range []string{"usage: strace2perfetto", "Exit status: 0", "-strict", "-o - writes the trace to standard output"} {
+	for _, want := range []string{"usage: strace2perfetto", "Exit status: 0", "-strict", "-o - writes the trace to standard output", "-window A:B"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("usage lacks %q:\n%s", want, stderr)
 		}
