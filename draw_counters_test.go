@@ -2,6 +2,7 @@ package phasetrace_test
 
 import (
 	"bytes"
+	stdcmp "cmp"
 	"encoding/csv"
 	"os"
 	"os/exec"
@@ -140,20 +141,10 @@ func sortPoints(ps []point) {
 		case a.Track != b.Track:
 			return strings.Compare(a.Track, b.Track)
 		case a.TS != b.TS:
-			return cmpInt(a.TS, b.TS)
+			return stdcmp.Compare(a.TS, b.TS)
 		}
-		return cmpInt(a.V, b.V)
+		return stdcmp.Compare(a.V, b.V)
 	})
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // TestDeviceWallCounters checks that each device's counter holds, value
@@ -230,7 +221,7 @@ func inFlightAgrees(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 	}
 	var want, got []point
 	for pid, es := range events {
-		slices.SortFunc(es, func(a, b event) int { return cmpInt(a.ts, b.ts) })
+		slices.SortFunc(es, func(a, b event) int { return stdcmp.Compare(a.ts, b.ts) })
 		var n, last int64
 		for i, e := range es {
 			n += e.d
@@ -314,7 +305,7 @@ func TestCountersInTheTraceProcessor(t *testing.T) {
 			if c := strings.Compare(a.Name, b.Name); c != 0 {
 				return c
 			}
-			return cmpInt(a.Pid, b.Pid)
+			return stdcmp.Compare(a.Pid, b.Pid)
 		})
 	}
 	order(want)

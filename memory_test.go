@@ -86,11 +86,23 @@ func TestAllocsPerSpan(t *testing.T) {
 	if testing.Short() {
 		t.Skip("converts 12 MB of logs")
 	}
+	a1, s1, a2, s2 := addedAllocs(t)
+	t.Logf("%.0f allocations for %d spans, %.0f for %d: %.0f for the %d spans added (%.5f per span)", a1, s1, a2, s2, a2-a1, s2-s1, (a2-a1)/float64(s2-s1))
+	if a2-a1 > 48 {
+		t.Errorf("%.0f allocations for %d more spans, want at most 48 (the anchors' storage doubling)", a2-a1, s2-s1)
+	}
+}
+
+// addedAllocs converts a generated log of 4 MB and one twice as long with
+// opts, and returns the allocations of each conversion and its spans.
+func addedAllocs(t *testing.T, opts ...phasetrace.Option) (a1 float64, s1 int64, a2 float64, s2 int64) {
+	t.Helper()
+	opts = append([]phasetrace.Option{phasetrace.WithFlowHorizon(1_000_000_000)}, opts...)
 	allocs := func(rounds int) (float64, int64) {
 		in := []phasetrace.Input{phasetrace.Bytes("gen.log", generated(benchConfig(rounds)))}
 		var spans int64
 		n := testing.AllocsPerRun(2, func() {
-			sum, err := phasetrace.Convert(io.Discard, in, phasetrace.WithFlowHorizon(1_000_000_000))
+			sum, err := phasetrace.Convert(io.Discard, in, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,10 +111,7 @@ func TestAllocsPerSpan(t *testing.T) {
 		return n, spans
 	}
 	rounds := roundsFor(4 << 20)
-	a1, s1 := allocs(rounds)
-	a2, s2 := allocs(2 * rounds)
-	t.Logf("%.0f allocations for %d spans, %.0f for %d: %.0f for the %d spans added (%.5f per span)", a1, s1, a2, s2, a2-a1, s2-s1, (a2-a1)/float64(s2-s1))
-	if a2-a1 > 48 {
-		t.Errorf("%.0f allocations for %d more spans, want at most 48 (the anchors' storage doubling)", a2-a1, s2-s1)
-	}
+	a1, s1 = allocs(rounds)
+	a2, s2 = allocs(2 * rounds)
+	return a1, s1, a2, s2
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -466,21 +465,7 @@ func TestWindowAllocsPerSpan(t *testing.T) {
 		{Start: 0, End: int64(50 * time.Millisecond), StartFromFirst: true, EndFromFirst: true},
 		{Start: int64(100 * time.Hour), StartFromFirst: true, NoEnd: true},
 	} {
-		allocs := func(rounds int) (float64, int64) {
-			in := []phasetrace.Input{phasetrace.Bytes("gen.log", generated(benchConfig(rounds)))}
-			var spans int64
-			n := testing.AllocsPerRun(2, func() {
-				sum, err := phasetrace.Convert(io.Discard, in, phasetrace.WithFlowHorizon(1_000_000_000), phasetrace.WithWindowOf(w))
-				if err != nil {
-					t.Fatal(err)
-				}
-				spans = sum.Spans.Read
-			})
-			return n, spans
-		}
-		rounds := roundsFor(4 << 20)
-		a1, s1 := allocs(rounds)
-		a2, s2 := allocs(2 * rounds)
+		a1, s1, a2, s2 := addedAllocs(t, phasetrace.WithWindowOf(w))
 		t.Logf("window %s: %.0f allocations for %d spans, %.0f for %d: %.0f for the %d spans added", w, a1, s1, a2, s2, a2-a1, s2-s1)
 		if a2-a1 > 48 {
 			t.Errorf("window %s: %.0f allocations for %d more spans, want at most 48 (the anchors' storage doubling)", w, a2-a1, s2-s1)
