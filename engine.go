@@ -165,7 +165,7 @@ func (c *converter) firstSlice() int64 {
 // and hand-offs across them connect. It returns the readers' statistics of
 // the logs it read, and the readers of the logs (nil for one not opened),
 // which say whether a log was cut, also when it fails.
-func (c *converter) secondPass(logs []Input) (stats []strace.Stats, cuts []*cutInput, err error) {
+func (c *converter) secondPass(logs []Input) (stats []strace.Stats, cuts []*CutReader, err error) {
 	srcs := c.openSources(logs)
 	defer func() {
 		stats, cuts = srcs.close(&err), srcs.rcs

@@ -1,9 +1,6 @@
 package phasetrace
 
 import (
-	"compress/flate"
-	"compress/gzip"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -28,13 +25,14 @@ func (c *converter) withInputCut(in Input, fn func(io.Reader) error) (cut string
 	if cerr := rc.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
+	cut, _ = rc.Cut()
 	if err != nil {
-		return rc.cut, fmt.Errorf("phasetrace: %s: %w", in.Name, err)
+		return cut, fmt.Errorf("phasetrace: %s: %w", in.Name, err)
 	}
-	return rc.cut, nil
+	return cut, nil
 }
 
-func inputSummary(name string, st strace.Stats, cut *cutInput) InputSummary {
+func inputSummary(name string, st strace.Stats, cut *CutReader) InputSummary {
 	s := InputSummary{
 		Name: name, Bytes: st.Bytes, Lines: st.Lines,
 		Records: map[string]int64{
@@ -48,8 +46,10 @@ func inputSummary(name string, st strace.Stats, cut *cutInput) InputSummary {
 		s.Problems = append(s.Problems, p.Error())
 	}
 	s.ProblemsOmitted = st.ProblemsOmitted
-	if cut != nil && cut.cut != "" {
-		s.Cut, s.CutAfter = cut.cut, cut.read
+	if cut != nil {
+		if why, after := cut.Cut(); why != "" {
+			s.Cut, s.CutAfter = why, after
+		}
 	}
 	return s
 }
@@ -88,64 +88,11 @@ func (c *countingReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// cutInput reads an input and turns a stream that stops early or is
-// damaged — a compressed file cut in its data or its trailer
-// (io.ErrUnexpectedEOF), a gzip checksum that does not match
-// (gzip.ErrChecksum), corrupt compressed data (flate.CorruptInputError) —
-// into the end of the input: what was read before it is kept, and cut says
-// why the input ended there. Any other read error stays an error.
-type cutInput struct {
-	rc   io.ReadCloser
-	read int64  // bytes read (decompressed)
-	cut  string // why the input ended early; "" while it has not
-}
-
-// openInput opens in, to be read through a cutInput.
-func openInput(in Input) (*cutInput, error) {
+// openInput opens in, to be read through a CutReader.
+func openInput(in Input) (*CutReader, error) {
 	rc, err := in.Open()
 	if err != nil {
 		return nil, err
 	}
-	return &cutInput{rc: rc}, nil
-}
-
-func (c *cutInput) Read(p []byte) (int, error) {
-	if c.cut != "" {
-		return 0, io.EOF
-	}
-	n, err := c.rc.Read(p)
-	c.read += int64(n)
-	if err != nil && err != io.EOF {
-		if why := cutReason(err, c.read); why != "" {
-			c.cut, err = why, io.EOF
-		}
-	}
-	return n, err
-}
-
-// Close closes the input. Once it was cut, the decompressor's report of
-// the cut at Close is not an error again.
-func (c *cutInput) Close() error {
-	err := c.rc.Close()
-	if c.cut != "" && cutReason(err, c.read) != "" {
-		err = nil
-	}
-	return err
-}
-
-// cutReason says why a read that failed with err after read bytes ended
-// the input early, or is "" when err is not a cut or damaged stream.
-func cutReason(err error, read int64) string {
-	var corrupt flate.CorruptInputError
-	switch {
-	case err == nil:
-		return ""
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Sprintf("the compressed stream is cut after %d bytes of data (the file was not written whole)", read)
-	case errors.Is(err, gzip.ErrChecksum):
-		return fmt.Sprintf("the gzip checksum does not match after %d bytes of data (the file is damaged)", read)
-	case errors.As(err, &corrupt):
-		return fmt.Sprintf("the compressed data is damaged after %d bytes of data (%v)", read, err)
-	}
-	return ""
+	return NewCutReader(rc), nil
 }

@@ -28,7 +28,7 @@ type source struct {
 type sources struct {
 	srcs    []*source
 	names   []string
-	rcs     []*cutInput // each log read up to where its stream was cut
+	rcs     []*CutReader // each log read up to where its stream was cut
 	m       *strace.Merger
 	openErr error // the first log that could not be opened
 	// adjust puts a record of a remote machine's log on the axis
@@ -39,7 +39,7 @@ type sources struct {
 // openSources opens every log and starts reading them. A log that cannot be
 // opened leaves its error in openErr, and none is read.
 func (c *converter) openSources(logs []Input) *sources {
-	ss := &sources{srcs: make([]*source, len(logs)), names: make([]string, len(logs)), rcs: make([]*cutInput, len(logs))}
+	ss := &sources{srcs: make([]*source, len(logs)), names: make([]string, len(logs)), rcs: make([]*CutReader, len(logs))}
 	ins := make([]strace.MergeInput, len(logs))
 	for i, in := range logs {
 		ss.srcs[i] = &source{index: i, file: c.led.file(in.Name), shift: c.shift[i], keyed: c.repeated.near != nil && len(c.repeated.near[i]) > 0}

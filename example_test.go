@@ -2,6 +2,7 @@ package phasetrace_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
@@ -174,4 +175,25 @@ func ExampleWithRemoteWorker() {
 	// machine1: causal, worker [0], 4 tasks, bound under 36 µs
 	// machine2: causal, worker [1], 4 tasks, bound under 48 µs
 	// 8 dispatch → remote run flows
+}
+
+// A log read through a CutReader ends where its .gz was cut, and says why:
+// the same words as a conversion's InputSummary.Cut.
+func ExampleCutReader() {
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write([]byte(strings.Repeat("[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=chip.run ts=1 dur=2\n", 100)))
+	zw.Close()
+	zr, err := gzip.NewReader(bytes.NewReader(z.Bytes()[:z.Len()-4])) // its length lost
+	if err != nil {
+		panic(err)
+	}
+	cr := phasetrace.NewCutReader(zr)
+	data, err := io.ReadAll(cr)
+	why, after := cr.Cut()
+	fmt.Println(len(data), err, after)
+	fmt.Println(why)
+	// Output:
+	// 7000 <nil> 7000
+	// the compressed stream is cut after 7000 bytes of data (the file was not written whole)
 }

@@ -3,7 +3,9 @@ package phasetrace
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -69,4 +71,71 @@ func (g *gzipFile) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// A CutReader reads a log's decompressed bytes and turns a stream that
+// stops early or is damaged — a compressed file cut in its data or its
+// trailer (io.ErrUnexpectedEOF), a gzip checksum that does not match
+// (gzip.ErrChecksum), corrupt compressed data (flate.CorruptInputError) —
+// into the end of the log: what was read before it is kept, and Cut says
+// why the log ended there, in the words of InputSummary.Cut. Any other
+// read error stays an error. Convert reads every input through one; a
+// program that reads logs itself can too, and then says the same cut.
+type CutReader struct {
+	r    io.Reader
+	read int64  // bytes read (decompressed)
+	cut  string // why the log ended early; "" while it has not
+}
+
+// NewCutReader reads r, a decompressing reader (or any other).
+func NewCutReader(r io.Reader) *CutReader { return &CutReader{r: r} }
+
+func (c *CutReader) Read(p []byte) (int, error) {
+	if c.cut != "" {
+		return 0, io.EOF
+	}
+	n, err := c.r.Read(p)
+	c.read += int64(n)
+	if err != nil && err != io.EOF {
+		if why := cutReason(err, c.read); why != "" {
+			c.cut, err = why, io.EOF
+		}
+	}
+	return n, err
+}
+
+// Cut says why the log ended early ("" when it did not) and after how
+// many bytes of data (decompressed).
+func (c *CutReader) Cut() (why string, after int64) { return c.cut, c.read }
+
+// Close closes the reader it reads when that is an io.Closer. Once the log
+// was cut, the decompressor's report of the cut at Close is not an error
+// again.
+func (c *CutReader) Close() error {
+	rc, ok := c.r.(io.Closer)
+	if !ok {
+		return nil
+	}
+	err := rc.Close()
+	if c.cut != "" && cutReason(err, c.read) != "" {
+		err = nil
+	}
+	return err
+}
+
+// cutReason says why a read that failed with err after read bytes ended
+// the input early, or is "" when err is not a cut or damaged stream.
+func cutReason(err error, read int64) string {
+	var corrupt flate.CorruptInputError
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Sprintf("the compressed stream is cut after %d bytes of data (the file was not written whole)", read)
+	case errors.Is(err, gzip.ErrChecksum):
+		return fmt.Sprintf("the gzip checksum does not match after %d bytes of data (the file is damaged)", read)
+	case errors.As(err, &corrupt):
+		return fmt.Sprintf("the compressed data is damaged after %d bytes of data (%v)", read, err)
+	}
+	return ""
 }

@@ -618,9 +618,9 @@ func bindAdvice(err error) error {
 }
 
 // open opens name ("-": standard input), decompressing gzip; close
-// releases it. A gzip stream is read through a cli.CutReader, returned as
+// releases it. A gzip stream is read through a phasetrace.CutReader, returned as
 // cut: a .gz cut short or damaged ends where it can no longer be read.
-func open(name string, stdin io.Reader) (r io.Reader, shown string, close func(), cut *cli.CutReader, err error) {
+func open(name string, stdin io.Reader) (r io.Reader, shown string, close func(), cut *phasetrace.CutReader, err error) {
 	close = func() {}
 	src, shown := stdin, "<stdin>"
 	if name != "-" {
@@ -638,7 +638,7 @@ func open(name string, stdin io.Reader) (r io.Reader, shown string, close func()
 			return nil, "", nil, nil, fmt.Errorf("%s: %w", shown, err)
 		}
 		closeFile := close
-		cut := cli.NewCutReader(zr)
+		cut := phasetrace.NewCutReader(zr)
 		return cut, shown, func() { zr.Close(); closeFile() }, cut, nil
 	}
 	return br, shown, close, nil, nil
@@ -646,11 +646,15 @@ func open(name string, stdin io.Reader) (r io.Reader, shown string, close func()
 
 // warnCut warns that the log name was cut, when it was, and returns 1
 // then (a loss -strict counts), 0 otherwise.
-func warnCut(stderr io.Writer, name string, cut *cli.CutReader) int64 {
-	if cut == nil || cut.Cut == nil {
+func warnCut(stderr io.Writer, name string, cut *phasetrace.CutReader) int64 {
+	if cut == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "stracestat: warning: %s: %v; the table is computed from the records before it\n", name, cut.Cut)
+	why, _ := cut.Cut()
+	if why == "" {
+		return 0
+	}
+	fmt.Fprintf(stderr, "stracestat: warning: %s: %s; the table is computed from the records before it\n", name, why)
 	return 1
 }
 
@@ -658,7 +662,7 @@ func warnCut(stderr io.Writer, name string, cut *cli.CutReader) int64 {
 type streamed struct {
 	name  string
 	stats strace.Stats
-	cut   *cli.CutReader // nil unless gzip
+	cut   *phasetrace.CutReader // nil unless gzip
 }
 
 // stream reads one log, from standard input for "-", decompressing gzip,
@@ -824,7 +828,7 @@ func (ra *readAhead) Close() {
 type records struct {
 	rds   []*strace.PhaseRecordsReader
 	shown []string
-	cuts  []*cli.CutReader // nil unless gzip
+	cuts  []*phasetrace.CutReader // nil unless gzip
 	close []func()
 }
 

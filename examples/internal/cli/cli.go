@@ -1,6 +1,6 @@
 // Package cli holds what phasetrace's commands share: their exit-code
-// convention, their command-line parsing, how a damaged .gz log is read
-// (CutReader) and whether standard input is a terminal.
+// convention, their command-line parsing and whether standard input is a
+// terminal.
 package cli
 
 import "flag"
