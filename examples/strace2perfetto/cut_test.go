@@ -44,7 +44,7 @@ func TestCutGzipBothCommands(t *testing.T) {
 			if err := os.WriteFile("run.log.gz", c.z, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			read := gunzipped(c.z)
+			read := stracetest.Gunzipped(c.z)
 			code, _, stderr := runArgs([]string{"-strict", "-summary-json", "s.json", "-o", "run.pftrace", "run.log.gz"}, strings.NewReader(""))
 			var sum phasetrace.Summary
 			b, _ := os.ReadFile("s.json")

@@ -856,16 +856,6 @@ func TestTerminatingSignals(t *testing.T) {
 	}
 }
 
-// gunzipped is what a gzip reader gives of z before it fails.
-func gunzipped(z []byte) []byte {
-	zr, err := gzip.NewReader(bytes.NewReader(z))
-	if err != nil {
-		return nil
-	}
-	b, _ := io.ReadAll(zr)
-	return b
-}
-
 // A .gz cut in half, cut in its trailer, or with a wrong checksum: the
 // records before the damage make the trace, the summary counts the cut on
 // the log (InputSummary.Cut, not lossless), and -strict exits 3. Read from a file and from standard input alike.
@@ -882,7 +872,7 @@ func TestCutGzip(t *testing.T) {
 		}{d.Name, d.Gz, want[d.Name]}
 		t.Run(c.name, func(t *testing.T) {
 			os.WriteFile("run.log.gz", c.z, 0o644)
-			want := spansIn(t, gunzipped(c.z))
+			want := spansIn(t, stracetest.Gunzipped(c.z))
 			if want == 0 {
 				t.Fatal("nothing readable")
 			}

@@ -407,16 +407,6 @@ func TestNoLogReadsStdin(t *testing.T) {
 	}
 }
 
-// gunzipped is what a gzip reader gives of z before it fails.
-func gunzipped(z []byte) []byte {
-	zr, err := gzip.NewReader(bytes.NewReader(z))
-	if err != nil {
-		return nil
-	}
-	b, _ := io.ReadAll(zr)
-	return b
-}
-
 // A .gz cut in half, cut in its trailer, or with a wrong checksum: the
 // table is computed from what was read, a warning says the log was cut,
 // -strict exits 3; the spans kept are those strace2perfetto keeps (the
@@ -435,7 +425,7 @@ func TestCutGzip(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".log.gz")
 			os.WriteFile(path, c.z, 0o644)
-			read := gunzipped(c.z)
+			read := stracetest.Gunzipped(c.z)
 			rd := strace.NewReader(bytes.NewReader(read))
 			for {
 				if _, err := rd.Read(); err == io.EOF {

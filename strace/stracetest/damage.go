@@ -75,3 +75,14 @@ func DamageGzip(z []byte, name string) ([]byte, bool) {
 	}
 	return nil, false
 }
+
+// Gunzipped is what a gzip reader gives of z before it fails: the data a
+// reader of a damaged .gz can keep (nil when z has no gzip header).
+func Gunzipped(z []byte) []byte {
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil
+	}
+	b, _ := io.ReadAll(zr)
+	return b
+}
