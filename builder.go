@@ -38,7 +38,6 @@ func NewBuilder(w io.Writer, s *Survey, opts ...Option) (*Builder, error) {
 		s = NewSurvey()
 	}
 	c.survey = s
-	c.scan = s.scan
 	c.planFromSurvey(s)
 	if err := c.loadArtifacts(); err != nil {
 		return nil, err

@@ -63,7 +63,7 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	c.start(w, true)
 	// The placer holds the clock anchors now: the survey's copies, which
 	// grow with the log, would only weigh on the second pass.
-	c.scan.anchors, c.scan.anchorInput = nil, nil
+	c.survey.scan.anchors, c.survey.scan.anchorInput = nil, nil
 	closed := false
 	defer func() {
 		if !closed { // a panic of the caller's reader: stop the writer's goroutine too

@@ -21,8 +21,7 @@ import (
 // canvas; close finishes the account.
 type converter struct {
 	cfg      config
-	survey   *Survey
-	scan     *scanResult
+	survey   *Survey // what the first pass learned (its scanResult)
 	sum      *Summary
 	led      *ledger
 	progress *progressCounter
@@ -118,16 +117,16 @@ func (c *converter) prepare(logs []Input) error {
 // survey's anchors, the writer opened and the tracks declared. shift moves
 // each log's anchors onto the first log's axis (the plan's reference).
 func (c *converter) start(w io.Writer, shift bool) {
-	c.scan.decide()
+	c.survey.scan.decide()
 	if shift {
-		c.shift = c.remote.shifts(c.scan, len(c.names))
+		c.shift = c.remote.shifts(c.survey.scan, len(c.names))
 	}
 	c.runDrawer.records = c.survey.records
-	c.deviceDrawer.buildPlacer(c.scan, c.survey.cal)
+	c.deviceDrawer.buildPlacer(c.survey.scan, c.survey.cal)
 	cv := c.canvas
 	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(c.cfg.maxTracks), perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused)}, c.cfg.writer...)
 	cv.w = perfetto.NewWriter(w, wopts...)
-	cv.tracks = newTrackSet(cv.w, c.scan)
+	cv.tracks = newTrackSet(cv.w, c.survey.scan)
 	cv.remote = c.remote
 	if w := c.cfg.window; w != nil {
 		cv.window = timeWindow{on: true, noStart: w.NoStart, noEnd: w.NoEnd}
@@ -145,7 +144,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 // remote machine's; 0 when there is none.
 func (c *converter) firstSlice() int64 {
 	first, found := int64(0), false
-	for i, ts := range c.scan.firstTS {
+	for i, ts := range c.survey.scan.firstTS {
 		if c.remote != nil && i < len(c.remote.inputHost) && c.remote.inputHost[i] != nil {
 			continue
 		}
@@ -316,7 +315,7 @@ func (c *converter) planRemote(logs []Input) error {
 	if p == nil {
 		return nil
 	}
-	if pm := p.pidMaps(&c.scan.remote, len(logs)); pm != nil && c.pidMaps == nil {
+	if pm := p.pidMaps(&c.survey.scan.remote, len(logs)); pm != nil && c.pidMaps == nil {
 		// Scan again, the repeated pids given their trace pids.
 		c.pidMaps = pm
 		if err := c.firstPass(logs, c.repeated.whole); err != nil {
@@ -338,7 +337,7 @@ func (c *converter) planFromSurvey(s *Survey) {
 		return
 	}
 	c.names = m.names
-	c.scan.remote.grow(len(m.names) - 1)
+	c.survey.scan.remote.grow(len(m.names) - 1)
 	pl := c.planner()
 	p := pl.hosts(len(m.names))
 	if p == nil {
@@ -350,5 +349,5 @@ func (c *converter) planFromSurvey(s *Survey) {
 }
 
 func (c *converter) planner() *planner {
-	return &planner{cfg: &c.cfg, scan: c.scan, names: c.names, led: c.led}
+	return &planner{cfg: &c.cfg, scan: c.survey.scan, names: c.names, led: c.led}
 }

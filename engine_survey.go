@@ -11,24 +11,23 @@ import (
 // (c.repeated.near, once known), and finds the captures that repeat earlier ones.
 func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 	c.survey = NewSurvey()
-	c.scan = c.survey.scan
-	c.scan.known = c.cfg.maxTracks
-	c.scan.pidMaps = c.pidMaps
-	c.scan.remote.single = len(logs) == 1
+	c.survey.scan.known = c.cfg.maxTracks
+	c.survey.scan.pidMaps = c.pidMaps
+	c.survey.scan.remote.single = len(logs) == 1
 	caps := make([][]capture, len(logs))
 	for i, in := range logs {
-		c.scan.input = i
+		c.survey.scan.input = i
 		var sk []repeat
 		if skip != nil {
 			sk = skip[i]
 		}
-		c.scan.near = nil
+		c.survey.scan.near = nil
 		if c.repeated.near != nil {
-			c.scan.near = c.repeated.near[i]
+			c.survey.scan.near = c.repeated.near[i]
 		}
 		if err := c.withInput(in, func(r io.Reader) error {
 			var err error
-			caps[i], err = c.scan.scanLog(r, in.Name, c.cfg.maxLine, c.repeated.seed, sk)
+			caps[i], err = c.survey.scan.scanLog(r, in.Name, c.cfg.maxLine, c.repeated.seed, sk)
 			return err
 		}); err != nil {
 			return err
