@@ -25,6 +25,10 @@ type arrowLedger struct {
 	// outside reports whether an end is outside the window (nil: none
 	// is): an arrow made before its spans come is not drawn then.
 	outside func(e arrowEnd) bool
+	// part is the part of a split trace the slice being drawn goes to (0:
+	// the trace is not split): an arrow whose second end goes to
+	// another part than its first is not drawn.
+	part func() int
 	// flushes counts the flushes; stranded the arrows whose end the writer
 	// refused after a flush had written the other (whose id the trace then
 	// holds at one end: the trace processor makes no arrow of it).
@@ -37,8 +41,9 @@ type arrowState struct {
 	came int8 // ends that came: handed, or left out
 	dead bool // an end is not drawn: the arrow is not either
 	// handedIn is the flush (arrowLedger.flushes) the first end handed
-	// went to the writer in.
+	// went to the writer in, and part the part it went to.
 	handedIn int64
+	part     int
 	// The threads its ends are drawn on, for an arrow made before its
 	// spans came (between), until checked.
 	from, to  arrowEnd
@@ -87,6 +92,10 @@ func (a *arrowLedger) live(ids []perfetto.FlowID) []perfetto.FlowID {
 			}
 			a.open[id] = st
 		}
+		if ok && !st.dead && st.ends == 1 && a.part != nil && a.part() != st.part {
+			a.unlinked(ReasonArrowAcrossParts)
+			st.dead = true
+		}
 		if ok && st.dead {
 			a.came(id, st)
 			continue
@@ -118,6 +127,9 @@ func (a *arrowLedger) handed(ids []perfetto.FlowID) {
 		switch st.ends {
 		case 1:
 			st.handedIn = a.flushes
+			if a.part != nil {
+				st.part = a.part()
+			}
 		case 2:
 			a.both = append(a.both, id)
 		}
@@ -155,6 +167,18 @@ func (a *arrowLedger) refused(ids, alone []perfetto.FlowID) {
 		a.kill(&st)
 		st.came-- // came already, when handed
 		a.came(id, st)
+	}
+}
+
+// across settles the arrows of ids, whose ends are in different parts of a
+// split trace: they are not drawn.
+func (a *arrowLedger) across(ids []perfetto.FlowID) {
+	for _, id := range ids {
+		if st, ok := a.open[id]; ok && !st.dead {
+			a.unlinked(ReasonArrowAcrossParts)
+			st.dead = true
+			a.open[id] = st
+		}
 	}
 }
 

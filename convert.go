@@ -66,8 +66,8 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	c.survey.scan.anchors, c.survey.scan.anchorInput = nil, nil
 	closed := false
 	defer func() {
-		if !closed { // a panic of the caller's reader: stop the writer's goroutine too
-			c.canvas.w.Close()
+		if !closed { // a panic of the caller's reader: stop the writers' goroutines too
+			c.abandon()
 		}
 	}()
 	stats, cuts, err := c.secondPass(logs)

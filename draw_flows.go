@@ -37,6 +37,11 @@ type nodeSpan struct {
 	// drawn links the dispatches matched to it and lets go of them).
 	match  *nodeSpan
 	linked bool // a dispatch's flow is fixed
+	// from is the start of the submit a dispatch is linked to (linked).
+	from int64
+	// promised is the part of a split trace that holds room for it: the
+	// part of the run its hand-off launched (nil: none).
+	promised *part
 	flows  []perfetto.FlowID
 	// endFlows end at the span.
 	endFlows []perfetto.FlowID
@@ -83,8 +88,8 @@ func (l *nodeList) pop(next *nodeSpan) bool {
 // flowWindow holds node spans until their hand-offs are known. It is a
 // value of its own: what it draws and counts goes through its functions.
 type flowWindow struct {
-	horizon  int64                                                 // log time a span waits for its other end
-	draw     func(sp *heldSpan, flows, endFlows []perfetto.FlowID) // draws a released node span
+	horizon  int64                                                            // log time a span waits for its other end
+	draw     func(n *nodeSpan) // draws a released node span with its flows
 	linked   func(id perfetto.FlowID, kind FlowKind)               // makes an arrow (arrowLedger.add)
 	unlinked func(reason Reason)                                   // counts a dispatch drawn without one
 	sameHost func(a, b int32) bool                                 // whether two pids ran on one machine (nil: all do)
@@ -105,6 +110,9 @@ type flowWindow struct {
 	keyPool   pool[keyLists]
 	listPool  pool[nodeList]
 	runFlow   [1]perfetto.FlowID // linkRun's result, valid until its next call
+	// linkedNow are the dispatches a submit being drawn has just been
+	// linked to, while draw draws it.
+	linkedNow []*nodeSpan
 }
 
 // pool hands out values a slab at a time and takes them back for reuse.
@@ -275,6 +283,29 @@ func (h *handOffAttrs) flowKey(pid int32) (flowKey, bool) {
 // root, and returns the flow ids that end at the root (valid until the next
 // call). A root that is not drawn (drawn false) gets no arrow.
 func (f *flowWindow) linkRun(root *strace.Span, drawn bool) []perfetto.FlowID {
+	best := f.launcher(root)
+	if best == nil {
+		return nil
+	}
+	if f.outside != nil && (f.outside(root.TS, root.Dur) || f.outside(best.span.TS, best.span.Dur)) {
+		f.unlinked(FlowDispatchToRun.unended()) // not drawn: an end would dangle
+		return nil
+	}
+	if !drawn || f.drawable != nil && !f.drawable(&best.span) {
+		f.unlinked(ReasonLinkNoTrack)
+		return nil
+	}
+	id := f.id()
+	best.flows = append(best.flows, id)
+	f.linked(id, FlowDispatchToRun)
+	f.runFlow[0] = id
+	return f.runFlow[:]
+}
+
+// launcher is the waiting node.dispatch that launched the run whose root
+// is root (nil: none): the latest of its run_id and dispatch_id, of
+// another process on the same machine, that starts before the root.
+func (f *flowWindow) launcher(root *strace.Span) *nodeSpan {
 	h := handOffAttrsOf(root)
 	run, did := h.run, h.dispatch
 	if run == nil || did == nil || run.Type != strace.TypeInt || did.Type != strace.TypeInt || did.Int == 0 {
@@ -293,22 +324,7 @@ func (f *flowWindow) linkRun(root *strace.Span, drawn bool) []perfetto.FlowID {
 			best = n
 		}
 	}
-	if best == nil {
-		return nil
-	}
-	if f.outside != nil && (f.outside(root.TS, root.Dur) || f.outside(best.span.TS, best.span.Dur)) {
-		f.unlinked(FlowDispatchToRun.unended()) // not drawn: an end would dangle
-		return nil
-	}
-	if !drawn || f.drawable != nil && !f.drawable(&best.span) {
-		f.unlinked(ReasonLinkNoTrack)
-		return nil
-	}
-	id := f.id()
-	best.flows = append(best.flows, id)
-	f.linked(id, FlowDispatchToRun)
-	f.runFlow[0] = id
-	return f.runFlow[:]
+	return best
 }
 
 // id returns a fresh flow id: ids count up, so no two hand-offs share one
@@ -357,8 +373,8 @@ func (f *flowWindow) release(s *nodeSpan) {
 			if d.match != s {
 				continue
 			}
-			if !d.linked {
-				f.link(s, d)
+			if !d.linked && f.link(s, d) {
+				f.linkedNow = append(f.linkedNow, d)
 			}
 			d.match = nil
 		}
@@ -370,7 +386,25 @@ func (f *flowWindow) release(s *nodeSpan) {
 		}
 	}
 	f.unindex(s)
-	f.draw(&s.span, s.flows, s.endFlows)
+	f.draw(s)
+	clear(f.linkedNow)
+	f.linkedNow = f.linkedNow[:0]
+}
+
+// partKey is the start a node span goes by in a split trace (WithSplit),
+// the same for every span of its hand-off, so that they are drawn in one
+// part: its submit's start — a dispatch's linked or best matched submit's,
+// else its own.
+func (n *nodeSpan) partKey() int64 {
+	switch {
+	case n.leaf != "dispatch":
+		return n.span.TS
+	case n.linked:
+		return n.from
+	case n.match != nil:
+		return n.match.span.TS
+	}
+	return n.span.TS
 }
 
 // unindex takes s, the head of each list it is in, out of the indexes.
@@ -399,20 +433,22 @@ func (f *flowWindow) unindex(s *nodeSpan) {
 // An arrow is only made between spans that both have a track and are
 // both inside the window: one end drawn and the other not would leave the
 // trace a dangling flow id.
-func (f *flowWindow) link(submit, dispatch *nodeSpan) {
-	dispatch.linked = true
+// It reports whether it made an arrow.
+func (f *flowWindow) link(submit, dispatch *nodeSpan) bool {
+	dispatch.linked, dispatch.from = true, submit.span.TS
 	if f.outside != nil && (f.outside(submit.span.TS, submit.span.Dur) || f.outside(dispatch.span.TS, dispatch.span.Dur)) {
 		f.unlinked(FlowSubmitToDispatch.unended()) // not drawn: an end would dangle
-		return
+		return false
 	}
 	if f.drawable != nil && !(f.drawable(&submit.span) && f.drawable(&dispatch.span)) {
 		f.unlinked(ReasonLinkNoTrack)
-		return
+		return false
 	}
 	id := f.id()
 	submit.flows = append(submit.flows, id)
 	dispatch.endFlows = append(dispatch.endFlows, id)
 	f.linked(id, FlowSubmitToDispatch)
+	return true
 }
 
 // The lists a node span is in, by the index of its successor there.

@@ -20,8 +20,9 @@ func TestFlowWindow(t *testing.T) {
 	unlinked := 0
 	f := flowWindow{
 		horizon: 1000,
-		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
-			drawn = append(drawn, sp.Name+" "+itoa(sp.TS)+" flows="+itoa(int64(len(flows)))+" ends="+itoa(int64(len(endFlows))))
+		draw: func(n *nodeSpan) {
+			sp := &n.span
+			drawn = append(drawn, sp.Name+" "+itoa(sp.TS)+" flows="+itoa(int64(len(n.flows)))+" ends="+itoa(int64(len(n.endFlows))))
 		},
 		linked:   func(_ perfetto.FlowID, kind FlowKind) { linked[kind]++ },
 		unlinked: func(Reason) { unlinked++ },
@@ -56,7 +57,7 @@ func TestFlowWindow(t *testing.T) {
 func TestFlowWindowIndexes(t *testing.T) {
 	f := flowWindow{
 		horizon:  500,
-		draw:     func(*heldSpan, []perfetto.FlowID, []perfetto.FlowID) {},
+		draw:     func(*nodeSpan) {},
 		linked:   func(perfetto.FlowID, FlowKind) {},
 		unlinked: func(Reason) {},
 	}

@@ -246,6 +246,67 @@ type runDrawer struct {
 	counters *counterSet // each run's root duration
 }
 
+// partKey is the start a run goes by in a split trace: that of the
+// hand-off that launched it (nodeSpan.partKey), so that its arrow is drawn
+// in one part, else its root's, else its first host span's; noKey for a
+// run of device spans only.
+func (d *runDrawer) partKey(b *invBuf, root *heldSpan) int64 {
+	if root != nil {
+		if n := d.flows.launcher(&root.Span); n != nil {
+			return min(n.partKey(), root.TS)
+		}
+		return root.TS
+	}
+	key := int64(noKey)
+	for i := range b.host {
+		if ts := b.host[i].TS; key == noKey || ts < key {
+			key = ts
+		}
+	}
+	return key
+}
+
+// runBound is the most slices run draws: one per span, host_phase_records
+// entry and bind phase line waiting, and its Effective window — and, in a
+// split trace, the room it promises (partSet.promise) to the two spans of
+// the hand-off that launched it.
+func (d *runDrawer) runBound(b *invBuf, root *heldSpan, passes []strace.PhasePass) int {
+	n := len(b.host) + len(b.dev) + len(d.bindLines) + 1
+	if root != nil && d.flows.launcher(&root.Span) != nil {
+		n += 2
+	}
+	for _, p := range passes {
+		n += len(p.Records)
+	}
+	return n
+}
+
+// linkRun links a run's root, drawn on lane, to the node.dispatch that
+// launched it (flowWindow.linkRun). In a split trace the dispatch and its
+// submit are promised the root's part; a run that is a part of its own
+// has its arrow across parts.
+func (d *runDrawer) linkRun(root *heldSpan, lane perfetto.Track) []perfetto.FlowID {
+	if d.parts == nil {
+		return d.flows.linkRun(&root.Span, !lane.IsZero())
+	}
+	n := d.flows.launcher(&root.Span)
+	if n == nil {
+		return nil
+	}
+	if d.parts.cur.solo {
+		d.flows.unlinked(ReasonArrowAcrossParts)
+		return nil
+	}
+	ids := d.flows.linkRun(&root.Span, !lane.IsZero())
+	if len(ids) > 0 {
+		d.parts.promise(n)
+		if !n.linked {
+			d.parts.promise(n.match)
+		}
+	}
+	return ids
+}
+
 // run draws one run: its host spans on its lane, the bind stage's
 // breakdown inside its chip.run.bind, and its device spans placed on the
 // host timeline. A run whose root never came is drawn as found.
@@ -256,6 +317,9 @@ func (d *runDrawer) run(b *invBuf) {
 	defer func() {
 		if d.led.sum.Spans.Drawn > drawn {
 			d.led.sum.Invocations++
+			if d.parts != nil {
+				d.parts.cur.invocations++
+			}
 		}
 	}()
 	// The run's root is its chip.run (else its first depth-0 span); its
@@ -286,6 +350,9 @@ func (d *runDrawer) run(b *invBuf) {
 
 	passes := d.records[b.key]
 	delete(d.records, b.key)
+	if d.parts != nil {
+		d.unit(d.partKey(b, root), d.runBound(b, root, passes))
+	}
 	covered, drawnSegments := &d.covered, &d.drawnSegments
 	covered.reset()
 	drawnSegments.reset()
@@ -324,10 +391,13 @@ func (d *runDrawer) run(b *invBuf) {
 		}
 		var endFlows []perfetto.FlowID
 		if s == root {
-			endFlows = d.flows.linkRun(&s.Span, !lane.IsZero())
+			endFlows = d.linkRun(s, lane)
 			rootLane = lane
 		}
 		d.drawSpanWithFlows(lane, s, extra, split, nil, endFlows)
+		if s == root && d.parts != nil && !lane.IsZero() {
+			d.parts.ov.root(s, slot, hasSlot, d.parts.cur)
+		}
 	}
 
 	if bind != nil {

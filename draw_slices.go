@@ -26,6 +26,28 @@ type canvas struct {
 	args        []perfetto.Arg // reused for each slice's arguments
 	hids        map[uint64]string
 	window      timeWindow
+	// parts writes a split trace (WithSplit; nil: none): each unit is
+	// drawn on the writer and tracks of the part it picks (unit).
+	parts *partSet
+	// walls are the wall-clock snapshots the trace holds (wallClocks),
+	// for each part's writer.
+	walls [][2]int64
+}
+
+// unit begins a unit of drawing — a whole run, or one slice — that starts
+// at key (noKey: none to go by) and draws at most bound slices: in a split
+// trace, its slices go to the part that takes it.
+func (cv *canvas) unit(key int64, bound int) {
+	if cv.parts != nil {
+		cv.unitIn(key, bound, nil)
+	}
+}
+
+// unitIn begins a unit of a split trace in the part promised to it, while
+// that part is open; else as unit.
+func (cv *canvas) unitIn(key int64, bound int, promised *part) {
+	p := cv.parts.route(key, bound, promised)
+	cv.w, cv.tracks = p.w, p.tracks
 }
 
 // timeWindow is the window a conversion draws (WithWindow), in trace ns:
@@ -128,6 +150,9 @@ func (cv *canvas) hand(t perfetto.Track, s *perfetto.Slice, p linePos) bool {
 	}
 	cv.w.Slice(t, *s)
 	cv.handed++
+	if cv.parts != nil {
+		cv.parts.took(s.TS, s.Dur)
+	}
 	if cap(s.Args) > cap(cv.args) {
 		cv.args = s.Args[:0] // the writer copied the arguments: reuse the buffer
 	}
@@ -181,11 +206,18 @@ func (cv *canvas) overflowed(o perfetto.Overflow) {
 // always resolved in one flush. An I/O error stops nothing here: the
 // writer keeps it, and Convert returns it at the end.
 func (cv *canvas) maybeFlush() {
-	if cv.handed >= cv.flushSlices {
-		cv.handed = 0
+	if cv.handed < cv.flushSlices {
+		return
+	}
+	cv.handed = 0
+	if cv.parts == nil {
 		cv.w.Flush()
 		cv.arrows.flushed()
+		return
 	}
+	cv.parts.flush()
+	cv.arrows.flushed()
+	cv.parts.expire()
 }
 
 // appendAttrs adds a span's attributes as typed arguments, in order.
@@ -233,6 +265,9 @@ func (cv *canvas) drawDerived(t perfetto.Track, s perfetto.Slice, p linePos, wha
 	s.Ref = cv.led.sliceRef(what, p)
 	cv.w.Slice(t, s)
 	cv.handed++
+	if cv.parts != nil {
+		cv.parts.took(s.TS, s.Dur)
+	}
 	if cap(s.Args) > cap(cv.args) {
 		cv.args = s.Args[:0]
 	}

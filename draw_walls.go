@@ -1,8 +1,12 @@
 package phasetrace
 
-import "github.com/phasetrace/phasetrace/strace"
+import (
+	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/strace"
+)
 
-// wallClocks writes the wall-clock anchors as REALTIME snapshots. The
+// wallClocks decides the wall-clock anchors the trace holds as REALTIME
+// snapshots (writeWalls writes them). The
 // anchors that agree form the trace's wall clock: the largest set whose
 // offsets (wall − mono) lie within wallTolerance of one of theirs (agreeing;
 // of sets as large, the one whose centre comes first by pid, then log
@@ -59,9 +63,16 @@ func (cv *canvas) wallClocks(procs []*procInfo) {
 				continue
 			}
 			wa := &a.p.wall[a.j]
-			cv.w.WallClock(wa.MonoNS, wa.WallNS)
+			cv.walls = append(cv.walls, [2]int64{wa.MonoNS, wa.WallNS})
 			cv.led.sum.WallAnchors++
 		}
 	}
 	cv.led.sum.WallTime = cv.led.sum.WallAnchors > 0
+}
+
+// writeWalls writes the trace's wall-clock snapshots (wallClocks) to w.
+func (cv *canvas) writeWalls(w *perfetto.Writer) {
+	for _, wc := range cv.walls {
+		w.WallClock(wc[0], wc[1])
+	}
 }

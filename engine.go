@@ -71,8 +71,12 @@ func newConverter(opts []Option) *converter {
 	c.window = newSpanWindow(c.runs.repay)
 	c.flows = flowWindow{
 		horizon: cfg.flowHorizon,
-		draw: func(sp *heldSpan, flows, endFlows []perfetto.FlowID) {
-			flows, endFlows = cv.remote.flows(&sp.Span, flows, endFlows)
+		draw: func(n *nodeSpan) {
+			sp := &n.span
+			flows, endFlows := cv.remote.flows(&sp.Span, n.flows, n.endFlows)
+			if cv.parts != nil {
+				c.nodeUnit(n)
+			}
 			cv.drawSpanWithFlows(cv.threadFor(sp), sp, nil, false, flows, endFlows)
 		},
 		linked:   c.arrows.add,
@@ -84,6 +88,12 @@ func newConverter(opts []Option) *converter {
 	c.arrows.linked, c.arrows.unlinked = sum.flow, c.led.unlinked
 	c.arrows.drawable = func(e arrowEnd) bool { return !cv.tracks.thread(e.pid, e.tid).IsZero() }
 	c.arrows.outside = func(e arrowEnd) bool { return cv.outside(e.ts, e.end-e.ts) }
+	c.arrows.part = func() int {
+		if cv.parts == nil {
+			return 0
+		}
+		return cv.parts.cur.n
+	}
 	return c
 }
 
@@ -124,10 +134,8 @@ func (c *converter) start(w io.Writer, shift bool) {
 	c.runDrawer.records = c.survey.records
 	c.deviceDrawer.buildPlacer(c.survey.scan, c.survey.cal)
 	cv := c.canvas
-	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(c.cfg.maxTracks), perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused)}, c.cfg.writer...)
-	cv.w = perfetto.NewWriter(w, wopts...)
-	cv.tracks = newTrackSet(cv.w, c.survey.scan)
 	cv.remote = c.remote
+	scan := c.survey.scan
 	if w := c.cfg.window; w != nil {
 		cv.window = timeWindow{on: true, noStart: w.NoStart, noEnd: w.NoEnd}
 		first := c.firstSlice()
@@ -135,7 +143,26 @@ func (c *converter) start(w io.Writer, shift bool) {
 		c.sum.Window = &WindowSummary{Start: cv.window.start, End: cv.window.end, FirstSlice: first}
 	}
 	c.remote.attachArrows(&c.flows, &c.arrows)
-	cv.wallClocks(cv.tracks.declare())
+	cv.wallClocks((&trackSet{scan: scan}).declare())
+	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(c.cfg.maxTracks), perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused)}, c.cfg.writer...)
+	newWriter := func(out io.Writer) (*perfetto.Writer, *trackSet) {
+		pw := perfetto.NewWriter(out, wopts...)
+		cv.writeWalls(pw)
+		return pw, newTrackSet(pw, scan)
+	}
+	if c.cfg.split == nil {
+		cv.w, cv.tracks = newWriter(w)
+		return
+	}
+	// A split trace: w is the overview's, where the counters are drawn;
+	// the parts are begun as the units come.
+	ow := perfetto.NewWriter(w, append([]perfetto.Option{perfetto.WithMaxTracks(c.cfg.maxTracks)}, c.cfg.writer...)...)
+	cv.writeWalls(ow)
+	ov := &overview{canvas: &canvas{w: ow, tracks: newTrackSet(ow, scan), led: c.led, window: cv.window}}
+	c.counters.canvas = ov.canvas
+	cv.parts = newPartSet(*c.cfg.split, 2*c.cfg.flowHorizon, &c.now, newWriter, ov)
+	cv.unit(noKey, 0)
+	c.sum.Split = cv.parts.sum
 }
 
 // firstSlice is where a window's bounds after the first slice count from:
@@ -192,6 +219,32 @@ func (c *converter) drain() {
 	c.runs.flush()
 	c.runDrawer.drain()
 	c.counters.drain()
+}
+
+// nodeUnit begins the unit of a node span of a split trace: in the part
+// promised to it, else with room promised to the dispatches it was just
+// linked to (their arrows in one part), else, when those do not fit in a
+// part, with its arrows across parts.
+func (c *converter) nodeUnit(n *nodeSpan) {
+	cv := c.canvas
+	if n.promised != nil && n.promised.promised > 0 && !n.promised.done {
+		cv.unitIn(n.partKey(), 1, n.promised)
+		return
+	}
+	waiting := 0
+	for _, d := range c.flows.linkedNow {
+		if d.promised == nil {
+			waiting++
+		}
+	}
+	cv.unitIn(n.partKey(), 1+waiting, nil)
+	if cv.parts.cur.solo {
+		c.arrows.across(n.flows)
+		return
+	}
+	for _, d := range c.flows.linkedNow {
+		cv.parts.promise(d)
+	}
 }
 
 // takeRecord takes the record the source holds: it is left out when it repeats
@@ -258,6 +311,7 @@ func (c *converter) takeSpan(rec *strace.Record, at linePos) {
 		c.flows.add(sp, at)
 	default: // ext.: on the thread that emitted it, never grouped into runs
 		h := heldSpan{*sp, at}
+		c.canvas.unit(sp.TS, 1)
 		c.canvas.drawSpan(c.canvas.threadFor(&h), &h, nil, false)
 	}
 	c.flows.drain(c.now, false)
@@ -267,25 +321,57 @@ func (c *converter) takeSpan(rec *strace.Record, at linePos) {
 // close finishes the trace and the summary.
 func (c *converter) close() (*Summary, error) {
 	c.finish()
-	werr := c.canvas.w.Close()
+	ps := c.canvas.parts
+	var werr, perr error
+	var ws perfetto.Stats
+	if ps == nil {
+		werr = c.canvas.w.Close()
+		ws = c.canvas.w.Stats()
+	} else {
+		perr = ps.close()
+		ws.Dropped = ps.dropped
+	}
 	c.arrows.flushed()
 	c.arrows.close()
 	if n := c.arrows.stranded; n > 0 {
 		c.note("stranded", "%s lost an end to the trace writer after the other end was written: the trace holds that end's flow id alone (the trace processor draws no arrow for it)", count(n, "arrow"))
 	}
 	c.led.finish()
-	ws := c.canvas.w.Stats()
-	c.sum.Output = OutputSummary{Bytes: ws.Bytes, Packets: ws.Packets, Tracks: ws.Tracks, Slices: ws.Slices, Instants: ws.Instants, Flows: ws.Flows, Counters: ws.Counters}
+	if ps == nil {
+		c.sum.Output = outputOf(ws)
+	} else {
+		c.sum.Output = ps.output()
+		werr = ps.ov.w.Close()
+		ps.sum.Overview = outputOf(ps.ov.w.Stats())
+	}
 	if errors.Is(werr, perfetto.ErrWrite) {
 		return c.sum, fmt.Errorf("phasetrace: writing the trace: %w", werr)
+	}
+	if perr != nil {
+		return c.sum, perr
 	}
 	// Every slice the writer refused is counted under its reason
 	// (refused); should it drop another event all the same, the trace is
 	// still whole otherwise, and the drop is reported.
-	if n := ws.Dropped - c.canvas.refusals; n > 0 && werr != nil {
-		c.led.notDrawn(ReasonWriterRefused, 0, werr.Error(), n)
+	if n := ws.Dropped - c.canvas.refusals; n > 0 {
+		switch {
+		case ps != nil:
+			c.led.notDrawn(ReasonWriterRefused, 0, "the parts' writers dropped "+count(n, "event")+" they did not report", n)
+		case werr != nil:
+			c.led.notDrawn(ReasonWriterRefused, 0, werr.Error(), n)
+		}
 	}
 	return c.sum, nil
+}
+
+// abandon closes the writers after a panic, so that no goroutine of theirs
+// outlives the conversion.
+func (c *converter) abandon() {
+	if ps := c.canvas.parts; ps != nil {
+		ps.abandon()
+		return
+	}
+	c.canvas.w.Close()
 }
 
 func (c *converter) finish() {

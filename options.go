@@ -3,6 +3,7 @@ package phasetrace
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -44,6 +45,7 @@ type config struct {
 	maxTracks   int
 	progress    func(read int64)
 	window      *Window
+	split       *split
 
 	// Remote workers (remote.go).
 	transport     Transport
@@ -239,6 +241,76 @@ func (w Window) resolve(first int64) (start, end int64) {
 		return first + v
 	}
 	return at(w.Start, w.StartFromFirst, w.NoStart, math.MinInt64), at(w.End, w.EndFromFirst, w.NoEnd, math.MaxInt64)
+}
+
+// Split traces. A log of a few GB makes a trace the UI cannot load: its
+// trace processor needs some 20 times the trace's size in memory. WithSplit
+// writes such a conversion as parts the UI can load one at a time, and an
+// overview to find the part to load.
+
+// WithSplit writes the trace as parts of at most maxSlices slices each, and
+// writes to Convert's (or NewBuilder's) io.Writer the overview instead of
+// the whole trace. open is called for each part as the conversion begins
+// it, numbered from 1, and returns where the part is written and the name
+// the overview gives it (a file name: PartName); the converter closes what
+// open returns once the part is whole. An error of open or of Close is an
+// I/O error of Convert.
+//
+// A part holds whole invocations: each run — its host spans, its device
+// phases, its bind segments and records — is drawn in one part, and so is
+// every other slice (a hand-off's node span, an ext. span). A part takes
+// the invocations and slices that start in its stretch of trace time, the
+// stretches following one another: each is closed once its part is nearly
+// full, leaving room for the slices the log writes late (a hand-off's node
+// spans are drawn up to the flow horizon after they end), and a part is
+// written out once the log's time is twice the flow horizon past its
+// stretch. A slice that comes later than that, or finds its part full, is
+// drawn in the newest part instead, and counted (SplitSummary.Late). An
+// invocation of more than maxSlices slices is a part of its own.
+//
+// Each part is a trace of its own: its tracks' descriptors (only those it
+// draws on), the clock snapshot and the wall clock, its slices with their
+// arguments, and the arrows whose ends are both in it; an arrow between
+// two parts is in neither, counted in Summary.Unlinked under
+// ReasonArrowAcrossParts. Every slice of the conversion is in exactly one
+// part, so the parts' slices add up to the slices of the trace Convert
+// writes without WithSplit (the placement of each is the same; which
+// overflow lane a slice that cannot nest on its track lands on may
+// differ, as may what the track limit refuses: it counts each part's
+// tracks).
+//
+// The overview holds, per invocation, one slice — its root, on its lane —
+// whose part argument names the part that holds the invocation, the
+// counters (which are not in the parts), and a track named PartsTrack with
+// one slice per part over the time its slices cover, named after it.
+// Summary.Split says what each part holds.
+func WithSplit(maxSlices int, open func(part int) (w io.WriteCloser, name string, err error)) Option {
+	return func(c *config) {
+		if maxSlices < 1 {
+			maxSlices = 1
+		}
+		c.split = &split{max: maxSlices, open: open}
+	}
+}
+
+// split is WithSplit's request: parts of at most max slices, each opened
+// by open.
+type split struct {
+	max  int
+	open func(part int) (io.WriteCloser, string, error)
+}
+
+// PartsTrack is the name of the overview's track that lists the parts
+// (WithSplit): one slice per part, named as the part, with arguments
+// part (its number), slices and invocations.
+const PartsTrack = "parts"
+
+// PartName is the file name the commands give part n of a split trace
+// whose overview is the file overview: run.pftrace's part 3 is
+// run.part003.pftrace (at least three digits).
+func PartName(overview string, n int) string {
+	base := strings.TrimSuffix(overview, ".pftrace")
+	return fmt.Sprintf("%s.part%03d.pftrace", base, n)
 }
 
 // WithProgress calls fn with the number of input bytes read so far (both

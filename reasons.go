@@ -112,6 +112,7 @@ const (
 	ReasonDispatchToRunUnended    Reason = "dispatch_to_run_end_not_drawn"
 	ReasonRemoteDispatchUnended   Reason = "remote_dispatch_to_run_end_not_drawn"
 	ReasonRemoteCompleteUnended   Reason = "remote_run_to_complete_end_not_drawn"
+	ReasonArrowAcrossParts        Reason = "arrow_across_parts"
 
 	// Why a remote machine is not placed by causality (HostSummary.Reason).
 	//
@@ -219,6 +220,7 @@ var reasonTexts = map[Reason]string{
 	ReasonDispatchToRunUnended:    FlowDispatchToRun.String() + " whose other end is not drawn",
 	ReasonRemoteDispatchUnended:   FlowRemoteDispatchToRun.String() + " whose other end is not drawn",
 	ReasonRemoteCompleteUnended:   FlowRemoteRunToComplete.String() + " whose other end is not drawn",
+	ReasonArrowAcrossParts:        "hand-off whose ends are in different parts of a split trace",
 
 	ReasonHostAmbiguous:     "remote machine whose logs do not determine which worker it served",
 	ReasonHostNoDispatcher:  "remote machine with no dispatching log (network1.dispatch to a remote_l3 endpoint) among the inputs",

@@ -24,6 +24,9 @@ type Summary struct {
 	Hosts []HostSummary `json:"hosts,omitempty"`
 	// Window is the window drawn (WithWindow), nil without one.
 	Window *WindowSummary `json:"window,omitempty"`
+	// Split says what each part of a split trace holds (WithSplit), nil
+	// for a trace in one piece. Output then counts the parts together.
+	Split *SplitSummary `json:"split,omitempty"`
 	// WallTime says whether wall time is recoverable: some process wrote a
 	// [CLOCK_ANCHOR] v=1 record, written to the trace as a REALTIME clock
 	// snapshot.
@@ -77,6 +80,33 @@ type WindowSummary struct {
 	Start      int64 `json:"start_ns"`
 	End        int64 `json:"end_ns"`
 	FirstSlice int64 `json:"first_slice_ns"`
+}
+
+// SplitSummary is what a split trace (WithSplit) wrote: its parts, in
+// order, and its overview.
+type SplitSummary struct {
+	MaxSlices int           `json:"max_slices"`
+	Parts     []PartSummary `json:"parts"`
+	// Overview is what the overview holds: a slice per invocation, one per
+	// part on the parts track, and the counters.
+	Overview OutputSummary `json:"overview"`
+	// Late counts the slices drawn in a newer part than the one whose
+	// stretch of time their invocation (or they) started in: that part
+	// was full, or written out, when they came (see WithSplit).
+	Late int64 `json:"late_slices,omitempty"`
+}
+
+// PartSummary is one part of a split trace.
+type PartSummary struct {
+	Part        int    `json:"part"` // from 1
+	Name        string `json:"name"`
+	Slices      int64  `json:"slices"` // as its Output counts them
+	Invocations int64  `json:"invocations"`
+	// Start and End are the trace time its slices cover, [Start, End] in
+	// ns (0 and 0 for a part without a slice).
+	Start  int64         `json:"start_ns"`
+	End    int64         `json:"end_ns"`
+	Output OutputSummary `json:"output"`
 }
 
 // SpanAccount accounts for the complete span records read:

@@ -1,0 +1,359 @@
+package phasetrace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/phasetrace/phasetrace/perfetto"
+)
+
+// noKey is the start of a unit that has none to go by (a run of device
+// spans only): it goes to the head part.
+const noKey = math.MinInt64
+
+// partSet writes a split trace's parts (WithSplit). The canvas hands it
+// units — a whole run, or one slice — each with the start it goes by (its
+// key: a run's root's start) and the most slices it can draw (its bound),
+// and draws the unit in the part routePart returns.
+//
+// The parts follow one another in trace time: each takes the units whose
+// key is in its stretch [lo, hi), the last one's (the head's) open above.
+// Units come in the order the log ends them, not the order they start, so a
+// part keeps taking units after its stretch is closed: a run ends after it
+// starts, a node span is drawn a flow horizon after it ends. The head's
+// stretch is therefore closed before it is full, leaving room (reserve) for
+// what comes late, twice the most any part has taken late so far (an eighth
+// of a part at first, between a sixteenth and a half); and a part is
+// written out once the log's time is lag (twice the flow horizon) past its
+// stretch. A unit whose part is full or written out goes to the head, and
+// its slices are counted late. A part never holds more than max slices:
+// a unit goes to a part only when its bound fits, and one whose bound is
+// over max is a part of its own (solo).
+type partSet struct {
+	split
+	newWriter func(out io.Writer) (*perfetto.Writer, *trackSet) // a part's writer, its wall clock written, and its tracks
+	ov        *overview
+	sum       *SplitSummary
+	lag       int64
+	now       *int64  // the log's time (converter.now)
+	live      []*part // parts not yet written out, by stretch; the last is the head
+	solo      []*part // parts of one invocation, written out at the next flush
+	cur       *part   // the part of the unit being drawn
+	curLate   bool    // whether the unit being drawn is late
+	reserve   int
+	maxLate   int // the most slices a part took after its stretch was closed
+	begun     int
+	err       error // the first error opening or closing a part
+	done      []PartSummary
+	dropped   int64 // events the parts' writers dropped
+}
+
+// part is one part of a split trace.
+type part struct {
+	n      int
+	name   string
+	out    io.WriteCloser // nil when open failed (w then fails every write)
+	w      *perfetto.Writer
+	tracks *trackSet
+	lo, hi int64 // the keys it takes, [lo, hi); hi is math.MaxInt64 for the head
+	maxKey int64 // the greatest key it took in its stretch (lo−1, saturating, before any)
+	handed int   // slices handed to w
+	// afterCut counts the slices handed after its stretch was closed.
+	afterCut    int
+	invocations int64
+	first, last int64 // the extent of its slices
+	any         bool
+	solo        bool
+	// promised counts the slices it holds room for (promise); done says
+	// it is written out.
+	promised int
+	done     bool
+}
+
+// promise holds room in the current part for node span n, which will be
+// drawn there (route) if the part is still open then: the dispatch that
+// launched a run drawn in it, or that dispatch's submit, so that their
+// arrows are drawn in one part. The unit that promises counts the room in
+// its bound.
+func (ps *partSet) promise(n *nodeSpan) {
+	if p := ps.cur; n != nil && n.promised == nil && !p.solo {
+		n.promised = p
+		p.promised++
+	}
+}
+
+func newPartSet(s split, lag int64, now *int64, newWriter func(io.Writer) (*perfetto.Writer, *trackSet), ov *overview) *partSet {
+	ps := &partSet{split: s, lag: lag, now: now, newWriter: newWriter, ov: ov, sum: &SplitSummary{MaxSlices: s.max}}
+	ps.reserve = s.max / 8
+	return ps
+}
+
+// begin opens the next part, taking keys from lo on.
+func (ps *partSet) begin(lo int64, solo bool) *part {
+	ps.begun++
+	p := &part{n: ps.begun, lo: lo, hi: math.MaxInt64, maxKey: lo, solo: solo}
+	if lo > math.MinInt64 {
+		p.maxKey = lo - 1
+	}
+	var out io.Writer
+	w, name, err := ps.open(p.n)
+	switch {
+	case err != nil:
+		ps.fail(fmt.Errorf("phasetrace: opening part %d: %w", p.n, err))
+		out = failedPart{err}
+	case w == nil:
+		ps.fail(fmt.Errorf("phasetrace: opening part %d: no writer", p.n))
+		out = failedPart{errors.New("no writer")}
+	default:
+		p.out, out = w, w
+	}
+	if name == "" {
+		name = "part " + itoa(int64(p.n))
+	}
+	p.name = name
+	p.w, p.tracks = ps.newWriter(out)
+	if solo {
+		ps.solo = append(ps.solo, p)
+	} else {
+		ps.live = append(ps.live, p)
+	}
+	return p
+}
+
+// failedPart is the output of a part that could not be opened.
+type failedPart struct{ err error }
+
+func (f failedPart) Write([]byte) (int, error) { return 0, f.err }
+
+func (ps *partSet) fail(err error) {
+	if ps.err == nil {
+		ps.err = err
+	}
+}
+
+// head is the newest part, whose stretch is open above; the first is
+// begun on the first unit.
+func (ps *partSet) head() *part {
+	if len(ps.live) == 0 {
+		return ps.begin(math.MinInt64, false)
+	}
+	return ps.live[len(ps.live)-1]
+}
+
+// route picks the part a unit is drawn in: key is the start it goes by
+// (noKey: none), bound the most slices it can draw; promised, when it is
+// still open, is the part that holds room for it (promise).
+func (ps *partSet) route(key int64, bound int, promised *part) *part {
+	ps.curLate = false
+	if promised != nil && promised.promised > 0 && !promised.done {
+		promised.promised--
+		ps.curLate = key != noKey && (key < promised.lo || key >= promised.hi)
+		ps.cur = promised
+		return promised
+	}
+	if bound > ps.max {
+		ps.cur = ps.begin(key, true)
+		return ps.cur
+	}
+	head := ps.head()
+	p := head
+	if key != noKey {
+		for _, q := range ps.live[:len(ps.live)-1] {
+			if key >= q.lo && key < q.hi {
+				p = q
+				break
+			}
+		}
+		if p != head && p.handed+p.promised+bound > ps.max {
+			p = head // its part is full
+		}
+		ps.curLate = key < p.lo || key >= p.hi
+	}
+	if p == head && head.handed > 0 && head.handed+head.promised+bound > ps.max-ps.reserve {
+		// Close the head's stretch after the greatest key it took (or at
+		// this unit's, when greater), and begin the next part there.
+		cut := head.maxKey
+		if cut < math.MaxInt64 {
+			cut++
+		}
+		if key != noKey && key > cut {
+			cut = key
+		}
+		head.hi = max(cut, head.lo)
+		next := ps.begin(head.hi, false)
+		p = next
+		if key != noKey && key < head.hi && !ps.curLate && head.handed+head.promised+bound <= ps.max {
+			p = head // a late unit of the head's stretch, with room for it
+		}
+		ps.curLate = key != noKey && (key < p.lo || key >= p.hi)
+	}
+	if key != noKey && !ps.curLate && key > p.maxKey {
+		p.maxKey = key
+	}
+	ps.cur = p
+	return p
+}
+
+// took counts a slice handed to the current part's writer.
+func (ps *partSet) took(ts, dur int64) {
+	p := ps.cur
+	p.handed++
+	if p.hi != math.MaxInt64 {
+		p.afterCut++
+	}
+	if ps.curLate {
+		ps.sum.Late++
+	}
+	end := ts + dur
+	if !p.any {
+		p.first, p.last, p.any = ts, end, true
+		return
+	}
+	p.first, p.last = min(p.first, ts), max(p.last, end)
+}
+
+// flush flushes every part still open, and the overview.
+func (ps *partSet) flush() {
+	for _, p := range ps.solo {
+		p.w.Flush()
+	}
+	for _, p := range ps.live {
+		p.w.Flush()
+	}
+	ps.ov.w.Flush()
+}
+
+// expire writes out, right after a flush, the parts of one invocation and
+// the parts whose stretch the log's time has left lag behind.
+func (ps *partSet) expire() {
+	for _, p := range ps.solo {
+		ps.finish(p)
+	}
+	ps.solo = ps.solo[:0]
+	now := *ps.now
+	k := 0
+	for k < len(ps.live)-1 && ps.live[k].hi <= now-ps.lag && now-ps.lag < now {
+		ps.finish(ps.live[k])
+		k++
+	}
+	if k > 0 {
+		ps.live = slices.Delete(ps.live, 0, k)
+	}
+}
+
+// finish writes out part p: its writer closed, its output closed, its
+// summary kept and its slice drawn on the overview's parts track.
+func (ps *partSet) finish(p *part) {
+	p.done = true
+	err := p.w.Close()
+	if errors.Is(err, perfetto.ErrWrite) {
+		ps.fail(fmt.Errorf("phasetrace: writing part %d (%s): %w", p.n, p.name, err))
+	}
+	if p.out != nil {
+		if err := p.out.Close(); err != nil {
+			ps.fail(fmt.Errorf("phasetrace: closing part %d (%s): %w", p.n, p.name, err))
+		}
+	}
+	if !p.solo {
+		ps.maxLate = max(ps.maxLate, p.afterCut)
+		ps.reserve = min(max(2*ps.maxLate, ps.max/16), ps.max/2)
+	}
+	st := p.w.Stats()
+	ps.dropped += st.Dropped
+	s := PartSummary{Part: p.n, Name: p.name, Slices: st.Slices, Invocations: p.invocations, Output: outputOf(st)}
+	if p.any {
+		s.Start, s.End = p.first, p.last
+	}
+	ps.done = append(ps.done, s)
+	// On the overview, the part covers its stretch of time, as far as its
+	// slices reach: the parts' stretches do not overlap.
+	if p.any {
+		s.Start, s.End = max(s.Start, p.lo), min(s.End, p.hi)
+		if s.End < s.Start { // a part of late slices only
+			s.Start, s.End = p.first, p.last
+		}
+	}
+	ps.ov.part(s)
+}
+
+// close writes out every part, and returns the first error of opening,
+// writing or closing one.
+func (ps *partSet) close() error {
+	for _, p := range ps.solo {
+		ps.finish(p)
+	}
+	for _, p := range ps.live {
+		ps.finish(p)
+	}
+	ps.solo, ps.live = nil, nil
+	slices.SortFunc(ps.done, func(a, b PartSummary) int { return a.Part - b.Part })
+	ps.sum.Parts = ps.done
+	return ps.err
+}
+
+// abandon closes every writer after a panic, so that no writer's goroutine
+// outlives the conversion.
+func (ps *partSet) abandon() {
+	for _, p := range append(ps.solo, ps.live...) {
+		p.w.Close()
+	}
+	ps.ov.w.Close()
+}
+
+// output is the parts together, as Summary.Output counts them.
+func (ps *partSet) output() OutputSummary {
+	var o OutputSummary
+	for _, p := range ps.sum.Parts {
+		q := p.Output
+		o.Bytes += q.Bytes
+		o.Packets += q.Packets
+		o.Tracks += q.Tracks
+		o.Slices += q.Slices
+		o.Instants += q.Instants
+		o.Flows += q.Flows
+		o.Counters += q.Counters
+	}
+	return o
+}
+
+// outputOf is a writer's statistics as the summary says them.
+func outputOf(ws perfetto.Stats) OutputSummary {
+	return OutputSummary{Bytes: ws.Bytes, Packets: ws.Packets, Tracks: ws.Tracks, Slices: ws.Slices, Instants: ws.Instants, Flows: ws.Flows, Counters: ws.Counters}
+}
+
+// overview is a split trace's overview: a canvas of its own (the counters
+// draw on it) where every invocation's root is drawn once more, naming
+// its part, and every part once, on the parts track.
+type overview struct {
+	*canvas
+	parts perfetto.Track
+	args  []perfetto.Arg
+}
+
+// root draws a run's root, drawn in part p, on its lane.
+func (ov *overview) root(root *heldSpan, slot int64, hasSlot bool, p *part) {
+	lane, _ := ov.tracks.lane(root.Pid, root.Tid, slot, hasSlot)
+	if lane.IsZero() {
+		return
+	}
+	ov.args = append(ov.args[:0], perfetto.String("part", p.name), perfetto.Int("part_number", int64(p.n)),
+		perfetto.Uint("inv", root.Inv), perfetto.String("hid", ov.hidString(root.Hid)))
+	ov.w.Slice(lane, perfetto.Slice{Name: root.Name, TS: root.TS, Dur: root.Dur, Args: ov.args})
+}
+
+// part draws a part written out on the parts track, over [s.Start,
+// s.End].
+func (ov *overview) part(s PartSummary) {
+	if s.Slices == 0 {
+		return
+	}
+	if ov.parts.IsZero() {
+		ov.parts = ov.w.Track(perfetto.Track{}, perfetto.TrackSpec{Name: PartsTrack, Rank: -1,
+			Description: "the parts of this split trace: each slice is a part, over the time its slices cover, named as its file"})
+	}
+	ov.w.Slice(ov.parts, perfetto.Slice{Name: s.Name, TS: s.Start, Dur: s.End - s.Start, Args: []perfetto.Arg{
+		perfetto.Int("part", int64(s.Part)), perfetto.Int("slices", s.Slices), perfetto.Int("invocations", s.Invocations)}})
+}
