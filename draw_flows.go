@@ -42,7 +42,7 @@ type nodeSpan struct {
 	// promised is the part of a split trace that holds room for it: the
 	// part of the run its hand-off launched (nil: none).
 	promised *part
-	flows  []perfetto.FlowID
+	flows    []perfetto.FlowID
 	// endFlows end at the span.
 	endFlows []perfetto.FlowID
 	ids      [2]perfetto.FlowID // room for the flows of a hand-off's usual one arrow
@@ -88,13 +88,13 @@ func (l *nodeList) pop(next *nodeSpan) bool {
 // flowWindow holds node spans until their hand-offs are known. It is a
 // value of its own: what it draws and counts goes through its functions.
 type flowWindow struct {
-	horizon  int64                                                            // log time a span waits for its other end
-	draw     func(n *nodeSpan) // draws a released node span with its flows
-	linked   func(id perfetto.FlowID, kind FlowKind)               // makes an arrow (arrowLedger.add)
-	unlinked func(reason Reason)                                   // counts a dispatch drawn without one
-	sameHost func(a, b int32) bool                                 // whether two pids ran on one machine (nil: all do)
-	drawable func(sp *heldSpan) bool                               // whether a node span has a track to be drawn on (nil: all do)
-	outside  func(ts, dur int64) bool                              // whether a slice is outside the window (nil: none is)
+	horizon  int64                                   // log time a span waits for its other end
+	draw     func(n *nodeSpan)                       // draws a released node span with its flows
+	linked   func(id perfetto.FlowID, kind FlowKind) // makes an arrow (arrowLedger.add)
+	unlinked func(reason Reason)                     // counts a dispatch drawn without one
+	sameHost func(a, b int32) bool                   // whether two pids ran on one machine (nil: all do)
+	drawable func(sp *heldSpan) bool                 // whether a node span has a track to be drawn on (nil: all do)
+	outside  func(ts, dur int64) bool                // whether a slice is outside the window (nil: none is)
 	nextID   perfetto.FlowID
 
 	spans []*nodeSpan // spans[head:] wait, in arrival order

@@ -98,7 +98,7 @@ func convertSplit(t *testing.T, logs []phasetrace.Input, max int, opts ...phaset
 // that says what each part holds.
 func TestSplitAddsUpToTheWholeTrace(t *testing.T) {
 	logs := map[string][]byte{
-		"realistic": generated(stracetest.Realistic(400 << 10)),
+		"realistic":                  generated(stracetest.Realistic(400 << 10)),
 		"four ranks, prewarm, exact": generated(genConfig{Ranks: 4, Rounds: 60, Seed: 7, Pipelined: true, Legacy: true, Ext: true, Prewarm: true, HostExact: true, RuntimeNs: true, AnchorEvry: 50_000_000}),
 	}
 	for name, log := range logs {
