@@ -78,6 +78,17 @@ func (cv *canvas) threadFor(sp *heldSpan) perfetto.Track {
 	return cv.tracks.thread(sp.Pid, sp.Tid)
 }
 
+// drawable reports whether thread (pid, tid) has a track, creating it.
+// In a split trace the track is not created (the part the span goes to
+// is not chosen yet): it reports whether the current part has it or room
+// for it.
+func (cv *canvas) drawable(pid int32, tid int64) bool {
+	if cv.parts != nil {
+		return cv.tracks.mayHave(pid, tid)
+	}
+	return !cv.tracks.thread(pid, tid).IsZero()
+}
+
 // drawSpan draws one host span on track t, with its identity and every
 // attribute as typed arguments.
 func (cv *canvas) drawSpan(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool) {

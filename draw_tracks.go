@@ -121,6 +121,19 @@ func (tr *trackSet) thread(pid int32, tid int64) perfetto.Track {
 	return t
 }
 
+// mayHave reports whether thread (pid, tid) has its real-tid lane, or the
+// track limit leaves room for it, without creating it.
+func (tr *trackSet) mayHave(pid int32, tid int64) bool {
+	if _, ok := tr.lanes[laneKey{pid: pid, tid: tid, slot: -1}]; ok {
+		return true
+	}
+	need := 1
+	if _, ok := tr.procs[pid]; !ok {
+		need++
+	}
+	return tr.w.TracksLeft() >= need
+}
+
 // laneKey names a lane: a thread's real-tid lane (slot -1) or one of its
 // pipeline-slot lanes.
 type laneKey struct {

@@ -82,11 +82,11 @@ func newConverter(opts []Option) *converter {
 		linked:   c.arrows.add,
 		unlinked: c.led.unlinked,
 		sameHost: func(a, b int32) bool { return cv.remote.sameHost(a, b) },
-		drawable: func(sp *heldSpan) bool { return !cv.tracks.thread(sp.Pid, sp.Tid).IsZero() },
+		drawable: func(sp *heldSpan) bool { return cv.drawable(sp.Pid, sp.Tid) },
 		outside:  cv.outside,
 	}
 	c.arrows.linked, c.arrows.unlinked = sum.flow, c.led.unlinked
-	c.arrows.drawable = func(e arrowEnd) bool { return !cv.tracks.thread(e.pid, e.tid).IsZero() }
+	c.arrows.drawable = func(e arrowEnd) bool { return cv.drawable(e.pid, e.tid) }
 	c.arrows.outside = func(e arrowEnd) bool { return cv.outside(e.ts, e.end-e.ts) }
 	c.arrows.part = func() int {
 		if cv.parts == nil {

@@ -7,11 +7,13 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
+	"github.com/phasetrace/phasetrace/perfetto/check/processor"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
@@ -148,6 +150,9 @@ func checkSplit(t *testing.T, full *check.Trace, fullSum *phasetrace.Summary, st
 		if len(tr.Counters) != 0 {
 			t.Errorf("part %d holds %d counter values", i+1, len(tr.Counters))
 		}
+		if bare := tracksWithout(tr); len(bare) > 0 {
+			t.Errorf("part %d: tracks with nothing drawn on them: %q", i+1, bare)
+		}
 	}
 	if diff := cmp.Diff(sliceSetNoDepth(full), union); diff != "" {
 		t.Errorf("the parts' slices differ from the whole trace's (-whole +parts):\n%s", diff)
@@ -240,4 +245,178 @@ func sliceSetNoDepth(tr *check.Trace) map[string]int {
 		m[fmt.Sprintf("%s | %s [%d +%d] %v", trackPath(tr, s.Track), s.Name, s.TS, s.Dur, s.Args)]++
 	}
 	return m
+}
+
+// TestSplitHostileLogs splits every hostile log into parts of a few sizes:
+// the conversion still accounts for every span, draws as many slices as
+// the whole one, and no part is over its size but one holding a single
+// invocation; the summary says the parts as they are, and survives JSON.
+func TestSplitHostileLogs(t *testing.T) {
+	for _, tc := range hostileLogs() {
+		t.Run(tc.name, func(t *testing.T) {
+			var inputs []phasetrace.Input
+			for i, l := range tc.logs {
+				inputs = append(inputs, phasetrace.Bytes(fmt.Sprintf("log%d", i), []byte(l)))
+			}
+			whole, err := phasetrace.Convert(io.Discard, inputs, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sizes := []int{1, 3, 50}
+			if whole.Spans.Read > 10_000 {
+				sizes = []int{50} // a part per span would take as long as the rest together
+			}
+			for _, max := range sizes {
+				m := &memParts{}
+				sum, err := phasetrace.Convert(io.Discard, inputs, append(tc.opts, phasetrace.WithSplit(max, m.open))...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sum.Spans.Check(); err != nil {
+					t.Errorf("parts of %d: %v", max, err)
+				}
+				// Each part has the trace writer's limits on tracks and
+				// overflow lanes of its own: a log over them draws more
+				// in parts.
+				over := false
+				for _, r := range []phasetrace.Reason{phasetrace.ReasonTrackLimit, phasetrace.ReasonLanesFull, phasetrace.ReasonLanesLimit, phasetrace.ReasonWriterRefused} {
+					over = over || whole.Spans.NotDrawn[r] > 0
+				}
+				if over && sum.Spans.Drawn < whole.Spans.Drawn || !over && (sum.Spans.Drawn != whole.Spans.Drawn || sum.Output.Slices != whole.Output.Slices) {
+					t.Errorf("parts of %d: %d spans, %d slices drawn; the whole trace %d, %d", max, sum.Spans.Drawn, sum.Output.Slices, whole.Spans.Drawn, whole.Output.Slices)
+				}
+				var slices int64
+				for i, p := range m.parts {
+					tr, err := check.ReadBytes(p.Bytes())
+					if err != nil {
+						t.Fatalf("parts of %d: part %d: %v", max, i+1, err)
+					}
+					if len(tr.Slices) > max && len(invocationsOf(tr)) != 1 {
+						t.Errorf("parts of %d: part %d holds %d slices", max, i+1, len(tr.Slices))
+					}
+					if ps := sum.Split.Parts[i]; ps.Slices != int64(len(tr.Slices)) {
+						t.Errorf("parts of %d: part %d holds %d slices, the summary says %d", max, i+1, len(tr.Slices), ps.Slices)
+					}
+					slices += int64(len(tr.Slices))
+				}
+				if slices != sum.Output.Slices {
+					t.Errorf("parts of %d: %d slices in the parts, the summary says %d", max, slices, sum.Output.Slices)
+				}
+				checkSummaryJSON(t, sum)
+			}
+		})
+	}
+}
+
+// TestSplitInTheTraceProcessor loads every part and the overview of a
+// split conversion into Perfetto's trace processor: each loads without an
+// error, holds what perfetto/check reads, and the parts' slices and arrows
+// add up to the whole trace's as the trace processor counts them.
+func TestSplitInTheTraceProcessor(t *testing.T) {
+	sh, ok := processor.FromEnv()
+	if !ok {
+		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
+	}
+	in := []phasetrace.Input{phasetrace.Bytes("run.log", generated(stracetest.Realistic(400<<10)))}
+	full, fullSum, fullOut := convert(t, in)
+	processorAgrees(t, fullOut, full, fullSum)
+	st := convertSplit(t, in, 600)
+	if len(st.parts) < 3 {
+		t.Fatalf("%d parts: the test wants several", len(st.parts))
+	}
+	whole, err := sh.Load(fullOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slices, flows int64
+	for i, raw := range st.raw {
+		r, err := sh.Load(raw)
+		if err != nil {
+			t.Fatalf("part %d: %v", i+1, err)
+		}
+		if err := processor.Agree(st.parts[i], r); err != nil {
+			t.Errorf("part %d: the trace processor disagrees: %v", i+1, err)
+		}
+		slices += r.Slices
+		flows += r.Flows
+	}
+	if slices != whole.Slices || flows+st.sum.Unlinked[phasetrace.ReasonArrowAcrossParts] != whole.Flows {
+		t.Errorf("the trace processor reads %d slices and %d arrows in the parts, %d and %d in the whole trace", slices, flows, whole.Slices, whole.Flows)
+	}
+	r, err := sh.Load(st.ovRaw)
+	if err != nil {
+		t.Fatalf("overview: %v", err)
+	}
+	if err := processor.Agree(st.overview, r); err != nil {
+		t.Errorf("overview: the trace processor disagrees: %v", err)
+	}
+	if r.Counters != whole.Counters || r.Slices != st.sum.Split.Overview.Slices {
+		t.Errorf("the trace processor reads %d counter values and %d slices in the overview; the whole trace has %d counter values, the summary says %d slices", r.Counters, r.Slices, whole.Counters, st.sum.Split.Overview.Slices)
+	}
+}
+
+// TestSplitOpenFails: a part that cannot be opened fails the conversion
+// with the error of open, every part opened is closed, and the overview
+// and the other parts are still whole traces.
+func TestSplitOpenFails(t *testing.T) {
+	in := []phasetrace.Input{phasetrace.Bytes("run.log", generated(stracetest.Realistic(400<<10)))}
+	m := &memParts{failAt: 2}
+	_, err := phasetrace.Convert(io.Discard, in, phasetrace.WithSplit(500, m.open))
+	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "part 2") {
+		t.Fatalf("Convert returned %v; want the error opening part 2", err)
+	}
+	if len(m.parts) != 1 {
+		t.Fatalf("%d parts opened", len(m.parts))
+	}
+	for i, p := range m.parts {
+		if !p.closed {
+			t.Errorf("part %d was not closed", i+1)
+		}
+	}
+}
+
+// TestSplitBuilder: a Builder given WithSplit writes the same parts and
+// overview as Convert.
+func TestSplitBuilder(t *testing.T) {
+	cfg := stracetest.Realistic(200 << 10)
+	cfg.Legacy = false // a Builder's spans carry no log thread to tell whose bind a bind line is in
+	log := generated(cfg)
+	conv := &memParts{}
+	var convOv bytes.Buffer
+	if _, err := phasetrace.Convert(&convOv, []phasetrace.Input{phasetrace.Bytes("values", log)}, phasetrace.WithSplit(400, conv.open)); err != nil {
+		t.Fatal(err)
+	}
+	built := &memParts{}
+	ov, _ := buildFromValues(t, log, phasetrace.WithSplit(400, built.open))
+	if len(built.parts) != len(conv.parts) || len(conv.parts) < 2 {
+		t.Fatalf("the Builder wrote %d parts, Convert %d", len(built.parts), len(conv.parts))
+	}
+	for i := range conv.parts {
+		a, _ := check.ReadBytes(conv.parts[i].Bytes())
+		b, _ := check.ReadBytes(built.parts[i].Bytes())
+		if diff := cmp.Diff(sliceSet(a, nil), sliceSet(b, nil)); diff != "" {
+			t.Errorf("part %d differs (-Convert +Builder):\n%s", i+1, diff)
+		}
+	}
+	a, _ := check.ReadBytes(convOv.Bytes())
+	b, _ := check.ReadBytes(ov)
+	if diff := cmp.Diff(sliceSet(a, nil), sliceSet(b, nil)); diff != "" {
+		t.Errorf("the overview differs (-Convert +Builder):\n%s", diff)
+	}
+}
+
+// TestSplitWindow: a window split into parts is the window's trace in
+// parts.
+func TestSplitWindow(t *testing.T) {
+	in := []phasetrace.Input{phasetrace.Bytes("run.log", generated(stracetest.Realistic(400<<10)))}
+	w := phasetrace.WithWindowFromStart(200*time.Millisecond, 900*time.Millisecond)
+	full, fullSum, _ := convert(t, in, w)
+	if len(full.Slices) == 0 {
+		t.Fatal("the window draws nothing")
+	}
+	st := convertSplit(t, in, 300, w)
+	checkSplit(t, full, fullSum, st, 300)
+	if st.sum.Window == nil || st.sum.Spans.NotDrawn[phasetrace.ReasonOutsideWindow] != fullSum.Spans.NotDrawn[phasetrace.ReasonOutsideWindow] {
+		t.Errorf("the split window says %+v, %v outside; the window %v", st.sum.Window, st.sum.Spans.NotDrawn, fullSum.Spans.NotDrawn)
+	}
 }

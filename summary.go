@@ -399,6 +399,15 @@ func (s *Summary) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  window [%s, %s) ns, the first slice at %d ns: %s outside it\n", bound(wd.Start), bound(wd.End), wd.FirstSlice, count(s.Spans.NotDrawn[ReasonOutsideWindow], "span"))
 	}
+	if sp := s.Split; sp != nil {
+		fmt.Fprintf(&b, "  split into %s of at most %s", count(int64(len(sp.Parts)), "part"), count(int64(sp.MaxSlices), "slice"))
+		if n := len(sp.Parts); n > 0 {
+			fmt.Fprintf(&b, " (%s … %s)", sp.Parts[0].Name, sp.Parts[n-1].Name)
+		}
+		fmt.Fprintf(&b, ": %s across parts, %s late\n", count(s.Unlinked[ReasonArrowAcrossParts], "arrow"), count(sp.Late, "slice"))
+		o := sp.Overview
+		fmt.Fprintf(&b, "  overview: %s (one per invocation and one per part), %s, %d bytes\n", count(o.Slices, "slice"), count(o.Counters, "counter value"), o.Bytes)
+	}
 	if len(s.Devices) > 0 {
 		b.WriteString("device spans (bound: the most a drawn span's start can be from where it truly started):\n")
 	}
