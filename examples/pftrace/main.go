@@ -27,7 +27,19 @@
 //
 // stats FILE prints the number of tracks, slices, instants, flows and
 // counter values, then the same per process and per track (a track counts
-// the flows that start or end on its slices).
+// the flows that start or end on its slices). When FILE is the overview of
+// a split trace (phasetrace.WithSplit: run.pftrace beside its parts
+// run.part001.pftrace, run.part002.pftrace, ...), a table of the parts
+// follows, by part number: each part's number, name, slices, invocations,
+// the trace time it covers (start and end, ns) and whether its file is
+// beside FILE ("ok" or "missing"), then the command that opens the first
+// one ("pftrace open DIR/run.part001.pftrace", DIR being FILE's directory).
+// The overview is recognized by its parts track: a top-level track named
+// "parts" (phasetrace.PartsTrack), or one of its overflow lanes ("parts
+// (overflow 1)"), whose slices carry an integer part argument. With -json
+// the object has a "parts" array then, each part with the same fields and
+// its "path" and whether it "exists"; for any other trace there is neither
+// the table nor the array.
 //
 // slices FILE lists slices, like a quick SQL query; with no flag, every
 // slice:
@@ -97,7 +109,8 @@ const usageText = `usage: pftrace SUBCOMMAND [flags] FILE ...
 Inspects Perfetto traces as the trace processor reads them.
 
   check FILE ...  problems the trace processor would report; exit 1 on any
-  stats FILE      tracks, slices, flows and counters, per process and track
+  stats FILE      tracks, slices, flows and counters, per process and track;
+                  the parts of a split trace's overview
   slices FILE     slices filtered by name, track, time and duration, sorted
   dump FILE       the whole trace as text
   open FILE       serve the trace to ui.perfetto.dev and open a browser
@@ -140,7 +153,7 @@ func init() {
 	one := func(n int) bool { return n == 1 }
 	subcommands = map[string]subcommand{
 		"check":  {"FILE ...", "prints the problems the trace processor would report; exits 1 on any", func(n int) bool { return n > 0 }, checkFlags},
-		"stats":  {"FILE", "counts tracks, slices, flows and counter values, per process and per track", one, statsFlags},
+		"stats":  {"FILE", "counts tracks, slices, flows and counter values, per process and per track, and lists the parts of a split trace's overview", one, statsFlags},
 		"slices": {"FILE", "lists slices, filtered and sorted", one, slicesFlags},
 		"dump":   {"FILE", "prints the whole trace as the trace processor reads it", one, dumpFlags},
 		"open":   {"FILE", "serves the trace to ui.perfetto.dev and opens a browser on it, until the UI has fetched it or Ctrl-C", one, openFlags},

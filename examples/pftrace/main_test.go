@@ -5,7 +5,7 @@ import (
 	"compress/zlib"
 	"context"
 	"encoding/json"
-	"flag"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -15,14 +15,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/open"
 	pb "github.com/phasetrace/phasetrace/proto"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // testdata is the absolute path of testdata, for tests that change directory.
 var testdata, _ = filepath.Abs("testdata")
@@ -70,12 +71,13 @@ func runArgs(args ...string) (code int, stdout, stderr string) {
 	return code, o.String(), e.String()
 }
 
-// golden compares got with testdata/name.golden; -update rewrites it. On a
-// mismatch the new output is kept beside it as .got.
+// golden compares got with testdata/name.golden; -update (the flag
+// stracetest declares) rewrites it. On a mismatch the new output is kept
+// beside it as .got.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join(testdata, name+".golden")
-	if *update {
+	if stracetest.Updating() {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -413,4 +415,173 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
+}
+
+// writeSplit converts a generated log split into parts of at most
+// maxSlices slices, written in dir as run.pftrace and run.partNNN.pftrace,
+// and returns the overview's path and the conversion's parts.
+func writeSplit(t *testing.T, dir string, maxSlices int) (string, []phasetrace.PartSummary) {
+	t.Helper()
+	var log bytes.Buffer
+	if err := stracetest.Generate(&log, stracetest.Realistic(64<<10)); err != nil {
+		t.Fatal(err)
+	}
+	overview := filepath.Join(dir, "run.pftrace")
+	open := func(part int) (io.WriteCloser, string, error) {
+		name := phasetrace.PartName("run.pftrace", part)
+		f, err := os.Create(filepath.Join(dir, name))
+		return f, name, err
+	}
+	var ov bytes.Buffer
+	sum, err := phasetrace.Convert(&ov, []phasetrace.Input{phasetrace.Bytes("run.log", log.Bytes())}, phasetrace.WithSplit(maxSlices, open))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(overview, ov.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Split == nil || len(sum.Split.Parts) < 3 {
+		t.Fatalf("want 3 parts or more, got %+v", sum.Split)
+	}
+	return overview, sum.Split.Parts
+}
+
+// partsTable parses the rows of the parts table in stats' output.
+func partsTable(t *testing.T, out string) []partStats {
+	t.Helper()
+	_, table, ok := strings.Cut(out, "\npart ")
+	if !ok {
+		return nil
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	var parts []partStats
+	for _, line := range strings.Split(table, "\n")[1:] {
+		var p partStats
+		var file string
+		if _, err := fmt.Sscan(line, &p.Part, &p.Name, &p.Slices, &p.Invocations, &p.Start, &p.End, &file); err != nil {
+			t.Fatalf("parts row %q: %v", line, err)
+		}
+		p.Exists = file == "ok"
+		if file != "ok" && file != "missing" {
+			t.Errorf("parts row %q: file %q", line, file)
+		}
+		parts = append(parts, p)
+	}
+	return parts
+}
+
+// stats lists the parts of a split trace's overview as the conversion
+// wrote them, says which part files are beside it, and how to open one.
+func TestStatsParts(t *testing.T) {
+	dir := t.TempDir()
+	overview, sum := writeSplit(t, dir, 100)
+	var want []partStats
+	for _, p := range sum {
+		want = append(want, partStats{Part: p.Part, Name: p.Name, Slices: p.Slices, Invocations: p.Invocations,
+			Path: filepath.Join(dir, p.Name), Exists: true})
+	}
+	// The times are the overview's: the stretch each part covers, within
+	// the extent of its slices.
+	within := func(t *testing.T, got []partStats) {
+		t.Helper()
+		for i, p := range got {
+			if i < len(sum) && (p.Start < sum[i].Start || p.End > sum[i].End || p.Start > p.End) {
+				t.Errorf("part %d covers [%d, %d], its slices [%d, %d]", p.Part, p.Start, p.End, sum[i].Start, sum[i].End)
+			}
+		}
+	}
+	ignoreTimes := cmpopts.IgnoreFields(partStats{}, "Start", "End")
+
+	code, out, stderr := runArgs("stats", overview)
+	if code != exitOK || stderr != "" {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got := partsTable(t, out)
+	if diff := cmp.Diff(want, got, ignoreTimes, cmpopts.IgnoreFields(partStats{}, "Path")); diff != "" {
+		t.Errorf("parts (-want +got):\n%s\n%s", diff, out)
+	}
+	within(t, got)
+	if line := "\nopen a part: pftrace open " + filepath.Join(dir, sum[0].Name) + "\n"; !strings.HasSuffix(out, line) {
+		t.Errorf("output does not end with %q:\n%s", line, out)
+	}
+
+	code, out, stderr = runArgs("stats", "-json", overview)
+	var st stats
+	if err := json.Unmarshal([]byte(out), &st); code != exitOK || err != nil {
+		t.Fatalf("-json: exit %d, %v: %s\n%s", code, err, stderr, out)
+	}
+	if diff := cmp.Diff(want, st.Parts, ignoreTimes); diff != "" {
+		t.Errorf("-json parts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(got, st.Parts, cmpopts.IgnoreFields(partStats{}, "Path")); diff != "" {
+		t.Errorf("-json and the table differ (-table +json):\n%s", diff)
+	}
+
+	// A part file removed is said missing.
+	if err := os.Remove(want[1].Path); err != nil {
+		t.Fatal(err)
+	}
+	want[1].Exists = false
+	_, out, _ = runArgs("stats", overview)
+	if diff := cmp.Diff(want, partsTable(t, out), ignoreTimes, cmpopts.IgnoreFields(partStats{}, "Path")); diff != "" {
+		t.Errorf("a part removed (-want +got):\n%s", diff)
+	}
+	_, out, _ = runArgs("stats", "-json", overview)
+	st = stats{}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, st.Parts, ignoreTimes); diff != "" {
+		t.Errorf("-json, a part removed (-want +got):\n%s", diff)
+	}
+
+	// Given as a relative name, the parts are looked for in its directory.
+	t.Chdir(filepath.Dir(dir))
+	_, out, _ = runArgs("stats", filepath.Join(filepath.Base(dir), "run.pftrace"))
+	if line := "pftrace open " + filepath.Join(filepath.Base(dir), sum[0].Name) + "\n"; !strings.HasSuffix(out, line) || len(partsTable(t, out)) != len(sum) {
+		t.Errorf("relative: want %d parts and %q:\n%s", len(sum), line, out)
+	}
+}
+
+// A trace without a parts track has no parts section, nor one whose
+// "parts" track is not at the top or holds no integer part argument; the
+// overflow lanes of the parts track list parts too.
+func TestStatsPartsTrack(t *testing.T) {
+	plain := writeTrace(t)
+	for _, args := range [][]string{{"stats", plain}, {"stats", "-json", plain}} {
+		_, out, _ := runArgs(args...)
+		if strings.Contains(out, "part") {
+			t.Errorf("%q lists parts:\n%s", args, out)
+		}
+	}
+
+	var buf bytes.Buffer
+	w := perfetto.NewWriter(&buf)
+	node := w.Process(perfetto.ProcessSpec{Pid: 10, Name: "node"})
+	nested := w.Track(node, perfetto.TrackSpec{Name: phasetrace.PartsTrack})
+	w.Slice(nested, perfetto.Slice{Name: "nested.pftrace", TS: 100, Dur: 10, Args: []perfetto.Arg{perfetto.Int("part", 7)}})
+	other := w.Track(perfetto.Track{}, perfetto.TrackSpec{Name: "partsx"})
+	w.Slice(other, perfetto.Slice{Name: "other.pftrace", TS: 100, Dur: 10, Args: []perfetto.Arg{perfetto.Int("part", 8)}})
+	parts := w.Track(perfetto.Track{}, perfetto.TrackSpec{Name: phasetrace.PartsTrack})
+	w.Slice(parts, perfetto.Slice{Name: "t.part002.pftrace", TS: 100, Dur: 50, Args: []perfetto.Arg{perfetto.Int("part", 2), perfetto.Int("slices", 5), perfetto.Int("invocations", 1)}})
+	w.Slice(parts, perfetto.Slice{Name: "t.part001.pftrace", TS: 120, Dur: 50, Args: []perfetto.Arg{perfetto.Uint("part", 1), perfetto.Int("slices", 4), perfetto.Int("invocations", 2)}}) // overlaps: on an overflow lane
+	w.Slice(parts, perfetto.Slice{Name: "t.part009.pftrace", TS: 200, Dur: 50, Args: []perfetto.Arg{perfetto.String("part", "9")}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.pftrace")
+	os.WriteFile(trace, buf.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, "t.part002.pftrace"), nil, 0o644)
+	_, out, _ := runArgs("stats", trace)
+	if !strings.Contains(out, `"parts (overflow 1)"`) {
+		t.Fatalf("no overflow lane:\n%s", out)
+	}
+	want := []partStats{
+		{Part: 1, Name: "t.part001.pftrace", Slices: 4, Invocations: 2, Start: 120, End: 170},
+		{Part: 2, Name: "t.part002.pftrace", Slices: 5, Invocations: 1, Start: 100, End: 150, Exists: true},
+	}
+	if diff := cmp.Diff(want, partsTable(t, out)); diff != "" {
+		t.Errorf("parts (-want +got):\n%s\n%s", diff, out)
+	}
 }

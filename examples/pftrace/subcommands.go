@@ -10,10 +10,12 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/perfetto/open"
 )
@@ -108,13 +110,14 @@ type counts struct {
 }
 
 func statsFlags(c *command, fs *flag.FlagSet) func(context.Context, []string) int {
-	asJSON := fs.Bool("json", false, "write the counts as a JSON object")
+	asJSON := fs.Bool("json", false, "write the counts (and the parts of a split trace's overview) as a JSON object")
 	return func(_ context.Context, files []string) int {
 		tr, err := read(files[0])
 		if err != nil {
 			return c.fail(err)
 		}
 		st := newStats(tr)
+		st.Parts = findParts(tr, files[0])
 		if *asJSON {
 			err = writeJSON(c.stdout, st)
 		} else {
@@ -145,6 +148,9 @@ type stats struct {
 	Total     counts         `json:"total"`
 	Processes []processStats `json:"processes"`
 	Tracks    []trackStats   `json:"tracks"`
+	// Parts are the parts a split trace's overview lists (nil for any
+	// other trace).
+	Parts []partStats `json:"parts,omitempty"`
 }
 
 // newStats counts tr's events per track and per process.
@@ -257,6 +263,96 @@ func (st stats) write(w io.Writer, file string) error {
 			}
 		})
 	}
+	if err == nil && st.Parts != nil {
+		fmt.Fprintln(w)
+		err = writeParts(w, st.Parts)
+	}
+	return err
+}
+
+// partStats is one part of a split trace, as its overview lists it.
+type partStats struct {
+	Part        int    `json:"part"` // from 1
+	Name        string `json:"name"`
+	Slices      int64  `json:"slices"`
+	Invocations int64  `json:"invocations"`
+	Start       int64  `json:"start_ns"`
+	End         int64  `json:"end_ns"`
+	// Path is where the part is: beside the overview, under its name.
+	Path   string `json:"path"`
+	Exists bool   `json:"exists"`
+}
+
+// findParts returns the parts tr lists when it is a split trace's
+// overview (phasetrace.WithSplit): the slices with an integer part
+// argument on the top-level track named phasetrace.PartsTrack or its
+// overflow lanes, sorted by part number; nil when there are none. Each
+// part's file is looked for beside file, the overview.
+func findParts(tr *check.Trace, file string) []partStats {
+	onParts := map[uint64]bool{}
+	for _, t := range tr.Tracks {
+		if t.Kind == "track" && t.Parent == 0 && (t.Name == phasetrace.PartsTrack || strings.HasPrefix(t.Name, phasetrace.PartsTrack+" (overflow")) {
+			onParts[t.UUID] = true
+		}
+	}
+	var parts []partStats
+	for _, s := range tr.Slices {
+		if !onParts[s.Track] || s.Instant {
+			continue
+		}
+		n, ok := intArg(s.Args, "part")
+		if !ok {
+			continue
+		}
+		p := partStats{Part: int(n), Name: s.Name, Start: s.TS, End: s.TS + s.Dur}
+		if s.Dur < 0 { // never ended
+			p.End = s.TS
+		}
+		p.Slices, _ = intArg(s.Args, "slices")
+		p.Invocations, _ = intArg(s.Args, "invocations")
+		p.Path = filepath.Join(filepath.Dir(file), filepath.Base(s.Name))
+		fi, err := os.Stat(p.Path)
+		p.Exists = err == nil && fi.Mode().IsRegular()
+		parts = append(parts, p)
+	}
+	slices.SortStableFunc(parts, func(a, b partStats) int { return cmp.Compare(a.Part, b.Part) })
+	return parts
+}
+
+// intArg returns the integer argument named name, when there is one.
+func intArg(args []check.Arg, name string) (int64, bool) {
+	for _, a := range args {
+		if a.Name != name {
+			continue
+		}
+		switch v := a.Value.(type) {
+		case int64:
+			return v, true
+		case uint64:
+			if v <= maxInt64 {
+				return int64(v), true
+			}
+		}
+		return 0, false
+	}
+	return 0, false
+}
+
+// writeParts writes the parts table, and how to open a part.
+func writeParts(w io.Writer, parts []partStats) error {
+	t := table(w)
+	fmt.Fprintln(t, "part\tname\tslices\tinvocations\tstart_ns\tend_ns\tfile")
+	for _, p := range parts {
+		file := "missing"
+		if p.Exists {
+			file = "ok"
+		}
+		fmt.Fprintf(t, "%d\t%s\t%d\t%d\t%d\t%d\t%s\n", p.Part, p.Name, p.Slices, p.Invocations, p.Start, p.End, file)
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nopen a part: pftrace open %s\n", parts[0].Path)
 	return err
 }
 
