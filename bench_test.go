@@ -77,6 +77,48 @@ func BenchmarkConvertFile(b *testing.B) {
 	b.ReportMetric(float64(n), "trace-bytes")
 }
 
+var (
+	benchSplit  = flag.Int("benchsplit", 200_000, "BenchmarkBigLogs: the most slices of a part")
+	benchWindow = flag.String("benchwindow", "10s:20s", "BenchmarkBigLogs: the window")
+)
+
+// BenchmarkBigLogs converts a log from a file whole, split into parts
+// (-benchsplit slices each, every part and the overview written nowhere)
+// and through a window (-benchwindow), as the command does with its
+// defaults, so that the three can be compared in one run:
+//
+//	go test -run XXX -bench BigLogs -benchtime 5x -benchfile /tmp/mid.log .
+func BenchmarkBigLogs(b *testing.B) {
+	if *benchFile == "" {
+		b.Skip("no -benchfile log given (see README, Big logs)")
+	}
+	st, err := os.Stat(*benchFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := phasetrace.ParseWindow(*benchWindow)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := []phasetrace.Input{phasetrace.File(*benchFile)}
+	deflate := phasetrace.WithWriterOptions(perfetto.WithCompression(perfetto.DefaultCompressionLevel))
+	parts := func(int) (io.WriteCloser, string, error) { return nopCloser{&countingWriter{}}, "", nil }
+	for _, c := range []struct {
+		name string
+		opts []phasetrace.Option
+	}{
+		{"whole", []phasetrace.Option{deflate}},
+		{"split", []phasetrace.Option{deflate, phasetrace.WithSplit(*benchSplit, parts)}},
+		{"window", []phasetrace.Option{deflate, phasetrace.WithWindowOf(w)}},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchConvert(b, in, st.Size(), c.opts) })
+	}
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
 // benchConvert runs the benchmark's conversions of in (size bytes of logs)
 // and reports, besides throughput and allocations, the spans of a
 // conversion and its time and allocations per span. It returns the trace's

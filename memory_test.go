@@ -115,3 +115,47 @@ func addedAllocs(t *testing.T, opts ...phasetrace.Option) (a1 float64, s1 int64,
 	a2, s2 = allocs(2 * rounds)
 	return a1, s1, a2, s2
 }
+
+// TestSplitMemoryIsFlat converts a generated log of 4 MB and one twice as
+// long into parts of 2 000 slices: the larger writes twice the parts, but
+// its peak of live heap (sampled at the writes of the overview and of
+// every part, the log's own bytes left out) is no higher but for what is
+// kept per clock anchor: the parts written out are let go of. (A part is
+// written out twice the flow horizon after its stretch of log time: a 1 s
+// horizon here, so that both logs outlast it many times.)
+func TestSplitMemoryIsFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts 12 MB of logs")
+	}
+	peak := func(rounds int, split bool) (uint64, int) {
+		log := generated(benchConfig(rounds))
+		h := &heapSampler{}
+		parts := 0
+		open := func(int) (io.WriteCloser, string, error) { parts++; return nopCloser{h}, "", nil }
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		base := ms.HeapAlloc
+		opts := []phasetrace.Option{phasetrace.WithFlowHorizon(1_000_000_000)}
+		if split {
+			opts = append(opts, phasetrace.WithSplit(2000, open))
+		}
+		if _, err := phasetrace.Convert(h, []phasetrace.Input{phasetrace.Bytes("gen.log", log)}, opts...); err != nil {
+			t.Fatal(err)
+		}
+		runtime.KeepAlive(log)
+		return h.peak - base, parts
+	}
+	rounds := roundsFor(4 << 20)
+	w1, _ := peak(rounds, false)
+	w2, _ := peak(2*rounds, false)
+	p1, n1 := peak(rounds, true)
+	p2, n2 := peak(2*rounds, true)
+	t.Logf("peak live heap %d B with %d parts, %d B with %d parts; whole: %d B, %d B", p1, n1, p2, n2, w1, w2)
+	if n2 < 2*n1-2 {
+		t.Fatalf("%d and %d parts: the test wants twice the parts", n1, n2)
+	}
+	if int64(p2)-int64(p1) > 1<<20 {
+		t.Errorf("the peak of live heap grows by %d B with the log: want at most 1 MiB", int64(p2)-int64(p1))
+	}
+}
