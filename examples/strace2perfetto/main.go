@@ -108,8 +108,8 @@
 //
 // Any signal that ends the process and can be caught (SIGINT, SIGTERM,
 // SIGHUP, SIGQUIT, SIGPIPE, ...) stops a conversion: the hidden partial
-// output and the copy of standard input are removed, and the command exits
-// 1. A second signal ends it at once.
+// output (and parts, with -split) and the copy of standard input are
+// removed, and the command exits 1. A second signal ends it at once.
 //
 // # Opening the trace
 //
@@ -135,7 +135,8 @@
 //	1  failure: an input cannot be read or holds no record, the output or
 //	   the summary file cannot be written, the conversion failed or was
 //	   interrupted (a trace already in place is kept when only -summary-json
-//	   failed), the -open port is busy (the trace is kept)
+//	   failed, or a stale part could not be removed), the -open port is
+//	   busy (the trace is kept)
 //	2  usage error: an unknown flag, a bad flag value, - given twice, an output
 //	   that is one of the inputs, -open or -split without a regular output
 //	   file, an input named like a part of the -split output; nothing was
