@@ -22,6 +22,7 @@
 //	-summary-json FILE         the conversion summary, machine-readable; - is standard output
 //	-compress N                deflate the trace at zlib level N, 1 (fastest) to 9 (smallest); 0: off (default 6)
 //	-window A:B                draw only the slices that meet [A, B): see Windows below
+//	-split N                   write the trace as parts of at most N slices each and an overview: see Big logs below
 //	-strict                    exit 3 when the logs did not read clean (Summary.Clean)
 //	-q                         no summary on stderr
 //	-open                      after converting, open the trace in ui.perfetto.dev (see below)
@@ -58,6 +59,40 @@
 // the spans outside it ("outside the window asked for"), which are not a
 // loss: -strict does not count them. A window with no slice in it writes a trace without slices.
 //
+// # Big logs
+//
+// A log of a few GB makes a trace the UI cannot load (its trace processor
+// needs some 20 times the trace's size in memory). To look at one stretch
+// of it, -window A:B draws that stretch only; to keep all of it, -split N
+// writes the conversion as parts of at most N slices each, every part a
+// trace of its own the UI loads alone, and an overview to find the part
+// to load (phasetrace.WithSplit):
+//
+//	strace2perfetto -split 2000000 -o run.pftrace run.log
+//
+// writes run.part001.pftrace, run.part002.pftrace, ... beside
+// run.pftrace, the overview. A part holds whole invocations (a run's host
+// spans, device phases and bind segments), those that start in its
+// stretch of trace time; the parts' slices add up to the slices of the
+// trace written without -split, an arrow between two parts being in
+// neither (counted). The overview holds one slice per invocation — its
+// root, with a part argument naming the part that holds it — the
+// counters, and a "parts" track with one slice per part over the time it
+// covers: open the overview, find the moment, and open that part:
+//
+//	go run ./examples/pftrace open run.part003.pftrace
+//
+// The summary ends with where the overview and the parts are;
+// -summary-json lists the parts (split) with their slices and time. Every
+// part is written as the trace is (see Output): to a hidden file, renamed
+// into place, the parts before the overview, only when the whole
+// conversion succeeded. Parts of an earlier conversion to the same -o
+// beyond the last one written are then removed, and said so. -split needs
+// the trace in a regular file (not -o - nor a device), and refuses a LOG,
+// -records or -calibration file named like a part of the output
+// (run.partNNN.pftrace). With -open, the overview is served, and the
+// command that opens a part printed.
+//
 // # Output
 //
 // A regular file (or a symbolic link to one) is written to a hidden file
@@ -73,8 +108,8 @@
 //
 // Any signal that ends the process and can be caught (SIGINT, SIGTERM,
 // SIGHUP, SIGQUIT, SIGPIPE, ...) stops a conversion: the hidden partial
-// output and the copy of standard input are removed, and the command exits
-// 1. A second signal ends it at once.
+// output (and parts, with -split) and the copy of standard input are
+// removed, and the command exits 1. A second signal ends it at once.
 //
 // # Opening the trace
 //
@@ -100,10 +135,12 @@
 //	1  failure: an input cannot be read or holds no record, the output or
 //	   the summary file cannot be written, the conversion failed or was
 //	   interrupted (a trace already in place is kept when only -summary-json
-//	   failed), the -open port is busy (the trace is kept)
+//	   failed, or a stale part could not be removed), the -open port is
+//	   busy (the trace is kept)
 //	2  usage error: an unknown flag, a bad flag value, - given twice, an output
-//	   that is one of the inputs, -open without a regular output file;
-//	   nothing was read or written
+//	   that is one of the inputs, -open or -split without a regular output
+//	   file, an input named like a part of the -split output; nothing was
+//	   read or written
 //	3  only with -strict: the trace was written, but the logs did not read
 //	   clean: something was lost, set aside or moved, or a .gz was cut short
 //	   (Summary.Clean; the exact repairs of the runtime's own ns truncation,
@@ -164,6 +201,13 @@ machine served when the logs do not tell.
 whole: A and B are trace times in ns (integers) or durations after the
 first slice (12.5s:14s, 500ms:1.2s); either may be empty (:14s, 12s:).
 Spans outside the window are counted, not lost (-strict ignores them).
+
+-split N writes the trace as parts of at most N slices each, each a
+trace the UI can load alone (run.part001.pftrace, ... beside the -o file),
+and to the -o file an overview: a slice per invocation naming its part,
+and a parts track. Open the overview, then the part you need with
+go run ./examples/pftrace open run.part003.pftrace. For one stretch of a
+big log, -window A:B; for all of it, -split N.
 
 Exit status: 0 trace written; 1 failure (I/O, unreadable input, no
 records, interrupted, -open port busy); 2 usage error; 3 with -strict,
@@ -241,6 +285,8 @@ type config struct {
 	mpi     bool
 	// window is what -window asks for (nil: the whole trace).
 	window *phasetrace.Window
+	// split is the most slices a part holds (-split; 0: one trace).
+	split int
 }
 
 type remoteWorker struct {
@@ -288,6 +334,14 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 			return errors.New("want A:B, each a trace time in ns (an integer), a duration after the first slice (12.5s, 500ms) or empty")
 		}
 		cfg.window = &w
+		return nil
+	})
+	fs.Func("split", "write the trace as parts of at most `N` slices each (run.part001.pftrace, ... beside the -o file) and to the -o file an overview that names the part of each invocation", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return errors.New("want a number of slices, 1 or more")
+		}
+		cfg.split = n
 		return nil
 	})
 	fs.StringVar(&cfg.summaryJSON, "summary-json", "", "write the conversion summary as JSON to `file`, - for standard output")
@@ -339,6 +393,9 @@ func (cfg *config) check() error {
 	}
 	if cfg.open && cfg.out == "-" {
 		return errors.New("-open serves a trace file: not with -o -")
+	}
+	if cfg.split > 0 && cfg.out == "-" {
+		return errors.New("-split writes the parts beside the overview's file: not with -o -")
 	}
 	return nil
 }
@@ -408,6 +465,17 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 			return c.fail(exitUsage, fmt.Errorf("-open serves a trace file: -o %s is not a regular file", out))
 		}
 	}
+	var split *parts
+	if cfg.split > 0 {
+		if _, inPlace, err := resolveOutput(out); err == nil && inPlace {
+			return c.fail(exitUsage, fmt.Errorf("-split writes the parts beside the overview's file: -o %s is not a regular file", out))
+		}
+		if err := checkParts(read, out, cfg.summaryJSON); err != nil {
+			return c.fail(exitUsage, err)
+		}
+		split = &parts{ctx: ctx, out: out, read: read}
+		defer split.abort()
+	}
 	dst, err := openOutput(out, c.stdout)
 	if err != nil {
 		return c.fail(exitFail, err)
@@ -418,6 +486,9 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 		return c.fail(exitFail, interrupted(ctx, err))
 	}
 	opts, progress := c.options(ctx, cfg)
+	if split != nil {
+		opts = append(opts, phasetrace.WithSplit(cfg.split, split.open))
+	}
 	sum, err := phasetrace.Convert(interruptibleWriter{ctx, dst}, inputs, opts...)
 	removeCopies()
 	if progress {
@@ -427,10 +498,21 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 		err = ctx.Err() // interrupted after the last read: keep nothing
 	}
 	noRecords := err == nil && empty(sum)
+	if err == nil && !noRecords && split != nil {
+		err = split.commit() // the parts before the overview that names them
+	}
 	if err == nil && !noRecords {
 		err = dst.commit()
 	}
 	dst.abort() // no records: nothing is left behind
+	var stale []string
+	var staleErr error
+	if err == nil && !noRecords && split != nil {
+		stale, staleErr = removeStale(out, split.opened())
+	}
+	if split != nil {
+		split.abort()
+	}
 	if c.converted != nil {
 		c.converted()
 	}
@@ -455,7 +537,17 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 		if len(cfg.logs) == 0 {
 			fmt.Fprintln(c.stderr, "(the embedded sample ends with a record the runtime was killed in the middle of, on purpose: it shows how a torn record is counted)")
 		}
-		fmt.Fprintf(c.stderr, "trace: %s (open it in https://ui.perfetto.dev)\n", dst.name)
+		if split == nil {
+			fmt.Fprintf(c.stderr, "trace: %s (open it in https://ui.perfetto.dev)\n", dst.name)
+			break
+		}
+		if len(stale) > 0 {
+			fmt.Fprintf(c.stderr, "removed %d stale %s of an earlier conversion: %s\n", len(stale), plural(len(stale), "part"), fileRange(stale))
+		}
+		fmt.Fprintln(c.stderr, splitSummary(out, sum))
+	}
+	if staleErr != nil {
+		code = c.fail(exitFail, fmt.Errorf("%w; the trace is written: %s", staleErr, out))
 	}
 	if cfg.summaryJSON != "" && ctx.Err() == nil {
 		if err := writeSummary(cfg.summaryJSON, c.stdout, sum); err != nil {
@@ -474,6 +566,9 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 		ln, err := open.Listen(cfg.port)
 		if err != nil {
 			return c.fail(exitFail, fmt.Errorf("-open: %w; the trace is written: %s", err, dst.name))
+		}
+		if split != nil && split.opened() > 0 {
+			fmt.Fprintf(c.stderr, "open a part with: go run ./examples/pftrace open %s\n", shellQuote(phasetrace.PartName(out, 1)))
 		}
 		sctx := ctx
 		if c.serving != nil {

@@ -152,6 +152,9 @@ type output struct {
 	target string    // what f is renamed to on commit; "" when written in place
 	mode   os.FileMode
 	done   bool
+	// closed says f is closed, closeErr what closing it returned.
+	closed   bool
+	closeErr error
 }
 
 // openOutput opens the output path ("-": stdout) for writing.
@@ -262,7 +265,7 @@ func (o *output) commit() error {
 	if o.f == nil {
 		return nil
 	}
-	err := o.f.Close()
+	err := o.closeFile()
 	if err == nil && o.target != "" {
 		err = os.Chmod(o.f.Name(), o.mode)
 		if err == nil {
@@ -287,10 +290,21 @@ func (o *output) abort() {
 	if o.f == nil {
 		return
 	}
-	o.f.Close()
+	o.closeFile()
 	if o.target != "" {
 		os.Remove(o.f.Name())
 	}
+}
+
+// closeFile closes the file once, before commit or abort (a part of a
+// split trace is closed once whole, and renamed into place with the rest),
+// and returns what closing it returned.
+func (o *output) closeFile() error {
+	if !o.closed {
+		o.closed = true
+		o.closeErr = o.f.Close()
+	}
+	return o.closeErr
 }
 
 // cause is the error of a path or link error, without the path (which may
