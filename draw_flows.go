@@ -279,11 +279,11 @@ func (h *handOffAttrs) flowKey(pid int32) (flowKey, bool) {
 	return flowKey{pid: pid, runID: h.run.Int, slot: slot.Int, hasSlot: true}, true
 }
 
-// linkRun finds the node.dispatch that launched the run whose root is
-// root, and returns the flow ids that end at the root (valid until the next
-// call). A root that is not drawn (drawn false) gets no arrow.
-func (f *flowWindow) linkRun(root *strace.Span, drawn bool) []perfetto.FlowID {
-	best := f.launcher(root)
+// linkRun draws an arrow from best, the node.dispatch that launched the
+// run whose root is root (launcher; nil: none), to the root, and returns
+// the flow ids that end at the root (valid until the next call). A root
+// that is not drawn (drawn false) gets no arrow.
+func (f *flowWindow) linkRun(root *strace.Span, best *nodeSpan, drawn bool) []perfetto.FlowID {
 	if best == nil {
 		return nil
 	}

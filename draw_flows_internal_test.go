@@ -123,7 +123,8 @@ func TestFlowWindowIndexes(t *testing.T) {
 		attrs := []strace.Attr{strace.Int("run_id", rng.Int64N(4)), strace.Int("task_slot", rng.Int64N(2)), strace.Int("dispatch_id", rng.Int64N(3))}
 		f.add(&strace.Span{Pid: 1, Tid: 1, Name: "node." + leaf, TS: now - rng.Int64N(300), Dur: 10, Attrs: attrs}, 0)
 		if step%7 == 0 {
-			f.linkRun(&strace.Span{Pid: 2, Name: "chip.run", TS: now, Attrs: attrs}, true)
+			root := &strace.Span{Pid: 2, Name: "chip.run", TS: now, Attrs: attrs}
+			f.linkRun(root, f.launcher(root), true)
 		}
 		f.drain(now, false)
 		check(step)

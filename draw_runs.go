@@ -250,10 +250,10 @@ type runDrawer struct {
 // hand-off that launched it (nodeSpan.partKey), so that its arrow is drawn
 // in one part, else its root's, else its first host span's; noKey for a
 // run of device spans only.
-func (d *runDrawer) partKey(b *invBuf, root *heldSpan) int64 {
+func partKey(b *invBuf, root *heldSpan, launcher *nodeSpan) int64 {
 	if root != nil {
-		if n := d.flows.launcher(&root.Span); n != nil {
-			return min(n.partKey(), root.TS)
+		if launcher != nil {
+			return min(launcher.partKey(), root.TS)
 		}
 		return root.TS
 	}
@@ -270,9 +270,9 @@ func (d *runDrawer) partKey(b *invBuf, root *heldSpan) int64 {
 // entry and bind phase line waiting, and its Effective window — and, in a
 // split trace, the room it promises (partSet.promise) to the two spans of
 // the hand-off that launched it.
-func (d *runDrawer) runBound(b *invBuf, root *heldSpan, passes []strace.PhasePass) int {
+func (d *runDrawer) runBound(b *invBuf, launcher *nodeSpan, passes []strace.PhasePass) int {
 	n := len(b.host) + len(b.dev) + len(d.bindLines) + 1
-	if root != nil && d.flows.launcher(&root.Span) != nil {
+	if launcher != nil {
 		n += 2
 	}
 	for _, p := range passes {
@@ -281,23 +281,19 @@ func (d *runDrawer) runBound(b *invBuf, root *heldSpan, passes []strace.PhasePas
 	return n
 }
 
-// linkRun links a run's root, drawn on lane, to the node.dispatch that
+// linkRun links a run's root, drawn on lane, to n, the node.dispatch that
 // launched it (flowWindow.linkRun). In a split trace the dispatch and its
 // submit are promised the root's part; a run that is a part of its own
 // has its arrow across parts.
-func (d *runDrawer) linkRun(root *heldSpan, lane perfetto.Track) []perfetto.FlowID {
-	if d.parts == nil {
-		return d.flows.linkRun(&root.Span, !lane.IsZero())
-	}
-	n := d.flows.launcher(&root.Span)
-	if n == nil {
-		return nil
+func (d *runDrawer) linkRun(root *heldSpan, n *nodeSpan, lane perfetto.Track) []perfetto.FlowID {
+	if d.parts == nil || n == nil {
+		return d.flows.linkRun(&root.Span, n, !lane.IsZero())
 	}
 	if d.parts.cur.solo {
 		d.flows.unlinked(ReasonArrowAcrossParts)
 		return nil
 	}
-	ids := d.flows.linkRun(&root.Span, !lane.IsZero())
+	ids := d.flows.linkRun(&root.Span, n, !lane.IsZero())
 	if len(ids) > 0 {
 		d.parts.promise(n)
 		if !n.linked {
@@ -350,8 +346,12 @@ func (d *runDrawer) run(b *invBuf) {
 
 	passes := d.records[b.key]
 	delete(d.records, b.key)
+	var launcher *nodeSpan // the dispatch that launched it
+	if root != nil {
+		launcher = d.flows.launcher(&root.Span)
+	}
 	if d.parts != nil {
-		d.unit(d.partKey(b, root), d.runBound(b, root, passes))
+		d.unit(partKey(b, root, launcher), d.runBound(b, launcher, passes))
 	}
 	covered, drawnSegments := &d.covered, &d.drawnSegments
 	covered.reset()
@@ -391,7 +391,7 @@ func (d *runDrawer) run(b *invBuf) {
 		}
 		var endFlows []perfetto.FlowID
 		if s == root {
-			endFlows = d.linkRun(s, lane)
+			endFlows = d.linkRun(s, launcher, lane)
 			rootLane = lane
 		}
 		d.drawSpanWithFlows(lane, s, extra, split, nil, endFlows)
