@@ -27,7 +27,8 @@ var (
 // runtime's own ns truncation), moved to an overflow lane beside its track,
 // or left out — and counted in the Summary with the reason and where it
 // is, and marked on the slice where one is drawn. Convert returns an error
-// only when an input cannot be read or w cannot be written (once drawing
+// only when an input cannot be read or w cannot be written — or, split
+// (WithSplit), a part cannot be opened, written or closed — (once drawing
 // has begun, the summary returned with it says what was done so far), or
 // for misuse (ErrNoInput, ErrInvalidInput). No goroutine of Convert outlives it; a panic of the
 // caller's own code (an input's reader, w, a progress function) is raised

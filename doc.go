@@ -48,8 +48,8 @@
 //
 // # Bad data never costs the trace
 //
-// Convert fails only when an input cannot be read or the trace cannot be
-// written, or when it is called wrongly. Everything wrong with the data is
+// Convert fails only when an input cannot be read or the trace (or a part
+// of a split trace) cannot be written, or when it is called wrongly. Everything wrong with the data is
 // handled record by record, counted in the Summary with the reason and the
 // file:line of the first few, and marked on the slice where one is drawn:
 //
@@ -162,6 +162,21 @@
 // often in a later capture than in the earlier one. A log given twice as
 // two inputs, its copy changed, is read merged with it: the window finds
 // the copy's spans, but its other records are taken as they come.
+//
+// # Big logs
+//
+// A trace of a few GB of logs is more than the UI can load: its trace
+// processor needs some 20 times the trace's size in memory. Find the moment
+// first, then look at it in detail:
+//
+//   - WithSplit writes the conversion as parts of at most N slices, each a
+//     trace of its own holding whole invocations, and an overview with one
+//     slice per invocation naming the part that holds it, the counters and
+//     a track of the parts. The parts' slices add up to the whole trace's.
+//   - WithWindow draws exactly the whole trace's slices that meet a
+//     stretch of trace time, the logs still read whole.
+//
+// Both convert as fast as a whole conversion, in as little memory.
 //
 // # Go values in, trace out
 //

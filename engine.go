@@ -10,8 +10,45 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
+// The root package, by stage.
+//
+// The front door, what a user programs against from go doc alone: doc.go
+// (what a trace shows, the bad-data rules, repeats, big logs, memory, the
+// summary as JSON), convert.go (Convert), options.go (Option, the With…
+// options), builder.go (Builder, DeviceBuffer), survey.go (Survey),
+// summary.go and reasons.go (Summary and its types; every reason id and
+// its text), input.go (Input, File, Bytes, CutReader), version.go (the
+// commands' version line).
+//
+// Behind it, the engine, one file prefix per stage, each stage a type that
+// owns its state:
+//
+//   - engine*.go, the passes in order: the first pass over every log, the
+//     plan, the second pass reading the logs merged (converter);
+//   - survey_*.go, the first pass: lanes, labels, clock anchors, wall
+//     clocks, captures that repeat, remote tasks and runs, artifacts
+//     (scanResult, repeatedCaptures);
+//   - plan_*.go, the remote plan: which machine served which worker, each
+//     machine's clock, the arrows across machines (planner, remotePlan);
+//   - draw_*.go, drawing through one canvas: runs, bind lines, device
+//     phases, flows, tracks, wall clocks, counters, the span window, the
+//     parts of a split trace (canvas, runDrawer, deviceDrawer,
+//     runCollector, flowWindow, trackSet, counterSet, spanWindow, partSet,
+//     overview);
+//   - account_*.go, the ledger: every record drawn or counted under a
+//     reason, every arrow with both ends or counted (ledger, arrowLedger).
+//
+// References run one way, checked by TestStagesReferOneWay: the front door
+// drives the engine, the engine every stage; drawing reads the plan and
+// the survey, the plan the survey; every stage counts in the account; the
+// summary's types are everyone's. The stages are types in the root rather
+// than internal packages because the engine writes the exported Summary
+// and its types as it goes: in internal packages those types would have
+// to leave the front door or be mirrored and copied. Tests of hostile logs
+// live in hostile_test.go.
+
 // converter runs one conversion. It orders the passes and owns the stages
-// (README, "The root package, by stage"): prepare runs the survey over
+// (above): prepare runs the survey over
 // every log (firstPass, compareCaptures), the remote plan and the
 // artifacts; start opens the writer; secondPass gives every record, in
 // the order the logs were written, to takeRecord, which leaves out repeats

@@ -12,7 +12,7 @@ import (
 )
 
 // stageOrder orders the root package's stages by what may refer to what
-// (README, "The root package, by stage"): a file refers only to its own
+// (engine.go, "The root package, by stage"): a file refers only to its own
 // stage and to later ones. The front door's entry points drive the engine,
 // the engine every stage; drawing reads the plan and the survey, the plan
 // the survey; every stage counts in the account; the summary's and the
