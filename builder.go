@@ -52,7 +52,8 @@ func (b *Builder) next() linePos {
 }
 
 // Span draws a host span, or a device span (clk=dev) of its run. The
-// Builder copies what it keeps.
+// Builder copies what it keeps. A span read from a log is better given
+// with its log prefix (Record).
 func (b *Builder) Span(sp strace.Span) error {
 	if b.closed {
 		return ErrBuilderClosed
@@ -61,6 +62,32 @@ func (b *Builder) Span(sp strace.Span) error {
 	rec := strace.Record{Kind: strace.KindSpan, Span: sp.Clone()}
 	b.c.takeSpan(&rec, b.next())
 	return nil
+}
+
+// Record draws a record as strace.Reader returns it: a span (Span), a
+// legacy bind phase line (BindPhase) or a device clock anchor
+// (DeviceAnchor), each with its log prefix. A span given with its prefix
+// is drawn exactly as Convert draws it: a legacy bind phase line belongs to
+// the chip.run.bind written by the thread of its own log prefix, which
+// Span cannot tell. A wall-clock anchor is the Survey's
+// (Survey.WallAnchor); it, and a record of no other kind, is misuse
+// (ErrInvalidInput). The Builder copies what it keeps.
+func (b *Builder) Record(rec strace.Record) error {
+	if b.closed {
+		return ErrBuilderClosed
+	}
+	switch rec.Kind {
+	case strace.KindSpan:
+		b.c.sum.Spans.Read++
+		r := strace.Record{Kind: strace.KindSpan, Span: rec.Span.Clone(), Prefix: rec.Prefix}
+		b.c.takeSpan(&r, b.next())
+		return nil
+	case strace.KindBindPhase:
+		return b.BindPhase(rec.BindPhase, rec.Prefix.Thread)
+	case strace.KindDeviceAnchor:
+		return b.DeviceAnchor(rec.DeviceAnchor)
+	}
+	return fmt.Errorf("%w: a Builder draws spans, bind phase lines and device anchors (a wall-clock anchor is the Survey's), not record kind %v", ErrInvalidInput, rec.Kind)
 }
 
 // BindPhase draws a legacy "bind phase=" line inside the chip.run.bind

@@ -2,6 +2,8 @@ package phasetrace_test
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"testing"
 
@@ -10,11 +12,24 @@ import (
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // buildFromValues reads a log into Go values and gives them to a Survey and
 // a Builder, as a program holding its values in memory would.
 func buildFromValues(t *testing.T, log []byte, opts ...phasetrace.Option) ([]byte, *phasetrace.Summary) {
+	t.Helper()
+	return buildFrom(t, log, false, opts...)
+}
+
+// buildFromRecords is buildFromValues giving the records whole, with their
+// log prefixes (Builder.Record).
+func buildFromRecords(t *testing.T, log []byte, opts ...phasetrace.Option) ([]byte, *phasetrace.Summary) {
+	t.Helper()
+	return buildFrom(t, log, true, opts...)
+}
+
+func buildFrom(t *testing.T, log []byte, byRecord bool, opts ...phasetrace.Option) ([]byte, *phasetrace.Summary) {
 	t.Helper()
 	var recs []strace.Record
 	rd := strace.NewReader(bytes.NewReader(log))
@@ -45,10 +60,14 @@ func buildFromValues(t *testing.T, log []byte, opts ...phasetrace.Option) ([]byt
 		t.Fatal(err)
 	}
 	for _, r := range recs {
-		switch r.Kind {
-		case strace.KindSpan:
+		switch {
+		case byRecord && (r.Kind == strace.KindSpan || r.Kind == strace.KindBindPhase):
+			if err := b.Record(r); err != nil {
+				t.Fatal(err)
+			}
+		case r.Kind == strace.KindSpan:
 			b.Span(r.Span)
-		case strace.KindBindPhase:
+		case r.Kind == strace.KindBindPhase:
 			b.BindPhase(r.BindPhase, r.Prefix.Thread)
 		}
 	}
@@ -60,32 +79,62 @@ func buildFromValues(t *testing.T, log []byte, opts ...phasetrace.Option) ([]byt
 }
 
 // TestBuilderIsConvert: Convert is the log front end of the Builder, so
-// the same values give the same trace, byte for byte, and the same account.
+// the same values give the same trace, byte for byte, and the same account
+// — the records given whole (Builder.Record) for every log, and the spans
+// alone (Builder.Span) for logs whose legacy bind phase lines lie in no
+// other thread's bind (a span alone does not say the thread that wrote
+// it, which is what tells whose bind a line is in).
 func TestBuilderIsConvert(t *testing.T) {
 	logs := map[string][]byte{}
 	for _, gc := range generatedCases() {
 		logs[gc.Name] = gc.Log
 	}
+	logs["realistic"] = generated(stracetest.Realistic(200 << 10))
 	for name, log := range logs {
-		t.Run(name, func(t *testing.T) {
-			var want bytes.Buffer
-			wantSum, err := phasetrace.Convert(&want, []phasetrace.Input{phasetrace.Bytes("gen.log", log)})
-			if err != nil {
-				t.Fatal(err)
+		for _, byRecord := range []bool{true, false} {
+			if name == "realistic" && !byRecord {
+				continue
 			}
-			got, gotSum := buildFromValues(t, log)
-			if !bytes.Equal(want.Bytes(), got) {
-				wt, _ := check.ReadBytes(want.Bytes())
-				gt, _ := check.ReadBytes(got)
-				var wd, gd bytes.Buffer
-				wt.Dump(&wd)
-				gt.Dump(&gd)
-				t.Errorf("the Builder's trace differs from Convert's (-convert +builder):\n%s", cmp.Diff(wd.String(), gd.String()))
-			}
-			if diff := cmp.Diff(wantSum.Spans, gotSum.Spans); diff != "" {
-				t.Errorf("span account (-convert +builder):\n%s", diff)
-			}
-			wholeTrace(t, got, gotSum)
-		})
+			t.Run(fmt.Sprintf("%s/records=%v", name, byRecord), func(t *testing.T) {
+				var want bytes.Buffer
+				wantSum, err := phasetrace.Convert(&want, []phasetrace.Input{phasetrace.Bytes("gen.log", log)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, gotSum := buildFrom(t, log, byRecord)
+				if !bytes.Equal(want.Bytes(), got) {
+					wt, _ := check.ReadBytes(want.Bytes())
+					gt, _ := check.ReadBytes(got)
+					var wd, gd bytes.Buffer
+					wt.Dump(&wd)
+					gt.Dump(&gd)
+					t.Errorf("the Builder's trace differs from Convert's (-convert +builder):\n%s", cmp.Diff(wd.String(), gd.String()))
+				}
+				if diff := cmp.Diff(wantSum.Spans, gotSum.Spans); diff != "" {
+					t.Errorf("span account (-convert +builder):\n%s", diff)
+				}
+				wholeTrace(t, got, gotSum)
+			})
+		}
+	}
+}
+
+// TestBuilderRecordKinds: a wall-clock anchor, or a record of no kind,
+// given to Record is misuse.
+func TestBuilderRecordKinds(t *testing.T) {
+	b, err := phasetrace.NewBuilder(io.Discard, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []strace.Kind{strace.KindWallAnchor, 0} {
+		if err := b.Record(strace.Record{Kind: k}); !errors.Is(err, phasetrace.ErrInvalidInput) {
+			t.Errorf("Record of kind %v: %v, want ErrInvalidInput", k, err)
+		}
+	}
+	if _, err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Record(strace.Record{Kind: strace.KindSpan}); !errors.Is(err, phasetrace.ErrBuilderClosed) {
+		t.Errorf("Record after Close: %v", err)
 	}
 }

@@ -197,3 +197,69 @@ func ExampleCutReader() {
 	// 7000 <nil> 7000
 	// the compressed stream is cut after 7000 bytes of data (the file was not written whole)
 }
+
+// Splitting a conversion into parts the UI loads one at a time, and an
+// overview that says which part holds each invocation. Here the parts are
+// files beside the overview, as strace2perfetto -split writes them.
+func ExampleWithSplit() {
+	dir, err := os.MkdirTemp("", "split")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	var log bytes.Buffer
+	stracetest.Generate(&log, stracetest.Config{Seed: 1, Rounds: 12, AnchorEvry: 100_000_000})
+
+	overview := filepath.Join(dir, "run.pftrace")
+	open := func(n int) (io.WriteCloser, string, error) {
+		name := phasetrace.PartName(overview, n)
+		f, err := os.Create(name)
+		return f, filepath.Base(name), err
+	}
+	f, err := os.Create(overview)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer f.Close()
+	sum, err := phasetrace.Convert(f, []phasetrace.Input{phasetrace.Bytes("run.log", log.Bytes())}, phasetrace.WithSplit(150, open))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%d invocations, %d slices in %d parts\n", sum.Invocations, sum.Output.Slices, len(sum.Split.Parts))
+	for _, p := range sum.Split.Parts[:3] {
+		fmt.Printf("%s: %d slices, %d invocations\n", p.Name, p.Slices, p.Invocations)
+	}
+	fmt.Printf("overview: %d slices, %d counter values\n", sum.Split.Overview.Slices, sum.Split.Overview.Counters)
+	// Output:
+	// 24 invocations, 696 slices in 6 parts
+	// run.part001.pftrace: 116 slices, 4 invocations
+	// run.part002.pftrace: 116 slices, 4 invocations
+	// run.part003.pftrace: 116 slices, 4 invocations
+	// overview: 30 slices, 96 counter values
+}
+
+// A window: only the slices that meet 100 ms to 200 ms after the first
+// slice, the log still read whole.
+func ExampleWithWindowFromStart() {
+	var log bytes.Buffer
+	stracetest.Generate(&log, stracetest.Config{Seed: 1, Rounds: 12, AnchorEvry: 100_000_000})
+	in := []phasetrace.Input{phasetrace.Bytes("run.log", log.Bytes())}
+	w, err := phasetrace.ParseWindow("100ms:200ms")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sum, err := phasetrace.Convert(io.Discard, in, phasetrace.WithWindowOf(w))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("window %s: [%d, %d) ns, the first slice at %d ns\n", w, sum.Window.Start, sum.Window.End, sum.Window.FirstSlice)
+	fmt.Printf("%d spans read, %d drawn, %d outside the window; clean: %v\n", sum.Spans.Read, sum.Spans.Drawn, sum.Spans.NotDrawn[phasetrace.ReasonOutsideWindow], sum.Clean())
+	// Output:
+	// window 100ms:200ms: [5100000000, 5200000000) ns, the first slice at 5000000000 ns
+	// 672 spans read, 68 drawn, 604 outside the window; clean: true
+}

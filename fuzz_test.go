@@ -7,6 +7,7 @@ import (
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
@@ -73,5 +74,75 @@ func FuzzConvert(f *testing.F) {
 			t.Fatalf("Convert failed on the log in two under a track limit: %v", err)
 		}
 		wholeTrace(t, out.Bytes(), sum)
+	})
+}
+
+// FuzzConvertSplit converts arbitrary logs split into parts of a size the
+// log's first byte sets: the converter must never fail on data, every part
+// and the overview must read back without a problem the trace processor
+// would report, every span read must be drawn or counted, the parts must
+// hold the slices the summary says were drawn — no part over its size but
+// one holding a single invocation — and their arrows those it says were
+// drawn.
+func FuzzConvertSplit(f *testing.F) {
+	sample, err := os.ReadFile(samplePath)
+	if err != nil {
+		f.Fatal(err)
+	}
+	lines := bytes.SplitAfter(sample, []byte("\n"))
+	f.Add(bytes.Join(lines[:60], nil))
+	f.Add(bytes.Join(lines[100:300], nil))
+	f.Add(generated(genConfig{Seed: 1, Rounds: 4, AnchorEvry: 1_000_000, Pipelined: true, Ext: true, Prewarm: true}))
+	for _, tc := range hostileLogs() {
+		if len(tc.logs) == 1 && len(tc.logs[0]) < 16<<10 {
+			f.Add([]byte(tc.logs[0]))
+		}
+	}
+	f.Fuzz(func(t *testing.T, log []byte) {
+		max := 1
+		if len(log) > 0 {
+			max += int(log[0]) % 64
+		}
+		m := &memParts{}
+		var ov bytes.Buffer
+		sum, err := phasetrace.Convert(&ov, []phasetrace.Input{phasetrace.Bytes("fuzz.log", log)}, phasetrace.WithSplit(max, m.open))
+		if err != nil {
+			t.Fatalf("Convert failed on data: %v", err)
+		}
+		if err := sum.Spans.Check(); err != nil {
+			t.Fatal(err)
+		}
+		if len(m.parts) != len(sum.Split.Parts) {
+			t.Fatalf("%d parts written, the summary lists %d", len(m.parts), len(sum.Split.Parts))
+		}
+		var spans, slices, flows int64
+		for i, p := range m.parts {
+			tr, err := check.ReadBytes(p.Bytes())
+			if err != nil {
+				t.Fatalf("part %d does not decode: %v", i+1, err)
+			}
+			if err := tr.Err(); err != nil && !strandedSaid(tr, sum) {
+				t.Fatalf("part %d: the trace processor would report: %v", i+1, err)
+			}
+			if len(tr.Slices) > max && len(invocationsOf(tr)) > 1 {
+				t.Errorf("part %d holds %d slices, over %d, of %d invocations", i+1, len(tr.Slices), max, len(invocationsOf(tr)))
+			}
+			if n := int64(len(tr.Slices)); n != sum.Split.Parts[i].Slices {
+				t.Errorf("part %d holds %d slices, the summary says %d", i+1, n, sum.Split.Parts[i].Slices)
+			}
+			spans += spanSlices(tr)
+			slices += int64(len(tr.Slices))
+			flows += int64(len(tr.Flows))
+		}
+		if spans != sum.Spans.Drawn || slices != sum.Output.Slices || flows != arrows(sum) {
+			t.Errorf("the parts hold %d slices of spans, %d slices, %d arrows; the summary says %d, %d, %d", spans, slices, flows, sum.Spans.Drawn, sum.Output.Slices, arrows(sum))
+		}
+		tr, err := check.ReadBytes(ov.Bytes())
+		if err != nil {
+			t.Fatalf("the overview does not decode: %v", err)
+		}
+		if err := tr.Err(); err != nil {
+			t.Fatalf("the overview: the trace processor would report: %v", err)
+		}
 	})
 }

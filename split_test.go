@@ -378,16 +378,14 @@ func TestSplitOpenFails(t *testing.T) {
 // TestSplitBuilder: a Builder given WithSplit writes the same parts and
 // overview as Convert.
 func TestSplitBuilder(t *testing.T) {
-	cfg := stracetest.Realistic(200 << 10)
-	cfg.Legacy = false // a Builder's spans carry no log thread to tell whose bind a bind line is in
-	log := generated(cfg)
+	log := generated(stracetest.Realistic(200 << 10))
 	conv := &memParts{}
 	var convOv bytes.Buffer
 	if _, err := phasetrace.Convert(&convOv, []phasetrace.Input{phasetrace.Bytes("values", log)}, phasetrace.WithSplit(400, conv.open)); err != nil {
 		t.Fatal(err)
 	}
 	built := &memParts{}
-	ov, _ := buildFromValues(t, log, phasetrace.WithSplit(400, built.open))
+	ov, _ := buildFromRecords(t, log, phasetrace.WithSplit(400, built.open))
 	if len(built.parts) != len(conv.parts) || len(conv.parts) < 2 {
 		t.Fatalf("the Builder wrote %d parts, Convert %d", len(built.parts), len(conv.parts))
 	}
