@@ -170,6 +170,19 @@ func (a *arrowLedger) refused(ids, alone []perfetto.FlowID) {
 	}
 }
 
+// begunIn is the part of a split trace where the first of the arrows of
+// flows and endFlows with one end handed was begun (0: none).
+func (a *arrowLedger) begunIn(flows, endFlows []perfetto.FlowID) int {
+	for _, ids := range [2][]perfetto.FlowID{flows, endFlows} {
+		for _, id := range ids {
+			if st, ok := a.open[id]; ok && !st.dead && st.ends == 1 {
+				return st.part
+			}
+		}
+	}
+	return 0
+}
+
 // across settles the arrows of ids, whose ends are in different parts of a
 // split trace: they are not drawn.
 func (a *arrowLedger) across(ids []perfetto.FlowID) {

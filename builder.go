@@ -34,6 +34,9 @@ var ErrBuilderClosed = errors.New("phasetrace: builder is closed")
 // now, and an error reading them is returned.
 func NewBuilder(w io.Writer, s *Survey, opts ...Option) (*Builder, error) {
 	c := newConverter(opts)
+	if err := c.cfg.check(); err != nil {
+		return nil, err
+	}
 	if s == nil {
 		s = NewSurvey()
 	}

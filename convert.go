@@ -50,6 +50,9 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 		}
 	}
 	c := newConverter(opts)
+	if err := c.cfg.check(); err != nil {
+		return nil, err
+	}
 	for _, in := range append(append([]Input(nil), c.cfg.records...), calibrationInputs(c.cfg.calibration)...) {
 		if in.Open == nil {
 			return nil, fmt.Errorf("%w: artifact %q", ErrInvalidInput, in.Name)

@@ -144,15 +144,19 @@ func (ps *partSet) head() *part {
 }
 
 // route picks the part a unit is drawn in: key is the start it goes by
-// (noKey: none), bound the most slices it can draw; promised, when it is
-// still open, is the part that holds room for it (promise).
-func (ps *partSet) route(key int64, bound int, promised *part) *part {
+// (noKey: none), bound the most slices it can draw. to (nil: none) is the
+// part it should go to, while that part is open and has room: the part
+// that holds room for it (promised: promise), or the part an arrow it ends
+// or continues was begun in.
+func (ps *partSet) route(key int64, bound int, to *part, promised bool) *part {
 	ps.curLate = false
-	if promised != nil && promised.promised > 0 && !promised.done {
-		promised.promised--
-		ps.curLate = key != noKey && (key < promised.lo || key >= promised.hi)
-		ps.cur = promised
-		return promised
+	if to != nil && !to.done && !to.solo && (promised && to.promised > 0 || to.handed+to.promised+bound <= ps.max) {
+		if promised && to.promised > 0 {
+			to.promised--
+		}
+		ps.curLate = key != noKey && (key < to.lo || key >= to.hi)
+		ps.cur = to
+		return to
 	}
 	if bound > ps.max {
 		ps.cur = ps.begin(key, true)
@@ -195,6 +199,17 @@ func (ps *partSet) route(key int64, bound int, promised *part) *part {
 	}
 	ps.cur = p
 	return p
+}
+
+// liveAt returns part n while it is open and takes units (nil: it is
+// written out, or a part of one invocation).
+func (ps *partSet) liveAt(n int) *part {
+	for _, p := range ps.live {
+		if p.n == n {
+			return p
+		}
+	}
+	return nil
 }
 
 // took counts a slice handed to the current part's writer.

@@ -39,14 +39,14 @@ type canvas struct {
 // trace, its slices go to the part that takes it.
 func (cv *canvas) unit(key int64, bound int) {
 	if cv.parts != nil {
-		cv.unitIn(key, bound, nil)
+		cv.unitIn(key, bound, nil, false)
 	}
 }
 
-// unitIn begins a unit of a split trace in the part promised to it, while
-// that part is open; else as unit.
-func (cv *canvas) unitIn(key int64, bound int, promised *part) {
-	p := cv.parts.route(key, bound, promised)
+// unitIn begins a unit of a split trace in part to (promised: to holds
+// room for it) while that part is open and has room; else as unit.
+func (cv *canvas) unitIn(key int64, bound int, to *part, promised bool) {
+	p := cv.parts.route(key, bound, to, promised)
 	cv.w, cv.tracks = p.w, p.tracks
 }
 

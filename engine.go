@@ -112,7 +112,7 @@ func newConverter(opts []Option) *converter {
 			sp := &n.span
 			flows, endFlows := cv.remote.flows(&sp.Span, n.flows, n.endFlows)
 			if cv.parts != nil {
-				c.nodeUnit(n)
+				c.nodeUnit(n, flows, endFlows)
 			}
 			cv.drawSpanWithFlows(cv.threadFor(sp), sp, nil, false, flows, endFlows)
 		},
@@ -258,14 +258,16 @@ func (c *converter) drain() {
 	c.counters.drain()
 }
 
-// nodeUnit begins the unit of a node span of a split trace: in the part
-// promised to it, else with room promised to the dispatches it was just
-// linked to (their arrows in one part), else, when those do not fit in a
-// part, with its arrows across parts.
-func (c *converter) nodeUnit(n *nodeSpan) {
+// nodeUnit begins the unit of a node span of a split trace, drawn with
+// flows and endFlows: in the part promised to it, or in the part where an
+// arrow of it was begun, while that part is open and has room; else by its
+// key, with room promised to the dispatches it was just linked to (their
+// arrows in one part), or, when those do not fit in a part, with its
+// arrows across parts.
+func (c *converter) nodeUnit(n *nodeSpan, flows, endFlows []perfetto.FlowID) {
 	cv := c.canvas
-	if n.promised != nil && n.promised.promised > 0 && !n.promised.done {
-		cv.unitIn(n.partKey(), 1, n.promised)
+	if p := n.promised; p != nil && p.promised > 0 && !p.done {
+		cv.unitIn(n.partKey(), 1, p, true)
 		return
 	}
 	waiting := 0
@@ -274,7 +276,11 @@ func (c *converter) nodeUnit(n *nodeSpan) {
 			waiting++
 		}
 	}
-	cv.unitIn(n.partKey(), 1+waiting, nil)
+	var to *part
+	if k := c.arrows.begunIn(flows, endFlows); k > 0 {
+		to = cv.parts.liveAt(k)
+	}
+	cv.unitIn(n.partKey(), 1+waiting, to, false)
 	if cv.parts.cur.solo {
 		c.arrows.across(n.flows)
 		return

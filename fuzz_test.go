@@ -115,13 +115,15 @@ func FuzzConvertSplit(f *testing.F) {
 		if len(m.parts) != len(sum.Split.Parts) {
 			t.Fatalf("%d parts written, the summary lists %d", len(m.parts), len(sum.Split.Parts))
 		}
-		var spans, slices, flows int64
+		var spans, slices, flows, alone int64
 		for i, p := range m.parts {
 			tr, err := check.ReadBytes(p.Bytes())
 			if err != nil {
 				t.Fatalf("part %d does not decode: %v", i+1, err)
 			}
-			if err := tr.Err(); err != nil && !strandedSaid(tr, sum) {
+			if n := loneFlowIDs(tr); n > 0 && n == len(tr.Problems) {
+				alone += int64(n) // an arrow across parts (checked below)
+			} else if err := tr.Err(); err != nil && !strandedSaid(tr, sum) {
 				t.Fatalf("part %d: the trace processor would report: %v", i+1, err)
 			}
 			if len(tr.Slices) > max && len(invocationsOf(tr)) > 1 {
@@ -133,6 +135,12 @@ func FuzzConvertSplit(f *testing.F) {
 			spans += spanSlices(tr)
 			slices += int64(len(tr.Slices))
 			flows += int64(len(tr.Flows))
+		}
+		if across := sum.Unlinked[phasetrace.ReasonArrowAcrossParts]; alone > across {
+			t.Errorf("%d flow ids alone in their parts, %d arrows across parts", alone, across)
+		}
+		if across := sum.Unlinked[phasetrace.ReasonArrowAcrossParts]; alone > across {
+			t.Errorf("%d flow ids alone in their parts, %d arrows across parts", alone, across)
 		}
 		if spans != sum.Spans.Drawn || slices != sum.Output.Slices || flows != arrows(sum) {
 			t.Errorf("the parts hold %d slices of spans, %d slices, %d arrows; the summary says %d, %d, %d", spans, slices, flows, sum.Spans.Drawn, sum.Output.Slices, arrows(sum))

@@ -270,9 +270,16 @@ func (w Window) resolve(first int64) (start, end int64) {
 //
 // Each part is a trace of its own: its tracks' descriptors (only those it
 // draws on), the clock snapshot and the wall clock, its slices with their
-// arguments, and the arrows whose ends are both in it; an arrow between
-// two parts is in neither, counted in Summary.Unlinked under
-// ReasonArrowAcrossParts. Every slice of the conversion is in exactly one
+// arguments, and the arrows whose ends are both in it. A hand-off's spans
+// go by the start of its first (a run by that of the hand-off that
+// launched it), a run holds room in its part for the hand-off's spans
+// still to come, and a span whose arrow was begun in a part still open
+// goes there when it has room: an arrow crosses parts only when they are
+// too small for a run and its hand-off, or full. Such an arrow is in
+// neither part, and counted in Summary.Unlinked under
+// ReasonArrowAcrossParts; its end drawn first may keep its flow id, alone
+// in its part (the trace processor ignores it, perfetto/check reports
+// it). A slice's depth is among the slices of its part. Every slice of the conversion is in exactly one
 // part, so the parts' slices add up to the slices of the trace Convert
 // writes without WithSplit (the placement of each is the same; which
 // overflow lane a slice that cannot nest on its track lands on may
@@ -298,6 +305,14 @@ func WithSplit(maxSlices int, open func(part int) (w io.WriteCloser, name string
 type split struct {
 	max  int
 	open func(part int) (io.WriteCloser, string, error)
+}
+
+// check reports the misuse of options.
+func (c *config) check() error {
+	if c.split != nil && c.split.open == nil {
+		return fmt.Errorf("%w: WithSplit needs a function that opens the parts", ErrInvalidInput)
+	}
+	return nil
 }
 
 // PartsTrack is the name of the overview's track that lists the parts

@@ -14,6 +14,7 @@ import (
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/perfetto/check/processor"
+	"github.com/phasetrace/phasetrace/strace"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
@@ -48,6 +49,19 @@ func (m *memParts) open(n int) (io.WriteCloser, string, error) {
 	return p, phasetrace.PartName("run.pftrace", n), nil
 }
 
+// loneFlowIDs counts the flow ids of a part with no other end in it: an
+// arrow across parts whose end drawn first kept its id (the trace
+// processor ignores such an id; perfetto/check reports it).
+func loneFlowIDs(tr *check.Trace) int {
+	n := 0
+	for _, p := range tr.Problems {
+		if p.Name == "flow_end_without_start" || p.Name == "flow_without_destination" {
+			n++
+		}
+	}
+	return n
+}
+
 // splitTrace is a split conversion read back: its parts and its overview.
 type splitTrace struct {
 	sum      *phasetrace.Summary
@@ -66,6 +80,7 @@ func convertSplit(t *testing.T, logs []phasetrace.Input, max int, opts ...phaset
 		t.Fatal(err)
 	}
 	st := &splitTrace{sum: sum, ovRaw: ov.Bytes()}
+	alone := 0
 	for i, p := range m.parts {
 		if !p.closed {
 			t.Errorf("part %d was not closed", i+1)
@@ -74,11 +89,16 @@ func convertSplit(t *testing.T, logs []phasetrace.Input, max int, opts ...phaset
 		if err != nil {
 			t.Fatalf("part %d: %v", i+1, err)
 		}
-		if err := tr.Err(); err != nil {
+		if n := loneFlowIDs(tr); n > 0 && n == len(tr.Problems) {
+			alone += n
+		} else if err := tr.Err(); err != nil {
 			t.Errorf("part %d: the trace processor would report: %v", i+1, err)
 		}
 		st.parts = append(st.parts, tr)
 		st.raw = append(st.raw, p.Bytes())
+	}
+	if across := sum.Unlinked[phasetrace.ReasonArrowAcrossParts]; int64(alone) > across {
+		t.Errorf("%d flow ids alone in their parts, %d arrows across parts", alone, across)
 	}
 	st.overview, err = check.ReadBytes(ov.Bytes())
 	if err != nil {
@@ -227,7 +247,7 @@ func invocationsOf(tr *check.Trace) map[string]bool {
 		if _, ok := inv.(uint64); !ok {
 			continue
 		}
-		if name := s.Name; strings.HasPrefix(name, "node.") || strings.HasPrefix(name, "ext.") {
+		if !strace.FamilyOf(s.Name).HasInvocation() { // drawn one by one, never grouped into runs
 			continue
 		}
 		m[fmt.Sprintf("%d/%v", pidOf(tr, s.Track), inv)] = true
@@ -416,5 +436,35 @@ func TestSplitWindow(t *testing.T) {
 	checkSplit(t, full, fullSum, st, 300)
 	if st.sum.Window == nil || st.sum.Spans.NotDrawn[phasetrace.ReasonOutsideWindow] != fullSum.Spans.NotDrawn[phasetrace.ReasonOutsideWindow] {
 		t.Errorf("the split window says %+v, %v outside; the window %v", st.sum.Window, st.sum.Spans.NotDrawn, fullSum.Spans.NotDrawn)
+	}
+}
+
+// TestSplitAcrossMachines splits the logs of several machines: the parts
+// add up to the whole trace, and only parts too small for a hand-off cut
+// its arrows (those across machines among them).
+func TestSplitAcrossMachines(t *testing.T) {
+	logs, _ := stracetest.GenerateRemote(remoteScenarios[0].cfg)
+	in := remoteInputs(logs)
+	full, fullSum, _ := convert(t, in)
+	for _, max := range []int{7, 200, 1000} {
+		t.Run(fmt.Sprint(max), func(t *testing.T) {
+			st := convertSplit(t, in, max)
+			checkSplit(t, full, fullSum, st, max)
+			if len(st.parts) < 2 {
+				t.Errorf("%d parts", len(st.parts))
+			}
+		})
+	}
+}
+
+// TestSplitMisuse: WithSplit without a function to open the parts is
+// misuse, before anything is read.
+func TestSplitMisuse(t *testing.T) {
+	in := []phasetrace.Input{phasetrace.Bytes("run.log", []byte("x\n"))}
+	if _, err := phasetrace.Convert(io.Discard, in, phasetrace.WithSplit(10, nil)); !errors.Is(err, phasetrace.ErrInvalidInput) {
+		t.Errorf("Convert: %v, want ErrInvalidInput", err)
+	}
+	if _, err := phasetrace.NewBuilder(io.Discard, nil, phasetrace.WithSplit(10, nil)); !errors.Is(err, phasetrace.ErrInvalidInput) {
+		t.Errorf("NewBuilder: %v, want ErrInvalidInput", err)
 	}
 }
