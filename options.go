@@ -265,7 +265,8 @@ func (w Window) resolve(first int64) (start, end int64) {
 // spans are drawn up to the flow horizon after they end), and a part is
 // written out once the log's time is twice the flow horizon past its
 // stretch. A slice that comes later than that, or finds its part full, is
-// drawn in the newest part instead, and counted (SplitSummary.Late). An
+// drawn in the newest part instead; it, and a span drawn in the part of
+// an arrow it ends (below), is counted in SplitSummary.Late. An
 // invocation of more than maxSlices slices is a part of its own.
 //
 // Each part is a trace of its own: its tracks' descriptors (only those it
@@ -287,9 +288,10 @@ func (w Window) resolve(first int64) (start, end int64) {
 // tracks).
 //
 // The overview holds, per invocation, one slice — its root, on its lane —
-// whose part argument names the part that holds the invocation, the
-// counters (which are not in the parts), and a track named PartsTrack with
-// one slice per part over the time its slices cover, named after it.
+// whose part argument names the part that holds the invocation (and
+// part_number says its number), the counters (which are not in the
+// parts), and a track named PartsTrack with one slice per part, named
+// after it, over its stretch of time as far as its slices reach.
 // Summary.Split says what each part holds.
 func WithSplit(maxSlices int, open func(part int) (w io.WriteCloser, name string, err error)) Option {
 	return func(c *config) {

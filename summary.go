@@ -90,9 +90,10 @@ type SplitSummary struct {
 	// Overview is what the overview holds: a slice per invocation, one per
 	// part on the parts track, and the counters.
 	Overview OutputSummary `json:"overview"`
-	// Late counts the slices drawn in a newer part than the one whose
-	// stretch of time their invocation (or they) started in: that part
-	// was full, or written out, when they came (see WithSplit).
+	// Late counts the slices drawn in another part than the one whose
+	// stretch of time holds the start they go by (see WithSplit): in the
+	// part of an arrow they end, or in the newest part because theirs was
+	// full or written out when they came.
 	Late int64 `json:"late_slices,omitempty"`
 }
 
