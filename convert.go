@@ -86,3 +86,11 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	}
 	return sum, werr
 }
+
+// check reports the misuse of options.
+func (c *config) check() error {
+	if c.split != nil && c.split.open == nil {
+		return fmt.Errorf("%w: WithSplit needs a function that opens the parts", ErrInvalidInput)
+	}
+	return nil
+}

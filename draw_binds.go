@@ -116,12 +116,11 @@ func (d *runDrawer) recordsInWindow(bind *heldSpan, passes []strace.PhasePass) b
 func (d *runDrawer) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint64, covered, drawn *nameSet) {
 	kept := d.bindLines[:0]
 	for _, l := range d.bindLines {
-		start, dur := l.rec.StartNS, l.rec.DurNS
-		if start > maxInt64 || dur > maxInt64 || int64(start) < bind.TS || int64(start)+int64(dur) > bind.End() ||
-			(logT != 0 && l.logT != 0 && l.logT != logT) {
+		if !l.inside(bind, logT) {
 			kept = append(kept, l)
 			continue
 		}
+		start, dur := l.rec.StartNS, l.rec.DurNS
 		if covered.has(l.rec.Phase) || drawn.has(l.rec.Phase) {
 			d.led.superseded(ReasonBindPhaseSuperseded, 1)
 			d.recycle(&l)
@@ -138,6 +137,15 @@ func (d *runDrawer) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 	}
 	clear(d.bindLines[len(kept):])
 	d.bindLines = kept
+}
+
+// inside reports whether bind line l belongs to bind, a chip.run.bind
+// written by the thread whose log-prefix handle is logT (0: unknown): its
+// interval lies within the bind's, and a handle it has is the bind's.
+func (l *bindLine) inside(bind *heldSpan, logT uint64) bool {
+	start, dur := l.rec.StartNS, l.rec.DurNS
+	return start <= maxInt64 && dur <= maxInt64 && int64(start) >= bind.TS && int64(start)+int64(dur) <= bind.End() &&
+		(logT == 0 || l.logT == 0 || l.logT == logT)
 }
 
 const maxInt64 = 1<<63 - 1

@@ -282,8 +282,9 @@ func (h *handOffAttrs) flowKey(pid int32) (flowKey, bool) {
 // linkRun draws an arrow from best, the node.dispatch that launched the
 // run whose root is root (launcher; nil: none), to the root, and returns
 // the flow ids that end at the root (valid until the next call). A root
-// that is not drawn (drawn false) gets no arrow.
-func (f *flowWindow) linkRun(root *strace.Span, best *nodeSpan, drawn bool) []perfetto.FlowID {
+// that is not drawn (drawn false) gets no arrow, nor does one in a part
+// of its own of a split trace (cut: its arrow would cross parts).
+func (f *flowWindow) linkRun(root *strace.Span, best *nodeSpan, drawn, cut bool) []perfetto.FlowID {
 	if best == nil {
 		return nil
 	}
@@ -293,6 +294,10 @@ func (f *flowWindow) linkRun(root *strace.Span, best *nodeSpan, drawn bool) []pe
 	}
 	if !drawn || f.drawable != nil && !f.drawable(&best.span) {
 		f.unlinked(ReasonLinkNoTrack)
+		return nil
+	}
+	if cut {
+		f.unlinked(ReasonArrowAcrossParts)
 		return nil
 	}
 	id := f.id()

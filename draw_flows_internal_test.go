@@ -124,7 +124,7 @@ func TestFlowWindowIndexes(t *testing.T) {
 		f.add(&strace.Span{Pid: 1, Tid: 1, Name: "node." + leaf, TS: now - rng.Int64N(300), Dur: 10, Attrs: attrs}, 0)
 		if step%7 == 0 {
 			root := &strace.Span{Pid: 2, Name: "chip.run", TS: now, Attrs: attrs}
-			f.linkRun(root, f.launcher(root), true)
+			f.linkRun(root, f.launcher(root), true, false)
 		}
 		f.drain(now, false)
 		check(step)

@@ -104,6 +104,9 @@ func (ps *partSet) begin(lo int64, solo bool) *part {
 	case err != nil:
 		ps.fail(fmt.Errorf("phasetrace: opening part %d: %w", p.n, err))
 		out = failedPart{err}
+		if w != nil {
+			w.Close()
+		}
 	case w == nil:
 		ps.fail(fmt.Errorf("phasetrace: opening part %d: no writer", p.n))
 		out = failedPart{errors.New("no writer")}
@@ -176,7 +179,7 @@ func (ps *partSet) route(key int64, bound int, to *part, promised bool) *part {
 		}
 		ps.curLate = key < p.lo || key >= p.hi
 	}
-	if p == head && head.handed > 0 && head.handed+head.promised+bound > ps.max-ps.reserve {
+	if p == head && head.handed+head.promised > 0 && head.handed+head.promised+bound > ps.max-ps.reserve {
 		// Close the head's stretch after the greatest key it took (or at
 		// this unit's, when greater), and begin the next part there.
 		cut := head.maxKey
@@ -241,16 +244,48 @@ func (ps *partSet) flush() {
 	ps.ov.w.Flush()
 }
 
+// maxOpenParts bounds the parts open at once besides the head: past it
+// the oldest is written out early (its late slices go to the head), so
+// that the open files and the writers' memory (some 0.6 MB a part) do not
+// grow with the parts a flow horizon of log time holds.
+const maxOpenParts = 64
+
+// writeOut writes out, between two units, the parts of one invocation and
+// the oldest parts past maxOpenParts. A part written out between flushes
+// is whole: an arrow it begins has its other end in it, or is across
+// parts (arrowLedger.live), so no later refusal in another part concerns
+// its arrows.
+func (ps *partSet) writeOut() {
+	for _, p := range ps.solo {
+		ps.finish(p)
+	}
+	clear(ps.solo)
+	ps.solo = ps.solo[:0]
+	k := 0
+	for len(ps.live)-1-k > maxOpenParts {
+		ps.finish(ps.live[k])
+		k++
+	}
+	if k > 0 {
+		ps.live = slices.Delete(ps.live, 0, k)
+	}
+}
+
 // expire writes out, right after a flush, the parts of one invocation and
 // the parts whose stretch the log's time has left lag behind.
 func (ps *partSet) expire() {
 	for _, p := range ps.solo {
 		ps.finish(p)
 	}
+	clear(ps.solo)
 	ps.solo = ps.solo[:0]
 	now := *ps.now
+	limit := now - ps.lag
+	if limit > now { // wrapped
+		limit = math.MinInt64
+	}
 	k := 0
-	for k < len(ps.live)-1 && ps.live[k].hi <= now-ps.lag && now-ps.lag < now {
+	for k < len(ps.live)-1 && ps.live[k].hi <= limit {
 		ps.finish(ps.live[k])
 		k++
 	}
@@ -263,14 +298,16 @@ func (ps *partSet) expire() {
 // summary kept and its slice drawn on the overview's parts track.
 func (ps *partSet) finish(p *part) {
 	p.done = true
+	if p.out != nil {
+		defer func() { // also when the writer's output panics
+			if err := p.out.Close(); err != nil {
+				ps.fail(fmt.Errorf("phasetrace: closing part %d (%s): %w", p.n, p.name, err))
+			}
+		}()
+	}
 	err := p.w.Close()
 	if errors.Is(err, perfetto.ErrWrite) {
 		ps.fail(fmt.Errorf("phasetrace: writing part %d (%s): %w", p.n, p.name, err))
-	}
-	if p.out != nil {
-		if err := p.out.Close(); err != nil {
-			ps.fail(fmt.Errorf("phasetrace: closing part %d (%s): %w", p.n, p.name, err))
-		}
 	}
 	if !p.solo {
 		ps.maxLate = max(ps.maxLate, p.afterCut)
@@ -309,13 +346,17 @@ func (ps *partSet) close() error {
 	return ps.err
 }
 
-// abandon closes every writer after a panic, so that no writer's goroutine
-// outlives the conversion.
+// abandon closes every writer and part after a panic, so that no writer's
+// goroutine outlives the conversion: each is closed even if closing
+// another panics again (the first panic goes on).
 func (ps *partSet) abandon() {
+	defer ps.ov.w.Close()
 	for _, p := range append(ps.solo, ps.live...) {
-		p.w.Close()
+		if p.out != nil {
+			defer p.out.Close()
+		}
+		defer p.w.Close()
 	}
-	ps.ov.w.Close()
 }
 
 // output is the parts together, as Summary.Output counts them.

@@ -266,17 +266,28 @@ func partKey(b *invBuf, root *heldSpan, launcher *nodeSpan) int64 {
 	return key
 }
 
-// runBound is the most slices run draws: one per span, host_phase_records
-// entry and bind phase line waiting, and its Effective window — and, in a
-// split trace, the room it promises (partSet.promise) to the two spans of
-// the hand-off that launched it.
-func (d *runDrawer) runBound(b *invBuf, launcher *nodeSpan, passes []strace.PhasePass) int {
-	n := len(b.host) + len(b.dev) + len(d.bindLines) + 1
+// runBound is the most slices run draws: one per span, one per
+// host_phase_records entry and waiting bind phase line its bind may hold,
+// and its Effective window — and, in a split trace, the room it promises
+// (partSet.promise) to the two spans of the hand-off that launched it.
+func (d *runDrawer) runBound(b *invBuf, bind *heldSpan, launcher *nodeSpan, passes []strace.PhasePass) int {
+	n := len(b.host) + len(b.dev)
+	if len(b.dev) > 0 {
+		n++
+	}
 	if launcher != nil {
 		n += 2
 	}
+	if bind == nil {
+		return n // its passes and bind lines are not drawn with it
+	}
 	for _, p := range passes {
 		n += len(p.Records)
+	}
+	for i := range d.bindLines {
+		if d.bindLines[i].inside(bind, b.bindLogT) {
+			n++
+		}
 	}
 	return n
 }
@@ -287,13 +298,9 @@ func (d *runDrawer) runBound(b *invBuf, launcher *nodeSpan, passes []strace.Phas
 // has its arrow across parts.
 func (d *runDrawer) linkRun(root *heldSpan, n *nodeSpan, lane perfetto.Track) []perfetto.FlowID {
 	if d.parts == nil || n == nil {
-		return d.flows.linkRun(&root.Span, n, !lane.IsZero())
+		return d.flows.linkRun(&root.Span, n, !lane.IsZero(), false)
 	}
-	if d.parts.cur.solo {
-		d.flows.unlinked(ReasonArrowAcrossParts)
-		return nil
-	}
-	ids := d.flows.linkRun(&root.Span, n, !lane.IsZero())
+	ids := d.flows.linkRun(&root.Span, n, !lane.IsZero(), d.parts.cur.solo)
 	if len(ids) > 0 {
 		d.parts.promise(n)
 		if !n.linked {
@@ -351,7 +358,7 @@ func (d *runDrawer) run(b *invBuf) {
 		launcher = d.flows.launcher(&root.Span)
 	}
 	if d.parts != nil {
-		d.unit(partKey(b, root, launcher), d.runBound(b, launcher, passes))
+		d.unit(partKey(b, root, launcher), d.runBound(b, bind, launcher, passes))
 	}
 	covered, drawnSegments := &d.covered, &d.drawnSegments
 	covered.reset()

@@ -46,6 +46,7 @@ func (cv *canvas) unit(key int64, bound int) {
 // unitIn begins a unit of a split trace in part to (promised: to holds
 // room for it) while that part is open and has room; else as unit.
 func (cv *canvas) unitIn(key int64, bound int, to *part, promised bool) {
+	cv.parts.writeOut()
 	p := cv.parts.route(key, bound, to, promised)
 	cv.w, cv.tracks = p.w, p.tracks
 }
@@ -217,9 +218,14 @@ func (cv *canvas) overflowed(o perfetto.Overflow) {
 // always resolved in one flush. An I/O error stops nothing here: the
 // writer keeps it, and Convert returns it at the end.
 func (cv *canvas) maybeFlush() {
-	if cv.handed < cv.flushSlices {
-		return
+	if cv.handed >= cv.flushSlices {
+		cv.flush()
 	}
+}
+
+// flush lets the writers write what they hold, and, in a split trace,
+// writes out the parts done with.
+func (cv *canvas) flush() {
 	cv.handed = 0
 	if cv.parts == nil {
 		cv.w.Flush()

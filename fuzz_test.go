@@ -105,7 +105,7 @@ func FuzzConvertSplit(f *testing.F) {
 		}
 		m := &memParts{}
 		var ov bytes.Buffer
-		sum, err := phasetrace.Convert(&ov, []phasetrace.Input{phasetrace.Bytes("fuzz.log", log)}, phasetrace.WithSplit(max, m.open))
+		sum, err := phasetrace.Convert(&ov, []phasetrace.Input{phasetrace.Bytes("fuzz.log", log)}, phasetrace.WithSplit(max, m.openPart))
 		if err != nil {
 			t.Fatalf("Convert failed on data: %v", err)
 		}

@@ -53,6 +53,17 @@ func (f *failingWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// failingParts opens the parts of a split trace: part n fails (or
+// panics) after a few KB, the others take everything.
+func failingParts(n int, panics bool) func(int) (io.WriteCloser, string, error) {
+	return func(i int) (io.WriteCloser, string, error) {
+		if i == n {
+			return nopCloser{&failingWriter{n: 2_000, panics: panics}}, "", nil
+		}
+		return nopCloser{io.Discard}, "", nil
+	}
+}
+
 // opensFailing is an input whose open number fail (1 or 2: the first or
 // second pass) reads only n bytes before failing or panicking.
 func opensFailing(log []byte, fail, n int, panics bool) phasetrace.Input {
@@ -99,6 +110,11 @@ func TestFailuresLeaveNothingBehind(t *testing.T) {
 		{"output fails", whole, &failingWriter{n: 10_000}, nil, false},
 		{"output fails, compressed", whole, &failingWriter{n: 10_000}, compress, false},
 		{"output panics, compressed", whole, &failingWriter{n: 10_000, panics: true}, compress, true},
+		{"a part fails, compressed", whole, io.Discard, append(compress, phasetrace.WithSplit(100, failingParts(3, false))), false},
+		{"a part panics, compressed", whole, io.Discard, append(compress, phasetrace.WithSplit(100, failingParts(3, true))), true},
+		{"the overview panics, split, compressed", whole, &failingWriter{n: 100, panics: true}, append(compress, phasetrace.WithSplit(100, failingParts(1<<30, false))), true},
+		{"input panics in the second pass, split, compressed", func() phasetrace.Input { return opensFailing(log, 2, len(log)/2, true) }, io.Discard,
+			append(compress, phasetrace.WithSplit(100, failingParts(1<<30, false))), true},
 	}
 	runtime.GC()
 	baseGo := runtime.NumGoroutine()

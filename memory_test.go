@@ -147,11 +147,9 @@ func TestSplitMemoryIsFlat(t *testing.T) {
 		return h.peak - base, parts
 	}
 	rounds := roundsFor(4 << 20)
-	w1, _ := peak(rounds, false)
-	w2, _ := peak(2*rounds, false)
 	p1, n1 := peak(rounds, true)
 	p2, n2 := peak(2*rounds, true)
-	t.Logf("peak live heap %d B with %d parts, %d B with %d parts; whole: %d B, %d B", p1, n1, p2, n2, w1, w2)
+	t.Logf("peak live heap %d B with %d parts, %d B with %d parts", p1, n1, p2, n2)
 	if n2 < 2*n1-2 {
 		t.Fatalf("%d and %d parts: the test wants twice the parts", n1, n2)
 	}

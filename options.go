@@ -264,10 +264,13 @@ func (w Window) resolve(first int64) (start, end int64) {
 // full, leaving room for the slices the log writes late (a hand-off's node
 // spans are drawn up to the flow horizon after they end), and a part is
 // written out once the log's time is twice the flow horizon past its
-// stretch. A slice that comes later than that, or finds its part full, is
-// drawn in the newest part instead; it, and a span drawn in the part of
-// an arrow it ends (below), is counted in SplitSummary.Late. An
-// invocation of more than maxSlices slices is a part of its own.
+// stretch, or when 64 older parts are open (so that the open parts, each
+// with its writer, do not grow with the log). A slice
+// that comes later than that, or finds its part full, is drawn in the
+// newest part instead; it, and a span drawn in the part of an arrow it
+// ends (below), is counted in SplitSummary.Late. An invocation too large
+// for a part — more than maxSlices slices, counting room for the two
+// spans of the hand-off that launched it — is a part of its own.
 //
 // Each part is a trace of its own: its tracks' descriptors (only those it
 // draws on), the clock snapshot and the wall clock, its slices with their
@@ -276,7 +279,8 @@ func (w Window) resolve(first int64) (start, end int64) {
 // launched it), a run holds room in its part for the hand-off's spans
 // still to come, and a span whose arrow was begun in a part still open
 // goes there when it has room: an arrow crosses parts only when they are
-// too small for a run and its hand-off, or full. Such an arrow is in
+// too small for a run and its hand-off, or full or written out when its
+// second end comes. Such an arrow is in
 // neither part, and counted in Summary.Unlinked under
 // ReasonArrowAcrossParts; its end drawn first may keep its flow id, alone
 // in its part (the trace processor ignores it, perfetto/check reports
@@ -307,14 +311,6 @@ func WithSplit(maxSlices int, open func(part int) (w io.WriteCloser, name string
 type split struct {
 	max  int
 	open func(part int) (io.WriteCloser, string, error)
-}
-
-// check reports the misuse of options.
-func (c *config) check() error {
-	if c.split != nil && c.split.open == nil {
-		return fmt.Errorf("%w: WithSplit needs a function that opens the parts", ErrInvalidInput)
-	}
-	return nil
 }
 
 // PartsTrack is the name of the overview's track that lists the parts
