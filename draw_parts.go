@@ -17,7 +17,7 @@ const noKey = math.MinInt64
 // partSet writes a split trace's parts (WithSplit). The canvas hands it
 // units — a whole run, or one slice — each with the start it goes by (its
 // key: a run's root's start) and the most slices it can draw (its bound),
-// and draws the unit in the part routePart returns.
+// and draws the unit in the part route returns.
 //
 // The parts follow one another in trace time: each takes the units whose
 // key is in its stretch [lo, hi), the last one's (the head's) open above.
@@ -28,8 +28,10 @@ const noKey = math.MinInt64
 // what comes late, twice the most any part has taken late so far (an eighth
 // of a part at first, between a sixteenth and a half); and a part is
 // written out once the log's time is lag (twice the flow horizon) past its
-// stretch. A unit whose part is full or written out goes to the head, and
-// its slices are counted late. A part never holds more than max slices:
+// stretch, or when maxOpenParts older parts are open. A unit whose part is
+// full or written out goes to the head, and its slices are counted late;
+// so are those of a span drawn in the part where its arrow was begun or
+// that holds room for it (promise), outside that part's stretch. A part never holds more than max slices:
 // a unit goes to a part only when its bound fits, and one whose bound is
 // over max is a part of its own (solo).
 type partSet struct {
@@ -40,7 +42,7 @@ type partSet struct {
 	lag       int64
 	now       *int64  // the log's time (converter.now)
 	live      []*part // parts not yet written out, by stretch; the last is the head
-	solo      []*part // parts of one invocation, written out at the next flush
+	solo      []*part // parts of one invocation, written out before the next unit
 	cur       *part   // the part of the unit being drawn
 	curLate   bool    // whether the unit being drawn is late
 	reserve   int
