@@ -319,7 +319,6 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 	}
 	method := pl.Method.String()
 	reason := joinReason(pl.Reason, extraReason)
-	var contained int64 // the spans drawn only contained
 	freq := dv.freq[run.Domain]
 	var orch, sched = -1, -1
 	var t perfetto.Track // the track of lastLane
@@ -379,25 +378,13 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		if s.Name == strace.SpanDeviceWall {
 			dv.counters.deviceWall(k.pid, run.Domain.Dev, s.at, int64(d.HostStart), int64(d.HostEnd-d.HostStart))
 		}
+		c := deviceCount{ds: ds, at: s.at, ts: ts, dur: dur, bound: bound, method: pl.Method, onAxis: onAxis,
+			wallBound: s.Name == strace.SpanDeviceWall && run.Wall == nil, causes: pl.Causes, generic: generic, wallWhy: wallWhy}
 		if fixed {
-			dv.led.repaired(ReasonTruncation, s.at, s.Name+": "+fix.what)
+			c.repair = s.Name + ": " + fix.what
 		}
-		switch {
-		case !onAxis:
-		case s.Name == strace.SpanDeviceWall && run.Wall == nil:
-			ds.WallBound.add(bound) // the runtime's bracket: its own distribution
-		default:
-			ds.Bound.add(bound)
-		}
-		switch pl.Method {
-		case reduce.Aligned:
-			ds.Aligned++
-		case reduce.Contained:
-			ds.Contained++
-			contained++
-		}
+		dv.tally.add(c)
 	}
-	bumpPlacement(&ds.ContainedReasons, pl.Causes, generic, wallWhy, contained)
 	if orch >= 0 && sched >= 0 {
 		o, s := run.Spans[orch], run.Spans[sched]
 		eff := reduce.Effective(reduce.DeviceWindow{Start: o.TS, End: o.TS + o.Dur}, reduce.DeviceWindow{Start: s.TS, End: s.TS + s.Dur})

@@ -34,7 +34,8 @@ func TestDeviceDrawerAlone(t *testing.T) {
 
 		var out bytes.Buffer
 		sum := &Summary{}
-		cv := &canvas{led: newLedger(sum), arrows: &arrowLedger{}, flushSlices: 1 << 12}
+		led := newLedger(sum)
+		cv := &canvas{led: led, arrows: &arrowLedger{}, flushSlices: 1 << 12, tally: &deviceTally{led: led}}
 		cv.w = perfetto.NewWriter(&out, perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused))
 		cv.tracks = newTrackSet(cv.w, scan)
 		dv := &deviceDrawer{canvas: cv}
@@ -68,6 +69,7 @@ func TestDeviceDrawerAlone(t *testing.T) {
 		if err := cv.w.Close(); err != nil {
 			t.Fatal(err)
 		}
+		cv.tally.commit()
 		tr, err := check.ReadBytes(out.Bytes())
 		if err != nil {
 			t.Fatal(err)

@@ -32,6 +32,9 @@ type canvas struct {
 	// walls are the wall-clock snapshots the trace holds (wallClocks),
 	// for each part's writer.
 	walls [][2]int64
+	// tally counts the device slices in their devices' summaries once
+	// written (flush).
+	tally *deviceTally
 }
 
 // unit begins a unit of drawing — a whole run, or one slice — that starts
@@ -183,6 +186,7 @@ func (cv *canvas) refused(r perfetto.Refusal) {
 		return
 	}
 	cv.led.sum.Spans.Drawn--
+	cv.tally.refused(at, r.TS, r.Dur) // a device span is not counted placed
 	switch {
 	case errors.Is(r.Err, perfetto.ErrTooManyLanes):
 		cv.led.dropOnTrack(ReasonLanesFull, r.Track, at)
@@ -229,12 +233,14 @@ func (cv *canvas) flush() {
 	cv.handed = 0
 	if cv.parts == nil {
 		cv.w.Flush()
-		cv.arrows.flushed()
-		return
+	} else {
+		cv.parts.flush()
 	}
-	cv.parts.flush()
 	cv.arrows.flushed()
-	cv.parts.expire()
+	cv.tally.commit()
+	if cv.parts != nil {
+		cv.parts.expire()
+	}
 }
 
 // appendAttrs adds a span's attributes as typed arguments, in order.

@@ -99,7 +99,7 @@ func newConverter(opts []Option) *converter {
 	sum := &Summary{}
 	c := &converter{cfg: cfg, sum: sum, led: newLedger(sum), repeated: repeatedCaptures{seed: maphash.MakeSeed()}}
 	c.progress = &progressCounter{fn: cfg.progress}
-	cv := &canvas{led: c.led, arrows: &c.arrows, flushSlices: cfg.flushSlices}
+	cv := &canvas{led: c.led, arrows: &c.arrows, flushSlices: cfg.flushSlices, tally: &deviceTally{led: c.led}}
 	c.canvas = cv
 	c.counters = newCounterSet(cv, cfg.flowHorizon)
 	c.deviceDrawer = &deviceDrawer{canvas: cv, placement: cfg.placement, counters: c.counters}
@@ -363,7 +363,6 @@ func (c *converter) takeSpan(rec *strace.Record, at linePos) {
 
 // close finishes the trace and the summary.
 func (c *converter) close() (*Summary, error) {
-	c.finish()
 	ps := c.canvas.parts
 	var werr, perr error
 	var ws perfetto.Stats
@@ -376,6 +375,8 @@ func (c *converter) close() (*Summary, error) {
 	}
 	c.arrows.flushed()
 	c.arrows.close()
+	c.canvas.tally.commit()
+	c.finish()
 	if n := c.arrows.stranded; n > 0 {
 		c.note("stranded", "%s lost an end to the trace writer after the other end was written: the trace holds that end's flow id alone (the trace processor draws no arrow for it)", count(n, "arrow"))
 	}

@@ -909,3 +909,37 @@ func TestCutGzipInput(t *testing.T) {
 		t.Errorf("a read error that is no cut: Convert gives %v", err)
 	}
 }
+
+// TestDeviceSummaryCountsWhatIsDrawn: device phases the trace writer
+// refuses (more mutually overlapping phases than a track has overflow
+// lanes) are not counted as placed in their device's summary: its
+// aligned and contained counts, and its bound distribution, are the
+// device slices the trace holds.
+func TestDeviceSummaryCountsWhatIsDrawn(t *testing.T) {
+	var dev []any
+	for i := range 80 {
+		dev = append(dev, fmt.Sprintf("p%02d", i), i*1000, 10_000_000)
+	}
+	log := chipRun(4100, 1, 1_000_000, dev...)
+	var out bytes.Buffer
+	sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("run.log", []byte(log))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := wholeTrace(t, out.Bytes(), sum)
+	var drawn int64
+	for _, s := range tr.Slices {
+		if _, ok := argOf(s, "device_ts"); ok {
+			drawn++
+		}
+	}
+	var placed, bounds int64
+	for _, d := range sum.Devices {
+		placed += d.Aligned + d.Contained
+		bounds += d.Bound.Count + d.WallBound.Count
+	}
+	t.Logf("%d device slices drawn; devices %+v; not drawn %v", drawn, sum.Devices, sum.Spans.NotDrawn)
+	if placed != drawn || bounds != drawn {
+		t.Errorf("the trace holds %d device slices; the device summaries count %d placed, %d bounds", drawn, placed, bounds)
+	}
+}

@@ -1,0 +1,76 @@
+package phasetrace
+
+import "github.com/phasetrace/phasetrace/reduce"
+
+// deviceTally counts each device slice in its device's summary (placed
+// aligned or contained, its bound, the reasons it is only contained, its
+// repair) once the trace holds it: the writer decides a slice at the flush
+// that writes it, and may refuse it then (canvas.refused), so the canvas
+// commits the tally after each flush, the slices refused left out.
+// Memory: the device slices handed since the last flush.
+type deviceTally struct {
+	led     *ledger
+	pending []deviceCount
+}
+
+// deviceCount is one device slice handed to the writer, and what its
+// device's summary counts of it.
+type deviceCount struct {
+	ds      *DeviceSummary
+	at      linePos
+	ts, dur int64 // as handed: with at, what a refusal names
+	bound   int64
+	method  reduce.Method
+	// wallBound: the bound is device_wall's from a log (WallBound);
+	// onAxis: the bound holds on the trace's axis, and is counted.
+	wallBound, onAxis bool
+	causes            reduce.Cause
+	generic, wallWhy  Reason
+	repair            string // a truncation repair's detail ("": none)
+	refused           bool
+}
+
+// add keeps a device slice handed to the writer until commit.
+func (t *deviceTally) add(c deviceCount) { t.pending = append(t.pending, c) }
+
+// refused leaves out of the tally the device slice handed at at, [ts,
+// ts+dur], which the writer refused; it reports whether it was one.
+func (t *deviceTally) refused(at linePos, ts, dur int64) bool {
+	for i := len(t.pending) - 1; i >= 0; i-- {
+		if c := &t.pending[i]; !c.refused && c.at == at && c.ts == ts && c.dur == dur {
+			c.refused = true
+			return true
+		}
+	}
+	return false
+}
+
+// commit counts the device slices the writer wrote since the last commit.
+func (t *deviceTally) commit() {
+	for i := range t.pending {
+		c := &t.pending[i]
+		if c.refused {
+			continue
+		}
+		ds := c.ds
+		switch {
+		case !c.onAxis:
+		case c.wallBound:
+			ds.WallBound.add(c.bound) // the runtime's bracket: its own distribution
+		default:
+			ds.Bound.add(c.bound)
+		}
+		switch c.method {
+		case reduce.Aligned:
+			ds.Aligned++
+		case reduce.Contained:
+			ds.Contained++
+			bumpPlacement(&ds.ContainedReasons, c.causes, c.generic, c.wallWhy, 1)
+		}
+		if c.repair != "" {
+			t.led.repaired(ReasonTruncation, c.at, c.repair)
+		}
+	}
+	clear(t.pending)
+	t.pending = t.pending[:0]
+}
