@@ -190,7 +190,10 @@
 //
 // Convert reads each log twice, streaming (a log cut into several
 // captures three times: once to sketch them), and its memory does not grow
-// with the log: only with its tracks (about 570 bytes a track with a run
+// with the log — a host_phase_records artifact (WithPhaseRecords) is the
+// exception: its passes are read before the second pass and held until
+// their run is drawn, so that memory grows with the artifact. Otherwise
+// only with its tracks (about 570 bytes a track with a run
 // of two spans, 1.5 KB with 16 such runs), its distinct strings, the
 // hand-offs
 // waiting in the flow window (WithFlowHorizon), the runs waiting for their

@@ -61,7 +61,9 @@ type calibrationInput struct {
 
 // WithPhaseRecords adds a host_phase_records.jsonl artifact: its records are
 // drawn inside the chip.run.bind of their (pid, inv), and where they cover a
-// bind the log's own bind segments for it are not drawn a second time.
+// bind the log's own bind segments for it are not drawn a second time. Its
+// passes are read whole before the second pass and each is held until its
+// run is drawn: the conversion's memory grows with the artifact.
 func WithPhaseRecords(in Input) Option {
 	return func(c *config) { c.records = append(c.records, in) }
 }
