@@ -539,3 +539,19 @@ func TestSplitSoloArrowReason(t *testing.T) {
 		t.Errorf("%d arrows across parts, %v drawn; the whole trace draws %v", n, st.sum.Flows, whole.Flows)
 	}
 }
+
+// TestSplitGeneratedCases splits every case the generator makes — the
+// runtime's ns truncation, exact abutting and enclosing, both emission
+// orders, sparse and torn anchors, drift, huge ids, two ranks on one line,
+// a cut end, absurd wall clocks — into parts that hold a few runs each:
+// the parts add up to the whole trace.
+func TestSplitGeneratedCases(t *testing.T) {
+	for _, gc := range generatedCases() {
+		t.Run(gc.Name, func(t *testing.T) {
+			in := []phasetrace.Input{phasetrace.Bytes("gen.log", gc.Log)}
+			full, fullSum, _ := convert(t, in)
+			st := convertSplit(t, in, 150)
+			checkSplit(t, full, fullSum, st, 150)
+		})
+	}
+}
