@@ -319,17 +319,15 @@ func (ps *partSet) finish(p *part) {
 	ps.dropped += st.Dropped
 	s := PartSummary{Part: p.n, Name: p.name, Slices: st.Slices, Invocations: p.invocations, Output: outputOf(st)}
 	if p.any {
-		s.Start, s.End = p.first, p.last
-	}
-	ps.done = append(ps.done, s)
-	// On the overview, the part covers its stretch of time, as far as its
-	// slices reach: the parts' stretches do not overlap.
-	if p.any {
-		s.Start, s.End = max(s.Start, p.lo), min(s.End, p.hi)
-		if s.End < s.Start { // a part of late slices only
+		// The part covers its stretch of time, as far as its slices reach:
+		// the parts' stretches do not overlap. A part of late slices only
+		// covers them.
+		s.Start, s.End = max(p.first, p.lo), min(p.last, p.hi)
+		if s.End < s.Start {
 			s.Start, s.End = p.first, p.last
 		}
 	}
+	ps.done = append(ps.done, s)
 	ps.ov.part(s)
 }
 

@@ -212,6 +212,12 @@ func checkSplit(t *testing.T, full *check.Trace, fullSum *phasetrace.Summary, st
 		tk, _ := ov.Track(s.Track)
 		if strings.HasPrefix(tk.Name, phasetrace.PartsTrack) {
 			listed++
+			n, _ := argOf(s, "part")
+			if i, ok := n.(int64); !ok || i < 1 || int(i) > len(sum.Split.Parts) {
+				t.Errorf("the parts track names part %v", n)
+			} else if p := sum.Split.Parts[i-1]; p.Name != s.Name || p.Start != s.TS || p.End != s.TS+s.Dur {
+				t.Errorf("the parts track shows %s [%d, %d]; the summary says %+v", s.Name, s.TS, s.TS+s.Dur, p)
+			}
 			continue
 		}
 		roots++

@@ -103,8 +103,11 @@ type PartSummary struct {
 	Name        string `json:"name"`
 	Slices      int64  `json:"slices"` // as its Output counts them
 	Invocations int64  `json:"invocations"`
-	// Start and End are the trace time its slices cover, [Start, End] in
-	// ns (0 and 0 for a part without a slice).
+	// Start and End are the trace time it covers, [Start, End] in ns: its
+	// stretch of time (see WithSplit) as far as its slices reach — the
+	// parts' stretches do not overlap, and a late slice may lie outside
+	// it — or, for a part of late slices only, their extent (0 and 0 for a
+	// part without a slice). The overview's parts track shows the same.
 	Start  int64         `json:"start_ns"`
 	End    int64         `json:"end_ns"`
 	Output OutputSummary `json:"output"`
