@@ -231,7 +231,9 @@ func (c *converter) firstSlice() int64 {
 // logs of different processes merge on one axis as if they were one log,
 // and hand-offs across them connect. It returns the readers' statistics of
 // the logs it read, and the readers of the logs (nil for one not opened),
-// which say whether a log was cut, also when it fails.
+// which say whether a log was cut, also when it fails. The
+// host_phase_records artifacts are read again as the runs are drawn
+// (openRecords); an error reading one ends the pass with it.
 func (c *converter) secondPass(logs []Input) (stats []strace.Stats, cuts []*CutReader, err error) {
 	defer c.closeRecords(&err)
 	if err := c.openRecords(); err != nil {
