@@ -42,7 +42,7 @@ func NewBuilder(w io.Writer, s *Survey, opts ...Option) (*Builder, error) {
 	}
 	c.survey = s
 	c.planFromSurvey(s)
-	if err := c.loadArtifacts(); err != nil {
+	if err := c.loadArtifacts(true); err != nil {
 		return nil, err
 	}
 	c.start(w, c.remote != nil)

@@ -190,10 +190,17 @@
 //
 // Convert reads each log twice, streaming (a log cut into several
 // captures three times: once to sketch them), and its memory does not grow
-// with the log — a host_phase_records artifact (WithPhaseRecords) is the
-// exception: its passes are read before the second pass and held until
-// their run is drawn, so that memory grows with the artifact. Otherwise
-// only with its tracks (about 570 bytes a track with a run
+// with the log, nor with a host_phase_records artifact (WithPhaseRecords),
+// which it reads twice too: the second time through a window of at most
+// 8192 passes. Before a run is drawn, the artifact is read through its pass
+// f+4096 (passes counted from 0 in the order written), f being the furthest
+// pass an earlier run took (-1 before any), and the run takes the passes of
+// its (pid, inv) among the last 8192 passes read: those from 4095 before
+// to 4096 after the furthest taken. The runtime writes a pass as its bind
+// ends, so in about the order runs are drawn, and each finds its own; a
+// pass that leaves the window untaken, or that no run took at the end, is
+// counted under ReasonPassesWithoutBind. Its memory grows only with its
+// tracks (about 570 bytes a track with a run
 // of two spans, 1.5 KB with 16 such runs), its distinct strings, the
 // hand-offs
 // waiting in the flow window (WithFlowHorizon), the runs waiting for their

@@ -1,8 +1,6 @@
 package phasetrace
 
 import (
-	"strconv"
-
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -197,9 +195,13 @@ func (d *runDrawer) drain() {
 	}
 	d.bindLines = nil
 	for _, ps := range d.records {
-		for _, p := range ps {
-			d.led.notDrawn(ReasonPassesWithoutBind, d.led.pos(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
+		for i := range ps {
+			d.passWithoutBind(&ps[i])
 		}
 	}
 	d.records = nil
+	for _, w := range d.windows {
+		w.drain(d)
+	}
+	d.windows = nil
 }

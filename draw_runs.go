@@ -1,7 +1,6 @@
 package phasetrace
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/phasetrace/phasetrace/perfetto"
@@ -229,6 +228,12 @@ type runDrawer struct {
 	device  *deviceDrawer
 	flows   *flowWindow
 	records map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
+	// windows read Convert's host_phase_records artifacts as runs are
+	// drawn (draw_records.go), windowPasses is a run's passes from them;
+	// recordsErr is the first error reading one.
+	windows      []*passWindow
+	windowPasses []strace.PhasePass
+	recordsErr   error
 	// bindLines wait for the chip.run.bind that holds them; bindStores are
 	// the stores of bind lines drawn, for the next ones; recentBinds the
 	// keys of the last bind lines, for those given again close to their
@@ -351,8 +356,7 @@ func (d *runDrawer) run(b *invBuf) {
 		}
 	}
 
-	passes := d.records[b.key]
-	delete(d.records, b.key)
+	passes := d.passes(b.key)
 	var launcher *nodeSpan // the dispatch that launched it
 	if root != nil {
 		launcher = d.flows.launcher(&root.Span)
@@ -415,8 +419,8 @@ func (d *runDrawer) run(b *invBuf) {
 		d.drawRecords(lane, bind, passes)
 		d.drawBindLines(lane, bind, b.bindLogT, covered, drawnSegments)
 	} else {
-		for _, p := range passes {
-			d.led.notDrawn(ReasonPassesWithoutBind, d.led.pos(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
+		for i := range passes {
+			d.passWithoutBind(&passes[i])
 		}
 	}
 	if !rootLane.IsZero() {

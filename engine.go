@@ -87,6 +87,10 @@ type converter struct {
 	remote  *remotePlan
 	pidMaps []map[int32]int32
 	shift   []int64
+
+	// recordFiles are the host_phase_records artifacts the second pass
+	// reads (openRecords).
+	recordFiles []*CutReader
 }
 
 // newConverter is the state of one conversion with its options applied.
@@ -157,7 +161,7 @@ func (c *converter) prepare(logs []Input) error {
 	if err := c.planRemote(logs); err != nil {
 		return err
 	}
-	return c.loadArtifacts()
+	return c.loadArtifacts(false)
 }
 
 // start opens the trace: lanes decided, the placer built from the
@@ -227,8 +231,14 @@ func (c *converter) firstSlice() int64 {
 // logs of different processes merge on one axis as if they were one log,
 // and hand-offs across them connect. It returns the readers' statistics of
 // the logs it read, and the readers of the logs (nil for one not opened),
-// which say whether a log was cut, also when it fails.
+// which say whether a log was cut, also when it fails. The
+// host_phase_records artifacts are read again as the runs are drawn
+// (openRecords); an error reading one ends the pass with it.
 func (c *converter) secondPass(logs []Input) (stats []strace.Stats, cuts []*CutReader, err error) {
+	defer c.closeRecords(&err)
+	if err := c.openRecords(); err != nil {
+		return nil, nil, err
+	}
 	srcs := c.openSources(logs)
 	defer func() {
 		stats, cuts = srcs.close(&err), srcs.rcs
@@ -245,9 +255,12 @@ func (c *converter) secondPass(logs []Input) (stats []strace.Stats, cuts []*CutR
 			break
 		}
 		c.takeRecord(cur)
+		if err := c.runDrawer.recordsErr; err != nil {
+			return nil, nil, err
+		}
 	}
 	c.drain()
-	return nil, nil, nil
+	return nil, nil, c.runDrawer.recordsErr
 }
 
 // drain draws what still waits once every value has come.

@@ -88,10 +88,12 @@ func (c *converter) compareCaptures(logs []Input) error {
 }
 
 // loadArtifacts reads the host_phase_records and calibration artifacts.
-// Phase records are kept by (pid, inv) until their run is drawn (the
-// artifact is written for one measured round, so it is small); a pass whose
-// run never comes is counted when the conversion ends.
-func (c *converter) loadArtifacts() error {
+// With keep (a Builder), phase records are kept by (pid, inv) until their
+// run is drawn, and a pass whose run never comes is counted when the
+// conversion ends; without (Convert), the survey learns from each pass
+// (scanResult.phasePass) and lets it go: the second pass reads the
+// artifact again (openRecords).
+func (c *converter) loadArtifacts(keep bool) error {
 	for _, in := range c.cfg.records {
 		var st strace.PhaseRecordsStats
 		cut, err := c.withInputCut(in, func(r io.Reader) error {
@@ -104,7 +106,11 @@ func (c *converter) loadArtifacts() error {
 				if err != nil {
 					return err
 				}
-				c.survey.PhasePass(p)
+				if keep {
+					c.survey.PhasePass(p)
+				} else {
+					c.survey.scan.phasePass(&p)
+				}
 			}
 			st = pr.Stats()
 			return nil

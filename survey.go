@@ -60,13 +60,7 @@ func (s *Survey) DeviceAnchor(a strace.DeviceAnchor) {
 func (s *Survey) PhasePass(p strace.PhasePass) {
 	k := invKey{p.Pid, p.Inv}
 	s.records[k] = append(s.records[k], p)
-	if s.scan.recordPids == nil {
-		s.scan.recordPids = map[int32]bool{}
-	}
-	s.scan.recordPids[p.Pid] = true
-	for _, r := range p.Records {
-		s.scan.markRecordThread(p.Pid, r)
-	}
+	s.scan.phasePass(&p)
 }
 
 // Calibration adds the runtime's clock-calibration samples of device dev

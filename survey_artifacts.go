@@ -12,6 +12,19 @@ type loadedCalibration struct {
 	summary int // index in Summary.Artifacts
 }
 
+// phasePass learns from a pass of host_phase_records what the second
+// pass needs before its run is drawn: that its process has passes, and
+// which of its threads recorded orchestrator operations.
+func (s *scanResult) phasePass(p *strace.PhasePass) {
+	if s.recordPids == nil {
+		s.recordPids = map[int32]bool{}
+	}
+	s.recordPids[p.Pid] = true
+	for _, r := range p.Records {
+		s.markRecordThread(p.Pid, r)
+	}
+}
+
 // markRecordThread names the threads that recorded orchestrator operations
 // of a pass on their own.
 func (s *scanResult) markRecordThread(pid int32, r strace.PhaseRecord) {

@@ -485,12 +485,18 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 	if err != nil {
 		return c.fail(exitFail, interrupted(ctx, err))
 	}
-	opts, progress := c.options(ctx, cfg)
+	records, removeRecords, err := c.recordInputs(ctx, cfg, read[len(cfg.logs):])
+	if err != nil {
+		removeCopies()
+		return c.fail(exitFail, interrupted(ctx, err))
+	}
+	opts, progress := c.options(ctx, cfg, records)
 	if split != nil {
 		opts = append(opts, phasetrace.WithSplit(cfg.split, split.open))
 	}
 	sum, err := phasetrace.Convert(interruptibleWriter{ctx, dst}, inputs, opts...)
 	removeCopies()
+	removeRecords()
 	if progress {
 		fmt.Fprint(c.stderr, "\r               \r")
 	}
@@ -625,11 +631,11 @@ func empty(sum *phasetrace.Summary) bool {
 	return true
 }
 
-// options are the converter's options for cfg, and whether they show
-// progress.
-func (c *command) options(ctx context.Context, cfg *config) (opts []phasetrace.Option, progress bool) {
-	for _, r := range cfg.records {
-		opts = append(opts, phasetrace.WithPhaseRecords(interruptible(ctx, c.file(r))))
+// options are the converter's options for cfg, with the -records inputs
+// records (recordInputs), and whether they show progress.
+func (c *command) options(ctx context.Context, cfg *config, records []phasetrace.Input) (opts []phasetrace.Option, progress bool) {
+	for _, r := range records {
+		opts = append(opts, phasetrace.WithPhaseRecords(r))
 	}
 	for _, cal := range cfg.calibration {
 		opts = append(opts, phasetrace.WithCalibration(cal.pid, cal.dev, interruptible(ctx, c.file(cal.file))))
@@ -697,6 +703,36 @@ func (c *command) inputs(ctx context.Context, cfg *config, read []namedFile) ([]
 			return nil, nil, err
 		}
 		if rm != nil {
+			removes = append(removes, rm)
+		}
+		inputs = append(inputs, interruptible(ctx, in))
+	}
+	return inputs, remove, nil
+}
+
+// recordInputs are the converter's inputs for the -records files (read,
+// as checkInputs found them): named regular files as they are; other files
+// (a pipe) copied to $TMPDIR first, since the converter reads an artifact
+// twice too. The function returned removes the copies.
+func (c *command) recordInputs(ctx context.Context, cfg *config, read []namedFile) ([]phasetrace.Input, func(), error) {
+	var removes []func()
+	remove := func() {
+		for _, r := range removes {
+			r()
+		}
+		removes = nil
+	}
+	var inputs []phasetrace.Input
+	for i, r := range cfg.records {
+		in := c.file(r)
+		if !read[i].info.Mode().IsRegular() {
+			var rm func()
+			var err error
+			in, rm, err = spool(ctx, r, func() (io.ReadCloser, error) { return os.Open(r) })
+			if err != nil {
+				remove()
+				return nil, nil, err
+			}
 			removes = append(removes, rm)
 		}
 		inputs = append(inputs, interruptible(ctx, in))

@@ -1028,3 +1028,74 @@ func runBuilt(t *testing.T, bin string, args []string, stdin *os.File) (int, str
 	t.Fatal(err)
 	return 0, ""
 }
+
+// A -records file that can be read only once (a FIFO) is copied first,
+// since the converter reads the artifact twice: every pass is drawn in its
+// bind, as from a regular file.
+func TestRecordsFromFIFO(t *testing.T) {
+	chdir(t)
+	os.WriteFile("run.log", sample, 0o644)
+	var lines bytes.Buffer
+	rd := strace.NewReader(bytes.NewReader(sample))
+	passes := 0
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sp := &rec.Span; rec.Kind == strace.KindSpan && sp.Name == strace.SpanBind && !sp.IsDevice() {
+			lines.WriteString(`{"pid": ` + strconv.Itoa(int(sp.Pid)) + `, "inv": ` + strconv.FormatUint(sp.Inv, 10) + `, "records": [{"phase": "graph_submit", "start_ns": ` +
+				strconv.FormatInt(sp.TS, 10) + `, "end_ns": ` + strconv.FormatInt(sp.TS+sp.Dur, 10) + "}]}\n")
+			passes++
+		}
+	}
+	if passes == 0 {
+		t.Fatal("no bind in the sample")
+	}
+	if err := syscall.Mkfifo("rec.fifo", 0o600); err != nil {
+		t.Skip("no FIFOs:", err)
+	}
+	go func() {
+		f, err := os.OpenFile("rec.fifo", os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		f.Write(lines.Bytes())
+		f.Close()
+	}()
+	code, _, stderr := runArgs([]string{"-q", "-no-records-beside", "-records", "rec.fifo", "-summary-json", "sum.json", "-o", "out.pftrace", "run.log"}, nil)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile("sum.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum phasetrace.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if n := sum.NotDrawn[phasetrace.ReasonPassesWithoutBind]; n != 0 || len(sum.Artifacts) != 1 || sum.Artifacts[0].Items != int64(passes) {
+		t.Errorf("%d of %d passes not drawn, artifacts %+v", n, passes, sum.Artifacts)
+	}
+	tb, err := os.ReadFile("out.pftrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drawn := 0
+	for _, s := range decode(t, tb).Slices {
+		if s.Name == strace.SpanBind+".host_orch.graph_submit" {
+			drawn++
+		}
+	}
+	if drawn != passes {
+		t.Errorf("%d passes drawn, want %d", drawn, passes)
+	}
+	if got := names(t, "."); !slices.Equal(got, []string{"out.pftrace", "rec.fifo", "run.log", "sum.json"}) {
+		t.Errorf("directory holds %q", got)
+	}
+}
