@@ -576,19 +576,11 @@ func remoteNames(out string, n int, gz bool) []string {
 // logs named, the dispatching host's first, to STEM.pftrace.
 func convertCommand(names []string) []string {
 	stem := strings.TrimSuffix(strings.TrimSuffix(names[0], ".gz"), ".log")
-	args := []string{"go", "run", "./examples/strace2perfetto", "-o", shellQuote(stem + ".pftrace")}
+	args := []string{"go", "run", "./examples/strace2perfetto", "-o", cli.ShellQuote(stem + ".pftrace")}
 	for _, n := range names {
-		args = append(args, shellQuote(n))
+		args = append(args, cli.ShellQuote(n))
 	}
 	return args
-}
-
-// shellQuote quotes s for a POSIX shell where it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+=:,@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // output is a file being written.

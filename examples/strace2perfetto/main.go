@@ -574,7 +574,7 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 			return c.fail(exitFail, fmt.Errorf("-open: %w; the trace is written: %s", err, dst.name))
 		}
 		if split != nil && split.opened() > 0 {
-			fmt.Fprintf(c.stderr, "open a part with: go run ./examples/pftrace open %s\n", shellQuote(phasetrace.PartName(out, 1)))
+			fmt.Fprintf(c.stderr, "open a part with: go run ./examples/pftrace open %s\n", cli.ShellQuote(phasetrace.PartName(out, 1)))
 		}
 		sctx := ctx
 		if c.serving != nil {

@@ -207,14 +207,6 @@ func fileRange(files []string) string {
 	return files[0] + " … " + files[len(files)-1]
 }
 
-// shellQuote quotes s for a POSIX shell where it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+=:,@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // plural is thing, or things when n is not 1.
 func plural(n int, thing string) string {
 	if n == 1 {

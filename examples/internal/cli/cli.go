@@ -3,7 +3,10 @@
 // terminal.
 package cli
 
-import "flag"
+import (
+	"flag"
+	"strings"
+)
 
 // The exit codes of every command.
 const (
@@ -29,4 +32,13 @@ func ParseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// ShellQuote quotes s for a POSIX shell where it needs it, so that a
+// command a command prints can be pasted as it is.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+=:,@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

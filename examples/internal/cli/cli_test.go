@@ -28,3 +28,19 @@ func TestParseAnywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestShellQuote: a word a shell takes as it is stays bare; anything else
+// is quoted so that the shell gives back exactly s.
+func TestShellQuote(t *testing.T) {
+	for s, want := range map[string]string{
+		"run.part001.pftrace": "run.part001.pftrace",
+		"/tmp/a b.log":        "'/tmp/a b.log'",
+		"it's":                `'it'\''s'`,
+		"":                    "''",
+		"$HOME":               "'$HOME'",
+	} {
+		if got := ShellQuote(s); got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
