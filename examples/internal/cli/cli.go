@@ -1,6 +1,6 @@
 // Package cli holds what phasetrace's commands share: their exit-code
-// convention, their command-line parsing and whether standard input is a
-// terminal.
+// convention, their command-line parsing, whether standard input is a
+// terminal and how a path is quoted in a command they print.
 package cli
 
 import (
