@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -333,6 +334,20 @@ const PartsTrack = "parts"
 func PartName(overview string, n int) string {
 	base := strings.TrimSuffix(overview, ".pftrace")
 	return fmt.Sprintf("%s.part%03d.pftrace", base, n)
+}
+
+// PartNumber reports whether name, a file name without its directory, is
+// the name PartName gives a part of overview, and which part.
+func PartNumber(overview, name string) (int, bool) {
+	digits, ok := strings.CutPrefix(name, strings.TrimSuffix(filepath.Base(overview), ".pftrace")+".part")
+	if digits, ok = strings.CutSuffix(digits, ".pftrace"); !ok || len(digits) < 3 || strings.Trim(digits, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil || n < 1 || filepath.Base(PartName(overview, n)) != name {
+		return 0, false
+	}
+	return n, true
 }
 
 // WithProgress calls fn with the number of input bytes read so far (both

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -559,5 +560,20 @@ func TestSplitGeneratedCases(t *testing.T) {
 			st := convertSplit(t, in, 150)
 			checkSplit(t, full, fullSum, st, 150)
 		})
+	}
+}
+
+// TestPartNumber: PartNumber knows exactly the names PartName gives.
+func TestPartNumber(t *testing.T) {
+	for _, n := range []int{1, 7, 999, 1000, 123456} {
+		name := filepath.Base(phasetrace.PartName("out/run.pftrace", n))
+		if got, ok := phasetrace.PartNumber("out/run.pftrace", name); !ok || got != n {
+			t.Errorf("PartNumber(%q) = %d, %v; want %d", name, got, ok, n)
+		}
+	}
+	for _, name := range []string{"run.pftrace", "run.part1.pftrace", "run.part0001.pftrace", "run.part000.pftrace", "run.part00x.pftrace", "other.part001.pftrace", "run.part001.pftrace.gz"} {
+		if n, ok := phasetrace.PartNumber("out/run.pftrace", name); ok {
+			t.Errorf("PartNumber(%q) = %d: not a name PartName gives", name, n)
+		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/phasetrace/phasetrace"
@@ -114,16 +113,10 @@ func (w partWriter) Close() error {
 }
 
 // isPartName reports whether the file name is named like a part of the
-// overview out (phasetrace.PartName): <base>.partNNN.pftrace, NNN three
-// digits or more.
+// overview out.
 func isPartName(out, name string) bool {
-	base := strings.TrimSuffix(filepath.Base(out), ".pftrace") + ".part"
-	n, ok := strings.CutPrefix(name, base)
-	n, ok2 := strings.CutSuffix(n, ".pftrace")
-	if !ok || !ok2 || len(n) < 3 {
-		return false
-	}
-	return strings.Trim(n, "0123456789") == ""
+	_, ok := phasetrace.PartNumber(out, name)
+	return ok
 }
 
 // existingParts lists the files beside out named like a part of it, of

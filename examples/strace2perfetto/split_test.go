@@ -338,7 +338,7 @@ func TestSplitRefusesInputs(t *testing.T) {
 	os.WriteFile("run.part002.pftrace", sample, 0o644)
 	os.Link("run.log", "run.part017.pftrace")
 	os.WriteFile("records.jsonl", nil, 0o644)
-	os.Symlink("records.jsonl", "run.part0005.pftrace")
+	os.Symlink("records.jsonl", "run.part005.pftrace")
 	before := names(t, dir)
 	for _, c := range []struct {
 		args []string
@@ -346,7 +346,7 @@ func TestSplitRefusesInputs(t *testing.T) {
 	}{
 		{[]string{"-split", "5", "-o", "run.pftrace", "run.part002.pftrace"}, "-split part run.part002.pftrace is the log run.part002.pftrace: refusing to overwrite an input"},
 		{[]string{"-split", "5", "-o", "run.pftrace", "run.log"}, "-split part run.part017.pftrace is the log run.log: refusing to overwrite an input"},
-		{[]string{"-split", "5", "-o", "./run.pftrace", "-no-records-beside", "-records", "records.jsonl", "run.part002.pftrace"}, "is the -records file records.jsonl"},
+		{[]string{"-split", "5", "-o", "./run.pftrace", "-no-records-beside", "-records", "records.jsonl", "run.log"}, "is the -records file records.jsonl"},
 		{[]string{"-split", "5", "-o", "run.pftrace", "-summary-json", "run.part001.pftrace", "-"}, "-summary-json run.part001.pftrace is named like a part of -o run.pftrace"},
 	} {
 		code, _, stderr := runArgs(c.args, failReader{t})
@@ -365,7 +365,7 @@ func TestSplitRefusesInputs(t *testing.T) {
 
 	// The log takes part 1's name once the conversion has read it.
 	os.Remove("run.part017.pftrace")
-	os.Remove("run.part0005.pftrace")
+	os.Remove("run.part005.pftrace")
 	var stderr bytes.Buffer
 	c := &command{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr,
 		file: func(path string) phasetrace.Input {
