@@ -322,14 +322,6 @@ func (d *runDrawer) run(b *invBuf) {
 	// An invocation counts when a slice of it is drawn (not when its
 	// spans are all over the track limit, say).
 	drawn := d.led.sum.Spans.Drawn
-	defer func() {
-		if d.led.sum.Spans.Drawn > drawn {
-			d.led.sum.Invocations++
-			if d.parts != nil {
-				d.parts.cur.invocations++
-			}
-		}
-	}()
 	// The run's root is its chip.run (else its first depth-0 span); its
 	// bind and runner_run are found by name, whatever their depth.
 	var root, bind, runner *heldSpan
@@ -427,5 +419,11 @@ func (d *runDrawer) run(b *invBuf) {
 		d.counters.runDuration(root)
 	}
 	d.device.run(b.key, root, runner, b.dev, b.wall)
+	if d.led.sum.Spans.Drawn > drawn {
+		d.led.sum.Invocations++
+		if d.parts != nil {
+			d.parts.cur.invocations++ // before a flush can write the part out
+		}
+	}
 	d.maybeFlush()
 }

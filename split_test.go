@@ -164,6 +164,9 @@ func checkSplit(t *testing.T, full *check.Trace, fullSum *phasetrace.Summary, st
 			t.Errorf("part %d: the summary says %+v; it holds %d slices", i+1, ps, len(tr.Slices))
 		}
 		invs := invocationsOf(tr)
+		if ps.Invocations != int64(len(invs)) {
+			t.Errorf("part %d: the summary says %d invocations; it holds slices of %d", i+1, ps.Invocations, len(invs))
+		}
 		if len(tr.Slices) > max && len(invs) != 1 {
 			t.Errorf("part %d holds %d slices, over %d, and %d invocations", i+1, len(tr.Slices), max, len(invs))
 		}
@@ -337,8 +340,8 @@ func TestSplitHostileLogs(t *testing.T) {
 					if len(tr.Slices) > max && len(invocationsOf(tr)) != 1 {
 						t.Errorf("parts of %d: part %d holds %d slices", max, i+1, len(tr.Slices))
 					}
-					if ps := sum.Split.Parts[i]; ps.Slices != int64(len(tr.Slices)) {
-						t.Errorf("parts of %d: part %d holds %d slices, the summary says %d", max, i+1, len(tr.Slices), ps.Slices)
+					if ps := sum.Split.Parts[i]; ps.Slices != int64(len(tr.Slices)) || ps.Invocations != int64(len(invocationsOf(tr))) {
+						t.Errorf("parts of %d: part %d holds %d slices of %d invocations, the summary says %+v", max, i+1, len(tr.Slices), len(invocationsOf(tr)), ps)
 					}
 					slices += int64(len(tr.Slices))
 				}
