@@ -29,9 +29,9 @@ const noKey = math.MinInt64
 // of a part at first, between a sixteenth and a half); and a part is
 // written out once the log's time is lag (twice the flow horizon) past its
 // stretch, or when maxOpenParts older parts are open. A unit whose part is
-// full or written out goes to the head, and its slices are counted late;
-// so are those of a span drawn in the part where its arrow was begun or
-// that holds room for it (promise), outside that part's stretch. A part never holds more than max slices:
+// full or written out goes to the head, outside its stretch; so may a span
+// drawn in the part where its arrow was begun or that holds room for it
+// (promise). A part never holds more than max slices:
 // a unit goes to a part only when its bound fits, and one whose bound is
 // over max is a part of its own (solo).
 type partSet struct {
@@ -44,7 +44,6 @@ type partSet struct {
 	live      []*part // parts not yet written out, by stretch; the last is the head
 	solo      []*part // parts of one invocation, written out before the next unit
 	cur       *part   // the part of the unit being drawn
-	curLate   bool    // whether the unit being drawn is late
 	reserve   int
 	maxLate   int // the most slices a part took after its stretch was closed
 	begun     int
@@ -154,12 +153,12 @@ func (ps *partSet) head() *part {
 // that holds room for it (promised: promise), or the part an arrow it ends
 // or continues was begun in.
 func (ps *partSet) route(key int64, bound int, to *part, promised bool) *part {
-	ps.curLate = false
+	late := false // key outside the stretch of the part it goes to
 	if to != nil && !to.done && !to.solo && (promised && to.promised > 0 || to.handed+to.promised+bound <= ps.max) {
 		if promised && to.promised > 0 {
 			to.promised--
 		}
-		ps.curLate = key != noKey && (key < to.lo || key >= to.hi)
+		late = key != noKey && (key < to.lo || key >= to.hi)
 		ps.cur = to
 		return to
 	}
@@ -179,7 +178,7 @@ func (ps *partSet) route(key int64, bound int, to *part, promised bool) *part {
 		if p != head && p.handed+p.promised+bound > ps.max {
 			p = head // its part is full
 		}
-		ps.curLate = key < p.lo || key >= p.hi
+		late = key < p.lo || key >= p.hi
 	}
 	if p == head && head.handed+head.promised > 0 && head.handed+head.promised+bound > ps.max-ps.reserve {
 		// Close the head's stretch after the greatest key it took (or at
@@ -194,12 +193,12 @@ func (ps *partSet) route(key int64, bound int, to *part, promised bool) *part {
 		head.hi = max(cut, head.lo)
 		next := ps.begin(head.hi, false)
 		p = next
-		if key != noKey && key < head.hi && !ps.curLate && head.handed+head.promised+bound <= ps.max {
+		if key != noKey && key < head.hi && !late && head.handed+head.promised+bound <= ps.max {
 			p = head // a late unit of the head's stretch, with room for it
 		}
-		ps.curLate = key != noKey && (key < p.lo || key >= p.hi)
+		late = key != noKey && (key < p.lo || key >= p.hi)
 	}
-	if key != noKey && !ps.curLate && key > p.maxKey {
+	if key != noKey && !late && key > p.maxKey {
 		p.maxKey = key
 	}
 	ps.cur = p
@@ -223,9 +222,6 @@ func (ps *partSet) took(ts, dur int64) {
 	p.handed++
 	if p.hi != math.MaxInt64 {
 		p.afterCut++
-	}
-	if ps.curLate {
-		ps.sum.Late++
 	}
 	end := ts + dur
 	if !p.any {

@@ -277,8 +277,8 @@ func (w Window) resolve(first int64) (start, end int64) {
 // stretch, or when 64 older parts are open (so that the open parts, each
 // with its writer, do not grow with the log). A slice
 // that comes later than that, or finds its part full, is drawn in the
-// newest part instead; it, and a span drawn in the part of an arrow it
-// ends (below), is counted in SplitSummary.Late. An invocation too large
+// newest part instead (so a part may hold a few slices outside its
+// stretch; PartSummary says the stretch). An invocation too large
 // for a part — more than maxSlices slices, counting room for the two
 // spans of the hand-off that launched it — is a part of its own.
 //

@@ -90,11 +90,6 @@ type SplitSummary struct {
 	// Overview is what the overview holds: a slice per invocation, one per
 	// part on the parts track, and the counters.
 	Overview OutputSummary `json:"overview"`
-	// Late counts the slices drawn in another part than the one whose
-	// stretch of time holds the start they go by (see WithSplit): in the
-	// part of an arrow they end, or in the newest part because theirs was
-	// full or written out when they came.
-	Late int64 `json:"late_slices,omitempty"`
 }
 
 // PartSummary is one part of a split trace.
@@ -408,7 +403,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 		if n := len(sp.Parts); n > 0 {
 			fmt.Fprintf(&b, " (%s … %s)", sp.Parts[0].Name, sp.Parts[n-1].Name)
 		}
-		fmt.Fprintf(&b, ": %s across parts, %s late\n", count(s.Unlinked[ReasonArrowAcrossParts], "arrow"), count(sp.Late, "slice"))
+		fmt.Fprintf(&b, ": %s across parts\n", count(s.Unlinked[ReasonArrowAcrossParts], "arrow"))
 		o := sp.Overview
 		fmt.Fprintf(&b, "  overview: %s (one per invocation and one per part), %s, %d bytes\n", count(o.Slices, "slice"), count(o.Counters, "counter value"), o.Bytes)
 	}
