@@ -48,7 +48,6 @@ type partSet struct {
 	maxLate   int // the most slices a part took after its stretch was closed
 	begun     int
 	err       error // the first error opening or closing a part
-	done      []PartSummary
 	dropped   int64 // events the parts' writers dropped
 }
 
@@ -65,8 +64,7 @@ type part struct {
 	// afterCut counts the slices handed after its stretch was closed.
 	afterCut    int
 	invocations int64
-	first, last int64 // the extent of its slices
-	any         bool
+	first, last int64 // the extent of its slices (handed > 0)
 	solo        bool
 	// promised counts the slices it holds room for (promise); done says
 	// it is written out.
@@ -224,8 +222,8 @@ func (ps *partSet) took(ts, dur int64) {
 		p.afterCut++
 	}
 	end := ts + dur
-	if !p.any {
-		p.first, p.last, p.any = ts, end, true
+	if p.handed == 1 {
+		p.first, p.last = ts, end
 		return
 	}
 	p.first, p.last = min(p.first, ts), max(p.last, end)
@@ -254,36 +252,31 @@ const maxOpenParts = 64
 // parts (arrowLedger.live), so no later refusal in another part concerns
 // its arrows.
 func (ps *partSet) writeOut() {
-	for _, p := range ps.solo {
-		ps.finish(p)
-	}
-	clear(ps.solo)
-	ps.solo = ps.solo[:0]
-	k := 0
-	for len(ps.live)-1-k > maxOpenParts {
-		ps.finish(ps.live[k])
-		k++
-	}
-	if k > 0 {
-		ps.live = slices.Delete(ps.live, 0, k)
-	}
+	ps.finishWhile(func(_ *part, open int) bool { return open > maxOpenParts })
 }
 
 // expire writes out, right after a flush, the parts of one invocation and
 // the parts whose stretch the log's time has left lag behind.
 func (ps *partSet) expire() {
-	for _, p := range ps.solo {
-		ps.finish(p)
-	}
-	clear(ps.solo)
-	ps.solo = ps.solo[:0]
 	now := *ps.now
 	limit := now - ps.lag
 	if limit > now { // wrapped
 		limit = math.MinInt64
 	}
+	ps.finishWhile(func(oldest *part, _ int) bool { return oldest.hi <= limit })
+}
+
+// finishWhile writes out the parts of one invocation, then the oldest
+// open parts but the head while gone says so of the oldest, given how
+// many are open besides the head.
+func (ps *partSet) finishWhile(gone func(oldest *part, open int) bool) {
+	for _, p := range ps.solo {
+		ps.finish(p)
+	}
+	clear(ps.solo)
+	ps.solo = ps.solo[:0]
 	k := 0
-	for k < len(ps.live)-1 && ps.live[k].hi <= limit {
+	for k < len(ps.live)-1 && gone(ps.live[k], len(ps.live)-1-k) {
 		ps.finish(ps.live[k])
 		k++
 	}
@@ -314,7 +307,7 @@ func (ps *partSet) finish(p *part) {
 	st := p.w.Stats()
 	ps.dropped += st.Dropped
 	s := PartSummary{Part: p.n, Name: p.name, Slices: st.Slices, Invocations: p.invocations, Output: outputOf(st)}
-	if p.any {
+	if p.handed > 0 {
 		// The part covers its stretch of time, as far as its slices reach:
 		// the parts' stretches do not overlap. A part of late slices only
 		// covers them.
@@ -323,7 +316,7 @@ func (ps *partSet) finish(p *part) {
 			s.Start, s.End = p.first, p.last
 		}
 	}
-	ps.done = append(ps.done, s)
+	ps.sum.Parts = append(ps.sum.Parts, s)
 	ps.ov.part(s)
 }
 
@@ -337,8 +330,7 @@ func (ps *partSet) close() error {
 		ps.finish(p)
 	}
 	ps.solo, ps.live = nil, nil
-	slices.SortFunc(ps.done, func(a, b PartSummary) int { return a.Part - b.Part })
-	ps.sum.Parts = ps.done
+	slices.SortFunc(ps.sum.Parts, func(a, b PartSummary) int { return a.Part - b.Part })
 	return ps.err
 }
 
@@ -382,7 +374,6 @@ func outputOf(ws perfetto.Stats) OutputSummary {
 type overview struct {
 	*canvas
 	parts perfetto.Track
-	args  []perfetto.Arg
 }
 
 // root draws a run's root, drawn in part p, on its lane.
