@@ -78,6 +78,10 @@ func (a *arrowLedger) between(id perfetto.FlowID, from, to arrowEnd) {
 // ids of a slice about to be handed.
 func (a *arrowLedger) live(ids []perfetto.FlowID) []perfetto.FlowID {
 	out := ids[:0]
+	part := 0 // the part the slice goes to, in a split trace
+	if a.part != nil {
+		part = a.part()
+	}
 	for _, id := range ids {
 		st, ok := a.open[id]
 		if ok && st.unchecked {
@@ -92,7 +96,7 @@ func (a *arrowLedger) live(ids []perfetto.FlowID) []perfetto.FlowID {
 			}
 			a.open[id] = st
 		}
-		if ok && !st.dead && st.ends == 1 && a.part != nil && a.part() != st.part {
+		if ok && !st.dead && st.ends == 1 && part != st.part {
 			a.unlinked(ReasonArrowAcrossParts)
 			st.dead = true
 		}

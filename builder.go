@@ -57,12 +57,15 @@ func (b *Builder) next() linePos {
 // Span draws a host span, or a device span (clk=dev) of its run. The
 // Builder copies what it keeps. A span read from a log is better given
 // with its log prefix (Record).
-func (b *Builder) Span(sp strace.Span) error {
+func (b *Builder) Span(sp strace.Span) error { return b.span(sp, strace.Prefix{}) }
+
+// span draws sp, read with log prefix p.
+func (b *Builder) span(sp strace.Span, p strace.Prefix) error {
 	if b.closed {
 		return ErrBuilderClosed
 	}
 	b.c.sum.Spans.Read++
-	rec := strace.Record{Kind: strace.KindSpan, Span: sp.Clone()}
+	rec := strace.Record{Kind: strace.KindSpan, Span: sp.Clone(), Prefix: p}
 	b.c.takeSpan(&rec, b.next())
 	return nil
 }
@@ -76,19 +79,16 @@ func (b *Builder) Span(sp strace.Span) error {
 // (Survey.WallAnchor); it, and a record of no other kind, is misuse
 // (ErrInvalidInput). The Builder copies what it keeps.
 func (b *Builder) Record(rec strace.Record) error {
-	if b.closed {
-		return ErrBuilderClosed
-	}
 	switch rec.Kind {
 	case strace.KindSpan:
-		b.c.sum.Spans.Read++
-		r := strace.Record{Kind: strace.KindSpan, Span: rec.Span.Clone(), Prefix: rec.Prefix}
-		b.c.takeSpan(&r, b.next())
-		return nil
+		return b.span(rec.Span, rec.Prefix)
 	case strace.KindBindPhase:
 		return b.BindPhase(rec.BindPhase, rec.Prefix.Thread)
 	case strace.KindDeviceAnchor:
 		return b.DeviceAnchor(rec.DeviceAnchor)
+	}
+	if b.closed {
+		return ErrBuilderClosed
 	}
 	return fmt.Errorf("%w: a Builder draws spans, bind phase lines and device anchors (a wall-clock anchor is the Survey's), not record kind %v", ErrInvalidInput, rec.Kind)
 }

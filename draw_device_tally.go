@@ -34,15 +34,14 @@ type deviceCount struct {
 func (t *deviceTally) add(c deviceCount) { t.pending = append(t.pending, c) }
 
 // refused leaves out of the tally the device slice handed at at, [ts,
-// ts+dur], which the writer refused; it reports whether it was one.
-func (t *deviceTally) refused(at linePos, ts, dur int64) bool {
+// ts+dur], if the slice the writer refused is one.
+func (t *deviceTally) refused(at linePos, ts, dur int64) {
 	for i := len(t.pending) - 1; i >= 0; i-- {
 		if c := &t.pending[i]; !c.refused && c.at == at && c.ts == ts && c.dur == dur {
 			c.refused = true
-			return true
+			return
 		}
 	}
-	return false
 }
 
 // commit counts the device slices the writer wrote since the last commit.
