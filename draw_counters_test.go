@@ -152,8 +152,7 @@ func sortPoints(ps []point) {
 func TestDeviceWallCounters(t *testing.T) {
 	for _, c := range counterLogs {
 		t.Run(c.name, func(t *testing.T) {
-			tr, sum, out := convert(t, []phasetrace.Input{phasetrace.Bytes("gen.log", generated(c.cfg))})
-			wholeTrace(t, out, sum)
+			tr, _ := convertWhole(t, []phasetrace.Input{phasetrace.Bytes("gen.log", generated(c.cfg))})
 			var want, got []point
 			for _, s := range tr.Slices {
 				if s.Name != strace.SpanDeviceWall {
@@ -183,19 +182,17 @@ func TestDeviceWallCounters(t *testing.T) {
 
 // TestRunsInFlightCounters checks each process's runs in flight against a
 // count made by brute force from the trace's root slices (inFlightAgrees),
-// in the generated logs and in one whose 10 000 roots come within 10 ms,
+// in the generated logs and in one whose 5 000 roots come within 5 ms,
 // more than the events held (the oldest are written early).
 func TestRunsInFlightCounters(t *testing.T) {
 	for _, c := range counterLogs {
 		t.Run(c.name, func(t *testing.T) {
-			tr, sum, out := convert(t, []phasetrace.Input{phasetrace.Bytes("gen.log", generated(c.cfg))})
-			wholeTrace(t, out, sum)
+			tr, sum := convertWhole(t, []phasetrace.Input{phasetrace.Bytes("gen.log", generated(c.cfg))})
 			inFlightAgrees(t, tr, sum)
 		})
 	}
 	t.Run("5000 threads", func(t *testing.T) {
-		tr, sum, out := convert(t, []phasetrace.Input{phasetrace.Bytes("threads.log", stracetest.Threads(5000, 2))})
-		wholeTrace(t, out, sum)
+		tr, sum := convertWhole(t, []phasetrace.Input{phasetrace.Bytes("threads.log", stracetest.Threads(5000, 1))})
 		inFlightAgrees(t, tr, sum)
 	})
 }
@@ -293,9 +290,12 @@ func TestCountersInTheTraceProcessor(t *testing.T) {
 	}
 	var got []row
 	for _, r := range recs[1:] {
+		if len(r) != 3 {
+			t.Fatalf("trace processor printed %q", r)
+		}
 		pid, err1 := strconv.ParseInt(r[1], 10, 64)
 		cnt, err2 := strconv.ParseInt(r[2], 10, 64)
-		if len(r) != 3 || err1 != nil || err2 != nil {
+		if err1 != nil || err2 != nil {
 			t.Fatalf("trace processor printed %q", r)
 		}
 		got = append(got, row{r[0], pid, cnt})
@@ -316,4 +316,16 @@ func TestCountersInTheTraceProcessor(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("counter tracks (-perfetto/check +trace processor: name, pid of its process, values):\n%s", d)
 	}
+}
+
+// convertWhole converts inputs and reads the trace back once, with
+// wholeTrace's checks: a clean read-back and an account that holds.
+func convertWhole(t *testing.T, inputs []phasetrace.Input, opts ...phasetrace.Option) (*check.Trace, *phasetrace.Summary) {
+	t.Helper()
+	var out bytes.Buffer
+	sum, err := phasetrace.Convert(&out, inputs, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wholeTrace(t, out.Bytes(), sum), sum
 }

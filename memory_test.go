@@ -127,7 +127,7 @@ func TestSplitMemoryIsFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("converts 12 MB of logs")
 	}
-	peak := func(rounds int, split bool) (uint64, int) {
+	peak := func(rounds int) (uint64, int) {
 		log := generated(benchConfig(rounds))
 		h := &heapSampler{}
 		parts := 0
@@ -136,10 +136,7 @@ func TestSplitMemoryIsFlat(t *testing.T) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		base := ms.HeapAlloc
-		opts := []phasetrace.Option{phasetrace.WithFlowHorizon(1_000_000_000)}
-		if split {
-			opts = append(opts, phasetrace.WithSplit(2000, open))
-		}
+		opts := []phasetrace.Option{phasetrace.WithFlowHorizon(1_000_000_000), phasetrace.WithSplit(2000, open)}
 		if _, err := phasetrace.Convert(h, []phasetrace.Input{phasetrace.Bytes("gen.log", log)}, opts...); err != nil {
 			t.Fatal(err)
 		}
@@ -147,8 +144,8 @@ func TestSplitMemoryIsFlat(t *testing.T) {
 		return h.peak - base, parts
 	}
 	rounds := roundsFor(4 << 20)
-	p1, n1 := peak(rounds, true)
-	p2, n2 := peak(2*rounds, true)
+	p1, n1 := peak(rounds)
+	p2, n2 := peak(2*rounds)
 	t.Logf("peak live heap %d B with %d parts, %d B with %d parts", p1, n1, p2, n2)
 	if n2 < 2*n1-2 {
 		t.Fatalf("%d and %d parts: the test wants twice the parts", n1, n2)
