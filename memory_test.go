@@ -145,7 +145,7 @@ func TestSplitMemoryIsFlat(t *testing.T) {
 	}
 	rounds := roundsFor(4 << 20)
 	p1, n1 := peak(rounds)
-	p2, n2 := peak(2*rounds)
+	p2, n2 := peak(2 * rounds)
 	t.Logf("peak live heap %d B with %d parts, %d B with %d parts", p1, n1, p2, n2)
 	if n2 < 2*n1-2 {
 		t.Fatalf("%d and %d parts: the test wants twice the parts", n1, n2)
