@@ -514,7 +514,7 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 	var stale []string
 	var staleErr error
 	if err == nil && !noRecords && split != nil {
-		stale, staleErr = removeStale(out, split.opened())
+		stale, staleErr = removeStale(out, len(split.files))
 	}
 	if split != nil {
 		split.abort()
@@ -573,7 +573,7 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 		if err != nil {
 			return c.fail(exitFail, fmt.Errorf("-open: %w; the trace is written: %s", err, dst.name))
 		}
-		if split != nil && split.opened() > 0 {
+		if split != nil && len(split.files) > 0 {
 			fmt.Fprintf(c.stderr, "open a part with: go run ./examples/pftrace open %s\n", cli.ShellQuote(phasetrace.PartName(out, 1)))
 		}
 		sctx := ctx

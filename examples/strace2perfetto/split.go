@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/phasetrace/phasetrace"
 )
@@ -22,8 +21,8 @@ type parts struct {
 	ctx  context.Context
 	out  string      // the overview's path, as given
 	read []namedFile // the files read: no part may be one
-	mu   sync.Mutex
-	// files are the parts opened, in the order the converter opened them.
+	// files are the parts opened, in the order the converter opened them
+	// (on the goroutine that called Convert).
 	files []*output
 }
 
@@ -53,24 +52,13 @@ func (p *parts) open(n int) (io.WriteCloser, string, error) {
 	if err != nil {
 		return nil, name, err
 	}
-	p.mu.Lock()
 	p.files = append(p.files, o)
-	p.mu.Unlock()
-	return partWriter{ctx: p.ctx, o: o}, name, nil
-}
-
-// opened is the number of parts opened.
-func (p *parts) opened() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.files)
+	return partWriter{interruptibleWriter{p.ctx, o}, o}, name, nil
 }
 
 // commit renames every part into place, in order. After a failure it
 // removes the hidden files of the parts not yet renamed.
 func (p *parts) commit() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	for i, o := range p.files {
 		if err := o.commit(); err != nil {
 			for _, rest := range p.files[i+1:] {
@@ -84,8 +72,6 @@ func (p *parts) commit() error {
 
 // abort removes the hidden files of the parts not committed.
 func (p *parts) abort() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	for _, o := range p.files {
 		o.abort()
 	}
@@ -94,15 +80,8 @@ func (p *parts) abort() {
 // partWriter is a part as the converter writes it: it fails once ctx is
 // done, and closing it only closes the hidden file (commit renames it).
 type partWriter struct {
-	ctx context.Context
-	o   *output
-}
-
-func (w partWriter) Write(b []byte) (int, error) {
-	if err := w.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return w.o.Write(b)
+	interruptibleWriter
+	o *output
 }
 
 func (w partWriter) Close() error {
