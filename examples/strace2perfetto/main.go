@@ -485,7 +485,7 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 	if err != nil {
 		return c.fail(exitFail, interrupted(ctx, err))
 	}
-	records, removeRecords, err := c.recordInputs(ctx, cfg, read[len(cfg.logs):])
+	records, removeRecords, err := c.files(ctx, cfg.records, read[len(cfg.logs):]) // read twice too
 	if err != nil {
 		removeCopies()
 		return c.fail(exitFail, interrupted(ctx, err))
@@ -675,6 +675,17 @@ func (c *command) options(ctx context.Context, cfg *config, records []phasetrace
 // function returned removes the copies. A .gz cut short is read up to the
 // cut, which the summary counts (InputSummary.Cut).
 func (c *command) inputs(ctx context.Context, cfg *config, read []namedFile) ([]phasetrace.Input, func(), error) {
+	if len(cfg.logs) == 0 {
+		return []phasetrace.Input{interruptible(ctx, phasetrace.Bytes("embedded sample", sample))}, func() {}, nil
+	}
+	return c.files(ctx, cfg.logs, read)
+}
+
+// files are the paths as inputs (read: their namedFile entries, in
+// order): "-" (standard input) and a file that is not a regular file (a
+// pipe) copied to $TMPDIR, since they are read twice, each read
+// interruptible by ctx; with the function that removes the copies.
+func (c *command) files(ctx context.Context, paths []string, read []namedFile) ([]phasetrace.Input, func(), error) {
 	var removes []func()
 	remove := func() {
 		for _, r := range removes {
@@ -682,57 +693,24 @@ func (c *command) inputs(ctx context.Context, cfg *config, read []namedFile) ([]
 		}
 		removes = nil
 	}
-	if len(cfg.logs) == 0 {
-		return []phasetrace.Input{interruptible(ctx, phasetrace.Bytes("embedded sample", sample))}, remove, nil
-	}
 	var inputs []phasetrace.Input
-	for i, l := range cfg.logs {
+	for i, p := range paths {
 		var in phasetrace.Input
 		var err error
 		var rm func()
 		switch {
-		case l == "-":
+		case p == "-":
 			in, rm, err = spool(ctx, "stdin", func() (io.ReadCloser, error) { return io.NopCloser(c.stdin), nil })
 		case !read[i].info.Mode().IsRegular():
-			in, rm, err = spool(ctx, l, func() (io.ReadCloser, error) { return os.Open(l) })
+			in, rm, err = spool(ctx, p, func() (io.ReadCloser, error) { return os.Open(p) })
 		default:
-			in = c.file(l)
+			in = c.file(p)
 		}
 		if err != nil {
 			remove()
 			return nil, nil, err
 		}
 		if rm != nil {
-			removes = append(removes, rm)
-		}
-		inputs = append(inputs, interruptible(ctx, in))
-	}
-	return inputs, remove, nil
-}
-
-// recordInputs are the converter's inputs for the -records files (read,
-// as checkInputs found them): named regular files as they are; other files
-// (a pipe) copied to $TMPDIR first, since the converter reads an artifact
-// twice too. The function returned removes the copies.
-func (c *command) recordInputs(ctx context.Context, cfg *config, read []namedFile) ([]phasetrace.Input, func(), error) {
-	var removes []func()
-	remove := func() {
-		for _, r := range removes {
-			r()
-		}
-		removes = nil
-	}
-	var inputs []phasetrace.Input
-	for i, r := range cfg.records {
-		in := c.file(r)
-		if !read[i].info.Mode().IsRegular() {
-			var rm func()
-			var err error
-			in, rm, err = spool(ctx, r, func() (io.ReadCloser, error) { return os.Open(r) })
-			if err != nil {
-				remove()
-				return nil, nil, err
-			}
 			removes = append(removes, rm)
 		}
 		inputs = append(inputs, interruptible(ctx, in))
