@@ -149,29 +149,50 @@ func (cv *canvas) drawSpanWithFlows(t perfetto.Track, sp *heldSpan, extra []perf
 // reports whether it did. Callers count the slices of spans as drawn; the
 // reasons it refuses are counted here.
 func (cv *canvas) hand(t perfetto.Track, s *perfetto.Slice, p linePos) bool {
+	switch cv.write(t, s) {
+	case notInWindow:
+		bump(&cv.led.sum.Spans.NotDrawn, ReasonOutsideWindow, 1) // asked for: no example
+	case noTrack:
+		cv.led.dropSpan(ReasonTrackLimit, p, s.Name, 1)
+	case badInterval:
+		cv.led.dropSpan(ReasonOutsideTimeRange, p, s.Name+" at "+itoa(s.TS)+" +"+itoa(s.Dur), 1)
+	default:
+		return true
+	}
+	return false
+}
+
+// Why write did not write a slice.
+const (
+	written     = iota
+	notInWindow // outside the window asked for (WithWindow)
+	noTrack     // its track is over the track limit (the zero Track)
+	badInterval // its interval is not one after placement
+)
+
+// write hands s to the writer on t, unless it is outside the window, has
+// no track or no interval, and says which (written: it was handed, and
+// counted in its part of a split trace). The arguments' buffer is kept
+// grown either way: the writer copied the arguments.
+func (cv *canvas) write(t perfetto.Track, s *perfetto.Slice) (why int) {
 	switch {
 	case cv.outside(s.TS, s.Dur):
-		bump(&cv.led.sum.Spans.NotDrawn, ReasonOutsideWindow, 1) // asked for: no example
-		if cap(s.Args) > cap(cv.args) {
-			cv.args = s.Args[:0] // keep the buffer grown, as for a slice handed
-		}
-		return false
+		why = notInWindow
 	case t.IsZero():
-		cv.led.dropSpan(ReasonTrackLimit, p, s.Name, 1)
-		return false
+		why = noTrack
 	case s.TS < 0 || s.Dur < 0 || s.TS+s.Dur < s.TS:
-		cv.led.dropSpan(ReasonOutsideTimeRange, p, s.Name+" at "+itoa(s.TS)+" +"+itoa(s.Dur), 1)
-		return false
-	}
-	cv.w.Slice(t, *s)
-	cv.handed++
-	if cv.parts != nil {
-		cv.parts.took(s.TS, s.Dur)
+		why = badInterval
+	default:
+		cv.w.Slice(t, *s)
+		cv.handed++
+		if cv.parts != nil {
+			cv.parts.took(s.TS, s.Dur)
+		}
 	}
 	if cap(s.Args) > cap(cv.args) {
-		cv.args = s.Args[:0] // the writer copied the arguments: reuse the buffer
+		cv.args = s.Args[:0]
 	}
-	return true
+	return why
 }
 
 // refused takes back a slice the writer refused: a span counted as drawn
@@ -271,28 +292,14 @@ func appendAttrs(args []perfetto.Arg, attrs []strace.Attr) []perfetto.Arg {
 // host_phase_records entry); what reasons the writer cannot take it for
 // are counted under what.
 func (cv *canvas) drawDerived(t perfetto.Track, s perfetto.Slice, p linePos, what string) {
-	switch {
-	case cv.outside(s.TS, s.Dur):
-		bump(&cv.led.sum.NotDrawn, otherReasons[what][3], 1) // asked for: no example
-		if cap(s.Args) > cap(cv.args) {
-			cv.args = s.Args[:0]
-		}
-		return
-	case t.IsZero():
-		cv.led.notDrawn(otherReasons[what][0], p, s.Name, 1)
-		return
-	case s.TS < 0 || s.Dur < 0 || s.TS+s.Dur < s.TS:
-		cv.led.notDrawn(otherReasons[what][1], p, s.Name, 1)
-		return
-	}
 	s.Ref = cv.led.sliceRef(what, p)
-	cv.w.Slice(t, s)
-	cv.handed++
-	if cv.parts != nil {
-		cv.parts.took(s.TS, s.Dur)
-	}
-	if cap(s.Args) > cap(cv.args) {
-		cv.args = s.Args[:0]
+	switch cv.write(t, &s) {
+	case notInWindow:
+		bump(&cv.led.sum.NotDrawn, otherReasons[what][3], 1) // asked for: no example
+	case noTrack:
+		cv.led.notDrawn(otherReasons[what][0], p, s.Name, 1)
+	case badInterval:
+		cv.led.notDrawn(otherReasons[what][1], p, s.Name, 1)
 	}
 }
 
