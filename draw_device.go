@@ -336,6 +336,18 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 			fix, fixed = fixes[i]
 		}
 		bound := int64(d.Bound) + fix.shift
+		lane := lanes[i]
+		switch lane {
+		case "orch":
+			orch = i
+		case "sched":
+			sched = i
+		}
+		ts, dur := int64(d.HostStart), int64(d.HostEnd-d.HostStart)
+		if dv.outside(ts, dur) { // counted as hand counts it, its arguments not made
+			dv.hand(perfetto.Track{}, &perfetto.Slice{TS: ts, Dur: dur}, s.at)
+			continue
+		}
 		args := append(dv.args[:0],
 			perfetto.Uint("inv", s.Inv), perfetto.String("hid", dv.hidString(s.Hid)), perfetto.Int("depth", int64(s.Depth)),
 		)
@@ -359,16 +371,8 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		if fixed {
 			args = append(args, perfetto.Int("logged_device_ts", fix.ts), perfetto.Int("logged_device_dur", fix.dur), perfetto.String("repair", fix.what))
 		}
-		lane := lanes[i]
-		ts, dur := int64(d.HostStart), int64(d.HostEnd-d.HostStart)
-		if (lane != lastLane || t.IsZero()) && !dv.outside(ts, dur) { // a run's spans come lane by lane
+		if lane != lastLane || t.IsZero() { // a run's spans come lane by lane
 			t, lastLane = laneTrack(lane), lane
-		}
-		switch lane {
-		case "orch":
-			orch = i
-		case "sched":
-			sched = i
 		}
 		if !dv.hand(t, &perfetto.Slice{Name: s.Name, TS: ts, Dur: dur, Depth: s.Depth, Args: args, Ref: uint64(s.at)}, s.at) {
 			continue
@@ -376,7 +380,7 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		dv.led.drawn()
 		dv.remote.drawnOn(k.pid)
 		if s.Name == strace.SpanDeviceWall {
-			dv.counters.deviceWall(k.pid, run.Domain.Dev, s.at, int64(d.HostStart), int64(d.HostEnd-d.HostStart))
+			dv.counters.deviceWall(k.pid, run.Domain.Dev, s.at, ts, dur)
 		}
 		c := deviceCount{ds: ds, at: s.at, ts: ts, dur: dur, bound: bound, method: pl.Method, onAxis: onAxis,
 			wallBound: s.Name == strace.SpanDeviceWall && run.Wall == nil, causes: pl.Causes, generic: generic, wallWhy: wallWhy}
