@@ -132,6 +132,7 @@ func TestSplitAddsUpToTheWholeTrace(t *testing.T) {
 	for name, log := range logs {
 		in := []phasetrace.Input{phasetrace.Bytes("run.log", log)}
 		full, fullSum, _ := convert(t, in)
+		w := newWhole(full, fullSum)
 		sizes := []int{1, 25, 100, 1000, 5000, 1 << 30}
 		if len(log) > 1<<20 {
 			sizes = []int{1, 100, 5000}
@@ -139,15 +140,28 @@ func TestSplitAddsUpToTheWholeTrace(t *testing.T) {
 		for _, max := range sizes {
 			t.Run(fmt.Sprintf("%s/%d", name, max), func(t *testing.T) {
 				st := convertSplit(t, in, max)
-				checkSplit(t, full, fullSum, st, max)
+				checkSplit(t, w, st, max)
 			})
 		}
 	}
 }
 
+// whole is a whole conversion, and its slices and counter values, for
+// the split conversions checked against it.
+type whole struct {
+	tr                *check.Trace
+	sum               *phasetrace.Summary
+	slices, counters map[string]int
+}
+
+func newWhole(tr *check.Trace, sum *phasetrace.Summary) *whole {
+	return &whole{tr, sum, sliceSetNoDepth(tr), counterSet(tr, -1<<63, 1<<63-1)}
+}
+
 // checkSplit checks a split conversion against the whole one.
-func checkSplit(t *testing.T, full *check.Trace, fullSum *phasetrace.Summary, st *splitTrace, max int) {
+func checkSplit(t *testing.T, w *whole, st *splitTrace, max int) {
 	t.Helper()
+	full, fullSum := w.tr, w.sum
 	sum := st.sum
 	if sum.Split == nil || len(sum.Split.Parts) != len(st.parts) {
 		t.Fatalf("the summary lists %v parts, %d were written", sum.Split, len(st.parts))
@@ -187,7 +201,7 @@ func checkSplit(t *testing.T, full *check.Trace, fullSum *phasetrace.Summary, st
 			t.Errorf("part %d: tracks with nothing drawn on them: %q", i+1, bare)
 		}
 	}
-	if diff := cmp.Diff(sliceSetNoDepth(full), union); diff != "" {
+	if diff := cmp.Diff(w.slices, union); diff != "" {
 		t.Errorf("the parts' slices differ from the whole trace's (-whole +parts):\n%s", diff)
 	}
 	if sum.Output.Slices != int64(len(full.Slices)) || sum.Spans.Drawn != fullSum.Spans.Drawn {
@@ -239,7 +253,7 @@ func checkSplit(t *testing.T, full *check.Trace, fullSum *phasetrace.Summary, st
 	if nonEmpty := countNonEmpty(sum.Split.Parts); listed != nonEmpty {
 		t.Errorf("the parts track lists %d parts, %d hold slices", listed, nonEmpty)
 	}
-	if diff := cmp.Diff(counterSet(full, -1<<63, 1<<63-1), counterSet(ov, -1<<63, 1<<63-1)); diff != "" {
+	if diff := cmp.Diff(w.counters, counterSet(ov, -1<<63, 1<<63-1)); diff != "" {
 		t.Errorf("the overview's counters differ from the whole trace's (-whole +overview):\n%s", diff)
 	}
 	if sum.Split.Overview.Slices != int64(len(ov.Slices)) || sum.Split.Overview.Counters != int64(len(ov.Counters)) {
@@ -453,13 +467,13 @@ func TestSplitBuilder(t *testing.T) {
 // parts.
 func TestSplitWindow(t *testing.T) {
 	in := []phasetrace.Input{phasetrace.Bytes("run.log", generated(stracetest.Realistic(400<<10)))}
-	w := phasetrace.WithWindowFromStart(200*time.Millisecond, 900*time.Millisecond)
-	full, fullSum, _ := convert(t, in, w)
+	win := phasetrace.WithWindowFromStart(200*time.Millisecond, 900*time.Millisecond)
+	full, fullSum, _ := convert(t, in, win)
 	if len(full.Slices) == 0 {
 		t.Fatal("the window draws nothing")
 	}
-	st := convertSplit(t, in, 300, w)
-	checkSplit(t, full, fullSum, st, 300)
+	st := convertSplit(t, in, 300, win)
+	checkSplit(t, newWhole(full, fullSum), st, 300)
 	if st.sum.Window == nil || st.sum.Spans.NotDrawn[phasetrace.ReasonOutsideWindow] != fullSum.Spans.NotDrawn[phasetrace.ReasonOutsideWindow] {
 		t.Errorf("the split window says %+v, %v outside; the window %v", st.sum.Window, st.sum.Spans.NotDrawn, fullSum.Spans.NotDrawn)
 	}
@@ -472,10 +486,11 @@ func TestSplitAcrossMachines(t *testing.T) {
 	logs, _ := stracetest.GenerateRemote(remoteScenarios[0].cfg)
 	in := remoteInputs(logs)
 	full, fullSum, _ := convert(t, in)
+	w := newWhole(full, fullSum)
 	for _, max := range []int{7, 200, 1000} {
 		t.Run(fmt.Sprint(max), func(t *testing.T) {
 			st := convertSplit(t, in, max)
-			checkSplit(t, full, fullSum, st, max)
+			checkSplit(t, w, st, max)
 			if len(st.parts) < 2 {
 				t.Errorf("%d parts", len(st.parts))
 			}
@@ -560,8 +575,9 @@ func TestSplitGeneratedCases(t *testing.T) {
 		t.Run(gc.Name, func(t *testing.T) {
 			in := []phasetrace.Input{phasetrace.Bytes("gen.log", gc.Log)}
 			full, fullSum, _ := convert(t, in)
+			w := newWhole(full, fullSum)
 			st := convertSplit(t, in, 150)
-			checkSplit(t, full, fullSum, st, 150)
+			checkSplit(t, w, st, 150)
 		})
 	}
 }
