@@ -149,8 +149,8 @@ func TestSplitAddsUpToTheWholeTrace(t *testing.T) {
 // whole is a whole conversion, and its slices and counter values, for
 // the split conversions checked against it.
 type whole struct {
-	tr                *check.Trace
-	sum               *phasetrace.Summary
+	tr               *check.Trace
+	sum              *phasetrace.Summary
 	slices, counters map[string]int
 }
 
