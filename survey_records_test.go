@@ -174,16 +174,16 @@ func TestPhaseRecordsMemoryIsFlat(t *testing.T) {
 	}
 }
 
-// TestPhaseRecordsOutOfOrder converts a log of 20 000 runs with an
+// TestPhaseRecordsOutOfOrder converts a log of 8 800 runs with an
 // artifact whose last 100 passes were written first, more than Convert's
 // window before the runs that take them: they are pushed out of the window untaken and counted
 // under ReasonPassesWithoutBind, the first at the artifact's first line;
 // every other pass is drawn, and the account holds.
 func TestPhaseRecordsOutOfOrder(t *testing.T) {
 	if testing.Short() {
-		t.Skip("converts a log of 20 000 runs")
+		t.Skip("converts a log of 8 800 runs")
 	}
-	log := stracetest.Threads(4, 5000)
+	log := stracetest.Threads(4, 2200) // more passes than the window and the early ones
 	lines := phasePassLines(t, log)
 	const early = 100
 	if len(lines) < 8192+early {
