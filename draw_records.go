@@ -41,16 +41,11 @@ func newPassWindow(read func() (strace.PhasePass, error)) *passWindow {
 }
 
 // fill reads the artifact through pass furthest+passWindowAhead, pushing
-// out the oldest pass held when the window is full. An error reading it
-// ends the artifact and is d.recordsErr.
+// out the oldest pass held when the window is full.
 func (w *passWindow) fill(d *runDrawer) {
-	for !w.end && w.next <= w.furthest+passWindowAhead {
-		p, err := w.read()
-		if err != nil {
-			w.end = true
-			if err != io.EOF && d.recordsErr == nil {
-				d.recordsErr = err
-			}
+	for w.next <= w.furthest+passWindowAhead {
+		p, ok := w.readPass(d)
+		if !ok {
 			return
 		}
 		if w.next >= passWindowSize {
@@ -100,17 +95,30 @@ func (w *passWindow) drain(d *runDrawer) {
 	for n := max(0, w.next-passWindowSize); n < w.next; n++ {
 		w.pushOut(d, n)
 	}
-	for !w.end {
-		p, err := w.read()
-		if err != nil {
-			w.end = true
-			if err != io.EOF && d.recordsErr == nil {
-				d.recordsErr = err
-			}
+	for {
+		p, ok := w.readPass(d)
+		if !ok {
 			return
 		}
 		d.passWithoutBind(&p)
 	}
+}
+
+// readPass reads the artifact's next pass; at its end, or at an error
+// reading it (which is d.recordsErr), it reports false from then on.
+func (w *passWindow) readPass(d *runDrawer) (strace.PhasePass, bool) {
+	if w.end {
+		return strace.PhasePass{}, false
+	}
+	p, err := w.read()
+	if err != nil {
+		w.end = true
+		if err != io.EOF && d.recordsErr == nil {
+			d.recordsErr = err
+		}
+		return strace.PhasePass{}, false
+	}
+	return p, true
 }
 
 // passes takes the host_phase_records passes of run k: those a Survey was
