@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/phasetrace/phasetrace"
-	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/strace"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
@@ -102,14 +101,7 @@ func TestBuilderIsConvert(t *testing.T) {
 					t.Fatal(err)
 				}
 				got, gotSum := buildFrom(t, log, byRecord)
-				if !bytes.Equal(want.Bytes(), got) {
-					wt, _ := check.ReadBytes(want.Bytes())
-					gt, _ := check.ReadBytes(got)
-					var wd, gd bytes.Buffer
-					wt.Dump(&wd)
-					gt.Dump(&gd)
-					t.Errorf("the Builder's trace differs from Convert's (-convert +builder):\n%s", cmp.Diff(wd.String(), gd.String()))
-				}
+				sameTrace(t, want.Bytes(), got) // -Convert +Builder
 				if diff := cmp.Diff(wantSum.Spans, gotSum.Spans); diff != "" {
 					t.Errorf("span account (-convert +builder):\n%s", diff)
 				}

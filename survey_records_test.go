@@ -80,7 +80,7 @@ func sameTrace(t *testing.T, want, got []byte) {
 	var wd, gd bytes.Buffer
 	wt.Dump(&wd)
 	gt.Dump(&gd)
-	t.Errorf("the traces differ (-held +streamed):\n%s", cmp.Diff(wd.String(), gd.String()))
+	t.Errorf("the traces differ (-want +got):\n%s", cmp.Diff(wd.String(), gd.String()))
 }
 
 // TestPhaseRecordsStreamedAsHeld converts generated logs with a pass for

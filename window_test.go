@@ -2,7 +2,6 @@ package phasetrace_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
@@ -146,17 +144,7 @@ func TestWindowFromStart(t *testing.T) {
 	if diff := cmp.Diff(want, sum.Window); diff != "" {
 		t.Errorf("Summary.Window (-want +got):\n%s", diff)
 	}
-	b, err := json.Marshal(sum)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back phasetrace.Summary
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(sum, &back, cmpopts.IgnoreUnexported(phasetrace.BoundStats{}), cmpopts.EquateEmpty()); diff != "" {
-		t.Errorf("the summary with a window does not read back from JSON (-want +got):\n%s", diff)
-	}
+	checkSummaryJSON(t, sum)
 	var text strings.Builder
 	sum.WriteText(&text)
 	if w := fmt.Sprintf("window [%d, %d) ns, the first slice at %d ns", want.Start, want.End, first); !strings.Contains(text.String(), w) {
