@@ -151,12 +151,10 @@ func (ps *partSet) head() *part {
 // that holds room for it (promised: promise), or the part an arrow it ends
 // or continues was begun in.
 func (ps *partSet) route(key int64, bound int, to *part, promised bool) *part {
-	late := false // key outside the stretch of the part it goes to
 	if to != nil && !to.done && !to.solo && (promised && to.promised > 0 || to.handed+to.promised+bound <= ps.max) {
 		if promised && to.promised > 0 {
 			to.promised--
 		}
-		late = key != noKey && (key < to.lo || key >= to.hi)
 		ps.cur = to
 		return to
 	}
@@ -166,6 +164,7 @@ func (ps *partSet) route(key int64, bound int, to *part, promised bool) *part {
 	}
 	head := ps.head()
 	p := head
+	late := false // key outside the stretch of the part it goes to
 	if key != noKey {
 		for _, q := range ps.live[:len(ps.live)-1] {
 			if key >= q.lo && key < q.hi {

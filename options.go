@@ -339,8 +339,9 @@ func PartName(overview string, n int) string {
 // PartNumber reports whether name, a file name without its directory, is
 // the name PartName gives a part of overview, and which part.
 func PartNumber(overview, name string) (int, bool) {
-	digits, ok := strings.CutPrefix(name, strings.TrimSuffix(filepath.Base(overview), ".pftrace")+".part")
-	if digits, ok = strings.CutSuffix(digits, ".pftrace"); !ok || len(digits) < 3 || strings.Trim(digits, "0123456789") != "" {
+	digits, ok1 := strings.CutPrefix(name, strings.TrimSuffix(filepath.Base(overview), ".pftrace")+".part")
+	digits, ok2 := strings.CutSuffix(digits, ".pftrace")
+	if !ok1 || !ok2 || len(digits) < 3 || strings.Trim(digits, "0123456789") != "" {
 		return 0, false
 	}
 	n, err := strconv.Atoi(digits)
