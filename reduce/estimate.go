@@ -9,26 +9,35 @@ import (
 // ns from the domain's first anchor (floored), y host ns.
 
 // estWindow is the constant-rate fit of the anchors whose counter values
-// lie in estimate window w: nominal ns [w·step, (w+2)·step) from the
-// domain's first anchor.
+// lie in estimate window w of its level: nominal ns [w·step, (w+2)·step)
+// from the domain's first anchor.
 type estWindow struct {
 	w   int64
 	fit centralFit
 }
 
-// prepareEstimate fits every estimate window that holds anchors: windows
-// two rate horizons long, one starting every rate horizon, so every
-// counter value lies in two of them (see the package documentation,
-// "Anchors as lines"). Only windows with a fit are kept, in order.
+// estimateSteps are the estimate's levels, coarsest first: each level's
+// windows are two steps long, one starting every step (ns). A run is
+// estimated from the coarsest level whose windows around it each admit
+// one constant rate through every anchor, so a clock whose rate changes
+// is followed by windows short enough to hold one rate, while a steady
+// one keeps the long windows' precision.
+var estimateSteps = [...]int64{60_000_000_000, 15_000_000_000, 4_000_000_000, 1_000_000_000}
+
+// estLevel is one level of a domain's estimate: its step and the windows
+// that have a fit, in order.
+type estLevel struct {
+	step    int64
+	windows []estWindow
+}
+
+// prepareEstimate fits every estimate window that holds anchors, at every
+// level (see estimateSteps and the package documentation, "Anchors as
+// lines"). Only windows with a fit are kept, in order.
 func (p *Placer) prepareEstimate(ds *domainState) {
 	// The fits of the previous preparation are dropped: their hulls'
 	// storage is reused.
-	ds.windows = ds.windows[:0]
 	ds.fits.kept = ds.fits.kept[:0]
-	h := int64(max(p.cfg.horizon, 1))
-	ds.step = h
-	bs := ds.brackets[:0]
-	defer func() { ds.brackets = bs[:0] }()
 	// Anchors are sorted by counter value; one whose offset does not fit,
 	// or lies beyond what a fit takes (2^62 ns), ends the usable ones.
 	n := len(ds.anchors)
@@ -38,6 +47,34 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 			break
 		}
 	}
+	for li, h := range estimateSteps {
+		ds.levels[li].step = h
+		ds.levels[li].windows = p.fitWindows(ds, ds.levels[li].windows[:0], h, n)
+	}
+	if len(ds.anchors) > 0 {
+		ds.estBase = ds.anchors[0].cyc
+	}
+}
+
+// fitWindow returns the fit of window w of step h over the first n
+// anchors (ok false when it has none).
+func (p *Placer) fitWindow(ds *domainState, h, w int64, n int) (centralFit, bool) {
+	lo, hi := w*h, satAdd(satAdd(w*h, h), h)
+	i := sort.Search(n, func(i int) bool { return int64(ds.anchors[i].x) >= lo })
+	bs := ds.brackets[:0]
+	for ; i < n && int64(ds.anchors[i].x) < hi; i++ {
+		a := ds.anchors[i]
+		bs = append(bs, bracket{x: int64(a.x), lo: int64(a.lo), hi: int64(a.hi), index: int(a.index)})
+	}
+	ds.brackets = bs[:0]
+	return fitCentral(bs, p.cfg.maxRate, &ds.fits)
+}
+
+// fitWindows appends to ws the fits of the windows of step h that hold
+// some of the first n anchors.
+func (p *Placer) fitWindows(ds *domainState, ws []estWindow, h int64, n int) []estWindow {
+	bs := ds.brackets[:0]
+	defer func() { ds.brackets = bs[:0] }()
 	start, last := 0, int64(-1)
 	for start < n {
 		// The first window after the last one tried that holds
@@ -62,7 +99,7 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 			bs = append(bs, bracket{x: x, lo: int64(a.lo), hi: int64(a.hi), index: int(a.index)})
 		}
 		if fit, ok := fitCentral(bs, p.cfg.maxRate, &ds.fits); ok {
-			ds.windows = append(ds.windows, estWindow{w: w, fit: fit})
+			ws = append(ws, estWindow{w: w, fit: fit})
 		}
 		// The next window starts at the first anchor in [(w+1)·h,
 		// (w+2)·h), or at the next anchor beyond this window.
@@ -74,45 +111,42 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 		}
 		start = next
 	}
+	return ws
 }
 
-// window returns the fit of estimate window w, if it has one.
-func (ds *domainState) window(w int64) (*centralFit, bool) {
-	i := sort.Search(len(ds.windows), func(i int) bool { return ds.windows[i].w >= w })
-	if i < len(ds.windows) && ds.windows[i].w == w {
-		return &ds.windows[i].fit, true
+// window returns the fit of window w of level l, if it has one.
+func (l *estLevel) window(w int64) (*centralFit, bool) {
+	i := sort.Search(len(l.windows), func(i int) bool { return l.windows[i].w >= w })
+	if i < len(l.windows) && l.windows[i].w == w {
+		return &l.windows[i].fit, true
 	}
 	return nil, false
 }
 
-// estimateAt returns, for the counter value xd nominal ns from the
-// domain's first anchor, the host instants [lo, hi] at which the
-// constant-rate fits of the two windows around it allow the counter to
-// have read it, blended by its position between the windows' centres, and
-// the counter rate error (ppb) of their central lines. ok is false when no
-// window has a fit.
-func (p *Placer) estimateAt(ds *domainState, xd DeviceNanos) (lo, hi HostNanos, rate PPB, ok bool) {
-	if len(ds.windows) == 0 {
-		return 0, 0, 0, false
-	}
-	x := int64(xd)
-	type est struct{ lo, hi, k int64 }
-	at := func(w int64) (est, bool) {
-		fit, ok := ds.window(w)
+// levelEst is what one level's fits allow at a counter value: host
+// instants [lo, hi] and the central lines' host rate (1e-12).
+type levelEst struct{ lo, hi, k int64 }
+
+// at returns level l's estimate at x: the fits of the two windows around
+// it, blended by x's position between their centres, or the one of them
+// that has a fit. ok is false when neither has one; feasible says whether
+// every fit taken admits a constant rate through all its anchors.
+func (l *estLevel) at(x int64) (e levelEst, ok, feasible bool) {
+	get := func(w int64) (levelEst, bool, bool) {
+		fit, ok := l.window(w)
 		if !ok {
-			return est{}, false
+			return levelEst{}, false, false
 		}
-		l, h, k, ok := fit.at(x)
+		lo, hi, k, ok := fit.at(x)
 		if !ok {
-			return est{}, false
+			return levelEst{}, false, false
 		}
-		return est{lo: l, hi: h, k: k}, true
+		return levelEst{lo: lo, hi: hi, k: k}, true, fit.feasible
 	}
-	h := ds.step
-	j := floorDiv(x, h) // c lies in windows j−1 and j
-	e1, ok1 := at(j - 1)
-	e2, ok2 := at(j)
-	var e est
+	h := l.step
+	j := floorDiv(x, h) // x lies in windows j−1 and j
+	e1, ok1, f1 := get(j - 1)
+	e2, ok2, f2 := get(j)
 	switch {
 	case ok1 && ok2:
 		// Window j−1 is centred on j·h, window j on (j+1)·h.
@@ -126,24 +160,57 @@ func (p *Placer) estimateAt(ds *domainState, xd DeviceNanos) (lo, hi HostNanos, 
 		e.lo, oks[0] = blend(e1.lo, e2.lo, false)
 		e.hi, oks[1] = blend(e1.hi, e2.hi, true)
 		e.k, oks[2] = blend(e1.k, e2.k, false)
-		if oks != [3]bool{true, true, true} {
-			return 0, 0, 0, false
-		}
+		return e, oks == [3]bool{true, true, true}, f1 && f2
 	case ok1:
-		e = e1
+		return e1, true, f1
 	case ok2:
-		e = e2
-	default:
-		// Outside every window with a fit: the nearest one, extrapolated
-		// (there is one: ds.windows is not empty).
-		i := sort.Search(len(ds.windows), func(i int) bool { return ds.windows[i].w >= j })
-		switch {
-		case i == len(ds.windows):
-			i--
-		case i > 0 && absU(ds.windows[i-1].w-j) <= absU(ds.windows[i].w-j):
-			i--
+		return e2, true, f2
+	}
+	return levelEst{}, false, false
+}
+
+// nearest returns the estimate at x of level l's window nearest to it,
+// extrapolated (ok false when the level has none).
+func (l *estLevel) nearest(x int64) (levelEst, bool) {
+	if len(l.windows) == 0 {
+		return levelEst{}, false
+	}
+	j := floorDiv(x, l.step)
+	i := sort.Search(len(l.windows), func(i int) bool { return l.windows[i].w >= j })
+	switch {
+	case i == len(l.windows):
+		i--
+	case i > 0 && absU(l.windows[i-1].w-j) <= absU(l.windows[i].w-j):
+		i--
+	}
+	lo, hi, k, ok := l.windows[i].fit.at(x)
+	return levelEst{lo: lo, hi: hi, k: k}, ok
+}
+
+// estimateAt returns, for the counter value xd nominal ns from the
+// domain's first anchor, the host instants [lo, hi] at which the
+// constant-rate fits around it allow the counter to have read it, and the
+// counter rate error (ppb) of their central lines: from the coarsest level
+// whose fits there each admit one rate through all their anchors, else
+// from the finest level with a fit there (its minimax lines), else
+// extrapolated from the coarsest level's nearest window. ok is false when
+// no window has a fit.
+func (p *Placer) estimateAt(ds *domainState, xd DeviceNanos) (lo, hi HostNanos, rate PPB, ok bool) {
+	x := int64(xd)
+	var e levelEst
+	found := false
+	for li := range ds.levels {
+		le, ok, feasible := ds.levels[li].at(x)
+		if !ok {
+			continue
 		}
-		if e, ok = at(ds.windows[i].w); !ok {
+		e, found = le, true
+		if feasible {
+			break
+		}
+	}
+	if !found {
+		if e, found = ds.levels[0].nearest(x); !found {
 			return 0, 0, 0, false
 		}
 	}

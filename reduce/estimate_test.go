@@ -27,7 +27,7 @@ func TestEstimateWindowsSparse(t *testing.T) {
 	ds := p.domains[dom]
 	ds.prepare()
 	p.prepareEstimate(ds)
-	if n := len(ds.windows); n == 0 || n > 8 {
+	if n := len(ds.levels[0].windows); n == 0 || n > 8 {
 		t.Fatalf("%d windows, want a handful", n)
 	}
 	for _, sec := range []int64{0, 5, 5400, 10800, 20000} {
@@ -66,7 +66,7 @@ func TestEstimateWindowsFarAnchor(t *testing.T) {
 				t.Fatalf("far anchor %d: %v", far, err)
 			}
 		}
-		if n := len(p.domains[dom].windows); n > 2 {
+		if n := len(p.domains[dom].levels[0].windows); n > 2 {
 			t.Errorf("far anchor %d: %d windows", far, n)
 		}
 	}

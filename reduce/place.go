@@ -75,10 +75,10 @@ const (
 	DefaultMaxRateError PPB = 100_000
 	// DefaultRateStability is how far the rate error may move over the
 	// anchors one rate estimate is made from: 0.05 ppm.
-	DefaultRateStability PPB = 50
+	DefaultRateStability PPB = 10_000
 	// DefaultRateHorizon is the span of anchors (centred on the mapped
 	// counter value) a rate estimate is made from: 60 s.
-	DefaultRateHorizon HostNanos = 60_000_000_000
+	DefaultRateHorizon HostNanos = 2_000_000_000
 	// DefaultNeighbours is the largest number of anchors on each side of a
 	// mapped counter value whose evidence is intersected.
 	DefaultNeighbours = 64
@@ -221,15 +221,18 @@ type domainState struct {
 	scanKeys
 	jointScratch
 	rates rateMemo
+	// aside are the anchors set aside (aside.go).
+	aside []SetAside
 }
 
 // domainEstimate is a domain's constant-rate estimate (estimate.go): the
-// central line of every window and the windows' step in nominal ns, with
-// the storage the fits reuse (and keep their hulls in) and the brackets
-// of one window.
+// fits of every level's windows, with the storage the fits reuse (and
+// keep their hulls in) and the brackets of one window.
 type domainEstimate struct {
-	windows  []estWindow
-	step     int64
+	levels [len(estimateSteps)]estLevel
+	// estBase is the first anchor's counter value when the levels were
+	// fitted.
+	estBase  Cycles
 	fits     fitScratch
 	brackets []bracket
 }
@@ -352,15 +355,22 @@ func (ds *domainState) prepare() {
 	ds.keyLo, ds.keyHi = 1, 0 // no range's: the next scan sets its own
 }
 
-// horizon returns the anchors [L, R) within half the rate horizon of c.
+// horizon returns the anchors [L, R) a run at c is placed by: those
+// within half the rate horizon of c, and at least the nearest
+// horizonSide on each side of it.
 func (ds *domainState) horizon(c Cycles) (L, R int) {
 	half := ds.half
 	lc := c - min(c, half)
 	hc := c + min(Unset-c, half)
 	L = lowerBound(ds.anchors, lc)
 	R = L + sort.Search(len(ds.anchors)-L, func(i int) bool { return ds.anchors[L+i].cyc > hc })
-	return L, R
+	pos := lowerBound(ds.anchors, c)
+	return min(L, max(pos-horizonSide, 0)), max(R, min(pos+horizonSide, len(ds.anchors)))
 }
+
+// horizonSide is how many anchors on each side of a run its horizon
+// holds at least, however far they are.
+const horizonSide = 2
 
 // rateBlock is the granularity, in anchors, of the rate estimate's
 // anchors when the horizon holds many.
@@ -936,8 +946,7 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 			ds.prepare()
 			p.prepareEstimate(ds)
 		}
-		L, R := ds.horizon(run.Origin)
-		r, err := p.rate(ds, L, R)
+		ev, err := p.anchorEvidenceAside(ds, run)
 		if err != nil {
 			var ie *InconsistencyError
 			if errors.As(err, &ie) {
@@ -945,29 +954,10 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 			}
 			return Mapping{}, err
 		}
-		rate = r
-		var iv interval
-		used := 0
-		xc, ok := nominal(ds.base, run.Origin, ds.freq)
-		if ok {
-			q := ratiosOf(rate)
-			iv, used = p.anchorInterval(ds, run.Origin, xc, &q)
-		}
-		if used > 0 {
-			// The joint intersection pays where the anchors leave the
-			// origin loose (sparse or wide anchors); where they already
-			// pin it within polygonFrom it adds nothing measurable.
-			if iv.hi-iv.lo > polygonFrom {
-				if err := p.polygon(ds, run.Origin, xc, L, R, &rate, &iv); err != nil {
-					var ie *InconsistencyError
-					if errors.As(err, &ie) {
-						ie.Domain = run.Domain
-					}
-					return Mapping{}, err
-				}
-			}
-			estLo, estHi, estRate, hasEst = p.estimateAt(ds, xc)
-			origin = iv
+		rate = ev.rate
+		if ev.used > 0 {
+			estLo, estHi, estRate, hasEst = p.estimateAt(ds, ev.xc)
+			origin = ev.iv
 			method = Aligned
 		} else {
 			why |= CauseOriginFar

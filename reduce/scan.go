@@ -68,18 +68,19 @@ type keyBounds struct {
 	ok           bool
 }
 
-// anchorInterval intersects the intervals the domain's anchors near c allow
-// for the host instant at which the counter read c, xc nominal ns from the
-// domain's first anchor.
-func (p *Placer) anchorInterval(ds *domainState, c Cycles, xc DeviceNanos, q *rateRatios) (interval, int) {
+// anchorInterval intersects the intervals the domain's anchors near c
+// allow for the host instant at which the counter read c, xc nominal ns
+// from the domain's first anchor: up to the neighbours on each side,
+// among the anchors [L, R) of c's horizon.
+func (p *Placer) anchorInterval(ds *domainState, c Cycles, xc DeviceNanos, q *rateRatios, L, R int) (interval, int) {
 	as := ds.anchors
 	s := anchorScan{as: as, xc: xc, tick: ds.tick, q: q, fast: q.fast(), iv: unbounded()}
 	pos := lowerBound(as, c)
 	if s.fast && q.lo.den <= q.hi.den && len(ds.keys) == len(as) {
 		s.keyed(ds)
 	}
-	s.side(behind, pos-1, min(pos, p.cfg.neighbours))
-	s.side(ahead, pos, min(len(as)-pos, p.cfg.neighbours))
+	s.side(behind, pos-1, min(pos-L, p.cfg.neighbours))
+	s.side(ahead, pos, min(R-pos, p.cfg.neighbours))
 	return s.iv, s.used
 }
 

@@ -8,16 +8,16 @@ import (
 
 // plainInterval is anchorInterval without the keys: every anchor tried,
 // nearest first, until one says stop.
-func plainInterval(ds *domainState, c Cycles, xc DeviceNanos, q *rateRatios, neighbours int) (interval, int) {
+func plainInterval(ds *domainState, c Cycles, xc DeviceNanos, q *rateRatios, neighbours, L, R int) (interval, int) {
 	as := ds.anchors
 	s := anchorScan{as: as, xc: xc, tick: ds.tick, q: q, fast: q.fast(), iv: unbounded()}
 	pos := lowerBound(as, c)
-	for i, n := pos-1, 0; i >= 0 && n < neighbours; i, n = i-1, n+1 {
+	for i, n := pos-1, 0; i >= L && n < neighbours; i, n = i-1, n+1 {
 		if !s.try(&as[i]) {
 			break
 		}
 	}
-	for i, n := pos, 0; i < len(as) && n < neighbours; i, n = i+1, n+1 {
+	for i, n := pos, 0; i < R && n < neighbours; i, n = i+1, n+1 {
 		if !s.try(&as[i]) {
 			break
 		}
@@ -103,8 +103,9 @@ func TestAnchorScanIsPlainScan(t *testing.T) {
 				if !ok {
 					continue
 				}
-				want, wantUsed := plainInterval(ds, c, xc, &q, p.cfg.neighbours)
-				got, gotUsed := p.anchorInterval(ds, c, xc, &q)
+				L, R := ds.horizon(c)
+				want, wantUsed := plainInterval(ds, c, xc, &q, p.cfg.neighbours, L, R)
+				got, gotUsed := p.anchorInterval(ds, c, xc, &q, L, R)
 				if got != want || gotUsed != wantUsed {
 					t.Fatalf("trial %d, rates [%d, %d], c=%d: scan = %+v (%d used), trying every anchor = %+v (%d used)",
 						trial, rr.lo, rr.hi, c, got, gotUsed, want, wantUsed)

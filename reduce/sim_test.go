@@ -20,11 +20,21 @@ type simClock struct {
 	drift  float64 // rate error, fraction
 	wander float64 // amplitude of the rate error's oscillation, fraction
 	period float64 // ns
+	// steps, when set, replace drift: the rate error is steps[i] over
+	// [i·stepEvery, (i+1)·stepEvery) ns (plus the wander), stepInteg[i]
+	// the device ns at the step's start.
+	steps     []float64
+	stepEvery float64
+	stepInteg []float64 // ∫(1+ε) up to the start of step i
 }
 
 func (c simClock) at(t HostNanos) Cycles {
 	x := float64(t)
 	integ := x + c.drift*x
+	if c.steps != nil {
+		i := min(max(int(math.Floor(x/c.stepEvery)), 0), len(c.steps)-1)
+		integ = c.stepInteg[i] + (x-float64(i)*c.stepEvery)*(1+c.steps[i])
+	}
 	if c.wander != 0 {
 		integ += c.wander * c.period / (2 * math.Pi) * (1 - math.Cos(2*math.Pi*x/c.period))
 	}
@@ -50,7 +60,11 @@ type regime struct {
 	// torn drops the anchor of that ordinal (1-based; 2 drops the second).
 	torn int
 	// runs caps the number of runs (0: as many as fit).
-	runs int
+	runs      int
+	// stepEvery, when set, redraws the rate error every stepEvery ns,
+	// uniform in drift ± stepAmp.
+	stepAmp   float64
+	stepEvery HostNanos
 	// omit leaves phases out of some runs: config_validate, arena_wire
 	// and sm_reset are not stamped in every other run, post_orch in every
 	// third.
@@ -88,6 +102,20 @@ func uniform(r *rand.Rand, lo, hi HostNanos) HostNanos {
 func simulate(rg regime, seed uint64) simData {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	clk := simClock{freq: rg.freq, c0: float64(rg.freq) * 3600 * 5, drift: rg.drift, wander: rg.wander, period: float64(17 * s)}
+	if rg.stepEvery > 0 {
+		r := rand.New(rand.NewPCG(seed, 0x57e9))
+		clk.steps = make([]float64, int((rg.length+s)/rg.stepEvery)+1)
+		for i := range clk.steps {
+			clk.steps[i] = rg.drift + (r.Float64()*2-1)*rg.stepAmp
+		}
+		clk.stepEvery = float64(rg.stepEvery)
+		clk.stepInteg = make([]float64, len(clk.steps))
+		acc := 0.0
+		for i := range clk.steps {
+			clk.stepInteg[i] = acc
+			acc += clk.stepEvery * (1 + clk.steps[i])
+		}
+	}
 	var d simData
 	const host0 = HostNanos(1_000_000_000_000) // the host clock's reading at t = 0
 	nAnchor := 0
@@ -316,6 +344,34 @@ func leastSquares(anchors []Anchor, rr simRun, weighted bool, c, wall *collector
 		cyc := float64(run.Origin) - x0 + float64(sp.TS)*float64(anchors[0].DevFreq)/1e9
 		pick(c, wall, sp).add(HostNanos(math.Round(y0+alpha+beta*cyc)), -1, rr.truth[k])
 	}
+}
+
+// leastSquaresNearest is a hindsight reference for a rate that changes:
+// the least-squares line through the window midpoints of the k anchors
+// nearest the run's runner_run start in host time, before and after it.
+// It publishes no bound.
+func leastSquaresNearest(anchors []Anchor, rr simRun, k int, c, wall *collector) {
+	run := rr.run
+	if len(anchors) < 2 {
+		c.na += len(run.Spans)
+		return
+	}
+	h := run.RunnerRun.Start
+	i := sort.Search(len(anchors), func(j int) bool { return anchors[j].HostNs >= h })
+	lo, hi := i, i
+	for hi-lo < min(k, len(anchors)) {
+		switch {
+		case lo == 0:
+			hi++
+		case hi == len(anchors):
+			lo--
+		case h-anchors[lo-1].HostNs < anchors[hi].HostNs-h:
+			lo--
+		default:
+			hi++
+		}
+	}
+	leastSquares(anchors[lo:hi], rr, false, c, wall)
 }
 
 // nearestAnchor maps through the anchor nearest in counter value with the
