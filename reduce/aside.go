@@ -168,6 +168,7 @@ func (p *Placer) anchorEvidence(ds *domainState, run Run) (anchorEvidence, error
 	ev.xc = xc
 	q := ratiosOf(ev.rate)
 	ev.iv, ev.used = p.anchorInterval(ds, run.Origin, xc, &q, L, R)
+	ev.used += p.farInterval(ds, xc, L, R, &ev.iv)
 	if ev.used == 0 {
 		return ev, nil
 	}
@@ -241,14 +242,14 @@ func (p *Placer) refitAround(ds *domainState, a anchorRec) {
 		j := floorDiv(x, l.step)
 		for _, w := range []int64{j - 1, j} {
 			i, ok := slices.BinarySearchFunc(l.windows, w, func(e estWindow, w int64) int { return cmp.Compare(e.w, w) })
-			fit, fok := p.fitWindow(ds, l.step, w, n)
+			win, fok := p.fitWindow(ds, l.step, w, n)
 			switch {
 			case ok && fok:
-				l.windows[i].fit = fit
+				l.windows[i] = win
 			case ok:
 				l.windows = slices.Delete(l.windows, i, i+1)
 			case fok:
-				l.windows = slices.Insert(l.windows, i, estWindow{w: w, fit: fit})
+				l.windows = slices.Insert(l.windows, i, win)
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 // from the domain's first anchor.
 type estWindow struct {
 	w   int64
+	n   int // anchors
 	fit centralFit
 }
 
@@ -56,9 +57,9 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 	}
 }
 
-// fitWindow returns the fit of window w of step h over the first n
-// anchors (ok false when it has none).
-func (p *Placer) fitWindow(ds *domainState, h, w int64, n int) (centralFit, bool) {
+// fitWindow returns window w of step h over the first n anchors (ok false
+// when it has no fit).
+func (p *Placer) fitWindow(ds *domainState, h, w int64, n int) (estWindow, bool) {
 	lo, hi := w*h, satAdd(satAdd(w*h, h), h)
 	i := sort.Search(n, func(i int) bool { return int64(ds.anchors[i].x) >= lo })
 	bs := ds.brackets[:0]
@@ -67,7 +68,8 @@ func (p *Placer) fitWindow(ds *domainState, h, w int64, n int) (centralFit, bool
 		bs = append(bs, bracket{x: int64(a.x), lo: int64(a.lo), hi: int64(a.hi), index: int(a.index)})
 	}
 	ds.brackets = bs[:0]
-	return fitCentral(bs, p.cfg.maxRate, &ds.fits)
+	fit, ok := fitCentral(bs, p.cfg.maxRate, &ds.fits)
+	return estWindow{w: w, n: len(bs), fit: fit}, ok
 }
 
 // fitWindows appends to ws the fits of the windows of step h that hold
@@ -99,7 +101,7 @@ func (p *Placer) fitWindows(ds *domainState, ws []estWindow, h int64, n int) []e
 			bs = append(bs, bracket{x: x, lo: int64(a.lo), hi: int64(a.hi), index: int(a.index)})
 		}
 		if fit, ok := fitCentral(bs, p.cfg.maxRate, &ds.fits); ok {
-			ws = append(ws, estWindow{w: w, fit: fit})
+			ws = append(ws, estWindow{w: w, n: len(bs), fit: fit})
 		}
 		// The next window starts at the first anchor in [(w+1)·h,
 		// (w+2)·h), or at the next anchor beyond this window.
@@ -114,11 +116,11 @@ func (p *Placer) fitWindows(ds *domainState, ws []estWindow, h int64, n int) []e
 	return ws
 }
 
-// window returns the fit of window w of level l, if it has one.
-func (l *estLevel) window(w int64) (*centralFit, bool) {
+// window returns window w of level l, if it has a fit.
+func (l *estLevel) window(w int64) (*estWindow, bool) {
 	i := sort.Search(len(l.windows), func(i int) bool { return l.windows[i].w >= w })
 	if i < len(l.windows) && l.windows[i].w == w {
-		return &l.windows[i].fit, true
+		return &l.windows[i], true
 	}
 	return nil, false
 }
@@ -127,26 +129,31 @@ func (l *estLevel) window(w int64) (*centralFit, bool) {
 // instants [lo, hi] and the central lines' host rate (1e-12).
 type levelEst struct{ lo, hi, k int64 }
 
+// minFit is how many anchors a window below the coarsest level holds at
+// least to be taken: fewer admit a constant rate whatever the clock did.
+const minFit = 4
+
 // at returns level l's estimate at x: the fits of the two windows around
 // it, blended by x's position between their centres, or the one of them
 // that has a fit. ok is false when neither has one; feasible says whether
-// every fit taken admits a constant rate through all its anchors.
-func (l *estLevel) at(x int64) (e levelEst, ok, feasible bool) {
-	get := func(w int64) (levelEst, bool, bool) {
-		fit, ok := l.window(w)
+// every fit taken admits a constant rate through all its anchors, and
+// least is the fewest anchors of a window taken.
+func (l *estLevel) at(x int64) (e levelEst, ok, feasible bool, least int) {
+	get := func(w int64) (levelEst, bool, bool, int) {
+		win, ok := l.window(w)
 		if !ok {
-			return levelEst{}, false, false
+			return levelEst{}, false, false, 0
 		}
-		lo, hi, k, ok := fit.at(x)
+		lo, hi, k, ok := win.fit.at(x)
 		if !ok {
-			return levelEst{}, false, false
+			return levelEst{}, false, false, 0
 		}
-		return levelEst{lo: lo, hi: hi, k: k}, true, fit.feasible
+		return levelEst{lo: lo, hi: hi, k: k}, true, win.fit.feasible, win.n
 	}
 	h := l.step
 	j := floorDiv(x, h) // x lies in windows j−1 and j
-	e1, ok1, f1 := get(j - 1)
-	e2, ok2, f2 := get(j)
+	e1, ok1, f1, n1 := get(j - 1)
+	e2, ok2, f2, n2 := get(j)
 	switch {
 	case ok1 && ok2:
 		// Window j−1 is centred on j·h, window j on (j+1)·h.
@@ -160,13 +167,13 @@ func (l *estLevel) at(x int64) (e levelEst, ok, feasible bool) {
 		e.lo, oks[0] = blend(e1.lo, e2.lo, false)
 		e.hi, oks[1] = blend(e1.hi, e2.hi, true)
 		e.k, oks[2] = blend(e1.k, e2.k, false)
-		return e, oks == [3]bool{true, true, true}, f1 && f2
+		return e, oks == [3]bool{true, true, true}, f1 && f2, min(n1, n2)
 	case ok1:
-		return e1, true, f1
+		return e1, true, f1, n1
 	case ok2:
-		return e2, true, f2
+		return e2, true, f2, n2
 	}
-	return levelEst{}, false, false
+	return levelEst{}, false, false, 0
 }
 
 // nearest returns the estimate at x of level l's window nearest to it,
@@ -191,23 +198,34 @@ func (l *estLevel) nearest(x int64) (levelEst, bool) {
 // domain's first anchor, the host instants [lo, hi] at which the
 // constant-rate fits around it allow the counter to have read it, and the
 // counter rate error (ppb) of their central lines: from the coarsest level
-// whose fits there each admit one rate through all their anchors, else
-// from the finest level with a fit there (its minimax lines), else
+// whose fits there each admit one rate through all their anchors (below
+// the coarsest, windows of minFit anchors or more); where none does, from
+// the finest level whose windows there hold minFit anchors, through their
+// minimax lines, else from the coarsest level with a fit there; else
 // extrapolated from the coarsest level's nearest window. ok is false when
 // no window has a fit.
 func (p *Placer) estimateAt(ds *domainState, xd DeviceNanos) (lo, hi HostNanos, rate PPB, ok bool) {
 	x := int64(xd)
-	var e levelEst
-	found := false
+	var e, coarse levelEst
+	found, haveCoarse := false, false
 	for li := range ds.levels {
-		le, ok, feasible := ds.levels[li].at(x)
+		le, ok, feasible, least := ds.levels[li].at(x)
 		if !ok {
+			continue
+		}
+		if !haveCoarse {
+			coarse, haveCoarse = le, true
+		}
+		if li > 0 && least < minFit {
 			continue
 		}
 		e, found = le, true
 		if feasible {
 			break
 		}
+	}
+	if !found {
+		e, found = coarse, haveCoarse
 	}
 	if !found {
 		if e, found = ds.levels[0].nearest(x); !found {

@@ -355,22 +355,16 @@ func (ds *domainState) prepare() {
 	ds.keyLo, ds.keyHi = 1, 0 // no range's: the next scan sets its own
 }
 
-// horizon returns the anchors [L, R) a run at c is placed by: those
-// within half the rate horizon of c, and at least the nearest
-// horizonSide on each side of it.
+// horizon returns the anchors [L, R) within half the rate horizon of c:
+// those the rate stability relates to the rate at c.
 func (ds *domainState) horizon(c Cycles) (L, R int) {
 	half := ds.half
 	lc := c - min(c, half)
 	hc := c + min(Unset-c, half)
 	L = lowerBound(ds.anchors, lc)
 	R = L + sort.Search(len(ds.anchors)-L, func(i int) bool { return ds.anchors[L+i].cyc > hc })
-	pos := lowerBound(ds.anchors, c)
-	return min(L, max(pos-horizonSide, 0)), max(R, min(pos+horizonSide, len(ds.anchors)))
+	return L, R
 }
-
-// horizonSide is how many anchors on each side of a run its horizon
-// holds at least, however far they are.
-const horizonSide = 2
 
 // rateBlock is the granularity, in anchors, of the rate estimate's
 // anchors when the horizon holds many.
@@ -1020,11 +1014,19 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 		return m, nil
 	}
 	m.Origin, m.Rate = midpoint(origin.lo, origin.hi), rate.mid()
-	if lo, hi := max(estLo, origin.lo), min(estHi, origin.hi); hasEst && lo <= hi {
+	if hasEst {
 		// The middle of what both the constant-rate fit and the rigorous
-		// evidence allow; where they do not meet, the constant rate is
-		// contradicted and the rigorous interval's middle stands.
-		m.Origin = midpoint(lo, hi)
+		// evidence allow; where they do not meet, the end of the rigorous
+		// interval nearest the fit.
+		lo, hi := max(estLo, origin.lo), min(estHi, origin.hi)
+		switch {
+		case lo <= hi:
+			m.Origin = midpoint(lo, hi)
+		case estHi < origin.lo:
+			m.Origin = origin.lo
+		default:
+			m.Origin = origin.hi
+		}
 		m.Rate = min(max(estRate, rate.lo), rate.hi)
 	}
 	m.origin, m.rate, m.slack = origin, rate, slack

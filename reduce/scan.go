@@ -84,6 +84,26 @@ func (p *Placer) anchorInterval(ds *domainState, c Cycles, xc DeviceNanos, q *ra
 	return s.iv, s.used
 }
 
+// farSide is how many anchors on each side beyond a run's rate horizon
+// farInterval takes.
+const farSide = 2
+
+// farInterval intersects iv with what the nearest farSide anchors on each
+// side beyond the horizon [L, R) allow through the maximum rate error
+// alone (the stability says nothing of the rate that far), and returns
+// how many it used.
+func (p *Placer) farInterval(ds *domainState, xc DeviceNanos, L, R int, iv *interval) int {
+	rho := p.cfg.maxRate
+	q := ratiosOf(rateRange{lo: -rho, hi: rho})
+	s := anchorScan{as: ds.anchors, xc: xc, tick: ds.tick, q: &q, fast: q.fast(), iv: *iv}
+	for i := L - 1; i >= max(L-farSide, 0) && s.try(&ds.anchors[i]); i-- {
+	}
+	for i := R; i < min(R+farSide, len(ds.anchors)) && s.try(&ds.anchors[i]); i++ {
+	}
+	*iv = s.iv
+	return s.used
+}
+
 // anchorScan is anchorInterval's intersection so far.
 type anchorScan struct {
 	as   []anchorRec

@@ -60,7 +60,7 @@ type regime struct {
 	// torn drops the anchor of that ordinal (1-based; 2 drops the second).
 	torn int
 	// runs caps the number of runs (0: as many as fit).
-	runs      int
+	runs int
 	// stepEvery, when set, redraws the rate error every stepEvery ns,
 	// uniform in drift ± stepAmp.
 	stepAmp   float64

@@ -60,6 +60,13 @@ type Config struct {
 	// DriftPPM ppm fast, rank 1's drift varies slowly (period driftPeriod)
 	// between -DriftPPM and +DriftPPM. Real counters stay within 100 ppm.
 	DriftPPM float64
+	// Rate makes every rank's counter rate change with host time around
+	// its drift, each rank with draws of its own (see RateChange).
+	Rate RateChange
+	// AnchorPerLaunch has every rank read a device clock anchor just
+	// before each of its runs: a window of 1–40 µs ending a few µs before
+	// its runner_run starts (as well as any every AnchorEvry).
+	AnchorPerLaunch bool
 	// HugeIDs uses inv and hid values above 2^63, pids near the int32 limit
 	// and tids near the int64 limit.
 	HugeIDs bool
@@ -116,11 +123,11 @@ type Damage struct {
 }
 
 const (
-	sparseAnchorEvry = 2_000_000_000 // ns between device anchors with SparseAnchors
-	sparseIdle       = 1_000_000_000 // idle ns after every fourth round with SparseAnchors
-	driftPeriod      = 8_000_000_000 // ns, the period of rank 1's varying drift
-	logStart         = 5_000_000_000 // host ns of the first round
-	hugeInvBase      = 1<<64 - 1<<20 // inv before the first with HugeIDs, above 2^63
+	sparseAnchorEvry = 2_000_000_000   // ns between device anchors with SparseAnchors
+	sparseIdle       = 1_000_000_000   // idle ns after every fourth round with SparseAnchors
+	driftPeriod      = 128_000_000_000 // ns, the period of rank 1's varying drift: at 100 ppm it moves by under 10 ppm in 2 s
+	logStart         = 5_000_000_000   // host ns of the first round
+	hugeInvBase      = 1<<64 - 1<<20   // inv before the first with HugeIDs, above 2^63
 )
 
 // rank is one simulated chip child.
@@ -131,37 +138,27 @@ type rank struct {
 	freq   uint64  // counter Hz
 	offset uint64  // counter value at host time 0
 	drift  float64 // rate error, for the simulation only
-	wobble float64 // amplitude of a slowly varying rate error (DriftPPM)
 	handle uint64  // pthread handle in log prefixes
+	// clk, when set, is the counter instead of offset and drift: a rate
+	// that changes (Config.Rate, DriftPPM's varying rank).
+	clk *rateClock
 }
 
 // counterAt is the rank's counter value at host time h (the simulation's
 // truth; the generator may use floating point, the converter may not).
 func (r *rank) counterAt(h int64) uint64 {
-	if r.wobble == 0 {
-		return r.offset + uint64(float64(h)*float64(r.freq)/1e9*(1+r.drift))
+	if r.clk != nil {
+		return r.clk.at(h)
 	}
-	return r.offset + uint64((float64(h)*(1+r.drift)+r.wobbled(float64(h)))*float64(r.freq)/1e9)
-}
-
-// wobbled is the device ns the varying rate error adds by host time h: the
-// integral of -wobble*cos(2π(t-logStart)/driftPeriod) from 0 to h.
-func (r *rank) wobbled(h float64) float64 {
-	w := 2 * math.Pi / driftPeriod
-	return -r.wobble / w * (math.Sin(w*(h-logStart)) + math.Sin(w*logStart))
+	return r.offset + uint64(float64(h)*float64(r.freq)/1e9*(1+r.drift))
 }
 
 // hostAt is the host time at which the counter reads c.
 func (r *rank) hostAt(c uint64) int64 {
-	if r.wobble == 0 {
-		return int64(float64(c-r.offset) * 1e9 / float64(r.freq) / (1 + r.drift))
+	if r.clk != nil {
+		return r.clk.hostAt(c)
 	}
-	x := float64(c-r.offset) * 1e9 / float64(r.freq)
-	h := x / (1 + r.drift)
-	for range 4 { // converges by a factor of wobble each time
-		h = (x - r.wobbled(h)) / (1 + r.drift)
-	}
-	return int64(h)
+	return int64(float64(c-r.offset) * 1e9 / float64(r.freq) / (1 + r.drift))
 }
 
 // runtimeNs converts cycles to ns as the runtime does: a truncating double
@@ -479,7 +476,17 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) (err error
 	g.ranks = len(ranks)
 	if cfg.DriftPPM != 0 {
 		ranks[0].drift = cfg.DriftPPM * 1e-6
-		ranks[1].drift, ranks[1].wobble = 0, cfg.DriftPPM*1e-6
+		ranks[1].drift = 0
+		ranks[1].clk = newRateClock(ranks[1].freq, ranks[1].offset, 0, RateChange{WanderPPM: cfg.DriftPPM, WanderPeriod: driftPeriod}, cfg.Seed^0xd71f7)
+	}
+	if cfg.Rate.On() {
+		for i, r := range ranks {
+			rc := cfg.Rate
+			if r.clk != nil {
+				rc.WanderPPM, rc.WanderPeriod = r.clk.change.WanderPPM, r.clk.change.WanderPeriod
+			}
+			r.clk = newRateClock(r.freq, r.offset, r.drift*1e6, rc, cfg.Seed^uint64(0x7a7e0000+i))
+		}
 	}
 	id := newIDs(cfg, ranks)
 	l3 := id.l3
@@ -706,6 +713,14 @@ func (g *generator) chipRun(r *rank, inv uint64, hid uint64, round int, slot, st
 	}
 	lead := 20_000 + g.rnd.Int64N(300_000) // host enqueue before the device starts
 	devStart := rrStart + lead
+	if g.cfg.AnchorPerLaunch {
+		// The runtime reads the counter before it launches: a window
+		// inside runner_run, ending before the device starts.
+		win := 1_000 + g.rnd2.Int64N(min(39_000, lead-3_000))
+		host := rrStart + 500
+		read := host + g.rnd2.Int64N(win+1)
+		g.deviceAnchor(host+win, r.handle, strace.DeviceAnchor{Pid: r.pid, Tid: r.tid, Dev: r.dev, HostNS: host, WindowNS: win, DevCyc: r.counterAt(read), DevFreq: r.freq})
+	}
 	// The device stamps in cycles.
 	c0 := r.counterAt(devStart)
 	cyc := func(ns int64) uint64 { return uint64(float64(ns) * float64(r.freq) / 1e9) }
