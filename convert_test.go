@@ -409,8 +409,13 @@ func TestInconsistentAnchorsAreReported(t *testing.T) {
 			}
 		}
 	}
-	if !found || len(sum.Notes) == 0 {
-		t.Error("no slice or note says the anchors disagree")
+	if !found || len(d.Conflicts) == 0 || d.Conflicts[0].Runs != d.Inconsists {
+		t.Errorf("no slice or conflict says the anchors disagree: %+v", d.Conflicts)
+	}
+	var text bytes.Buffer
+	sum.WriteText(&text)
+	if c := strings.Count(text.String(), "in conflict, placed by containment alone"); c != len(d.Conflicts) {
+		t.Errorf("the summary names %d conflicts, want one line for each of %d:\n%s", c, len(d.Conflicts), text.String())
 	}
 }
 

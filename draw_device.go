@@ -3,6 +3,7 @@ package phasetrace
 import (
 	"cmp"
 	"errors"
+	"maps"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -27,6 +28,13 @@ type deviceDrawer struct {
 	counters            *counterSet
 	freq                map[reduce.Domain]reduce.Hz
 	devices             map[reduce.Domain]*DeviceSummary
+	// anchorAt is where each anchor added to the placer is, by domain in
+	// the order added (0 for a calibration sample's); asideSeen how many
+	// anchors the placer had set aside at the last run; conflicts the
+	// runs whose evidence conflicted, by domain and kind.
+	anchorAt  map[reduce.Domain][]linePos
+	asideSeen int
+	conflicts map[conflictKey]*PlacementConflict
 	// Reused for each run: its device spans, their lanes and its
 	// placement.
 	devSpans []reduce.DeviceSpan
@@ -39,11 +47,13 @@ func (dv *deviceDrawer) buildPlacer(scan *scanResult, cal []loadedCalibration) {
 	dv.containOnly = reduce.NewPlacer(dv.placement...)
 	dv.freq = map[reduce.Domain]reduce.Hz{}
 	dv.devices = map[reduce.Domain]*DeviceSummary{}
+	dv.anchorAt = map[reduce.Domain][]linePos{}
 	for _, d := range sortedDomains(scan.anchors) {
 		unconfirmed := dv.unconfirmedJoins(scan, d)
+		at := scan.anchorAt[d]
 		for i, a := range scan.anchors[d] {
-			if !unconfirmed[i] {
-				dv.addAnchor(a)
+			if !unconfirmed[i] && dv.addAnchor(a) && i < len(at) {
+				dv.anchorAt[d] = append(dv.anchorAt[d], dv.led.pos(at[i]))
 			}
 		}
 	}
@@ -119,8 +129,9 @@ func (dv *deviceDrawer) unconfirmedJoins(scan *scanResult, d reduce.Domain) map[
 	return out
 }
 
-// addAnchor adds a device clock anchor to the placer.
-func (dv *deviceDrawer) addAnchor(a strace.DeviceAnchor) {
+// addAnchor adds a device clock anchor to the placer and reports whether
+// it took it.
+func (dv *deviceDrawer) addAnchor(a strace.DeviceAnchor) bool {
 	d := reduce.Domain{Pid: a.Pid, Dev: a.Dev}
 	err := dv.placer.AddAnchor(d, reduce.Anchor{
 		HostNs: reduce.HostNanos(a.HostNS), WindowNs: reduce.HostNanos(a.WindowNS),
@@ -128,10 +139,11 @@ func (dv *deviceDrawer) addAnchor(a strace.DeviceAnchor) {
 	})
 	if err != nil {
 		dv.led.note("anchor", "clock anchor of %v at host %d ns not used: %v", d, a.HostNS, err)
-		return
+		return false
 	}
 	dv.freq[d] = reduce.Hz(a.DevFreq)
 	dv.deviceSummary(d).Anchors++
+	return true
 }
 
 func sortedDomains[V any](m map[reduce.Domain]V) []reduce.Domain {
@@ -215,11 +227,12 @@ func (dv *deviceDrawer) run(k invKey, root, runner *heldSpan, spans []heldSpan, 
 			err = dv.placer.PlaceInto(pl, run)
 		}
 	}
+	dv.noteSetAside()
 	var generic Reason // the summary's reason for reduce's causes, when the slices carry a detailed one
 	if errors.Is(err, reduce.ErrInconsistent) {
 		ds.Inconsists++
 		generic = ReasonAnchorsDisagree
-		dv.led.note("inconsistent", "run pid=%d inv=%d: %v; placed by containment alone", k.pid, k.inv, err)
+		dv.conflict(run.Domain, k, err, "placed by containment alone")
 		why := "clock anchors disagree with containment: " + strings.TrimPrefix(err.Error(), "reduce: ")
 		err = dv.containOnly.PlaceInto(pl, run)
 		pl.Reason = why
@@ -235,7 +248,7 @@ func (dv *deviceDrawer) run(k invKey, root, runner *heldSpan, spans []heldSpan, 
 		reason := ReasonNoConsistentPlacement
 		switch {
 		case errors.As(err, &ie):
-			dv.led.note("inconsistent", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
+			dv.conflict(run.Domain, k, err, "its device spans not drawn")
 		case !composed:
 			reason = ReasonNotCarried
 			dv.led.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
@@ -572,9 +585,73 @@ func bumpPlacement(m *ReasonCounts, causes reduce.Cause, generic, wallWhy Reason
 	}
 }
 
+// noteSetAside counts the anchors the placer set aside since the last
+// run, each with its position.
+func (dv *deviceDrawer) noteSetAside() {
+	if dv.placer.SetAsideCount() == dv.asideSeen {
+		return
+	}
+	all := dv.placer.SetAside()
+	for _, a := range all[dv.asideSeen:] {
+		dv.led.notDrawn(ReasonDeviceAnchorSetAside, dv.anchorPos(a), a.Domain.String()+" dev_cyc="+strconv.FormatUint(uint64(a.DevCyc), 10)+": conflicts with "+a.Conflict.String(), 1)
+	}
+	dv.asideSeen = len(all)
+}
+
+// anchorPos is where an anchor set aside is (0 for a calibration sample).
+func (dv *deviceDrawer) anchorPos(a reduce.SetAside) linePos {
+	if at := dv.anchorAt[a.Domain]; a.Index < len(at) {
+		return at[a.Index]
+	}
+	return 0
+}
+
+// conflictKey groups the runs of a domain whose evidence conflicted.
+type conflictKey struct {
+	d                reduce.Domain
+	between, outcome string
+}
+
+// conflict counts run k of domain d, whose evidence conflicted (err, an
+// *reduce.InconsistencyError), with the others of its kind.
+func (dv *deviceDrawer) conflict(d reduce.Domain, k invKey, err error, outcome string) {
+	between := "the evidence"
+	var ie *reduce.InconsistencyError
+	if errors.As(err, &ie) {
+		a, b := ie.Low.Kind.String(), ie.High.Kind.String()
+		between = min(a, b) + " and " + max(a, b)
+	}
+	key := conflictKey{d, between, outcome}
+	c := dv.conflicts[key]
+	if c == nil {
+		if dv.conflicts == nil {
+			dv.conflicts = map[conflictKey]*PlacementConflict{}
+		}
+		c = &PlacementConflict{Between: between, Outcome: outcome,
+			First: "run pid=" + itoa(int64(k.pid)) + " inv=" + strconv.FormatUint(k.inv, 10) + ": " + strings.TrimPrefix(err.Error(), "reduce: "+d.String()+": ")}
+		dv.conflicts[key] = c
+	}
+	c.Runs++
+}
+
 // summaries returns the device clock domains' summaries, finished, by
 // domain.
 func (dv *deviceDrawer) summaries() []DeviceSummary {
+	for _, ds := range dv.devices {
+		ds.AnchorsSetAside, ds.Conflicts = nil, nil
+	}
+	for _, a := range dv.placer.SetAside() {
+		ds := dv.deviceSummary(a.Domain)
+		ds.AnchorsSetAside = append(ds.AnchorsSetAside, AnchorSetAside{At: dv.led.fileLine(dv.anchorPos(a)), DevCyc: uint64(a.DevCyc), Conflict: a.Conflict.String(), Runs: a.Runs})
+	}
+	keys := slices.Collect(maps.Keys(dv.conflicts))
+	slices.SortFunc(keys, func(a, b conflictKey) int {
+		return cmp.Or(cmp.Compare(a.d.Pid, b.d.Pid), cmp.Compare(a.d.Dev, b.d.Dev), cmp.Compare(a.between, b.between), cmp.Compare(a.outcome, b.outcome))
+	})
+	for _, k := range keys {
+		ds := dv.deviceSummary(k.d)
+		ds.Conflicts = append(ds.Conflicts, *dv.conflicts[k])
+	}
 	var out []DeviceSummary
 	for _, d := range sortedDomains(dv.devices) {
 		ds := dv.devices[d]

@@ -84,6 +84,7 @@ const (
 	ReasonDeviceNoEvidence      Reason = "device_spans_no_host_evidence"
 	ReasonDeviceBuffers         Reason = "device_buffers_do_not_reduce"
 	ReasonDeviceAnchorJoined    Reason = "device_anchor_joined_contradicted"
+	ReasonDeviceAnchorSetAside  Reason = "device_anchor_set_aside"
 	ReasonTruncation            Reason = "truncation_clamped"
 	ReasonNoConsistentPlacement Reason = "no_consistent_placement"
 	ReasonNotCarried            Reason = "not_carried_to_dispatching_host"
@@ -197,6 +198,7 @@ var reasonTexts = map[Reason]string{
 	ReasonDeviceNoEvidence:      "device spans with no host evidence to place them",
 	ReasonDeviceBuffers:         "device-phase buffers that do not reduce",
 	ReasonDeviceAnchorJoined:    "device clock anchors joined to the next record on their line whose dev_freq the other anchors of their device contradict",
+	ReasonDeviceAnchorSetAside:  "device clock anchors set aside: each conflicted with its device's other anchors, which place the runs without it",
 	ReasonTruncation:            "device boundary within the runtime's ns truncation (2 ns) of its neighbour's: clamped to it",
 	ReasonNoConsistentPlacement: "no placement consistent with its host windows",
 	ReasonNotCarried:            "not carried onto the dispatching host's axis",
@@ -206,7 +208,7 @@ var reasonTexts = map[Reason]string{
 	ReasonNoOrigin:             "no origin_cyc on device_wall",
 	ReasonOriginFar:            "origin_cyc too far from every anchor",
 	ReasonNoRunnerRun:          "no runner_run window",
-	ReasonAnchorsDisagree:      "clock anchors disagree with containment (see the notes)",
+	ReasonAnchorsDisagree:      "clock anchors disagree with containment (see the device's conflicts)",
 	ReasonDeviceWallDevRange:   "device_wall's dev= is out of range",
 	ReasonDeviceWallNoDev:      "device_wall names no dev=",
 	ReasonPlacementUnexplained: "placed without a reason the converter knows (see the slices' placement_reason)",

@@ -233,6 +233,32 @@ type DeviceSummary struct {
 	Bound      BoundStats `json:"bound_ns"`
 	WallBound  BoundStats `json:"device_wall_bound_ns"`
 	Inconsists int64      `json:"inconsistent_runs,omitempty"`
+	// AnchorsSetAside are the clock anchors placement set aside, each
+	// because it conflicted with the device's other anchors (one line of
+	// the summary each); Conflicts the runs whose evidence conflicted all
+	// the same, counted by the two kinds of evidence in conflict.
+	AnchorsSetAside []AnchorSetAside    `json:"anchors_set_aside,omitempty"`
+	Conflicts       []PlacementConflict `json:"conflicts,omitempty"`
+}
+
+// AnchorSetAside is a device clock anchor set aside (reduce.SetAside):
+// where it is, its counter reading, the evidence it conflicted with, and
+// how many runs were placed without it among their anchors.
+type AnchorSetAside struct {
+	At       string `json:"at"`
+	DevCyc   uint64 `json:"dev_cyc"`
+	Conflict string `json:"conflict"`
+	Runs     int64  `json:"runs"`
+}
+
+// PlacementConflict counts the runs of a device whose placement evidence
+// conflicted between the same two kinds of evidence (Between), and says
+// what became of them (Outcome) and which was the first.
+type PlacementConflict struct {
+	Between string `json:"between"`
+	Outcome string `json:"outcome"`
+	Runs    int64  `json:"runs"`
+	First   string `json:"first"`
 }
 
 // BoundStats is the distribution of the published placement bounds of the
@@ -430,6 +456,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 		}
 		for _, r := range d.ContainedReasons.byText() {
 			fmt.Fprintf(&b, "    %d spans: contained: %s\n", d.ContainedReasons[r], r.Text())
+		}
+		for _, a := range d.AnchorsSetAside {
+			fmt.Fprintf(&b, "    clock anchor at %s (dev_cyc=%d) set aside: it conflicts with %s; %s placed without it\n", a.At, a.DevCyc, a.Conflict, count(a.Runs, "run"))
+		}
+		for _, c := range d.Conflicts {
+			fmt.Fprintf(&b, "    %s: %s in conflict, %s (the first: %s)\n", count(c.Runs, "run"), c.Between, c.Outcome, c.First)
 		}
 	}
 	writeHosts(&b, s.Hosts)

@@ -82,6 +82,9 @@ type scanResult struct {
 	threads map[threadKey]*threadInfo
 	procs   map[int32]*procInfo
 	anchors map[reduce.Domain][]strace.DeviceAnchor
+	// anchorAt is where each anchor is in its log (parallel to anchors):
+	// an anchor placement sets aside is counted with its position.
+	anchorAt map[reduce.Domain][]strace.Pos
 	// joined are the device anchors read joined to the next record on
 	// their line, by domain (device.go confirms them).
 	joined map[reduce.Domain][]joinedAnchor
@@ -124,9 +127,10 @@ type scanResult struct {
 
 func newScan() *scanResult {
 	return &scanResult{
-		threads: map[threadKey]*threadInfo{},
-		procs:   map[int32]*procInfo{},
-		anchors: map[reduce.Domain][]strace.DeviceAnchor{},
+		threads:  map[threadKey]*threadInfo{},
+		procs:    map[int32]*procInfo{},
+		anchors:  map[reduce.Domain][]strace.DeviceAnchor{},
+		anchorAt: map[reduce.Domain][]strace.Pos{},
 
 		anchorInput: map[reduce.Domain][]int{},
 		wallInput:   map[int32][]int{},
@@ -284,6 +288,7 @@ func (s *scanResult) scanRecord(rec *strace.Record) {
 		a := rec.DeviceAnchor
 		d := reduce.Domain{Pid: a.Pid, Dev: a.Dev}
 		s.anchors[d] = append(s.anchors[d], a)
+		s.anchorAt[d] = append(s.anchorAt[d], rec.Pos)
 		s.anchorInput[d] = append(s.anchorInput[d], s.input)
 		if rec.Joined {
 			if s.joined == nil {

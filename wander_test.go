@@ -220,3 +220,66 @@ func TestPlacementDriftEveryRankAligned(t *testing.T) {
 		})
 	}
 }
+
+// TestBadAnchorIsSetAside moves one device clock anchor of a generated log
+// 1 ms off its read (a host window that does not bracket it): that anchor
+// is set aside, counted once with its position, and every run is still
+// placed by the others, within its bound.
+func TestBadAnchorIsSetAside(t *testing.T) {
+	cfg := wanderingLog()
+	cfg.Rounds, cfg.Ranks = 60, 2
+	log, truth := generatedWithTruth(cfg)
+	// The 40th anchor line of pid 4200: host_ns 1 ms later.
+	lines := strings.SplitAfter(string(log), "\n")
+	n, line := 0, 0
+	for i, l := range lines {
+		if strings.Contains(l, "[CLOCK_ANCHOR] v=2") && strings.Contains(l, " pid=4200 ") {
+			if n++; n == 40 {
+				f := strings.Fields(l[strings.Index(l, "host_ns="):])[0]
+				var h int64
+				fmt.Sscanf(f, "host_ns=%d", &h)
+				lines[i] = strings.Replace(l, f, fmt.Sprintf("host_ns=%d", h+1_000_000), 1)
+				line = i + 1
+				break
+			}
+		}
+	}
+	if line == 0 {
+		t.Fatal("no 40th anchor")
+	}
+	bad := strings.Join(lines, "")
+	tr, sum, _ := convert(t, []phasetrace.Input{phasetrace.Bytes("bad.log", []byte(bad))})
+	var d *phasetrace.DeviceSummary
+	for i := range sum.Devices {
+		if sum.Devices[i].Pid == 4200 {
+			d = &sum.Devices[i]
+		}
+	}
+	if d == nil || len(d.AnchorsSetAside) != 1 || d.AnchorsSetAside[0].At != fmt.Sprintf("bad.log:%d", line) || d.AnchorsSetAside[0].Runs == 0 {
+		t.Fatalf("set aside: %+v", d)
+	}
+	if d.Contained != 0 || d.Unaligned != 0 || len(d.Conflicts) != 0 {
+		t.Errorf("device summary %+v: want every span aligned", d)
+	}
+	if got := sum.NotDrawn[phasetrace.ReasonDeviceAnchorSetAside]; got != 1 {
+		t.Errorf("%d anchors counted set aside, want 1", got)
+	}
+	var text strings.Builder
+	sum.WriteText(&text)
+	if c := strings.Count(text.String(), "set aside: it conflicts with"); c != 1 || !strings.Contains(text.String(), fmt.Sprintf("bad.log:%d", line)) {
+		t.Errorf("the summary says it %d times:\n%s", c, text.String())
+	}
+	for _, s := range tr.Slices {
+		if !strings.HasPrefix(s.Name, devicePrefix+".") {
+			continue
+		}
+		inv, _ := argOf(s, "inv")
+		bound, _ := argOf(s, "bound_ns")
+		tk, _ := tr.Track(s.Track)
+		parent, _ := tr.Track(tk.Parent)
+		proc, _ := tr.Track(parent.Parent)
+		if want, ok := truth[truthKey{proc.Pid, inv.(uint64), s.Name}]; ok && abs(s.TS-want) > bound.(int64) {
+			t.Errorf("%s pid %d inv %v: error %d ns over its bound %v", s.Name, proc.Pid, inv, abs(s.TS-want), bound)
+		}
+	}
+}

@@ -37,18 +37,13 @@ const maxAside = 64
 // most.
 const maxAsideTries = 4
 
-// SetAside returns the anchors the Placer has set aside so far, by domain
-// and then in the order they were added.
-func (p *Placer) SetAside() []SetAside {
-	var out []SetAside
-	for _, ds := range p.domains {
-		out = append(out, ds.aside...)
-	}
-	slices.SortFunc(out, func(a, b SetAside) int {
-		return cmp.Or(cmp.Compare(a.Domain.Pid, b.Domain.Pid), cmp.Compare(a.Domain.Dev, b.Domain.Dev), cmp.Compare(a.Index, b.Index))
-	})
-	return out
-}
+// SetAside returns the anchors the Placer has set aside so far, in the
+// order it set them aside.
+func (p *Placer) SetAside() []SetAside { return slices.Clone(p.aside) }
+
+// SetAsideCount returns how many anchors the Placer has set aside so far:
+// len(SetAside()), without a copy.
+func (p *Placer) SetAsideCount() int { return len(p.aside) }
 
 // anchorEvidence is what a domain's anchors say of a run: the rate range
 // at its origin, the origin's interval and how many anchors it used
@@ -92,7 +87,8 @@ func (p *Placer) anchorEvidenceAside(ds *domainState, run Run) (anchorEvidence, 
 				if !slices.Contains(evidenceAnchors(ie.Low), idx) {
 					other = ie.Low
 				}
-				ds.aside = append(ds.aside, SetAside{Domain: run.Domain, Index: idx, DevCyc: a.cyc, Lo: a.lo, Hi: a.hi, Conflict: other})
+				ds.aside = append(ds.aside, len(p.aside))
+				p.aside = append(p.aside, SetAside{Domain: run.Domain, Index: idx, DevCyc: a.cyc, Lo: a.lo, Hi: a.hi, Conflict: other})
 				p.refitAround(ds, a)
 				ev, err, found = ev2, err2, true
 				break
@@ -106,9 +102,9 @@ func (p *Placer) anchorEvidenceAside(ds *domainState, run Run) (anchorEvidence, 
 	if err == nil && len(ds.aside) > 0 && ev.used > 0 {
 		L, R := ds.horizon(run.Origin)
 		lo, hi := ds.anchors[max(L, 0)].cyc, ds.anchors[max(R-1, 0)].cyc
-		for i := range ds.aside {
-			if c := ds.aside[i].DevCyc; lo <= c && c <= hi {
-				ds.aside[i].Runs++
+		for _, i := range ds.aside {
+			if c := p.aside[i].DevCyc; lo <= c && c <= hi {
+				p.aside[i].Runs++
 			}
 		}
 	}

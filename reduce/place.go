@@ -146,6 +146,26 @@ const (
 	EvidenceJointRate                         // the nearest anchors taken jointly with the rate (the rate at the run)
 )
 
+func (k EvidenceKind) String() string {
+	switch k {
+	case EvidenceAnchor:
+		return "a clock anchor"
+	case EvidenceRunnerRun:
+		return "the runner_run window"
+	case EvidenceRate:
+		return "a rate bound"
+	case EvidenceEnclosing:
+		return "an enclosing host window"
+	case EvidenceBracket:
+		return "a bracket"
+	case EvidenceJoint:
+		return "the nearest anchors jointly"
+	case EvidenceJointRate:
+		return "the nearest anchors' joint rate"
+	}
+	return "unknown evidence"
+}
+
 // Evidence is one constraint and the interval it allows (host ns, for the
 // run's origin unless it is a rate constraint, in ppb).
 type Evidence struct {
@@ -221,8 +241,9 @@ type domainState struct {
 	scanKeys
 	jointScratch
 	rates rateMemo
-	// aside are the anchors set aside (aside.go).
-	aside []SetAside
+	// aside are the anchors set aside (aside.go), as indices into the
+	// Placer's list.
+	aside []int
 }
 
 // domainEstimate is a domain's constant-rate estimate (estimate.go): the
@@ -290,6 +311,7 @@ func (m *rateMemo) of(l, r int, estimate func() (rateRange, error)) (rateRange, 
 type Placer struct {
 	cfg     config
 	domains map[Domain]*domainState
+	aside   []SetAside           // every domain's anchors set aside, in the order set aside
 	reasons map[reasonKey]string // the texts of Mapping.Reason made so far
 }
 
