@@ -18,11 +18,20 @@
 //	-size N           about how long the log is: 100MB, 1GB, 512KiB, 0.5GB or plain bytes (default 100MB)
 //	-ranks N          chip ranks, at least 2 (default 2); ranks past the second run plainly
 //	-seed N           the seed everything is drawn from (default 99)
-//	-anchors DUR      host time between device clock anchors, such as 100ms or 1s; 0: none (default 100ms)
+//	-anchors DUR      host time between device clock anchors, such as 100ms or 1s; 0: none;
+//	                  launch: one read just before every run (default 100ms)
 //	-sparse-anchors   anchors only every 2 s, and an idle second after every fourth round
-//	-drift-ppm F      the ranks' counter drift: rank 0 F ppm fast, rank 1 varying within ±F ppm
-//	                  (default 0: the generator's own, 23 and -41 ppm); with -remote, the
-//	                  remote machines' clock drift, alternately +F and -F ppm
+//	-drift-ppm F      the ranks' counter drift, -100 to 100: rank 0 F ppm fast, rank 1 wandering
+//	                  slowly within ±F ppm (default 0: the generator's own, 23 and -41 ppm, and
+//	                  7 ppm more for each further rank, within ±60); with -remote, the remote
+//	                  machines' clock drift, alternately +F and -F ppm
+//	-rate-steps PPM   every counter's rate drawn anew every -rate-step-every (default 2s) within
+//	                  ±PPM of its drift, as a host clock NTP slews does
+//	-rate-wander PPM  every counter's rate wandering along a sine of ±PPM around its drift,
+//	                  period -rate-wander-period (default 60s), as a warming crystal does
+//	                  (the two together at most 40 ppm, or 100 less |F|: every counter within
+//	                  100 ppm; the converter's model assumes the rate moves by at most 10 ppm
+//	                  within 2 s, so steps past ±5 ppm want strace2perfetto -rate-stability)
 //	-pipelined        rank 0 binds run N+1 while run N is on the device (default true; -pipelined=false: off)
 //	-remote N         a dispatching host's log and the logs of N remote machines (needs -o FILE)
 //	-damage KIND      damage the log as real logs are damaged (see below; kinds of the log may be
@@ -205,8 +214,10 @@ type config struct {
 	ranks     int
 	seed      uint64
 	anchors   time.Duration
+	perLaunch bool // -anchors launch
 	sparse    bool
 	driftPPM  float64
+	rate      stracetest.RateChange
 	pipelined bool
 	remote    int
 	damage    []damage // kinds of the log
@@ -231,9 +242,22 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 	})
 	fs.IntVar(&cfg.ranks, "ranks", cfg.ranks, "chip ranks, at least 2")
 	fs.Uint64Var(&cfg.seed, "seed", def.Seed, "the seed everything is drawn from")
-	fs.DurationVar(&cfg.anchors, "anchors", time.Duration(def.AnchorEvry), "host time between device clock anchors; 0: none")
+	cfg.anchors = time.Duration(def.AnchorEvry)
+	fs.Func("anchors", "host time between device clock anchors, such as 100ms (0: none), or launch: one before every run (default 100ms)", func(v string) error {
+		if v == "launch" {
+			cfg.anchors, cfg.perLaunch = 0, true
+			return nil
+		}
+		d, err := time.ParseDuration(v)
+		cfg.anchors, cfg.perLaunch = d, false
+		return err
+	})
 	fs.BoolVar(&cfg.sparse, "sparse-anchors", def.SparseAnchors, "device anchors only every 2 s, and an idle second after every fourth round")
 	fs.Float64Var(&cfg.driftPPM, "drift-ppm", def.DriftPPM, "the ranks' counter drift in ppm, rank 0's constant, rank 1's varying (0: the generator's own); with -remote, the machines' clocks' (alternately + and -)")
+	fs.Float64Var(&cfg.rate.StepPPM, "rate-steps", 0, "every counter's rate drawn anew every -rate-step-every within ±`PPM` of its drift")
+	fs.Func("rate-step-every", "host time between the rate's steps (default 2s; whole 100 ms)", durationNs(&cfg.rate.StepEvery))
+	fs.Float64Var(&cfg.rate.WanderPPM, "rate-wander", 0, "every counter's rate wandering along a sine of ±`PPM` around its drift")
+	fs.Func("rate-wander-period", "the wander's period (default 60s)", durationNs(&cfg.rate.WanderPeriod))
 	fs.BoolVar(&cfg.pipelined, "pipelined", def.Pipelined, "rank 0 binds run N+1 while run N is on the device")
 	fs.IntVar(&cfg.remote, "remote", 0, "write a dispatching host's log and the logs of `N` remote machines")
 	fs.Func("damage", "damage the log as real logs are damaged: `KIND`, see above", func(v string) error {
@@ -293,15 +317,21 @@ func (cfg *config) check(args []string, set map[string]bool) error {
 		return fmt.Errorf("-ranks %d: want at least 2", cfg.ranks)
 	case cfg.anchors < 0:
 		return fmt.Errorf("-anchors %v: want 0 (none) or more", cfg.anchors)
-	case math.IsNaN(cfg.driftPPM) || math.Abs(cfg.driftPPM) > 1e5:
-		return fmt.Errorf("-drift-ppm %v: want -100000 to 100000 (real counters stay within 100)", cfg.driftPPM)
+	case math.IsNaN(cfg.driftPPM) || math.Abs(cfg.driftPPM) > maxPPM:
+		return fmt.Errorf("-drift-ppm %v: want -100 to 100 (real counters stay within 100 ppm, as the converter assumes)", cfg.driftPPM)
+	case math.IsNaN(cfg.rate.StepPPM) || math.IsNaN(cfg.rate.WanderPPM) || cfg.rate.StepPPM < 0 || cfg.rate.WanderPPM < 0 ||
+		cfg.rate.MaxPPM() > maxPPM-max(math.Abs(cfg.driftPPM), stracetest.MaxRankDriftPPM):
+		return fmt.Errorf("-rate-steps %v, -rate-wander %v: want each 0 or more, together at most %v ppm (every counter within 100 ppm)",
+			cfg.rate.StepPPM, cfg.rate.WanderPPM, maxPPM-max(math.Abs(cfg.driftPPM), stracetest.MaxRankDriftPPM))
+	case cfg.rate.StepEvery < 0 || cfg.rate.WanderPeriod < 0:
+		return errors.New("-rate-step-every and -rate-wander-period: want more than 0")
 	case cfg.remote < 0 || cfg.remote > 1000:
 		return fmt.Errorf("-remote %d: want 0 to 1000 machines", cfg.remote)
 	case cfg.gzDamage != "" && !cfg.gz:
 		return errors.New("-damage of a .gz needs -gz")
 	}
 	if cfg.remote > 0 {
-		for _, f := range []string{"damage", "ranks", "sparse-anchors", "pipelined"} {
+		for _, f := range []string{"damage", "ranks", "sparse-anchors", "pipelined", "rate-steps", "rate-step-every", "rate-wander", "rate-wander-period"} {
 			if set[f] {
 				return fmt.Errorf("-%s does not apply with -remote", f)
 			}
@@ -311,6 +341,22 @@ func (cfg *config) check(args []string, set map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// maxPPM is the largest rate error a generated counter or clock has: real
+// ones stay within 100 ppm, the placement model's maximum.
+const maxPPM = 100
+
+// durationNs is a flag's value: a duration, as ns, more than 0.
+func durationNs(ns *int64) func(string) error {
+	return func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err == nil && d <= 0 {
+			err = errors.New("want more than 0")
+		}
+		*ns = d.Nanoseconds()
+		return err
+	}
 }
 
 // sizeRE is a size: a number and an optional unit.
@@ -388,6 +434,7 @@ func logConfig(cfg *config) stracetest.Config {
 	gen := stracetest.Realistic(0)
 	gen.Seed, gen.Ranks, gen.AnchorEvry = cfg.seed, cfg.ranks, cfg.anchors.Nanoseconds()
 	gen.SparseAnchors, gen.DriftPPM, gen.Pipelined = cfg.sparse, cfg.driftPPM, cfg.pipelined
+	gen.AnchorPerLaunch, gen.Rate = cfg.perLaunch, cfg.rate
 	for _, d := range cfg.damage {
 		d.set(&gen)
 	}

@@ -93,6 +93,15 @@ func TestFlags(t *testing.T) {
 	if cfg, _ := parse([]string{"-gz", "-damage", "corrupt-data"}, &bytes.Buffer{}); cfg == nil || cfg.gzDamage != "corrupt data" {
 		t.Errorf("-damage corrupt-data: %+v", cfg)
 	}
+	// A clock whose rate changes, read before every launch.
+	cfg, _ = parse([]string{"-ranks", "4", "-anchors", "launch", "-rate-steps", "5", "-rate-step-every", "3s", "-rate-wander", "2", "-rate-wander-period", "20s"}, &bytes.Buffer{})
+	if cfg == nil {
+		t.Fatal("rate flags: usage error")
+	}
+	gen = logConfig(cfg)
+	if !gen.AnchorPerLaunch || gen.AnchorEvry != 0 || gen.Rate != (stracetest.RateChange{StepPPM: 5, StepEvery: 3e9, WanderPPM: 2, WanderPeriod: 20e9}) {
+		t.Errorf("-anchors launch and the rate flags: %+v", gen)
+	}
 }
 
 // Usage errors exit 2 and write nothing; -h exits 0 and lists every kind.
@@ -100,7 +109,9 @@ func TestUsageErrors(t *testing.T) {
 	dir := chdir(t)
 	for _, args := range [][]string{
 		{"-damage", "nope"}, {"-damage", "joined,nope"}, {"-damage", "half"}, {"-gz", "-damage", "half,joined"},
-		{"-o", "out.log", "-damage", "nope"}, {"-size", "lots"}, {"-size", "-1"}, {"-ranks", "1"}, {"-anchors", "-1s"}, {"-bogus"}, {"extra"},
+		{"-o", "out.log", "-damage", "nope"}, {"-size", "lots"}, {"-size", "-1"}, {"-ranks", "1"}, {"-anchors", "-1s"}, {"-anchors", "often"}, {"-bogus"}, {"extra"},
+		{"-drift-ppm", "101"}, {"-rate-steps", "41"}, {"-rate-steps", "30", "-rate-wander", "11"}, {"-drift-ppm", "80", "-rate-steps", "21"}, {"-rate-steps", "-1"},
+		{"-rate-step-every", "0s"}, {"-rate-wander-period", "-1s"},
 		{"-remote", "2"}, {"-remote", "2", "-o", "-"}, {"-remote", "2", "-o", "r.log", "-ranks", "3"},
 		{"-remote", "2", "-o", "r.log", "-damage", "joined"}, {"-remote", "-1", "-o", "r.log"},
 	} {

@@ -122,6 +122,12 @@ type Damage struct {
 	Unterminated bool
 }
 
+// MaxRankDriftPPM bounds the drift the generator gives a rank of its own
+// (without DriftPPM): 7 ppm more for each rank past the second, wrapping
+// within ±MaxRankDriftPPM, so that with any RateChange of at most 40 ppm
+// every counter stays within the 100 ppm real counters keep to.
+const MaxRankDriftPPM = 60
+
 const (
 	sparseAnchorEvry = 2_000_000_000   // ns between device anchors with SparseAnchors
 	sparseIdle       = 1_000_000_000   // idle ns after every fourth round with SparseAnchors
@@ -471,7 +477,7 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) (err error
 	for i := 2; i < cfg.Ranks; i++ {
 		pid := 4400 + 100*int32(i-2)
 		ranks = append(ranks, &rank{pid: pid, tid: int64(pid), dev: int32(i), freq: 100_000_000, offset: 3_000_000_000_000 * uint64(i),
-			drift: float64(i) * 7e-6, handle: 0x7f3a2d7ff640 + uint64(i-2)<<20})
+			drift: float64((i*7+MaxRankDriftPPM)%(2*MaxRankDriftPPM)-MaxRankDriftPPM) * 1e-6, handle: 0x7f3a2d7ff640 + uint64(i-2)<<20})
 	}
 	g.ranks = len(ranks)
 	if cfg.DriftPPM != 0 {
