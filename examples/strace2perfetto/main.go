@@ -23,6 +23,9 @@
 //	-compress N                deflate the trace at zlib level N, 1 (fastest) to 9 (smallest); 0: off (default 6)
 //	-window A:B                draw only the slices that meet [A, B): see Windows below
 //	-split N                   write the trace as parts of at most N slices each and an overview: see Big logs below
+//	-max-rate-error PPM        the largest rate error of a device counter against the host clock placement assumes (default 100)
+//	-rate-stability PPM        how far placement lets a counter's rate move within -rate-horizon (default 10): see Clocks below
+//	-rate-horizon DUR          the host time -rate-stability holds over (default 2s)
 //	-strict                    exit 3 when the logs did not read clean (Summary.Clean)
 //	-q                         no summary on stderr
 //	-open                      after converting, open the trace in ui.perfetto.dev (see below)
@@ -41,6 +44,18 @@
 // taken back). The summary printed to stderr says what
 // was read, what was lost and why, how device spans were placed and where
 // the trace is. Progress is shown on large inputs when stderr is a terminal.
+//
+// # Clocks
+//
+// Device phases are placed on the host timeline through the clock anchors,
+// each with a bound that holds under the placement model's assumptions
+// (package reduce, "Published bounds"): by default that the counter's rate
+// error against the host clock stays within 100 ppm and moves by at most
+// 10 ppm within 2 s of host time — what a host clock NTP slews or a
+// crystal warming up does. On a clock known to be steadier (no NTP slewing
+// CLOCK_MONOTONIC, a device at temperature), -rate-stability 0.05
+// -rate-horizon 60s makes bounds about ten times tighter; if the clock
+// moves more than the flags say, the bounds published do not hold.
 //
 // # Windows
 //
@@ -155,15 +170,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/examples/internal/cli"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/open"
+	"github.com/phasetrace/phasetrace/reduce"
 )
 
 //go:embed sample.log
@@ -253,6 +271,34 @@ type command struct {
 	terminal func() bool
 }
 
+// ppmFlag is a flag's value: a rate in ppm, 0 or more, kept in ppb.
+func ppmFlag(ppb **int64) func(string) error {
+	return func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || f < 0 || f > 500_000 {
+			return errors.New("want ppm, 0 to 500000")
+		}
+		n := int64(math.Round(f * 1000))
+		*ppb = &n
+		return nil
+	}
+}
+
+// placement is the placement model's options the flags ask for.
+func (cfg *config) placement() []reduce.PlacerOption {
+	var po []reduce.PlacerOption
+	if cfg.maxRate != nil {
+		po = append(po, reduce.WithMaxRateError(reduce.PPB(*cfg.maxRate)))
+	}
+	if cfg.stability != nil {
+		po = append(po, reduce.WithRateStability(reduce.PPB(*cfg.stability)))
+	}
+	if cfg.horizon != nil {
+		po = append(po, reduce.WithRateHorizon(reduce.HostNanos(*cfg.horizon)))
+	}
+	return po
+}
+
 // stdinIsTerminal reports whether standard input is a terminal: with no
 // LOG the command reads standard input unless it is one.
 func (c *command) stdinIsTerminal() bool {
@@ -287,6 +333,9 @@ type config struct {
 	window *phasetrace.Window
 	// split is the most slices a part holds (-split; 0: one trace).
 	split int
+	// The placement model's assumptions, where given (-max-rate-error,
+	// -rate-stability in ppb, -rate-horizon in ns).
+	maxRate, stability, horizon *int64
 }
 
 type remoteWorker struct {
@@ -343,6 +392,17 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 		}
 		cfg.split = n
 		return nil
+	})
+	fs.Func("max-rate-error", "the largest rate error of a device counter against the host clock the placement assumes, in `ppm` (default 100)", ppmFlag(&cfg.maxRate))
+	fs.Func("rate-stability", "how far the placement lets a counter's rate move within -rate-horizon, in `ppm` (default 10); a steady clock (host clock not slewed) may take 0.05 with -rate-horizon 60s for bounds ten times tighter", ppmFlag(&cfg.stability))
+	fs.Func("rate-horizon", "the host time over which -rate-stability holds (default 2s)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err == nil && d <= 0 {
+			err = errors.New("want more than 0")
+		}
+		ns := d.Nanoseconds()
+		cfg.horizon = &ns
+		return err
 	})
 	fs.StringVar(&cfg.summaryJSON, "summary-json", "", "write the conversion summary as JSON to `file`, - for standard output")
 	fs.IntVar(&cfg.compress, "compress", perfetto.DefaultCompressionLevel, "deflate the trace at zlib `level`, 1 (fastest) to 9 (smallest); 0: off")
@@ -651,6 +711,9 @@ func (c *command) options(ctx context.Context, cfg *config, records []phasetrace
 	}
 	if cfg.window != nil {
 		opts = append(opts, phasetrace.WithWindowOf(*cfg.window))
+	}
+	if po := cfg.placement(); len(po) > 0 {
+		opts = append(opts, phasetrace.WithPlacement(po...))
 	}
 	if isTerminal(c.stderr) && !cfg.quiet {
 		total := int64(0)

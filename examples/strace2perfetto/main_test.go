@@ -200,6 +200,9 @@ func TestErrors(t *testing.T) {
 		{[]string{"-o", "-", "-summary-json", "-"}, exitUsage, "both name standard output"},
 		{[]string{"-o", "a.pftrace", "-summary-json", "./a.pftrace", "run.log"}, exitUsage, "are the same file"},
 		{[]string{"-bogus"}, exitUsage, "flag provided but not defined"},
+		{[]string{"-rate-stability", "-1", "run.log"}, exitUsage, "want ppm"},
+		{[]string{"-max-rate-error", "lots", "run.log"}, exitUsage, "want ppm"},
+		{[]string{"-rate-horizon", "0s", "run.log"}, exitUsage, "want more than 0"},
 		{[]string{"run.log", "-o"}, exitUsage, "flag needs an argument"},
 	} {
 		code, _, stderr := runArgs(c.args, strings.NewReader(""))
@@ -212,6 +215,30 @@ func TestErrors(t *testing.T) {
 	}
 	if got := names(t, "."); !slices.Equal(got, []string{"adir", "run.log"}) {
 		t.Errorf("failed runs left %q", got)
+	}
+}
+
+// The placement flags reach the model: a steady clock's assumptions give
+// tighter bounds than the default's, a 100 ppm stability (no rate
+// estimate) wider ones.
+func TestPlacementFlags(t *testing.T) {
+	chdir(t)
+	os.WriteFile("run.log", sample, 0o644)
+	median := func(args ...string) int64 {
+		t.Helper()
+		code, stdout, stderr := runArgs(append(args, "-q", "-o", "run.pftrace", "-summary-json", "-", "run.log"), strings.NewReader(""))
+		if code != exitOK {
+			t.Fatalf("%q: exit %d: %s", args, code, stderr)
+		}
+		var sum phasetrace.Summary
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil || len(sum.Devices) == 0 {
+			t.Fatalf("%q: summary %v %+v", args, err, sum)
+		}
+		return sum.Devices[0].Bound.Median
+	}
+	def, steady, loose := median(), median("-rate-stability", "0.05", "-rate-horizon", "60s"), median("-rate-stability", "200")
+	if !(steady < def && def < loose) {
+		t.Errorf("median bounds: steady %d, default %d, no rate estimate %d: want them in that order", steady, def, loose)
 	}
 }
 
