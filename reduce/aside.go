@@ -171,10 +171,11 @@ func (p *Placer) anchorEvidence(ds *domainState, run Run) (anchorEvidence, error
 	if ev.iv.empty() {
 		return ev, &InconsistencyError{Low: ev.iv.loSrc, High: ev.iv.hiSrc}
 	}
-	// The joint intersection pays where the anchors leave the origin
-	// loose (sparse or wide anchors); where they already pin it within
-	// polygonFrom it adds nothing measurable.
-	if ev.iv.hi-ev.iv.lo > polygonFrom {
+	// The joint intersection pays where the anchors are few and leave the
+	// origin loose; where they already pin it within polygonFrom, or the
+	// horizon holds more than polygonAnchors, it adds a few percent at
+	// most (see polygonAnchors).
+	if ev.iv.hi-ev.iv.lo > polygonFrom && R-L <= polygonAnchors {
 		if err := p.polygon(ds, run.Origin, xc, L, R, &ev.rate, &ev.iv); err != nil {
 			return ev, err
 		}
