@@ -226,20 +226,14 @@ func (p *Placer) refitAround(ds *domainState, a anchorRec) {
 		p.prepareEstimate(ds)
 		return
 	}
-	n := len(ds.anchors)
-	for i, b := range ds.anchors {
-		if !b.xok || absU(int64(b.x)) >= 1<<62 {
-			n = i
-			break
-		}
-	}
+	items := ds.usable()
 	x := int64(a.x)
 	for li := range ds.levels {
 		l := &ds.levels[li]
 		j := floorDiv(x, l.step)
 		for _, w := range []int64{j - 1, j} {
 			i, ok := slices.BinarySearchFunc(l.windows, w, func(e estWindow, w int64) int { return cmp.Compare(e.w, w) })
-			win, fok := p.fitWindow(ds, l.step, w, n)
+			win, fok := fitWindow(items, anchorBracket, l.step, w, p.cfg.maxRate, &ds.fits, &ds.brackets)
 			switch {
 			case ok && fok:
 				l.windows[i] = win

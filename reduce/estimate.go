@@ -32,6 +32,9 @@ type estLevel struct {
 	windows []estWindow
 }
 
+// levels is an estimate's every level, coarsest first.
+type levels [len(estimateSteps)]estLevel
+
 // prepareEstimate fits every estimate window that holds anchors, at every
 // level (see estimateSteps and the package documentation, "Anchors as
 // lines"). Only windows with a fit are kept, in order.
@@ -39,75 +42,92 @@ func (p *Placer) prepareEstimate(ds *domainState) {
 	// The fits of the previous preparation are dropped: their hulls'
 	// storage is reused.
 	ds.fits.kept = ds.fits.kept[:0]
-	// Anchors are sorted by counter value; one whose offset does not fit,
-	// or lies beyond what a fit takes (2^62 ns), ends the usable ones.
-	n := len(ds.anchors)
-	for i, a := range ds.anchors {
-		if !a.xok || absU(int64(a.x)) >= 1<<62 {
-			n = i
-			break
-		}
-	}
-	for li, h := range estimateSteps {
-		ds.levels[li].step = h
-		ds.levels[li].windows = p.fitWindows(ds, ds.levels[li].windows[:0], h, n)
-	}
+	fitLevels(&ds.levels, ds.usable(), anchorBracket, p.cfg.maxRate, &ds.fits, &ds.brackets)
 	if len(ds.anchors) > 0 {
 		ds.estBase = ds.anchors[0].cyc
 	}
 }
 
-// fitWindow returns window w of step h over the first n anchors (ok false
-// when it has no fit).
-func (p *Placer) fitWindow(ds *domainState, h, w int64, n int) (estWindow, bool) {
-	lo, hi := w*h, satAdd(satAdd(w*h, h), h)
-	i := sort.Search(n, func(i int) bool { return int64(ds.anchors[i].x) >= lo })
-	bs := ds.brackets[:0]
-	for ; i < n && int64(ds.anchors[i].x) < hi; i++ {
-		a := ds.anchors[i]
-		bs = append(bs, bracket{x: int64(a.x), lo: int64(a.lo), hi: int64(a.hi), index: int(a.index)})
+// usable returns the anchors a fit takes: sorted by counter value, up to
+// the first whose offset does not fit or lies beyond 2^62 ns.
+func (ds *domainState) usable() []anchorRec {
+	for i, a := range ds.anchors {
+		if !a.xok || absU(int64(a.x)) >= 1<<62 {
+			return ds.anchors[:i]
+		}
 	}
-	ds.brackets = bs[:0]
-	fit, ok := fitCentral(bs, p.cfg.maxRate, &ds.fits)
+	return ds.anchors
+}
+
+// anchorBracket is an anchor as a fit's bracket.
+func anchorBracket(a *anchorRec) bracket {
+	return bracket{x: int64(a.x), lo: int64(a.lo), hi: int64(a.hi), index: int(a.index)}
+}
+
+// fitLevels fits every level's windows of ls over items, sorted by their
+// brackets' x (get), in scratch and with tmp's storage for one window's
+// brackets.
+func fitLevels[T any](ls *levels, items []T, get func(*T) bracket, maxRate PPB, scratch *fitScratch, tmp *[]bracket) {
+	for li, h := range estimateSteps {
+		ls[li].step = h
+		ls[li].windows = fitWindows(ls[li].windows[:0], items, get, h, maxRate, scratch, tmp)
+	}
+}
+
+// fitWindow returns window w of step h over items (ok false when it has
+// no fit).
+func fitWindow[T any](items []T, get func(*T) bracket, h, w int64, maxRate PPB, scratch *fitScratch, tmp *[]bracket) (estWindow, bool) {
+	lo, hi := w*h, satAdd(satAdd(w*h, h), h)
+	i := sort.Search(len(items), func(i int) bool { return get(&items[i]).x >= lo })
+	bs := (*tmp)[:0]
+	for ; i < len(items); i++ {
+		b := get(&items[i])
+		if b.x >= hi {
+			break
+		}
+		bs = append(bs, b)
+	}
+	*tmp = bs[:0]
+	fit, ok := fitCentral(bs, maxRate, scratch)
 	return estWindow{w: w, n: len(bs), fit: fit}, ok
 }
 
 // fitWindows appends to ws the fits of the windows of step h that hold
-// some of the first n anchors.
-func (p *Placer) fitWindows(ds *domainState, ws []estWindow, h int64, n int) []estWindow {
-	bs := ds.brackets[:0]
-	defer func() { ds.brackets = bs[:0] }()
+// some of items.
+func fitWindows[T any](ws []estWindow, items []T, get func(*T) bracket, h int64, maxRate PPB, scratch *fitScratch, tmp *[]bracket) []estWindow {
+	bs := (*tmp)[:0]
+	defer func() { *tmp = bs[:0] }()
+	n := len(items)
 	start, last := 0, int64(-1)
 	for start < n {
 		// The first window after the last one tried that holds
-		// anchors[start]: it lies in windows ⌊x/h⌋−1 and ⌊x/h⌋.
-		w := max(floorDiv(int64(ds.anchors[start].x), h)-1, last+1)
+		// items[start]: it lies in windows ⌊x/h⌋−1 and ⌊x/h⌋.
+		w := max(floorDiv(get(&items[start]).x, h)-1, last+1)
 		last = w
 		lo, mid, hi := w*h, satAdd(w*h, h), satAdd(satAdd(w*h, h), h)
 		bs = bs[:0]
 		next := n
 		for i := start; i < n; i++ {
-			a := ds.anchors[i]
-			x := int64(a.x)
-			if x >= hi {
+			b := get(&items[i])
+			if b.x >= hi {
 				break
 			}
-			if x < lo {
+			if b.x < lo {
 				continue
 			}
-			if x >= mid && next == n {
-				next = i // the first anchor of window w+1
+			if b.x >= mid && next == n {
+				next = i // the first item of window w+1
 			}
-			bs = append(bs, bracket{x: x, lo: int64(a.lo), hi: int64(a.hi), index: int(a.index)})
+			bs = append(bs, b)
 		}
-		if fit, ok := fitCentral(bs, p.cfg.maxRate, &ds.fits); ok {
+		if fit, ok := fitCentral(bs, maxRate, scratch); ok {
 			ws = append(ws, estWindow{w: w, n: len(bs), fit: fit})
 		}
-		// The next window starts at the first anchor in [(w+1)·h,
-		// (w+2)·h), or at the next anchor beyond this window.
+		// The next window starts at the first item in [(w+1)·h,
+		// (w+2)·h), or at the next item beyond this window.
 		if next == n {
 			next = start
-			for next < n && int64(ds.anchors[next].x) < hi {
+			for next < n && get(&items[next]).x < hi {
 				next++
 			}
 		}
@@ -197,19 +217,34 @@ func (l *estLevel) nearest(x int64) (levelEst, bool) {
 // estimateAt returns, for the counter value xd nominal ns from the
 // domain's first anchor, the host instants [lo, hi] at which the
 // constant-rate fits around it allow the counter to have read it, and the
-// counter rate error (ppb) of their central lines: from the coarsest level
-// whose fits there each admit one rate through all their anchors (below
-// the coarsest, windows of minFit anchors or more); where none does, from
-// the finest level whose windows there hold minFit anchors, through their
+// counter rate error (ppb) of their central lines (see levels.at). ok is
+// false when no window has a fit.
+func (p *Placer) estimateAt(ds *domainState, xd DeviceNanos) (lo, hi HostNanos, rate PPB, ok bool) {
+	e, ok := ds.levels.at(int64(xd))
+	if !ok {
+		return 0, 0, 0, false
+	}
+	// Host rate error κ (1e-12) to counter rate error ε (ppb):
+	// ε = −κ/(1+κ).
+	r, ok := mulDiv(-e.k, nsPerSecond, rateScale+e.k, false)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	return HostNanos(e.lo), HostNanos(e.hi), PPB(r), true
+}
+
+// at returns what the levels' fits allow at x: from the coarsest level
+// whose fits there each admit one rate through all their brackets (below
+// the coarsest, windows of minFit brackets or more); where none does, from
+// the finest level whose windows there hold minFit brackets, through their
 // minimax lines, else from the coarsest level with a fit there; else
 // extrapolated from the coarsest level's nearest window. ok is false when
 // no window has a fit.
-func (p *Placer) estimateAt(ds *domainState, xd DeviceNanos) (lo, hi HostNanos, rate PPB, ok bool) {
-	x := int64(xd)
+func (ls *levels) at(x int64) (levelEst, bool) {
 	var e, coarse levelEst
 	found, haveCoarse := false, false
-	for li := range ds.levels {
-		le, ok, feasible, least := ds.levels[li].at(x)
+	for li := range ls {
+		le, ok, feasible, least := ls[li].at(x)
 		if !ok {
 			continue
 		}
@@ -228,17 +263,9 @@ func (p *Placer) estimateAt(ds *domainState, xd DeviceNanos) (lo, hi HostNanos, 
 		e, found = coarse, haveCoarse
 	}
 	if !found {
-		if e, found = ds.levels[0].nearest(x); !found {
-			return 0, 0, 0, false
-		}
+		e, found = ls[0].nearest(x)
 	}
-	// Host rate error κ (1e-12) to counter rate error ε (ppb):
-	// ε = −κ/(1+κ).
-	r, ok := mulDiv(-e.k, nsPerSecond, rateScale+e.k, false)
-	if !ok {
-		return 0, 0, 0, false
-	}
-	return HostNanos(e.lo), HostNanos(e.hi), PPB(r), true
+	return e, found
 }
 
 // hostRate converts a counter rate error ε (ppb) to the host rate error κ

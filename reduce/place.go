@@ -250,7 +250,7 @@ type domainState struct {
 // fits of every level's windows, with the storage the fits reuse (and
 // keep their hulls in) and the brackets of one window.
 type domainEstimate struct {
-	levels [len(estimateSteps)]estLevel
+	levels levels
 	// estBase is the first anchor's counter value when the levels were
 	// fitted.
 	estBase  Cycles

@@ -40,6 +40,9 @@ type RemoteConfig struct {
 type RemoteHost struct {
 	Machine  string
 	DriftPPM float64 // its clock's rate against the dispatching host's, less 1, in ppm
+	// Rate makes that rate change with time around DriftPPM (NTP slewing
+	// either host's clock): see RateChange.
+	Rate RateChange
 	// One-way latencies: the smallest, plus an exponential jitter of the
 	// given mean, forward (dispatch → the run's first span) and return (the
 	// run's last span → complete).
@@ -94,13 +97,25 @@ type RemoteHostTruth struct {
 	FwdMin, RetMin int64
 }
 
-// remoteClock maps the dispatching host's true time to a remote host's.
+// remoteClock maps the dispatching host's true time to a remote host's:
+// off + t·(1+drift), or, for a rate that changes (RemoteHost.Rate), an
+// exact integer clock counting remote ns.
 type remoteClock struct {
 	off, drift float64
+	clk        *rateClock
 }
 
-func (c remoteClock) at(t float64) int64 { return int64(math.Round(c.off + t*(1+c.drift))) }
+func (c remoteClock) at(t float64) int64 {
+	if c.clk != nil {
+		return int64(c.clk.at(int64(math.Round(t))))
+	}
+	return int64(math.Round(c.off + t*(1+c.drift)))
+}
+
 func (c remoteClock) back(x int64) int64 {
+	if c.clk != nil {
+		return c.clk.hostAt(uint64(x))
+	}
 	return int64(math.Round((float64(x) - c.off) / (1 + c.drift)))
 }
 
@@ -169,6 +184,9 @@ func generateRemote(cfg RemoteConfig) ([]RemoteLog, RemoteTruth, strace.WallAnch
 	for i, hc := range cfg.Hosts {
 		h := &remoteSim{cfg: hc, every: cfg.AnchorEvry, fwdMin: math.MaxInt64, retMin: math.MaxInt64}
 		h.clock = remoteClock{off: float64(3_000_000_000_000 + rnd.Int64N(90_000_000_000_000)), drift: hc.DriftPPM * 1e-6}
+		if hc.Rate.On() {
+			h.clock.clk = newRateClock(1_000_000_000, uint64(h.clock.off), hc.DriftPPM, hc.Rate, cfg.Seed^uint64(0x4e770000+i))
+		}
 		h.daemon = int32(5000 + 1000*i)
 		if cfg.SamePids {
 			h.daemon = l4Pid
