@@ -172,8 +172,8 @@ func ExampleWithRemoteWorker() {
 	}
 	fmt.Println(sum.Flows[phasetrace.FlowRemoteDispatchToRun], "dispatch → remote run flows")
 	// Output:
-	// machine1: causal, worker [0], 4 tasks, bound under 36 µs
-	// machine2: causal, worker [1], 4 tasks, bound under 48 µs
+	// machine1: causal, worker [0], 4 tasks, bound under 73 µs
+	// machine2: causal, worker [1], 4 tasks, bound under 84 µs
 	// 8 dispatch → remote run flows
 }
 

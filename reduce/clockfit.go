@@ -45,15 +45,29 @@ func (b bracket) refAt(d int64) (int64, bool) {
 // package documentation, "Anchors as lines".
 type clockFit struct {
 	maxRate, stability PPB
-	b                  []bracket
+	// horizon: the stability relates brackets within horizon/2 of the
+	// instant mapped; farther ones are carried at any rate within the
+	// maximum (0: every bracket).
+	horizon int64
+	b       []bracket
 	// The brackets sorted by x (nil until needed, dropped by add) and
 	// scratch for span: a clockFit is not safe for concurrent use.
 	byX         []bracket
 	lows, highs []fitPoint
 }
 
-func newClockFit(maxRate, stability PPB) *clockFit {
-	return &clockFit{maxRate: max(maxRate, 0), stability: max(stability, 0)}
+func newClockFit(maxRate, stability PPB, horizon int64) *clockFit {
+	return &clockFit{maxRate: max(maxRate, 0), stability: max(stability, 0), horizon: max(horizon, 0)}
+}
+
+// stabilityAt is the stability that relates a bracket at distance d to
+// the instant mapped: the fit's within its horizon, twice the maximum
+// rate (any rate the model allows) beyond it.
+func (f *clockFit) stabilityAt(d int64) PPB {
+	if f.horizon > 0 && absU(d) > uint64(f.horizon/2) {
+		return max(f.stability, 2*f.maxRate)
+	}
+	return f.stability
 }
 
 // add adds the bracket y(x) ∈ [lo, hi].
@@ -338,13 +352,13 @@ func (f *clockFit) span(x int64) (lo, hi int64, rlo, rhi PPB, err error) {
 			ref, haveRef = b.refAt(d)
 		}
 		if b.hasLo() && absU(b.lo) < lim {
-			if p, ok := cellSide(b.lo-d-ref, d, f.stability, false); ok {
+			if p, ok := cellSide(b.lo-d-ref, d, f.stabilityAt(d), false); ok {
 				p.index = b.index
 				lows = append(lows, p)
 			}
 		}
 		if b.hasHi() && absU(b.hi) < lim {
-			if p, ok := cellSide(b.hi-d-ref, d, f.stability, true); ok {
+			if p, ok := cellSide(b.hi-d-ref, d, f.stabilityAt(d), true); ok {
 				p.index = b.index
 				highs = append(highs, p)
 			}
@@ -400,15 +414,29 @@ func (f *clockFit) byIndex(index int) bracket {
 }
 
 // rateRange returns the rate errors (ppb) the brackets allow, taking the
-// stability about the middle bracket.
+// stability about the middle bracket. With a horizon, the brackets are
+// also taken about up to rangeChecks others spread among them: a conflict
+// of brackets far from the middle is an error too.
 func (f *clockFit) rateRange() (lo, hi PPB, err error) {
 	if len(f.b) == 0 {
 		return -f.maxRate, f.maxRate, nil
 	}
 	bs := f.sorted()
+	if f.horizon > 0 {
+		step := max(len(bs)/rangeChecks, 1)
+		for i := 0; i < len(bs); i += step {
+			if _, _, _, _, err := f.span(bs[i].x); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
 	_, _, lo, hi, err = f.span(bs[len(bs)/2].x)
 	return lo, hi, err
 }
+
+// rangeChecks is how many brackets rateRange takes the brackets about at
+// most, with a horizon.
+const rangeChecks = 64
 
 // floorDiv is ⌊a/b⌋ for b > 0.
 func floorDiv(a, b int64) int64 {

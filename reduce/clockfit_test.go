@@ -41,7 +41,7 @@ func TestClockFitSpanHolds(t *testing.T) {
 		// The rate moves by at most wander·2 peak to peak: keep it within
 		// the stability.
 		tl.wander = r.Float64() * float64(stab) * 1e-9 / 2 * 0.9
-		f := newClockFit(maxRate, stab)
+		f := newClockFit(maxRate, stab, 0)
 		n := 1 + r.IntN(60)
 		length := int64(1+r.IntN(200)) * 1e9
 		var xs []int64
@@ -98,7 +98,7 @@ func TestClockFitSpanHolds(t *testing.T) {
 func TestClockFitLine(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	tl := truthLine{y0: 5e12, rate: 31e-6}
-	f := newClockFit(100_000, 50)
+	f := newClockFit(100_000, 50, 0)
 	for i := range 50 {
 		x := int64(i) * 1_000_000_000
 		y := tl.at(x)
@@ -123,7 +123,7 @@ func TestClockFitLine(t *testing.T) {
 	if d := math.Abs(float64(l.ratePPB()) - 31_000); d > 100 {
 		t.Errorf("line rate %d ppb, want 31000±100", l.ratePPB())
 	}
-	g := newClockFit(100_000, 50)
+	g := newClockFit(100_000, 50, 0)
 	g.add(0, 10, math.MaxInt64, 0)
 	if _, ok := g.line(); ok {
 		t.Error("a lower side alone made a line")
@@ -132,7 +132,7 @@ func TestClockFitLine(t *testing.T) {
 
 // Brackets that no line satisfies are an InconsistencyError naming them.
 func TestClockFitInconsistent(t *testing.T) {
-	f := newClockFit(100_000, 50)
+	f := newClockFit(100_000, 50, 0)
 	f.add(0, 0, 10, 0)
 	f.add(1_000_000_000, 2_000_000_000, 2_000_000_010, 1) // a rate of 100%
 	_, _, _, _, err := f.span(0)

@@ -146,8 +146,9 @@ func (l *estLevel) window(w int64) (*estWindow, bool) {
 }
 
 // levelEst is what one level's fits allow at a counter value: host
-// instants [lo, hi] and the central lines' host rate (1e-12).
-type levelEst struct{ lo, hi, k int64 }
+// instants [lo, hi], and the central lines' value y and host rate k
+// (1e-12).
+type levelEst struct{ lo, hi, y, k int64 }
 
 // minFit is how many anchors a window below the coarsest level holds at
 // least to be taken: fewer admit a constant rate whatever the clock did.
@@ -165,10 +166,11 @@ func (l *estLevel) at(x int64) (e levelEst, ok, feasible bool, least int) {
 			return levelEst{}, false, false, 0
 		}
 		lo, hi, k, ok := win.fit.at(x)
-		if !ok {
+		y, ok2 := win.fit.line.at(x)
+		if !ok || !ok2 {
 			return levelEst{}, false, false, 0
 		}
-		return levelEst{lo: lo, hi: hi, k: k}, true, win.fit.feasible, win.n
+		return levelEst{lo: lo, hi: hi, y: y, k: k}, true, win.fit.feasible, win.n
 	}
 	h := l.step
 	j := floorDiv(x, h) // x lies in windows j−1 and j
@@ -183,11 +185,12 @@ func (l *estLevel) at(x int64) (e levelEst, ok, feasible bool, least int) {
 			v, ok2 := addHost(HostNanos(a), HostNanos(d))
 			return int64(v), ok && ok2
 		}
-		var oks [3]bool
+		var oks [4]bool
 		e.lo, oks[0] = blend(e1.lo, e2.lo, false)
 		e.hi, oks[1] = blend(e1.hi, e2.hi, true)
 		e.k, oks[2] = blend(e1.k, e2.k, false)
-		return e, oks == [3]bool{true, true, true}, f1 && f2, min(n1, n2)
+		e.y, oks[3] = blend(e1.y, e2.y, false)
+		return e, oks == [4]bool{true, true, true, true}, f1 && f2, min(n1, n2)
 	case ok1:
 		return e1, true, f1, n1
 	case ok2:
@@ -211,7 +214,8 @@ func (l *estLevel) nearest(x int64) (levelEst, bool) {
 		i--
 	}
 	lo, hi, k, ok := l.windows[i].fit.at(x)
-	return levelEst{lo: lo, hi: hi, k: k}, ok
+	y, ok2 := l.windows[i].fit.line.at(x)
+	return levelEst{lo: lo, hi: hi, y: y, k: k}, ok && ok2
 }
 
 // estimateAt returns, for the counter value xd nominal ns from the

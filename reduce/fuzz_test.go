@@ -83,7 +83,7 @@ func FuzzClockFit(f *testing.F) {
 	f.Add(uint64(9), uint8(200), int32(0), uint32(1<<31), uint32(1))
 	f.Fuzz(func(t *testing.T, seed uint64, n uint8, ratePPB int32, maxWidth uint32, spacing uint32) {
 		rate := int64(ratePPB) % 100_000
-		cf := newClockFit(100_000, 50)
+		cf := newClockFit(100_000, 50, 0)
 		line := func(x int64) int64 { // y = 1e12 + x + ⌊x·rate/1e9⌋
 			v, _ := mulDiv(x, rate, nsPerSecond, false)
 			return 1_000_000_000_000 + x + v

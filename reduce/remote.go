@@ -54,8 +54,11 @@ const (
 	// clock by (crystals differ by tens of ppm).
 	DefaultHostMaxRate PPB = 500_000
 	// DefaultHostRateStability is how far the rate error may move over the
-	// tasks of one fit: 0.02 ppm.
-	DefaultHostRateStability PPB = 20
+	// tasks within the rate horizon of an instant: 10 ppm.
+	DefaultHostRateStability PPB = 10_000
+	// DefaultHostRateHorizon is the span of remote host time, centred on
+	// an instant, whose tasks the stability relates to it: 10 s.
+	DefaultHostRateHorizon HostNanos = 10_000_000_000
 	// maxHostKnots bounds the points at which the interval is computed
 	// exactly; between them it is interpolated conservatively.
 	maxHostKnots = 1024
@@ -66,6 +69,12 @@ type HostFitOption func(*hostConfig)
 
 type hostConfig struct {
 	maxRate, stability PPB
+	horizon            HostNanos
+}
+
+// defaultHostConfig is the host clock model's defaults.
+func defaultHostConfig() hostConfig {
+	return hostConfig{maxRate: DefaultHostMaxRate, stability: DefaultHostRateStability, horizon: DefaultHostRateHorizon}
 }
 
 // WithHostMaxRate sets the largest rate error of the remote clock against
@@ -76,9 +85,17 @@ func WithHostMaxRate(r PPB) HostFitOption {
 }
 
 // WithHostRateStability sets how far the rate error may move across the
-// tasks (default DefaultHostRateStability).
+// tasks within the rate horizon (default DefaultHostRateStability).
 func WithHostRateStability(r PPB) HostFitOption {
 	return func(c *hostConfig) { c.stability = max(r, 0) }
+}
+
+// WithHostRateHorizon sets the span of remote host time over which the
+// rate stability holds (default DefaultHostRateHorizon; 0: every task):
+// tasks farther from an instant bound it only through the maximum rate
+// error.
+func WithHostRateHorizon(d HostNanos) HostFitOption {
+	return func(c *hostConfig) { c.horizon = max(d, 0) }
 }
 
 // Host fit errors.
@@ -106,6 +123,9 @@ type HostFit struct {
 	knots  []hostKnot
 	limit  HostNanos
 	tasks  int
+	// horizon is the span of remote time a knot's rates hold over (0:
+	// every instant); farther, an interval is carried at the maximum rate.
+	horizon int64
 	// For Proves: the most rate error the model allows, and the constant
 	// rates within ±hostPinSearch·maxRate at which a line carries every run
 	// inside its task (dataFits: there are such rates).
@@ -118,7 +138,12 @@ type HostFit struct {
 // pin against the limit from one the limit merely bounds.
 const hostPinSearch = 4
 
-type hostKnot struct{ x, lo, hi int64 }
+// hostKnot is the exact interval at remote instant x, and the rates
+// (ppb) it may be carried with within the horizon.
+type hostKnot struct {
+	x, lo, hi int64
+	rlo, rhi  PPB
+}
 
 // hostShift is the drawn map's offset from the central line at remote
 // instant x: constant over a task's run, linear between runs.
@@ -130,7 +155,7 @@ type hostShift struct{ x, d int64 }
 // an *InconsistencyError (unwrapping to ErrInconsistent) naming two of
 // them by index.
 func FitHost(brackets []HostBracket, opts ...HostFitOption) (*HostFit, error) {
-	cfg := hostConfig{maxRate: DefaultHostMaxRate, stability: DefaultHostRateStability}
+	cfg := defaultHostConfig()
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -167,14 +192,27 @@ func FitHost(brackets []HostBracket, opts ...HostFitOption) (*HostFit, error) {
 		}
 		xs = sub
 	}
+	fit.horizon = int64(cfg.horizon)
 	for _, x := range xs {
-		l, h, _, _, err := f.span(x)
+		l, h, rlo, rhi, err := f.span(x)
 		if err != nil {
 			return nil, err
 		}
-		fit.knots = append(fit.knots, hostKnot{x, l, h})
+		rlo, rhi = max(rlo-cfg.stability, -cfg.maxRate), min(rhi+cfg.stability, cfg.maxRate)
+		fit.knots = append(fit.knots, hostKnot{x, l, h, rlo, rhi})
 	}
-	fit.centre(brackets)
+	// Where one constant rate carries every run inside its task, the runs
+	// are drawn along the central line of such lines; where none does
+	// (the rate moved), along the central lines of the windows of tasks
+	// around each (see levels.at).
+	var ls *levels
+	if c, ok := fitCentral(f.sorted(), cfg.maxRate, nil); !ok || !c.feasible {
+		ls = new(levels)
+		var scratch fitScratch
+		var tmp []bracket
+		fitLevels(ls, f.sorted(), func(b *bracket) bracket { return *b }, cfg.maxRate, &scratch, &tmp)
+	}
+	fit.centre(brackets, ls)
 	// The information limit: with the rate fitted, the offset is known to
 	// the smallest forward plus the smallest return latency and no better.
 	for _, b := range brackets {
@@ -200,7 +238,7 @@ func hostRates(brackets []HostBracket, cfg hostConfig) (f *clockFit, lo, hi PPB,
 	if len(brackets) == 0 {
 		return nil, 0, 0, ErrNoBrackets
 	}
-	f = newClockFit(cfg.maxRate, cfg.stability)
+	f = newClockFit(cfg.maxRate, cfg.stability, int64(cfg.horizon))
 	for i, b := range brackets {
 		if b.End < b.Start || b.Received < b.Sent {
 			return nil, 0, 0, fmt.Errorf("reduce: task %d: %w: remote run [%d, %d] ns within [%d, %d] ns", i, ErrInconsistent, b.Start, b.End, b.Sent, b.Received)
@@ -229,14 +267,19 @@ func (f *HostFit) Offset(x HostNanos) (HostNanos, bool) {
 }
 
 // centre sets, per task, how far from the central line its run is drawn:
-// the middle of what the exact intervals at the run's start and end both
-// allow. One shift for the whole run keeps its durations those of the
-// line (exactly its rate); between runs the shift moves linearly, never
-// faster than half a ns per ns, so the map stays monotone.
-func (f *HostFit) centre(brackets []HostBracket) {
+// not at all, or with ls (the fits of the windows of tasks around it,
+// where no one rate fits every task) as far as their central lines are
+// from it, on average over the run's start and end; either way moved into
+// what the exact intervals at both ends allow. One shift for the whole
+// run keeps its durations those of the line (exactly its rate); between
+// runs the shift moves linearly, never faster than half a ns per ns, so
+// the map stays monotone.
+func (f *HostFit) centre(brackets []HostBracket, ls *levels) {
 	var sh []hostShift
 	for _, b := range brackets {
 		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+		var want int64 // the estimate's central lines, less the line, at both ends
+		n := int64(0)
 		for _, x := range []int64{int64(b.Start), int64(b.End)} {
 			l, h := f.interval(x)
 			y, ok := f.line.at(x)
@@ -244,11 +287,21 @@ func (f *HostFit) centre(brackets []HostBracket) {
 				return
 			}
 			lo, hi = max(lo, l-y), min(hi, h-y)
+			if ls == nil {
+				continue
+			}
+			if e, ok := ls.at(x); ok {
+				want += e.y - y
+				n++
+			}
 		}
 		if lo > hi { // the line's rate cannot meet both ends: meet them halfway
 			lo, hi = hi, lo
 		}
-		d := lo + (hi-lo)/2
+		if n > 0 {
+			want /= n
+		}
+		d := min(max(want, lo), hi)
 		sh = append(sh, hostShift{int64(b.Start), d}, hostShift{int64(b.End), d})
 	}
 	slices.SortStableFunc(sh, func(a, b hostShift) int { return cmp.Compare(a.x, b.x) })
@@ -331,11 +384,15 @@ func (f *HostFit) interval(x int64) (lo, hi int64) {
 	// (x − k.x)·(1+κ) for κ in the rate interval.
 	carry := func(k hostKnot) {
 		d := x - k.x
-		a, ok1 := mulDiv(d, nsPerSecond+int64(f.rateLo), nsPerSecond, false)
-		b, ok2 := mulDiv(d, nsPerSecond+int64(f.rateHi), nsPerSecond, true)
+		rlo, rhi := k.rlo, k.rhi
+		if f.horizon > 0 && absU(d) > uint64(f.horizon/2) {
+			rlo, rhi = -f.maxRate, f.maxRate
+		}
+		a, ok1 := mulDiv(d, nsPerSecond+int64(rlo), nsPerSecond, false)
+		b, ok2 := mulDiv(d, nsPerSecond+int64(rhi), nsPerSecond, true)
 		if d < 0 {
-			a, ok1 = mulDiv(d, nsPerSecond+int64(f.rateHi), nsPerSecond, false)
-			b, ok2 = mulDiv(d, nsPerSecond+int64(f.rateLo), nsPerSecond, true)
+			a, ok1 = mulDiv(d, nsPerSecond+int64(rhi), nsPerSecond, false)
+			b, ok2 = mulDiv(d, nsPerSecond+int64(rlo), nsPerSecond, true)
 		}
 		if !ok1 || !ok2 {
 			return
@@ -408,7 +465,7 @@ var ErrAmbiguous = errors.New("reduce: the logs do not determine which remote lo
 // DefaultWallAgreement are left out; failing that, both. The assignment
 // is made if one remains.
 func MatchSessions(workers []Worker, sessions []Session, fixed map[int]int, opts ...HostFitOption) ([]int, error) {
-	cfg := hostConfig{maxRate: DefaultHostMaxRate, stability: DefaultHostRateStability}
+	cfg := defaultHostConfig()
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -95,6 +95,18 @@ type RemoteHostTruth struct {
 	// FwdMin and RetMin are the smallest one-way latencies of its tasks:
 	// their sum is the information limit of causal placement.
 	FwdMin, RetMin int64
+	// Tasks are its tasks as the logs bracket them: on the dispatching
+	// host's clock, the frame left no earlier than Sent (the end of
+	// network1.dispatch over a socket, its start over MPI) and the reply
+	// was in by Received (the start of network1.complete); on the remote
+	// host's, the run took [Start, End] (its first span's start, its last
+	// span's end).
+	Tasks []TaskBracket
+}
+
+// TaskBracket is one task as its logs bracket it (RemoteHostTruth.Tasks).
+type TaskBracket struct {
+	Sent, Received, Start, End int64
 }
 
 // remoteClock maps the dispatching host's true time to a remote host's:
@@ -252,6 +264,11 @@ func generateRemote(cfg RemoteConfig) ([]RemoteLog, RemoteTruth, strace.WallAnch
 		ret := h.cfg.RetMin + int64(rnd.ExpFloat64()*float64(h.cfg.RetJitter))
 		h.retMin = min(h.retMin, ret)
 		recv := h.clock.back(xe) + ret
+		logSent := disp + disDur // what the dispatching log shows
+		if cfg.MPI {
+			logSent = disp
+		}
+		h.tasks = append(h.tasks, TaskBracket{Sent: logSent, Received: recv, Start: xs, End: xe})
 		cd := 3_000 + rnd.Int64N(7_000)
 		l4(l4Sched, "network1.complete", recv, cd, append(ident("worker"), strace.String("outcome", "ok"))...)
 		t = recv + cd + 10_000 + rnd.Int64N(40_000)
@@ -271,7 +288,7 @@ func generateRemote(cfg RemoteConfig) ([]RemoteLog, RemoteTruth, strace.WallAnch
 		}
 		logs = append(logs, RemoteLog{Name: h.cfg.Machine + ".log", Machine: h.cfg.Machine, Log: h.buf.Bytes()})
 		shift := (h.first.WallNS - firstWallA.WallNS) - (h.first.MonoNS - firstWallA.MonoNS)
-		truth.Hosts[h.cfg.Machine] = RemoteHostTruth{Worker: int64(i), WallShift: shift, FwdMin: h.fwdMin, RetMin: h.retMin}
+		truth.Hosts[h.cfg.Machine] = RemoteHostTruth{Worker: int64(i), WallShift: shift, FwdMin: h.fwdMin, RetMin: h.retMin, Tasks: h.tasks}
 	}
 	return logs, truth, firstWallA
 }
@@ -292,6 +309,7 @@ type remoteSim struct {
 	first    strace.WallAnchor
 	fwdMin   int64
 	retMin   int64
+	tasks    []TaskBracket
 }
 
 // anchor writes the chip's next device clock anchor.
