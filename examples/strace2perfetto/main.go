@@ -26,6 +26,8 @@
 //	-max-rate-error PPM        the largest rate error of a device counter against the host clock placement assumes (default 100)
 //	-rate-stability PPM        how far placement lets a counter's rate move within -rate-horizon (default 10): see Clocks below
 //	-rate-horizon DUR          the host time -rate-stability holds over (default 2s)
+//	-host-rate-stability PPM   how far a remote host's clock rate may move within -host-rate-horizon (default 10)
+//	-host-rate-horizon DUR     the remote host time -host-rate-stability holds over (default 10s)
 //	-strict                    exit 3 when the logs did not read clean (Summary.Clean)
 //	-q                         no summary on stderr
 //	-open                      after converting, open the trace in ui.perfetto.dev (see below)
@@ -55,7 +57,10 @@
 // crystal warming up does. On a clock known to be steadier (no NTP slewing
 // CLOCK_MONOTONIC, a device at temperature), -rate-stability 0.05
 // -rate-horizon 60s makes bounds about ten times tighter; if the clock
-// moves more than the flags say, the bounds published do not hold.
+// moves more than the flags say, the bounds published do not hold. A
+// remote host's clock is fitted to the dispatching host's on the same
+// model, its rate moving by at most 10 ppm within 10 s
+// (-host-rate-stability, -host-rate-horizon).
 //
 // # Windows
 //
@@ -284,6 +289,31 @@ func ppmFlag(ppb **int64) func(string) error {
 	}
 }
 
+// durationFlag is a flag's value: a duration more than 0, kept in ns.
+func durationFlag(ns **int64) func(string) error {
+	return func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err == nil && d <= 0 {
+			err = errors.New("want more than 0")
+		}
+		n := d.Nanoseconds()
+		*ns = &n
+		return err
+	}
+}
+
+// hostClock is the remote hosts' clock model's options the flags ask for.
+func (cfg *config) hostClock() []reduce.HostFitOption {
+	var ho []reduce.HostFitOption
+	if cfg.hostStability != nil {
+		ho = append(ho, reduce.WithHostRateStability(reduce.PPB(*cfg.hostStability)))
+	}
+	if cfg.hostHorizon != nil {
+		ho = append(ho, reduce.WithHostRateHorizon(reduce.HostNanos(*cfg.hostHorizon)))
+	}
+	return ho
+}
+
 // placement is the placement model's options the flags ask for.
 func (cfg *config) placement() []reduce.PlacerOption {
 	var po []reduce.PlacerOption
@@ -334,8 +364,10 @@ type config struct {
 	// split is the most slices a part holds (-split; 0: one trace).
 	split int
 	// The placement model's assumptions, where given (-max-rate-error,
-	// -rate-stability in ppb, -rate-horizon in ns).
+	// -rate-stability in ppb, -rate-horizon in ns), and the remote hosts'
+	// (-host-rate-stability, -host-rate-horizon).
 	maxRate, stability, horizon *int64
+	hostStability, hostHorizon  *int64
 }
 
 type remoteWorker struct {
@@ -395,15 +427,9 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 	})
 	fs.Func("max-rate-error", "the largest rate error of a device counter against the host clock the placement assumes, in `ppm` (default 100)", ppmFlag(&cfg.maxRate))
 	fs.Func("rate-stability", "how far the placement lets a counter's rate move within -rate-horizon, in `ppm` (default 10); a steady clock (host clock not slewed) may take 0.05 with -rate-horizon 60s for bounds ten times tighter", ppmFlag(&cfg.stability))
-	fs.Func("rate-horizon", "the host time over which -rate-stability holds (default 2s)", func(v string) error {
-		d, err := time.ParseDuration(v)
-		if err == nil && d <= 0 {
-			err = errors.New("want more than 0")
-		}
-		ns := d.Nanoseconds()
-		cfg.horizon = &ns
-		return err
-	})
+	fs.Func("rate-horizon", "the host time over which -rate-stability holds (default 2s)", durationFlag(&cfg.horizon))
+	fs.Func("host-rate-stability", "how far a remote host's clock rate may move against the dispatching host's within -host-rate-horizon, in `ppm` (default 10)", ppmFlag(&cfg.hostStability))
+	fs.Func("host-rate-horizon", "the remote host time over which -host-rate-stability holds (default 10s)", durationFlag(&cfg.hostHorizon))
 	fs.StringVar(&cfg.summaryJSON, "summary-json", "", "write the conversion summary as JSON to `file`, - for standard output")
 	fs.IntVar(&cfg.compress, "compress", perfetto.DefaultCompressionLevel, "deflate the trace at zlib `level`, 1 (fastest) to 9 (smallest); 0: off")
 	fs.BoolVar(&cfg.strict, "strict", false, "exit 3 when anything was lost, set aside or moved, or a log was cut (the trace is still written)")
@@ -714,6 +740,9 @@ func (c *command) options(ctx context.Context, cfg *config, records []phasetrace
 	}
 	if po := cfg.placement(); len(po) > 0 {
 		opts = append(opts, phasetrace.WithPlacement(po...))
+	}
+	if ho := cfg.hostClock(); len(ho) > 0 {
+		opts = append(opts, phasetrace.WithHostClock(ho...))
 	}
 	if isTerminal(c.stderr) && !cfg.quiet {
 		total := int64(0)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
@@ -57,5 +59,36 @@ func TestRemoteMachines(t *testing.T) {
 	}
 	if code, _, stderr := runArgs(append(args, "-worker", "machine1"), nil); code != exitUsage {
 		t.Errorf("-worker machine1: exit %d, want %d: %s", code, exitUsage, stderr)
+	}
+}
+
+// -host-rate-stability and -host-rate-horizon reach the remote hosts' clock
+// model: a steady clock's assumptions (0.02 ppm over every task) give
+// tighter bounds than the default's.
+func TestHostClockFlags(t *testing.T) {
+	dir := chdir(t)
+	logs, _ := stracetest.GenerateRemote(stracetest.RemoteConfig{Seed: 5, Tasks: 8, GapMin: 1e9, GapMean: 1e9, GapMax: 3e9, WallErr: 1e6, SamePids: true,
+		Hosts: []stracetest.RemoteHost{{Machine: "machine1", DriftPPM: 30, FwdMin: 30e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3}}})
+	var args []string
+	for _, l := range logs {
+		if err := os.WriteFile(filepath.Join(dir, l.Name), l.Log, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, l.Name)
+	}
+	median := func(flags ...string) int64 {
+		t.Helper()
+		code, stdout, stderr := runArgs(append(append(flags, "-q", "-o", "run.pftrace", "-summary-json", "-"), args...), nil)
+		if code != exitOK {
+			t.Fatalf("%q: exit %d: %s", flags, code, stderr)
+		}
+		var sum phasetrace.Summary
+		if err := json.Unmarshal([]byte(stdout), &sum); err != nil || len(sum.Hosts) != 1 || sum.Hosts[0].Method != "causal" {
+			t.Fatalf("%q: summary %v %+v", flags, err, sum.Hosts)
+		}
+		return sum.Hosts[0].Bound.Median
+	}
+	if def, steady := median(), median("-host-rate-stability", "0.02", "-host-rate-horizon", "1000s"); steady >= def {
+		t.Errorf("median host bound %d ns with a steady clock's model, %d ns by default: want it tighter", steady, def)
 	}
 }
