@@ -268,6 +268,10 @@ func TestRemoteAccuracy(t *testing.T) {
 			}
 		}
 	}
+	// The documents' tables are this one: go test -run
+	// TestRemoteAccuracy -update . rewrites them.
+	stracetest.GoldenSection(t, "reduce/PLACEMENT.md", "remote accuracy", tab.String())
+	stracetest.GoldenSection(t, "README.md", "remote accuracy", tab.String())
 	t.Logf("\n%s", tab.String())
 }
 

@@ -185,7 +185,7 @@ func (p *Placer) anchorEvidence(ds *domainState, run Run) (anchorEvidence, error
 
 // removeAnchor takes the anchor at position pos out of the domain's
 // evidence, and insertAnchor puts one back: the anchors stay sorted, and
-// what depends on their positions (nominal ns, scan keys, the rate memo)
+// what depends on their positions (nominal ns, scan keys)
 // is remade.
 func (ds *domainState) removeAnchor(pos int) {
 	ds.anchors = slices.Delete(ds.anchors, pos, pos+1)
@@ -216,7 +216,6 @@ func (ds *domainState) reindex() {
 	ds.keyBlocks = slices.Grow(ds.keyBlocks[:0], nb)[:nb]
 	ds.keyGen++
 	ds.keyLo, ds.keyHi = 1, 0
-	ds.rates = rateMemo{}
 }
 
 // refitAround refits the estimate's windows that held anchor a, now set

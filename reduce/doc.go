@@ -82,35 +82,44 @@
 // on the host CLOCK_MONOTONIC axis. All evidence is expressed as an interval
 // for the host instant at which the counter read the run's origin cycle
 // (origin_cyc); the intervals are intersected into a rigorous interval,
-// the run is drawn where a constant-rate fit of every anchor puts it
-// inside that interval (see "Anchors as lines"), and the published bound
-// is the distance from there to the interval's far end.
+// the run is drawn where constant-rate fits of the anchors around it put
+// it inside that interval (see "Anchors as lines"), and the published
+// bound is the distance from there to the interval's far end.
+//
+// The counter's rate against the host clock changes: NTP slews
+// CLOCK_MONOTONIC, a crystal follows its temperature. The model assumes
+// that the rate error ε (true counter rate / nominal − 1) stays within the
+// maximum rate error ([DefaultMaxRateError], 100 ppm, [WithMaxRateError])
+// and that within any rate horizon of host time ([DefaultRateHorizon],
+// 2 s, [WithRateHorizon]) it moves by at most the rate stability
+// ([DefaultRateStability], 10 ppm, [WithRateStability]): a rate that steps
+// by up to 10 ppm at any moment, or wanders by up to 5 ppm a second, keeps
+// to it. The Placer's options are [PlacerOption] values. A run at counter
+// value c is placed by the anchors of its horizon, those within half the
+// rate horizon of c; the stability relates them to the rate at c, and
+// farther anchors only through the maximum rate error.
 //
 //   - Anchors ([Anchor]: a [CLOCK_ANCHOR] v=2 record or a valid calibration
-//     calibration sample, see [CalibrationAnchors]). The counter read dev_cyc somewhere in [host_ns,
-//     host_ns+window_ns]; widened by one counter tick and by the reading's
-//     own quantisation (1 µs for device_uptime_us samples), that window
-//     holds the instant the counter became dev_cyc. Mapping to another
-//     counter value c adds the nominal distance (c−dev_cyc)·1e9/f scaled by
-//     every rate the model allows, so an anchor's interval widens with its
-//     distance from c. The anchors nearest c on each side (up to
-//     [DefaultNeighbours]) are intersected; narrow windows dominate. Where
-//     that leaves the origin looser than 1 µs, the nearest eight on each
-//     side also constrain it jointly with the rate (below).
-//   - Rate. The rate error ε (true counter rate / nominal − 1) lies within
-//     ±max rate error ([DefaultMaxRateError], 100 ppm, [WithMaxRateError];
-//     the Placer's options are [PlacerOption] values).
-//     When anchors span enough time the rate is estimated: among the anchors
-//     within half the rate horizon ([DefaultRateHorizon], [WithRateHorizon])
-//     of c (whole blocks of 64 of them when the horizon holds 256 or more,
-//     so that runs close in time share one estimate), the four
-//     narrowest-window ones in the first quarter and in the last quarter
-//     are paired; each pair bounds the average rate between
-//     them by the counter's advance over the host window's least and most
-//     elapsed time; the pairs' intervals are intersected and widened by the
-//     rate stability ([DefaultRateStability], 0.05 ppm, [WithRateStability]).
-//     With sparse or short-lived anchors the pairs' intervals are wide and
-//     the maximum rate error governs.
+//     sample, see [CalibrationAnchors]). The counter read dev_cyc somewhere
+//     in [host_ns, host_ns+window_ns]; widened by one counter tick and by
+//     the reading's own quantisation (1 µs for device_uptime_us samples),
+//     that window holds the instant the counter became dev_cyc. Mapping to
+//     another counter value c adds the nominal distance (c−dev_cyc)·1e9/f
+//     scaled by every rate the model allows, so an anchor's interval widens
+//     with its distance from c. The horizon's anchors nearest c on each side
+//     (up to [DefaultNeighbours]) are intersected at the rates the horizon
+//     allows (below), and the nearest two beyond it on each side at any rate
+//     within the maximum; narrow windows dominate. Where that leaves the
+//     origin looser than 1 µs and the horizon holds 16 anchors or fewer, the
+//     nearest eight on each side also constrain it jointly with the rate
+//     (below).
+//   - Rate. Among the horizon's anchors the four narrowest-window ones in
+//     its first quarter and in its last quarter are paired; each pair
+//     bounds the average rate between them by the counter's advance over
+//     the host window's least and most elapsed time; the pairs' intervals
+//     are intersected, widened by the rate stability and clamped to the
+//     maximum. With fewer than two anchors in the horizon the maximum rate
+//     error governs.
 //   - Containment. RunWall lies inside its chip.run.runner_run host window
 //     [h0, h1]. From a buffer RunWall's extent relative to the origin is
 //     known exactly. From a log device_wall is only the runtime's bracket:
@@ -121,6 +130,14 @@
 //     with the rate interval. Further enclosing host windows
 //     ([Run.Enclosing]: chip.run, the L3 node.dispatch … node.complete
 //     window) constrain it the same way.
+//
+// A disagreement costs an anchor, not the device. Anchors whose evidence
+// conflicts name each other in an [*InconsistencyError]; the Placer takes
+// each named anchor out in turn and sets aside for good the first without
+// which the run's anchors agree ([Placer.SetAside], at most 64 a domain,
+// each with the runs placed without it). A conflict no one anchor ends, or
+// one between the anchors and the run's host windows, stays an error for
+// that run alone.
 //
 // # Anchors as lines
 //
@@ -145,25 +162,29 @@
 // sides); T lies in [min L, max U] over it and the rate at c in [kL,
 // kR+1], widened by s for the run's own length. Every step only widens,
 // so the truth stays inside whenever the assumptions hold; the cells cost
-// at most |d|·1 ppb (30 ns at 30 s). An empty result is an
-// [*InconsistencyError]. This interval is intersected with the per-anchor
-// ones and containment: the rigorous interval I.
+// at most |d|·1 ppb. An empty result is an [*InconsistencyError]. This
+// interval is intersected with the per-anchor ones and containment: the
+// rigorous interval I.
 //
-// The estimate. The anchors are cut into windows two rate horizons long,
-// one starting every rate horizon, so each counter value lies in two.
-// In each window the lines of constant rate that pass through every
-// anchor's window are found exactly (κ in steps of 1e-12, integer
-// arithmetic on the two hulls); where there are such lines, the estimate
-// E(c) is the range of values they take at c (in an extrapolation, the
-// span between the steepest and the flattest), and the window's rate is
-// the middle of their rates; where no constant rate passes through every
-// window (the rate drifted within it), it is the minimax line, the one
-// whose worst violation is least. E of the two windows around c is
-// blended linearly between their centres. The run's origin is drawn at the
-// middle of E ∩ I; when they do not meet (the constant-rate model is
-// contradicted), at the middle of I. Its rate is the window's, clamped
-// into I's rate range (where they do not meet, or no window has a fit,
-// the middle of that range).
+// The estimate. The anchors are fitted at four levels: at each, windows
+// two steps long, one starting every step (60 s, 15 s, 4 s and 1 s), so
+// each counter value lies in two windows of each level. In each window the
+// lines of constant rate that pass through every anchor's window are found
+// exactly (κ in steps of 1e-12, integer arithmetic on the two hulls);
+// where there are such lines the window is feasible, E(c) is the range of
+// values they take at c (in an extrapolation, the span between the
+// steepest and the flattest), and the window's rate is the middle of their
+// rates; where none passes through every window, it is the minimax line,
+// the one whose worst violation is least. E of the two windows around c is
+// blended linearly between their centres. The level taken is the coarsest
+// whose windows around c are feasible (below the coarsest, windows of four
+// anchors or more); where none is, the finest with windows of four anchors
+// there, else the coarsest with a fit. A steady clock is drawn from
+// two-minute windows; one whose rate changes, from windows short enough to
+// hold one rate. The run's origin is drawn at the middle of E ∩ I; when
+// they do not meet, at the end of I nearest E. Its rate is the window's,
+// clamped into I's rate range (where no window has a fit, the middle of
+// that range).
 //
 // Why. With reads uniform in their windows, the middle of the lines that
 // pass through every window (a minimax fit) converges with the number of
@@ -172,17 +193,14 @@
 // sits between the extreme rates instead of wherever noise tilts a
 // regression. Because the truth lies in I whatever is drawn, the estimate
 // can only move the drawn point inside I: the bound (below) is measured
-// from that point and still holds; it grows when the point is off I's
-// middle (the median bound with anchors every 100 ms is about a sixth
-// larger than the middle would give).
+// from that point and still holds.
 //
 // Cost. Each window's fit is computed once, O(n log K) for n anchors and
-// K steps of rate; each run costs O(log n) for the estimate,
-// O([DefaultNeighbours]) for the intervals, and a share of the rate
-// estimate's scan of its anchors, which runs share block by block:
-// linear in anchors plus runs.
-// The same model, with one-sided brackets, places a remote host's clock
-// (see "Remote hosts").
+// K steps of rate, at each of the four levels; each run costs O(log n)
+// for the estimate, O([DefaultNeighbours]) for the intervals, and the rate
+// estimate's scan of its horizon's anchors: linear in anchors plus runs.
+// The same model, with
+// one-sided brackets, places a remote host's clock (see "Remote hosts").
 //
 // # Published bounds
 //
@@ -228,21 +246,26 @@
 //
 // The bound is guaranteed under these assumptions: every anchor's host
 // window brackets its counter read; the rate error never exceeds the
-// maximum; across the anchors of one rate estimate it moves by no more than
-// the rate stability; RunWall encloses every sub-phase and slot (the kernel
-// entry stamps it around everything a thread does). All arithmetic on the
-// timestamp path, including the ppb rate bounds, is integer.
+// maximum; within the rate horizon it moves by no more than the rate
+// stability; RunWall encloses every sub-phase and slot (the kernel entry
+// stamps it around everything a thread does). All arithmetic on the
+// timestamp path, including the ppb rate bounds, is integer. A clock known
+// to be steadier may be given a smaller stability over a longer horizon
+// (0.05 ppm over 60 s makes bounds about ten times tighter with dense
+// anchors); a clock that moves more than the options say breaks the
+// bound.
 //
 // The accuracy test (go test ./reduce -run TestAccuracyTable -v) simulates
-// 60 s runs with drifting counters, anchors read at random points of 1–40 µs
-// host windows and realistic runner_run slack, places them with
-// [Placer.Place] and checks every returned Bound against the simulated
-// true start and end; it compares this model with the two-point
-// minimum-window method, least-squares lines through every anchor (plain
-// and weighted by 1/window²: hindsight references that publish no bound),
-// containment alone and the nearest anchor without rate correction.
-// TestPlaceBoundHoldsUnderDrift checks every bound under random drift
-// (wandering within the stability), anchor spacing and windows.
+// 60 s runs with counters that drift, step and wander, anchors read at
+// random points of 1–40 µs host windows and realistic runner_run slack,
+// places them with [Placer.Place] and checks every returned Bound against
+// the simulated true start and end; it compares this model with the
+// two-point minimum-window method, least-squares lines through every
+// anchor and through the 16 nearest (hindsight references that publish no
+// bound), containment alone, the nearest anchor without rate correction,
+// and this model with a steady clock's options. TestPlaceBoundHoldsUnderDrift
+// checks every bound under random drift, rates that step and wander within
+// the stability, anchor spacing and windows.
 // PLACEMENT.md beside this package says how to read the accuracy tables
 // (of device placement and of remote hosts) and what keeps placement
 // cheap.
@@ -264,25 +287,28 @@
 // The model is the clock fit of device anchors: Y(x) = Y0 + (x − X0)·(1+κ),
 // |κ| within the maximum ([DefaultHostMaxRate], 500 ppm, the most NTP
 // slews a clock), κ moving by at most the stability
-// ([DefaultHostRateStability], 0.02 ppm) across the tasks. Each task's two
-// one-sided brackets are half-planes in (offset, rate); their intersection
-// is a convex polygon, computed exactly in 128-bit integers. An offset
-// alone cannot fit a long run: 30 ppm over 45 s is 1.35 ms, while the
-// brackets are tens of µs wide. The central line through the polygon (the
-// middle of the rates it allows, and the middle of the offsets that rate
-// allows) gives the rate every remote instant is drawn with. Each task's
-// run is drawn along it, shifted by one offset for the whole run: the
-// middle of what the exact intervals at the run's start and its end both
-// allow, so that the drawn run is as close to the truth as the evidence
-// can promise at both ends, and its durations are the line's exactly.
-// Between runs the shift moves linearly, at most half a ns per ns, so the
-// map is monotone and spans nested on the remote host stay nested. The
-// bound of an instant is the distance from where it is drawn to the far
-// end of the interval the polygon allows for it: computed exactly at the
-// runs' starts and ends (knots; every one of them up to 1024, evenly
-// chosen ones beyond), and between knots carried from the two
-// nearest at every rate the brackets allow (widened by the stability), so
-// it holds everywhere.
+// ([DefaultHostRateStability], 10 ppm) within the host rate horizon
+// ([DefaultHostRateHorizon], 10 s). Each task's two one-sided brackets are
+// half-planes in (offset, rate); their intersection is a convex polygon,
+// computed exactly in 128-bit integers. An offset alone cannot fit a long
+// run: 30 ppm over 45 s is 1.35 ms, while the brackets are tens of µs
+// wide. The central line through the polygon of every task taken at one
+// constant rate (the middle of the rates it allows, and the middle of the
+// offsets that rate allows) gives the rate every remote instant is drawn
+// with. Each task's run is drawn along it, shifted by one offset for the
+// whole run: none where one constant rate carries every run inside its
+// task, else as far as the central lines of the windows of tasks around it
+// are (at the levels of "Anchors as lines"), moved into what the exact
+// intervals at the run's start and its end both allow; its durations are
+// the line's exactly. Between runs the shift moves linearly, at most half
+// a ns per ns, so the map is monotone and spans nested on the remote host
+// stay nested. The bound of an instant is the distance from where it is
+// drawn to the far end of the interval the model allows for it: computed
+// exactly at the runs' starts and ends (knots; every one of them up to
+// 1024, evenly chosen ones beyond), the tasks within half the horizon
+// related by the stability and the farther ones by the maximum rate, and
+// between knots carried from the two nearest at the rates each knot
+// allows (widened by the stability), so it holds everywhere.
 // [HostFit.Map] returns the line's value and that bound; [HostFit.Drawn]
 // the bound of a drawn instant; [HostFit.Compose] carries a device span
 // placed through that machine's own anchors (on its own clock) across,
@@ -295,8 +321,11 @@
 // the truth, for any δ in (−f, r). So the offset is known to an interval of
 // that width at best, no bound can be below half of it, and the error of
 // any central estimate is up to |f − r|/2 — the difference of the two
-// directions' least latencies, which no method can see. With the rate
-// fitted over many tasks, the bounds come to about half the limit.
+// directions' least latencies, which no method can see. With tasks
+// seconds apart, each is placed mostly by its own brackets, and the bounds
+// come to about the limit; with a steady clock's options
+// (WithHostRateStability(20), WithHostRateHorizon(0): 0.02 ppm over every
+// task) and the rate fitted over many tasks, to about half of it.
 //
 // Which remote log served which worker is not in any record:
 // [MatchSessions] pairs a worker's tasks with a session's runs only where
@@ -357,10 +386,16 @@
 // The bound is guaranteed under these assumptions: each remote run lies
 // between its task's Sent and Received (the transport is the one assumed);
 // the remote clock's rate error against the dispatching host's stays
-// within the maximum and moves by at most the stability over the tasks
-// (CLOCK_MONOTONIC is slewed by NTP: a slew during the run breaks the
-// second assumption; raise the stability with WithHostRateStability if one
-// is expected).
+// within the maximum and, within the host rate horizon
+// ([DefaultHostRateHorizon], 10 s, [WithHostRateHorizon]), moves by at
+// most the stability ([DefaultHostRateStability], 10 ppm,
+// [WithHostRateStability]); tasks farther from an instant bound it through
+// the maximum rate alone. Where one constant rate carries every run inside
+// its task, runs are drawn along the central line of such lines (what a
+// plain causal aligner draws), moved into the rigorous interval where it
+// leaves it; where none does (the rate moved), along the central lines of
+// the constant-rate fits of windows of tasks, at the levels device
+// placement uses.
 //
 // The timing tables the runtime's users read are in package
 // [github.com/phasetrace/phasetrace/reduce/analysis].

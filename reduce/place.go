@@ -73,11 +73,13 @@ const (
 	// DefaultMaxRateError is the largest rate error of a device counter
 	// against the host clock the model assumes: 100 ppm.
 	DefaultMaxRateError PPB = 100_000
-	// DefaultRateStability is how far the rate error may move over the
-	// anchors one rate estimate is made from: 0.05 ppm.
+	// DefaultRateStability is how far the rate error may move within the
+	// rate horizon: 10 ppm, what a host clock NTP slews or a warming
+	// crystal does.
 	DefaultRateStability PPB = 10_000
-	// DefaultRateHorizon is the span of anchors (centred on the mapped
-	// counter value) a rate estimate is made from: 60 s.
+	// DefaultRateHorizon is the span of host time, centred on the mapped
+	// counter value, whose anchors the stability relates to the rate
+	// there (the run's horizon): 2 s.
 	DefaultRateHorizon HostNanos = 2_000_000_000
 	// DefaultNeighbours is the largest number of anchors on each side of a
 	// mapped counter value whose evidence is intersected.
@@ -102,16 +104,18 @@ func WithMaxRateError(r PPB) PlacerOption {
 	return func(c *config) { c.maxRate = min(max(r, 0), 500_000_000) }
 }
 
-// WithRateStability sets how far a Placer lets the rate error move across the
-// anchors of one rate estimate (default DefaultRateStability). Setting it
-// to twice the maximum rate error or more disables rate estimation: every
-// mapping then carries the full maximum rate error.
+// WithRateStability sets how far a Placer lets the rate error move within
+// the rate horizon (default DefaultRateStability). Setting it to twice the
+// maximum rate error or more disables rate estimation: every mapping then
+// carries the full maximum rate error.
 func WithRateStability(r PPB) PlacerOption {
 	return func(c *config) { c.stability = max(r, 0) }
 }
 
-// WithRateHorizon sets the host time span of anchors a Placer's rate
-// estimate is made from (default DefaultRateHorizon).
+// WithRateHorizon sets the span of host time over which a Placer's rate
+// stability holds (default DefaultRateHorizon): the anchors within half of
+// it of a run place the run through the rate they allow, farther ones
+// only through the maximum rate error.
 func WithRateHorizon(d HostNanos) PlacerOption {
 	return func(c *config) { c.horizon = max(d, 0) }
 }
@@ -240,7 +244,6 @@ type domainState struct {
 	domainEstimate
 	scanKeys
 	jointScratch
-	rates rateMemo
 	// aside are the anchors set aside (aside.go), as indices into the
 	// Placer's list.
 	aside []int
@@ -276,37 +279,9 @@ type jointScratch struct {
 	lows, highs []fitPoint
 }
 
-// rateMemo keeps a domain's last rate estimate with the anchors [l, r) it
-// was made from: the estimate depends on nothing else, and runs close in
-// time share it (a horizon of many anchors is taken in whole blocks of
-// them). Estimating again for every run costs 4.1 % more instructions of a
-// whole conversion: BenchmarkConvertFile on loggen's 100 MB log (go run
-// ./examples/loggen -size 100MB -o /tmp/mid.log), 9,983.5M instructions
-// with the memo, 10,391.5M without (GOGC=off GOMAXPROCS=1 valgrind
-// --tool=cachegrind --cache-sim=no on the test binary, -test.bench
-// 'ConvertFile$' -test.benchtime 1x -benchfile /tmp/mid.log); 3.6 % on
-// its first 20 MB. TestRateMemoIsPlainRate compares it with estimating
-// every time.
-type rateMemo struct {
-	valid bool
-	l, r  int
-	est   rateRange
-	err   error
-}
-
-// of returns the estimate for the anchors [l, r): the kept one, or
-// estimate's, which it keeps.
-func (m *rateMemo) of(l, r int, estimate func() (rateRange, error)) (rateRange, error) {
-	if !m.valid || m.l != l || m.r != r {
-		est, err := estimate()
-		*m = rateMemo{valid: true, l: l, r: r, est: est, err: err}
-	}
-	return m.est, m.err
-}
-
 // Placer places device spans on the host timeline from clock anchors and
 // containment. Add every anchor first, then place runs. A Placer is not
-// safe for concurrent use: placing a run fills its memos and reuses its
+// safe for concurrent use: placing a run fills its caches and reuses its
 // scratch storage.
 type Placer struct {
 	cfg     config
@@ -352,7 +327,7 @@ func (p *Placer) AddAnchor(d Domain, a Anchor) error {
 		hi:    satAdd(satAdd(a.HostNs, a.WindowNs), w),
 		index: int32(min(len(ds.anchors), math.MaxInt32)),
 	})
-	ds.sorted, ds.rates = false, rateMemo{}
+	ds.sorted = false
 	return nil
 }
 
@@ -387,10 +362,6 @@ func (ds *domainState) horizon(c Cycles) (L, R int) {
 	R = L + sort.Search(len(ds.anchors)-L, func(i int) bool { return ds.anchors[L+i].cyc > hc })
 	return L, R
 }
-
-// rateBlock is the granularity, in anchors, of the rate estimate's
-// anchors when the horizon holds many.
-const rateBlock = 64
 
 // rateRange is an interval of rate errors in ppb, with the evidence that set
 // each end.
@@ -430,19 +401,10 @@ func (p *Placer) rate(ds *domainState, L, R int) (rateRange, error) {
 	if p.cfg.stability >= 2*rho || len(ds.anchors) < 2 {
 		return full, nil
 	}
-	if R-L >= 4*rateBlock {
-		// Many anchors: estimate from whole blocks of them inside the
-		// horizon, so runs close in time share the estimate (fewer
-		// anchors than the horizon holds only widen it).
-		L, R = (L+rateBlock-1)/rateBlock*rateBlock, R/rateBlock*rateBlock
-	}
-	n := R - L
-	if n < 2 {
+	if R-L < 2 {
 		return full, nil
 	}
-	// The estimate depends only on the anchors in [L, R): runs close in
-	// time share it.
-	return ds.rates.of(L, R, func() (rateRange, error) { return p.rateOf(ds, L, R, full) })
+	return p.rateOf(ds, L, R, full)
 }
 
 // rateOf estimates the rate from the anchors in [L, R).

@@ -2,15 +2,11 @@ package reduce
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -549,82 +545,4 @@ func TestPlaceIntoAllocatesNothing(t *testing.T) {
 			t.Errorf("%s: placing %d runs (log and buffer forms) allocated %v times, want 0", rg.name, len(d.runs), n)
 		}
 	}
-}
-
-// TestRateMemoIsPlainRate places the runs of each regime, in order and
-// shuffled, with a Placer that keeps its domains' last rate estimate and
-// with one that estimates afresh for every run: the placements and the
-// errors are the same. A domain whose anchors claim half the counter's
-// frequency makes every estimate an InconsistencyError, which the memo
-// keeps too. The test requires the memo to have been used and to have
-// been replaced.
-func TestRateMemoIsPlainRate(t *testing.T) {
-	type source struct {
-		name    string
-		anchors []Anchor
-		runs    []Run
-	}
-	var sources []source
-	for _, rg := range regimes {
-		d := simulate(rg, accuracySeed)
-		src := source{name: rg.name, anchors: d.anchors}
-		for _, rr := range d.runs {
-			src.runs = append(src.runs, rr.run, rr.bufRun)
-		}
-		sources = append(sources, src)
-	}
-	wrong := source{name: "anchors at half the counter's frequency"}
-	for i := range 1000 {
-		host := HostNanos(1e9 + i*1e8)
-		wrong.anchors = append(wrong.anchors, Anchor{HostNs: host, WindowNs: 1000, DevCyc: Cycles(host) * 2, DevFreq: 1e9})
-		wrong.runs = append(wrong.runs, logRun(Cycles(host)*2+5000, 1000, 1000, nil))
-	}
-	sources = append(sources, wrong)
-
-	r := rand.New(rand.NewPCG(3, 9))
-	hits, misses, errs := 0, 0, 0
-	for _, src := range sources {
-		memo, plain := NewPlacer(), NewPlacer()
-		for _, a := range src.anchors {
-			if err := memo.AddAnchor(dom, a); err != nil {
-				t.Fatal(err)
-			}
-			if err := plain.AddAnchor(dom, a); err != nil {
-				t.Fatal(err)
-			}
-		}
-		shuffled := slices.Clone(src.runs)
-		r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-		for pass, runs := range [][]Run{src.runs, shuffled} {
-			for i, run := range runs {
-				run.Domain = dom
-				var before rateMemo
-				if ds := memo.domains[dom]; ds != nil {
-					before = ds.rates
-				}
-				got, gotErr := memo.Place(run)
-				if ds := plain.domains[dom]; ds != nil {
-					ds.rates = rateMemo{}
-				}
-				want, wantErr := plain.Place(run)
-				if diff := cmp.Diff(want, got, cmp.Exporter(func(reflect.Type) bool { return true })); diff != "" || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
-					t.Fatalf("%s, pass %d, run %d: with the memo (+) and estimating afresh (-):\n%s\nerrors: %v; %v", src.name, pass, i, diff, gotErr, wantErr)
-				}
-				if gotErr != nil {
-					errs++
-				}
-				if ds := memo.domains[dom]; ds != nil && ds.rates.valid {
-					if before.valid && before.l == ds.rates.l && before.r == ds.rates.r {
-						hits++
-					} else {
-						misses++
-					}
-				}
-			}
-		}
-	}
-	if hits == 0 || misses == 0 || errs == 0 {
-		t.Errorf("the memo was used %d times, replaced %d times, kept %d errors: want each above 0", hits, misses, errs)
-	}
-	t.Logf("memo used %d times, replaced %d times; %d errors", hits, misses, errs)
 }

@@ -402,6 +402,22 @@ func pick(c, wall *collector, sp DeviceSpan) *collector {
 	return c
 }
 
+// placeSteady places every run with p (the log form), counting a run
+// whose evidence conflicts (the steady model contradicted) as unplaced.
+func placeSteady(p *Placer, d simData, c, wall *collector) {
+	for _, rr := range d.runs {
+		pl, err := p.Place(rr.run)
+		for k, sp := range rr.run.Spans {
+			cc := pick(c, wall, sp)
+			if err != nil || pl.Method == Unaligned {
+				cc.na++
+				continue
+			}
+			cc.addSpan(pl.Spans[k], rr.truth[k], rr.truthEnd[k])
+		}
+	}
+}
+
 // placeAll places every run with p (the buffer form when fromBuffer is
 // set, the log form otherwise) and collects the results.
 func placeAll(p *Placer, d simData, fromBuffer bool, c, wall *collector) error {
