@@ -132,3 +132,61 @@ func FuzzClockFit(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlaceAnchors places runs among anchors of a clock whose rate steps
+// (within the stability), some of them moved off their reads as the
+// fuzzer says: placement never panics, fails only with a positioned
+// conflict or a range error, sets aside only anchors it was given, and,
+// where no anchor was moved, every bound holds.
+func FuzzPlaceAnchors(f *testing.F) {
+	f.Add(uint64(1), uint16(40), uint8(0), uint8(3), uint32(0))
+	f.Add(uint64(7), uint16(200), uint8(9), uint8(80), uint32(0x00010003))
+	f.Add(uint64(9), uint16(3), uint8(200), uint8(255), uint32(0xffffffff))
+	f.Fuzz(func(t *testing.T, seed uint64, n uint16, stepPPM, gapMs uint8, moved uint32) {
+		n = n%400 + 1
+		rg := regime{name: "fuzz", freq: 50_000_000, drift: 20e-6, stepAmp: float64(stepPPM%35) / 10 * 1e-6, stepEvery: 2 * s,
+			anchorEvery: HostNanos(gapMs%200+1) * ms, winMin: 1 * us, winMax: 40 * us, runEvery: 30 * ms, length: HostNanos(n) * (HostNanos(gapMs%200) + 1) * ms}
+		d := simulate(rg, seed)
+		p := NewPlacer()
+		bad := false
+		for i, a := range d.anchors {
+			if moved>>(uint(i)%32)&1 == 1 && i%3 == 0 {
+				a.HostNs += HostNanos(1+i%5) * ms // a window that does not bracket its read
+				bad = true
+			}
+			if err := p.AddAnchor(dom, a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, rr := range d.runs {
+			pl, err := p.Place(rr.run)
+			if err != nil {
+				var ie *InconsistencyError
+				if !errors.As(err, &ie) && !errors.Is(err, ErrRange) {
+					t.Fatalf("error %v is neither a conflict nor a range error", err)
+				}
+				if !bad {
+					t.Fatalf("anchors of the truth conflict: %v", err)
+				}
+				continue
+			}
+			for k, sp := range pl.Spans {
+				if sp.Bound < 0 {
+					t.Fatalf("negative bound %d", sp.Bound)
+				}
+				if !bad && (abs(sp.HostStart-rr.truth[k]) > sp.Bound || abs(sp.HostEnd-rr.truthEnd[k]) > sp.Bound) {
+					t.Fatalf("span %d: drawn [%d, %d], truly [%d, %d], bound %d", k, sp.HostStart, sp.HostEnd, rr.truth[k], rr.truthEnd[k], sp.Bound)
+				}
+			}
+		}
+		aside := p.SetAside()
+		if len(aside) > maxAside || (!bad && len(aside) > 0) {
+			t.Fatalf("%d anchors set aside (any moved: %v)", len(aside), bad)
+		}
+		for _, a := range aside {
+			if a.Index < 0 || a.Index >= len(d.anchors) {
+				t.Fatalf("set aside anchor #%d of %d", a.Index, len(d.anchors))
+			}
+		}
+	})
+}

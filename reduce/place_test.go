@@ -393,9 +393,9 @@ func TestPlaceBoundNeverBelowEvidence(t *testing.T) {
 	}
 }
 
-// Property: for random drift (up to 100 ppm, wandering within the rate
-// stability), random anchor spacing and windows, with and without an
-// anchor per launch, every span's bound holds at its start and its end,
+// Property: for random drift (up to 100 ppm, wandering and stepping within
+// the rate stability), random anchor spacing and windows, with and without
+// an anchor per launch, every span's bound holds at its start and its end,
 // from a log and from a buffer.
 func TestPlaceBoundHoldsUnderDrift(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
@@ -404,16 +404,26 @@ func TestPlaceBoundHoldsUnderDrift(t *testing.T) {
 		iters = 8
 	}
 	for iter := range iters {
+		// A sine of amplitude A and period 17 s moves the rate by under
+		// 0.74·A within the 2 s horizon; steps of ±B by up to 2B.
 		wander := r.Float64() * float64(DefaultRateStability) / 2 * 1e-9
+		var stepAmp float64
+		var stepEvery HostNanos
+		if iter%2 == 1 {
+			wander /= 2 // under 1.9 ppm of change, and steps under 7
+			stepAmp, stepEvery = r.Float64()*0.35*float64(DefaultRateStability)*1e-9, HostNanos(500+r.IntN(4500))*ms
+		}
 		rg := regime{
-			name:     "random",
-			freq:     []Hz{50_000_000, 1_000_000_000, 1_800_000_000}[r.IntN(3)],
-			drift:    (r.Float64()*2 - 1) * (100e-6 - wander),
-			wander:   wander,
-			winMin:   HostNanos(r.IntN(5)) * us,
-			runEvery: HostNanos(5+r.IntN(50)) * ms,
-			length:   HostNanos(2+r.IntN(20)) * s,
-			torn:     r.IntN(4),
+			name:      "random",
+			freq:      []Hz{50_000_000, 1_000_000_000, 1_800_000_000}[r.IntN(3)],
+			drift:     (r.Float64()*2 - 1) * (100e-6 - wander - stepAmp),
+			wander:    wander,
+			stepAmp:   stepAmp,
+			stepEvery: stepEvery,
+			winMin:    HostNanos(r.IntN(5)) * us,
+			runEvery:  HostNanos(5+r.IntN(50)) * ms,
+			length:    HostNanos(2+r.IntN(20)) * s,
+			torn:      r.IntN(4),
 		}
 		rg.winMax = rg.winMin + HostNanos(r.IntN(60))*us
 		switch r.IntN(3) {
