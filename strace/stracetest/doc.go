@@ -10,7 +10,10 @@
 // rank's counter has its own offset, frequency and drift; device phases are
 // stamped in cycles and converted with exact floors; origin_cyc and the
 // clock anchors read the same counter), so that a converter can be checked
-// against the truth GenerateTruth returns. Config's knobs each make a case
+// against the truth GenerateTruth returns. A counter's rate can change with
+// host time (Config.Rate, RemoteHost.Rate: steps and a slow wander, see
+// RateChange): the counter is then exact integer arithmetic, and the truth
+// of a count is the least host instant at which the counter reaches it. Config's knobs each make a case
 // real logs can hold; Cases returns one small log per knob.
 //
 // The hostile shapes are logs valid line by line that a producer with a
