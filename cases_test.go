@@ -50,24 +50,29 @@ func boundsHold(t *testing.T, tr *check.Trace, truth map[truthKey]int64) int {
 		if !strings.HasPrefix(s.Name, "chip.run.runner_run.device_wall") {
 			continue
 		}
-		inv, _ := argOf(s, "inv")
 		bound, _ := argOf(s, "bound_ns")
-		tk, _ := tr.Track(s.Track)
-		parent, _ := tr.Track(tk.Parent)
-		proc, _ := tr.Track(parent.Parent)
-		want, ok := truth[truthKey{proc.Pid, inv.(uint64), s.Name}]
+		pid, inv, want, ok := deviceTruth(tr, s, truth)
 		if !ok {
 			continue
 		}
-		err := s.TS - want
-		if err < 0 {
-			err = -err
-		}
-		if err > bound.(int64) {
+		if err := abs(s.TS - want); err > bound.(int64) {
 			m, _ := argOf(s, "placement")
-			t.Errorf("%s pid %d inv %v drawn at %d, truly at %d: error %d ns exceeds its bound %d ns (%v)", s.Name, proc.Pid, inv, s.TS, want, err, bound, m)
+			t.Errorf("%s pid %d inv %v drawn at %d, truly at %d: error %d ns exceeds its bound %d ns (%v)", s.Name, pid, inv, s.TS, want, err, bound, m)
 		}
 		checked++
 	}
 	return checked
+}
+
+// deviceTruth returns a device slice's process (its track's grandparent),
+// its inv, and its true start in the generator's truth (ok false without
+// one).
+func deviceTruth(tr *check.Trace, s check.Slice, truth map[truthKey]int64) (pid int32, inv uint64, want int64, ok bool) {
+	v, _ := argOf(s, "inv")
+	inv, _ = v.(uint64)
+	tk, _ := tr.Track(s.Track)
+	parent, _ := tr.Track(tk.Parent)
+	proc, _ := tr.Track(parent.Parent)
+	want, ok = truth[truthKey{proc.Pid, inv, s.Name}]
+	return proc.Pid, inv, want, ok
 }

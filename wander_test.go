@@ -1,6 +1,7 @@
 package phasetrace_test
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -52,57 +53,43 @@ func measurePlacement(t *testing.T, cfg genConfig, opts ...phasetrace.Option) pl
 		}
 	}
 	for _, as := range anchors {
-		slices.SortFunc(as, func(a, b strace.DeviceAnchor) int { return compareU(a.DevCyc, b.DevCyc) })
+		slices.SortFunc(as, func(a, b strace.DeviceAnchor) int { return cmp.Compare(a.DevCyc, b.DevCyc) })
 	}
 	m := placementMeasure{ranks: map[int32][2]int{}}
 	for _, s := range tr.Slices {
 		if !strings.HasPrefix(s.Name, devicePrefix+".") {
 			continue
 		}
-		inv, _ := argOf(s, "inv")
 		bound, _ := argOf(s, "bound_ns")
 		method, _ := argOf(s, "placement")
 		cyc, _ := argOf(s, "start_cyc")
-		tk, _ := tr.Track(s.Track)
-		parent, _ := tr.Track(tk.Parent)
-		proc, _ := tr.Track(parent.Parent)
-		want, ok := truth[truthKey{proc.Pid, inv.(uint64), s.Name}]
+		pid, inv, want, ok := deviceTruth(tr, s, truth)
 		if !ok {
 			continue // a phase the generator keeps no truth for
 		}
 		m.spans++
-		r := m.ranks[proc.Pid]
+		r := m.ranks[pid]
 		r[1]++
 		if method == "aligned" {
 			m.aligned++
 			r[0]++
 		}
-		m.ranks[proc.Pid] = r
+		m.ranks[pid] = r
 		e := abs(s.TS - want)
 		m.errs = append(m.errs, e)
 		if b, ok := bound.(int64); !ok || e > b {
 			m.violations++
 			if m.violations <= 5 {
-				t.Errorf("%s pid %d inv %v drawn at %d, truly at %d: error %d ns, bound %v (%v)", s.Name, proc.Pid, inv, s.TS, want, e, bound, method)
+				t.Errorf("%s pid %d inv %v drawn at %d, truly at %d: error %d ns, bound %v (%v)", s.Name, pid, inv, s.TS, want, e, bound, method)
 			}
 		}
 		if c, ok := cyc.(uint64); ok {
-			if y, ok := leastSquares16(anchors[proc.Pid], c); ok {
+			if y, ok := leastSquares16(anchors[pid], c); ok {
 				m.lsq16 = append(m.lsq16, abs(int64(math.Round(y))-want))
 			}
 		}
 	}
 	return m
-}
-
-func compareU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // leastSquares16 evaluates at counter value c the least-squares line
@@ -273,13 +260,9 @@ func TestBadAnchorIsSetAside(t *testing.T) {
 		if !strings.HasPrefix(s.Name, devicePrefix+".") {
 			continue
 		}
-		inv, _ := argOf(s, "inv")
 		bound, _ := argOf(s, "bound_ns")
-		tk, _ := tr.Track(s.Track)
-		parent, _ := tr.Track(tk.Parent)
-		proc, _ := tr.Track(parent.Parent)
-		if want, ok := truth[truthKey{proc.Pid, inv.(uint64), s.Name}]; ok && abs(s.TS-want) > bound.(int64) {
-			t.Errorf("%s pid %d inv %v: error %d ns over its bound %v", s.Name, proc.Pid, inv, abs(s.TS-want), bound)
+		if pid, inv, want, ok := deviceTruth(tr, s, truth); ok && abs(s.TS-want) > bound.(int64) {
+			t.Errorf("%s pid %d inv %v: error %d ns over its bound %v", s.Name, pid, inv, abs(s.TS-want), bound)
 		}
 	}
 }

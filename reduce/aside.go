@@ -22,9 +22,9 @@ type SetAside struct {
 	Lo, Hi HostNanos
 	// Conflict is the evidence it disagreed with.
 	Conflict Evidence
-	// Runs counts the runs placed after it was set aside whose anchors it
-	// would have been among (its counter value between their horizon's
-	// first and last anchor), the run that set it aside included.
+	// Runs counts the run that set it aside and the runs placed after
+	// whose anchors it would have been among (its counter value between
+	// the first and the last anchor that placed them).
 	Runs int64
 }
 
@@ -59,56 +59,93 @@ type anchorEvidence struct {
 // anchorEvidenceAside is anchorEvidence, setting aside the anchors that
 // conflict: where the anchors disagree among themselves, the anchors the
 // conflict names are taken out one at a time, and the first without which
-// the run's anchors agree is set aside for good (see SetAside); up to
-// maxAsideTries times, for a conflict that hides another. A conflict no
-// one anchor ends stays an *InconsistencyError.
+// the run's anchors agree is set aside for good (see SetAside). Where none
+// ends it alone, the first whose absence leaves a conflict of other
+// anchors is taken out and the search goes on, up to maxAsideTries
+// anchors: a conflict can hide another. Where that does not end it either,
+// every anchor taken out is put back and the first conflict stands.
 func (p *Placer) anchorEvidenceAside(ds *domainState, run Run) (anchorEvidence, error) {
 	ev, err := p.anchorEvidence(ds, run)
-	for tries := 0; err != nil && tries < maxAsideTries && len(ds.aside) < maxAside; tries++ {
+	if err == nil {
+		p.countAside(ds, run, ev, len(ds.aside))
+		return ev, nil
+	}
+	type removal struct {
+		pos      int
+		a        anchorRec
+		conflict Evidence
+	}
+	var removed []removal
+	cur := err
+	for len(removed) < maxAsideTries && len(ds.aside)+len(removed) < maxAside {
 		var ie *InconsistencyError
-		if !errors.As(err, &ie) {
+		if !errors.As(cur, &ie) {
 			break
 		}
-		cands := conflictAnchors(ie)
-		if len(cands) == 0 {
-			break
-		}
-		found := false
-		for _, idx := range cands {
+		var next *removal
+		var nextErr error
+		for _, idx := range conflictAnchors(ie) {
 			pos := slices.IndexFunc(ds.anchors, func(a anchorRec) bool { return int(a.index) == idx })
 			if pos < 0 {
 				continue
 			}
-			a := ds.anchors[pos]
+			r := removal{pos: pos, a: ds.anchors[pos], conflict: ie.High}
+			if !slices.Contains(evidenceAnchors(ie.Low), idx) {
+				r.conflict = ie.Low
+			}
 			ds.removeAnchor(pos)
 			ev2, err2 := p.anchorEvidence(ds, run)
 			if err2 == nil {
-				other := ie.High
-				if !slices.Contains(evidenceAnchors(ie.Low), idx) {
-					other = ie.Low
+				removed = append(removed, r)
+				p.commitAside(ds, run, removed[0].a, removed[0].conflict)
+				for _, r := range removed[1:] {
+					p.commitAside(ds, run, r.a, r.conflict)
 				}
-				ds.aside = append(ds.aside, len(p.aside))
-				p.aside = append(p.aside, SetAside{Domain: run.Domain, Index: idx, DevCyc: a.cyc, Lo: a.lo, Hi: a.hi, Conflict: other})
-				p.refitAround(ds, a)
-				ev, err, found = ev2, err2, true
-				break
+				p.countAside(ds, run, ev2, len(ds.aside)-len(removed))
+				return ev2, nil
 			}
-			ds.insertAnchor(pos, a)
+			var ie2 *InconsistencyError
+			if next == nil && errors.As(err2, &ie2) && len(conflictAnchors(ie2)) > 0 && (ie2.Low != ie.Low || ie2.High != ie.High) {
+				next, nextErr = &r, err2
+			}
+			ds.insertAnchor(pos, r.a)
 		}
-		if !found {
+		if next == nil {
 			break
 		}
+		ds.removeAnchor(next.pos)
+		removed = append(removed, *next)
+		cur = nextErr
 	}
-	if err == nil && len(ds.aside) > 0 && ev.used > 0 {
-		L, R := ds.horizon(run.Origin)
-		lo, hi := ds.anchors[max(L, 0)].cyc, ds.anchors[max(R-1, 0)].cyc
-		for _, i := range ds.aside {
-			if c := p.aside[i].DevCyc; lo <= c && c <= hi {
-				p.aside[i].Runs++
-			}
-		}
+	for i := len(removed) - 1; i >= 0; i-- {
+		ds.insertAnchor(removed[i].pos, removed[i].a)
 	}
 	return ev, err
+}
+
+// commitAside records anchor a, taken out of the domain's anchors for
+// conflicting with c, as set aside by run, and refits the estimate
+// without it.
+func (p *Placer) commitAside(ds *domainState, run Run, a anchorRec, c Evidence) {
+	ds.aside = append(ds.aside, len(p.aside))
+	p.aside = append(p.aside, SetAside{Domain: run.Domain, Index: int(a.index), DevCyc: a.cyc, Lo: a.lo, Hi: a.hi, Conflict: c, Runs: 1})
+	p.refitAround(ds, a)
+}
+
+// countAside counts run, placed, among the runs placed without each of the
+// domain's first n anchors set aside whose counter value lies among the
+// anchors it was placed by (its horizon and the farSide beyond it).
+func (p *Placer) countAside(ds *domainState, run Run, ev anchorEvidence, n int) {
+	if n == 0 || ev.used == 0 || len(ds.anchors) == 0 {
+		return
+	}
+	L, R := ds.horizon(run.Origin)
+	lo, hi := ds.anchors[max(L-farSide, 0)].cyc, ds.anchors[min(R+farSide, len(ds.anchors))-1].cyc
+	for _, i := range ds.aside[:n] {
+		if c := p.aside[i].DevCyc; lo <= c && c <= hi {
+			p.aside[i].Runs++
+		}
+	}
 }
 
 // conflictAnchors returns the anchors a conflict between anchors names,
@@ -189,22 +226,23 @@ func (p *Placer) anchorEvidence(ds *domainState, run Run) (anchorEvidence, error
 // is remade.
 func (ds *domainState) removeAnchor(pos int) {
 	ds.anchors = slices.Delete(ds.anchors, pos, pos+1)
-	ds.reindex()
+	ds.reindex(false)
 }
 
 func (ds *domainState) insertAnchor(pos int, a anchorRec) {
 	ds.anchors = slices.Insert(ds.anchors, pos, a)
-	ds.reindex()
+	ds.reindex(false)
 }
 
 // reindex remakes what depends on the anchors' positions, the anchors
-// being sorted.
-func (ds *domainState) reindex() {
+// being sorted: the nominal ns (of all when all is set, else only if the
+// first anchor changed) and the scan keys' storage, every block stale.
+func (ds *domainState) reindex(all bool) {
 	base := ds.base
 	if len(ds.anchors) > 0 {
 		ds.base = ds.anchors[0].cyc
 	}
-	if ds.base != base {
+	if all || ds.base != base {
 		for i := range ds.anchors {
 			a := &ds.anchors[i]
 			a.x, a.xok = nominal(ds.base, a.cyc, ds.freq)
@@ -214,8 +252,8 @@ func (ds *domainState) reindex() {
 	ds.keys = slices.Grow(ds.keys[:0], n)[:n]
 	nb := (n + keyBlock - 1) / keyBlock
 	ds.keyBlocks = slices.Grow(ds.keyBlocks[:0], nb)[:nb]
-	ds.keyGen++
-	ds.keyLo, ds.keyHi = 1, 0
+	ds.keyGen++               // every block is stale
+	ds.keyLo, ds.keyHi = 1, 0 // no range's: the next scan sets its own
 }
 
 // refitAround refits the estimate's windows that held anchor a, now set

@@ -93,6 +93,16 @@ type config struct {
 	neighbours int
 }
 
+// halfHorizon is the nominal device ns that take at most half the rate
+// horizon of host time at any rate the model allows.
+func (c config) halfHorizon() DeviceNanos {
+	h := c.horizon / 2
+	if d, ok := mulDiv(int64(h), int64(c.maxRate), nsPerSecond, true); ok {
+		h -= HostNanos(d)
+	}
+	return DeviceNanos(max(h, 0))
+}
+
 // PlacerOption configures a Placer (NewPlacer); the defaults are the
 // Default… constants.
 type PlacerOption func(*config)
@@ -245,8 +255,10 @@ type domainState struct {
 	scanKeys
 	jointScratch
 	// aside are the anchors set aside (aside.go), as indices into the
-	// Placer's list.
+	// Placer's list; added counts the anchors added (the next one's
+	// index).
 	aside []int
+	added int
 }
 
 // domainEstimate is a domain's constant-rate estimate (estimate.go): the
@@ -307,7 +319,7 @@ func (p *Placer) AddAnchor(d Domain, a Anchor) error {
 	}
 	ds := p.domains[d]
 	if ds == nil {
-		half, err := a.DevFreq.Cycles(DeviceNanos(p.cfg.horizon / 2))
+		half, err := a.DevFreq.Cycles(p.cfg.halfHorizon())
 		if err != nil {
 			half = Unset
 		}
@@ -325,9 +337,10 @@ func (p *Placer) AddAnchor(d Domain, a Anchor) error {
 		cyc:   a.DevCyc,
 		lo:    satAdd(a.HostNs, -w),
 		hi:    satAdd(satAdd(a.HostNs, a.WindowNs), w),
-		index: int32(min(len(ds.anchors), math.MaxInt32)),
+		index: int32(min(ds.added, math.MaxInt32)),
 	})
 	ds.sorted = false
+	ds.added++
 	return nil
 }
 
@@ -337,19 +350,7 @@ func (ds *domainState) prepare() {
 	}
 	sort.SliceStable(ds.anchors, func(i, j int) bool { return ds.anchors[i].cyc < ds.anchors[j].cyc })
 	ds.sorted = true
-	if len(ds.anchors) > 0 {
-		ds.base = ds.anchors[0].cyc
-	}
-	for i := range ds.anchors {
-		a := &ds.anchors[i]
-		a.x, a.xok = nominal(ds.base, a.cyc, ds.freq)
-	}
-	n := len(ds.anchors)
-	ds.keys = slices.Grow(ds.keys[:0], n)[:n]
-	nb := (n + keyBlock - 1) / keyBlock
-	ds.keyBlocks = slices.Grow(ds.keyBlocks[:0], nb)[:nb]
-	ds.keyGen++               // every block is stale
-	ds.keyLo, ds.keyHi = 1, 0 // no range's: the next scan sets its own
+	ds.reindex(true)
 }
 
 // horizon returns the anchors [L, R) within half the rate horizon of c:
@@ -877,6 +878,35 @@ func (p *Placer) placeWall(m *Mapping, run Run, sh runShape, drawn []SpanPlaceme
 	return m.bounded(hs, he, xsLo, 0, max(covered, satAdd(xsLo, s.Dur)), satAdd(s.Dur, 2))
 }
 
+// runExtent is how far from the origin a run's spans reach, in device ns:
+// its stamped spans' ends, device_wall's logged duration and, from a
+// buffer, RunWall's true extent.
+func runExtent(run Run, sh runShape) DeviceNanos {
+	e := sh.covered
+	if sh.wall >= 0 {
+		e = max(e, run.Spans[sh.wall].Dur)
+	}
+	if w := run.Wall; w != nil {
+		e = max(e, before(w.Start), w.End)
+	}
+	for i := range run.Spans {
+		e = max(e, before(run.Spans[i].TS))
+	}
+	return e
+}
+
+// before is how far an offset lies before the origin (0 for one after
+// it), saturating.
+func before(v DeviceNanos) DeviceNanos {
+	switch {
+	case v >= 0:
+		return 0
+	case v == math.MinInt64:
+		return math.MaxInt64
+	}
+	return -v
+}
+
 // runShape is what placement needs of a run's spans, found in one pass.
 type runShape struct {
 	// wall is the index of the first device_wall, −1 without one.
@@ -933,6 +963,11 @@ func (p *Placer) mapping(run Run, sh runShape) (Mapping, error) {
 			return Mapping{}, err
 		}
 		rate = ev.rate
+		if runExtent(run, sh) > p.cfg.halfHorizon() {
+			// The run reaches past its horizon: the stability says
+			// nothing of the rate there.
+			rate = rateRange{lo: -rho, hi: rho}
+		}
 		if ev.used > 0 {
 			estLo, estHi, estRate, hasEst = p.estimateAt(ds, ev.xc)
 			origin = ev.iv

@@ -556,3 +556,94 @@ func TestPlaceIntoAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// Setting anchors aside: a run past the last anchor after one was set
+// aside is placed (no index past the anchors); two bad anchors around a
+// run are both set aside, each counted for the run that set it aside; an
+// anchor added after keeps an index of its own.
+func TestSetAsideEdges(t *testing.T) {
+	add := func(p *Placer, host HostNanos, off HostNanos) {
+		t.Helper()
+		if err := p.AddAnchor(dom, Anchor{HostNs: host + off, WindowNs: 10, DevCyc: Cycles(host), DevFreq: 1e9}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := NewPlacer()
+	for _, h := range []HostNanos{1e9, 1.5e9, 1.7e9, 2e9} {
+		off := HostNanos(0)
+		if h == 1.5e9 {
+			off = 1e6
+		}
+		add(p, h, off)
+	}
+	for _, c := range []Cycles{1.5e9, 5e9} {
+		if _, err := p.Place(logRun(c, 1000, 1000, nil)); err != nil {
+			t.Fatalf("run at %d: %v", c, err)
+		}
+	}
+	if a := p.SetAside(); len(a) != 1 || a[0].Index != 1 || a[0].Runs != 1 {
+		t.Errorf("set aside %+v, want anchor #1 for its run", a)
+	}
+	add(p, 3e9, 0)
+	if ds := p.domains[dom]; ds.anchors[len(ds.anchors)-1].index != 4 {
+		t.Errorf("the anchor added after has index %d, want 4", ds.anchors[len(ds.anchors)-1].index)
+	}
+
+	// Anchors every 100 ms, the ones at 1.4 s and 1.6 s 1 ms off.
+	p = NewPlacer()
+	for i := range 31 {
+		h := HostNanos(i) * 100 * ms
+		off := HostNanos(0)
+		if i == 14 || i == 16 {
+			off = 1e6
+		}
+		add(p, h+1e9, off)
+	}
+	pl, err := p.Place(logRun(2.5e9, 1000, 1000, nil))
+	if err != nil || pl.Method != Aligned {
+		t.Fatalf("run between two bad anchors: %v", err)
+	}
+	if a := p.SetAside(); len(a) != 2 {
+		t.Errorf("set aside %+v, want the two bad anchors", a)
+	} else {
+		for _, x := range a {
+			if x.Index != 14 && x.Index != 16 || x.Runs != 1 {
+				t.Errorf("set aside %+v, want anchors #14 and #16, each for its run", a)
+			}
+		}
+	}
+}
+
+// A run whose spans reach past its rate horizon is bounded at any rate
+// within the maximum there: with the rate steady to 2.5 s, then drifting
+// up by 5 ppm a second (10 ppm in 2 s, as the model allows), a span
+// starting 10 s after its run's origin still holds its bound.
+func TestPlaceRunPastItsHorizon(t *testing.T) {
+	const f = 1_000_000_000
+	// Counter ns at host time h (ns): h, plus ∫ 5e-6·(t−2.5 s)/s dt past 2.5 s.
+	counter := func(h float64) Cycles {
+		c := h
+		if d := h - 2.5e9; d > 0 {
+			c += 5e-6 * d * d / 2 / 1e9
+		}
+		return Cycles(c)
+	}
+	p := NewPlacer()
+	for h := 0.0; h <= 2.5e9; h += 100e6 {
+		if err := p.AddAnchor(dom, Anchor{HostNs: HostNanos(h), WindowNs: 100, DevCyc: counter(h), DevFreq: f}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	origin := 1.5e9
+	far := 11.5e9 // a span 10 s after the origin, on the host
+	ts := DeviceNanos(counter(far) - counter(origin))
+	run := Run{Domain: dom, Origin: counter(origin), HasOrigin: true,
+		Spans: []DeviceSpan{{Name: "chip.run.runner_run.device_wall", Depth: 2, Dur: ts + 1000}, {Name: "chip.run.runner_run.device_wall.sched", Depth: 3, TS: ts, Dur: 1000}}}
+	pl, err := p.Place(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := abs(pl.Spans[1].HostStart - HostNanos(far)); e > pl.Spans[1].Bound {
+		t.Errorf("span 10 s on: error %d ns, bound %d ns", e, pl.Spans[1].Bound)
+	}
+}

@@ -256,7 +256,9 @@ func (f *HostFit) Tasks() int { return f.tasks }
 // Rate returns the rate error the line converts with (ppb: the remote clock
 // runs Rate ppb slow against the dispatching host's when positive, i.e.
 // dispatching-host ns per remote ns is 1 + Rate/1e9) and the interval the
-// brackets allow for it.
+// brackets allow for it near the middle task (within half the rate
+// horizon of it; elsewhere the rate may differ by the stability per
+// horizon, within the maximum).
 func (f *HostFit) Rate() (rate, lo, hi PPB) { return f.line.ratePPB(), f.rateLo, f.rateHi }
 
 // Offset returns where the line puts remote instant x, minus x: the
@@ -652,7 +654,9 @@ func (f *HostFit) Compose(p SpanPlacement) (SpanPlacement, error) {
 	if err != nil {
 		return SpanPlacement{}, err
 	}
-	r := max(abs(f.rateLo), abs(f.rateHi))
+	// The rate near the span may be any the model allows (the fit's rate
+	// range is the one near its middle task).
+	r := max(abs(f.rateLo), abs(f.rateHi), f.maxRate)
 	scaled, ok := mulDiv(int64(p.Bound), nsPerSecond+int64(r), nsPerSecond, true)
 	if !ok {
 		return SpanPlacement{}, fmt.Errorf("%w: bound %d ns", ErrRange, int64(p.Bound))
