@@ -135,9 +135,11 @@
 // conflicts name each other in an [*InconsistencyError]; the Placer takes
 // each named anchor out in turn and sets aside for good the first without
 // which the run's anchors agree ([Placer.SetAside], at most 64 a domain,
-// each with the runs placed without it). A conflict no one anchor ends, or
-// one between the anchors and the run's host windows, stays an error for
-// that run alone.
+// each with the runs placed without it). Where no one anchor ends the
+// conflict but taking one out leaves a conflict of others (two bad
+// anchors), it goes on, up to four anchors for one run; failing that,
+// every anchor goes back. A conflict that stays, or one between the
+// anchors and the run's host windows, is an error for that run alone.
 //
 // # Anchors as lines
 //
