@@ -267,6 +267,9 @@ func (p *Placer) refitAround(ds *domainState, a anchorRec) {
 	x := int64(a.x)
 	for li := range ds.levels {
 		l := &ds.levels[li]
+		if !l.fitted {
+			continue // fitted without it when a run needs it
+		}
 		j := floorDiv(x, l.step)
 		for _, w := range []int64{j - 1, j} {
 			i, ok := slices.BinarySearchFunc(l.windows, w, func(e estWindow, w int64) int { return cmp.Compare(e.w, w) })

@@ -27,6 +27,7 @@ func TestEstimateWindowsSparse(t *testing.T) {
 	ds := p.domains[dom]
 	ds.prepare()
 	p.prepareEstimate(ds)
+	p.fitLevel(ds, 0)
 	if n := len(ds.levels[0].windows); n == 0 || n > 8 {
 		t.Fatalf("%d windows, want a handful", n)
 	}

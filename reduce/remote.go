@@ -292,7 +292,7 @@ func (f *HostFit) centre(brackets []HostBracket, ls *levels) {
 			if ls == nil {
 				continue
 			}
-			if e, ok := ls.at(x); ok {
+			if e, ok := ls.at(x, nil); ok {
 				want += e.y - y
 				n++
 			}
