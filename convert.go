@@ -40,6 +40,12 @@ var (
 // threads, tracks and clock anchors, and with the runs in flight at once —
 // not with the number of runs converted. The same inputs give the same
 // bytes.
+//
+// The trace is written uncompressed unless the writer is told otherwise:
+// strace2perfetto deflates at level 6, which a library caller gets with
+// WithWriterOptions(perfetto.WithCompression(perfetto.DefaultCompressionLevel))
+// — a realistic log's trace is then about a quarter of its uncompressed
+// size.
 func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	if len(logs) == 0 {
 		return nil, ErrNoInput

@@ -89,7 +89,8 @@ func WithPlacement(opts ...reduce.PlacerOption) Option {
 }
 
 // WithWriterOptions passes options to the trace writer (perfetto.NewWriter),
-// such as perfetto.WithCompression.
+// such as perfetto.WithCompression: Convert and Builder write uncompressed
+// without it, strace2perfetto at perfetto.DefaultCompressionLevel.
 func WithWriterOptions(opts ...perfetto.Option) Option {
 	return func(c *config) { c.writer = append(c.writer, opts...) }
 }
