@@ -339,7 +339,9 @@ func TestPhaseRecordsWin(t *testing.T) {
 
 func TestWallTimeAndLabels(t *testing.T) {
 	tr, sum, _ := convert(t, []phasetrace.Input{sampleInput(t)})
-	if !sum.WallTime || len(tr.Wall) != 3 || tr.Wall[0].Wall-tr.Wall[0].TS != 1_767_225_600_000_000_000 {
+	// The three anchors, and the first's extrapolated to the trace's
+	// start in its first clock snapshot.
+	if !sum.WallTime || len(tr.Wall) != 4 || tr.Wall[0].TS != 0 || tr.Wall[0].Wall-tr.Wall[0].TS != 1_767_225_600_000_000_000 {
 		t.Errorf("wall time %v, snapshots %+v", sum.WallTime, tr.Wall)
 	}
 	var procs []string

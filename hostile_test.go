@@ -215,21 +215,21 @@ func hostileLogs() []hostileLog {
 		{"last line cut mid-number", []string{chipRun(4100, 1, 1_000_000) + cut}, nil, nil},
 		{"wall anchors 10^15 ns apart", []string{wallLine(1, 4100, 100, 1_700_000_000_000_000_000) + wallLine(2, 4100, 200, 1_701_000_000_000_000_000) + chipRun(4100, 1, 1_000_000)}, nil,
 			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
-				if sum.WallAnchors != 1 || len(tr.Wall) != 1 || len(sum.NotDrawn) != 1 || len(sum.Notes) != 1 {
+				if sum.WallAnchors != 1 || len(tr.Wall) != 2 || len(sum.NotDrawn) != 1 || len(sum.Notes) != 1 {
 					t.Errorf("wall anchors written %d (%d in the trace), set aside %v, notes %q: want one written, one set aside, a note", sum.WallAnchors, len(tr.Wall), sum.NotDrawn, sum.Notes)
 				}
 			}},
 		{"the first wall anchor absurd (wall_ns = -2^63), the other two agreeing", []string{string(generated(genConfig{Seed: 1, Rounds: 2, WallNS: []int64{math.MinInt64}}))}, nil,
 			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 				aside := sum.NotDrawn[phasetrace.ReasonWallBefore1970]
-				if sum.WallAnchors != 2 || len(tr.Wall) != 2 || aside != 1 {
+				if sum.WallAnchors != 2 || len(tr.Wall) != 3 || aside != 1 {
 					t.Errorf("wall anchors written %d (%d in the trace), set aside %v: want the two that agree written, the absurd one set aside", sum.WallAnchors, len(tr.Wall), sum.NotDrawn)
 				}
 			}},
 		{"one wall anchor a year off, the other two agreeing", []string{string(generated(genConfig{Seed: 1, Rounds: 2, WallNS: []int64{1_735_689_600_000_000_000}}))}, nil,
 			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 				const reason = phasetrace.ReasonWallDisagrees
-				if sum.WallAnchors != 2 || len(tr.Wall) != 2 || sum.NotDrawn[reason] != 1 {
+				if sum.WallAnchors != 2 || len(tr.Wall) != 3 || sum.NotDrawn[reason] != 1 {
 					t.Errorf("wall anchors written %d (%d in the trace), set aside %v: want the two that agree written, the first set aside", sum.WallAnchors, len(tr.Wall), sum.NotDrawn)
 				}
 				for _, w := range tr.Wall {

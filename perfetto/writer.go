@@ -350,9 +350,32 @@ func (w *Writer) track(t Track, name string, ts int64) *trackState {
 // WallClock records that CLOCK_MONOTONIC read mono when CLOCK_REALTIME read
 // wall (both ns), so the UI can show wall time. Pairs are written at Close
 // as REALTIME clock snapshots in MONOTONIC order; the trace processor uses
-// the nearest one.
+// the nearest one. The pair of least mono given before the first event is
+// also in the trace's first clock snapshot, extrapolated to MONOTONIC 0:
+// the UI takes its wall-clock offset from that snapshot alone, and
+// to_realtime of an instant before the pair's mono reads it too.
 func (w *Writer) WallClock(mono, wall int64) {
 	w.wall = append(w.wall, clockPair{mono, wall})
+}
+
+// wallAtZero is what CLOCK_REALTIME read at MONOTONIC 0 by the pair of
+// least mono given so far; ok is false without a pair or when that is
+// before 1970.
+func (w *Writer) wallAtZero() (int64, bool) {
+	if len(w.wall) == 0 {
+		return 0, false
+	}
+	p := w.wall[0]
+	for _, q := range w.wall[1:] {
+		if q.mono < p.mono {
+			p = q
+		}
+	}
+	rt := p.wall - p.mono
+	if (p.mono >= 0) != (rt <= p.wall) || rt < 0 {
+		return 0, false // overflowed, or before 1970
+	}
+	return rt, true
 }
 
 // sink is the buffer packets are appended to: the output buffer, or the
@@ -399,6 +422,9 @@ func (w *Writer) globalPacketStart() ([]byte, message) {
 		b, m = begin(b, fPacketClockSnapshot)
 		b = appendClock(b, clockBoottime, 0, false)
 		b = appendClock(b, clockMonotonic, 0, false)
+		if rt, ok := w.wallAtZero(); ok {
+			b = appendClock(b, clockRealtime, rt, false)
+		}
 		b = appendVarintField(b, fSnapshotPrimary, clockMonotonic)
 		b = m.end(b)
 		b = appendVarintField(b, fPacketSequenceID, globalSequence)

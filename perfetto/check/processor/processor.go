@@ -3,6 +3,7 @@ package processor
 import (
 	"bufio"
 	"bytes"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"os"
@@ -152,6 +153,35 @@ func (s *Shell) Load(trace []byte) (*Result, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrRun, s.Path, err)
 	}
 	return r, nil
+}
+
+// Query runs the trace processor on trace with one SQL statement and
+// returns the rows it printed (the header first), as strings. An error
+// wraps ErrRun.
+func (s *Shell) Query(trace []byte, sql string) ([][]string, error) {
+	dir, err := os.MkdirTemp("", "phasetrace-processor-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	tracePath, queryPath := filepath.Join(dir, "trace.pftrace"), filepath.Join(dir, "query.sql")
+	if err := os.WriteFile(tracePath, trace, 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(queryPath, []byte(sql), 0o600); err != nil {
+		return nil, err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(s.Path, "-q", queryPath, tracePath)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v: %s", ErrRun, s.Path, err, lastLines(stderr.String(), 20))
+	}
+	rows, err := csv.NewReader(&stdout).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrRun, s.Path, err)
+	}
+	return rows, nil
 }
 
 // lastLines returns the end of the shell's stderr, where its error is,

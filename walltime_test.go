@@ -1,0 +1,80 @@
+package phasetrace_test
+
+import (
+	"io"
+	"strconv"
+	"testing"
+
+	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/perfetto/check/processor"
+	"github.com/phasetrace/phasetrace/strace"
+)
+
+// TestWallTimeInTheUI: the UI takes a trace's wall-clock offset from the
+// REALTIME row of clock snapshot 0 alone (its trace-loading query, run
+// here), and to_realtime() clamps an instant before the first snapshot
+// that has REALTIME to that snapshot. The first snapshot carries the wall
+// clock of the earliest wall-clock anchor, extrapolated to the trace's
+// start: the offset is the anchor's, and the first slice reads the wall
+// time the anchor gives it.
+func TestWallTimeInTheUI(t *testing.T) {
+	sh, ok := processor.FromEnv()
+	if !ok {
+		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
+	}
+	in := sampleInput(t)
+	_, sum, out := convert(t, []phasetrace.Input{in})
+	if !sum.WallTime {
+		t.Fatal("the sample's wall time is not known")
+	}
+	// The sample's anchor of least mono (they agree).
+	var first *strace.WallAnchor
+	for _, rec := range readGenerated(t, mustRead(t, in)).recs {
+		if rec.Kind == strace.KindWallAnchor && (first == nil || rec.WallAnchor.MonoNS < first.MonoNS) {
+			w := rec.WallAnchor
+			first = &w
+		}
+	}
+	offset := first.WallNS - first.MonoNS
+	rows, err := sh.Query(out, "select ts, clock_value from clock_snapshot where snapshot_id = 0 and clock_name = 'REALTIME';\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("snapshot 0 has no REALTIME row: %q", rows)
+	}
+	ts, err1 := strconv.ParseInt(rows[1][0], 10, 64)
+	v, err2 := strconv.ParseInt(rows[1][1], 10, 64)
+	if err1 != nil || err2 != nil || v-ts != offset {
+		t.Errorf("snapshot 0: REALTIME %q at ts %q, offset %d; want the anchor's %d", rows[1][1], rows[1][0], v-ts, offset)
+	}
+	rows, err = sh.Query(out, "select ts, to_realtime(ts) from slice order by ts limit 1;\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("no slice: %q", rows)
+	}
+	ts, err1 = strconv.ParseInt(rows[1][0], 10, 64)
+	rt, err2 := strconv.ParseInt(rows[1][1], 10, 64)
+	if err1 != nil || err2 != nil || rt != ts+offset {
+		t.Errorf("the first slice at %q reads wall time %q, want %d (the anchor extrapolated)", rows[1][0], rows[1][1], ts+offset)
+	}
+	if ts >= first.MonoNS {
+		t.Errorf("the first slice (%d) is not before the anchor (%d): the test shows nothing", ts, first.MonoNS)
+	}
+}
+
+func mustRead(t *testing.T, in phasetrace.Input) []byte {
+	t.Helper()
+	rc, err := in.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
