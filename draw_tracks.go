@@ -157,8 +157,19 @@ func (tr *trackSet) newLane(pid int32, tid int64, slot int64, hasSlot bool) (per
 	if t, ok := tr.lanes[k]; ok {
 		return t, true
 	}
+	// A lane is a child of its thread's track, so that the trace
+	// processor gives its slices the thread (thread_slice, and every query
+	// through thread_track); past the track limit, of the process's.
+	var thread perfetto.Track
+	if _, has := tr.lanes[laneKey{pid: pid, tid: tid, slot: -1}]; has || tr.w.TracksLeft() >= 3 {
+		thread = tr.thread(pid, tid) // room for it, the lane and the process
+	}
 	lane, ok := tr.newTrack(pid, 1, func(proc perfetto.Track) perfetto.Track {
-		return tr.w.Track(proc, perfetto.TrackSpec{
+		parent := proc
+		if !thread.IsZero() {
+			parent = thread
+		}
+		return tr.w.Track(parent, perfetto.TrackSpec{
 			Name:        "pipeline slot " + itoa(slot) + " (tid " + itoa(tid) + ")",
 			Key:         "lane " + itoa(tid) + "/" + itoa(slot),
 			Description: "runs of thread " + itoa(tid) + " that held pipeline slot " + itoa(slot) + "; the thread drove several runs at once",

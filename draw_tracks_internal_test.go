@@ -15,7 +15,7 @@ import (
 )
 
 // The track set alone: a thread the survey split gets a lane per pipeline
-// slot; a thread it did not split keeps its own track; no track is
+// slot, under its own track; a thread it did not split keeps its own track; no track is
 // declared before something is drawn on it, its process's with the first
 // of them; past the writer's track limit the set hands out the zero Track.
 func TestTrackSet(t *testing.T) {
@@ -29,7 +29,7 @@ func TestTrackSet(t *testing.T) {
 	}
 	scan.decide()
 	var b bytes.Buffer
-	w := perfetto.NewWriter(&b, perfetto.WithMaxTracks(6))
+	w := perfetto.NewWriter(&b, perfetto.WithMaxTracks(7))
 	ts := newTrackSet(w, scan)
 	ts.declare()
 	if n := w.Stats().Tracks; n != 0 {
@@ -47,7 +47,7 @@ func TestTrackSet(t *testing.T) {
 		t.Fatal("device tracks within the limit")
 	}
 	if over := ts.device(1, 0, group, "orch"); !over.IsZero() {
-		t.Errorf("a seventh track past a limit of 6: %v", over)
+		t.Errorf("an eighth track past a limit of 7: %v", over)
 	}
 	w.Close()
 	tr, err := check.ReadBytes(b.Bytes())
@@ -58,7 +58,7 @@ func TestTrackSet(t *testing.T) {
 	for _, tk := range tr.Tracks {
 		names = append(names, tk.Name)
 	}
-	want := "[simpler chip child (pid=1) pipeline slot 0 (tid 10) pipeline slot 1 (tid 10) chip child device 0 phases]"
+	want := "[simpler chip child (pid=1) chip child pipeline slot 0 (tid 10) pipeline slot 1 (tid 10) chip child device 0 phases]"
 	if got := fmtNames(names); got != want {
 		t.Errorf("tracks %s, want %s", got, want)
 	}

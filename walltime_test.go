@@ -78,3 +78,45 @@ func mustRead(t *testing.T, in phasetrace.Input) []byte {
 	}
 	return b
 }
+
+// TestPipelineLanesKeepTheirThread: a pipelined thread's slot lanes are
+// children of its thread's track, so the trace processor gives their
+// slices the thread: every lane is a thread track of that tid, and every
+// slice on them is found through thread (what SQL over thread_track and
+// the thread_slice of slices.with_context sees).
+func TestPipelineLanesKeepTheirThread(t *testing.T) {
+	sh, ok := processor.FromEnv()
+	if !ok {
+		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
+	}
+	_, _, out := convert(t, []phasetrace.Input{sampleInput(t)})
+	rows, err := sh.Query(out, `include perfetto module slices.with_context;
+select
+  (select count(*) from track where name like 'pipeline slot %'),
+  (select count(*) from thread_track tt join thread using(utid) where tt.name like 'pipeline slot %' and thread.tid = 4100),
+  (select count(*) from slice s join track t on s.track_id = t.id where t.name like 'pipeline slot %'),
+  (select count(*) from thread_slice where tid = 4100);
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || len(rows[1]) != 4 {
+		t.Fatalf("the trace processor printed %q", rows)
+	}
+	lanes, threadLanes, onLanes, threadSlices := rows[1][0], rows[1][1], rows[1][2], rows[1][3]
+	if lanes == "0" || threadLanes != lanes {
+		t.Errorf("%s pipeline lanes, %s of them thread tracks of tid 4100: want every one", lanes, threadLanes)
+	}
+	if n, _ := strconv.Atoi(threadSlices); onLanes == "0" || n < mustAtoi(t, onLanes) {
+		t.Errorf("%s slices on the lanes, %s found through thread_slice: want every one", onLanes, threadSlices)
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%q is not a number", s)
+	}
+	return n
+}
