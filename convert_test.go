@@ -166,7 +166,7 @@ func TestPipelinedThreadSplitsIntoSlotLanes(t *testing.T) {
 	for n := range lanes {
 		names = append(names, n)
 	}
-	want := []string{"chip child", "pipeline slot 0 (tid 4100)", "pipeline slot 1 (tid 4100)"}
+	want := []string{"chip child", "pipeline slot 0", "pipeline slot 1"}
 	if diff := cmp.Diff(want, slices.Sorted(slices.Values(names))); diff != "" {
 		t.Fatalf("lanes of chip.run (-want +got):\n%s", diff)
 	}
@@ -287,7 +287,7 @@ func TestPhaseRecordsWin(t *testing.T) {
 	tr0, _, _ := convert(t, []phasetrace.Input{sampleInput(t)})
 	var bind check.Slice
 	for _, s := range tr0.Slices {
-		if inv, _ := argOf(s, "inv"); s.Name == "chip.run.bind" && inv == uint64(2) && strings.Contains(trackName(tr0, s.Track), "4100") {
+		if inv, _ := argOf(s, "inv"); s.Name == "chip.run.bind" && inv == uint64(2) && pidOf(tr0, s.Track) == 4100 {
 			bind = s
 		}
 	}

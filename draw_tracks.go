@@ -170,7 +170,7 @@ func (tr *trackSet) newLane(pid int32, tid int64, slot int64, hasSlot bool) (per
 			parent = thread
 		}
 		return tr.w.Track(parent, perfetto.TrackSpec{
-			Name:        "pipeline slot " + itoa(slot) + " (tid " + itoa(tid) + ")",
+			Name:        "pipeline slot " + itoa(slot), // a thread's track: the UI adds its tid
 			Key:         "lane " + itoa(tid) + "/" + itoa(slot),
 			Description: "runs of thread " + itoa(tid) + " that held pipeline slot " + itoa(slot) + "; the thread drove several runs at once",
 			Merge:       perfetto.MergeNone,

@@ -58,7 +58,7 @@ func TestTrackSet(t *testing.T) {
 	for _, tk := range tr.Tracks {
 		names = append(names, tk.Name)
 	}
-	want := "[simpler chip child (pid=1) chip child pipeline slot 0 (tid 10) pipeline slot 1 (tid 10) chip child device 0 phases]"
+	want := "[simpler chip child (pid=1) chip child pipeline slot 0 pipeline slot 1 chip child device 0 phases]"
 	if got := fmtNames(names); got != want {
 		t.Errorf("tracks %s, want %s", got, want)
 	}

@@ -112,8 +112,8 @@ func ExampleSurvey() {
 		fmt.Println(s.Name, s.TS, "on", t.Name)
 	}
 	// Output:
-	// chip.run 100 on pipeline slot 0 (tid 70)
-	// chip.run 150 on pipeline slot 1 (tid 70)
+	// chip.run 100 on pipeline slot 0
+	// chip.run 150 on pipeline slot 1
 }
 
 // The version line a command prints for -version.
