@@ -390,7 +390,14 @@ func (s *Summary) WriteText(w io.Writer) error {
 		}
 	}
 	for _, a := range s.Artifacts {
-		fmt.Fprintf(&b, "read %s (%s): %s", a.Name, a.Kind, count(a.Items, "item"))
+		item := "item"
+		switch a.Kind {
+		case "host_phase_records":
+			item = "pass"
+		case "calibration":
+			item = "sample"
+		}
+		fmt.Fprintf(&b, "read %s (%s): %s", a.Name, a.Kind, count(a.Items, item))
 		if a.Torn+a.Malformed+a.Skipped > 0 {
 			fmt.Fprintf(&b, ", %d torn, %d malformed, %d skipped", a.Torn, a.Malformed, a.Skipped)
 		}
@@ -410,8 +417,14 @@ func (s *Summary) WriteText(w io.Writer) error {
 	if s.Incomplete > 0 {
 		fmt.Fprintf(&b, " (%d without their root span)", s.Incomplete)
 	}
+	slices := count(s.Output.Slices, "slice")
+	if other := s.Output.Slices - s.Spans.Drawn; s.Spans.Drawn > 0 && other > 0 {
+		// The slices that are not spans of the log: derived effective
+		// windows, bind phase lines, host_phase_records passes.
+		slices += fmt.Sprintf(" (%d of spans, %d of other records: effective windows, bind phase lines, passes)", s.Spans.Drawn, other)
+	}
 	fmt.Fprintf(&b, ": %s, %s, %s, %s, %s, %d bytes\n",
-		count(int64(s.Output.Tracks), "track"), count(s.Output.Slices, "slice"), count(s.Output.Instants, "instant"), count(arrows, "flow"), count(s.Output.Counters, "counter value"), s.Output.Bytes)
+		count(int64(s.Output.Tracks), "track descriptor"), slices, count(s.Output.Instants, "instant"), count(arrows, "flow"), count(s.Output.Counters, "counter value"), s.Output.Bytes)
 	for _, k := range s.Flows.byText() {
 		fmt.Fprintf(&b, "  flows %s: %d\n", k, s.Flows[k])
 	}
@@ -567,8 +580,11 @@ type HostSummary struct {
 	Workers []int64 `json:"workers,omitempty"`
 	Tasks   int     `json:"tasks,omitempty"`
 	// OffsetNs is the dispatching host's clock less this machine's, at its
-	// first task; Rate the rate error of its clock the map converts with,
-	// within [RateLo, RateHi] (ppb).
+	// first task; RatePPB the rate error the map converts with, within
+	// [RateLo, RateHi] (ppb): dispatching-host ns per remote ns, less 1,
+	// so positive when the remote clock runs slow (a clock 30 ppm fast is
+	// −29 999 ppb). The text summary says it the other way: how fast the
+	// remote clock runs.
 	OffsetNs int64 `json:"offset_ns,omitempty"`
 	RatePPB  int64 `json:"rate_ppb,omitempty"`
 	RateLo   int64 `json:"rate_lo_ppb,omitempty"`
@@ -606,8 +622,13 @@ func writeHosts(b *strings.Builder, hosts []HostSummary) {
 		switch {
 		case h.Method == reduce.HostCausal.String():
 			fmt.Fprintf(b, " (%s transport), worker %s, %s\n", h.Transport, joinInts(h.Workers), count(int64(h.Tasks), "task"))
-			fmt.Fprintf(b, "    offset %d ns, rate %s ppm in [%s, %s], information limit %d ns (the least forward + return latency)\n",
-				h.OffsetNs, ppm(h.RatePPB), ppm(h.RateLo), ppm(h.RateHi), h.LimitNs)
+			// RatePPB is positive when the remote clock runs slow.
+			way, r, lo, hi := "slow", h.RatePPB, h.RateLo, h.RateHi
+			if r < 0 {
+				way, r, lo, hi = "fast", -r, -hi, -lo
+			}
+			fmt.Fprintf(b, "    offset %d ns, its clock %s ppm %s against the dispatching host's (the tasks allow %s to %s ppm %s), information limit %d ns (the least forward + return latency)\n",
+				h.OffsetNs, ppm(r), way, ppm(lo), ppm(hi), way, h.LimitNs)
 			if h.Bound.Count > 0 {
 				fmt.Fprintf(b, "    bound min %d ns, median %d ns, p90 %d ns, max %d ns\n", h.Bound.Min, h.Bound.Median, h.Bound.P90, h.Bound.Max)
 			}
