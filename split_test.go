@@ -259,6 +259,12 @@ func checkSplit(t *testing.T, w *whole, st *splitTrace, max int) {
 	if sum.Split.Overview.Slices != int64(len(ov.Slices)) || sum.Split.Overview.Counters != int64(len(ov.Counters)) {
 		t.Errorf("the summary says the overview holds %+v; it holds %d slices, %d counter values", sum.Split.Overview, len(ov.Slices), len(ov.Counters))
 	}
+	// The text's wrote line counts the counter values the overview holds.
+	var text strings.Builder
+	sum.WriteText(&text)
+	if want := fmt.Sprintf(" %d counter values (in the overview)", len(ov.Counters)); len(ov.Counters) > 0 && !strings.Contains(text.String(), want) {
+		t.Errorf("the summary text lacks %q:\n%s", want, text.String())
+	}
 }
 
 func countNonEmpty(ps []phasetrace.PartSummary) int64 {

@@ -423,8 +423,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 		// windows, bind phase lines, host_phase_records passes.
 		slices += fmt.Sprintf(" (%d of spans, %d of other records: effective windows, bind phase lines, passes)", s.Spans.Drawn, other)
 	}
+	counters := count(s.Output.Counters, "counter value")
+	if sp := s.Split; sp != nil && sp.Overview.Counters > 0 {
+		counters = count(s.Output.Counters+sp.Overview.Counters, "counter value") + " (in the overview)"
+	}
 	fmt.Fprintf(&b, ": %s, %s, %s, %s, %s, %d bytes\n",
-		count(int64(s.Output.Tracks), "track descriptor"), slices, count(s.Output.Instants, "instant"), count(arrows, "flow"), count(s.Output.Counters, "counter value"), s.Output.Bytes)
+		count(int64(s.Output.Tracks), "track descriptor"), slices, count(s.Output.Instants, "instant"), count(arrows, "flow"), counters, s.Output.Bytes)
 	for _, k := range s.Flows.byText() {
 		fmt.Fprintf(&b, "  flows %s: %d\n", k, s.Flows[k])
 	}
