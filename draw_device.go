@@ -387,7 +387,7 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		if lane != lastLane || t.IsZero() { // a run's spans come lane by lane
 			t, lastLane = laneTrack(lane), lane
 		}
-		if !dv.hand(t, &perfetto.Slice{Name: s.Name, TS: ts, Dur: dur, Depth: s.Depth, Args: args, Ref: uint64(s.at)}, s.at) {
+		if !dv.hand(t, &perfetto.Slice{Name: s.Name, Category: categoryDevice, TS: ts, Dur: dur, Depth: s.Depth, Args: args, Ref: uint64(s.at)}, s.at) {
 			continue
 		}
 		dv.led.drawn()
@@ -427,7 +427,7 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		if !dv.outside(ts, dur) {
 			t = laneTrack("effective")
 		}
-		dv.drawDerived(t, perfetto.Slice{Name: effectiveName, TS: ts, Dur: dur, Args: args}, spans[orch].at, otherEffective)
+		dv.drawDerived(t, perfetto.Slice{Name: effectiveName, Category: categoryDeviceDerived, TS: ts, Dur: dur, Args: args}, spans[orch].at, otherEffective)
 	}
 }
 

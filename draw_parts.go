@@ -383,7 +383,7 @@ func (ov *overview) root(root *heldSpan, slot int64, hasSlot bool, p *part) {
 	}
 	ov.args = append(ov.args[:0], perfetto.String("part", p.name), perfetto.Int("part_number", int64(p.n)),
 		perfetto.Uint("inv", root.Inv), perfetto.String("hid", ov.hidString(root.Hid)))
-	ov.w.Slice(lane, perfetto.Slice{Name: root.Name, TS: root.TS, Dur: root.Dur, Args: ov.args})
+	ov.w.Slice(lane, perfetto.Slice{Name: root.Name, Category: categoryOverview, TS: root.TS, Dur: root.Dur, Args: ov.args})
 }
 
 // part draws a part written out on the parts track, over [s.Start,
@@ -396,6 +396,6 @@ func (ov *overview) part(s PartSummary) {
 		ov.parts = ov.w.Track(perfetto.Track{}, perfetto.TrackSpec{Name: PartsTrack, Rank: -1,
 			Description: "the parts of this split trace: each slice is a part, over the time its slices cover, named as its file"})
 	}
-	ov.w.Slice(ov.parts, perfetto.Slice{Name: s.Name, TS: s.Start, Dur: s.End - s.Start, Args: []perfetto.Arg{
+	ov.w.Slice(ov.parts, perfetto.Slice{Name: s.Name, Category: categoryOverview, TS: s.Start, Dur: s.End - s.Start, Args: []perfetto.Arg{
 		perfetto.Int("part", int64(s.Part)), perfetto.Int("slices", s.Slices), perfetto.Int("invocations", s.Invocations)}})
 }

@@ -3,6 +3,7 @@ package phasetrace
 import (
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
@@ -127,7 +128,7 @@ func (cv *canvas) drawSpanWithFlows(t perfetto.Track, sp *heldSpan, extra []perf
 	if arrows {
 		flows, endFlows = cv.arrows.live(flows), cv.arrows.live(endFlows)
 	}
-	drawn := cv.hand(t, &perfetto.Slice{Name: sp.Name, TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at)
+	drawn := cv.hand(t, &perfetto.Slice{Name: sp.Name, Category: categoryOf(sp.Name), TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at)
 	if drawn {
 		cv.led.drawn()
 		cv.remote.drawnOn(sp.Pid)
@@ -338,4 +339,37 @@ func remembered[K comparable](m *map[K]string, v K, format func(K) string) strin
 		(*m)[v] = s
 	}
 	return s
+}
+
+// The categories of slices, one for each kind the trace holds (a slice's
+// category column in the trace processor): host stages, the bind stage and
+// its segments (from spans, bind phase lines or host_phase_records),
+// device phases (placed on the host axis; derived ones also "derived"),
+// scheduler hand-offs, an external producer's spans, and a split trace's
+// overview.
+const (
+	categoryHost          = "host"
+	categoryBind          = "bind"
+	categoryDevice        = "device"
+	categoryDeviceDerived = "device,derived"
+	categoryNode          = "node"
+	categoryExt           = "ext"
+	categoryOverview      = "overview"
+)
+
+// categoryOf is the category of the slice of a span named name.
+func categoryOf(name string) string {
+	switch {
+	case strings.HasPrefix(name, strace.SpanDeviceWall):
+		return categoryDevice
+	case name == strace.SpanBind || strings.HasPrefix(name, strace.SpanBind) && len(name) > len(strace.SpanBind) && name[len(strace.SpanBind)] == '.':
+		return categoryBind
+	}
+	switch strace.FamilyOf(name) {
+	case strace.FamilyNode:
+		return categoryNode
+	case strace.FamilyExt:
+		return categoryExt
+	}
+	return categoryHost
 }

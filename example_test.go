@@ -142,7 +142,7 @@ func ExampleFile() {
 	// Output:
 	// <nil> true
 	// read run.log: 1 line, 1 span, 0 clock anchors, 0 bind phase lines
-	// wrote 0 invocations: 2 track descriptors, 1 slice, 0 instants, 0 flows, 0 counter values, 260 bytes
+	// wrote 0 invocations: 2 track descriptors, 1 slice, 0 instants, 0 flows, 0 counter values, 271 bytes
 	// wall time: unknown (no [CLOCK_ANCHOR] v=1 record)
 	// spans: 1 read, 1 drawn
 }

@@ -2,6 +2,8 @@ package phasetrace_test
 
 import (
 	"io"
+
+	"github.com/google/go-cmp/cmp"
 	"strconv"
 	"testing"
 
@@ -119,4 +121,34 @@ func mustAtoi(t *testing.T, s string) int {
 		t.Fatalf("%q is not a number", s)
 	}
 	return n
+}
+
+// TestCategoriesOnEverySlice: every slice carries a category of the
+// converter's vocabulary, and the trace processor reads each category on
+// as many slices as perfetto/check does.
+func TestCategoriesOnEverySlice(t *testing.T) {
+	tr, _, out := convert(t, []phasetrace.Input{sampleInput(t)})
+	known := map[string]bool{"host": true, "bind": true, "device": true, "device,derived": true, "node": true, "ext": true, "overview": true}
+	want := map[string]int{}
+	for _, s := range tr.Slices {
+		if !known[s.Category] {
+			t.Errorf("%s at %d: category %q", s.Name, s.TS, s.Category)
+		}
+		want[s.Category]++
+	}
+	sh, ok := processor.FromEnv()
+	if !ok {
+		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
+	}
+	rows, err := sh.Query(out, "select ifnull(category, ''), count(*) from slice group by 1;\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, r := range rows[1:] {
+		got[r[0]] = mustAtoi(t, r[1])
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("slices by category (-check +trace processor):\n%s", diff)
+	}
 }
