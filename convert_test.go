@@ -557,3 +557,46 @@ func TestPhaseRecordsThreadName(t *testing.T) {
 		}
 	}
 }
+
+// TestColdRuns: the earliest chip.run of each callable (hid) of a process,
+// and its chip.run.bind, carry cold=true; no other slice does.
+func TestColdRuns(t *testing.T) {
+	for _, in := range []phasetrace.Input{sampleInput(t), phasetrace.Bytes("gen.log", generated(genConfig{Seed: 5, Rounds: 12, Ranks: 3, Pipelined: true, AnchorEvry: 100_000_000}))} {
+		tr, _, _ := convert(t, []phasetrace.Input{in})
+		type key struct {
+			pid int32
+			hid string
+		}
+		first := map[key]check.Slice{}
+		for _, s := range tr.Slices {
+			if d, _ := argOf(s, "depth"); s.Name != "chip.run" || d != int64(0) {
+				continue // the logged depth: an ext. span may wrap a run
+			}
+			hid, _ := argOf(s, "hid")
+			k := key{pidOf(tr, s.Track), fmt.Sprint(hid)}
+			if f, ok := first[k]; !ok || s.TS < f.TS {
+				first[k] = s
+			}
+		}
+		coldInv := map[key]any{}
+		for k, s := range first {
+			coldInv[k], _ = argOf(s, "inv")
+		}
+		marked := 0
+		for _, s := range tr.Slices {
+			cold, isCold := argOf(s, "cold")
+			hid, _ := argOf(s, "hid")
+			inv, _ := argOf(s, "inv")
+			want := (s.Name == "chip.run" || s.Name == "chip.run.bind") && coldInv[key{pidOf(tr, s.Track), fmt.Sprint(hid)}] == inv
+			if isCold != want || isCold && cold != true {
+				t.Errorf("%s: %s pid %d inv %v marked cold=%v, want %v", in.Name, s.Name, pidOf(tr, s.Track), inv, cold, want)
+			}
+			if isCold {
+				marked++
+			}
+		}
+		if marked != 2*len(first) {
+			t.Errorf("%s: %d slices marked cold, want a chip.run and its bind for each of %d callables", in.Name, marked, len(first))
+		}
+	}
+}

@@ -52,11 +52,6 @@ type counterSet struct {
 	written int64
 }
 
-type callableKey struct {
-	pid int32
-	hid uint64
-}
-
 type deviceKey struct {
 	pid int32
 	dev int32

@@ -315,6 +315,19 @@ func (d *runDrawer) linkRun(root *heldSpan, n *nodeSpan, lane perfetto.Track) []
 	return ids
 }
 
+// coldRun says whether root, a chip.run, is its callable's cold run: the
+// earliest of that callable (hid) in its process, whose bind builds what
+// the later runs reuse. Where the survey does not know the callable's
+// earliest run (past maxCallables, or a Builder fed without a survey), no
+// run of it is.
+func (d *runDrawer) coldRun(root *heldSpan) bool {
+	if root == nil || root.Name != strace.SpanRun || root.Depth != 0 {
+		return false
+	}
+	f, ok := d.tracks.scan.firstRun[callableKey{root.Pid, root.Hid}]
+	return ok && f.inv == root.Inv
+}
+
 // run draws one run: its host spans on its lane, the bind stage's
 // breakdown inside its chip.run.bind, and its device spans placed on the
 // host timeline. A run whose root never came is drawn as found.
@@ -369,6 +382,7 @@ func (d *runDrawer) run(b *invBuf) {
 		}
 	}
 
+	cold := d.coldRun(root)
 	var rootLane perfetto.Track
 	for i := range b.host {
 		s := &b.host[i]
@@ -391,6 +405,12 @@ func (d *runDrawer) run(b *invBuf) {
 				extra = append(extra, perfetto.Int("on_cpu_ns", cpu.Int), perfetto.Int("off_cpu_ns", s.Dur-cpu.Int))
 				d.extra = extra
 			}
+		}
+		if cold && (s == root || s == bind) {
+			// Only the cold run is marked: an argument on every run
+			// would hold memory for each slice waiting to be written.
+			extra = append(extra, perfetto.Bool("cold", true))
+			d.extra = extra
 		}
 		var endFlows []perfetto.FlowID
 		if s == root {

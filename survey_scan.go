@@ -123,6 +123,45 @@ type scanResult struct {
 	// pass reads, as logged: where a window's bounds after the first
 	// slice count from (WithWindow).
 	firstTS map[int]int64
+
+	// firstRun is, per callable of a process, its earliest chip.run: that
+	// run is cold (its bind builds what later ones reuse). It holds at
+	// most maxCallables (a runtime has a handful a process).
+	firstRun map[callableKey]firstRun
+}
+
+// callableKey names a callable of a process: its pid and its hid.
+type callableKey struct {
+	pid int32
+	hid uint64
+}
+
+// firstRun is a callable's earliest chip.run so far: its start, as logged,
+// and its inv.
+type firstRun struct {
+	ts  int64
+	inv uint64
+}
+
+// maxCallables bounds the callables the survey keeps the first run of.
+const maxCallables = 4096
+
+// firstRunAt keeps sp, a chip.run, when it is its callable's earliest so
+// far.
+func (s *scanResult) firstRunAt(sp *strace.Span) {
+	k := callableKey{sp.Pid, sp.Hid}
+	if s.firstRun == nil {
+		s.firstRun = map[callableKey]firstRun{}
+	}
+	if f, ok := s.firstRun[k]; ok {
+		if sp.TS < f.ts {
+			s.firstRun[k] = firstRun{sp.TS, sp.Inv}
+		}
+		return
+	}
+	if len(s.firstRun) < maxCallables {
+		s.firstRun[k] = firstRun{sp.TS, sp.Inv}
+	}
 }
 
 func newScan() *scanResult {
@@ -343,6 +382,9 @@ func (s *scanResult) scanSpan(sp *strace.Span) {
 	}
 	t.ours++
 	p.ours = true
+	if sp.Name == strace.SpanRun && sp.Depth == 0 {
+		s.firstRunAt(sp)
+	}
 	switch fam {
 	case strace.FamilyNode:
 		p.node = true

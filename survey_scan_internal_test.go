@@ -187,7 +187,7 @@ func TestScanChunksLearnTheSame(t *testing.T) {
 		s.decide()
 		return s, caps
 	}
-	opts := cmp.Options{cmp.AllowUnexported(scanResult{}, threadInfo{}, procInfo{}, slotState{}, capture{}, threadKey{}, remoteScan{}, taskKey{}, taskRec{}, runKey{}, runRec{}), cmpopts.EquateEmpty(), cmpopts.IgnoreFields(remoteScan{}, "lastPid")}
+	opts := cmp.Options{cmp.AllowUnexported(scanResult{}, threadInfo{}, procInfo{}, slotState{}, capture{}, threadKey{}, remoteScan{}, taskKey{}, taskRec{}, runKey{}, runRec{}, callableKey{}, firstRun{}), cmpopts.EquateEmpty(), cmpopts.IgnoreFields(remoteScan{}, "lastPid")}
 	for _, maxLine := range []int{strace.DefaultMaxLine, strace.MinMaxLine} {
 		for li, log := range [][]byte{gen, hardLog(t, maxLine, "[mono_ns=5][T0x1][INFO] f: cut")} {
 			_, caps := survey(log, maxLine, len(log)+1, 1, nil)
