@@ -195,7 +195,7 @@ func (tr *trackSet) deviceGroup(pid int32, dev int32) perfetto.Track {
 	}
 	t, ok := tr.newTrack(pid, 2, func(proc perfetto.Track) perfetto.Track {
 		return tr.w.Track(proc, perfetto.TrackSpec{
-			Name: name, Key: name, Rank: 1000 + max(dev, 0), ChildOrder: perfetto.ChildOrderExplicit, Merge: perfetto.MergeNone,
+			Name: name, Key: name, ChildOrder: perfetto.ChildOrderExplicit, Merge: perfetto.MergeNone,
 			Description: "AICPU phases of " + name + " placed on the host timeline; each slice says how it was placed and its bound in ns",
 		})
 	})

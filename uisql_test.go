@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/check/processor"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -150,5 +151,21 @@ func TestCategoriesOnEverySlice(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("slices by category (-check +trace processor):\n%s", diff)
+	}
+}
+
+// TestRanksWhereTheUIReadsThem: a track carries a sibling rank only where
+// its parent orders its children by rank (the UI reads it nowhere else
+// below a process): a device group under its process has none.
+func TestRanksWhereTheUIReadsThem(t *testing.T) {
+	tr, _, _ := convert(t, []phasetrace.Input{sampleInput(t)})
+	for _, tk := range tr.Tracks {
+		if tk.Rank == 0 {
+			continue
+		}
+		parent, ok := tr.Track(tk.Parent)
+		if !ok || parent.ChildOrder != int32(perfetto.ChildOrderExplicit) {
+			t.Errorf("track %q has rank %d under %q (child order %d), which does not order by rank", tk.Name, tk.Rank, parent.Name, parent.ChildOrder)
+		}
 	}
 }
