@@ -129,26 +129,11 @@ union all select 'count', 'tracks', -1, '', '', count(*) from track;
 // afterwards. When the trace processor fails, the error wraps ErrRun and
 // quotes what it printed on stderr.
 func (s *Shell) Load(trace []byte) (*Result, error) {
-	dir, err := os.MkdirTemp("", "phasetrace-processor-")
+	out, err := s.run(trace, query)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	tracePath := filepath.Join(dir, "trace.pftrace")
-	queryPath := filepath.Join(dir, "query.sql")
-	if err := os.WriteFile(tracePath, trace, 0o600); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(queryPath, []byte(query), 0o600); err != nil {
-		return nil, err
-	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(s.Path, "-q", queryPath, tracePath)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v: %s", ErrRun, s.Path, err, lastLines(stderr.String(), 20))
-	}
-	r, err := parse(stdout.Bytes())
+	r, err := parse(out)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrRun, s.Path, err)
 	}
@@ -159,6 +144,20 @@ func (s *Shell) Load(trace []byte) (*Result, error) {
 // returns the rows it printed (the header first), as strings. An error
 // wraps ErrRun.
 func (s *Shell) Query(trace []byte, sql string) ([][]string, error) {
+	out, err := s.run(trace, sql)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrRun, s.Path, err)
+	}
+	return rows, nil
+}
+
+// run runs the trace processor on trace with sql, both written to a
+// temporary directory removed afterwards, and returns what it printed.
+func (s *Shell) run(trace []byte, sql string) ([]byte, error) {
 	dir, err := os.MkdirTemp("", "phasetrace-processor-")
 	if err != nil {
 		return nil, err
@@ -177,11 +176,7 @@ func (s *Shell) Query(trace []byte, sql string) ([][]string, error) {
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v: %s", ErrRun, s.Path, err, lastLines(stderr.String(), 20))
 	}
-	rows, err := csv.NewReader(&stdout).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrRun, s.Path, err)
-	}
-	return rows, nil
+	return stdout.Bytes(), nil
 }
 
 // lastLines returns the end of the shell's stderr, where its error is,
