@@ -889,10 +889,7 @@ func runExtent(run Run, sh runShape) DeviceNanos {
 	if w := run.Wall; w != nil {
 		e = max(e, before(w.Start), w.End)
 	}
-	for i := range run.Spans {
-		e = max(e, before(run.Spans[i].TS))
-	}
-	return e
+	return max(e, sh.lead)
 }
 
 // before is how far an offset lies before the origin (0 for one after
@@ -912,14 +909,16 @@ type runShape struct {
 	// wall is the index of the first device_wall, −1 without one.
 	wall int
 	// covered is the device-domain end of the last span other than
-	// device_wall: the stretch after the origin the sub-phases cover.
-	covered DeviceNanos
+	// device_wall: the stretch after the origin the sub-phases cover;
+	// lead how far the earliest span starts before the origin.
+	covered, lead DeviceNanos
 }
 
 func shapeOf(spans []DeviceSpan) runShape {
 	sh := runShape{wall: -1}
 	for i := range spans {
 		s := &spans[i]
+		sh.lead = max(sh.lead, before(s.TS))
 		if isWall(*s) {
 			if sh.wall < 0 {
 				sh.wall = i

@@ -145,13 +145,3 @@ func (r *rateClock) hostAt(c uint64) int64 {
 	}
 	return k*rateSegment + int64(q)
 }
-
-// rates returns the rate errors (ppb) of the segments over host times
-// [from, to), in order, for tests of the generator.
-func (r *rateClock) rates(from, to int64) []int64 {
-	var out []int64
-	for k := from / rateSegment; k*rateSegment < to; k++ {
-		out = append(out, r.segment(k).ppb)
-	}
-	return out
-}

@@ -65,3 +65,13 @@ func TestRateClockRates(t *testing.T) {
 		t.Errorf("an old instant made again reads %d, want %d", got, want)
 	}
 }
+
+// rates returns the rate errors (ppb) of the segments over host times
+// [from, to), in order, for tests of the generator.
+func (r *rateClock) rates(from, to int64) []int64 {
+	var out []int64
+	for k := from / rateSegment; k*rateSegment < to; k++ {
+		out = append(out, r.segment(k).ppb)
+	}
+	return out
+}
