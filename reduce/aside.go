@@ -97,8 +97,7 @@ func (p *Placer) anchorEvidenceAside(ds *domainState, run Run) (anchorEvidence, 
 			ev2, err2 := p.anchorEvidence(ds, run)
 			if err2 == nil {
 				removed = append(removed, r)
-				p.commitAside(ds, run, removed[0].a, removed[0].conflict)
-				for _, r := range removed[1:] {
+				for _, r := range removed {
 					p.commitAside(ds, run, r.a, r.conflict)
 				}
 				p.countAside(ds, run, ev2, len(ds.aside)-len(removed))
