@@ -29,7 +29,7 @@ func convert(t *testing.T, inputs []phasetrace.Input, opts ...phasetrace.Option)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := check.ReadBytes(out.Bytes())
+	tr, err := readTrace(out.Bytes()) // without the conversion instant
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,8 +47,9 @@ type partSet struct {
 	reserve   int
 	maxLate   int // the most slices a part took after its stretch was closed
 	begun     int
-	err       error // the first error opening or closing a part
-	dropped   int64 // events the parts' writers dropped
+	err       error  // the first error opening or closing a part
+	dropped   int64  // events the parts' writers dropped
+	about     *about // what each part says of itself as it is written out
 }
 
 // part is one part of a split trace.
@@ -294,6 +295,9 @@ func (ps *partSet) finish(p *part) {
 				ps.fail(fmt.Errorf("phasetrace: closing part %d (%s): %w", p.n, p.name, err))
 			}
 		}()
+	}
+	if p.handed > 0 && ps.about != nil {
+		ps.about.write(p.w, p.first, nil)
 	}
 	err := p.w.Close()
 	if errors.Is(err, perfetto.ErrWrite) {

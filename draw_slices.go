@@ -36,6 +36,13 @@ type canvas struct {
 	// tally counts the device slices in their devices' summaries once
 	// written (flush).
 	tally *deviceTally
+	// about is what each trace written says of itself; a part says it as
+	// it is written out. firstHanded is the earliest start of a slice
+	// handed to a writer (anyHanded: there is one), where the trace's own
+	// instant goes (converter.aboutAt).
+	about       *about
+	firstHanded int64
+	anyHanded   bool
 }
 
 // unit begins a unit of drawing — a whole run, or one slice — that starts
@@ -186,6 +193,9 @@ func (cv *canvas) write(t perfetto.Track, s *perfetto.Slice) (why int) {
 	default:
 		cv.w.Slice(t, *s)
 		cv.handed++
+		if !cv.anyHanded || s.TS < cv.firstHanded {
+			cv.firstHanded, cv.anyHanded = s.TS, true
+		}
 		if cv.parts != nil {
 			cv.parts.took(s.TS, s.Dur)
 		}
@@ -345,8 +355,8 @@ func remembered[K comparable](m *map[K]string, v K, format func(K) string) strin
 // category column in the trace processor): host stages, the bind stage and
 // its segments (from spans, bind phase lines or host_phase_records),
 // device phases (placed on the host axis; derived ones also "derived"),
-// scheduler hand-offs, an external producer's spans, and a split trace's
-// overview.
+// scheduler hand-offs, an external producer's spans, a split trace's
+// overview, what the trace says of itself (about) and the anomalies.
 const (
 	categoryHost          = "host"
 	categoryBind          = "bind"
@@ -355,6 +365,8 @@ const (
 	categoryNode          = "node"
 	categoryExt           = "ext"
 	categoryOverview      = "overview"
+	categoryAbout         = "phasetrace"
+	categoryAnomaly       = "anomaly"
 )
 
 // categoryOf is the category of the slice of a span named name.

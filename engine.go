@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"math"
 
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
@@ -91,6 +92,9 @@ type converter struct {
 	// recordFiles are the host_phase_records artifacts the second pass
 	// reads (openRecords).
 	recordFiles []*CutReader
+
+	// about is what the trace says of itself (draw_about.go).
+	about about
 }
 
 // newConverter is the state of one conversion with its options applied.
@@ -184,11 +188,20 @@ func (c *converter) start(w io.Writer, shift bool) {
 		c.sum.Window = &WindowSummary{Start: cv.window.start, End: cv.window.end, FirstSlice: first}
 	}
 	c.remote.attachArrows(&c.flows, &c.arrows)
+	c.about = about{version: libraryVersion(), names: c.names, stamps: scan.stamps}
+	cv.about = &c.about
 	cv.wallClocks((&trackSet{scan: scan}).declare())
-	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(c.cfg.maxTracks), perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused)}, c.cfg.writer...)
+	// The trace's own track (about) is besides the tracks WithMaxTracks
+	// allows the logs.
+	maxTracks := c.cfg.maxTracks
+	if maxTracks < math.MaxInt {
+		maxTracks++
+	}
+	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(maxTracks), perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused)}, c.cfg.writer...)
 	newWriter := func(out io.Writer) (*perfetto.Writer, *trackSet) {
 		pw := perfetto.NewWriter(out, wopts...)
 		cv.writeWalls(pw)
+		c.about.track(pw)
 		return pw, newTrackSet(pw, scan)
 	}
 	if c.cfg.split == nil {
@@ -197,11 +210,13 @@ func (c *converter) start(w io.Writer, shift bool) {
 	}
 	// A split trace: w is the overview's, where the counters are drawn;
 	// the parts are begun as the units come.
-	ow := perfetto.NewWriter(w, append([]perfetto.Option{perfetto.WithMaxTracks(c.cfg.maxTracks)}, c.cfg.writer...)...)
+	ow := perfetto.NewWriter(w, append([]perfetto.Option{perfetto.WithMaxTracks(maxTracks)}, c.cfg.writer...)...)
 	cv.writeWalls(ow)
+	c.about.track(ow)
 	ov := &overview{canvas: &canvas{w: ow, tracks: newTrackSet(ow, scan), led: c.led, window: cv.window}}
 	c.counters.canvas = ov.canvas
 	cv.parts = newPartSet(*c.cfg.split, 2*c.cfg.flowHorizon, &c.now, newWriter, ov)
+	cv.parts.about = &c.about
 	cv.unit(noKey, 0)
 	c.sum.Split = cv.parts.sum
 }
@@ -374,17 +389,17 @@ func (c *converter) takeSpan(rec *strace.Record, at linePos) {
 	c.canvas.maybeFlush()
 }
 
-// close finishes the trace and the summary.
+// close finishes the trace and the summary. The account is settled once
+// every slice is written (a flush), so that the trace can say it (about);
+// closing the writer then adds only that.
 func (c *converter) close() (*Summary, error) {
 	ps := c.canvas.parts
 	var werr, perr error
 	var ws perfetto.Stats
 	if ps == nil {
-		werr = c.canvas.w.Close()
-		ws = c.canvas.w.Stats()
+		c.canvas.flush()
 	} else {
 		perr = ps.close()
-		ws.Dropped = ps.dropped
 	}
 	c.arrows.flushed()
 	c.arrows.close()
@@ -395,9 +410,14 @@ func (c *converter) close() (*Summary, error) {
 	}
 	c.led.finish()
 	if ps == nil {
+		c.about.write(c.canvas.w, c.aboutAt(), c.sum)
+		werr = c.canvas.w.Close()
+		ws = c.canvas.w.Stats()
 		c.sum.Output = outputOf(ws)
 	} else {
+		ws.Dropped = ps.dropped
 		c.sum.Output = ps.output()
+		c.about.write(ps.ov.w, c.aboutAt(), c.sum)
 		werr = ps.ov.w.Close()
 		ps.sum.Overview = outputOf(ps.ov.w.Stats())
 	}
@@ -419,6 +439,13 @@ func (c *converter) close() (*Summary, error) {
 		}
 	}
 	return c.sum, nil
+}
+
+// aboutAt is where the trace's own instant goes (about): at the earliest
+// slice drawn, so that it does not stretch the trace's extent (at 0 when
+// none was).
+func (c *converter) aboutAt() int64 {
+	return c.canvas.firstHanded
 }
 
 // abandon closes the writers after a panic, so that no goroutine of theirs

@@ -18,6 +18,8 @@ type recordedSecondPass struct {
 	logs []Input
 	recs []strace.Record
 	srcs []int
+	// inputs are what Convert's summary says of the logs once read.
+	inputs []InputSummary
 }
 
 // recordSecondPass reads the second pass's records of logs as the converter
@@ -30,7 +32,6 @@ func recordSecondPass(tb testing.TB, logs []Input) *recordedSecondPass {
 	c.start(io.Discard, true)
 	defer c.close()
 	ss := c.openSources(logs)
-	defer ss.close(new(error))
 	r := &recordedSecondPass{logs: logs}
 	for {
 		s, err := ss.next()
@@ -38,6 +39,9 @@ func recordSecondPass(tb testing.TB, logs []Input) *recordedSecondPass {
 			tb.Fatal(err)
 		}
 		if s == nil {
+			for i, st := range ss.close(new(error)) { // what the trace says of its inputs
+				r.inputs = append(r.inputs, inputSummary(logs[i].Name, st, ss.rcs[i]))
+			}
 			return r
 		}
 		rec := s.rec.Clone()
@@ -73,6 +77,10 @@ func (r *recordedSecondPass) replay(tb testing.TB, w io.Writer, started func()) 
 		c.takeRecord(s)
 	}
 	c.drain()
+	c.sum.Inputs = r.inputs
+	for _, in := range r.inputs {
+		c.sum.Spans.Read += in.Records["span"]
+	}
 	if _, err := c.close(); err != nil {
 		tb.Fatal(err)
 	}

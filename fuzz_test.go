@@ -7,7 +7,6 @@ import (
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto"
-	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
@@ -117,7 +116,7 @@ func FuzzConvertSplit(f *testing.F) {
 		}
 		var spans, slices, flows, alone int64
 		for i, p := range m.parts {
-			tr, err := check.ReadBytes(p.Bytes())
+			tr, err := readTrace(p.Bytes())
 			if err != nil {
 				t.Fatalf("part %d does not decode: %v", i+1, err)
 			}
@@ -142,7 +141,7 @@ func FuzzConvertSplit(f *testing.F) {
 		if spans != sum.Spans.Drawn || slices != sum.Output.Slices || flows != arrows(sum) {
 			t.Errorf("the parts hold %d slices of spans, %d slices, %d arrows; the summary says %d, %d, %d", spans, slices, flows, sum.Spans.Drawn, sum.Output.Slices, arrows(sum))
 		}
-		tr, err := check.ReadBytes(ov.Bytes())
+		tr, err := readTrace(ov.Bytes())
 		if err != nil {
 			t.Fatalf("the overview does not decode: %v", err)
 		}

@@ -57,6 +57,9 @@ func chipRun(pid int64, inv uint64, start int64, dev ...any) string {
 // back clean, and an account in which every span read is drawn or counted
 // under a reason — with as many span slices in the trace as the summary
 // says were drawn.
+//
+// The trace returned is without the trace's own track and instant
+// (stripAbout), which wholeTrace checks are there.
 func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace {
 	t.Helper()
 	tr, err := check.ReadBytes(out)
@@ -113,6 +116,9 @@ func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace 
 		t.Errorf("the summary says the trace holds %+v, it holds %+v", o, got)
 	}
 	processorAgrees(t, out, tr, sum)
+	if stripAbout(tr) == nil {
+		t.Errorf("the trace holds no conversion instant")
+	}
 	return tr
 }
 

@@ -109,7 +109,7 @@ func WithFlowHorizon(ns int64) Option {
 func WithMaxLine(n int) Option { return func(c *config) { c.maxLine = n } }
 
 // WithMaxTracks sets how many tracks the trace may have (default
-// perfetto.DefaultMaxTracks). A track is spent when the first slice is
+// perfetto.DefaultMaxTracks), besides its own "phasetrace" track. A track is spent when the first slice is
 // drawn on it (a process's with the first of its tracks): the spans of
 // the threads, lanes and devices first drawn on are drawn, those of the
 // others past the limit are not, and are counted. That bounds the memory

@@ -428,13 +428,8 @@ type flowCount struct {
 
 // MarshalJSON writes the counts as a list sorted by kind.
 func (c FlowCounts) MarshalJSON() ([]byte, error) {
-	ks := make([]FlowKind, 0, len(c))
-	for k := range c {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
 	l := make([]flowCount, 0, len(c))
-	for _, k := range ks {
+	for _, k := range c.sorted() {
 		l = append(l, flowCount{k, k.From(), k.To(), c[k]})
 	}
 	return json.Marshal(l)
@@ -459,6 +454,16 @@ func (c *FlowCounts) UnmarshalJSON(b []byte) error {
 	}
 	*c = m
 	return nil
+}
+
+// sorted returns the kinds counted, sorted by id.
+func (c FlowCounts) sorted() []FlowKind {
+	ks := make([]FlowKind, 0, len(c))
+	for k := range c {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
 }
 
 // byText returns the kinds counted, sorted by their String.

@@ -276,7 +276,7 @@ func (p *chunkParsers) parse(j *chunkJob) {
 	rd := j.rd
 	if rd == nil {
 		rd = strace.NewBytesReader(j.buf, strace.WithName(p.name), strace.WithMaxLine(p.maxLine),
-			strace.WithSpanFilter(firstPassSpan), strace.WithKinds(strace.KindSpan, strace.KindWallAnchor, strace.KindDeviceAnchor))
+			strace.WithSpanFilter(firstPassSpan), strace.WithKinds(strace.KindSpan, strace.KindWallAnchor, strace.KindDeviceAnchor, strace.KindStamp))
 		j.rd = rd
 	} else {
 		rd.ResetBytes(j.buf)

@@ -128,6 +128,10 @@ type scanResult struct {
 	// run is cold (its bind builds what later ones reuse). It holds at
 	// most maxCallables (a runtime has a handful a process).
 	firstRun map[callableKey]firstRun
+
+	// stamps are, per log, its first [stamp] line: the runtime's commit,
+	// environment and command, which the trace repeats (about).
+	stamps []string
 }
 
 // callableKey names a callable of a process: its pid and its hid.
@@ -270,6 +274,10 @@ func (s *scanResult) learn(j *chunkJob) {
 				continue
 			}
 		}
+		if rec.Kind == strace.KindStamp {
+			s.stamp(rec.Stamp.Text)
+			continue
+		}
 		if pm != nil {
 			remapPids(rec, pm)
 		}
@@ -280,6 +288,16 @@ func (s *scanResult) learn(j *chunkJob) {
 			s.remote.pid(s.input, rec.DeviceAnchor.Pid)
 		}
 		s.scanRecord(rec)
+	}
+}
+
+// stamp keeps text, a [stamp] line's, when it is the first of its log.
+func (s *scanResult) stamp(text string) {
+	for len(s.stamps) <= s.input {
+		s.stamps = append(s.stamps, "")
+	}
+	if s.stamps[s.input] == "" {
+		s.stamps[s.input] = strings.Clone(text)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/perfetto/check/processor"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -128,8 +129,12 @@ func mustAtoi(t *testing.T, s string) int {
 // converter's vocabulary, and the trace processor reads each category on
 // as many slices as perfetto/check does.
 func TestCategoriesOnEverySlice(t *testing.T) {
-	tr, _, out := convert(t, []phasetrace.Input{sampleInput(t)})
-	known := map[string]bool{"host": true, "bind": true, "device": true, "device,derived": true, "node": true, "ext": true, "overview": true}
+	_, _, out := convert(t, []phasetrace.Input{sampleInput(t)})
+	tr, err := check.ReadBytes(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{"host": true, "bind": true, "device": true, "device,derived": true, "node": true, "ext": true, "overview": true, "phasetrace": true, "anomaly": true}
 	want := map[string]int{}
 	for _, s := range tr.Slices {
 		if !known[s.Category] {

@@ -26,6 +26,36 @@ func Version(command string) string {
 // ModuleVersion and the revision instead.
 var pseudoVersion = regexp.MustCompile(`-(0\.)?[0-9]{14}-[0-9a-f]{12}(\+dirty)?$`)
 
+// modulePath is this module's path, as a build's dependencies name it.
+const modulePath = "github.com/phasetrace/phasetrace"
+
+// libraryVersion is the version of phasetrace this program was built
+// with, as a trace says it (about): Version's, when phasetrace is the
+// main module (its commands, its tests), else the version the user's
+// module requires, or ModuleVersion and the directory a replace points at.
+func libraryVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	return libraryVersionText(info, ok)
+}
+
+func libraryVersionText(info *debug.BuildInfo, ok bool) string {
+	if ok && info != nil && info.Main.Path != modulePath {
+		for _, d := range info.Deps {
+			if d.Path != modulePath {
+				continue
+			}
+			if d.Replace != nil {
+				return "phasetrace " + ModuleVersion + " (" + d.Replace.Path + ")"
+			}
+			if d.Version != "" && !pseudoVersion.MatchString(d.Version) {
+				return "phasetrace " + d.Version
+			}
+			return "phasetrace " + ModuleVersion + " " + d.Version
+		}
+	}
+	return versionText("phasetrace", info, ok)
+}
+
 func versionText(name string, info *debug.BuildInfo, ok bool) string {
 	if !ok || info == nil {
 		return name + " " + ModuleVersion
