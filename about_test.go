@@ -18,9 +18,8 @@ import (
 )
 
 // readTrace decodes a trace as perfetto/check reads it, without what the
-// trace says of itself (its "phasetrace" track and the instant on it),
-// which the tests that count slices against a Summary leave aside; about
-// returns it.
+// trace says of itself (stripAbout), which the tests that count slices
+// against a Summary leave aside.
 func readTrace(b []byte) (*check.Trace, error) {
 	tr, err := check.ReadBytes(b)
 	if err != nil {
@@ -31,10 +30,12 @@ func readTrace(b []byte) (*check.Trace, error) {
 }
 
 // stripAbout takes the trace's own track and its instant out of tr
-// (check.Trace.WithoutTrack), and returns the instant (nil when there is
-// none).
+// (check.Trace.WithoutTrack), and the anomalies track with its instants
+// (tested apart: anomalies_test.go), so that what is left is what the
+// logs gave; it returns the conversion instant (nil when there is none).
 func stripAbout(tr *check.Trace) *check.Slice {
 	out, dropped := tr.WithoutTrack("phasetrace")
+	out, _ = out.WithoutTrack("anomalies")
 	*tr = *out
 	if len(dropped) == 0 {
 		return nil

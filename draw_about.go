@@ -27,10 +27,18 @@ type about struct {
 	names   []string // the logs' names
 }
 
-// track declares the trace's own track on w. It is declared with the
-// writer, first, so that no track limit leaves it out.
+// track declares the trace's own track on w.
 func (a *about) track(w *perfetto.Writer) perfetto.Track {
 	return w.Track(perfetto.Track{}, perfetto.TrackSpec{Name: aboutTrack})
+}
+
+// ownTracks declares the trace's own tracks on w, its own and the
+// anomalies track (draw_anomalies.go), with the writer, first: they are
+// besides the tracks the logs may have (WithMaxTracks), so that no log
+// leaves them out and they take no track of a log's.
+func ownTracks(w *perfetto.Writer) {
+	(*about)(nil).track(w)
+	w.Track(perfetto.Track{}, perfetto.TrackSpec{Name: anomaliesTrack})
 }
 
 // write draws the instant on w at ts: the provenance, and the account of

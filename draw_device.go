@@ -340,6 +340,7 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 	// clock agrees: a bound against its own clock would not hold there.
 	onAxis := dv.remote.onAxis(k.pid)
 	lastLane := ""
+	var widest, wallAt int64 = 0, -1 // the widest bound drawn, and where device_wall is
 	for i := range spans {
 		s := &spans[i]
 		d := pl.Spans[i]
@@ -394,6 +395,10 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		dv.remote.drawnOn(k.pid)
 		if s.Name == strace.SpanDeviceWall {
 			dv.counters.deviceWall(k.pid, run.Domain.Dev, s.at, ts, dur)
+			wallAt = ts
+		}
+		if onAxis {
+			widest = max(widest, bound)
 		}
 		c := deviceCount{ds: ds, at: s.at, ts: ts, dur: dur, bound: bound, method: pl.Method, onAxis: onAxis,
 			wallBound: s.Name == strace.SpanDeviceWall && run.Wall == nil, causes: pl.Causes, generic: generic, wallWhy: wallWhy}
@@ -401,6 +406,9 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 			c.repair = s.Name + ": " + fix.what
 		}
 		dv.tally.add(c)
+	}
+	if widest > WideBound && wallAt >= 0 {
+		dv.deviceAnomaly(k, spans[0].Hid, wallAt, widest, method)
 	}
 	if orch >= 0 && sched >= 0 {
 		o, s := run.Spans[orch], run.Spans[sched]

@@ -437,6 +437,9 @@ func (d *runDrawer) run(b *invBuf) {
 	}
 	if !rootLane.IsZero() {
 		d.counters.runDuration(root)
+		if root.Name == strace.SpanRun {
+			d.runAnomalies(root, bind, cold)
+		}
 	}
 	d.device.run(b.key, root, runner, b.dev, b.wall)
 	if d.led.sum.Spans.Drawn > drawn {

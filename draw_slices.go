@@ -43,6 +43,7 @@ type canvas struct {
 	about       *about
 	firstHanded int64
 	anyHanded   bool
+	anomalyArgs []perfetto.Arg // reused for each anomaly's arguments
 }
 
 // unit begins a unit of drawing — a whole run, or one slice — that starts

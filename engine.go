@@ -191,17 +191,17 @@ func (c *converter) start(w io.Writer, shift bool) {
 	c.about = about{version: libraryVersion(), names: c.names, stamps: scan.stamps}
 	cv.about = &c.about
 	cv.wallClocks((&trackSet{scan: scan}).declare())
-	// The trace's own track (about) is besides the tracks WithMaxTracks
-	// allows the logs.
+	// The trace's own track (about) and its anomalies track are besides
+	// the tracks WithMaxTracks allows the logs.
 	maxTracks := c.cfg.maxTracks
-	if maxTracks < math.MaxInt {
-		maxTracks++
+	if maxTracks < math.MaxInt-2 {
+		maxTracks += 2
 	}
 	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(maxTracks), perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused)}, c.cfg.writer...)
 	newWriter := func(out io.Writer) (*perfetto.Writer, *trackSet) {
 		pw := perfetto.NewWriter(out, wopts...)
 		cv.writeWalls(pw)
-		c.about.track(pw)
+		ownTracks(pw)
 		return pw, newTrackSet(pw, scan)
 	}
 	if c.cfg.split == nil {
@@ -212,7 +212,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 	// the parts are begun as the units come.
 	ow := perfetto.NewWriter(w, append([]perfetto.Option{perfetto.WithMaxTracks(maxTracks)}, c.cfg.writer...)...)
 	cv.writeWalls(ow)
-	c.about.track(ow)
+	ownTracks(ow)
 	ov := &overview{canvas: &canvas{w: ow, tracks: newTrackSet(ow, scan), led: c.led, window: cv.window}}
 	c.counters.canvas = ov.canvas
 	cv.parts = newPartSet(*c.cfg.split, 2*c.cfg.flowHorizon, &c.now, newWriter, ov)

@@ -148,7 +148,7 @@ func ExampleFile() {
 	// Output:
 	// <nil> true
 	// read run.log: 1 line, 1 span, 0 clock anchors, 0 bind phase lines
-	// wrote 0 invocations: 3 track descriptors, 1 slice, 1 instant, 0 flows, 0 counter values, 824 bytes
+	// wrote 0 invocations: 4 track descriptors, 1 slice, 1 instant (the conversion's own; anomalies: 0 slow runs, 0 cold binds, 0 wide bounds), 0 flows, 0 counter values, 851 bytes
 	// wall time: unknown (no [CLOCK_ANCHOR] v=1 record)
 	// spans: 1 read, 1 drawn
 }

@@ -63,6 +63,8 @@ type Summary struct {
 	// written (their track over the track limit) and the runs left out of
 	// their process's runs in flight (see OutputSummary.Counters).
 	CountersNotDrawn ReasonCounts `json:"counters_not_drawn,omitempty"`
+	// Anomalies counts the instants of the anomalies track, by kind.
+	Anomalies AnomalyCounts `json:"anomalies"`
 	// Examples says where the first few records of each reason above are,
 	// and what was wrong with them.
 	Examples []Example `json:"examples,omitempty"`
@@ -70,6 +72,15 @@ type Summary struct {
 	// anchors and containment, a dispatch that matched no submit, ...),
 	// the first few of each kind.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// AnomalyCounts counts the instants of a trace's anomalies track: the
+// slow runs, the cold binds and the runs whose device slices were drawn
+// with a bound over WideBound (see the package doc, Anomalies).
+type AnomalyCounts struct {
+	SlowRuns   int64 `json:"slow_runs"`
+	ColdBinds  int64 `json:"cold_binds"`
+	WideBounds int64 `json:"wide_bounds"`
 }
 
 // WindowSummary is the window a conversion drew, in trace ns: the slices
@@ -427,8 +438,12 @@ func (s *Summary) WriteText(w io.Writer) error {
 	if sp := s.Split; sp != nil && sp.Overview.Counters > 0 {
 		counters = count(s.Output.Counters+sp.Overview.Counters, "counter value") + " (in the overview)"
 	}
+	instants := count(s.Output.Instants, "instant")
+	if an := s.Anomalies; s.Output.Instants > 0 {
+		instants += fmt.Sprintf(" (the conversion's own; anomalies: %s, %s, %s)", count(an.SlowRuns, "slow run"), count(an.ColdBinds, "cold bind"), count(an.WideBounds, "wide bound"))
+	}
 	fmt.Fprintf(&b, ": %s, %s, %s, %s, %s, %d bytes\n",
-		count(int64(s.Output.Tracks), "track descriptor"), slices, count(s.Output.Instants, "instant"), count(arrows, "flow"), counters, s.Output.Bytes)
+		count(int64(s.Output.Tracks), "track descriptor"), slices, instants, count(arrows, "flow"), counters, s.Output.Bytes)
 	for _, k := range s.Flows.byText() {
 		fmt.Fprintf(&b, "  flows %s: %d\n", k, s.Flows[k])
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/reduce/analysis"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -129,6 +130,13 @@ type scanResult struct {
 	// most maxCallables (a runtime has a handful a process).
 	firstRun map[callableKey]firstRun
 
+	// typical is, per callable of a process, its runs' durations as a
+	// histogram (analysis.Typical): what a slow run is slow against. It
+	// holds at most maxCallables.
+	typical map[callableKey]*analysis.Typical
+	// typicalRuns is what typical says of each callable, once decided.
+	typicalRuns map[callableKey]analysis.TypicalRuns
+
 	// stamps are, per log, its first [stamp] line: the runtime's commit,
 	// environment and command, which the trace repeats (about).
 	stamps []string
@@ -166,6 +174,23 @@ func (s *scanResult) firstRunAt(sp *strace.Span) {
 	if len(s.firstRun) < maxCallables {
 		s.firstRun[k] = firstRun{sp.TS, sp.Inv}
 	}
+}
+
+// typicalAt counts sp, a chip.run, in its callable's typical run time.
+func (s *scanResult) typicalAt(sp *strace.Span) {
+	k := callableKey{sp.Pid, sp.Hid}
+	ty := s.typical[k]
+	if ty == nil {
+		if len(s.typical) >= maxCallables {
+			return
+		}
+		if s.typical == nil {
+			s.typical = map[callableKey]*analysis.Typical{}
+		}
+		ty = &analysis.Typical{}
+		s.typical[k] = ty
+	}
+	ty.Add(sp.Dur)
 }
 
 func newScan() *scanResult {
@@ -402,6 +427,7 @@ func (s *scanResult) scanSpan(sp *strace.Span) {
 	p.ours = true
 	if sp.Name == strace.SpanRun && sp.Depth == 0 {
 		s.firstRunAt(sp)
+		s.typicalAt(sp)
 	}
 	switch fam {
 	case strace.FamilyNode:
@@ -503,6 +529,10 @@ func setAdd(m *map[string]bool, k string) {
 // are at least two slots and runs sharing a slot never overlap. Otherwise it
 // keeps its real tid (a thread that ran sequentially is never fragmented).
 func (s *scanResult) decide() {
+	s.typicalRuns = make(map[callableKey]analysis.TypicalRuns, len(s.typical))
+	for k, t := range s.typical {
+		s.typicalRuns[k] = t.Summary()
+	}
 	for _, t := range s.threads {
 		if !t.rootsOverlap || t.rootNoSlot || len(t.slots) < 2 {
 			continue

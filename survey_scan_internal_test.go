@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/phasetrace/phasetrace/reduce/analysis"
 	"github.com/phasetrace/phasetrace/strace"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
@@ -187,7 +188,7 @@ func TestScanChunksLearnTheSame(t *testing.T) {
 		s.decide()
 		return s, caps
 	}
-	opts := cmp.Options{cmp.AllowUnexported(scanResult{}, threadInfo{}, procInfo{}, slotState{}, capture{}, threadKey{}, remoteScan{}, taskKey{}, taskRec{}, runKey{}, runRec{}, callableKey{}, firstRun{}), cmpopts.EquateEmpty(), cmpopts.IgnoreFields(remoteScan{}, "lastPid")}
+	opts := cmp.Options{cmp.AllowUnexported(scanResult{}, threadInfo{}, procInfo{}, slotState{}, capture{}, threadKey{}, remoteScan{}, taskKey{}, taskRec{}, runKey{}, runRec{}, callableKey{}, firstRun{}, analysis.Typical{}), cmpopts.EquateEmpty(), cmpopts.IgnoreFields(scanResult{}, "typicalRuns"), cmpopts.IgnoreFields(remoteScan{}, "lastPid")}
 	for _, maxLine := range []int{strace.DefaultMaxLine, strace.MinMaxLine} {
 		for li, log := range [][]byte{gen, hardLog(t, maxLine, "[mono_ns=5][T0x1][INFO] f: cut")} {
 			_, caps := survey(log, maxLine, len(log)+1, 1, nil)

@@ -54,8 +54,10 @@ func decode(t *testing.T, b []byte) *check.Trace {
 	if err := tr.Err(); err != nil {
 		t.Fatal(err)
 	}
-	// The slices the logs gave, without the trace's own conversion instant.
+	// The slices the logs gave, without the trace's own conversion instant
+	// and the anomalies.
 	tr, _ = tr.WithoutTrack("phasetrace")
+	tr, _ = tr.WithoutTrack("anomalies")
 	return tr
 }
 
