@@ -95,6 +95,7 @@ import (
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/examples/internal/cli"
+	"github.com/phasetrace/phasetrace/perfetto/check"
 )
 
 // Exit statuses.
@@ -135,6 +136,9 @@ type command struct {
 	// browser opens a browser on the UI's address (open.StartBrowser when
 	// nil; tests replace it).
 	browser func(url string) error
+	// readerOptions are added to those of every check.Reader (tests make
+	// it sort in temporary files with them).
+	readerOptions []check.Option
 }
 
 // subcommand is one of pftrace's subcommands.
