@@ -140,17 +140,14 @@ func refParts(tr *check.Trace, file string) []partStats {
 
 // refSelect is the slices of tr that f selects, in f's order.
 func refSelect(tr *check.Trace, f *filter) []sliceRow {
-	names := map[uint64]string{}
-	for _, t := range tr.Tracks {
-		names[t.UUID] = t.Name
-	}
+	infos := trackInfos(tr.Tracks)
 	rows := []sliceRow{}
 	for _, s := range tr.Slices {
-		track := names[s.Track]
-		if !f.keep(&s, track) {
+		info := infos[s.Track]
+		if !f.keep(&s, info.name) {
 			continue
 		}
-		rows = append(rows, sliceRow{TS: s.TS, Dur: s.Dur, Track: track, Name: s.Name, Category: s.Category, Depth: s.Depth, Instant: s.Instant, Args: argList(s.Args)})
+		rows = append(rows, sliceRow{TS: s.TS, Dur: s.Dur, Pid: info.pid, Track: info.name, Name: s.Name, Category: s.Category, Depth: s.Depth, Instant: s.Instant, Args: argList(s.Args)})
 	}
 	switch f.sort {
 	case "dur":
@@ -182,6 +179,11 @@ func refOutput(t *testing.T, file string, args []string) string {
 	fs.Int64Var(&f.minDur, "min-dur", 0, "")
 	fs.StringVar(&f.sort, "sort", "ts", "")
 	fs.IntVar(&f.top, "top", 0, "")
+	fs.Func("arg", "", func(s string) error {
+		m, err := parseArgMatch(s)
+		f.args = append(f.args, m)
+		return err
+	})
 	if err := fs.Parse(args[1:]); err != nil {
 		t.Fatal(err)
 	}
@@ -315,6 +317,8 @@ func TestStreamingAgreesWithInMemory(t *testing.T) {
 			{"slices"}, {"slices", "-json"}, {"slices", "-sort", "dur", "-top", "3"}, {"slices", "-sort", "dur", "-top", "20"},
 			{"slices", "-sort", "name", "-top", "5"}, {"slices", "-sort", "name"}, {"slices", "-sort", "dur"}, {"slices", "-top", "1"},
 			{"slices", "-name", "chip.run*", "-track", "*", "-from", "1400", "-to", "200000000000", "-min-dur", "500", "-sort", "dur", "-top", "7"},
+			{"slices", "-arg", "inv=3", "-json"}, {"slices", "-arg", "depth=0", "-arg", "slot_id=1", "-sort", "dur", "-top", "4"},
+			{"slices", "-arg", "part=1"},
 		} {
 			name := filepath.Base(trace) + " " + strings.Join(args, " ")
 			want := refOutput(t, trace, args)

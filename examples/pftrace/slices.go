@@ -16,8 +16,10 @@ import (
 
 // sliceRow is a slice as slices prints it.
 type sliceRow struct {
-	TS       int64   `json:"ts"`
-	Dur      int64   `json:"dur"` // -1: never ended
+	TS  int64 `json:"ts"`
+	Dur int64 `json:"dur"` // -1: never ended
+	// Pid is the process the slice's track belongs to (nil: none).
+	Pid      *int32  `json:"pid,omitempty"`
 	Track    string  `json:"track"`
 	Name     string  `json:"name"`
 	Category string  `json:"category,omitempty"`
@@ -30,8 +32,65 @@ type sliceRow struct {
 type filter struct {
 	name, track      string
 	from, to, minDur int64
+	args             []argMatch
 	sort             string
 	top              int
+}
+
+// argMatch is an -arg KEY=VALUE: a slice has an argument named KEY (a
+// dictionary's entry as DICT.KEY) whose value prints as VALUE, as slices
+// prints it (inv=42, ok=true, seg={on=200 off=100}), a string also
+// unquoted (hid=9f3c as well as hid="9f3c").
+type argMatch struct {
+	key   string
+	path  []string // key cut at its dots
+	value string
+}
+
+// parseArgMatch parses KEY=VALUE.
+func parseArgMatch(s string) (argMatch, error) {
+	key, value, ok := strings.Cut(s, "=")
+	if !ok || key == "" {
+		return argMatch{}, fmt.Errorf("-arg %q: want KEY=VALUE", s)
+	}
+	return argMatch{key: key, path: strings.Split(key, "."), value: value}, nil
+}
+
+// matches reports whether args hold the argument m asks for.
+func (m argMatch) matches(args []check.Arg) bool {
+	return matchPath(args, m.key, m.value) || len(m.path) > 1 && matchNested(args, m.path, m.value)
+}
+
+// matchPath reports whether args hold an argument named key whose value
+// prints as value.
+func matchPath(args []check.Arg, key, value string) bool {
+	for _, a := range args {
+		if a.Name == key && printsAs(a.Value, value) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchNested follows path through dictionaries.
+func matchNested(args []check.Arg, path []string, value string) bool {
+	if len(path) == 1 {
+		return matchPath(args, path[0], value)
+	}
+	for _, a := range args {
+		if d, ok := a.Value.([]check.Arg); ok && a.Name == path[0] && matchNested(d, path[1:], value) {
+			return true
+		}
+	}
+	return false
+}
+
+// printsAs reports whether v prints as s, a string also unquoted.
+func printsAs(v any, s string) bool {
+	if str, ok := v.(string); ok && str == s {
+		return true
+	}
+	return check.FormatValue(v) == s
 }
 
 func (f *filter) check() error {
@@ -65,7 +124,7 @@ func match(glob, name string) (bool, error) {
 
 // filtered reports whether f asks for less than every slice.
 func (f *filter) filtered() bool {
-	return f.name != "" || f.track != "" || f.from != minInt64 || f.to != maxInt64 || f.minDur > 0
+	return f.name != "" || f.track != "" || f.from != minInt64 || f.to != maxInt64 || f.minDur > 0 || len(f.args) > 0
 }
 
 // keep reports whether s on a track named track is selected.
@@ -79,7 +138,15 @@ func (f *filter) keep(s *check.Slice, track string) bool {
 	if s.TS > f.to || s.Dur >= 0 && s.TS+s.Dur < f.from {
 		return false
 	}
-	return s.Dur < 0 || s.Dur >= f.minDur
+	if s.Dur >= 0 && s.Dur < f.minDur {
+		return false
+	}
+	for _, m := range f.args {
+		if !m.matches(s.Args) {
+			return false
+		}
+	}
+	return true
 }
 
 // argsOn keeps the arguments of the slices on the tracks f may select.
@@ -98,6 +165,13 @@ func slicesFlags(c *command, fs *flag.FlagSet) func(context.Context, []string) i
 	fs.Int64Var(&f.from, "from", minInt64, "only slices that end at or after `ns` (trace time)")
 	fs.Int64Var(&f.to, "to", maxInt64, "only slices that start at or before `ns` (trace time)")
 	fs.Int64Var(&f.minDur, "min-dur", 0, "only slices that last at least `ns`")
+	fs.Func("arg", "only slices with an argument `KEY=VALUE`, the value as printed (inv=42, hid=9f3c; DICT.KEY for a dictionary's entry); repeatable, all must match", func(s string) error {
+		m, err := parseArgMatch(s)
+		if err == nil {
+			f.args = append(f.args, m)
+		}
+		return err
+	})
 	fs.StringVar(&f.sort, "sort", "ts", "order by `key`: dur (longest first), ts or name")
 	fs.IntVar(&f.top, "top", 0, "print the first `N` slices only, holding no more than N in memory (0: all, every one selected held)")
 	asJSON := fs.Bool("json", false, "write the slices as a JSON array")
@@ -148,9 +222,15 @@ const (
 // slices (by start, ties in file order), which orders equal keys.
 type selection struct {
 	f      *filter
-	names  map[uint64]string // track names
+	tracks map[uint64]trackInfo
 	ranked []rankedRow
 	seen   int // slices in the trace
+}
+
+// trackInfo is what a row says of its track: its name and its process.
+type trackInfo struct {
+	name string
+	pid  *int32
 }
 
 type rankedRow struct {
@@ -162,19 +242,16 @@ func newSelection(f *filter) *selection { return &selection{f: f} }
 
 // add selects rec's slice when the filter does.
 func (s *selection) add(rec *check.Record, tracks []check.Track) {
-	if s.names == nil {
-		s.names = map[uint64]string{}
-		for _, t := range tracks {
-			s.names[t.UUID] = t.Name
-		}
+	if s.tracks == nil {
+		s.tracks = trackInfos(tracks)
 	}
 	s.seen++
 	sl := &rec.Slice
-	track := s.names[sl.Track]
-	if !s.f.keep(sl, track) {
+	tr := s.tracks[sl.Track]
+	if !s.f.keep(sl, tr.name) {
 		return
 	}
-	r := rankedRow{rec.Index, sliceRow{TS: sl.TS, Dur: sl.Dur, Track: track, Name: sl.Name, Category: sl.Category, Depth: sl.Depth, Instant: sl.Instant, Args: argList(sl.Args)}}
+	r := rankedRow{rec.Index, sliceRow{TS: sl.TS, Dur: sl.Dur, Pid: tr.pid, Track: tr.name, Name: sl.Name, Category: sl.Category, Depth: sl.Depth, Instant: sl.Instant, Args: argList(sl.Args)}}
 	switch {
 	case s.f.top == 0:
 		s.ranked = append(s.ranked, r)
@@ -184,6 +261,33 @@ func (s *selection) add(rec *check.Record, tracks []check.Track) {
 		s.ranked[0] = r
 		heap.Fix(s, 0)
 	}
+}
+
+// trackInfos returns what rows say of each track: its name and the pid of
+// the nearest thread or process track up its parents (a thread's own
+// pid), where a track's slices show in the UI.
+func trackInfos(tracks []check.Track) map[uint64]trackInfo {
+	index := make(map[uint64]int, len(tracks))
+	for i, t := range tracks {
+		index[t.UUID] = i
+	}
+	infos := make(map[uint64]trackInfo, len(tracks))
+	for _, t := range tracks {
+		info := trackInfo{name: t.Name}
+		for u, hops := t, 0; hops <= len(tracks); hops++ {
+			if u.Kind == "thread" || u.Kind == "process" {
+				info.pid = &u.Pid
+				break
+			}
+			j, ok := index[u.Parent]
+			if !ok {
+				break
+			}
+			u = tracks[j]
+		}
+		infos[t.UUID] = info
+	}
+	return infos
 }
 
 // rows returns the rows selected, in order.
@@ -240,7 +344,7 @@ func (s *selection) Pop() any {
 
 func writeSlices(w io.Writer, rows []sliceRow) error {
 	t := table(w)
-	fmt.Fprintln(t, "ts\tdur\ttrack\tname\targs")
+	fmt.Fprintln(t, "ts\tdur\tpid\ttrack\tname\targs")
 	for _, r := range rows {
 		dur := fmt.Sprint(r.Dur)
 		switch {
@@ -249,7 +353,11 @@ func writeSlices(w io.Writer, rows []sliceRow) error {
 		case r.Dur < 0:
 			dur = "unended"
 		}
-		fmt.Fprintf(t, "%d\t%s\t%s\t%s\t%s\n", r.TS, dur, r.Track, r.Name, r.Args)
+		pid := "-"
+		if r.Pid != nil {
+			pid = fmt.Sprint(*r.Pid)
+		}
+		fmt.Fprintf(t, "%d\t%s\t%s\t%s\t%s\t%s\n", r.TS, dur, pid, r.Track, r.Name, r.Args)
 	}
 	return t.Flush()
 }
