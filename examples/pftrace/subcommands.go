@@ -45,8 +45,9 @@ func (c *command) scan(file string, opts []check.Option, each func(rec *check.Re
 	defer f.Close()
 	rd := check.NewReader(f, append(opts, c.readerOptions...)...)
 	defer rd.Close()
+	var rec check.Record // one for every record: each must not keep it
 	for {
-		rec, err := rd.Read()
+		rec, err = rd.Read()
 		if err == io.EOF {
 			break
 		}

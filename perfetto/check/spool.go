@@ -125,6 +125,7 @@ type sorter struct {
 	file  *os.File    // of the runs
 	w     *bufio.Writer
 	off   int64 // bytes written to file
+	head  [3 * binary.MaxVarintLen64]byte
 }
 
 // sortEntry is an event waiting in memory.
@@ -174,9 +175,8 @@ func (s *sorter) spill() error {
 	slices.SortFunc(s.index, compareEntries)
 	start := s.off
 	var prev int64
-	var head [3 * binary.MaxVarintLen64]byte
 	for _, e := range s.index {
-		h := binary.AppendUvarint(head[:0], uint64(e.ts)-uint64(prev))
+		h := binary.AppendUvarint(s.head[:0], uint64(e.ts)-uint64(prev))
 		h = binary.AppendUvarint(h, uint64(e.packet))
 		h = binary.AppendUvarint(h, uint64(e.end-e.off))
 		prev = e.ts

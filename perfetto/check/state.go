@@ -53,6 +53,7 @@ type parser struct {
 	keyIndex map[clockKey]uint64
 	events   spool // the events, in file order (see writeEvent)
 	enc      encoder
+	head     [4 * binary.MaxVarintLen64]byte // an event's head in the spool
 	cats     []string
 }
 
@@ -307,8 +308,7 @@ func (p *parser) writeEvent(idx int, key clockKey, ts int64) {
 		p.keys = append(p.keys, key)
 		p.keyIndex[key] = k
 	}
-	var head [4 * binary.MaxVarintLen64]byte
-	h := binary.AppendUvarint(head[:0], uint64(idx))
+	h := binary.AppendUvarint(p.head[:0], uint64(idx))
 	h = binary.AppendUvarint(h, k)
 	h = binary.AppendVarint(h, ts)
 	h = binary.AppendUvarint(h, uint64(len(p.enc.b)))
