@@ -3,12 +3,17 @@
 //
 //	go run ./examples/pftrace check FILE ...
 //	go run ./examples/pftrace stats FILE
-//	go run ./examples/pftrace slices [-name GLOB] [-track GLOB] [-from NS] [-to NS] [-min-dur NS] [-sort dur|ts|name] [-top N] FILE
+//	go run ./examples/pftrace slices [-name GLOB] [-track GLOB] [-from NS] [-to NS] [-min-dur NS] [-arg KEY=VALUE ...] [-sort dur|ts|name] [-top N] FILE
 //	go run ./examples/pftrace dump FILE
 //	go run ./examples/pftrace open [-port N] FILE
 //
 // Every trace is read by package perfetto/check, the way Perfetto's trace
-// processor reads it. Output is aligned columns for people; -json (every
+// processor reads it. check, stats, slices and open read it as a stream
+// (check.Reader), in memory that does not grow with the trace — some
+// 50 MB, where reading a whole trace takes about two kilobytes per slice
+// (1 GB for a 100 MB log's) — sorting its events in temporary files in
+// $TMPDIR, a few bytes per event, removed at the end; dump holds the whole
+// trace in memory. Output is aligned columns for people; -json (every
 // subcommand but open) writes one JSON document for scripts, with argument
 // values in their own JSON type (integers, unsigned 64-bit integers exactly,
 // booleans, floats, strings, objects, arrays). In the human output an
@@ -20,7 +25,9 @@
 //
 // check FILE ... prints one line per problem the trace processor would
 // report (its stat name, the packet and the detail), prefixed by the file's
-// name, and "FILE: ok" for a clean trace. It exits 1 when any file has a
+// name, as it finds them, and "FILE: ok" for a clean trace; a file found
+// not to be a trace past its first problems prints its error after them.
+// It exits 1 when any file has a
 // problem or cannot be read, so it can gate CI. A file that holds no packet
 // (an empty file) is not a trace, and a compressed bundle that inflates
 // past 256 MiB is an error, never read in part.
@@ -41,17 +48,26 @@
 // its "path" and whether it "exists"; for any other trace there is neither
 // the table nor the array.
 //
-// slices FILE lists slices, like a quick SQL query; with no flag, every
-// slice:
+// slices FILE lists slices, like a quick SQL query: each one's start,
+// duration, process (the pid of its thread, or of the process its track
+// is under; "-" for none, and no "pid" in JSON), track, name and
+// arguments. With no flag, every slice:
 //
-//	-name GLOB     only slices whose name matches (path.Match syntax: * ? [a-z], where * and ? match / too)
-//	-track GLOB    only slices on tracks whose name matches ("orchestrator / *")
-//	-from NS       only slices that end at or after NS (trace time, ns)
-//	-to NS         only slices that start at or before NS
-//	-min-dur NS    only slices that last at least NS (unended slices always do)
-//	-sort KEY      order by dur (longest first), ts (default) or name (then ts)
-//	-top N         print the first N only (0: all)
-//	-json          JSON array of slices
+//	-name GLOB      only slices whose name matches (path.Match syntax: * ? [a-z], where * and ? match / too)
+//	-track GLOB     only slices on tracks whose name matches ("orchestrator / *")
+//	-from NS        only slices that end at or after NS (trace time, ns)
+//	-to NS          only slices that start at or before NS
+//	-min-dur NS     only slices that last at least NS (unended slices always do)
+//	-arg KEY=VALUE  only slices with an argument KEY whose value prints as VALUE, as
+//	                slices prints it (-arg inv=42, -arg ok=true; a string also unquoted,
+//	                -arg hid=9f3c; a dictionary's entry as DICT.KEY, -arg seg.on=200);
+//	                repeatable, every one must match
+//	-sort KEY       order by dur (longest first), ts (default) or name (then ts)
+//	-top N          print the first N only (0: all)
+//	-json           JSON array of slices
+//
+// With -top N, slices holds N rows at most, whatever the trace's length;
+// without, it holds every row it selects until it prints them sorted.
 //
 // When filters select none of the trace's slices, slices says so on
 // standard error and exits 1 (like grep), after the empty table or array;
@@ -60,7 +76,8 @@
 // dump FILE prints check.Trace.Dump: the clock, the track tree with each
 // track's slices nested by depth, counters, flows and problems — with
 // unsigned argument values as plain numbers (inv=3, where Dump writes 3u).
-// With -json it prints the same as one JSON object.
+// With -json it prints the same as one JSON object. It reads the whole
+// trace into memory first: for a large trace, stats and slices.
 //
 // open FILE serves the trace on 127.0.0.1 to ui.perfetto.dev, prints the
 // link that opens it there and opens a browser on it (xdg-open, open,
@@ -95,6 +112,7 @@ import (
 
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/examples/internal/cli"
+	"github.com/phasetrace/phasetrace/perfetto/check"
 )
 
 // Exit statuses.
@@ -111,8 +129,9 @@ Inspects Perfetto traces as the trace processor reads them.
   check FILE ...  problems the trace processor would report; exit 1 on any
   stats FILE      tracks, slices, flows and counters, per process and track;
                   the parts of a split trace's overview
-  slices FILE     slices filtered by name, track, time and duration, sorted
-  dump FILE       the whole trace as text
+  slices FILE     slices filtered by name, track, time, duration and
+                  argument, sorted, with their process
+  dump FILE       the whole trace as text, read into memory
   open FILE       serve the trace to ui.perfetto.dev and open a browser
 
 Flags may come anywhere; -json for machine-readable output.
@@ -135,6 +154,9 @@ type command struct {
 	// browser opens a browser on the UI's address (open.StartBrowser when
 	// nil; tests replace it).
 	browser func(url string) error
+	// readerOptions are added to those of every check.Reader (tests make
+	// it sort in temporary files with them).
+	readerOptions []check.Option
 }
 
 // subcommand is one of pftrace's subcommands.
@@ -154,8 +176,8 @@ func init() {
 	subcommands = map[string]subcommand{
 		"check":  {"FILE ...", "prints the problems the trace processor would report; exits 1 on any", func(n int) bool { return n > 0 }, checkFlags},
 		"stats":  {"FILE", "counts tracks, slices, flows and counter values, per process and per track, and lists the parts of a split trace's overview", one, statsFlags},
-		"slices": {"FILE", "lists slices, filtered and sorted", one, slicesFlags},
-		"dump":   {"FILE", "prints the whole trace as the trace processor reads it", one, dumpFlags},
+		"slices": {"FILE", "lists slices with their process, filtered and sorted; it holds the rows it prints (with -top N, N of them)", one, slicesFlags},
+		"dump":   {"FILE", "prints the whole trace as the trace processor reads it, holding all of it in memory (stats and slices do not)", one, dumpFlags},
 		"open":   {"FILE", "serves the trace to ui.perfetto.dev and opens a browser on it, until the UI has fetched it or Ctrl-C", one, openFlags},
 	}
 }

@@ -247,7 +247,7 @@ func TestExitCodes(t *testing.T) {
 // pftrace SUBCOMMAND -h lists that subcommand's flags only.
 func TestSubcommandHelp(t *testing.T) {
 	for sub, c := range map[string]struct{ has, lacks []string }{
-		"slices": {[]string{"-name glob", "-track glob", "-from ns", "-to ns", "-min-dur ns", "-sort key", "-top N", "-json"}, []string{"-port"}},
+		"slices": {[]string{"-name glob", "-track glob", "-from ns", "-to ns", "-min-dur ns", "-arg KEY=VALUE", "-sort key", "-top N", "-json"}, []string{"-port"}},
 		"open":   {[]string{"-port port"}, []string{"-json", "-sort"}},
 		"check":  {[]string{"-json"}, []string{"-sort", "-port"}},
 	} {
@@ -583,5 +583,96 @@ func TestStatsPartsTrack(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, partsTable(t, out)); diff != "" {
 		t.Errorf("parts (-want +got):\n%s\n%s", diff, out)
+	}
+}
+
+// -arg KEY=VALUE selects slices by an argument's value as slices prints
+// it (a string also unquoted, a dictionary's entry as DICT.KEY); every
+// -arg must match.
+func TestSlicesArgFilter(t *testing.T) {
+	trace := writeTrace(t)
+	for _, c := range []struct {
+		args  []string
+		names []string // slices listed; none: exit 1
+	}{
+		{[]string{"inv=3"}, []string{"node.dispatch", "chip.run"}},
+		{[]string{"inv=3", "slot=-1"}, []string{"chip.run"}},
+		{[]string{"inv=3", "slot=0"}, nil},
+		{[]string{"hid=18446744073709551615"}, []string{"chip.run"}},
+		{[]string{"model=qwen3 14b"}, []string{"chip.run"}},
+		{[]string{`model="qwen3 14b"`}, []string{"chip.run"}},
+		{[]string{"model=qwen3"}, nil},
+		{[]string{"retry=false"}, []string{"node.dispatch"}},
+		{[]string{"cpu_ratio=0.75"}, []string{"chip.run.bind"}},
+		{[]string{"seg.on=200"}, []string{"chip.run.bind"}},
+		{[]string{"seg.off=200"}, nil},
+		{[]string{"seg={on=200 off=100}"}, []string{"chip.run.bind"}},
+		{[]string{"cores=[1 2]"}, []string{"chip.run.bind"}},
+		{[]string{"placed=aligned"}, []string{"device_wall"}},
+		{[]string{"inv="}, nil},
+	} {
+		args := []string{"slices", trace, "-json"}
+		for _, a := range c.args {
+			args = append(args, "-arg", a)
+		}
+		code, stdout, stderr := runArgs(args...)
+		var rows []struct{ Name string }
+		if err := json.Unmarshal([]byte(stdout), &rows); err != nil {
+			t.Fatalf("%q: %v\n%s", args, err, stdout)
+		}
+		var names []string
+		for _, r := range rows {
+			names = append(names, r.Name)
+		}
+		wantCode := exitOK
+		if c.names == nil {
+			wantCode = exitFail
+		}
+		if diff := cmp.Diff(c.names, names); diff != "" || code != wantCode {
+			t.Errorf("-arg %q: exit %d (want %d), %s, names (-want +got):\n%s", c.args, code, wantCode, stderr, diff)
+		}
+		if c.names == nil && !strings.Contains(stderr, "none of the 7 slices") {
+			t.Errorf("-arg %q: stderr %q", c.args, stderr)
+		}
+	}
+	for _, bad := range []string{"inv", "=3"} {
+		if code, _, stderr := runArgs("slices", trace, "-arg", bad); code != exitUsage || !strings.Contains(stderr, "want KEY=VALUE") {
+			t.Errorf("-arg %q: exit %d, %s", bad, code, stderr)
+		}
+	}
+}
+
+// Each slice shows its process: the pid of its thread, or of the process
+// its track is under; "-" (and no "pid" in JSON) for a track of none.
+func TestSlicesPid(t *testing.T) {
+	trace := writeTrace(t)
+	_, stdout, _ := runArgs("slices", "-json", trace)
+	var rows []struct {
+		Name string
+		Pid  *int32
+	}
+	if err := json.Unmarshal([]byte(stdout), &rows); err != nil {
+		t.Fatal(err)
+	}
+	pids := map[string]int32{}
+	for _, r := range rows {
+		if r.Pid == nil {
+			t.Fatalf("%s has no pid:\n%s", r.Name, stdout)
+		}
+		pids[r.Name] = *r.Pid
+	}
+	want := map[string]int32{"node.dispatch": 10, "node.submit": 10, "chip.run": 20, "chip.run.bind": 20, "chip.run.runner_run": 20, "chip.ready": 20, "device_wall": 20}
+	if diff := cmp.Diff(want, pids); diff != "" {
+		t.Errorf("pids (-want +got):\n%s", diff)
+	}
+
+	none := troubledTrace(t) // tracks under no process
+	_, stdout, _ = runArgs("slices", "-json", "-name", "outer", none)
+	if strings.Contains(stdout, "pid") {
+		t.Errorf("a slice of no process has a pid:\n%s", stdout)
+	}
+	_, stdout, _ = runArgs("slices", "-name", "outer", none)
+	if !strings.Contains(stdout, "10  10   -    a      outer") {
+		t.Errorf("a slice of no process:\n%s", stdout)
 	}
 }

@@ -155,7 +155,7 @@ func TestProblems(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tr, err := check.ReadBytes(encode(t, c.pkts...))
+			tr, err := readAgreed(t, encode(t, c.pkts...))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +180,7 @@ func TestTiesKeepFileOrder(t *testing.T) {
 		b     []byte
 		outer string
 	}{{parentFirst, "parent"}, {childFirst, "child"}} {
-		tr, err := check.ReadBytes(c.b)
+		tr, err := readAgreed(t, c.b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +204,7 @@ func TestIncrementalClockAndUnits(t *testing.T) {
 		return &pb.TracePacket{OptionalTrustedPacketSequenceId: seqID(2), Timestamp: proto.Uint64(d),
 			Data: &pb.TracePacket_TrackEvent{TrackEvent: &pb.TrackEvent{Type: typ.Enum(), TrackUuid: proto.Uint64(7), NameField: &pb.TrackEvent_Name{Name: "s"}}}}
 	}
-	tr, err := check.ReadBytes(encode(t, goodClocks, thread(7), snap, delta(1, begin), delta(2, end)))
+	tr, err := readAgreed(t, encode(t, goodClocks, thread(7), snap, delta(1, begin), delta(2, end)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestCompressedPackets(t *testing.T) {
 	zw.Write(inner)
 	zw.Close()
 	b := encode(t, goodClocks, &pb.TracePacket{Data: &pb.TracePacket_CompressedPackets{CompressedPackets: z.Bytes()}})
-	tr, err := check.ReadBytes(b)
+	tr, err := readAgreed(t, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestMalformed(t *testing.T) {
 		{"wrong wire type", []byte{0x08, 0x01}, 0},
 		{"not a packet inside", append([]byte{0x0a, 0x02}, 0xff, 0xff), 0},
 	} {
-		_, err := check.ReadBytes(c.b)
+		_, err := readAgreed(t, c.b)
 		var fe *check.FormatError
 		if !errors.As(err, &fe) || !errors.Is(err, check.ErrFormat) {
 			t.Errorf("%s: error %v, want a FormatError", c.name, err)
@@ -281,7 +281,7 @@ func depthSpans(tr *check.Trace) []depthSpan {
 // them, as the trace processor (v58.2) builds them: the expected depths
 // and parents are what its slice table held for this trace.
 func TestInstantsNestAtOneTimestamp(t *testing.T) {
-	tr, err := check.ReadBytes(encode(t, goodClocks, thread(7),
+	tr, err := readAgreed(t, encode(t, goodClocks, thread(7),
 		ev(2, 10, instant, 7, "i1"), ev(2, 10, instant, 7, "i2"), ev(2, 10, instant, 7, "i3"),
 		ev(2, 20, begin, 7, "p"), ev(2, 20, instant, 7, "i4"), ev(2, 20, instant, 7, "i5"), ev(2, 21, instant, 7, "i6"), ev(2, 30, end, 7, ""),
 		ev(2, 40, instant, 7, "i7"), ev(2, 40, begin, 7, "z"), ev(2, 40, end, 7, ""), ev(2, 40, instant, 7, "i8"), ev(2, 40, instant, 7, "i9"),
@@ -327,7 +327,7 @@ func TestMaxDepth(t *testing.T) {
 		pkts = append(pkts, ev(2, uint64(10_000-i), end, 7, ""))
 	}
 	pkts = append(pkts, ev(2, 20_000, instant, 7, "after"))
-	tr, err := check.ReadBytes(encode(t, pkts...))
+	tr, err := readAgreed(t, encode(t, pkts...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestMaxDepth(t *testing.T) {
 	for range 600 {
 		pkts = append(pkts, ev(2, 10, instant, 7, "i"))
 	}
-	tr, err = check.ReadBytes(encode(t, pkts...))
+	tr, err = readAgreed(t, encode(t, pkts...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,10 @@ import (
 )
 
 // FuzzRead feeds arbitrary bytes to the reader: it must return a trace or
-// an error, never panic, and a trace's indices must be in range.
+// an error, never panic, and a trace's indices must be in range. Every way
+// of reading — Read, a Reader in memory, a Reader sorting in temporary
+// files, a Reader without arguments — must give what the reference
+// in-memory reader gives, the same trace or the same error.
 func FuzzRead(f *testing.F) {
 	var buf bytes.Buffer
 	w := perfetto.NewWriter(&buf)
@@ -31,6 +34,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0x0a, 0x00})
 	f.Fuzz(func(t *testing.T, b []byte) {
+		agreeOn(t, b)
 		tr, err := check.ReadBytes(b)
 		if err != nil {
 			return

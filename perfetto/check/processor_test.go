@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/perfetto/check/processor"
 	pb "github.com/phasetrace/phasetrace/proto"
 )
@@ -241,7 +240,7 @@ func TestTraceProcessorProblems(t *testing.T) {
 		b := encode(t, goodClocks, thread(7),
 			&pb.TracePacket{Data: &pb.TracePacket_ClockSnapshot{ClockSnapshot: &pb.ClockSnapshot{Clocks: []*pb.ClockSnapshot_Clock{clock(64, 5), clock(3, 5)}}}},
 			ev(2, 10, instant, 7, "a"))
-		tr, err := check.ReadBytes(b)
+		tr, err := readAgreed(t, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +254,7 @@ func TestTraceProcessorProblems(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b := encode(t, c.pkts...)
-			tr, err := check.ReadBytes(b)
+			tr, err := readAgreed(t, b)
 			if err != nil {
 				t.Fatal(err)
 			}

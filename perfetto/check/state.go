@@ -1,13 +1,155 @@
 package check
 
 import (
-	"fmt"
+	"encoding/binary"
 	"slices"
-	"sort"
 	"strings"
 
 	pb "github.com/phasetrace/phasetrace/proto"
 )
+
+// seqState is a packet sequence's incremental state: its interned strings
+// and defaults, valid after a packet with SEQ_INCREMENTAL_STATE_CLEARED.
+type seqState struct {
+	valid    bool
+	defaults *pb.TracePacketDefaults
+	names    map[uint64]string
+	cats     map[uint64]string
+	annNames map[uint64]string
+	strs     map[uint64]string
+}
+
+func (s *seqState) reset() {
+	s.valid = true
+	s.defaults = nil
+	s.names = map[uint64]string{}
+	s.cats = map[uint64]string{}
+	s.annNames = map[uint64]string{}
+	s.strs = map[uint64]string{}
+}
+
+// parser reads packets in file order: it resolves interned data and
+// timestamps (incremental clocks advance in file order), keeps the clock
+// snapshots and the track descriptors, and writes each track event, with
+// its clock and its timestamp in that clock, to the events spool, in file
+// order. It keeps nothing else of a packet.
+type parser struct {
+	t       Trace // what the packets describe: clock, tracks, packet count
+	n       int   // packets seen
+	seqs    map[uint32]*seqState
+	domains map[clockKey]*clockDomain
+	snaps   []snapshot
+	series  map[string]map[clockKey]int64 // last values per snapshot series
+	nonMono map[clockKey]bool
+	primary uint32
+	tracks  map[uint64]int // uuid → index in t.Tracks
+	hasPrim bool
+	paths   map[pathKey]pathResult // conversions found, by clock pair
+
+	out      *outbox
+	keepArgs func(*Track) bool // nil: keep no argument
+	dict     dict
+	keys     []clockKey // the clocks events are stamped in; keys[0] is trace time
+	keyIndex map[clockKey]uint64
+	events   spool // the events, in file order (see writeEvent)
+	enc      encoder
+	head     [4 * binary.MaxVarintLen64]byte // an event's head in the spool
+	cats     []string
+}
+
+func newParser(out *outbox) *parser {
+	p := &parser{
+		seqs:     map[uint32]*seqState{},
+		domains:  map[clockKey]*clockDomain{},
+		series:   map[string]map[clockKey]int64{},
+		nonMono:  map[clockKey]bool{},
+		tracks:   map[uint64]int{},
+		out:      out,
+		keys:     []clockKey{{}},
+		keyIndex: map[clockKey]uint64{{}: 0},
+	}
+	p.enc.dict = &p.dict
+	return p
+}
+
+func (p *parser) problem(name string, packet int, format string, args ...any) {
+	p.out.problem(name, packet, format, args...)
+}
+
+func (p *parser) packet(pkt *pb.TracePacket) {
+	idx := p.n
+	p.n++
+	seqID := pkt.GetTrustedPacketSequenceId()
+	st := p.seqs[seqID]
+	if st == nil {
+		st = &seqState{}
+		p.seqs[seqID] = st
+	}
+	flags := pkt.GetSequenceFlags()
+	if flags&uint32(pb.TracePacket_SEQ_INCREMENTAL_STATE_CLEARED) != 0 {
+		if seqID == 0 {
+			p.problem("incremental_state_cleared_missing_sequence_id", idx, "SEQ_INCREMENTAL_STATE_CLEARED on a packet without trusted_packet_sequence_id")
+		} else {
+			st.reset()
+		}
+	}
+	if d := pkt.GetTracePacketDefaults(); d != nil {
+		st.defaults = d
+	}
+	if in := pkt.GetInternedData(); in != nil {
+		switch {
+		case seqID == 0:
+			p.problem("interned_data_missing_sequence_id", idx, "interned data on a packet without trusted_packet_sequence_id")
+		case !st.valid:
+			p.problem("interned_data_skipped_incremental_state_invalid", idx, "interned data on sequence %d before SEQ_INCREMENTAL_STATE_CLEARED", seqID)
+		default:
+			internAll(p, idx, st.names, "event name", in.GetEventNames())
+			internAll(p, idx, st.cats, "category", in.GetEventCategories())
+			internAll(p, idx, st.annNames, "annotation name", in.GetDebugAnnotationNames())
+			for _, e := range in.GetDebugAnnotationStringValues() {
+				p.define(idx, st.strs, "string value", e.GetIid(), string(e.GetStr()))
+			}
+		}
+	}
+	if flags&uint32(pb.TracePacket_SEQ_NEEDS_INCREMENTAL_STATE) != 0 && !st.valid {
+		p.problem("packet_skipped_seq_needs_incremental_state_invalid", idx, "packet on sequence %d needs incremental state before any SEQ_INCREMENTAL_STATE_CLEARED", seqID)
+		return
+	}
+	if cs := pkt.GetClockSnapshot(); cs != nil {
+		p.clockSnapshot(idx, seqID, cs)
+	}
+	if td := pkt.GetTrackDescriptor(); td != nil {
+		p.descriptor(idx, td)
+	}
+	te := pkt.GetTrackEvent()
+	if te == nil {
+		return
+	}
+	if seqID == 0 {
+		p.problem("track_event_missing_sequence_id", idx, "track event without trusted_packet_sequence_id")
+		return
+	}
+	if pkt.Timestamp == nil {
+		p.problem("track_event_missing_timestamp", idx, "track event without a timestamp")
+		return
+	}
+	key, ts, ok := p.timestamp(idx, seqID, st, pkt)
+	if !ok {
+		return
+	}
+	p.trackEvent(idx, st, te, key, ts)
+}
+
+type interned interface {
+	GetIid() uint64
+	GetName() string
+}
+
+func internAll[T interned](p *parser, idx int, m map[uint64]string, what string, entries []T) {
+	for _, e := range entries {
+		p.define(idx, m, what, e.GetIid(), e.GetName())
+	}
+}
 
 func (p *parser) define(idx int, m map[uint64]string, what string, iid uint64, v string) {
 	if iid == 0 {
@@ -19,120 +161,6 @@ func (p *parser) define(idx int, m map[uint64]string, what string, iid uint64, v
 		return // the trace processor keeps the first definition
 	}
 	m[iid] = v
-}
-
-func (p *parser) clockSnapshot(idx int, seqID uint32, cs *pb.ClockSnapshot) {
-	if pc := uint32(cs.GetPrimaryTraceClock()); pc != 0 {
-		if !p.hasPrim {
-			p.primary, p.hasPrim = pc, true
-		} else if pc != p.primary {
-			p.problem("clock_sync_mixed_clock_sources", idx, "primary_trace_clock %d after %d", pc, p.primary)
-		}
-	}
-	var snap snapshot
-	var series []string
-	hasBoot := false
-	for _, c := range cs.GetClocks() {
-		id := c.GetClockId()
-		key := clockKey{id: id}
-		if isSequenceClock(id) {
-			if seqID == 0 {
-				p.problem("invalid_clock_snapshots", idx, "sequence-scoped clock %d in a snapshot without trusted_packet_sequence_id", id)
-				return
-			}
-			key.seq = seqID
-		}
-		if id == clockBoottime {
-			hasBoot = true
-		}
-		unit := int64(c.GetUnitMultiplierNs())
-		if unit == 0 {
-			unit = 1
-		}
-		d := p.domains[key]
-		if d == nil {
-			d = &clockDomain{}
-			p.domains[key] = d
-		}
-		if !d.seen {
-			if c.GetIsIncremental() && !isSequenceClock(id) {
-				p.problem("invalid_clock_snapshots", idx, "global clock %d cannot use incremental encoding", id)
-				return
-			}
-			d.seen, d.incremental, d.unit = true, c.GetIsIncremental(), unit
-		} else if d.incremental != c.GetIsIncremental() || d.unit != unit {
-			p.problem("invalid_clock_snapshots", idx, "clock %d redeclared with other properties", id)
-			return
-		}
-		ns := int64(c.GetTimestamp()) * unit
-		if d.incremental {
-			d.last = ns
-		}
-		snap.clocks = append(snap.clocks, clockValue{key: key, ns: ns})
-		series = append(series, fmt.Sprintf("%d/%d", key.id, key.seq))
-	}
-	if !p.hasPrim && hasBoot {
-		p.primary, p.hasPrim = clockBoottime, true
-	}
-	// Snapshots with the same set of clocks form a series; each clock must
-	// not go backwards along it. The trace clock going backwards is an
-	// error; another clock is then only usable as a conversion target.
-	sort.Strings(series)
-	name := strings.Join(series, ",")
-	last := p.series[name]
-	if last == nil {
-		last = map[clockKey]int64{}
-		p.series[name] = last
-	} else {
-		for _, c := range snap.clocks {
-			if c.ns >= last[c.key] {
-				continue
-			}
-			if p.hasPrim && c.key == (clockKey{id: p.primary}) {
-				p.problem("invalid_clock_snapshots", idx, "trace clock %d is not monotonic: %d after %d", c.key.id, c.ns, last[c.key])
-			} else {
-				p.nonMono[c.key] = true
-			}
-		}
-	}
-	for _, c := range snap.clocks {
-		last[c.key] = c.ns
-	}
-	p.snaps = append(p.snaps, snap)
-}
-
-// timestamp resolves a packet's timestamp to an absolute value in its own
-// clock domain, applying incremental encoding in file order as the trace
-// processor's tokenizer does.
-func (p *parser) timestamp(idx int, seqID uint32, st *seqState, pkt *pb.TracePacket) (clockKey, int64, bool) {
-	id := pkt.GetTimestampClockId()
-	if id == 0 && st.defaults != nil {
-		id = st.defaults.GetTimestampClockId()
-	}
-	if id == 0 {
-		if !p.hasPrim {
-			return clockKey{}, int64(pkt.GetTimestamp()), true // trace time already
-		}
-		id = p.primary
-	}
-	key := clockKey{id: id}
-	if isSequenceClock(id) {
-		key.seq = seqID
-	}
-	d := p.domains[key]
-	if d == nil || !d.seen {
-		if isSequenceClock(id) {
-			p.problem("clock_sync_failure_unknown_source_clock", idx, "sequence-scoped clock %d on sequence %d has no ClockSnapshot", id, seqID)
-			return key, 0, false
-		}
-		return key, int64(pkt.GetTimestamp()), true
-	}
-	v := int64(pkt.GetTimestamp()) * d.unit
-	if d.incremental {
-		d.last += v
-		return key, d.last, true
-	}
-	return key, v, true
 }
 
 func (p *parser) descriptor(idx int, td *pb.TrackDescriptor) {
@@ -196,259 +224,178 @@ func (p *parser) lookup(idx int, m map[uint64]string, what string, iid uint64) s
 	return v
 }
 
+// trackEvent resolves a track event's interned data and writes it to the
+// events spool.
 func (p *parser) trackEvent(idx int, st *seqState, te *pb.TrackEvent, key clockKey, ts int64) {
-	ev := event{packet: idx, key: key, ts: ts, typ: te.GetType()}
+	var track uint64
 	switch {
 	case te.TrackUuid != nil:
-		ev.track = te.GetTrackUuid()
+		track = te.GetTrackUuid()
 	case st.defaults.GetTrackEventDefaults() != nil && st.defaults.GetTrackEventDefaults().TrackUuid != nil:
-		ev.track = st.defaults.GetTrackEventDefaults().GetTrackUuid()
+		track = st.defaults.GetTrackEventDefaults().GetTrackUuid()
 	default:
 		p.problem("track_event_missing_track", idx, "track event without track_uuid and no default track on its sequence")
 		return
 	}
+	e := &p.enc
+	e.b = e.b[:0]
+	e.varint(int64(te.GetType()))
+	e.uvarint(track)
+	var name string
 	switch n := te.GetNameField().(type) {
 	case *pb.TrackEvent_NameIid:
-		ev.name = p.lookup(idx, st.names, "event name", n.NameIid)
+		name = p.lookup(idx, st.names, "event name", n.NameIid)
 	case *pb.TrackEvent_Name:
-		ev.name = n.Name
+		name = n.Name
 	}
-	var cats []string
+	e.str(name)
+	p.cats = p.cats[:0]
 	for _, iid := range te.GetCategoryIids() {
-		cats = append(cats, p.lookup(idx, st.cats, "category", iid))
+		p.cats = append(p.cats, p.lookup(idx, st.cats, "category", iid))
 	}
-	cats = append(cats, te.GetCategories()...)
-	ev.cat = strings.Join(cats, ",")
-	for _, a := range te.GetDebugAnnotations() {
-		ev.args = append(ev.args, p.annotation(idx, st, a, true))
+	p.cats = append(p.cats, te.GetCategories()...)
+	e.str(strings.Join(p.cats, ","))
+	for _, ids := range [][]uint64{te.GetFlowIds(), te.GetTerminatingFlowIds()} {
+		e.uvarint(uint64(len(ids)))
+		for _, id := range ids {
+			e.uvarint(id)
+		}
 	}
-	ev.flows = te.GetFlowIds()
-	ev.tflows = te.GetTerminatingFlowIds()
-	if ev.typ == pb.TrackEvent_TYPE_COUNTER {
-		ev.counter = te
+	if te.GetType() == pb.TrackEvent_TYPE_COUNTER {
+		switch v := te.GetCounterValueField().(type) {
+		case *pb.TrackEvent_CounterValue:
+			e.b = append(e.b, counterInt)
+			e.varint(v.CounterValue)
+		case *pb.TrackEvent_DoubleCounterValue:
+			e.b = append(e.b, counterDouble)
+			e.double(v.DoubleCounterValue)
+		default:
+			e.b = append(e.b, counterNone)
+		}
 	}
-	p.events = append(p.events, ev)
+	anns := te.GetDebugAnnotations()
+	keep := len(anns) > 0 && p.keep(track)
+	if keep {
+		e.uvarint(uint64(len(anns)))
+	} else {
+		e.uvarint(0)
+	}
+	for _, a := range anns {
+		p.annotation(idx, st, a, true, keep)
+	}
+	p.writeEvent(idx, key, ts)
 }
 
-func (p *parser) annotation(idx int, st *seqState, a *pb.DebugAnnotation, named bool) Arg {
-	var arg Arg
+// keep reports whether the events of track keep their arguments.
+func (p *parser) keep(track uint64) bool {
+	if p.keepArgs == nil {
+		return false
+	}
+	var tr *Track
+	if i, ok := p.tracks[track]; ok {
+		tr = &p.t.Tracks[i]
+	}
+	return p.keepArgs(tr)
+}
+
+// writeEvent writes the event encoded in p.enc to the events spool: the
+// packet's index, the clock's index in p.keys, the timestamp in that
+// clock, the encoding's length and the encoding.
+func (p *parser) writeEvent(idx int, key clockKey, ts int64) {
+	k, ok := p.keyIndex[key]
+	if !ok {
+		k = uint64(len(p.keys))
+		p.keys = append(p.keys, key)
+		p.keyIndex[key] = k
+	}
+	h := binary.AppendUvarint(p.head[:0], uint64(idx))
+	h = binary.AppendUvarint(h, k)
+	h = binary.AppendVarint(h, ts)
+	h = binary.AppendUvarint(h, uint64(len(p.enc.b)))
+	p.events.write(h, p.enc.b)
+}
+
+// annotation resolves a debug annotation's interned names and strings, in
+// the order the trace processor looks them up, and encodes it when keep.
+// An array's elements have no names.
+func (p *parser) annotation(idx int, st *seqState, a *pb.DebugAnnotation, named, keep bool) {
+	e := &p.enc
 	if named {
+		var name string
 		switch n := a.GetNameField().(type) {
 		case *pb.DebugAnnotation_NameIid:
-			arg.Name = p.lookup(idx, st.annNames, "annotation name", n.NameIid)
+			name = p.lookup(idx, st.annNames, "annotation name", n.NameIid)
 		case *pb.DebugAnnotation_Name:
-			arg.Name = n.Name
+			name = n.Name
 		}
+		if keep {
+			e.str(name)
+		}
+	}
+	if !keep {
+		switch v := a.GetValue().(type) {
+		case *pb.DebugAnnotation_StringValueIid:
+			p.lookup(idx, st.strs, "string value", v.StringValueIid)
+		case nil:
+			for _, d := range a.GetDictEntries() {
+				p.annotation(idx, st, d, true, false)
+			}
+			if len(a.GetDictEntries()) == 0 {
+				for _, el := range a.GetArrayValues() {
+					p.annotation(idx, st, el, false, false)
+				}
+			}
+		}
+		return
 	}
 	switch v := a.GetValue().(type) {
 	case *pb.DebugAnnotation_BoolValue:
-		arg.Value = v.BoolValue
+		e.b = append(e.b, tagBool, 0)
+		if v.BoolValue {
+			e.b[len(e.b)-1] = 1
+		}
 	case *pb.DebugAnnotation_UintValue:
-		arg.Value = v.UintValue
+		e.b = append(e.b, tagUint)
+		e.uvarint(v.UintValue)
 	case *pb.DebugAnnotation_IntValue:
-		arg.Value = v.IntValue
+		e.b = append(e.b, tagInt)
+		e.varint(v.IntValue)
 	case *pb.DebugAnnotation_DoubleValue:
-		arg.Value = v.DoubleValue
+		e.b = append(e.b, tagDouble)
+		e.double(v.DoubleValue)
 	case *pb.DebugAnnotation_StringValue:
-		arg.Value = v.StringValue
+		e.b = append(e.b, tagString)
+		e.str(v.StringValue)
 	case *pb.DebugAnnotation_StringValueIid:
-		arg.Value = p.lookup(idx, st.strs, "string value", v.StringValueIid)
+		s := p.lookup(idx, st.strs, "string value", v.StringValueIid)
+		e.b = append(e.b, tagString)
+		e.str(s)
 	case *pb.DebugAnnotation_PointerValue:
-		arg.Value = v.PointerValue
+		e.b = append(e.b, tagUint)
+		e.uvarint(v.PointerValue)
 	case *pb.DebugAnnotation_LegacyJsonValue:
-		arg.Value = v.LegacyJsonValue
+		e.b = append(e.b, tagString)
+		e.str(v.LegacyJsonValue)
 	case nil:
 		switch {
 		case len(a.GetDictEntries()) > 0:
-			dict := []Arg{}
-			for _, e := range a.GetDictEntries() {
-				dict = append(dict, p.annotation(idx, st, e, true))
+			e.b = append(e.b, tagDict)
+			e.uvarint(uint64(len(a.GetDictEntries())))
+			for _, d := range a.GetDictEntries() {
+				p.annotation(idx, st, d, true, true)
 			}
-			arg.Value = dict
 		case len(a.GetArrayValues()) > 0:
-			arr := []any{}
-			for _, e := range a.GetArrayValues() {
-				arr = append(arr, p.annotation(idx, st, e, false).Value)
+			e.b = append(e.b, tagArray)
+			e.uvarint(uint64(len(a.GetArrayValues())))
+			for _, el := range a.GetArrayValues() {
+				p.annotation(idx, st, el, false, true)
 			}
-			arg.Value = arr
+		default:
+			e.b = append(e.b, tagNil)
 		}
+	default:
+		e.b = append(e.b, tagNil)
 	}
-	return arg
-}
-
-// convert maps ts from clock src to clock dst through the snapshots: the
-// shortest chain of clocks, each hop through the snapshot whose source value
-// is the latest one not after ts (or the earliest snapshot), as the trace
-// processor's clock tracker does (offsets only).
-func (p *parser) convert(src clockKey, ts int64, dst clockKey) (int64, bool) {
-	if src == dst {
-		return ts, true
-	}
-	hops, ok := p.path(src, dst)
-	if !ok {
-		return 0, false
-	}
-	for _, h := range hops {
-		var best *snapshot
-		var bestA int64
-		for _, j := range h.snaps {
-			s := &p.snaps[j]
-			av, _ := s.value(h.a)
-			switch {
-			case best == nil:
-				best, bestA = s, av
-			case av <= ts && (bestA > ts || av >= bestA):
-				best, bestA = s, av
-			case bestA > ts && av < bestA:
-				best, bestA = s, av
-			}
-		}
-		bv, _ := best.value(h.b)
-		ts = ts - bestA + bv
-	}
-	return ts, true
-}
-
-// hop is one step of a clock conversion: from clock a to clock b through
-// one of the snapshots that hold both.
-type hop struct {
-	a, b  clockKey
-	snaps []int
-}
-
-type pathKey struct{ src, dst clockKey }
-
-type pathResult struct {
-	hops []hop
-	ok   bool
-}
-
-// path finds the shortest chain of clocks from src to dst (breadth-first
-// over clocks linked by snapshots), once per pair: the snapshots are all
-// read before any conversion.
-func (p *parser) path(src, dst clockKey) ([]hop, bool) {
-	if r, ok := p.paths[pathKey{src, dst}]; ok {
-		return r.hops, r.ok
-	}
-	prev := map[clockKey]clockKey{src: src}
-	queue := []clockKey{src}
-	found := false
-	for len(queue) > 0 && !found {
-		c := queue[0]
-		queue = queue[1:]
-		if p.nonMono[c] && c != src {
-			continue
-		}
-		for _, s := range p.snaps {
-			if !s.has(c) {
-				continue
-			}
-			for _, o := range s.clocks {
-				if _, seen := prev[o.key]; seen {
-					continue
-				}
-				prev[o.key] = c
-				if o.key == dst {
-					found = true
-				}
-				queue = append(queue, o.key)
-			}
-		}
-	}
-	var hops []hop
-	if found {
-		var chain []clockKey
-		for c := dst; c != src; c = prev[c] {
-			chain = append(chain, c)
-		}
-		chain = append(chain, src)
-		slices.Reverse(chain)
-		for i := 0; i+1 < len(chain); i++ {
-			h := hop{a: chain[i], b: chain[i+1]}
-			for j := range p.snaps {
-				if p.snaps[j].has(h.a) && p.snaps[j].has(h.b) {
-					h.snaps = append(h.snaps, j)
-				}
-			}
-			hops = append(hops, h)
-		}
-	}
-	if p.paths == nil {
-		p.paths = map[pathKey]pathResult{}
-	}
-	p.paths[pathKey{src, dst}] = pathResult{hops, found}
-	return hops, found
-}
-
-func (s *snapshot) has(k clockKey) bool {
-	_, ok := s.value(k)
-	return ok
-}
-
-func (s *snapshot) value(k clockKey) (int64, bool) {
-	for _, c := range s.clocks {
-		if c.key == k {
-			return c.ns, true
-		}
-	}
-	return 0, false
-}
-
-func (p *parser) finish() *Trace {
-	t := &p.t
-	t.Packets = p.n
-	t.PrimaryClock = p.primary
-	trace := clockKey{id: p.primary}
-	// The trace processor bridges BOOTTIME to the trace clock for every
-	// protobuf file and logs an error when nothing relates them.
-	if p.hasPrim && p.primary != clockBoottime {
-		if _, ok := p.convert(clockKey{id: clockBoottime}, 0, trace); !ok {
-			p.problem("clock_sync_unrelatable_clock_domains", -1, "nothing relates BOOTTIME to the trace clock %d", p.primary)
-		}
-	}
-	for _, s := range p.snaps {
-		w, ok := s.value(clockKey{id: clockRealtime})
-		if !ok {
-			continue
-		}
-		for _, c := range s.clocks {
-			if c.key.id == clockRealtime {
-				continue
-			}
-			if ts, ok := p.convert(c.key, c.ns, trace); ok {
-				t.Wall = append(t.Wall, WallClock{TS: ts, Wall: w})
-				break
-			}
-		}
-	}
-	// Convert every event to the trace clock.
-	evs := p.events[:0]
-	for _, ev := range p.events {
-		if ev.key.id != 0 && p.hasPrim && ev.key != trace {
-			ts, ok := p.convert(ev.key, ev.ts, trace)
-			if !ok {
-				p.problem("clock_sync_failure_no_path", ev.packet, "no path from clock %d to the trace clock %d", ev.key.id, p.primary)
-				continue
-			}
-			ev.ts = ts
-		}
-		if ev.ts < 0 {
-			p.problem("track_event_negative_timestamp", ev.packet, "timestamp %d is before the trace clock's zero", ev.ts)
-		}
-		evs = append(evs, ev)
-	}
-	slices.SortStableFunc(evs, func(a, b event) int {
-		switch {
-		case a.ts < b.ts:
-			return -1
-		case a.ts > b.ts:
-			return 1
-		}
-		return 0
-	})
-	p.checkHierarchy()
-	p.replay(evs)
-	return t
 }
 
 func (p *parser) checkHierarchy() {
@@ -472,157 +419,6 @@ func (p *parser) checkHierarchy() {
 				break
 			}
 			u = p.t.Tracks[i].Parent
-		}
-	}
-}
-
-// MaxDepth is the deepest nesting the trace processor keeps: a slice or
-// instant that would be at depth MaxDepth or more on its track (counting
-// from 0) is dropped and counted as slice_max_depth_exceeded. Its end
-// event then closes the slice it would have been nested in, as any end
-// closes the innermost slice open.
-const MaxDepth = 512
-
-// popInstants pops the instants at the top of a track's stack as the trace
-// processor does before an event at ts: an instant stays open only for
-// instants at its own timestamp (keepSame), which nest in it.
-func (p *parser) popInstants(st []int, ts int64, keepSame bool) []int {
-	for len(st) > 0 {
-		top := &p.t.Slices[st[len(st)-1]]
-		if !top.Instant || keepSame && top.TS == ts {
-			break
-		}
-		st = st[:len(st)-1]
-	}
-	return st
-}
-
-// replay builds the slices of every track from the events sorted by time,
-// with the trace processor's stack: a begin opens a slice nested in the
-// innermost one open, an end closes the innermost one (an end with nothing
-// open is reported as misplaced_end_event, which the trace processor
-// ignores silently), and an instant nests like a slice but stays open only
-// for instants at the same timestamp, so that those nest in one another.
-func (p *parser) replay(evs []event) {
-	t := &p.t
-	stacks := map[uint64][]int{}
-	open := map[uint64]int{}     // flow id → last slice
-	stepped := map[uint64]bool{} // flow id → has reached a second slice
-	unknown := map[uint64]bool{}
-	flows := func(ev *event, slice int) {
-		for _, id := range ev.flows {
-			if id == 0 {
-				p.problem("flow_invalid_id", ev.packet, "flow id 0 on %q", ev.name)
-				continue
-			}
-			if from, ok := open[id]; ok {
-				t.Flows = append(t.Flows, Flow{ID: id, From: from, To: slice})
-				stepped[id] = true
-			}
-			open[id] = slice
-		}
-		for _, id := range ev.tflows {
-			from, ok := open[id]
-			if !ok {
-				p.problem("flow_end_without_start", ev.packet, "flow %d terminated on %q without a start", id, ev.name)
-				continue
-			}
-			t.Flows = append(t.Flows, Flow{ID: id, From: from, To: slice})
-			delete(open, id)
-			delete(stepped, id)
-		}
-	}
-	for i := range evs {
-		ev := &evs[i]
-		ti, ok := p.tracks[ev.track]
-		if !ok {
-			if !unknown[ev.track] {
-				unknown[ev.track] = true
-				p.problem("track_event_unknown_track", ev.packet, "event %q on track %d, which has no TrackDescriptor", ev.name, ev.track)
-			}
-			continue
-		}
-		tr := &t.Tracks[ti]
-		st := stacks[ev.track]
-		switch ev.typ {
-		case pb.TrackEvent_TYPE_SLICE_BEGIN, pb.TrackEvent_TYPE_INSTANT:
-			if tr.Kind == "counter" {
-				p.problem("track_event_slice_on_counter_track", ev.packet, "slice %q on counter track %q", ev.name, tr.Name)
-				continue
-			}
-			instant := ev.typ == pb.TrackEvent_TYPE_INSTANT
-			st = p.popInstants(st, ev.ts, instant)
-			stacks[ev.track] = st
-			if len(st) >= MaxDepth {
-				p.problem("slice_max_depth_exceeded", ev.packet, "%q at %d on track %q would be at depth %d", ev.name, ev.ts, tr.Name, len(st))
-				continue
-			}
-			s := Slice{Track: ev.track, Name: ev.name, Category: ev.cat, TS: ev.ts, Depth: len(st), Parent: -1, Args: ev.args, Instant: instant}
-			if len(st) > 0 {
-				s.Parent = st[len(st)-1]
-			}
-			if !instant {
-				s.Dur = -1
-			}
-			idx := len(t.Slices)
-			stacks[ev.track] = append(st, idx)
-			t.Slices = append(t.Slices, s)
-			flows(ev, idx)
-		case pb.TrackEvent_TYPE_SLICE_END:
-			st = p.popInstants(st, ev.ts, false)
-			stacks[ev.track] = st
-			if len(st) == 0 {
-				p.problem("misplaced_end_event", ev.packet, "end at %d on track %q with no open slice", ev.ts, tr.Name)
-				continue
-			}
-			top := st[len(st)-1]
-			t.Slices[top].Dur = ev.ts - t.Slices[top].TS
-			stacks[ev.track] = st[:len(st)-1]
-		case pb.TrackEvent_TYPE_COUNTER:
-			if tr.Kind != "counter" {
-				p.problem("track_event_counter_invalid_track_uuid", ev.packet, "counter value on track %q, which is not a counter track", tr.Name)
-				continue
-			}
-			c := Counter{Track: ev.track, TS: ev.ts}
-			switch v := ev.counter.GetCounterValueField().(type) {
-			case *pb.TrackEvent_CounterValue:
-				c.Int, c.Value = v.CounterValue, float64(v.CounterValue)
-			case *pb.TrackEvent_DoubleCounterValue:
-				c.Value, c.Float = v.DoubleCounterValue, true
-			default:
-				p.problem("track_event_counter_missing_value", ev.packet, "counter event without a value on %q", tr.Name)
-				continue
-			}
-			t.Counters = append(t.Counters, c)
-		default:
-			p.problem("track_event_parser_errors", ev.packet, "track event %q without a type", ev.name)
-		}
-	}
-	// Report what is left open, in a stable order.
-	var uuids []uint64
-	for u, st := range stacks {
-		if len(st) > 0 {
-			uuids = append(uuids, u)
-		}
-	}
-	slices.Sort(uuids)
-	for _, u := range uuids {
-		for _, i := range stacks[u] {
-			if !t.Slices[i].Instant {
-				p.problem("slice_not_ended", -1, "slice %q at %d never ended", t.Slices[i].Name, t.Slices[i].TS)
-			}
-		}
-	}
-	var ids []uint64
-	for id := range open {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		if stepped[id] {
-			p.problem("flow_unterminated", -1, "flow %d, last on %q, was never terminated", id, t.Slices[open[id]].Name)
-		} else {
-			p.problem("flow_without_destination", -1, "flow %d starts on %q and reaches no other event", id, t.Slices[open[id]].Name)
 		}
 	}
 }
