@@ -200,8 +200,8 @@
 // ends, so in about the order runs are drawn, and each finds its own; a
 // pass that leaves the window untaken, or that no run took at the end, is
 // counted under ReasonPassesWithoutBind. Its memory grows only with its
-// tracks (about 570 bytes a track with a run
-// of two spans, 1.5 KB with 16 such runs), its distinct strings, the
+// tracks (about 530 bytes a track with a run
+// of two spans, 1.7 KB with 16 such runs), its distinct strings, the
 // hand-offs
 // waiting in the flow window (WithFlowHorizon), the runs waiting for their
 // root, the roots of the last flow horizon the runs in flight wait for

@@ -56,7 +56,7 @@ func chipRun(pid int64, inv uint64, start int64, dev ...any) string {
 // wholeTrace checks what every conversion must give: a trace that reads
 // back clean, and an account in which every span read is drawn or counted
 // under a reason — with as many span slices in the trace as the summary
-// says were drawn.
+// says were drawn. The slices are named by their full names (fullNamed).
 func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace {
 	t.Helper()
 	tr, err := check.ReadBytes(out)
@@ -113,7 +113,7 @@ func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace 
 		t.Errorf("the summary says the trace holds %+v, it holds %+v", o, got)
 	}
 	processorAgrees(t, out, tr, sum)
-	return tr
+	return fullNamed(t, tr)
 }
 
 // strandedSaid reports whether every problem of tr is a flow id with no
@@ -154,7 +154,7 @@ func spanSlices(tr *check.Trace) int64 {
 // Effective window, a bind phase line, a host_phase_records entry or an
 // instant.
 func isSpanSlice(s check.Slice) bool {
-	if s.Instant || strings.HasPrefix(s.Name, "Effective") {
+	if _, derived := argOf(s, "derived"); s.Instant || derived {
 		return false
 	}
 	src, ok := argOf(s, "src")
@@ -297,7 +297,7 @@ func hostileLogs() []hostileLog {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, got := deviceSlices(clean), deviceSlices(tr)
+				want, got := deviceSlices(fullNamed(t, clean)), deviceSlices(tr)
 				missing := 0
 				for k, n := range want {
 					if got[k] != n {
