@@ -405,6 +405,23 @@ func match(glob, name string) (bool, error) {
 	return path.Match(strings.ReplaceAll(glob, "/", slash), strings.ReplaceAll(name, "/", slash))
 }
 
+// nameMatches reports whether -name matches s's name or its full_name
+// argument: phasetrace labels a slice by the last word of its dotted name
+// and keeps the whole name there, so -name graph_build and -name
+// 'chip.run.*' both find chip.run.runner_run.device_wall.graph_build.
+func (f *filter) nameMatches(s check.Slice) bool {
+	if ok, _ := match(f.name, s.Name); ok {
+		return true
+	}
+	for _, a := range s.Args {
+		if full, isString := a.Value.(string); a.Name == "full_name" && isString {
+			ok, _ := match(f.name, full)
+			return ok
+		}
+	}
+	return false
+}
+
 // filtered reports whether f asks for less than every slice.
 func (f *filter) filtered() bool {
 	return f.name != "" || f.track != "" || f.from != minInt64 || f.to != maxInt64 || f.minDur > 0
@@ -412,7 +429,7 @@ func (f *filter) filtered() bool {
 
 // keep reports whether s on a track named track is selected.
 func (f *filter) keep(s check.Slice, track string) bool {
-	if ok, _ := match(f.name, s.Name); !ok {
+	if !f.nameMatches(s) {
 		return false
 	}
 	if ok, _ := match(f.track, track); !ok {
@@ -426,7 +443,7 @@ func (f *filter) keep(s check.Slice, track string) bool {
 
 func slicesFlags(c *command, fs *flag.FlagSet) func(context.Context, []string) int {
 	f := &filter{}
-	fs.StringVar(&f.name, "name", "", "only slices whose name matches the `glob` (path.Match syntax; * and ? match / too; default: every slice)")
+	fs.StringVar(&f.name, "name", "", "only slices whose name or full_name argument matches the `glob` (path.Match syntax; * and ? match / too; default: every slice)")
 	fs.StringVar(&f.track, "track", "", "only slices on tracks whose name matches the `glob` (path.Match syntax; * and ? match / too; default: every track)")
 	fs.Int64Var(&f.from, "from", minInt64, "only slices that end at or after `ns` (trace time)")
 	fs.Int64Var(&f.to, "to", maxInt64, "only slices that start at or before `ns` (trace time)")
