@@ -141,7 +141,7 @@ func TestTheTraceSaysWhatItIs(t *testing.T) {
 // wantAbout is what the conversion instant of a trace in one piece says
 // for sum, flattened, but for stamps.
 func wantAbout(sum *phasetrace.Summary) map[string]string {
-	m := map[string]string{"version": phasetrace.Version("phasetrace")}
+	m := map[string]string{"full_name": "conversion", "version": phasetrace.Version("phasetrace")}
 	for i, in := range sum.Inputs {
 		p := "inputs[" + strconv.Itoa(i) + "]."
 		m[p+"name"], m[p+"bytes"], m[p+"lines"] = in.Name, fmt.Sprint(in.Bytes), fmt.Sprint(in.Lines)
@@ -218,7 +218,7 @@ func TestEachPartSaysWhatItIs(t *testing.T) {
 		if about == nil {
 			t.Fatalf("%s holds no conversion instant", name)
 		}
-		want := map[string]string{"version": phasetrace.Version("phasetrace"), "inputs[0].name": "sample.log"}
+		want := map[string]string{"full_name": "conversion", "version": phasetrace.Version("phasetrace"), "inputs[0].name": "sample.log"}
 		if diff := cmp.Diff(want, flatArgs(about.Args)); diff != "" {
 			t.Errorf("%s: the conversion instant's arguments (-want +got):\n%s", name, diff)
 		}

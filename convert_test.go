@@ -21,7 +21,8 @@ import (
 )
 
 // convert runs a conversion and reads the trace back, failing on anything
-// the trace processor would report.
+// the trace processor would report; the slices are named by their full
+// names (fullNamed).
 func convert(t *testing.T, inputs []phasetrace.Input, opts ...phasetrace.Option) (*check.Trace, *phasetrace.Summary, []byte) {
 	t.Helper()
 	var out bytes.Buffer
@@ -36,7 +37,7 @@ func convert(t *testing.T, inputs []phasetrace.Input, opts ...phasetrace.Option)
 	if err := tr.Err(); err != nil {
 		t.Fatalf("the trace processor would report: %v", err)
 	}
-	return tr, sum, out.Bytes()
+	return fullNamed(t, tr), sum, out.Bytes()
 }
 
 func sampleInput(t *testing.T) phasetrace.Input {
@@ -55,14 +56,19 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestSampleGolden(t *testing.T) {
-	tr, sum, _ := convert(t, []phasetrace.Input{sampleInput(t)})
-	goldenConversion(t, "sample", tr, sum)
+	_, sum, out := convert(t, []phasetrace.Input{sampleInput(t)})
+	goldenConversion(t, "sample", out, sum)
 }
 
-// goldenConversion compares a conversion's trace, read back, and its
-// summary with testdata/NAME.golden and testdata/NAME.summary.
-func goldenConversion(t *testing.T, name string, tr *check.Trace, sum *phasetrace.Summary) {
+// goldenConversion compares a conversion's trace, read back as it is
+// (slices by their labels), and its summary with testdata/NAME.golden and
+// testdata/NAME.summary.
+func goldenConversion(t *testing.T, name string, out []byte, sum *phasetrace.Summary) {
 	t.Helper()
+	tr, err := check.ReadBytes(out)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var dump, text bytes.Buffer
 	if err := tr.Dump(&dump); err != nil {
 		t.Fatal(err)
@@ -113,7 +119,7 @@ func TestDevicePlacementHoldsTheTruth(t *testing.T) {
 			checked, aligned := 0, 0
 			var worst int64
 			for _, s := range tr.Slices {
-				if !strings.HasPrefix(s.Name, "chip.run.runner_run.device_wall") {
+				if !strings.HasPrefix(s.Name, "chip.run.runner_run.device_wall") || !isSpanSlice(s) {
 					continue
 				}
 				inv, _ := argOf(s, "inv")

@@ -13,14 +13,18 @@
 //     scheduler parents first; thread tracks per tid, named by role; a
 //     thread that drove several runs at once split into one lane per
 //     pipeline slot;
-//   - host spans as nested slices with their full dotted names, each with
-//     inv, hid, depth and every attribute as typed arguments;
+//   - host spans as nested slices, each labelled by the last word of its
+//     dotted name (chip.run.bind.args shows args; a root, such as chip.run,
+//     node.dispatch or ext.<producer>.<span>, its whole name), with
+//     full_name (the whole name; every slice of a span, a device phase, a
+//     derived window, a bind segment or record and an overview root has
+//     it), inv, hid, depth and every attribute as typed arguments;
 //   - device spans on device tracks under their process, at their placed
 //     host time (package reduce: clock anchors and containment in the run's
 //     chip.run.runner_run), each with its device-domain ts, its start cycle
 //     when known, how it was placed (aligned, contained) and its bound in
-//     ns; orch and sched on lanes of their own with the derived Effective
-//     window beside them;
+//     ns; orch and sched on lanes of their own with the derived effective
+//     window (chip.run.runner_run.device_wall.effective) beside them;
 //   - node.submit → node.dispatch hand-offs, and node.dispatch → chip.run
 //     launches where the run names its dispatch, as flows;
 //   - the bind stage: chip.run.bind.<segment> spans with on/off-CPU time,
@@ -30,7 +34,8 @@
 //   - counters under each process, to see where step time jumped: per
 //     callable ("chip.run ns · hid 0x…") the duration of each invocation's
 //     root at its start, the values whose mean the TPOT table of package
-//     reduce/analysis prints; per device ("device N device_wall ns") each
+//     reduce/analysis prints, on one y-axis in every process (a callable
+//     run once in a process ends with a 0 at its run's end); per device ("device N device_wall ns") each
 //     run's placed device_wall; and "runs in flight", the runs whose root
 //     has started and not ended, exact at each change (a root read more
 //     than the flow horizon after it started is left out, and counted:
@@ -200,8 +205,8 @@
 // ends, so in about the order runs are drawn, and each finds its own; a
 // pass that leaves the window untaken, or that no run took at the end, is
 // counted under ReasonPassesWithoutBind. Its memory grows only with its
-// tracks (about 570 bytes a track with a run
-// of two spans, 1.5 KB with 16 such runs), its distinct strings, the
+// tracks (about 530 bytes a track with a run
+// of two spans, 1.7 KB with 16 such runs), its distinct strings, the
 // hand-offs
 // waiting in the flow window (WithFlowHorizon), the runs waiting for their
 // root, the roots of the last flow horizon the runs in flight wait for

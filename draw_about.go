@@ -49,7 +49,7 @@ func (a *about) write(w *perfetto.Writer, ts int64, sum *Summary) {
 	if t.IsZero() {
 		return
 	}
-	args := []perfetto.Arg{perfetto.String("version", a.version)}
+	args := []perfetto.Arg{perfetto.String("full_name", aboutInstant), perfetto.String("version", a.version)}
 	if len(a.names) > 0 { // a Builder's values come from no input
 		args = append(args, a.inputs(sum))
 	}

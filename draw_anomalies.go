@@ -44,6 +44,7 @@ func (cv *canvas) anomaly(name string, ts int64, args []perfetto.Arg) {
 	if t.IsZero() {
 		return
 	}
+	args = append(args, perfetto.String("full_name", name)) // as every slice has
 	cv.w.Instant(t, perfetto.Instant{Name: name, Category: categoryAnomaly, TS: ts, Args: args})
 	a := &cv.led.sum.Anomalies
 	switch name {

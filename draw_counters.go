@@ -11,7 +11,16 @@ import (
 //
 //   - per callable (pid, hid), the duration of each invocation's root
 //     span (chip.run), exact ns, at the root's start: the values the
-//     TPOT table (reduce/analysis) averages, run by run;
+//     TPOT table (reduce/analysis) averages, run by run. The tracks of
+//     a callable share one y-axis across processes (ranks): the UI draws
+//     counter tracks with the same y_axis_share_key on one range. The UI
+//     holds a counter's last value to the end of the trace, so the track
+//     of a callable run once takes a second value, 0, at the end of its
+//     run (drain): its line ends with the run instead of running on
+//     across the trace. A callable run more than once has its runs'
+//     values only, so that their spread, which the UI draws from 0 (no
+//     descriptor field moves its y-axis), fills the track once the
+//     track's menu says Display → Min/Max;
 //   - per device (pid, dev), the placed duration of each run's
 //     device_wall, at its placed start;
 //   - per process, the runs in flight: how many roots have started and
@@ -43,13 +52,27 @@ import (
 type counterSet struct {
 	*canvas
 	horizon int64
-	runs    map[callableKey]perfetto.Track
-	walls   map[deviceKey]perfetto.Track
-	flight  map[int32]*inFlight
+	runs    map[callableKey]int // index in callables
+	// callables are the callables' tracks, in the order they were made.
+	callables []callableCounter
+	walls     map[deviceKey]perfetto.Track
+	flight    map[int32]*inFlight
 	// events are the roots' +1 and −1 not yet written, a heap by (ts,
 	// pid); every event before written is written.
 	events  []flightEvent
 	written int64
+}
+
+// callableCounter is a callable's counter track in a process (zero until
+// its first value), with the number of its runs and the last one's start,
+// end and place in the log.
+type callableCounter struct {
+	pid        int32
+	hid        uint64
+	track      perfetto.Track
+	runs       int64
+	start, end int64
+	at         linePos
 }
 
 type deviceKey struct {
@@ -73,26 +96,52 @@ type flightEvent struct {
 
 func newCounterSet(cv *canvas, horizon int64) *counterSet {
 	return &counterSet{canvas: cv, horizon: horizon, written: math.MinInt64,
-		runs: map[callableKey]perfetto.Track{}, walls: map[deviceKey]perfetto.Track{}, flight: map[int32]*inFlight{}}
+		runs: map[callableKey]int{}, walls: map[deviceKey]perfetto.Track{}, flight: map[int32]*inFlight{}}
 }
 
 // runDuration writes the duration of a drawn run's root at its start on
-// its callable's track.
+// its callable's track, and counts the run (also one outside the window,
+// so that a window draws the values the whole trace has in it).
 func (cs *counterSet) runDuration(root *heldSpan) {
-	if cs == nil || cs.outside(root.TS, 0) { // a stage drawn on its own, without counters; a window's outside
+	if cs == nil { // a stage drawn on its own, without counters
 		return
 	}
 	k := callableKey{root.Pid, root.Hid}
-	t, ok := cs.runs[k]
+	i, ok := cs.runs[k]
 	if !ok {
-		name := "chip.run ns · hid 0x" + cs.hidString(root.Hid)
-		t, ok = cs.newTrack(root.Pid, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs,
-			Description: "the duration of each invocation of callable hid 0x" + cs.hidString(root.Hid) + " (its root span, chip.run), at its start: the TPOT table's values"})
-		if ok {
-			cs.runs[k] = t
+		i = len(cs.callables)
+		cs.runs[k] = i
+		cs.callables = append(cs.callables, callableCounter{pid: root.Pid, hid: root.Hid})
+	}
+	c := &cs.callables[i]
+	c.runs++
+	c.start, c.end, c.at = root.TS, root.End(), root.at // what endRunOnce needs of a run once
+	if !cs.outside(root.TS, 0) {
+		cs.callableValue(c, root.at, root.TS, root.Dur)
+	}
+}
+
+// callableValue writes v at ts on c's track, made on its first value.
+func (cs *counterSet) callableValue(c *callableCounter, at linePos, ts, v int64) {
+	if c.track.IsZero() {
+		name := "chip.run ns · hid 0x" + cs.hidString(c.hid)
+		c.track, _ = cs.newTrack(c.pid, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs, YAxisShareKey: name,
+			Description: "the duration of each invocation of callable hid 0x" + cs.hidString(c.hid) + " (its root span, chip.run), at its start: " +
+				"the TPOT table's values, on one y-axis in every process (Display → Min/Max in the track's menu spreads them over the track); " +
+				"a callable run once has a second value, 0, at its run's end"})
+	}
+	cs.value(c.track, !c.track.IsZero(), at, ts, v)
+}
+
+// endRunOnce writes the second value, 0, of each callable run once in its
+// process, at its run's end, unless the run ends where it starts or
+// outside the window.
+func (cs *counterSet) endRunOnce() {
+	for i := range cs.callables {
+		if c := &cs.callables[i]; c.runs == 1 && c.end > c.start && !cs.outside(c.end, 0) {
+			cs.callableValue(c, c.at, c.end, 0)
 		}
 	}
-	cs.value(t, ok, root.at, root.TS, root.Dur)
 }
 
 // deviceWall writes the placed duration of a drawn device_wall at its
@@ -167,8 +216,10 @@ func (cs *counterSet) root(pid int32, ts, end int64, at linePos, now int64) {
 // maxPending), and a root read later that starts before them is late.
 const maxFlightEvents = 2 * defaultMaxPending
 
-// drain writes every event held, once every root has been read.
+// drain writes every event held, and the end of each callable run once,
+// once every root has been read.
 func (cs *counterSet) drain() {
+	cs.endRunOnce()
 	for len(cs.events) > 0 {
 		cs.writeAt(cs.events[0].ts)
 	}

@@ -14,9 +14,11 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// effectiveName names the derived orch ∪ sched window so that it cannot be
-// taken for a phase the device stamped.
-const effectiveName = "Effective (derived: orch ∪ sched)"
+// effectiveName names the derived orch ∪ sched window like the phases it
+// is derived from (its label: effective). Its category (device,derived),
+// its track ("effective (derived)") and its derived_from argument keep it
+// from being taken for a phase the device stamped.
+const effectiveName = strace.SpanDeviceWall + ".effective"
 
 // deviceDrawer places each run's device phases on the host timeline and
 // draws them on their device tracks, with their bounds, through the

@@ -76,7 +76,8 @@ func TestDeviceDrawerAlone(t *testing.T) {
 		}
 		drawn := 0
 		for _, s := range tr.Slices {
-			if !strings.HasPrefix(s.Name, strace.SpanDeviceWall) {
+			s.Name, _ = sliceArg(s, argFullName).(string)
+			if !strings.HasPrefix(s.Name, strace.SpanDeviceWall) || sliceArg(s, "derived") != nil {
 				continue
 			}
 			inv, bound := sliceArg(s, "inv"), sliceArg(s, "bound_ns")

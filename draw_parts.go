@@ -387,7 +387,9 @@ func (ov *overview) root(root *heldSpan, slot int64, hasSlot bool, p *part) {
 	}
 	ov.args = append(ov.args[:0], perfetto.String("part", p.name), perfetto.Int("part_number", int64(p.n)),
 		perfetto.Uint("inv", root.Inv), perfetto.String("hid", ov.hidString(root.Hid)))
-	ov.w.Slice(lane, perfetto.Slice{Name: root.Name, Category: categoryOverview, TS: root.TS, Dur: root.Dur, Args: ov.args})
+	s := perfetto.Slice{Name: root.Name, Category: categoryOverview, TS: root.TS, Dur: root.Dur, Args: ov.args}
+	ov.w.Slice(lane, labelled(&s))
+	ov.args = s.Args[:0] // grown to hold full_name
 }
 
 // part draws a part written out on the parts track, over [s.Start,

@@ -435,11 +435,11 @@ func (d *runDrawer) run(b *invBuf) {
 			d.passWithoutBind(&passes[i])
 		}
 	}
-	if !rootLane.IsZero() {
-		d.counters.runDuration(root)
-		if root.Name == strace.SpanRun {
-			d.runAnomalies(root, bind, cold)
-		}
+	if !rootLane.IsZero() || root != nil && d.outside(root.TS, root.Dur) {
+		d.counters.runDuration(root) // a run outside the window counts its callable's runs
+	}
+	if !rootLane.IsZero() && root.Name == strace.SpanRun {
+		d.runAnomalies(root, bind, cold)
 	}
 	d.device.run(b.key, root, runner, b.dev, b.wall)
 	if d.led.sum.Spans.Drawn > drawn {

@@ -192,7 +192,7 @@ func (cv *canvas) write(t perfetto.Track, s *perfetto.Slice) (why int) {
 	case s.TS < 0 || s.Dur < 0 || s.TS+s.Dur < s.TS:
 		why = badInterval
 	default:
-		cv.w.Slice(t, *s)
+		cv.w.Slice(t, labelled(s))
 		cv.handed++
 		if !cv.anyHanded || s.TS < cv.firstHanded {
 			cv.firstHanded, cv.anyHanded = s.TS, true
@@ -350,6 +350,51 @@ func remembered[K comparable](m *map[K]string, v K, format func(K) string) strin
 		(*m)[v] = s
 	}
 	return s
+}
+
+// A slice shows its label and keeps its span's whole dotted name in the
+// argument full_name (argFullName). The label is the name with its
+// parent's dotted name removed — its last dotted word: chip.run.runner_run
+// shows as runner_run, chip.run.runner_run.device_wall.graph_build as
+// graph_build, chip.run.bind.args as args, a task slot as task_slot_N,
+// the derived window as effective. The UI cuts a label to the width of its
+// slice, so a shared dotted prefix filled it ("chip.run.ru…") and hid the
+// word that tells a slice from its kin; the nesting shows the rest. A root
+// keeps its whole name: a name of at most two words (chip.run,
+// node.dispatch, network1.complete) or, for an external producer, three
+// (ext.<producer>.<span>), and a name whose last word is empty.
+//
+// In SQL, slice.name is the label and extract_arg(arg_set_id,
+// 'debug.full_name') the name the runtime logged: a label names one kind
+// of slice in the runtime's vocabulary (graph_build is the device phase;
+// the remote run's node.graph_build keeps its name).
+const argFullName = "full_name"
+
+// sliceLabel is the label of a slice whose full name is name (above). It
+// allocates nothing: the label is part of the name.
+func sliceLabel(name string) string {
+	last := strings.LastIndexByte(name, '.')
+	if last < 0 || last == len(name)-1 {
+		return name
+	}
+	rootWords := 2
+	if strace.FamilyOf(name) == strace.FamilyExt {
+		rootWords = 3
+	}
+	if strings.Count(name, ".") < rootWords {
+		return name
+	}
+	return name[last+1:]
+}
+
+// labelled is s as the writer takes it: named by its label, its full name
+// added to its arguments (in s.Args' room: the canvas's reused buffer).
+func labelled(s *perfetto.Slice) perfetto.Slice {
+	l := *s
+	l.Name = sliceLabel(s.Name)
+	l.Args = append(s.Args, perfetto.String(argFullName, s.Name))
+	s.Args = l.Args
+	return l
 }
 
 // The categories of slices, one for each kind the trace holds (a slice's

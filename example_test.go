@@ -74,20 +74,28 @@ func ExampleBuilder() {
 		fmt.Println(err)
 		return
 	}
+	// Each slice shows its label, the last word of its name (a root its
+	// whole name), and keeps the name in its full_name argument.
 	tr, _ := check.ReadBytes(trace.Bytes())
 	for _, s := range tr.Slices {
 		if s.Category == "phasetrace" { // the trace's own instant: what wrote it, from what
 			continue
 		}
-		fmt.Println(s.Depth, s.Name, s.TS, s.Dur)
+		var full any
+		for _, a := range s.Args {
+			if a.Name == "full_name" {
+				full = a.Value
+			}
+		}
+		fmt.Println(s.Depth, s.Name, full, s.TS, s.Dur)
 	}
 	fmt.Printf("%d spans drawn, trace clean: %v\n", sum.Spans.Drawn, tr.Err() == nil)
 	// Output:
-	// 0 chip.run 900000 700000
-	// 1 chip.run.runner_run 990000 500000
-	// 0 chip.run.runner_run.device_wall 999900 400200
-	// 1 chip.run.runner_run.device_wall.preamble 1000100 20000
-	// 1 chip.run.runner_run.device_wall.graph_build 1020100 360000
+	// 0 chip.run chip.run 900000 700000
+	// 1 runner_run chip.run.runner_run 990000 500000
+	// 0 device_wall chip.run.runner_run.device_wall 999900 400200
+	// 1 preamble chip.run.runner_run.device_wall.preamble 1000100 20000
+	// 1 graph_build chip.run.runner_run.device_wall.graph_build 1020100 360000
 	// 5 spans drawn, trace clean: true
 }
 
@@ -148,7 +156,7 @@ func ExampleFile() {
 	// Output:
 	// <nil> true
 	// read run.log: 1 line, 1 span, 0 clock anchors, 0 bind phase lines
-	// wrote 0 invocations: 4 track descriptors, 1 slice, 1 instant (the conversion's own; anomalies: 0 slow runs, 0 cold binds, 0 wide bounds), 0 flows, 0 counter values, 851 bytes
+	// wrote 0 invocations: 4 track descriptors, 1 slice, 1 instant (the conversion's own; anomalies: 0 slow runs, 0 cold binds, 0 wide bounds), 0 flows, 0 counter values, 933 bytes
 	// wall time: unknown (no [CLOCK_ANCHOR] v=1 record)
 	// spans: 1 read, 1 drawn
 }
@@ -244,7 +252,7 @@ func ExampleWithSplit() {
 	// run.part001.pftrace: 116 slices, 4 invocations
 	// run.part002.pftrace: 116 slices, 4 invocations
 	// run.part003.pftrace: 116 slices, 4 invocations
-	// overview: 30 slices, 96 counter values
+	// overview: 30 slices, 98 counter values
 }
 
 // A window: only the slices that meet 100 ms to 200 ms after the first

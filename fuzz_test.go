@@ -120,6 +120,7 @@ func FuzzConvertSplit(f *testing.F) {
 			if err != nil {
 				t.Fatalf("part %d does not decode: %v", i+1, err)
 			}
+			fullNamed(t, tr)
 			if n := loneFlowIDs(tr); n > 0 && n == len(tr.Problems) {
 				alone += int64(n) // an arrow across parts (checked below)
 			} else if err := tr.Err(); err != nil && !strandedSaid(tr, sum) {
@@ -145,6 +146,7 @@ func FuzzConvertSplit(f *testing.F) {
 		if err != nil {
 			t.Fatalf("the overview does not decode: %v", err)
 		}
+		fullNamed(t, tr)
 		if err := tr.Err(); err != nil {
 			t.Fatalf("the overview: the trace processor would report: %v", err)
 		}

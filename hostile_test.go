@@ -56,10 +56,10 @@ func chipRun(pid int64, inv uint64, start int64, dev ...any) string {
 // wholeTrace checks what every conversion must give: a trace that reads
 // back clean, and an account in which every span read is drawn or counted
 // under a reason — with as many span slices in the trace as the summary
-// says were drawn.
+// says were drawn. The slices are named by their full names (fullNamed).
 //
 // The trace returned is without the trace's own track and instant
-// (stripAbout), which wholeTrace checks are there.
+// (stripAbout), which wholeTrace checks are there, nor the anomalies.
 func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace {
 	t.Helper()
 	tr, err := check.ReadBytes(out)
@@ -119,7 +119,7 @@ func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace 
 	if stripAbout(tr) == nil {
 		t.Errorf("the trace holds no conversion instant")
 	}
-	return tr
+	return fullNamed(t, tr)
 }
 
 // strandedSaid reports whether every problem of tr is a flow id with no
@@ -160,7 +160,7 @@ func spanSlices(tr *check.Trace) int64 {
 // Effective window, a bind phase line, a host_phase_records entry or an
 // instant.
 func isSpanSlice(s check.Slice) bool {
-	if s.Instant || strings.HasPrefix(s.Name, "Effective") {
+	if _, derived := argOf(s, "derived"); s.Instant || derived {
 		return false
 	}
 	src, ok := argOf(s, "src")
@@ -303,7 +303,7 @@ func hostileLogs() []hostileLog {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, got := deviceSlices(clean), deviceSlices(tr)
+				want, got := deviceSlices(fullNamed(t, clean)), deviceSlices(tr)
 				missing := 0
 				for k, n := range want {
 					if got[k] != n {

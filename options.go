@@ -114,7 +114,7 @@ func WithMaxLine(n int) Option { return func(c *config) { c.maxLine = n } }
 // the threads, lanes and devices first drawn on are drawn, those of the
 // others past the limit are not, and are counted. That bounds the memory
 // a log with very many distinct pids and tids can take: a track costs the
-// conversion about 570 bytes with a run of two spans, 1.5 KB with 16
+// conversion about 530 bytes with a run of two spans, 1.7 KB with 16
 // such runs (TestMemoryPerTrack, the converter's and the writer's state
 // together). The first pass learns of as many threads and processes at
 // most, the first it reads: one past them is drawn as a Builder draws

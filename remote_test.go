@@ -121,6 +121,7 @@ func measureTrace(t *testing.T, out []byte, sum *phasetrace.Summary, truth strac
 	if err != nil {
 		t.Fatal(err)
 	}
+	fullNamed(t, tr)
 	if err := tr.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -388,6 +389,7 @@ func noHostBound(t *testing.T, trace []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fullNamed(t, tr)
 	for _, s := range tr.Slices {
 		for _, a := range s.Args {
 			if a.Name == "host_bound_ns" {
@@ -605,6 +607,7 @@ func TestRemoteForeignSessionAtRateLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fullNamed(t, tr)
 	marked := 0
 	for _, s := range tr.Slices {
 		for _, a := range s.Args {
@@ -709,6 +712,7 @@ func TestRemoteInTheTraceProcessor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fullNamed(t, tr)
 	if len(tr.Flows) == 0 || sum.Flows[phasetrace.FlowRemoteDispatchToRun] == 0 {
 		t.Errorf("no remote flows: %v", sum.Flows)
 	}
@@ -861,6 +865,6 @@ func TestRemoteGolden(t *testing.T) {
 	logs, _ := stracetest.GenerateRemote(stracetest.RemoteConfig{Seed: 11, Tasks: 8, GapMin: 5e8, GapMean: 5e8, GapMax: 2e9, WallErr: 1e6, SamePids: true, AnchorEvry: 2e8,
 		Hosts: []stracetest.RemoteHost{{Machine: "machine1", DriftPPM: 30, FwdMin: 30e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3},
 			{Machine: "machine2", DriftPPM: -40, FwdMin: 35e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3}}})
-	tr, sum, _ := convert(t, remoteInputs(logs))
-	goldenConversion(t, "remote", tr, sum)
+	_, sum, out := convert(t, remoteInputs(logs))
+	goldenConversion(t, "remote", out, sum)
 }

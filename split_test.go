@@ -95,6 +95,7 @@ func convertSplit(t *testing.T, logs []phasetrace.Input, max int, opts ...phaset
 		if err != nil {
 			t.Fatalf("part %d: %v", i+1, err)
 		}
+		fullNamed(t, tr)
 		if n := loneFlowIDs(tr); n > 0 && n == len(tr.Problems) {
 			alone += n
 		} else if err := tr.Err(); err != nil {
@@ -110,6 +111,7 @@ func convertSplit(t *testing.T, logs []phasetrace.Input, max int, opts ...phaset
 	if err != nil {
 		t.Fatalf("overview: %v", err)
 	}
+	fullNamed(t, st.overview)
 	if err := st.overview.Err(); err != nil {
 		t.Errorf("overview: the trace processor would report: %v", err)
 	}
@@ -357,6 +359,7 @@ func TestSplitHostileLogs(t *testing.T) {
 					if err != nil {
 						t.Fatalf("parts of %d: part %d: %v", max, i+1, err)
 					}
+					fullNamed(t, tr)
 					if len(tr.Slices) > max && len(invocationsOf(tr)) != 1 {
 						t.Errorf("parts of %d: part %d holds %d slices", max, i+1, len(tr.Slices))
 					}
@@ -459,12 +462,16 @@ func TestSplitBuilder(t *testing.T) {
 	for i := range conv.parts {
 		a, _ := readTrace(conv.parts[i].Bytes())
 		b, _ := readTrace(built.parts[i].Bytes())
+		fullNamed(t, a)
+		fullNamed(t, b)
 		if diff := cmp.Diff(sliceSet(a, nil), sliceSet(b, nil)); diff != "" {
 			t.Errorf("part %d differs (-Convert +Builder):\n%s", i+1, diff)
 		}
 	}
 	a, _ := readTrace(convOv.Bytes())
 	b, _ := readTrace(ov)
+	fullNamed(t, a)
+	fullNamed(t, b)
 	if diff := cmp.Diff(sliceSet(a, nil), sliceSet(b, nil)); diff != "" {
 		t.Errorf("the overview differs (-Convert +Builder):\n%s", diff)
 	}

@@ -127,6 +127,7 @@ func TestPhaseRecordsStreamedAsHeld(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			fullNamed(t, tr)
 			orch := 0
 			for _, s := range tr.Slices {
 				if strings.HasPrefix(s.Name, strace.SpanBind+".host_orch.") {

@@ -174,3 +174,94 @@ func TestRanksWhereTheUIReadsThem(t *testing.T) {
 		}
 	}
 }
+
+// TestCallableCountersShareAnAxisInTheUI: the UI (v58.2, its TrackEvent
+// plugin) draws a counter track on the y-range it shares with every track
+// of the same "trackEvent-<parent_id>-<y_axis_share_key>", read from
+// viz.summary.track_event's _track_event_tracks_ordered_groups; a counter
+// track under a process has no parent_id there. A callable's tracks in
+// every process it ran in get one such key, each callable its own.
+func TestCallableCountersShareAnAxisInTheUI(t *testing.T) {
+	sh, ok := processor.FromEnv()
+	if !ok {
+		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
+	}
+	_, _, out := convert(t, []phasetrace.Input{sampleInput(t)})
+	rows, err := sh.Query(out, `include perfetto module viz.summary.track_event;
+select name, count(*), count(distinct upid), group_concat(distinct 'trackEvent-' || ifnull(parent_id, 'null') || '-' || y_axis_share_key)
+from _track_event_tracks_ordered_groups
+where is_counter and name glob 'chip.run ns · hid 0x*'
+group by name order by name;
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][3]string{}
+	for _, r := range rows[1:] {
+		got[r[0]] = [3]string{r[1], r[2], r[3]}
+	}
+	want := map[string][3]string{}
+	for _, hid := range []string{"0x51a7c0de42f00d17", "0x9f3c2a11d00db1e5"} { // the sample's callables, each run on both ranks
+		name := "chip.run ns · hid " + hid
+		want[name] = [3]string{"2", "2", "trackEvent-null-" + name}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the callables' counter tracks as the UI groups them (-want +got: tracks, processes, y-range keys):\n%s", d)
+	}
+}
+
+// TestCallableRunOnceCounterEnds: the UI draws a counter's last value to
+// the end of the trace, so a callable run once in a process gets a second
+// value, 0, at its run's end. Read with the UI's own query of a counter
+// track (its counter mipmap over the whole trace), the track holds the
+// run's duration from the start of its chip.run to its end, then 0 (in
+// buckets of a 2048th of the trace, as on a screen 1024 pixels wide); a
+// callable run more than once has no 0.
+func TestCallableRunOnceCounterEnds(t *testing.T) {
+	sh, ok := processor.FromEnv()
+	if !ok {
+		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
+	}
+	_, _, out := convert(t, []phasetrace.Input{sampleInput(t)})
+	tracks, err := sh.Query(out, `include perfetto module slices.with_context;
+with callable as (
+  select t.id, pt.upid, substr(t.name, length('chip.run ns · hid 0x') + 1) as hid
+  from counter_track t join process_counter_track pt using(id) where t.name glob 'chip.run ns · hid 0x*'
+)
+select id, upid, hid,
+  (select count(*) from thread_slice s where s.upid = callable.upid
+    and extract_arg(s.arg_set_id, 'debug.full_name') = 'chip.run' and extract_arg(s.arg_set_id, 'debug.hid') = hid),
+  (select count(*) from counter c where c.track_id = callable.id and c.value = 0)
+from callable order by id;
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := 0
+	for _, tk := range tracks[1:] {
+		id, upid, hid, runs, zeros := tk[0], tk[1], tk[2], tk[3], tk[4]
+		if runs != "1" {
+			if zeros != "0" {
+				t.Errorf("track %s (hid %s) of %s runs has %s zeros: want none for a callable run more than once", id, hid, runs, zeros)
+			}
+			continue
+		}
+		once++
+		rows, err := sh.Query(out, `include perfetto module slices.with_context;
+create virtual table ui using __intrinsic_counter_mipmap((select ts, value from counter where track_id = `+id+`));
+select
+  (select group_concat(last_ts || ' ' || cast(last_value as int), ', ') from (select * from ui(trace_start(), trace_end() + 1, trace_dur() / 2048 + 1) order by last_ts)),
+  (select group_concat(ts || ' ' || dur || ', ' || (ts + dur) || ' 0') from thread_slice
+   where upid = `+upid+` and extract_arg(arg_set_id, 'debug.full_name') = 'chip.run' and extract_arg(arg_set_id, 'debug.hid') = '`+hid+`');
+`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 2 || len(rows[1]) != 2 || rows[1][0] != rows[1][1] || rows[1][0] == "" {
+			t.Fatalf("track %s (hid %s): the UI reads and the run wants %q: want its run's duration at its start, then 0 at its end", id, hid, rows[1:])
+		}
+	}
+	if once == 0 {
+		t.Error("no callable run once: the test shows nothing")
+	}
+}

@@ -87,6 +87,13 @@ type CounterSpec struct {
 	Rank        int32
 	Unit        Unit
 	UnitName    string // free-form unit, used when Unit is UnitUnspecified
+	// YAxisShareKey names a y-axis counter tracks share: the UI draws
+	// counter tracks with the same key and the same parent track on one
+	// range, so that their values compare at a glance (empty: a range of
+	// its own). The UI takes the parent from the trace processor's track
+	// table, where a counter track under a process has none: counter
+	// tracks of one key under different processes share one range too.
+	YAxisShareKey string
 }
 
 // Kinds of track, which are part of a track's identity.
@@ -333,6 +340,9 @@ func (w *Writer) CounterTrack(parent Track, s CounterSpec) Track {
 		}
 		if s.UnitName != "" {
 			b = appendStringField(b, fCounterUnitName, s.UnitName)
+		}
+		if s.YAxisShareKey != "" {
+			b = appendStringField(b, fCounterYAxisShareKey, s.YAxisShareKey)
 		}
 		return m.end(b)
 	})

@@ -50,8 +50,9 @@ const (
 	fThreadName      = 5 // ThreadDescriptor: optional string thread_name = 5;
 	fThreadSortIndex = 3 // ThreadDescriptor: optional int32 legacy_sort_index = 3;
 
-	fCounterUnit     = 3 // CounterDescriptor: optional Unit unit = 3;
-	fCounterUnitName = 6 // CounterDescriptor: optional string unit_name = 6;
+	fCounterUnit          = 3 // CounterDescriptor: optional Unit unit = 3;
+	fCounterUnitName      = 6 // CounterDescriptor: optional string unit_name = 6;
+	fCounterYAxisShareKey = 7 // CounterDescriptor: optional string y_axis_share_key = 7;
 
 	fEventCategoryIIDs  = 3  // TrackEvent: repeated uint64 category_iids = 3;
 	fEventNameIID       = 10 // TrackEvent: uint64 name_iid = 10;

@@ -575,7 +575,7 @@ func writeSample(w *perfetto.Writer) {
 	orch := w.Track(dev, perfetto.TrackSpec{Name: "orch", Rank: 1, Merge: perfetto.MergeNone})
 	sched := w.Track(dev, perfetto.TrackSpec{Name: "sched", Rank: 2, Merge: perfetto.MergeNone})
 	lane := w.Track(p, perfetto.TrackSpec{Name: "pipeline slot 1 (tid 7)", Key: "slot1", Rank: 2, Merge: perfetto.MergeByKey})
-	cnt := w.CounterTrack(p, perfetto.CounterSpec{Name: "bytes in flight", Unit: perfetto.UnitSizeBytes})
+	cnt := w.CounterTrack(p, perfetto.CounterSpec{Name: "bytes in flight", Unit: perfetto.UnitSizeBytes, YAxisShareKey: "bytes"})
 	ratio := w.CounterTrack(p, perfetto.CounterSpec{Name: "occupancy", UnitName: "%"})
 
 	flow := perfetto.FlowIDOf("100/run1/slot0")

@@ -53,7 +53,7 @@
 // is under; "-" for none, and no "pid" in JSON), track, name and
 // arguments. With no flag, every slice:
 //
-//	-name GLOB      only slices whose name matches (path.Match syntax: * ? [a-z], where * and ? match / too)
+//	-name GLOB      only slices whose name or full_name argument matches (path.Match syntax: * ? [a-z], where * and ? match / too)
 //	-track GLOB     only slices on tracks whose name matches ("orchestrator / *")
 //	-from NS        only slices that end at or after NS (trace time, ns)
 //	-to NS          only slices that start at or before NS

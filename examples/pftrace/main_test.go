@@ -676,3 +676,44 @@ func TestSlicesPid(t *testing.T) {
 		t.Errorf("a slice of no process:\n%s", stdout)
 	}
 }
+
+// slices -name matches a slice's label or its full_name argument, the whole
+// dotted name phasetrace keeps beside the label.
+func TestSlicesNameMatchesFullName(t *testing.T) {
+	var b bytes.Buffer
+	w := perfetto.NewWriter(&b)
+	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1, Name: "main"})
+	w.Slice(th, perfetto.Slice{Name: "chip.run", TS: 100, Dur: 900, Args: []perfetto.Arg{perfetto.String("full_name", "chip.run")}})
+	w.Slice(th, perfetto.Slice{Name: "graph_build", TS: 200, Dur: 100, Args: []perfetto.Arg{perfetto.String("full_name", "chip.run.runner_run.device_wall.graph_build")}})
+	w.Slice(th, perfetto.Slice{Name: "node.graph_build", TS: 400, Dur: 100})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(t.TempDir(), "labels.pftrace")
+	if err := os.WriteFile(trace, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		glob string
+		want []string
+	}{
+		{"chip.run", []string{"chip.run"}},
+		{"chip.run*", []string{"chip.run", "graph_build"}},
+		{"graph_build", []string{"graph_build"}},
+		{"*graph_build", []string{"graph_build", "node.graph_build"}},
+		{"runner_run", nil},
+	} {
+		code, out, _ := runArgs("slices", "-json", trace, "-name", c.glob)
+		var rows []struct{ Name string }
+		if err := json.Unmarshal([]byte(out), &rows); err != nil {
+			t.Fatalf("-name %q: %v\n%s", c.glob, err, out)
+		}
+		var got []string
+		for _, r := range rows {
+			got = append(got, r.Name)
+		}
+		if d := cmp.Diff(c.want, got); d != "" || (code == exitOK) != (len(c.want) > 0) {
+			t.Errorf("-name %q: exit %d, slices (-want +got):\n%s", c.glob, code, d)
+		}
+	}
+}

@@ -127,9 +127,26 @@ func (f *filter) filtered() bool {
 	return f.name != "" || f.track != "" || f.from != minInt64 || f.to != maxInt64 || f.minDur > 0 || len(f.args) > 0
 }
 
+// nameMatches reports whether -name matches s's name or its full_name
+// argument: phasetrace labels a slice by the last word of its dotted name
+// and keeps the whole name there, so -name graph_build and -name
+// 'chip.run.*' both find chip.run.runner_run.device_wall.graph_build.
+func (f *filter) nameMatches(s *check.Slice) bool {
+	if ok, _ := match(f.name, s.Name); ok {
+		return true
+	}
+	for _, a := range s.Args {
+		if full, isString := a.Value.(string); a.Name == "full_name" && isString {
+			ok, _ := match(f.name, full)
+			return ok
+		}
+	}
+	return false
+}
+
 // keep reports whether s on a track named track is selected.
 func (f *filter) keep(s *check.Slice, track string) bool {
-	if ok, _ := match(f.name, s.Name); !ok {
+	if !f.nameMatches(s) {
 		return false
 	}
 	if ok, _ := match(f.track, track); !ok {
@@ -160,7 +177,7 @@ func (f *filter) argsOn(tr *check.Track) bool {
 
 func slicesFlags(c *command, fs *flag.FlagSet) func(context.Context, []string) int {
 	f := &filter{}
-	fs.StringVar(&f.name, "name", "", "only slices whose name matches the `glob` (path.Match syntax; * and ? match / too; default: every slice)")
+	fs.StringVar(&f.name, "name", "", "only slices whose name or full_name argument matches the `glob` (path.Match syntax; * and ? match / too; default: every slice)")
 	fs.StringVar(&f.track, "track", "", "only slices on tracks whose name matches the `glob` (path.Match syntax; * and ? match / too; default: every track)")
 	fs.Int64Var(&f.from, "from", minInt64, "only slices that end at or after `ns` (trace time)")
 	fs.Int64Var(&f.to, "to", maxInt64, "only slices that start at or before `ns` (trace time)")

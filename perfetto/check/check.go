@@ -49,6 +49,9 @@ type Track struct {
 	MergeKey     string
 	Unit         int32
 	UnitName     string
+
+	// YAxisShareKey is a counter track's y_axis_share_key.
+	YAxisShareKey string
 }
 
 // Slice is a slice or an instant on a track.

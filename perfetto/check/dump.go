@@ -137,6 +137,9 @@ func trackLine(tr Track) string {
 		if tr.UnitName != "" {
 			s += fmt.Sprintf(" unit=%q", tr.UnitName)
 		}
+		if tr.YAxisShareKey != "" {
+			s += fmt.Sprintf(" y_axis=%q", tr.YAxisShareKey)
+		}
 	default:
 		s = fmt.Sprintf("track %q", tr.Name)
 	}
