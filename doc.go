@@ -51,6 +51,18 @@
 // spans were placed and the distribution of their bounds, and what was not
 // drawn and why.
 //
+// # What the trace says of itself, and what deserves a look
+//
+// Two top-level tracks are the trace's own, besides the tracks
+// WithMaxTracks allows the logs. On "phasetrace", one instant named
+// "conversion" at the first slice gives the version that wrote the trace,
+// each input's name, bytes, lines and [stamp] line and, in a trace in one
+// piece or an overview, the account the Summary gives (see about in
+// draw_about.go); each part of a split trace names its inputs. On
+// "anomalies", instants with a "why" argument mark slow runs (the rule is
+// analysis.Typical's), cold binds and runs placed with a bound over
+// WideBound; Summary.Anomalies counts them.
+//
 // # Bad data never costs the trace
 //
 // Convert fails only when an input cannot be read or the trace (or a part

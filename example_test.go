@@ -145,18 +145,19 @@ func ExampleFile() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "run.log")
 	os.WriteFile(path, []byte("[mono_ns=5][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=7 tid=7 inv=0 hid=0 depth=0 name=ext.app.step ts=1000 dur=500\n"), 0o644)
-	sum, err := phasetrace.Convert(io.Discard, []phasetrace.Input{phasetrace.File(path)})
+	in := phasetrace.File(path)
+	in.Name = "run.log" // the temporary directory varies; the name is what the summary and the trace say
+	sum, err := phasetrace.Convert(io.Discard, []phasetrace.Input{in})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println(sum.Spans.Check(), sum.Lossless())
-	sum.Inputs[0].Name = "run.log" // the temporary directory varies
 	sum.WriteText(os.Stdout)
 	// Output:
 	// <nil> true
 	// read run.log: 1 line, 1 span, 0 clock anchors, 0 bind phase lines
-	// wrote 0 invocations: 4 track descriptors, 1 slice, 1 instant (the conversion's own; anomalies: 0 slow runs, 0 cold binds, 0 wide bounds), 0 flows, 0 counter values, 933 bytes
+	// wrote 0 invocations: 4 track descriptors, 1 slice, 1 instant (the conversion's own; anomalies: 0 slow runs, 0 cold binds, 0 wide bounds), 0 flows, 0 counter values, 910 bytes
 	// wall time: unknown (no [CLOCK_ANCHOR] v=1 record)
 	// spans: 1 read, 1 drawn
 }

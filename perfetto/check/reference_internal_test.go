@@ -433,7 +433,7 @@ func (p *refParser) descriptor(idx int, td *pb.TrackDescriptor) {
 		}
 	case td.GetCounter() != nil:
 		c := td.GetCounter()
-		tr.Kind, tr.Unit, tr.UnitName = "counter", int32(c.GetUnit()), c.GetUnitName()
+		tr.Kind, tr.Unit, tr.UnitName, tr.YAxisShareKey = "counter", int32(c.GetUnit()), c.GetUnitName(), c.GetYAxisShareKey()
 	}
 	if tr.UUID == 0 {
 		p.problem("track_descriptor_missing_uuid", idx, "track descriptor without a uuid (%q)", tr.Name)
@@ -453,7 +453,7 @@ func refEqualTracks(a, b Track) bool {
 	return a.UUID == b.UUID && a.Parent == b.Parent && a.Kind == b.Kind && a.Name == b.Name &&
 		a.Description == b.Description && a.Pid == b.Pid && a.Tid == b.Tid &&
 		slices.Equal(a.Labels, b.Labels) && a.SortIndex == b.SortIndex && a.ChildOrder == b.ChildOrder &&
-		a.Rank == b.Rank && a.Merge == b.Merge && a.MergeKey == b.MergeKey && a.Unit == b.Unit && a.UnitName == b.UnitName
+		a.Rank == b.Rank && a.Merge == b.Merge && a.MergeKey == b.MergeKey && a.Unit == b.Unit && a.UnitName == b.UnitName && a.YAxisShareKey == b.YAxisShareKey
 }
 
 func (p *refParser) lookup(idx int, m map[uint64]string, what string, iid uint64) string {
