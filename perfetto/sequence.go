@@ -49,9 +49,11 @@ const (
 
 // Sizes of the interning structures (see sequence): memos (4 KiB per four
 // event names) are kept only on sequences that are busy: a few hundred
-// events, five lookups each.
+// events, five lookups each. A quiet track interns a dozen strings or so
+// (its slices' names and categories, their argument names, a value or
+// two): a list of 16 holds them in less memory than a map.
 const (
-	smallTable  = 8
+	smallTable  = 16
 	busyLookups = 1024
 	maxBusy     = 256
 )
