@@ -153,6 +153,22 @@ func (a *arrowLedger) dropped(ids []perfetto.FlowID) {
 	}
 }
 
+// abandoned settles the arrows of ids whose end the converter will not
+// hand after all, counted under reason unless counted already.
+func (a *arrowLedger) abandoned(ids []perfetto.FlowID, reason Reason) {
+	for _, id := range ids {
+		st, ok := a.open[id]
+		if !ok {
+			continue
+		}
+		if !st.dead {
+			a.unlinked(reason)
+			st.dead = true
+		}
+		a.came(id, st)
+	}
+}
+
 // refused settles the arrows of a slice the writer refused: its ends came
 // when they were handed. Those of alone kept their other end, written
 // before it in the same flush.

@@ -220,16 +220,28 @@ func TestHandOffFlows(t *testing.T) {
 			if a != b {
 				t.Errorf("launch flow joins dispatch_id %v to %v", a, b)
 			}
+		case "chip.run.runner_run -> chip.run.runner_run.device_wall":
+			for _, k := range []string{"run", "inv"} {
+				a, _ := argOf(from, k)
+				b, _ := argOf(to, k)
+				if a == nil || a != b {
+					t.Errorf("flow joins %s %v to %v", k, a, b)
+				}
+			}
+			if from.TS >= to.TS {
+				t.Errorf("runner_run at %d, its device_wall at %d: an arrow's start must come first", from.TS, to.TS)
+			}
 		default:
 			t.Errorf("unexpected flow %s", kind)
 		}
 	}
-	want := map[string]int{"node.submit -> node.dispatch": 24, "node.dispatch -> chip.run": 24}
+	want := map[string]int{"node.submit -> node.dispatch": 24, "node.dispatch -> chip.run": 24, "chip.run.runner_run -> chip.run.runner_run.device_wall": 24}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("flows (-want +got):\n%s", diff)
 	}
-	if sum.Flows[phasetrace.FlowSubmitToDispatch] != 24 {
-		t.Errorf("summary flows %v", sum.Flows)
+	wantSum := phasetrace.FlowCounts{phasetrace.FlowSubmitToDispatch: 24, phasetrace.FlowDispatchToRun: 24, phasetrace.FlowRunToDevice: 24}
+	if diff := cmp.Diff(wantSum, sum.Flows); diff != "" {
+		t.Errorf("summary flows (-want +got):\n%s", diff)
 	}
 }
 

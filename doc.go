@@ -25,8 +25,22 @@
 //     when known, how it was placed (aligned, contained) and its bound in
 //     ns; orch and sched on lanes of their own with the derived effective
 //     window (chip.run.runner_run.device_wall.effective) beside them;
-//   - node.submit → node.dispatch hand-offs, and node.dispatch → chip.run
-//     launches where the run names its dispatch, as flows;
+//   - node.submit → node.dispatch hand-offs, node.dispatch → chip.run
+//     launches where the run names its dispatch, and each run's
+//     chip.run.runner_run → its device_wall (the host stage that ran the
+//     device's work → that work), as flows;
+//   - on every slice of a run, host and device — its bind segments, bind
+//     phase lines and host_phase_records, device phases, Effective window
+//     and task slots, a remote machine's runs alike, and its root's slice
+//     in a split trace's overview — the run key run: the run's number, 1
+//     for the first run whose spans the logs complete, and so on (every
+//     run read is numbered, drawn or not, so a run keeps its number in a
+//     window or a part). It is one integer rather than "pid:inv" text so
+//     that joining a run's slices in SQL is one equality on
+//     extract_arg(arg_set_id, 'debug.run') (see the README's query), and
+//     so that it costs a few bytes a slice and no string per run; the
+//     UI's arguments panel shows it beside inv, and the track names the
+//     process;
 //   - the bind stage: chip.run.bind.<segment> spans with on/off-CPU time,
 //     legacy bind phase= lines and host_phase_records drawn inside their
 //     chip.run.bind;
@@ -136,8 +150,9 @@
 //
 //	[{"reason": "track_limit", "count": 4, "text": "over the trace's track limit"}]
 //
-// "flows" is a list sorted by FlowKind id ("submit_to_dispatch",
-// "dispatch_to_run", "remote_dispatch_to_run", "remote_run_to_complete"):
+// "flows" is a list sorted by FlowKind id ("dispatch_to_run",
+// "remote_dispatch_to_run", "remote_run_to_complete", "run_to_device",
+// "submit_to_dispatch"):
 //
 //	[{"kind": "submit_to_dispatch", "from": "node.submit", "to": "node.dispatch", "count": 24}]
 //
@@ -217,7 +232,7 @@
 // ends, so in about the order runs are drawn, and each finds its own; a
 // pass that leaves the window untaken, or that no run took at the end, is
 // counted under ReasonPassesWithoutBind. Its memory grows only with its
-// tracks (about 530 bytes a track with a run
+// tracks (about 570 bytes a track with a run
 // of two spans, 1.7 KB with 16 such runs), its distinct strings, the
 // hand-offs
 // waiting in the flow window (WithFlowHorizon), the runs waiting for their

@@ -78,7 +78,7 @@ func (d *runDrawer) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 			}
 			args := append(d.args[:0],
 				perfetto.Uint("inv", bind.Inv), perfetto.String("hid", d.hidString(bind.Hid)), perfetto.Int("depth", int64(depth)),
-				perfetto.String("src", "host_phase_records"), perfetto.String("host_phase_thread", thread),
+				perfetto.String("src", "host_phase_records"), perfetto.String("host_phase_thread", thread), d.links.key,
 			)
 			if r.HasDetail {
 				args = append(args, perfetto.Uint("detail", r.Detail))
@@ -126,7 +126,7 @@ func (d *runDrawer) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 		}
 		args := append(d.args[:0], perfetto.Uint("inv", bind.Inv), perfetto.String("hid", d.hidString(bind.Hid)), perfetto.Int("depth", int64(bind.Depth+1)))
 		args = appendAttrs(args, l.rec.Attrs)
-		args = append(args, perfetto.String("log_thread", d.logThread(l.logT)), perfetto.String("src", "bind_phase"))
+		args = append(args, perfetto.String("log_thread", d.logThread(l.logT)), perfetto.String("src", "bind_phase"), d.links.key)
 		if l.rec.Source != "" {
 			args = append(args, perfetto.String("source", l.rec.Source))
 		}

@@ -28,6 +28,7 @@ type deviceDrawer struct {
 	placement           []reduce.PlacerOption
 	placer, containOnly *reduce.Placer
 	counters            *counterSet
+	links               *runLinks // the run's key and arrow, shared with the run drawer
 	freq                map[reduce.Domain]reduce.Hz
 	devices             map[reduce.Domain]*DeviceSummary
 	// anchorAt is where each anchor added to the placer is, by domain in
@@ -368,7 +369,7 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 			perfetto.Uint("inv", s.Inv), perfetto.String("hid", dv.hidString(s.Hid)), perfetto.Int("depth", int64(s.Depth)),
 		)
 		args = appendAttrs(args, s.Attrs)
-		args = append(args, perfetto.Int("device_ts", s.TS), perfetto.Int("device_dur", s.Dur))
+		args = append(args, perfetto.Int("device_ts", s.TS), perfetto.Int("device_dur", s.Dur), dv.links.key)
 		if run.HasOrigin && freq != 0 && s.Name != strace.SpanDeviceWall && s.TS >= 0 {
 			if cyc, err := freq.Cycles(reduce.DeviceNanos(s.TS)); err == nil {
 				if sum, carry := bits.Add64(uint64(run.Origin), uint64(cyc), 0); carry == 0 {
@@ -390,9 +391,15 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		if lane != lastLane || t.IsZero() { // a run's spans come lane by lane
 			t, lastLane = laneTrack(lane), lane
 		}
-		if !dv.hand(t, &perfetto.Slice{Name: s.Name, Category: categoryDevice, TS: ts, Dur: dur, Depth: s.Depth, Args: args, Ref: uint64(s.at)}, s.at) {
+		var ends []perfetto.FlowID
+		if s.Name == strace.SpanDeviceWall {
+			ends = dv.endRunArrow(ts)
+		}
+		if !dv.hand(t, &perfetto.Slice{Name: s.Name, Category: categoryDevice, TS: ts, Dur: dur, Depth: s.Depth, Args: args, EndFlows: ends, Ref: uint64(s.at)}, s.at) {
+			dv.leaveOut(ends, ReasonRunToDeviceUnended)
 			continue
 		}
+		dv.arrows.handed(ends)
 		dv.led.drawn()
 		dv.remote.drawnOn(k.pid)
 		if s.Name == strace.SpanDeviceWall {
@@ -425,7 +432,7 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		args := append(dv.args[:0],
 			perfetto.Uint("inv", spans[orch].Inv), perfetto.String("hid", dv.hidString(spans[orch].Hid)),
 			perfetto.Bool("derived", true), perfetto.String("derived_from", "orch ∪ sched"),
-			perfetto.Int("device_ts", int64(eff.Start)), perfetto.Int("device_dur", int64(eff.Len())),
+			perfetto.Int("device_ts", int64(eff.Start)), perfetto.Int("device_dur", int64(eff.Len())), dv.links.key,
 			perfetto.String("placement", method),
 		)
 		if onAxis {

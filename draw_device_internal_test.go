@@ -38,7 +38,7 @@ func TestDeviceDrawerAlone(t *testing.T) {
 		cv := &canvas{led: led, arrows: &arrowLedger{}, flushSlices: 1 << 12, tally: &deviceTally{led: led}}
 		cv.w = perfetto.NewWriter(&out, perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused))
 		cv.tracks = newTrackSet(cv.w, scan)
-		dv := &deviceDrawer{canvas: cv}
+		dv := &deviceDrawer{canvas: cv, links: &runLinks{}}
 		dv.buildPlacer(scan, nil)
 		runs := runCollector{maxPending: 64, done: func(b *invBuf) {
 			var root, runner *heldSpan
@@ -50,6 +50,7 @@ func TestDeviceDrawerAlone(t *testing.T) {
 					root = s
 				}
 			}
+			dv.links.next(b.dev)
 			dv.run(b.key, root, runner, b.dev, nil)
 		}}
 		r := strace.NewReader(bytes.NewReader(log))

@@ -379,14 +379,15 @@ type overview struct {
 	parts perfetto.Track
 }
 
-// root draws a run's root, drawn in part p, on its lane.
-func (ov *overview) root(root *heldSpan, slot int64, hasSlot bool, p *part) {
+// root draws a run's root, drawn in part p, on its lane, with the run's
+// key.
+func (ov *overview) root(root *heldSpan, slot int64, hasSlot bool, p *part, key perfetto.Arg) {
 	lane, _ := ov.tracks.lane(root.Pid, root.Tid, slot, hasSlot)
 	if lane.IsZero() {
 		return
 	}
 	ov.args = append(ov.args[:0], perfetto.String("part", p.name), perfetto.Int("part_number", int64(p.n)),
-		perfetto.Uint("inv", root.Inv), perfetto.String("hid", ov.hidString(root.Hid)))
+		perfetto.Uint("inv", root.Inv), perfetto.String("hid", ov.hidString(root.Hid)), key)
 	s := perfetto.Slice{Name: root.Name, Category: categoryOverview, TS: root.TS, Dur: root.Dur, Args: ov.args}
 	ov.w.Slice(lane, labelled(&s))
 	ov.args = s.Args[:0] // grown to hold full_name

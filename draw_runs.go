@@ -249,6 +249,7 @@ type runDrawer struct {
 	segNames               map[string]string // chip.run.bind.<phase> by phase
 
 	counters *counterSet // each run's root duration
+	links    *runLinks   // the run's key and its runner_run → device_wall arrow
 }
 
 // partKey is the start a run goes by in a split trace: that of the
@@ -361,6 +362,7 @@ func (d *runDrawer) run(b *invBuf) {
 		}
 	}
 
+	d.links.next(b.dev)
 	passes := d.passes(b.key)
 	var launcher *nodeSpan // the dispatch that launched it
 	if root != nil {
@@ -399,7 +401,8 @@ func (d *runDrawer) run(b *invBuf) {
 		if isSeg {
 			drawnSegments.add(seg)
 		}
-		extra := d.extra[:0]
+		extra := append(d.extra[:0], d.links.key) // every slice of the run carries its key
+		d.extra = extra
 		if isSeg { // a bind segment's on- and off-CPU split
 			if cpu, ok := s.Attr("cpu_ns"); ok && cpu.Type == strace.TypeInt {
 				extra = append(extra, perfetto.Int("on_cpu_ns", cpu.Int), perfetto.Int("off_cpu_ns", s.Dur-cpu.Int))
@@ -412,14 +415,17 @@ func (d *runDrawer) run(b *invBuf) {
 			extra = append(extra, perfetto.Bool("cold", true))
 			d.extra = extra
 		}
-		var endFlows []perfetto.FlowID
+		var flows, endFlows []perfetto.FlowID
 		if s == root {
 			endFlows = d.linkRun(s, launcher, lane)
 			rootLane = lane
 		}
-		d.drawSpanWithFlows(lane, s, extra, split, nil, endFlows)
+		if s == runner {
+			flows = d.startRunArrow(s)
+		}
+		d.drawSpanWithFlows(lane, s, extra, split, flows, endFlows)
 		if s == root && d.parts != nil && !lane.IsZero() {
-			d.parts.ov.root(s, slot, hasSlot, d.parts.cur)
+			d.parts.ov.root(s, slot, hasSlot, d.parts.cur, d.links.key)
 		}
 	}
 
@@ -442,6 +448,7 @@ func (d *runDrawer) run(b *invBuf) {
 		d.runAnomalies(root, bind, cold)
 	}
 	d.device.run(b.key, root, runner, b.dev, b.wall)
+	d.closeRunArrow()
 	if d.led.sum.Spans.Drawn > drawn {
 		d.led.sum.Invocations++
 		if d.parts != nil {

@@ -110,8 +110,9 @@ func newConverter(opts []Option) *converter {
 	cv := &canvas{led: c.led, arrows: &c.arrows, flushSlices: cfg.flushSlices, tally: &deviceTally{led: c.led}}
 	c.canvas = cv
 	c.counters = newCounterSet(cv, cfg.flowHorizon)
-	c.deviceDrawer = &deviceDrawer{canvas: cv, placement: cfg.placement, counters: c.counters}
-	c.runDrawer = &runDrawer{canvas: cv, device: c.deviceDrawer, flows: &c.flows, counters: c.counters}
+	links := &runLinks{}
+	c.deviceDrawer = &deviceDrawer{canvas: cv, placement: cfg.placement, counters: c.counters, links: links}
+	c.runDrawer = &runDrawer{canvas: cv, device: c.deviceDrawer, flows: &c.flows, counters: c.counters, links: links}
 	c.runs = runCollector{maxPending: cfg.maxPending, done: c.runDrawer.run}
 	c.window = newSpanWindow(c.runs.repay)
 	c.flows = flowWindow{

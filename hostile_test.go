@@ -213,10 +213,10 @@ func hostileLogs() []hostileLog {
 		{"device span with a negative dur", []string{chipRun(4100, 1, 1_000_000, "preamble", 0, -5)}, nil, nil},
 		{"top-level spans overlapping by 1 ns", []string{spanLine(10, 1, 1, 1, 0, "chip.run", 100, 50, "") + spanLine(20, 1, 1, 2, 0, "chip.run", 149, 50, "")}, nil, nil},
 		{"10 001 nested spans", []string{string(stracetest.NestedSpans(10_001))}, nil, nil},
-		{"one log given twice", []string{abut + submit, abut + submit}, nil, repeated(13, 1)},
-		{"two captures concatenated", []string{submit + abut + submit + abut}, nil, repeated(13, 1)},
-		{"two captures concatenated, seconds long", []string{capture + capture}, nil, repeated(8, 0)},
-		{"two captures, the second longer", []string{capture + capture + chipRun(4100, 3, 9_000_000_000)}, nil, repeated(8, 0)},
+		{"one log given twice", []string{abut + submit, abut + submit}, nil, repeated(13, 2)},
+		{"two captures concatenated", []string{submit + abut + submit + abut}, nil, repeated(13, 2)},
+		{"two captures concatenated, seconds long", []string{capture + capture}, nil, repeated(8, 2)},
+		{"two captures, the second longer", []string{capture + capture + chipRun(4100, 3, 9_000_000_000)}, nil, repeated(8, 3)},
 		{"repeated hand-off pair", []string{submit + submit + submit}, nil, repeated(4, 1)},
 		{"last line cut mid-number", []string{chipRun(4100, 1, 1_000_000) + cut}, nil, nil},
 		{"wall anchors 10^15 ns apart", []string{wallLine(1, 4100, 100, 1_700_000_000_000_000_000) + wallLine(2, 4100, 200, 1_701_000_000_000_000_000) + chipRun(4100, 1, 1_000_000)}, nil,
@@ -569,8 +569,9 @@ func notDrawnFor(sum *phasetrace.Summary, what string) int64 {
 	return n
 }
 
-// repeated checks that n spans were left out as repeats and the one
-// hand-off drawn once.
+// repeated checks that n spans were left out as repeats and the arrows
+// (the one hand-off, each run's runner_run → device_wall) drawn once:
+// flows in all.
 func repeated(n int64, flows int) func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 	return func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 		var dup int64

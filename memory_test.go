@@ -61,14 +61,14 @@ func memoryPerTrack(t *testing.T, log func(int) []byte, small, large int) int64 
 // TestMemoryPerTrack converts logs of 5 000 and 50 000 processes with a
 // run each (10^4 and 10^5 tracks), and of 1 000 and 10 000 threads with
 // 16 runs of two spans (32 slices) each: what a track costs while the trace is written is what
-// the README and the package documentation say (532 and 1 692 bytes),
+// the README and the package documentation say (568 and 1 692 bytes),
 // within an eighth.
 func TestMemoryPerTrack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("converts 110 000 tracks")
 	}
-	if per := memoryPerTrack(t, stracetest.Processes, 5_000, 50_000); per > 598 {
-		t.Errorf("%d bytes per track with a run, want at most 598 (the documented 532, within an eighth)", per)
+	if per := memoryPerTrack(t, stracetest.Processes, 5_000, 50_000); per > 640 {
+		t.Errorf("%d bytes per track with a run, want at most 640 (the documented 568, within an eighth)", per)
 	}
 	if per := memoryPerTrack(t, func(n int) []byte { return stracetest.Threads(n, 16) }, 1_000, 10_000); per > 1903 {
 		t.Errorf("%d bytes per track with 16 runs of two spans, want at most 1903 (the documented 1 692, within an eighth)", per)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/strace"
 )
 
 // Reason is why records were dropped, repaired, moved, set aside,
@@ -113,6 +114,8 @@ const (
 	ReasonDispatchToRunUnended    Reason = "dispatch_to_run_end_not_drawn"
 	ReasonRemoteDispatchUnended   Reason = "remote_dispatch_to_run_end_not_drawn"
 	ReasonRemoteCompleteUnended   Reason = "remote_run_to_complete_end_not_drawn"
+	ReasonRunToDeviceUnended      Reason = "run_to_device_end_not_drawn"
+	ReasonRunToDeviceNotAfter     Reason = "run_to_device_wall_not_after_start"
 	ReasonArrowAcrossParts        Reason = "arrow_across_parts"
 
 	// Why a remote machine is not placed by causality (HostSummary.Reason).
@@ -222,6 +225,8 @@ var reasonTexts = map[Reason]string{
 	ReasonDispatchToRunUnended:    FlowDispatchToRun.String() + " whose other end is not drawn",
 	ReasonRemoteDispatchUnended:   FlowRemoteDispatchToRun.String() + " whose other end is not drawn",
 	ReasonRemoteCompleteUnended:   FlowRemoteRunToComplete.String() + " whose other end is not drawn",
+	ReasonRunToDeviceUnended:      FlowRunToDevice.String() + " whose other end is not drawn",
+	ReasonRunToDeviceNotAfter:     FlowRunToDevice.String() + " whose device_wall is placed to start no later than its runner_run (an arrow's start must come first)",
 	ReasonArrowAcrossParts:        "hand-off whose ends are in different parts of a split trace",
 
 	ReasonHostAmbiguous:     "remote machine whose logs do not determine which worker it served",
@@ -377,6 +382,9 @@ const (
 	FlowRemoteDispatchToRun FlowKind = "remote_dispatch_to_run"
 	// FlowRemoteRunToComplete: the remote run → network1.complete.
 	FlowRemoteRunToComplete FlowKind = "remote_run_to_complete"
+	// FlowRunToDevice: a run's chip.run.runner_run → its device_wall, the
+	// host stage that launched the device's work → that work on the device.
+	FlowRunToDevice FlowKind = "run_to_device"
 )
 
 var flowEnds = map[FlowKind][2]string{
@@ -384,6 +392,7 @@ var flowEnds = map[FlowKind][2]string{
 	FlowDispatchToRun:       {"node.dispatch", "chip.run"},
 	FlowRemoteDispatchToRun: {"network1.dispatch", "remote run"},
 	FlowRemoteRunToComplete: {"remote run", "network1.complete"},
+	FlowRunToDevice:         {strace.SpanRunnerRun, strace.SpanDeviceWall},
 }
 
 // From is the span an arrow of the kind starts at.
@@ -410,6 +419,8 @@ func (k FlowKind) unended() Reason {
 		return ReasonDispatchToRunUnended
 	case FlowRemoteDispatchToRun:
 		return ReasonRemoteDispatchUnended
+	case FlowRunToDevice:
+		return ReasonRunToDeviceUnended
 	}
 	return ReasonRemoteCompleteUnended
 }

@@ -42,7 +42,7 @@ func TestReasonsDeclared(t *testing.T) {
 		}
 		texts[r.Text()] = r
 	}
-	for _, k := range []phasetrace.FlowKind{phasetrace.FlowSubmitToDispatch, phasetrace.FlowDispatchToRun, phasetrace.FlowRemoteDispatchToRun, phasetrace.FlowRemoteRunToComplete} {
+	for _, k := range []phasetrace.FlowKind{phasetrace.FlowSubmitToDispatch, phasetrace.FlowDispatchToRun, phasetrace.FlowRemoteDispatchToRun, phasetrace.FlowRemoteRunToComplete, phasetrace.FlowRunToDevice} {
 		if !snakeCase.MatchString(string(k)) || k.From() == "" || k.To() == "" {
 			t.Errorf("flow kind %q: from %q to %q", k, k.From(), k.To())
 		}

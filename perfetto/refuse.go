@@ -30,6 +30,24 @@ type Refusal struct {
 // It must not call the Writer.
 func WithRefusalFunc(f func(Refusal)) Option { return func(c *config) { c.refusal = f } }
 
+// LeaveOutFlows leaves ids out of every slice and instant given since the
+// last Flush, and of those given until the next: an end of an arrow whose
+// other end the caller will not give, after all. The writer holds what it
+// is given until a Flush, so an arrow given one end and then abandoned in
+// the same Flush leaves no flow id alone in the trace (Begin writes at
+// once: its ids are not taken back).
+func (w *Writer) LeaveOutFlows(ids []FlowID) {
+	if len(ids) == 0 {
+		return
+	}
+	if w.refusal.dead == nil {
+		w.refusal.dead = map[FlowID]bool{}
+	}
+	for _, f := range ids {
+		w.refusal.dead[f] = true
+	}
+}
+
 // refused keeps the report of a refused slice for the caller, and marks the
 // flow ids it carried dead for the rest of the flush.
 func (w *Writer) refused(st *trackState, name string, ts, dur int64, ref uint64, flows, endFlows []FlowID, err error, other string) {

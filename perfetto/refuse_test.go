@@ -115,3 +115,40 @@ func TestRefusedFlowsAlone(t *testing.T) {
 		t.Errorf("refusals (-want +got):\n%s", diff)
 	}
 }
+
+// An arrow left out after one of its ends was given leaves no id in the
+// trace, whichever end came first; the arrows given in full are kept, and
+// an id left out is forgotten at the flush.
+func TestLeaveOutFlows(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	w := perfetto.NewWriter(&buf)
+	host := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
+	dev := w.Track(perfetto.Track{}, perfetto.TrackSpec{Name: "device"})
+	kept, left := perfetto.FlowID(3), perfetto.FlowID(4)
+	w.Slice(host, perfetto.Slice{Name: "runner_run", TS: 0, Dur: 100, Flows: []perfetto.FlowID{kept, left}})
+	w.LeaveOutFlows([]perfetto.FlowID{left})
+	w.Slice(dev, perfetto.Slice{Name: "device_wall", TS: 10, Dur: 50, EndFlows: []perfetto.FlowID{kept}})
+	w.Flush()
+	w.Slice(host, perfetto.Slice{Name: "again", TS: 200, Dur: 10, Flows: []perfetto.FlowID{left}})
+	w.Slice(dev, perfetto.Slice{Name: "again", TS: 205, Dur: 1, EndFlows: []perfetto.FlowID{left}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tr := readBack(t, buf.Bytes())
+	var got []string
+	for _, f := range tr.Flows {
+		got = append(got, fmt.Sprintf("%d: %s → %s", f.ID, tr.Slices[f.From].Name, tr.Slices[f.To].Name))
+	}
+	want := []string{"3: runner_run → device_wall", "4: again → again"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("flows (-want +got):\n%s", diff)
+	}
+	if len(tr.Problems) > 0 {
+		t.Errorf("problems: %v", tr.Problems)
+	}
+	if st := w.Stats(); st.Flows != 4 {
+		t.Errorf("%d flow ids written, want 4", st.Flows)
+	}
+	traceProcessor(t, buf.Bytes(), tr)
+}

@@ -232,7 +232,7 @@ type placement struct {
 // WithRefusalFunc, the flow ids to leave out, and riskyFirst's scratch.
 type refusal struct {
 	reports []Refusal
-	dead    map[FlowID]bool // flow ids of slices refused in this flush
+	dead    map[FlowID]bool // flow ids of slices refused in this flush, or left out (LeaveOutFlows)
 	written map[FlowID]bool // flow ids written in this flush (wrote)
 	reorder []*trackState   // riskyFirst's
 	starts  []int64         // risky's
