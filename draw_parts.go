@@ -389,7 +389,7 @@ func (ov *overview) root(root *heldSpan, slot int64, hasSlot bool, p *part, key 
 	ov.args = append(ov.args[:0], perfetto.String("part", p.name), perfetto.Int("part_number", int64(p.n)),
 		perfetto.Uint("inv", root.Inv), perfetto.String("hid", ov.hidString(root.Hid)), key)
 	s := perfetto.Slice{Name: root.Name, Category: categoryOverview, TS: root.TS, Dur: root.Dur, Args: ov.args}
-	ov.w.Slice(lane, labelled(&s))
+	writeLabelled(ov.w, lane, &s)
 	ov.args = s.Args[:0] // grown to hold full_name
 }
 

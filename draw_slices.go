@@ -192,7 +192,7 @@ func (cv *canvas) write(t perfetto.Track, s *perfetto.Slice) (why int) {
 	case s.TS < 0 || s.Dur < 0 || s.TS+s.Dur < s.TS:
 		why = badInterval
 	default:
-		cv.w.Slice(t, labelled(s))
+		writeLabelled(cv.w, t, s)
 		cv.handed++
 		if !cv.anyHanded || s.TS < cv.firstHanded {
 			cv.firstHanded, cv.anyHanded = s.TS, true
@@ -373,28 +373,24 @@ const argFullName = "full_name"
 // sliceLabel is the label of a slice whose full name is name (above). It
 // allocates nothing: the label is part of the name.
 func sliceLabel(name string) string {
-	last := strings.LastIndexByte(name, '.')
-	if last < 0 || last == len(name)-1 {
+	first, last := strings.IndexByte(name, '.'), strings.LastIndexByte(name, '.')
+	switch {
+	case first == last || last == len(name)-1: // one word or two; an empty last word
 		return name
-	}
-	rootWords := 2
-	if strace.FamilyOf(name) == strace.FamilyExt {
-		rootWords = 3
-	}
-	if strings.Count(name, ".") < rootWords {
+	case strace.FamilyOf(name[:first]) == strace.FamilyExt && strings.IndexByte(name[first+1:last], '.') < 0: // ext.<producer>.<span>
 		return name
 	}
 	return name[last+1:]
 }
 
-// labelled is s as the writer takes it: named by its label, its full name
-// added to its arguments (in s.Args' room: the canvas's reused buffer).
-func labelled(s *perfetto.Slice) perfetto.Slice {
-	l := *s
-	l.Name = sliceLabel(s.Name)
-	l.Args = append(s.Args, perfetto.String(argFullName, s.Name))
-	s.Args = l.Args
-	return l
+// writeLabelled hands s to the writer on t, named by its label, its full name
+// added to its arguments (in s.Args' room: the canvas's reused buffer, so
+// s.Args is left grown).
+func writeLabelled(w *perfetto.Writer, t perfetto.Track, s *perfetto.Slice) {
+	name := s.Name
+	s.Name, s.Args = sliceLabel(name), append(s.Args, perfetto.String(argFullName, name))
+	w.Slice(t, *s)
+	s.Name, s.Args = name, s.Args[:len(s.Args)-1]
 }
 
 // The categories of slices, one for each kind the trace holds (a slice's
