@@ -511,7 +511,7 @@ func TestLogsFromTwoHosts(t *testing.T) {
 	// The only difference: what says which machine a process ran on and
 	// how host B was placed (by its wall-clock anchor: no tasks link them).
 	got := c.String()
-	for _, m := range []struct{ mark, was string }{{` machine="host 1" host_placement="wall"`, ""}, {" on host 1)", ")"}} {
+	for _, m := range []struct{ mark, was string }{{` machine="hostB" host_placement="wall"`, ""}, {" on hostB)", ")"}} {
 		if !strings.Contains(got, m.mark) {
 			t.Errorf("two hosts' trace does not say %q", m.mark)
 		}
@@ -520,11 +520,11 @@ func TestLogsFromTwoHosts(t *testing.T) {
 	// Host B's device phases publish no bound: theirs hold against its own
 	// clock, and its wall clock puts it on the axis only to NTP grade.
 	for _, s := range two.Slices {
-		if m, _ := argOf(s, "machine"); m != "host 1" {
+		if m, _ := argOf(s, "machine"); m != "hostB" {
 			continue
 		}
 		if b, ok := argOf(s, "bound_ns"); ok {
-			t.Errorf("%s on host 1, placed by its wall clock, claims bound_ns=%v", s.Name, b)
+			t.Errorf("%s on hostB, placed by its wall clock, claims bound_ns=%v", s.Name, b)
 		}
 	}
 	bounds := regexp.MustCompile(` bound_ns=[0-9]+`)

@@ -2,8 +2,10 @@ package phasetrace
 
 import (
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
@@ -52,7 +54,7 @@ type planner struct {
 }
 
 // hosts groups the logs into machines: a log with a daemon banner is
-// its machine's; a log whose wall-clock anchor puts its monotonic clock
+// its machine's, named as the banner names it; a log whose wall-clock anchor puts its monotonic clock
 // more than hostGap from the reference's is another machine's, the same as
 // a banner's log when their clocks agree. It returns nil when every log is
 // the reference host's.
@@ -123,7 +125,7 @@ func (pl *planner) hosts(n int) *remotePlan {
 			}
 		}
 		if same == nil {
-			same = host("host " + strconv.Itoa(len(p.hosts)+1))
+			same = host(pl.machineName(i, ref, byName, len(p.hosts)+1))
 		}
 		p.inputHost[i] = same
 	}
@@ -137,6 +139,52 @@ func (pl *planner) hosts(n int) *remotePlan {
 	}
 	p.keepOnAxis(rs)
 	return p
+}
+
+// machineName names the machine of log i, which no daemon banner names,
+// after the log: the words of its path (its directories, then its file
+// name split at dots, without .gz and .log) but those it shares, first
+// and last, with the reference log's (ref, -1 for none), so that
+// trace.hostB.log beside trace.log is hostB, and hostB/run.log beside
+// hostA/run.log too. When that leaves nothing, or a machine has the name
+// already, it is "host n".
+func (pl *planner) machineName(i, ref int, taken map[string]*remoteHost, n int) string {
+	fallback := "host " + strconv.Itoa(n)
+	if i >= len(pl.names) {
+		return fallback
+	}
+	words := logWords(pl.names[i])
+	if ref >= 0 && ref < len(pl.names) {
+		rw := logWords(pl.names[ref])
+		for len(words) > 0 && len(rw) > 0 && words[0] == rw[0] {
+			words, rw = words[1:], rw[1:]
+		}
+		for len(words) > 0 && len(rw) > 0 && words[len(words)-1] == rw[len(rw)-1] {
+			words, rw = words[:len(words)-1], rw[:len(rw)-1]
+		}
+	}
+	name := strings.Join(words, ".")
+	if name == "" || taken[name] != nil {
+		return fallback
+	}
+	return name
+}
+
+// logWords are the words of a log's path: its directories, then its file
+// name split at dots without its .gz and .log extensions.
+func logWords(name string) []string {
+	dir, base := filepath.Split(filepath.Clean(name))
+	base = strings.TrimSuffix(strings.TrimSuffix(base, ".gz"), ".log")
+	var words []string
+	for _, d := range strings.Split(filepath.ToSlash(dir), "/") {
+		if d != "" && d != "." && d != ".." {
+			words = append(words, d)
+		}
+	}
+	if base != "" && base != "-" {
+		words = append(words, strings.Split(base, ".")...)
+	}
+	return words
 }
 
 // keepOnAxis sets aside the wall-clock anchors of a machine when the

@@ -75,3 +75,28 @@ func TestPlannerAlone(t *testing.T) {
 	}
 	t.Logf("%d remote host spans within their bounds", checked)
 }
+
+// TestMachineNamedAfterItsLog: a machine no banner names is named by the
+// words of its log's path that the reference log's path does not share.
+func TestMachineNamedAfterItsLog(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		ref, log, want string
+	}{
+		{"trace.log", "trace.hostB.log", "hostB"},
+		{"trace.log", "trace.hostB.log.gz", "hostB"},
+		{"/runs/hostA/run.log", "/runs/hostB/run.log", "hostB"},
+		{"hostA.log", "hostB.log", "hostB"},
+		{"run.log", "run.log", "host 2"},
+		{"a/run.log", "run.log", "host 2"},
+	} {
+		pl := &planner{names: []string{c.ref, c.log}}
+		if got := pl.machineName(1, 0, map[string]*remoteHost{}, 2); got != c.want {
+			t.Errorf("%s beside %s: machine %q, want %q", c.log, c.ref, got, c.want)
+		}
+	}
+	pl := &planner{names: []string{"trace.log", "trace.hostB.log"}}
+	if got := pl.machineName(1, 0, map[string]*remoteHost{"hostB": {}}, 3); got != "host 3" {
+		t.Errorf("a name taken: %q, want host 3", got)
+	}
+}
