@@ -1,6 +1,8 @@
 package phasetrace_test
 
 import (
+	"bytes"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/perfetto/check/processor"
 	"github.com/phasetrace/phasetrace/reduce/analysis"
+	"github.com/phasetrace/phasetrace/strace"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
@@ -73,11 +76,13 @@ func TestAnomaliesTrack(t *testing.T) {
 	}
 }
 
-// TestSlowRunsAreTheRule: on a realistic log, the slow-run instants are
-// exactly the warm chip.run slices the rule calls slow against their
-// callable's runs (analysis.Typical over the trace's own chip.run slices).
+// TestSlowRunsAreTheRule: on a realistic log where every 16th chip.run
+// lasted twice as long (its root's dur doubled, so its own lane holds it),
+// the slow-run instants are exactly the warm chip.run slices the rule
+// calls slow against their callable's runs (analysis.Typical over the
+// trace's own chip.run slices).
 func TestSlowRunsAreTheRule(t *testing.T) {
-	log := generated(stracetest.Realistic(1 << 20))
+	log := slowerEvery(t, generated(stracetest.Realistic(1<<20)), 16)
 	_, sum, out := convert(t, []phasetrace.Input{phasetrace.Bytes("gen.log", log)})
 	tr, err := check.ReadBytes(out)
 	if err != nil {
@@ -86,11 +91,14 @@ func TestSlowRunsAreTheRule(t *testing.T) {
 	typical := map[string]*analysis.Typical{}
 	key := func(s check.Slice) string {
 		hid, _ := argOf(s, "hid")
-		t, _ := tr.Track(s.Track)
-		return strconv.Itoa(int(t.Pid)) + "/" + hid.(string)
+		return strconv.Itoa(int(pidOf(tr, s.Track))) + "/" + hid.(string)
+	}
+	isRun := func(s check.Slice) bool {
+		depth, _ := argOf(s, "depth") // the runtime's depth, not the track's
+		return s.Name == "chip.run" && depth == int64(0)
 	}
 	for _, s := range tr.Slices {
-		if s.Name == "chip.run" && s.Depth == 0 {
+		if isRun(s) {
 			if typical[key(s)] == nil {
 				typical[key(s)] = &analysis.Typical{}
 			}
@@ -99,7 +107,7 @@ func TestSlowRunsAreTheRule(t *testing.T) {
 	}
 	want := map[string]bool{}
 	for _, s := range tr.Slices {
-		if _, cold := argOf(s, "cold"); s.Name == "chip.run" && s.Depth == 0 && !cold && typical[key(s)].Slow(s.Dur) {
+		if _, cold := argOf(s, "cold"); isRun(s) && !cold && typical[key(s)].Slow(s.Dur) {
 			inv, _ := argOf(s, "inv")
 			want[strconv.FormatUint(inv.(uint64), 10)+"@"+strconv.FormatInt(s.TS, 10)] = true
 		}
@@ -114,7 +122,100 @@ func TestSlowRunsAreTheRule(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("slow runs (-rule +trace):\n%s", diff)
 	}
+	if len(got) == 0 {
+		t.Error("no slow run in a log with runs twice as long")
+	}
 	if int64(len(got)) != sum.Anomalies.SlowRuns {
 		t.Errorf("%d slow runs in the trace, the summary says %d", len(got), sum.Anomalies.SlowRuns)
+	}
+}
+
+// TestStepTimeAroundTheMedian: each callable run more than once has a
+// second step-time counter, its runs' durations less the callable's
+// median (analysis.Typical over the same runs), one value at each run's
+// start; the trace processor reads as many values.
+func TestStepTimeAroundTheMedian(t *testing.T) {
+	log := generated(stracetest.Realistic(1 << 20))
+	_, sum, out := convert(t, []phasetrace.Input{phasetrace.Bytes("gen.log", log)})
+	tr, err := check.ReadBytes(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typical := map[string]*analysis.Typical{}
+	type run struct{ ts, dur int64 }
+	runs := map[string][]run{}
+	for _, s := range tr.Slices {
+		if depth, _ := argOf(s, "depth"); s.Name != "chip.run" || depth != int64(0) { // the runtime's depth, not the track's
+			continue
+		}
+		hid, _ := argOf(s, "hid")
+		k := strconv.Itoa(int(pidOf(tr, s.Track))) + " " + hid.(string)
+		if typical[k] == nil {
+			typical[k] = &analysis.Typical{}
+		}
+		typical[k].Add(s.Dur)
+		runs[k] = append(runs[k], run{s.TS, s.Dur})
+	}
+	want := map[string]int64{} // "pid hid ts" → value
+	for k, rs := range runs {
+		if len(rs) < 2 {
+			continue
+		}
+		for _, r := range rs {
+			want[k+" "+strconv.FormatInt(r.ts, 10)] = r.dur - typical[k].Median()
+		}
+	}
+	got := map[string]int64{}
+	for _, c := range tr.Counters {
+		track, _ := tr.Track(c.Track)
+		hid, ok := strings.CutPrefix(track.Name, "chip.run − median ns · hid 0x")
+		if !ok {
+			continue
+		}
+		got[strconv.Itoa(int(pidOf(tr, c.Track)))+" "+hid+" "+strconv.FormatInt(c.TS, 10)] = c.Int
+	}
+	if len(want) == 0 {
+		t.Fatal("no callable run twice")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("step time less the median (-want +got):\n%s", diff)
+	}
+	sh, ok := processor.FromEnv()
+	if !ok {
+		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
+	}
+	rows, err := sh.Query(out, "select count(*) from counter join counter_track t on counter.track_id = t.id where t.name glob 'chip.run − median ns*';\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[1][0] != strconv.Itoa(len(got)) {
+		t.Errorf("the trace processor reads %q values, want %d (summary: %d counter values in all)", rows, len(want), sum.Output.Counters)
+	}
+}
+
+// slowerEvery doubles the dur of every n-th chip.run root of log.
+func slowerEvery(t *testing.T, log []byte, n int) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	r := strace.NewReader(bytes.NewReader(log))
+	k := 0
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return out.Bytes()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Kind == strace.KindSpan && rec.Span.Name == "chip.run" && rec.Span.Depth == 0 {
+			if k++; k%n == 0 {
+				rec.Span.Dur *= 2
+			}
+		}
+		line, err := strace.AppendRecord(nil, &rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Write(line)
 	}
 }

@@ -49,7 +49,10 @@
 //     callable ("chip.run ns · hid 0x…") the duration of each invocation's
 //     root at its start, the values whose mean the TPOT table of package
 //     reduce/analysis prints, on one y-axis in every process (a callable
-//     run once in a process ends with a 0 at its run's end); per device ("device N device_wall ns") each
+//     run once in a process ends with a 0 at its run's end), and beside
+//     it ("chip.run − median ns · hid 0x…") each duration less the
+//     callable's median, where a step's few percent of variation fill the
+//     track; per device ("device N device_wall ns") each
 //     run's placed device_wall; and "runs in flight", the runs whose root
 //     has started and not ended, exact at each change (a root read more
 //     than the flow horizon after it started is left out, and counted:

@@ -70,6 +70,7 @@ type callableCounter struct {
 	pid        int32
 	hid        uint64
 	track      perfetto.Track
+	overMedian perfetto.Track // each run's duration less the callable's median
 	runs       int64
 	start, end int64
 	at         linePos
@@ -118,7 +119,24 @@ func (cs *counterSet) runDuration(root *heldSpan) {
 	c.start, c.end, c.at = root.TS, root.End(), root.at // what endRunOnce needs of a run once
 	if !cs.outside(root.TS, 0) {
 		cs.callableValue(c, root.at, root.TS, root.Dur)
+		if ty, ok := cs.tracks.scan.typicalRuns[k]; ok && ty.Runs > 1 {
+			cs.overMedianValue(c, root.at, root.TS, root.Dur-ty.Median)
+		}
 	}
+}
+
+// overMedianValue writes v, a run's duration less its callable's median
+// (analysis.Typical, from the survey), at ts on c's second track: the
+// step-time track draws from 0, where a step's few percent of variation
+// are a flat line; around the median they fill the track.
+func (cs *counterSet) overMedianValue(c *callableCounter, at linePos, ts, v int64) {
+	if c.overMedian.IsZero() {
+		name := "chip.run − median ns · hid 0x" + cs.hidString(c.hid)
+		c.overMedian, _ = cs.newTrack(c.pid, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs, YAxisShareKey: name,
+			Description: "how much longer (above 0) or shorter than its callable's median each invocation of callable hid 0x" + cs.hidString(c.hid) +
+				" ran (chip.run), at its start; the median is of every run of the callable in its process, within 1/128 (see the anomalies track's slow runs)"})
+	}
+	cs.value(c.overMedian, !c.overMedian.IsZero(), at, ts, v)
 }
 
 // callableValue writes v at ts on c's track, made on its first value.

@@ -253,7 +253,7 @@ func ExampleWithSplit() {
 	// run.part001.pftrace: 116 slices, 4 invocations
 	// run.part002.pftrace: 116 slices, 4 invocations
 	// run.part003.pftrace: 116 slices, 4 invocations
-	// overview: 30 slices, 98 counter values
+	// overview: 30 slices, 120 counter values
 }
 
 // A window: only the slices that meet 100 ms to 200 ms after the first
