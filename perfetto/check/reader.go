@@ -108,8 +108,9 @@ type config struct {
 }
 
 // DefaultMemoryLimit is how many bytes of events a Reader holds in memory
-// for sorting before it writes them to a temporary file; the sort can hold
-// twice as much at once, the events read and the events sorted.
+// for sorting before it writes them to a temporary file. The sort holds up
+// to twice as much at once: the events read and the events being sorted,
+// or, at the end, the runs' read buffers.
 const DefaultMemoryLimit = 8 << 20
 
 // WithArgs makes the Reader keep the arguments of slices and instants on
@@ -307,7 +308,7 @@ func (r *Reader) convertNext() (bool, error) {
 func (r *Reader) endConvert() error {
 	r.events = nil
 	if r.p.events.f != nil {
-		r.temp.remove(r.p.events.f)
+		r.temp.remove(r.p.events.f) // before the runs are merged into more
 	}
 	r.p.events = spool{}
 	sorted, err := r.sorter.events()

@@ -143,8 +143,18 @@ const sortEntrySize = 32
 // encoding, length first.
 type run struct{ off, n int64 }
 
-// maxFanIn bounds the runs merged at once (each holds a read buffer).
-const maxFanIn = 64
+// maxFanIn bounds the runs merged at once. Each holds a read buffer of
+// the limit's share (runBuffer), so that a merge holds no more than the
+// limit.
+const maxFanIn = 128
+
+// runBuffer is the read buffer of a run merged under limit.
+func runBuffer(limit int) int {
+	if limit <= 0 {
+		return 64 << 10
+	}
+	return min(max(limit/maxFanIn, 4<<10), 64<<10)
+}
 
 func compareEntries(a, b sortEntry) int {
 	if c := cmp.Compare(a.ts, b.ts); c != 0 {
@@ -218,7 +228,7 @@ func (s *sorter) events() (eventSource, error) {
 		var runs []run
 		var off int64
 		for i := 0; i < len(s.runs); i += maxFanIn {
-			m := newMerger(s.file, s.runs[i:min(i+maxFanIn, len(s.runs))])
+			m := newMerger(s.file, s.runs[i:min(i+maxFanIn, len(s.runs))], runBuffer(s.limit))
 			n, err := m.writeRun(w)
 			if err != nil {
 				return nil, err
@@ -232,7 +242,7 @@ func (s *sorter) events() (eventSource, error) {
 		s.temp.remove(s.file)
 		s.file, s.runs = f, runs
 	}
-	return newMerger(s.file, s.runs), nil
+	return newMerger(s.file, s.runs, runBuffer(s.limit)), nil
 }
 
 // eventSource hands over sorted events: next returns the next one's
@@ -301,20 +311,21 @@ func (rr *runReader) read() (bool, error) {
 // event.
 type merger struct {
 	f       *os.File
+	buffer  int // each run's read buffer
 	pending []run
 	heap    runHeap
 	started bool
 	last    *runReader // handed over at the previous call; read on at the next
 }
 
-func newMerger(f *os.File, runs []run) *merger {
-	return &merger{f: f, pending: runs}
+func newMerger(f *os.File, runs []run, buffer int) *merger {
+	return &merger{f: f, pending: runs, buffer: buffer}
 }
 
 func (m *merger) start() error {
 	m.started = true
 	for _, r := range m.pending {
-		rr := &runReader{r: bufio.NewReaderSize(io.NewSectionReader(m.f, r.off, r.n), 32<<10)}
+		rr := &runReader{r: bufio.NewReaderSize(io.NewSectionReader(m.f, r.off, r.n), m.buffer)}
 		ok, err := rr.read()
 		if err != nil {
 			return err
