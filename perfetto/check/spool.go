@@ -18,9 +18,13 @@ import (
 var ErrTemp = errors.New("check: temporary file")
 
 // tempFiles creates the temporary files of one Reader and removes them.
+// Where the system allows it (not on Windows), a file's name is removed as
+// soon as it is created: the file lives on, unnamed, until it is closed, so
+// that nothing is left behind even when the process is killed.
 type tempFiles struct {
 	dir   string
 	files []*os.File
+	named []bool // whether files[i] still has its name
 }
 
 func (t *tempFiles) create() (*os.File, error) {
@@ -29,16 +33,22 @@ func (t *tempFiles) create() (*os.File, error) {
 		return nil, fmt.Errorf("%w: %w", ErrTemp, err)
 	}
 	t.files = append(t.files, f)
+	t.named = append(t.named, os.Remove(f.Name()) != nil)
 	return f, nil
 }
 
 // remove closes and removes f.
 func (t *tempFiles) remove(f *os.File) {
-	if i := slices.Index(t.files, f); i >= 0 {
-		t.files = slices.Delete(t.files, i, i+1)
+	i := slices.Index(t.files, f)
+	if i < 0 {
+		return
 	}
 	f.Close()
-	os.Remove(f.Name())
+	if t.named[i] {
+		os.Remove(f.Name())
+	}
+	t.files = slices.Delete(t.files, i, i+1)
+	t.named = slices.Delete(t.named, i, i+1)
 }
 
 // removeAll closes and removes every file.
