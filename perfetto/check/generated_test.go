@@ -147,7 +147,7 @@ func (s *sampledReader) Read(p []byte) (int, error) {
 // thousand: their tables grow with the distinct strings, up to the
 // writer's limit, not with the trace.)
 func TestReaderMemoryFlat(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		t.Skip("writes and reads traces of 0.3 and 2.6 million events")
 	}
 	dir := t.TempDir()
