@@ -10,10 +10,11 @@
 // Every trace is read by package perfetto/check, the way Perfetto's trace
 // processor reads it. check, stats, slices and open read it as a stream
 // (check.Reader), in memory that does not grow with the trace — some
-// 50 MB, where reading a whole trace takes about two kilobytes per slice
-// (1 GB for a 100 MB log's) — sorting its events in temporary files in
-// $TMPDIR, a few bytes per event, removed at the end; dump holds the whole
-// trace in memory. Output is aligned columns for people; -json (every
+// 50 MB, where dump, which holds the whole trace, takes 1.2–1.6 KB a slice
+// (0.6–0.8 GB for a 100 MB log's) — sorting its events in temporary files
+// in $TMPDIR (at most about three times the trace's size; six for slices,
+// which keeps the arguments), removed at the end. Output is aligned
+// columns for people; -json (every
 // subcommand but open) writes one JSON document for scripts, with argument
 // values in their own JSON type (integers, unsigned 64-bit integers exactly,
 // booleans, floats, strings, objects, arrays). In the human output an

@@ -30,18 +30,18 @@
 // # Reading a trace of any length
 //
 // Read builds the whole Trace in memory, every argument of every slice
-// included: some two kilobytes per slice of a runtime log's trace. A Reader
-// finds the same and hands it over one Record at a time — each problem,
-// each slice once it has ended (with its index in Read's Trace.Slices),
-// each flow and counter value — in memory that does not grow with the
-// trace. It keeps what the trace processor's rules need at once: each
+// included: 1.2–1.6 KB a slice of a runtime log's trace. A Reader finds
+// the same and hands it over one Record at a time — each problem, each
+// slice once it has ended (with its index in Read's Trace.Slices), each
+// flow and counter value — in memory that does not grow with the trace.
+// It keeps what the trace processor's rules need at once: each
 // sequence's interned strings and clocks (their tables grow with the
 // distinct strings, not with the events), the clock snapshots, the track
 // descriptors, each track's open slices and the open flows. The events
-// themselves must be sorted by timestamp before slices can be built, and a
-// trace is not written in that order (a runtime log gives children
-// before their parents), so a Reader holds them as a few bytes each —
-// interned data resolved, arguments only as WithArgs asks — and sorts
+// themselves must be sorted by timestamp before slices can be built, and
+// a trace is not written in that order (a runtime log gives children
+// before their parents), so a Reader holds them as a few dozen bytes each
+// — interned data resolved, arguments only as WithArgs asks — and sorts
 // them in runs of at most WithMemoryLimit bytes, written to temporary
 // files and merged, as sort(1) does. Read is a Reader that keeps
 // everything in memory; both agree record for record with the reader

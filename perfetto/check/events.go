@@ -12,7 +12,7 @@ import (
 // arguments encoded, nothing of the packet kept. The encoding, all
 // varints but a double's 8 bytes:
 //
-//	event    type (zigzag), track uuid, name, category,
+//	event    type (zigzag), track, name, category,
 //	         flow count, flow ids, terminating flow count, their ids,
 //	         for a counter event: value kind (0 none, 1 int, 2 double) and value,
 //	         argument count, arguments
@@ -20,12 +20,13 @@ import (
 //	value    tag, then: bool 0/1 | uint | int (zigzag) | double (8 bytes, little-endian bits)
 //	         | string | dictionary: count, arguments | array: count, values
 //	string   id<<1|1 for a string of the dictionary, or length<<1 and the bytes
+//	track    id+1 for a track uuid of the dictionary, or 0 and the uuid
 //
-// Names, categories and argument names repeat on nearly every event: each
-// is written once into the dictionary and then by its id, which keeps the
-// events short and their decoding free of allocations. The dictionary
-// stops growing past maxDictStrings strings or maxDictBytes bytes; later
-// strings are written out in full.
+// Names, categories, argument names and track uuids repeat on nearly
+// every event: each is written once into a dictionary and then by its id,
+// which keeps the events short and their decoding free of allocations. A
+// dictionary stops growing past maxDictStrings strings or maxDictBytes
+// bytes (maxDictTracks uuids); later ones are written out in full.
 
 // Value tags.
 const (
@@ -51,13 +52,32 @@ const (
 	maxDictStrings = 1 << 16
 	maxDictBytes   = 4 << 20
 	maxDictString  = 256 // a longer string is written out in full
+	maxDictTracks  = 1 << 16
 )
 
-// dict numbers the strings events hold.
+// dict numbers the strings and track uuids events hold.
 type dict struct {
-	ids   map[string]uint32
-	strs  []string
-	bytes int
+	ids      map[string]uint32
+	strs     []string
+	bytes    int
+	trackIDs map[uint64]uint32
+	tracks   []uint64
+}
+
+func (d *dict) trackID(uuid uint64) (uint32, bool) {
+	if id, ok := d.trackIDs[uuid]; ok {
+		return id, true
+	}
+	if len(d.tracks) >= maxDictTracks {
+		return 0, false
+	}
+	if d.trackIDs == nil {
+		d.trackIDs = map[uint64]uint32{}
+	}
+	id := uint32(len(d.tracks))
+	d.trackIDs[uuid] = id
+	d.tracks = append(d.tracks, uuid)
+	return id, true
 }
 
 func (d *dict) id(s string) (uint32, bool) {
@@ -93,6 +113,15 @@ func (e *encoder) str(s string) {
 	}
 	e.uvarint(uint64(len(s)) << 1)
 	e.b = append(e.b, s...)
+}
+
+func (e *encoder) track(uuid uint64) {
+	if id, ok := e.dict.trackID(uuid); ok {
+		e.uvarint(uint64(id) + 1)
+		return
+	}
+	e.b = append(e.b, 0)
+	e.uvarint(uuid)
 }
 
 func (e *encoder) double(v float64) {
@@ -159,6 +188,18 @@ func (d *decoder) str() string {
 	return string(d.bytes(v >> 1))
 }
 
+func (d *decoder) track() uint64 {
+	v := d.uvarint()
+	if v == 0 {
+		return d.uvarint()
+	}
+	if v-1 >= uint64(len(d.dict.tracks)) {
+		d.bad = true
+		return 0
+	}
+	return d.dict.tracks[v-1]
+}
+
 func (d *decoder) double() float64 {
 	b := d.bytes(8)
 	if b == nil {
@@ -188,7 +229,7 @@ type event struct {
 func decodeEvent(b []byte, d *dict, ev *event) bool {
 	dec := decoder{b: b, dict: d}
 	ev.typ = pb.TrackEvent_Type(dec.varint())
-	ev.track = dec.uvarint()
+	ev.track = dec.track()
 	ev.name = dec.str()
 	ev.cat = dec.str()
 	ev.flows = decodeIDs(&dec, ev.flows[:0])

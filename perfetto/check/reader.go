@@ -22,9 +22,10 @@ import (
 // and past WithMemoryLimit to a temporary file; then converts the
 // timestamps to the trace clock (which needs every clock snapshot) and
 // sorts the events, in sorted runs of at most that memory merged at the
-// end; then replays them. Its temporary files hold a few bytes per event
-// beyond the arguments kept (WithArgs), and are removed once read, by
-// Close, or at the end.
+// end; then replays them. Its temporary files, removed once read, by
+// Close or at the end, peak at some 30 bytes an event, more with the
+// arguments kept (WithArgs): about three times the size of a compressed
+// trace of phasetrace's.
 //
 // Records come in the order Read builds the Trace in: the problems of the
 // packets in file order, then those of the clocks and the track
@@ -108,8 +109,9 @@ type config struct {
 }
 
 // DefaultMemoryLimit is how many bytes of events a Reader holds in memory
-// for sorting before it writes them to a temporary file; the sort can hold
-// twice as much at once, the events read and the events sorted.
+// for sorting before it writes them to a temporary file. The sort holds up
+// to twice as much at once: the events read and the events being sorted,
+// or, at the end, the runs' read buffers.
 const DefaultMemoryLimit = 8 << 20
 
 // WithArgs makes the Reader keep the arguments of slices and instants on
@@ -307,7 +309,7 @@ func (r *Reader) convertNext() (bool, error) {
 func (r *Reader) endConvert() error {
 	r.events = nil
 	if r.p.events.f != nil {
-		r.temp.remove(r.p.events.f)
+		r.temp.remove(r.p.events.f) // before the runs are merged into more
 	}
 	r.p.events = spool{}
 	sorted, err := r.sorter.events()

@@ -18,9 +18,13 @@ import (
 var ErrTemp = errors.New("check: temporary file")
 
 // tempFiles creates the temporary files of one Reader and removes them.
+// Where the system allows it (not on Windows), a file's name is removed as
+// soon as it is created: the file lives on, unnamed, until it is closed, so
+// that nothing is left behind even when the process is killed.
 type tempFiles struct {
 	dir   string
 	files []*os.File
+	named []bool // whether files[i] still has its name
 }
 
 func (t *tempFiles) create() (*os.File, error) {
@@ -29,16 +33,22 @@ func (t *tempFiles) create() (*os.File, error) {
 		return nil, fmt.Errorf("%w: %w", ErrTemp, err)
 	}
 	t.files = append(t.files, f)
+	t.named = append(t.named, os.Remove(f.Name()) != nil)
 	return f, nil
 }
 
 // remove closes and removes f.
 func (t *tempFiles) remove(f *os.File) {
-	if i := slices.Index(t.files, f); i >= 0 {
-		t.files = slices.Delete(t.files, i, i+1)
+	i := slices.Index(t.files, f)
+	if i < 0 {
+		return
 	}
 	f.Close()
-	os.Remove(f.Name())
+	if t.named[i] {
+		os.Remove(f.Name())
+	}
+	t.files = slices.Delete(t.files, i, i+1)
+	t.named = slices.Delete(t.named, i, i+1)
 }
 
 // removeAll closes and removes every file.
@@ -143,8 +153,18 @@ const sortEntrySize = 32
 // encoding, length first.
 type run struct{ off, n int64 }
 
-// maxFanIn bounds the runs merged at once (each holds a read buffer).
-const maxFanIn = 64
+// maxFanIn bounds the runs merged at once. Each holds a read buffer of
+// the limit's share (runBuffer), so that a merge holds no more than the
+// limit.
+const maxFanIn = 128
+
+// runBuffer is the read buffer of a run merged under limit.
+func runBuffer(limit int) int {
+	if limit <= 0 {
+		return 64 << 10
+	}
+	return min(max(limit/maxFanIn, 4<<10), 64<<10)
+}
 
 func compareEntries(a, b sortEntry) int {
 	if c := cmp.Compare(a.ts, b.ts); c != 0 {
@@ -218,7 +238,7 @@ func (s *sorter) events() (eventSource, error) {
 		var runs []run
 		var off int64
 		for i := 0; i < len(s.runs); i += maxFanIn {
-			m := newMerger(s.file, s.runs[i:min(i+maxFanIn, len(s.runs))])
+			m := newMerger(s.file, s.runs[i:min(i+maxFanIn, len(s.runs))], runBuffer(s.limit))
 			n, err := m.writeRun(w)
 			if err != nil {
 				return nil, err
@@ -232,7 +252,7 @@ func (s *sorter) events() (eventSource, error) {
 		s.temp.remove(s.file)
 		s.file, s.runs = f, runs
 	}
-	return newMerger(s.file, s.runs), nil
+	return newMerger(s.file, s.runs, runBuffer(s.limit)), nil
 }
 
 // eventSource hands over sorted events: next returns the next one's
@@ -301,20 +321,21 @@ func (rr *runReader) read() (bool, error) {
 // event.
 type merger struct {
 	f       *os.File
+	buffer  int // each run's read buffer
 	pending []run
 	heap    runHeap
 	started bool
 	last    *runReader // handed over at the previous call; read on at the next
 }
 
-func newMerger(f *os.File, runs []run) *merger {
-	return &merger{f: f, pending: runs}
+func newMerger(f *os.File, runs []run, buffer int) *merger {
+	return &merger{f: f, pending: runs, buffer: buffer}
 }
 
 func (m *merger) start() error {
 	m.started = true
 	for _, r := range m.pending {
-		rr := &runReader{r: bufio.NewReaderSize(io.NewSectionReader(m.f, r.off, r.n), 32<<10)}
+		rr := &runReader{r: bufio.NewReaderSize(io.NewSectionReader(m.f, r.off, r.n), m.buffer)}
 		ok, err := rr.read()
 		if err != nil {
 			return err

@@ -241,7 +241,7 @@ func (p *parser) trackEvent(idx int, st *seqState, te *pb.TrackEvent, key clockK
 	e := &p.enc
 	e.b = e.b[:0]
 	e.varint(int64(te.GetType()))
-	e.uvarint(track)
+	e.track(track)
 	var name string
 	switch n := te.GetNameField().(type) {
 	case *pb.TrackEvent_NameIid:

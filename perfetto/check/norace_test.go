@@ -1,0 +1,5 @@
+//go:build !race
+
+package check_test
+
+const raceEnabled = false
