@@ -21,6 +21,9 @@ import (
 // The spans of a hand-off are logged when they end, so either end may come
 // first. Node spans therefore wait in a window until the log has moved
 // FlowHorizon past their end, and are drawn with the flows found by then.
+//
+// A run's own arrow, chip.run.runner_run → device_wall, needs no window:
+// both its ends come in the run (runLinks, draw_runlinks.go).
 
 type flowKey struct {
 	pid     int32

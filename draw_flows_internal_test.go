@@ -199,3 +199,27 @@ func TestArrowLedger(t *testing.T) {
 		t.Errorf("unlinked %v, want %v", unlinked, want)
 	}
 }
+
+// An arrow abandoned after one end was handed is counted under the reason
+// given, once, and forgotten: also when its first end was not drawn
+// (counted then), and whichever end it abandons.
+func TestArrowAbandoned(t *testing.T) {
+	t.Parallel()
+	unlinked := map[Reason]int{}
+	a := arrowLedger{linked: func(FlowKind) { t.Error("an abandoned arrow counted drawn") }, unlinked: func(r Reason) { unlinked[r]++ }}
+	a.add(1, FlowRunToDevice)
+	a.handed(a.live([]perfetto.FlowID{1}))
+	a.abandoned([]perfetto.FlowID{1}, ReasonRunToDeviceNotAfter)
+	a.add(2, FlowRunToDevice)
+	a.dropped(a.live([]perfetto.FlowID{2})) // its runner_run outside the window
+	a.abandoned([]perfetto.FlowID{2}, ReasonRunToDeviceUnended)
+	a.abandoned([]perfetto.FlowID{1, 2, 3}, ReasonRunToDeviceUnended) // settled already, or never made
+	a.flushed()
+	if len(a.open) != 0 {
+		t.Errorf("%d arrows still open", len(a.open))
+	}
+	a.close()
+	if want := map[Reason]int{ReasonRunToDeviceNotAfter: 1, ReasonRunToDeviceUnended: 1}; !cmp.Equal(unlinked, want) {
+		t.Errorf("unlinked %v, want %v", unlinked, want)
+	}
+}

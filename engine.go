@@ -33,9 +33,9 @@ import (
 //     machine's clock, the arrows across machines (planner, remotePlan);
 //   - draw_*.go, drawing through one canvas: runs, bind lines, device
 //     phases, flows, tracks, wall clocks, counters, the span window, the
-//     parts of a split trace (canvas, runDrawer, deviceDrawer,
-//     runCollector, flowWindow, trackSet, counterSet, spanWindow, partSet,
-//     overview);
+//     parts of a split trace, a run's key and arrow (canvas, runDrawer,
+//     deviceDrawer, runCollector, flowWindow, trackSet, counterSet,
+//     spanWindow, partSet, overview, runLinks);
 //   - account_*.go, the ledger: every record drawn or counted under a
 //     reason, every arrow with both ends or counted (ledger, arrowLedger).
 //
