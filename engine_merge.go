@@ -54,8 +54,15 @@ func (c *converter) openSources(logs []Input) *sources {
 		ss.rcs[i] = rc
 		ins[i] = strace.MergeInput{Name: in.Name, R: c.progress.wrap(rc), MonoShift: c.shift[i] + c.remote.mergeShift(i)}
 	}
-	if c.remote != nil {
+	switch {
+	case c.remote != nil:
 		ss.adjust = c.adjustRemote
+	case c.pidMaps != nil: // a comparison's measure side
+		ss.adjust = func(i int, rec *strace.Record) {
+			if i < len(c.pidMaps) && c.pidMaps[i] != nil {
+				remapPids(rec, c.pidMaps[i])
+			}
+		}
 	}
 	if ss.openErr == nil {
 		ss.m = strace.NewMerger(ins, strace.WithMaxLine(c.cfg.maxLine), strace.WithKinds(strace.KindSpan, strace.KindBindPhase), strace.WithRecycledMemory())
