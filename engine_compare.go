@@ -1,5 +1,7 @@
 package phasetrace
 
+import "github.com/phasetrace/phasetrace/strace"
+
 // A comparison (Compare) through the engine: the logs are base's, then
 // measure's (config.baseLogs of them base's). The first pass scans them
 // as any logs, looking for repeated captures within a side only; the plan
@@ -108,4 +110,19 @@ func (c *converter) sideNearRepeats(all []sketched, logs int) [][]nearRepeat {
 		nb1[i] = nm[i]
 	}
 	return nb1
+}
+
+// adjustCompare puts a record of log i of a comparison on its side: a
+// measure record's pids become their trace pids, its thread handle is
+// marked.
+func (c *converter) adjustCompare(i int, rec *strace.Record) {
+	if c.cmp.logSide(i) != sideMeasure {
+		return
+	}
+	if i < len(c.pidMaps) && c.pidMaps[i] != nil {
+		remapPids(rec, c.pidMaps[i])
+	}
+	if rec.Prefix.Thread != 0 {
+		rec.Prefix.Thread |= measureThread
+	}
 }

@@ -57,12 +57,8 @@ func (c *converter) openSources(logs []Input) *sources {
 	switch {
 	case c.remote != nil:
 		ss.adjust = c.adjustRemote
-	case c.pidMaps != nil: // a comparison's measure side
-		ss.adjust = func(i int, rec *strace.Record) {
-			if i < len(c.pidMaps) && c.pidMaps[i] != nil {
-				remapPids(rec, c.pidMaps[i])
-			}
-		}
+	case c.cmp != nil:
+		ss.adjust = c.adjustCompare
 	}
 	if ss.openErr == nil {
 		ss.m = strace.NewMerger(ins, strace.WithMaxLine(c.cfg.maxLine), strace.WithKinds(strace.KindSpan, strace.KindBindPhase), strace.WithRecycledMemory())

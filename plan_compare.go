@@ -233,3 +233,10 @@ type deltaStep struct {
 	idx, ts, dur int64
 	at           linePos
 }
+
+// measureThread marks the log-prefix thread handles of a comparison's
+// measure side (a pthread handle, a user-space address, never has it), so
+// that a bind phase line is never taken for a line of the other side's
+// thread of the same handle, nor for its repeat; log_thread arguments
+// show the handle without it.
+const measureThread = 1 << 63

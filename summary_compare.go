@@ -2,6 +2,7 @@ package phasetrace
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -85,7 +86,15 @@ func (c *CompareSummary) writeText(b *strings.Builder) {
 		fmt.Fprintf(b, ", base by %d ns", c.BaseShiftNs)
 	}
 	if n := len(c.Pids); n > 0 {
-		fmt.Fprintf(b, "; %s of measure given trace pids of their own", count(int64(n), "pid"))
+		pids := make([]int32, 0, n)
+		for o := range c.Pids {
+			pids = append(pids, o)
+		}
+		slices.Sort(pids)
+		fmt.Fprintf(b, "; measure pids base uses too, given trace pids of their own:")
+		for _, o := range pids {
+			fmt.Fprintf(b, " %d→%d", o, c.Pids[o])
+		}
 	}
 	b.WriteString("\n")
 	for _, p := range c.Pairs {
