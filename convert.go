@@ -98,5 +98,8 @@ func (c *config) check() error {
 	if c.split != nil && c.split.open == nil {
 		return fmt.Errorf("%w: WithSplit needs a function that opens the parts", ErrInvalidInput)
 	}
+	if c.baseLogs > 0 && (len(c.records) > 0 || len(c.calibration) > 0 || len(c.remoteWorkers) > 0) {
+		return fmt.Errorf("%w: a comparison takes no WithPhaseRecords, WithCalibration or WithRemoteWorker (their pids and machines are one run's)", ErrInvalidInput)
+	}
 	return nil
 }

@@ -213,6 +213,14 @@
 //
 // Both convert as fast as a whole conversion, in as little memory.
 //
+// # Two runs
+//
+// Compare writes a base run and a measure run (before and after a change)
+// into one trace: each side's processes named after it, the measure run
+// moved by an exact shift so that its first decode step starts with
+// base's, and per rank pair a counter of measure's decode step time minus
+// base's, step by step (Summary.Compare says how).
+//
 // # Go values in, trace out
 //
 // A program that holds its host spans in memory, or reads raw device-phase

@@ -25,6 +25,7 @@ type about struct {
 	version string
 	stamps  []string // per log, its first [stamp] line ("" for none)
 	names   []string // the logs' names
+	cmp     *comparePlan
 }
 
 // track declares the trace's own track on w.
@@ -53,6 +54,9 @@ func (a *about) write(w *perfetto.Writer, ts int64, sum *Summary) {
 	if len(a.names) > 0 { // a Builder's values come from no input
 		args = append(args, a.inputs(sum))
 	}
+	if a.cmp != nil {
+		args = append(args, a.cmp.sum.arg())
+	}
 	if sum != nil {
 		args = append(args, account(sum))
 	}
@@ -70,6 +74,9 @@ func (a *about) inputs(sum *Summary) perfetto.Arg {
 		}
 		if i < len(a.stamps) && a.stamps[i] != "" {
 			e = append(e, perfetto.String("stamp", a.stamps[i]))
+		}
+		if a.cmp != nil {
+			e = append(e, perfetto.String("side", sideName(a.cmp.logSide(i))))
 		}
 		elems[i] = perfetto.Dict("", e...)
 	}

@@ -61,6 +61,9 @@ type counterSet struct {
 	// pid); every event before written is written.
 	events  []flightEvent
 	written int64
+	// cmp is a comparison's plan: its decode callables share a y-axis,
+	// and its rank pairs have a delta counter (draw_compare.go).
+	cmp *comparePlan
 }
 
 // callableCounter is a callable's counter track in a process (zero until
@@ -123,6 +126,9 @@ func (cs *counterSet) runDuration(root *heldSpan) {
 			cs.overMedianValue(c, root.at, root.TS, root.Dur-ty.Median)
 		}
 	}
+	if cs.cmp != nil {
+		cs.decodeStep(root)
+	}
 }
 
 // overMedianValue writes v, a run's duration less its callable's median
@@ -143,7 +149,11 @@ func (cs *counterSet) overMedianValue(c *callableCounter, at linePos, ts, v int6
 func (cs *counterSet) callableValue(c *callableCounter, at linePos, ts, v int64) {
 	if c.track.IsZero() {
 		name := "chip.run ns · hid 0x" + cs.hidString(c.hid)
-		c.track, _ = cs.newTrack(c.pid, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs, YAxisShareKey: name,
+		axis := name
+		if cs.cmp.isDecode(c.pid, c.hid) { // both sides' decode callables, whatever their hids
+			axis = decodeAxis
+		}
+		c.track, _ = cs.newTrack(c.pid, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs, YAxisShareKey: axis,
 			Description: "the duration of each invocation of callable hid 0x" + cs.hidString(c.hid) + " (its root span, chip.run), at its start: " +
 				"the TPOT table's values, on one y-axis in every process (Display → Min/Max in the track's menu spreads them over the track); " +
 				"a callable run once has a second value, 0, at its run's end"})
@@ -238,6 +248,7 @@ const maxFlightEvents = 2 * defaultMaxPending
 // once every root has been read.
 func (cs *counterSet) drain() {
 	cs.endRunOnce()
+	cs.drainDeltas()
 	for len(cs.events) > 0 {
 		cs.writeAt(cs.events[0].ts)
 	}

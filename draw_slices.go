@@ -321,7 +321,7 @@ func (cv *canvas) hidString(h uint64) string { return remembered(&cv.hids, h, he
 
 // logThread is "0x" + hex of a log-prefix thread handle, remembered.
 func (d *runDrawer) logThread(t uint64) string {
-	return remembered(&d.logThreads, t, func(v uint64) string { return "0x" + hex(v) })
+	return remembered(&d.logThreads, t, func(v uint64) string { return "0x" + hex(v&^measureThread) })
 }
 
 // segmentName is the name of the bind segment drawn for phase, remembered.

@@ -59,6 +59,9 @@ func (tr *trackSet) declare() []*procInfo {
 		procs = append(procs, p)
 	}
 	sort.Slice(procs, func(i, j int) bool {
+		if a, b := procs[i].side, procs[j].side; a != b {
+			return a < b // a comparison's base side first
+		}
 		if a, b := procs[i].machineRank, procs[j].machineRank; a != b {
 			return a < b // the dispatching host's first, then each remote machine's
 		}

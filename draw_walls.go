@@ -38,6 +38,9 @@ func (cv *canvas) wallClocks(procs []*procInfo) {
 		}
 		for _, j := range distinct {
 			switch {
+			case p.side == sideMeasure:
+				// The measure run is moved onto the base run's time.
+				cv.led.superseded(ReasonCompareWallSuperseded, 1)
 			case cv.remote.wallSuperseded(p.pid):
 				// Its wall clock agrees with this host's only to NTP grade.
 				cv.led.superseded(ReasonRemoteWallSuperseded, 1)

@@ -89,6 +89,10 @@ type converter struct {
 	pidMaps []map[int32]int32
 	shift   []int64
 
+	// cmp is a comparison's plan (Compare; engine_compare.go), nil
+	// otherwise.
+	cmp *comparePlan
+
 	// recordFiles are the host_phase_records artifacts the second pass
 	// reads (openRecords).
 	recordFiles []*CutReader
@@ -163,7 +167,11 @@ func (c *converter) prepare(logs []Input) error {
 		}
 	}
 	c.repeated.caps = nil
-	if err := c.planRemote(logs); err != nil {
+	if c.cfg.baseLogs > 0 {
+		if err := c.planCompare(logs); err != nil {
+			return err
+		}
+	} else if err := c.planRemote(logs); err != nil {
 		return err
 	}
 	return c.loadArtifacts(false)
@@ -174,10 +182,14 @@ func (c *converter) prepare(logs []Input) error {
 // each log's anchors onto the first log's axis (the plan's reference).
 func (c *converter) start(w io.Writer, shift bool) {
 	c.survey.scan.decide()
-	if shift {
+	switch {
+	case shift && c.cmp != nil:
+		c.shift = c.compareShifts()
+	case shift:
 		c.shift = c.remote.shifts(c.survey.scan, len(c.names))
 	}
 	c.runDrawer.records = c.survey.records
+	c.counters.cmp = c.cmp
 	c.deviceDrawer.buildPlacer(c.survey.scan, c.survey.cal)
 	cv := c.canvas
 	cv.remote = c.remote
@@ -189,7 +201,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 		c.sum.Window = &WindowSummary{Start: cv.window.start, End: cv.window.end, FirstSlice: first}
 	}
 	c.remote.attachArrows(&c.flows, &c.arrows)
-	c.about = about{version: libraryVersion(), names: c.names, stamps: scan.stamps}
+	c.about = about{version: libraryVersion(), names: c.names, stamps: scan.stamps, cmp: c.cmp}
 	cv.about = &c.about
 	cv.wallClocks((&trackSet{scan: scan}).declare())
 	// The trace's own track (about) and its anomalies track are besides

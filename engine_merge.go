@@ -54,8 +54,11 @@ func (c *converter) openSources(logs []Input) *sources {
 		ss.rcs[i] = rc
 		ins[i] = strace.MergeInput{Name: in.Name, R: c.progress.wrap(rc), MonoShift: c.shift[i] + c.remote.mergeShift(i)}
 	}
-	if c.remote != nil {
+	switch {
+	case c.remote != nil:
 		ss.adjust = c.adjustRemote
+	case c.cmp != nil:
+		ss.adjust = c.adjustCompare
 	}
 	if ss.openErr == nil {
 		ss.m = strace.NewMerger(ins, strace.WithMaxLine(c.cfg.maxLine), strace.WithKinds(strace.KindSpan, strace.KindBindPhase), strace.WithRecycledMemory())

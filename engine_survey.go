@@ -14,6 +14,9 @@ func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 	c.survey.scan.known = c.cfg.maxTracks
 	c.survey.scan.pidMaps = c.pidMaps
 	c.survey.scan.remote.single = len(logs) == 1
+	if c.cfg.baseLogs > 0 {
+		c.survey.scan.cmp = &compareScan{}
+	}
 	caps := make([][]capture, len(logs))
 	for i, in := range logs {
 		c.survey.scan.input = i
@@ -34,7 +37,7 @@ func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 		}
 	}
 	if skip == nil {
-		c.repeated.whole = repeats(c.names, caps)
+		c.repeated.whole = c.sideRepeats(caps)
 		c.repeated.caps = caps
 	}
 	return nil
@@ -83,7 +86,7 @@ func (c *converter) compareCaptures(logs []Input) error {
 	if skipped > 0 {
 		c.note("repeats", "%d captures past the first %d not compared with the others for repeated spans", skipped, maxSketched)
 	}
-	c.repeated.near = nearRepeats(c.names, all, len(logs))
+	c.repeated.near = c.sideNearRepeats(all, len(logs))
 	return nil
 }
 

@@ -278,3 +278,45 @@ func ExampleWithWindowFromStart() {
 	// window 100ms:200ms: [5100000000, 5200000000) ns, the first slice at 5000000000 ns
 	// 672 spans read, 68 drawn, 604 outside the window; clean: true
 }
+
+// Comparing two runs: the same program run twice (the same pid), the
+// second a few seconds later and 100 µs slower a step. The measure run is
+// moved onto the base run's first decode step, its pid given a trace pid
+// of its own, and the delta counter holds measure − base step by step.
+func ExampleCompare() {
+	run := func(start, dur int64) []byte {
+		var b bytes.Buffer
+		for i := range int64(3) {
+			ts := start + i*2_000_000
+			fmt.Fprintf(&b, "[mono_ns=%d][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=7 tid=7 inv=%d hid=9f depth=0 name=chip.run ts=%d dur=%d\n", ts+dur, i+1, ts, dur)
+		}
+		return b.Bytes()
+	}
+	var trace bytes.Buffer
+	sum, err := phasetrace.Compare(&trace,
+		[]phasetrace.Input{phasetrace.Bytes("base.log", run(1_000_000, 1_000_000))},
+		[]phasetrace.Input{phasetrace.Bytes("measure.log", run(7_000_000_000, 1_100_000))})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := sum.Compare
+	fmt.Printf("aligned by %s hid %#x: measure moved by %d ns\n", c.Aligned, c.BaseHid, c.ShiftNs)
+	fmt.Println("measure pids given trace pids:", c.Pids)
+	tr, _ := check.ReadBytes(trace.Bytes())
+	for _, tk := range tr.Tracks {
+		if tk.Name == "decode Δ ns (measure − base)" {
+			for _, v := range tr.Counters {
+				if v.Track == tk.UUID {
+					fmt.Printf("delta at %d: %d ns\n", v.TS, v.Int)
+				}
+			}
+		}
+	}
+	// Output:
+	// aligned by decode hid 0x9f: measure moved by -6999000000 ns
+	// measure pids given trace pids: map[7:2147483647]
+	// delta at 1000000: 100000 ns
+	// delta at 3000000: 100000 ns
+	// delta at 5000000: 100000 ns
+}

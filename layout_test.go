@@ -28,6 +28,9 @@ func stageOf(file string) string {
 	case "summary.go", "reasons.go", "options.go", "input.go", "version.go", "doc.go":
 		return "types"
 	}
+	if strings.HasPrefix(b, "summary_") {
+		return "types"
+	}
 	for _, p := range []string{"engine", "survey_", "plan_", "draw_", "account_"} {
 		if strings.HasPrefix(b, p) {
 			return strings.TrimSuffix(p, "_")

@@ -52,6 +52,10 @@ type config struct {
 	transport     Transport
 	remoteWorkers map[string]int64
 	hostFit       []reduce.HostFitOption
+
+	// baseLogs is, in a comparison (Compare), how many of the logs are the
+	// base side's (the first ones); 0 otherwise.
+	baseLogs int
 }
 
 type calibrationInput struct {

@@ -368,11 +368,27 @@ func (p *remotePlan) summaries() []HostSummary {
 // for a log from another host. It also shifts the anchors it holds.
 func (p *remotePlan) shifts(s *scanResult, n int) []int64 {
 	out := make([]int64, n)
+	inputs := make([]int, n)
+	for i := range inputs {
+		inputs[i] = i
+	}
+	p.logShifts(s, inputs, out)
+	applyShifts(s, out)
+	return out
+}
+
+// logShifts sets out[i], for each log i of inputs, to what shifts adds to
+// its host timestamps, the axis being the first anchored log of inputs
+// (the plan's reference when it has one).
+func (p *remotePlan) logShifts(s *scanResult, inputs []int, out []int64) {
 	var ref *strace.WallAnchor
 	if p != nil && p.ref >= 0 && p.ref < len(s.firstWall) {
 		ref = s.firstWall[p.ref] // the dispatching log's host is the axis
 	}
-	for i := 0; i < n && i < len(s.firstWall); i++ {
+	for _, i := range inputs {
+		if i >= len(s.firstWall) {
+			continue
+		}
 		w := s.firstWall[i]
 		if w == nil || w == ref {
 			continue
@@ -391,16 +407,20 @@ func (p *remotePlan) shifts(s *scanResult, n int) []int64 {
 			out[i] = d
 		}
 	}
+}
+
+// applyShifts moves the clock anchors the survey holds by their logs'
+// shifts.
+func applyShifts(s *scanResult, shift []int64) {
 	for d, as := range s.anchors {
 		for j := range as {
-			as[j].HostNS += out[s.anchorInput[d][j]]
+			as[j].HostNS += shift[s.anchorInput[d][j]]
 		}
 	}
 	for pid, ins := range s.wallInput {
 		p := s.procs[pid]
 		for j := range p.wall {
-			p.wall[j].MonoNS += out[ins[j]]
+			p.wall[j].MonoNS += shift[ins[j]]
 		}
 	}
-	return out
 }

@@ -52,6 +52,9 @@ const (
 	ReasonImpossibleInterval   Reason = "host_phase_records_impossible_interval"
 	ReasonBindPhaseSuperseded  Reason = "bind_phase_superseded"
 	ReasonRemoteWallSuperseded Reason = "remote_wall_anchor_superseded"
+	// ReasonCompareWallSuperseded: a comparison's measure side is moved
+	// onto the base side's time, whose wall clock the trace keeps.
+	ReasonCompareWallSuperseded Reason = "compare_wall_anchor_superseded"
 
 	// Wall-clock anchors set aside.
 	ReasonWallDisagrees  Reason = "wall_anchor_disagrees"
@@ -170,11 +173,12 @@ var reasonTexts = map[Reason]string{
 	ReasonTooDeep:        "nested deeper than the trace processor keeps (" + itoa(perfetto.MaxDepth) + " levels)",
 	ReasonTimeBackwards:  "lies among slices drawn long before (time runs backwards)",
 
-	ReasonBindOutsideBind:      "bind phase lines outside every chip.run.bind",
-	ReasonPassesWithoutBind:    "host_phase_records passes without their chip.run.bind",
-	ReasonImpossibleInterval:   "host_phase_records entries with an impossible interval",
-	ReasonBindPhaseSuperseded:  "bind phase lines drawn by host_phase_records or segment spans",
-	ReasonRemoteWallSuperseded: "wall-clock anchors of remote machines placed by the tasks they ran",
+	ReasonBindOutsideBind:       "bind phase lines outside every chip.run.bind",
+	ReasonPassesWithoutBind:     "host_phase_records passes without their chip.run.bind",
+	ReasonImpossibleInterval:    "host_phase_records entries with an impossible interval",
+	ReasonBindPhaseSuperseded:   "bind phase lines drawn by host_phase_records or segment spans",
+	ReasonRemoteWallSuperseded:  "wall-clock anchors of remote machines placed by the tasks they ran",
+	ReasonCompareWallSuperseded: "wall-clock anchors of a comparison's measure side, moved onto the base side's time (the trace keeps base's wall clock)",
 
 	ReasonWallDisagrees:  "wall-clock anchors that disagree with the others by more than 1 s",
 	ReasonWallBefore1970: "wall-clock anchors with a wall time before 1970 (wall_ns < 0)",

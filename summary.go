@@ -22,6 +22,9 @@ type Summary struct {
 	// Hosts says, per remote machine, how its logs were placed on the
 	// dispatching host's axis (remote workers: see WithRemoteWorker).
 	Hosts []HostSummary `json:"hosts,omitempty"`
+	// Compare says how a comparison (Compare) put its two sides on one
+	// axis; nil for a conversion.
+	Compare *CompareSummary `json:"compare,omitempty"`
 	// Window is the window drawn (WithWindow), nil without one.
 	Window *WindowSummary `json:"window,omitempty"`
 	// Split says what each part of a split trace holds (WithSplit), nil
@@ -497,6 +500,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 		}
 	}
 	writeHosts(&b, s.Hosts)
+	s.Compare.writeText(&b)
 	if s.WallTime {
 		fmt.Fprintf(&b, "wall time: known (%s)\n", count(s.WallAnchors, "wall-clock anchor"))
 	} else {

@@ -75,6 +75,9 @@ type procInfo struct {
 	machine     string
 	osPid       int32
 	machineRank int // with a dispatching host: 0 on it, else 1 + the machine's index
+	// side is its side in a comparison (sideBase, sideMeasure; 0: not a
+	// comparison's).
+	side uint8
 
 	sortIndex int32 // its place among the processes (trackSet.declare), from 1
 }
@@ -103,6 +106,9 @@ type scanResult struct {
 	// the logs are drawn once decided.
 	remote  remoteScan
 	pidMaps []map[int32]int32
+	// cmp is what a comparison's first pass keeps of each log's runs
+	// (survey_compare.go); nil otherwise.
+	cmp *compareScan
 
 	// recordPids are the processes host_phase_records has passes of: the
 	// threads that ran their runs (and so their binds) carry the passes'
@@ -290,6 +296,9 @@ func (s *scanResult) learn(j *chunkJob) {
 		s.remote.span(s.input, sp)
 		s.first(s.input, sp)
 		s.scanSpan(sp)
+		if s.cmp != nil {
+			s.cmp.span(s.input, sp)
+		}
 	}
 	next = 0
 	for i := range j.anchors {
@@ -580,17 +589,21 @@ func (p *procInfo) label() string {
 	if p.machine != "" {
 		pid += " on " + p.machine
 	}
+	side := ""
+	if p.side != 0 {
+		side = sideName(p.side) + " · "
+	}
 	switch {
 	case p.node:
-		return "simpler node (pid=" + pid + ")"
+		return side + "simpler node (pid=" + pid + ")"
 	case !p.ours:
 		named := joinSorted(p.producers, "/")
 		if named == "" {
 			named = "unattributed"
 		}
-		return "external producer " + named + " (pid=" + pid + ")"
+		return side + "external producer " + named + " (pid=" + pid + ")"
 	}
-	return "simpler chip child (pid=" + pid + ")"
+	return side + "simpler chip child (pid=" + pid + ")"
 }
 
 // rank orders processes: scheduler parents (node) first, then chip

@@ -16,6 +16,7 @@
 // Flags:
 //
 //	-o FILE                    output (default: the first log's name with .pftrace); - is standard output
+//	-compare                   two runs in one trace: LOG is BASE MEASURE, each a log or logs joined by commas: see Comparing two runs below
 //	-records FILE              host_phase_records.jsonl (repeatable); without it, the one beside the first log is used
 //	-no-records-beside         do not use the host_phase_records.jsonl beside the first log
 //	-calibration PID:DEV=FILE  clock-calibration samples of a device (repeatable)
@@ -78,6 +79,21 @@
 // the tracks drawn on. The summary says the window in trace ns and counts
 // the spans outside it ("outside the window asked for"), which are not a
 // loss: -strict does not count them. A window with no slice in it writes a trace without slices.
+//
+// # Comparing two runs
+//
+// -compare BASE MEASURE writes one trace of a base run and a measure run
+// (before and after a change), each side one log or its ranks' logs
+// joined by commas (base.log,base.rank1.log), so that the UI shows them
+// one above the other (phasetrace.Compare): process tracks named "base ·
+// …" and "measure · …", a measure pid that base uses too given a trace
+// pid of its own, the measure side moved in time so that its first decode
+// step starts with base's (the exact shift is in the summary and in the
+// trace's conversion instant), the decode callables' step-time counters
+// on one y-axis, and per rank pair a counter "decode Δ ns (measure −
+// base)": measure's i-th decode chip.run duration minus base's i-th. The
+// default output is the first base log's name with .compare.pftrace.
+// -records, -calibration, -worker and -mpi do not apply.
 //
 // # Big logs
 //
@@ -219,6 +235,11 @@ Logs from several machines (an L4 process and its remote L3 worker
 daemons) are drawn on the dispatching host's clock, each remote machine
 placed by the tasks it ran, with a bound; -worker names which worker a
 machine served when the logs do not tell.
+
+-compare BASE MEASURE writes two runs in one trace, each a log or logs
+joined by commas: processes named "base · …" and "measure · …", the
+measure run moved so that its first decode step starts with base's, and a
+per-step counter of measure − base decode chip.run time per rank pair.
 
 -window A:B writes only the slices that meet [A, B), the logs still read
 whole: A and B are trace times in ns (integers) or durations after the
@@ -363,6 +384,10 @@ type config struct {
 	window *phasetrace.Window
 	// split is the most slices a part holds (-split; 0: one trace).
 	split int
+	// compare: the logs are two runs' (-compare), the first baseLogs of
+	// them base's.
+	compare  bool
+	baseLogs int
 	// The placement model's assumptions, where given (-max-rate-error,
 	// -rate-stability in ppb, -rate-horizon in ns), and the remote hosts'
 	// (-host-rate-stability, -host-rate-horizon).
@@ -387,6 +412,7 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 	var cfg config
 	fs := flag.NewFlagSet("strace2perfetto", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.BoolVar(&cfg.compare, "compare", false, "two runs in one trace: the logs are `BASE MEASURE`, each a log or logs joined by commas, the measure run moved onto base's first decode step")
 	fs.StringVar(&cfg.out, "o", "", "output trace `file`, - for standard output (default: the first log's name with .pftrace)")
 	fs.Func("records", "host_phase_records.jsonl `file` (repeatable)", func(v string) error {
 		cfg.records = append(cfg.records, v)
@@ -450,7 +476,11 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 		return nil, exitUsage // the flag package has said why
 	}
 	cfg.logs = logs
-	if err := cfg.check(); err != nil {
+	err = cfg.sides()
+	if err == nil {
+		err = cfg.check()
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "strace2perfetto: %v\nRun strace2perfetto -h for usage.\n", err)
 		return nil, exitUsage
 	}
@@ -540,6 +570,8 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 	case out != "":
 	case len(cfg.logs) == 0:
 		out = sampleOut
+	case cfg.compare:
+		out = strings.TrimSuffix(outputName(cfg.logs[0]), ".pftrace") + ".compare.pftrace"
 	default:
 		out = outputName(cfg.logs[0])
 	}
@@ -580,7 +612,7 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 	if split != nil {
 		opts = append(opts, phasetrace.WithSplit(cfg.split, split.open))
 	}
-	sum, err := phasetrace.Convert(interruptibleWriter{ctx, dst}, inputs, opts...)
+	sum, err := cfg.convert(interruptibleWriter{ctx, dst}, inputs, opts)
 	removeCopies()
 	removeRecords()
 	if progress {
@@ -693,7 +725,7 @@ const recordsFile = "host_phase_records.jsonl"
 // recordsBeside is the host_phase_records.jsonl beside the first log, when
 // no -records was given and it exists.
 func recordsBeside(cfg *config) string {
-	if cfg.noBeside || len(cfg.records) > 0 || len(cfg.logs) == 0 || cfg.logs[0] == "-" {
+	if cfg.noBeside || cfg.compare || len(cfg.records) > 0 || len(cfg.logs) == 0 || cfg.logs[0] == "-" {
 		return ""
 	}
 	path := filepath.Join(filepath.Dir(cfg.logs[0]), recordsFile)

@@ -158,7 +158,10 @@ own segments of its bind).`},
 	"compare": {args: "BASE MEASURE [BASE MEASURE ...]", flags: []string{"ranks", "rounds", "keep-first"}, bindKinds: true, about: `Interleaved comparison of the bind control plane of two arms: the logs
 alternate base, measure in the order they were run; per repetition the
 minimum of per-bind sums of each arm and their delta, and a verdict only
-when the deltas agree in sign.`},
+when the deltas agree in sign. Then, for the decode callable (the most
+invoked), every host stage and device phase: per repetition each arm's
+median across its invocations and the delta measure - base, in us, with a
+verdict under the same rule.`},
 }
 
 // config is what the command line asks for.
@@ -308,9 +311,10 @@ func streamTables(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code 
 func compareLogs(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code int, lost losses) {
 	defer debug.SetGCPercent(debug.SetGCPercent(50))
 	var base, measure []analysis.RepStats
-	var late int64
+	var baseTrees, measureTrees []*analysis.Tree
+	var late, lateSpans int64
 	for i, name := range cfg.logs {
-		c := consumers{reps: analysis.NewBindRepetitions(shownName(name), cfg.bindOptions()...)}
+		c := consumers{reps: analysis.NewBindRepetitions(shownName(name), cfg.bindOptions()...), phases: analysis.NewPhaseRepetitions()}
 		st, idx, err := stream(name, stdin, &c)
 		if err != nil {
 			fmt.Fprintf(stderr, "stracestat: %v\n", err)
@@ -321,6 +325,7 @@ func compareLogs(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code i
 		lost.cuts += warnCut(stderr, st.name, st.cut)
 		c.walls.warn(stderr)
 		late += c.reps.Late()
+		lateSpans += c.phases.Late()
 		reps := c.reps.Stats()
 		for _, r := range reps {
 			// The comparison prints each repetition's summary: its
@@ -329,14 +334,23 @@ func compareLogs(cfg *config, stdin io.Reader, stdout, stderr io.Writer) (code i
 		}
 		if i%2 == 0 {
 			base = append(base, reps...)
+			baseTrees = append(baseTrees, c.phases.Trees()...)
 		} else {
 			measure = append(measure, reps...)
+			measureTrees = append(measureTrees, c.phases.Trees()...)
 		}
 	}
 	if late > 0 {
 		fmt.Fprintf(stderr, "stracestat: warning: %d segment(s) came after %d newer binds had begun; the statistics leave them out\n", late, analysis.MaxOpenBinds)
 	}
-	return compare(base, measure, stdout, stderr), lost
+	if lateSpans > 0 {
+		fmt.Fprintf(stderr, "stracestat: warning: %d span(s) came after %d newer invocations had begun; the phase medians leave them out\n", lateSpans, analysis.DefaultMaxOpen)
+	}
+	code = compare(base, measure, stdout, stderr)
+	if code == exitOK {
+		code = comparePhases(baseTrees, measureTrees, stdout, stderr)
+	}
+	return code, lost
 }
 
 // parse reads the command line. It returns nil and the exit status when the
@@ -517,6 +531,7 @@ type consumers struct {
 	ov     *analysis.Overlap
 	binds  *analysis.Binds
 	reps   *analysis.BindRepetitions
+	phases *analysis.PhaseRepetitions
 	// walls counts the wall-clock anchors of each process; stream makes
 	// it.
 	walls *wallAnchors
@@ -602,6 +617,21 @@ func compare(base, measure []analysis.RepStats, stdout, stderr io.Writer) int {
 	}
 	if err := analysis.WriteComparison(stdout, c); err != nil {
 		fmt.Fprintf(stderr, "stracestat: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// comparePhases prints, after the comparison, the decode callable's
+// phases compared arm by arm.
+func comparePhases(base, measure []*analysis.Tree, stdout, stderr io.Writer) int {
+	c, err := analysis.ComparePhases(base, measure)
+	if err == nil {
+		fmt.Fprintln(stdout)
+		err = analysis.WritePhaseComparison(stdout, c)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "stracestat compare: %v\n", err)
 		return exitFail
 	}
 	return exitOK
@@ -700,8 +730,9 @@ func stream(name string, stdin io.Reader, c *consumers) (streamed, *headIndex, e
 // itself (the tables on a goroutine of their own).
 func (c *consumers) read(rd *strace.Reader) error {
 	switch {
-	case c.reps != nil:
+	case c.reps != nil && c.phases == nil:
 		return c.reps.ReadFrom(rd)
+	case c.reps != nil || c.phases != nil: // both: record by record, below
 	case c.ov == nil && c.binds == nil:
 		return c.tables.ReadFrom(rd)
 	case c.tables == nil && c.binds == nil:
@@ -730,6 +761,12 @@ func (c *consumers) read(rd *strace.Reader) error {
 		}
 		if c.binds != nil {
 			c.binds.Add(&rec)
+		}
+		if c.reps != nil {
+			c.reps.Add(&rec)
+		}
+		if c.phases != nil {
+			c.phases.Add(&rec)
 		}
 	}
 }

@@ -33,19 +33,28 @@ func TestCommands(t *testing.T) {
 	for _, c := range []struct {
 		args   []string
 		golden string
+		then   string // a second golden, after a blank line
 	}{
-		{[]string{"tpot", data + "tpot.log"}, "tpot.golden"},
-		{[]string{"rounds", data + "rounds.log"}, "rounds.golden"},
-		{[]string{"rounds", data + "rounds_trim.log"}, "rounds_trim.golden"},
-		{[]string{"tree", data + "tree.log"}, "tree.golden"},
-		{[]string{"overlap", data + "overlap_ok.log"}, "overlap_ok.golden"},
-		{[]string{"compare", data + "compare_base.log", data + "compare_measure.log"}, "compare.golden"},
+		{[]string{"tpot", data + "tpot.log"}, "tpot.golden", ""},
+		{[]string{"rounds", data + "rounds.log"}, "rounds.golden", ""},
+		{[]string{"rounds", data + "rounds_trim.log"}, "rounds_trim.golden", ""},
+		{[]string{"tree", data + "tree.log"}, "tree.golden", ""},
+		{[]string{"overlap", data + "overlap_ok.log"}, "overlap_ok.golden", ""},
+		// The control plane's table as before, then the phases.
+		{[]string{"compare", data + "compare_base.log", data + "compare_measure.log"}, "compare.golden", "compare_phases.golden"},
 	} {
 		t.Run(strings.Join(c.args[:1], " ")+" "+c.golden, func(t *testing.T) {
 			code, out, errs := runCmd(t, "", c.args...)
 			want, err := os.ReadFile(data + c.golden)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if c.then != "" {
+				then, err := os.ReadFile(data + c.then)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(append(want, '\n'), then...)
 			}
 			if code != exitOK || out != string(want) || errs != "" {
 				t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, errs, out, want)

@@ -111,6 +111,12 @@
 //     at most in the commit, the segment sets and autoload records match.
 //     [Log.Repetitions] splits a log holding several runs at their stamps.
 //     [WriteComparison].
+//   - [ComparePhases]: the same two arms phase by phase — per repetition,
+//     the median duration of every host stage and device phase of the
+//     decode callable in each arm ([PhaseRepetitions] splits a stream at
+//     its stamps, keeping one repetition's spans at 8 bytes each) and the
+//     delta measure − base, with a verdict per phase under the rule above.
+//     [WritePhaseComparison].
 //
 // The renderers reproduce the reference's float arithmetic: a value is
 // float64(ns)/1000, sums run left to right as Python's sum() does before

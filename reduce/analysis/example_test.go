@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/phasetrace/phasetrace/reduce/analysis"
+	"github.com/phasetrace/phasetrace/strace"
 )
 
 // Two rounds of a host_build_graph callable: Host and Device only, so the
@@ -198,4 +199,32 @@ func ExampleCompareBinds() {
 	//   2         0.550       0.552 / 0.555      0.520       0.522 / 0.523     -0.030
 	//
 	// verdict: measure faster
+}
+
+func ExampleComparePhases() {
+	trees := func(name string) []*analysis.Tree {
+		f, err := os.Open("testdata/" + name)
+		if err != nil {
+			panic(err)
+		}
+		defer f.Close()
+		r := analysis.NewPhaseRepetitions() // split at the stamps, as BindRepetitions
+		if err := r.ReadFrom(strace.NewReader(f)); err != nil {
+			panic(err)
+		}
+		return r.Trees()
+	}
+	c, err := analysis.ComparePhases(trees("compare_base.log"), trees("compare_measure.log"))
+	if err != nil {
+		panic(err)
+	}
+	for _, row := range c.Rows[:5] {
+		fmt.Printf("%s: %+.0f ns, %+.0f ns: %v\n", row.Leaf, row.Reps[0].DeltaNs(), row.Reps[1].DeltaNs(), row.Verdict)
+	}
+	// Output:
+	// bind: -25000 ns, -32000 ns: measure faster
+	// args: +0 ns, +0 ns: no change
+	// arena_build: +0 ns, +0 ns: no change
+	// runtime_init: +0 ns, +0 ns: no change
+	// host_orch: -40000 ns, -10000 ns: measure faster
 }

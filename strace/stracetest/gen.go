@@ -87,8 +87,32 @@ type Config struct {
 	// the first round, as the runtime's prewarm does: its run stays open
 	// until the end of the log, so a converter draws it last.
 	Prewarm bool
+	// Slower lengthens one device phase of every run, as a change that
+	// slows it down would (see Slower).
+	Slower Slower
+	// Start is the host time (ns) of the first round (0: 5 s); a later
+	// start is a run made later on the same host: its wall-clock anchors
+	// move with it.
+	Start int64
 	// Damage is how the log is damaged, as real logs are.
 	Damage
+}
+
+// Slower lengthens the device phase Phase of every run by Ns of device
+// time — one of the sequential phases preamble, config_validate,
+// arena_wire, sm_reset, orch (sched and graph_build end later with it) or
+// post_orch. The phase lasts Ns more in its device's counter cycles
+// (Ns·freq/1e9 of them, truncated: exact when Ns is a whole number of
+// cycles, as every multiple of 20 ns is at the generator's rates), so its
+// logged duration is exactly Ns longer; what follows it in the run comes
+// that much later on the device clock, which drifts from the host's: the
+// run's host spans end Ns·(1±drift) later. The draws from the seed are
+// those of the log without it: two logs of one seed, one with Slower,
+// differ by it only (with AnchorEvry, the anchors every AnchorEvry fall
+// among the runs differently and the draws after them differ).
+type Slower struct {
+	Phase string
+	Ns    int64
 }
 
 // Damage says how a generated log is damaged, as real logs are: torn,
@@ -501,6 +525,9 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) (err error
 		every = sparseAnchorEvry
 	}
 	t := int64(logStart)
+	if cfg.Start != 0 {
+		t = cfg.Start
+	}
 	if cfg.Prewarm {
 		for _, r := range ranks {
 			dur := 150_000_000 + g.rnd2.Int64N(60_000_000)
@@ -732,13 +759,20 @@ func (g *generator) chipRun(r *rank, inv uint64, hid uint64, round int, slot, st
 	cyc := func(ns int64) uint64 { return uint64(float64(ns) * float64(r.freq) / 1e9) }
 	type win = cycleWin
 	wallW := win{c0, 0}
+	slower := func(name string, w win) win {
+		if g.cfg.Slower.Phase == name {
+			w.e += cyc(g.cfg.Slower.Ns)
+		}
+		return w
+	}
 	pre := win{c0 + cyc(3_000+g.rnd.Int64N(5_000)), 0}
 	pre.e = pre.s + cyc(1_000_000+g.rnd.Int64N(2_000_000))
+	pre = slower("preamble", pre)
 	gb := win{pre.e, 0}
-	cv := win{gb.s, gb.s + cyc(2_000_000+g.rnd.Int64N(3_000_000))}
-	aw := win{cv.e, cv.e + cyc(2_000_000+g.rnd.Int64N(3_000_000))}
-	sm := win{aw.e, aw.e + cyc(2_000_000+g.rnd.Int64N(3_000_000))}
-	orch := win{sm.e, sm.e + cyc(8_000_000+g.rnd.Int64N(10_000_000))}
+	cv := slower("config_validate", win{gb.s, gb.s + cyc(2_000_000+g.rnd.Int64N(3_000_000))})
+	aw := slower("arena_wire", win{cv.e, cv.e + cyc(2_000_000+g.rnd.Int64N(3_000_000))})
+	sm := slower("sm_reset", win{aw.e, aw.e + cyc(2_000_000+g.rnd.Int64N(3_000_000))})
+	orch := slower("orch", win{sm.e, sm.e + cyc(8_000_000+g.rnd.Int64N(10_000_000))})
 	sched := win{orch.s + cyc(500), 0}
 	sched.e = orch.e + cyc(5_000_000+g.rnd.Int64N(10_000_000))
 	gb.e = sched.e + cyc(20_000)
@@ -755,6 +789,7 @@ func (g *generator) chipRun(r *rank, inv uint64, hid uint64, round int, slot, st
 	}
 	post := win{gb.e + cyc(5_000), 0}
 	post.e = post.s + cyc(500_000+g.rnd.Int64N(1_000_000))
+	post = slower("post_orch", post)
 	wallW.e = post.e + cyc(2_000)
 	slot0 := win{orch.s + cyc(1_000), orch.s + cyc(1_000+4_000_000+g.rnd.Int64N(4_000_000))}
 	devEnd := r.hostAt(wallW.e)
