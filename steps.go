@@ -2,6 +2,7 @@ package phasetrace
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/phasetrace/phasetrace/reduce/analysis"
 	"github.com/phasetrace/phasetrace/strace"
@@ -59,9 +60,10 @@ func (o *stepObserver) begin(b *invBuf) {
 	}
 }
 
-// segmentSpan adds a chip.run.bind.<segment> span drawn, seg its segment.
+// segmentSpan adds a chip.run.bind.<segment> span drawn, seg its
+// segment (one word: a known segment or another; not a deeper span).
 func (o *stepObserver) segmentSpan(seg string, s *heldSpan) {
-	if o == nil || !strace.IsBindSegment(seg) {
+	if o == nil || strings.Contains(seg, ".") {
 		return
 	}
 	g := analysis.StepSegment{Segment: seg, Source: analysis.FromSpan, Start: s.TS, Dur: s.Dur}

@@ -109,15 +109,16 @@ type SlowCallable struct {
 	Role strace.Role
 	// Runs counts its runs, Cold the cold ones among them.
 	Runs, Cold int
-	// Median is its warm runs' median chip.run (ns), 0 without warm runs.
-	Median  int64
+	// Median is its warm runs' median chip.run (ns); empty without warm
+	// runs.
+	Median  NullInt
 	Slowest []SlowRun
 }
 
 // SlowRun is a slow run and where its time went.
 type SlowRun struct {
-	Step   Step  // its row of the steps table (without Binds)
-	Excess int64 // chip.run minus the callable's median
+	Step   Step    // its row of the steps table (without Binds)
+	Excess NullInt // chip.run minus the callable's median, where it has one
 	// Stages are the stages that took longer than their median, the
 	// largest excess first.
 	Stages []StageExcess
@@ -160,9 +161,12 @@ func (c *slowCall) result(role strace.Role) SlowCallable {
 			meds[i] = Int(m.Lo + (m.Hi-m.Lo)/2)
 		}
 	}
-	r := SlowCallable{Hid: c.hid, Role: role, Runs: c.runs, Cold: c.cold, Median: meds[0].Int}
+	r := SlowCallable{Hid: c.hid, Role: role, Runs: c.runs, Cold: c.cold, Median: meds[0]}
 	for _, s := range c.slowest {
-		run := SlowRun{Step: s, Excess: s.ChipRun - meds[0].Int}
+		run := SlowRun{Step: s}
+		if meds[0].Valid {
+			run.Excess = Int(s.ChipRun - meds[0].Int)
+		}
 		for i, p := range slowParts {
 			v, m := p.get(&s), meds[1+i]
 			if v.Valid && m.Valid && v.Int > m.Int {
@@ -197,7 +201,7 @@ func WriteSlow(w io.Writer, calls []SlowCallable, withPart bool) error {
 			ew.printf("%s %x: %d run%s, all cold: no warm median\n", c.Role, c.Hid, c.Runs, plural(c.Runs))
 		} else {
 			ew.printf("%s %x: %d run%s (%d cold), median chip.run %s µs over the warm runs\n",
-				c.Role, c.Hid, c.Runs, plural(c.Runs), c.Cold, fmtUS(c.Median, false))
+				c.Role, c.Hid, c.Runs, plural(c.Runs), c.Cold, fmtUS(c.Median.Int, false))
 		}
 		if len(c.Slowest) == 0 {
 			ew.println("  no warm run to rank (-cold ranks the cold ones)")
@@ -226,7 +230,11 @@ func slowLine(r *SlowRun, withPart bool) string {
 	if withPart {
 		line += fmt.Sprintf("  %-22s", s.Part)
 	}
-	line += fmt.Sprintf("  %12s  %11s  ", fmtUS(s.ChipRun, false), fmtUS(r.Excess, true))
+	excess := "-"
+	if r.Excess.Valid {
+		excess = fmtUS(r.Excess.Int, true)
+	}
+	line += fmt.Sprintf("  %12s  %11s  ", fmtUS(s.ChipRun, false), excess)
 	for i, st := range r.Stages {
 		if i == maxStagesShown {
 			break
