@@ -1,7 +1,8 @@
 // Package analysis computes the timing tables the runtime's users read from
 // a log of [STRACE] spans: the per-callable TPOT table, the per-round table,
 // the median span tree, the native-overlap proof, the bind-segment
-// statistics and the interleaved comparison of two runs.
+// statistics, the interleaved comparison of two runs, and the steps table
+// of every run with each callable's slowest runs explained.
 //
 // # Reading a log
 //
