@@ -87,6 +87,7 @@ func (d *runDrawer) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 				args = append(args, perfetto.Int("os_tid", r.Tid))
 			}
 			d.drawDerived(t, perfetto.Slice{Name: name, Category: categoryBind, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args}, d.led.pos(p.Pos), otherHostPhase)
+			d.steps.segmentPass(&r)
 		}
 	}
 }
@@ -131,6 +132,7 @@ func (d *runDrawer) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 			args = append(args, perfetto.String("source", l.rec.Source))
 		}
 		d.drawDerived(lane, perfetto.Slice{Name: d.segmentName(l.rec.Phase), Category: categoryBind, TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, otherBindPhase)
+		d.steps.segmentLine(&l.rec)
 		d.recycle(&l)
 	}
 	clear(d.bindLines[len(kept):])

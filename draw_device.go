@@ -11,6 +11,7 @@ import (
 
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/reduce/analysis"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -43,6 +44,9 @@ type deviceDrawer struct {
 	devSpans []reduce.DeviceSpan
 	lanes    []string
 	placed   reduce.Placement
+	// bound is the widest bound_ns of the last run's device slices drawn
+	// (valid when some was drawn with one), for the steps table.
+	bound analysis.NullInt
 }
 
 func (dv *deviceDrawer) buildPlacer(scan *scanResult, cal []loadedCalibration) {
@@ -172,6 +176,7 @@ func (dv *deviceDrawer) deviceSummary(d reduce.Domain) *DeviceSummary {
 // device places one run's device spans on the host timeline and draws them
 // on the device's tracks under the run's process.
 func (dv *deviceDrawer) run(k invKey, root, runner *heldSpan, spans []heldSpan, wall *reduce.DeviceWindow) {
+	dv.bound = analysis.NullInt{}
 	if len(spans) == 0 {
 		return
 	}
@@ -408,6 +413,7 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		}
 		if onAxis {
 			widest = max(widest, bound)
+			dv.bound = analysis.Int(widest)
 		}
 		c := deviceCount{ds: ds, at: s.at, ts: ts, dur: dur, bound: bound, method: pl.Method, onAxis: onAxis,
 			wallBound: s.Name == strace.SpanDeviceWall && run.Wall == nil, causes: pl.Causes, generic: generic, wallWhy: wallWhy}

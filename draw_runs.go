@@ -248,8 +248,9 @@ type runDrawer struct {
 	logThreads             map[uint64]string // "0x" + hex of log-prefix thread handles
 	segNames               map[string]string // chip.run.bind.<phase> by phase
 
-	counters *counterSet // each run's root duration
-	links    *runLinks   // the run's key and its runner_run → device_wall arrow
+	counters *counterSet   // each run's root duration
+	links    *runLinks     // the run's key and its runner_run → device_wall arrow
+	steps    *stepObserver // WithSteps; nil without
 }
 
 // partKey is the start a run goes by in a split trace: that of the
@@ -385,6 +386,7 @@ func (d *runDrawer) run(b *invBuf) {
 	}
 
 	cold := d.coldRun(root)
+	d.steps.begin(b)
 	var rootLane perfetto.Track
 	for i := range b.host {
 		s := &b.host[i]
@@ -400,6 +402,7 @@ func (d *runDrawer) run(b *invBuf) {
 		}
 		if isSeg {
 			drawnSegments.add(seg)
+			d.steps.segmentSpan(seg, s)
 		}
 		extra := append(d.extra[:0], d.links.key) // every slice of the run carries its key
 		d.extra = extra
@@ -448,6 +451,7 @@ func (d *runDrawer) run(b *invBuf) {
 		d.runAnomalies(root, bind, cold)
 	}
 	d.device.run(b.key, root, runner, b.dev, b.wall)
+	d.steps.end(d, cold)
 	d.closeRunArrow()
 	if d.led.sum.Spans.Drawn > drawn {
 		d.led.sum.Invocations++

@@ -117,6 +117,9 @@ func newConverter(opts []Option) *converter {
 	links := &runLinks{}
 	c.deviceDrawer = &deviceDrawer{canvas: cv, placement: cfg.placement, counters: c.counters, links: links}
 	c.runDrawer = &runDrawer{canvas: cv, device: c.deviceDrawer, flows: &c.flows, counters: c.counters, links: links}
+	if cfg.steps != nil {
+		c.runDrawer.steps = newStepObserver(cfg.steps)
+	}
 	c.runs = runCollector{maxPending: cfg.maxPending, done: c.runDrawer.run}
 	c.window = newSpanWindow(c.runs.repay)
 	c.flows = flowWindow{

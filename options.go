@@ -12,6 +12,7 @@ import (
 
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
+	"github.com/phasetrace/phasetrace/reduce/analysis"
 )
 
 // Defaults of the converter's options.
@@ -47,6 +48,7 @@ type config struct {
 	progress    func(read int64)
 	window      *Window
 	split       *split
+	steps       func(*analysis.Step) // WithSteps
 
 	// Remote workers (remote.go).
 	transport     Transport

@@ -8,13 +8,18 @@
 //	go run ./examples/stracestat overlap [-require-hidden] [-strict] LOG...
 //	go run ./examples/stracestat bind [-ranks N | -rounds N] [-keep-first] [-records FILE] [-strict] LOG...
 //	go run ./examples/stracestat compare [-ranks N | -rounds N] [-keep-first] [-strict] BASE MEASURE [BASE MEASURE ...]
+//	go run ./examples/stracestat steps [-format text|csv|json|parquet] [-table steps|binds] [-o FILE] LOG...
+//	go run ./examples/stracestat slow [-top N] [-split N] [-cold] LOG...
 //	go run ./examples/stracestat -version
 //
 // Several tables can come from one read of the logs: give the commands
 // joined by commas ("stracestat tpot,rounds,tree run.log"); the tables are
 // printed in that order, each as its command alone prints it, and the
-// flags are those of every command named. compare stands alone. Every
-// command streams the logs in memory that does not hold the spans (see
+// flags are those of every command named. compare, steps and slow stand
+// alone. steps (a row per run) and slow (each callable's slowest runs and
+// where their time went) convert the logs as strace2perfetto does, to no
+// trace, and take the rows the conversion hands over (phasetrace.WithSteps).
+// Every command streams the logs in memory that does not hold the spans (see
 // the analysis package).
 //
 // Flags may come before, between or after the logs; -- ends the flags.
@@ -112,6 +117,8 @@ commands:
   overlap   prove bind(N+1) overlaps runner_run(N) and runner_run(N+1) follows claim_release(N)
   bind      bind-segment statistics (control plane = min of per-bind sums)
   compare   interleaved comparison: BASE MEASURE [BASE MEASURE ...]
+  steps     one row per run: host times, device phases, bound, cold (text, csv, json, parquet)
+  slow      per callable the slowest runs and the stages that took the excess
 
 Commands joined by commas (tpot,rounds,tree) print several tables from one
 read of the logs. LOG may be gzip-compressed; "-" is standard input, read
@@ -182,6 +189,9 @@ func main() {
 
 // run is the whole command, with its streams, returning the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && runsCommands[args[0]].args != "" {
+		return runRuns(args, stdin, stdout, stderr)
+	}
 	cfg, code := parse(args, stdout, stderr)
 	if cfg == nil {
 		return code
@@ -363,6 +373,10 @@ func parse(args []string, stdout, stderr io.Writer) (*config, int) {
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		if len(args) == 2 {
+			if runsCommands[args[1]].args != "" {
+				runRuns([]string{args[1], "-h"}, nil, stdout, stderr)
+				return nil, exitOK
+			}
 			if _, ok := commands[args[1]]; ok {
 				return parse([]string{args[1], "-h"}, stdout, stderr)
 			}

@@ -1,7 +1,8 @@
 // Package analysis computes the timing tables the runtime's users read from
 // a log of [STRACE] spans: the per-callable TPOT table, the per-round table,
 // the median span tree, the native-overlap proof, the bind-segment
-// statistics and the interleaved comparison of two runs.
+// statistics, the interleaved comparison of two runs, and the steps table
+// of every run with each callable's slowest runs explained.
 //
 // # Reading a log
 //
@@ -117,6 +118,24 @@
 //     its stamps, keeping one repetition's spans at 8 bytes each) and the
 //     delta measure − base, with a verdict per phase under the rule above.
 //     [WritePhaseComparison].
+//
+// # The runs
+//
+// The steps table has one row per run ([Step]: the spans of a (pid, inv)
+// whose root is a chip.run), the binds table one per bind segment of a run
+// ([StepSegment]); [StepColumns] and [BindColumns] document their columns.
+// A [Steps] computes a run's row from its spans as the run completes,
+// keeping only the end of each lane's last run (for the gap); the
+// converter hands each drawn run's row, with what it decides filled in
+// (the run's number, cold, the widest bound, wall time, the part), through
+// phasetrace.WithSteps. A [StepWriter] writes the rows as text, CSV, JSON
+// Lines or Parquet, row by row. [Slow] ranks each callable's runs against
+// its warm medians and names the stages that took the excess; it keeps
+// the warm runs' durations its medians need (about 100 bytes a run).
+//
+// The same tables come from a trace through the Perfetto SQL package in
+// sql/phasetrace (trace_processor_shell --add-sql-package): its modules
+// read the run and full_name arguments every slice of a run carries.
 //
 // The renderers reproduce the reference's float arithmetic: a value is
 // float64(ns)/1000, sums run left to right as Python's sum() does before

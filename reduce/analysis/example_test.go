@@ -228,3 +228,34 @@ func ExampleComparePhases() {
 	// runtime_init: +0 ns, +0 ns: no change
 	// host_orch: -40000 ns, -10000 ns: measure faster
 }
+
+// A row of the steps table, written as CSV (FormatParquet writes the same
+// columns for DuckDB). Rows come from phasetrace.WithSteps, or from a
+// Steps fed a run's spans. (These two runs of one thread overlap: a
+// negative gap.)
+func ExampleNewStepWriter() {
+	st := analysis.NewSteps()
+	st.Begin()
+	log, err := analysis.ReadLog(strings.NewReader(hbgLog))
+	if err != nil {
+		panic(err)
+	}
+	w := analysis.NewStepWriter(os.Stdout, analysis.TableSteps, analysis.FormatCSV)
+	for i := range log.Spans {
+		st.Span(&log.Spans[i])
+		if log.Spans[i].Depth == 0 { // a run's root comes last
+			if row, ok := st.End(); ok {
+				row.Run = int64(i/2 + 1)
+				_ = w.Write(row)
+			}
+			st.Begin()
+		}
+	}
+	if err := w.Close(); err != nil {
+		panic(err)
+	}
+	// Output:
+	// run,pid,tid,slot,dev,hid,inv,start_ns,wall_ns,chip_run_ns,bind_ns,prep_ns,gap_ns,device_wall_ns,preamble_ns,so_load_ns,graph_build_ns,post_orch_ns,orch_ns,sched_ns,config_validate_ns,arena_wire_ns,sm_reset_ns,effective_ns,bound_ns,cold
+	// 1,1,1,,,abc,1,100,,100000,,,,20000,,,,,,,,,,,,false
+	// 2,1,1,,,abc,2,300,,120000,,,-99800,24000,,,,,,,,,,,,false
+}
