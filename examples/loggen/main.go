@@ -158,6 +158,9 @@ Writes a realistic runtime log (about -size bytes, 100MB by default) to
 FILE or standard output, to try strace2perfetto, stracestat and pftrace
 on. The same flags always give the same bytes. An existing FILE is
 refused without -f. Sizes: 100MB, 1GB, 512KiB, plain bytes (powers of 1024).
+A log is whole rounds: a -size below the first round is refused. Time and
+memory stay bounded: -ranks 2 to 64, -anchors 10ms or more, -remote up to
+64 machines and 64MB, a damaged .gz up to 512MB.
 
 -remote N writes FILE, the dispatching host's log, and STEM.remote1.log
 ... STEM.remoteN.log, and prints the strace2perfetto command for them.
@@ -253,10 +256,10 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 		cfg.size = n
 		return err
 	})
-	fs.IntVar(&cfg.ranks, "ranks", cfg.ranks, "chip ranks, at least 2")
+	fs.IntVar(&cfg.ranks, "ranks", cfg.ranks, "chip ranks, 2 to 64")
 	fs.Uint64Var(&cfg.seed, "seed", def.Seed, "the seed everything is drawn from")
 	cfg.anchors = time.Duration(def.AnchorEvry)
-	fs.Func("anchors", "host time between device clock anchors, such as 100ms (0: none), or launch: one before every run (default 100ms)", func(v string) error {
+	fs.Func("anchors", "host time between device clock anchors, 10ms or more, such as 100ms (0: none), or launch: one before every run (default 100ms)", func(v string) error {
 		if v == "launch" {
 			cfg.anchors, cfg.perLaunch = 0, true
 			return nil
@@ -272,7 +275,7 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 	fs.Float64Var(&cfg.rate.WanderPPM, "rate-wander", 0, "every counter's rate wandering along a sine of ±`PPM` around its drift")
 	fs.Func("rate-wander-period", "the wander's period (default 60s)", durationNs(&cfg.rate.WanderPeriod))
 	fs.BoolVar(&cfg.pipelined, "pipelined", def.Pipelined, "rank 0 binds run N+1 while run N is on the device")
-	fs.IntVar(&cfg.remote, "remote", 0, "write a dispatching host's log and the logs of `N` remote machines")
+	fs.IntVar(&cfg.remote, "remote", 0, "write a dispatching host's log and the logs of `N` remote machines (1 to 64; -size at most 64MB)")
 	fs.Func("damage", "damage the log as real logs are damaged: `KIND`, see above", func(v string) error {
 		for _, name := range strings.Split(v, ",") {
 			i := indexDamage(name)
