@@ -117,8 +117,11 @@
 //
 // A regular file (or a symbolic link to one) is written to a hidden file
 // beside it and renamed into place only when the trace is complete, so a
-// failed or interrupted conversion leaves an earlier file as it was.
-// Anything else — a character device such as /dev/null, a FIFO,
+// failed or interrupted conversion leaves an earlier file as it was. All
+// outputs or none: the -summary-json file is written whole (to its own
+// hidden file, or to standard output) before the parts, the trace and it
+// are renamed into place, so a summary that cannot be written (a full
+// disk) leaves no trace behind. Anything else — a character device such as /dev/null, a FIFO,
 // /dev/stdout — is written in place, never replaced. An output or summary
 // file that is one of the files read (a LOG, -records, -calibration, or the
 // file standard input is when a log is read from it) is refused before
@@ -153,10 +156,10 @@
 //
 //	0  a trace was written; the summary says what was repaired or dropped
 //	1  failure: an input cannot be read or holds no record, the output or
-//	   the summary file cannot be written, the conversion failed or was
-//	   interrupted (a trace already in place is kept when only -summary-json
-//	   failed, or a stale part could not be removed), the -open port is
-//	   busy (the trace is kept)
+//	   the summary file cannot be written (all outputs or none: neither is
+//	   left), the conversion failed or was interrupted, a stale part could
+//	   not be removed (the trace is kept), the -open port is busy (the trace
+//	   is kept)
 //	2  usage error: an unknown flag, a bad flag value, - given twice, an output
 //	   that is one of the inputs, -open or -split without a regular output
 //	   file, an input named like a part of the -split output; nothing was
@@ -567,6 +570,13 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 		return c.fail(exitFail, err)
 	}
 	defer dst.abort()
+	var sumDst *output // the -summary-json file, put in place with the trace
+	if cfg.summaryJSON != "" {
+		if sumDst, err = openOutput(cfg.summaryJSON, c.stdout); err != nil {
+			return c.fail(exitFail, fmt.Errorf("-summary-json: %w; no trace written", err))
+		}
+		defer sumDst.abort()
+	}
 	inputs, removeCopies, err := c.inputs(ctx, cfg, read)
 	if err != nil {
 		return c.fail(exitFail, interrupted(ctx, err))
@@ -590,13 +600,26 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 		err = ctx.Err() // interrupted after the last read: keep nothing
 	}
 	noRecords := err == nil && empty(sum)
+	if err == nil && !noRecords && sumDst != nil {
+		// Written whole before anything is put in place: all outputs or
+		// none.
+		if err = writeSummary(sumDst, sum); err != nil {
+			err = fmt.Errorf("-summary-json: %w; no trace written", err)
+		}
+	}
 	if err == nil && !noRecords && split != nil {
 		err = split.commit() // the parts before the overview that names them
 	}
 	if err == nil && !noRecords {
 		err = dst.commit()
 	}
+	if err == nil && !noRecords && sumDst != nil {
+		err = sumDst.commit()
+	}
 	dst.abort() // no records: nothing is left behind
+	if sumDst != nil {
+		sumDst.abort()
+	}
 	var stale []string
 	var staleErr error
 	if err == nil && !noRecords && split != nil {
@@ -640,11 +663,6 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 	}
 	if staleErr != nil {
 		code = c.fail(exitFail, fmt.Errorf("%w; the trace is written: %s", staleErr, out))
-	}
-	if cfg.summaryJSON != "" && ctx.Err() == nil {
-		if err := writeSummary(cfg.summaryJSON, c.stdout, sum); err != nil {
-			code = c.fail(exitFail, fmt.Errorf("-summary-json: %w", err))
-		}
 	}
 	if code == exitOK && cfg.strict && !sum.Clean() {
 		if !cfg.quiet {
@@ -810,21 +828,23 @@ func (c *command) files(ctx context.Context, paths []string, read []namedFile) (
 	return inputs, remove, nil
 }
 
-// writeSummary writes the summary as JSON to path ("-": stdout).
-func writeSummary(path string, stdout io.Writer, sum *phasetrace.Summary) error {
+// writeSummary writes the summary as JSON to dst and closes its file,
+// which commit then puts in place: what can fail, a full disk, fails
+// before any output is in place.
+func writeSummary(dst *output, sum *phasetrace.Summary) error {
 	b, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
 		return err
 	}
-	dst, err := openOutput(path, stdout)
-	if err != nil {
-		return err
-	}
-	defer dst.abort()
 	if _, err := dst.Write(append(b, '\n')); err != nil {
 		return err
 	}
-	return dst.commit()
+	if dst.f != nil {
+		if err := dst.closeFile(); err != nil {
+			return fmt.Errorf("%s: %w", dst.name, cause(err))
+		}
+	}
+	return nil
 }
 
 // outputName is the log's name with .pftrace instead of its extension(s).
