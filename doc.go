@@ -110,7 +110,9 @@
 //     wall-clock anchors, the largest set that agrees to within a second is
 //     the trace's wall clock, and the others (and any before 1970) are set
 //     aside; a remote machine whose wall-clock anchor would move its spans
-//     outside the trace's time range is drawn at its own times, its slices
+//     further than two machines' clocks can be apart (either log's spans
+//     before the other's clock started, one rule back and forward) is
+//     drawn at its own times, its slices
 //     marked host_placement=unplaced with a host_placement_reason, and
 //     counted in its HostSummary.
 //     A device anchor joined to the next record on its line whose dev_freq
