@@ -185,10 +185,18 @@ func WithWindowOf(w Window) Option { return func(c *config) { c.window = &w } }
 // ErrWindowSyntax is wrapped by the errors of ParseWindow.
 var ErrWindowSyntax = errors.New("phasetrace: bad window")
 
+// ErrWindowEmpty is wrapped, with ErrWindowSyntax, by ParseWindow's error
+// for a window whose end is not after its start when both count alike
+// (both ns, or both after the first slice): "2s:1s", "5s:5s". A window
+// whose bounds count differently ("-5:1m") is resolved against the first
+// slice; empty there, it draws no slice.
+var ErrWindowEmpty = errors.New("empty: its end is not after its start")
+
 // ParseWindow reads a window written "A:B": each of A and B is a trace time
 // in ns (an integer: "1200000000") or a duration after the first slice in
 // Go's syntax ("12.5s", "500ms", "1m2s"); either may be empty, leaving the
-// window open on that side (":14s", "12s:").
+// window open on that side (":14s", "12s:"). A window that holds no time
+// ("2s:1s", "5s:5s") is an error wrapping ErrWindowEmpty.
 func ParseWindow(s string) (Window, error) {
 	a, b, ok := strings.Cut(s, ":")
 	if !ok {
@@ -201,6 +209,9 @@ func ParseWindow(s string) (Window, error) {
 	}
 	if w.End, w.EndFromFirst, w.NoEnd, err = parseBound(b); err != nil {
 		return Window{}, fmt.Errorf("%w %q: end: %v", ErrWindowSyntax, s, err)
+	}
+	if !w.NoStart && !w.NoEnd && w.StartFromFirst == w.EndFromFirst && w.End <= w.Start {
+		return Window{}, fmt.Errorf("%w %q: %w", ErrWindowSyntax, s, ErrWindowEmpty)
 	}
 	return w, nil
 }

@@ -68,7 +68,9 @@
 // is a trace time in ns (an integer, as the trace's timestamps) or a
 // duration after the first slice in Go's syntax (12.5s, 500ms, 1m2s);
 // either may be empty, leaving the window open on that side (-window :14s,
-// -window 12s:). The first slice is the earliest start of a host span the
+// -window 12s:); a window that holds no time, its end not after its start
+// in the same unit (2s:1s, 5s:5s), is a usage error. The first slice is
+// the earliest start of a host span the
 // first pass reads (every depth-0, node. and ext. span) of the logs on
 // the trace's own axis (phasetrace.Window). The logs are read whole — every
 // clock anchor and run places the slices as without -window — and the
@@ -414,6 +416,9 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 	fs.BoolVar(&cfg.mpi, "mpi", false, "remote workers' frames went over MPI: a remote run is only known to follow its network1.dispatch's start (default: a socket, after its end)")
 	fs.Func("window", "draw only the slices that meet `A:B`: each a trace time in ns or a duration after the first slice (12.5s, 500ms); either may be empty (:14s, 12s:)", func(v string) error {
 		w, err := phasetrace.ParseWindow(v)
+		if errors.Is(err, phasetrace.ErrWindowEmpty) {
+			return errors.New("the window is empty: want its end after its start")
+		}
 		if err != nil {
 			return errors.New("want A:B, each a trace time in ns (an integer), a duration after the first slice (12.5s, 500ms) or empty")
 		}
