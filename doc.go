@@ -203,8 +203,9 @@
 // processor needs some 20 times the trace's size in memory. Find the moment
 // first, then look at it in detail:
 //
-//   - WithSplit writes the conversion as parts of at most N slices, each a
-//     trace of its own holding whole invocations, and an overview with one
+//   - WithSplit writes the conversion as parts of at most N slices (a run
+//     larger than that in a part of its own), each a trace of its own
+//     holding whole invocations, and an overview with one
 //     slice per invocation naming the part that holds it, the counters and
 //     a track of the parts. The parts' slices add up to the whole trace's.
 //   - WithWindow draws exactly the whole trace's slices that meet a

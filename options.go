@@ -270,7 +270,8 @@ func (w Window) resolve(first int64) (start, end int64) {
 // writes such a conversion as parts the UI can load one at a time, and an
 // overview to find the part to load.
 
-// WithSplit writes the trace as parts of at most maxSlices slices each, and
+// WithSplit writes the trace as parts of at most maxSlices slices each (a
+// run larger than that gets a part of its own, see below), and
 // writes to Convert's (or NewBuilder's) io.Writer the overview instead of
 // the whole trace. open is called for each part as the conversion begins
 // it, numbered from 1, and returns where the part is written and the name

@@ -22,7 +22,7 @@
 //	-summary-json FILE         the conversion summary, machine-readable; - is standard output
 //	-compress N                deflate the trace at zlib level N, 1 (fastest) to 9 (smallest); 0: off (default 6)
 //	-window A:B                draw only the slices that meet [A, B): see Windows below
-//	-split N                   write the trace as parts of at most N slices each and an overview: see Big logs below
+//	-split N                   write the trace as parts of at most N slices each (a run larger than that in a part of its own) and an overview: see Big logs below
 //	-max-rate-error PPM        the largest rate error of a device counter against the host clock placement assumes (default 100)
 //	-rate-stability PPM        how far placement lets a counter's rate move within -rate-horizon (default 10): see Clocks below
 //	-rate-horizon DUR          the host time -rate-stability holds over (default 2s)
@@ -86,9 +86,11 @@
 // A log of a few GB makes a trace the UI cannot load (its trace processor
 // needs some 20 times the trace's size in memory). To look at one stretch
 // of it, -window A:B draws that stretch only; to keep all of it, -split N
-// writes the conversion as parts of at most N slices each, every part a
-// trace of its own the UI loads alone, and an overview to find the part
-// to load (phasetrace.WithSplit):
+// writes the conversion as parts of at most N slices each (a run larger
+// than that, with the hand-off that launched it, gets a part of its own:
+// -split 1 gives a part per run), every part a trace of its own the UI
+// loads alone, and an overview to find the part to load
+// (phasetrace.WithSplit):
 //
 //	strace2perfetto -split 2000000 -o run.pftrace run.log
 //
@@ -230,8 +232,8 @@ whole: A and B are trace times in ns (integers) or durations after the
 first slice (12.5s:14s, 500ms:1.2s); either may be empty (:14s, 12s:).
 Spans outside the window are counted, not lost (-strict ignores them).
 
--split N writes the trace as parts of at most N slices each, each a
-trace the UI can load alone (run.part001.pftrace, ... beside the -o file),
+-split N writes the trace as parts of at most N slices each (a run
+larger than that in a part of its own), each a trace the UI can load alone (run.part001.pftrace, ... beside the -o file),
 and to the -o file an overview: a slice per invocation naming its part,
 and a parts track. Open the overview, then the part you need with
 go run ./examples/pftrace open run.part003.pftrace. For one stretch of a
@@ -425,7 +427,7 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 		cfg.window = &w
 		return nil
 	})
-	fs.Func("split", "write the trace as parts of at most `N` slices each (run.part001.pftrace, ... beside the -o file) and to the -o file an overview that names the part of each invocation", func(v string) error {
+	fs.Func("split", "write the trace as parts of at most `N` slices each, a run larger than that in a part of its own (run.part001.pftrace, ... beside the -o file) and to the -o file an overview that names the part of each invocation", func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			return errors.New("want a number of slices, 1 or more")
