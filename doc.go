@@ -225,16 +225,16 @@
 //
 // Convert reads each log twice, streaming (a log cut into several
 // captures three times: once to sketch them), and its memory does not grow
-// with the log, nor with a host_phase_records artifact (WithPhaseRecords),
-// which it reads twice too: the second time through a window of at most
-// 8192 passes. Before a run is drawn, the artifact is read through its pass
-// f+4096 (passes counted from 0 in the order written), f being the furthest
-// pass an earlier run took (-1 before any), and the run takes the passes of
-// its (pid, inv) among the last 8192 passes read: those from 4095 before
-// to 4096 after the furthest taken. The runtime writes a pass as its bind
-// ends, so in about the order runs are drawn, and each finds its own; a
-// pass that leaves the window untaken, or that no run took at the end, is
-// counted under ReasonPassesWithoutBind. Its memory grows only with its
+// with the log, nor with a host_phase_records artifact's passes
+// (WithPhaseRecords), which it reads twice too: the first time noting
+// where each pass is (an index of 24 bytes a pass, sorted by pid and inv),
+// the second reading, as each run is drawn, the passes of its (pid, inv)
+// at their offsets, in whatever order the artifact was written. An input
+// that seeks (a file not compressed) reads on to a pass up to 1 MiB ahead
+// and seeks to any other; one that cannot (a .gz) reads on, keeping the
+// last 8192 passes it read past, and for a pass behind them reads again
+// from its start (time, not memory). A pass that no run took at the end
+// is counted under ReasonPassesWithoutBind. Its memory grows only with its
 // tracks (about 570 bytes a track with a run
 // of two spans, 1.7 KB with 16 such runs), its distinct strings, the
 // hand-offs

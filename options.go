@@ -63,15 +63,16 @@ type calibrationInput struct {
 // WithPhaseRecords adds a host_phase_records.jsonl artifact: its records are
 // drawn inside the chip.run.bind of their (pid, inv), and where they cover a
 // bind the log's own bind segments for it are not drawn a second time.
-// Convert reads it in each pass; in the second, through a window of at
-// most 8192 passes: before a run is drawn, the artifact is read through its
-// pass f+4096 (passes counted from 0 in the order written), f being the
-// furthest pass an earlier run took (-1 before any), and the run takes the
-// passes of its (pid, inv) among the last 8192 passes read. A pass that
-// leaves the window untaken, or that no run took once every run is drawn,
-// is counted under ReasonPassesWithoutBind. A Builder (NewBuilder) reads
-// the artifact whole and holds each pass until its run is drawn, as it
-// does those given to a Survey.
+// Convert reads it in each pass: the first notes where each pass is (24
+// bytes a pass), and the second reads, as each run is drawn, the passes of
+// its (pid, inv) where they are, in whatever order the artifact was
+// written (an input that cannot seek, a .gz, keeps the last 8192 passes it
+// read past, and reads again from its start for one behind them: time,
+// not memory). A pass that no run took once every run is drawn — its run
+// has no chip.run.bind, or is not in the logs — is counted under
+// ReasonPassesWithoutBind. A Builder (NewBuilder) reads the artifact whole
+// and holds each pass until its run is drawn, as it does those given to a
+// Survey.
 func WithPhaseRecords(in Input) Option {
 	return func(c *config) { c.records = append(c.records, in) }
 }
