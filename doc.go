@@ -113,7 +113,9 @@
 //     wall-clock anchors, the largest set that agrees to within a second is
 //     the trace's wall clock, and the others (and any before 1970) are set
 //     aside; a remote machine whose wall-clock anchor would move its spans
-//     outside the trace's time range is drawn at its own times, its slices
+//     further than two machines' clocks can be apart (either log's spans
+//     before the other's clock started, one rule back and forward) is
+//     drawn at its own times, its slices
 //     marked host_placement=unplaced with a host_placement_reason, and
 //     counted in its HostSummary.
 //     A device anchor joined to the next record on its line whose dev_freq
@@ -204,8 +206,9 @@
 // processor needs some 20 times the trace's size in memory. Find the moment
 // first, then look at it in detail:
 //
-//   - WithSplit writes the conversion as parts of at most N slices, each a
-//     trace of its own holding whole invocations, and an overview with one
+//   - WithSplit writes the conversion as parts of at most N slices (a run
+//     larger than that in a part of its own), each a trace of its own
+//     holding whole invocations, and an overview with one
 //     slice per invocation naming the part that holds it, the counters and
 //     a track of the parts. The parts' slices add up to the whole trace's.
 //   - WithWindow draws exactly the whole trace's slices that meet a
@@ -233,16 +236,16 @@
 //
 // Convert reads each log twice, streaming (a log cut into several
 // captures three times: once to sketch them), and its memory does not grow
-// with the log, nor with a host_phase_records artifact (WithPhaseRecords),
-// which it reads twice too: the second time through a window of at most
-// 8192 passes. Before a run is drawn, the artifact is read through its pass
-// f+4096 (passes counted from 0 in the order written), f being the furthest
-// pass an earlier run took (-1 before any), and the run takes the passes of
-// its (pid, inv) among the last 8192 passes read: those from 4095 before
-// to 4096 after the furthest taken. The runtime writes a pass as its bind
-// ends, so in about the order runs are drawn, and each finds its own; a
-// pass that leaves the window untaken, or that no run took at the end, is
-// counted under ReasonPassesWithoutBind. Its memory grows only with its
+// with the log, nor with a host_phase_records artifact's passes
+// (WithPhaseRecords), which it reads twice too: the first time noting
+// where each pass is (an index of 24 bytes a pass, sorted by pid and inv),
+// the second reading, as each run is drawn, the passes of its (pid, inv)
+// at their offsets, in whatever order the artifact was written. An input
+// that seeks (a file not compressed) reads on to a pass up to 1 MiB ahead
+// and seeks to any other; one that cannot (a .gz) reads on, keeping the
+// last 8192 passes it read past, and for a pass behind them reads again
+// from its start (time, not memory). A pass that no run took at the end
+// is counted under ReasonPassesWithoutBind. Its memory grows only with its
 // tracks (about 570 bytes a track with a run
 // of two spans, 1.7 KB with 16 such runs), its distinct strings, the
 // hand-offs

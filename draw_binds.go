@@ -202,8 +202,9 @@ func (d *runDrawer) drain() {
 		}
 	}
 	d.records = nil
-	for _, w := range d.windows {
-		w.drain(d)
+	if d.recordsErr == nil {
+		for _, x := range d.artifacts {
+			x.untaken(d.passWithoutBind)
+		}
 	}
-	d.windows = nil
 }

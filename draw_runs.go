@@ -228,12 +228,13 @@ type runDrawer struct {
 	device  *deviceDrawer
 	flows   *flowWindow
 	records map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
-	// windows read Convert's host_phase_records artifacts as runs are
-	// drawn (draw_records.go), windowPasses is a run's passes from them;
-	// recordsErr is the first error reading one.
-	windows      []*passWindow
-	windowPasses []strace.PhasePass
-	recordsErr   error
+	// artifacts are Convert's host_phase_records artifacts, read at the
+	// passes each run needs as it is drawn (draw_records.go);
+	// artifactPasses is a run's passes from them; recordsErr is the first
+	// error reading one.
+	artifacts      []*passIndex
+	artifactPasses []strace.PhasePass
+	recordsErr     error
 	// bindLines wait for the chip.run.bind that holds them; bindStores are
 	// the stores of bind lines drawn, for the next ones; recentBinds the
 	// keys of the last bind lines, for those given again close to their

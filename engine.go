@@ -93,9 +93,10 @@ type converter struct {
 	// otherwise.
 	cmp *comparePlan
 
-	// recordFiles are the host_phase_records artifacts the second pass
-	// reads (openRecords).
-	recordFiles []*CutReader
+	// passIndexes are where the passes of each host_phase_records
+	// artifact are, learned by the survey for the second pass
+	// (openRecords).
+	passIndexes []*passIndex
 
 	// about is what the trace says of itself (draw_about.go).
 	about about

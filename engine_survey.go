@@ -94,11 +94,12 @@ func (c *converter) compareCaptures(logs []Input) error {
 // With keep (a Builder), phase records are kept by (pid, inv) until their
 // run is drawn, and a pass whose run never comes is counted when the
 // conversion ends; without (Convert), the survey learns from each pass
-// (scanResult.phasePass) and lets it go: the second pass reads the
-// artifact again (openRecords).
+// (scanResult.phasePass), notes where it is (passIndex) and lets it go:
+// the second pass reads the passes a run needs again (openRecords).
 func (c *converter) loadArtifacts(keep bool) error {
 	for _, in := range c.cfg.records {
 		var st strace.PhaseRecordsStats
+		x := &passIndex{in: in}
 		cut, err := c.withInputCut(in, func(r io.Reader) error {
 			pr := strace.NewPhaseRecordsReader(r, strace.WithName(in.Name))
 			for {
@@ -113,6 +114,7 @@ func (c *converter) loadArtifacts(keep bool) error {
 					c.survey.PhasePass(p)
 				} else {
 					c.survey.scan.phasePass(&p)
+					x.addPass(&p)
 				}
 			}
 			st = pr.Stats()
@@ -120,6 +122,10 @@ func (c *converter) loadArtifacts(keep bool) error {
 		})
 		if err != nil {
 			return err
+		}
+		if !keep {
+			x.sort()
+			c.passIndexes = append(c.passIndexes, x)
 		}
 		c.sum.Artifacts = append(c.sum.Artifacts, ArtifactSummary{Name: in.Name, Kind: "host_phase_records", Items: st.Passes, Torn: st.Torn, Malformed: st.Malformed + st.LongLines, Cut: cut})
 	}

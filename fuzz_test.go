@@ -2,9 +2,12 @@ package phasetrace_test
 
 import (
 	"bytes"
+	"io"
 	"os"
+	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
@@ -51,6 +54,7 @@ func FuzzConvert(f *testing.F) {
 			t.Fatalf("Convert failed on data: %v", err)
 		}
 		wholeTrace(t, out.Bytes(), sum)
+		recordsInAnyOrder(t, log)
 
 		out.Reset()
 		sum, err = phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("fuzz.log", log), phasetrace.Bytes("again.log", log)})
@@ -74,6 +78,42 @@ func FuzzConvert(f *testing.F) {
 		}
 		wholeTrace(t, out.Bytes(), sum)
 	})
+}
+
+// recordsInAnyOrder converts log with a host_phase_records pass for each
+// of its binds, written in order, reversed, and reversed again through an
+// input that cannot seek: the order never changes the trace or the
+// account.
+func recordsInAnyOrder(t *testing.T, log []byte) {
+	lines := bindPassLines(log)
+	if len(lines) < 2 {
+		return
+	}
+	reversed := slices.Clone(lines)
+	slices.Reverse(reversed)
+	art := jsonl(reversed)
+	convert := func(in phasetrace.Input) ([]byte, *phasetrace.Summary) {
+		var out bytes.Buffer
+		sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("fuzz.log", log)}, phasetrace.WithPhaseRecords(in))
+		if err != nil {
+			t.Fatalf("Convert failed on data with records: %v", err)
+		}
+		return out.Bytes(), sum
+	}
+	want, wantSum := convert(phasetrace.Bytes("records.jsonl", jsonl(lines)))
+	wholeTrace(t, want, wantSum)
+	for _, in := range []phasetrace.Input{
+		phasetrace.Bytes("records.jsonl", art),
+		{Name: "records.jsonl", Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(art)), nil }},
+	} {
+		got, sum := convert(in)
+		if !bytes.Equal(got, want) {
+			t.Fatal("the records reversed change the trace")
+		}
+		if diff := cmp.Diff(wantSum.NotDrawn, sum.NotDrawn); diff != "" {
+			t.Fatalf("the records reversed change what is not drawn (-in order +reversed):\n%s", diff)
+		}
+	}
 }
 
 // FuzzConvertSplit converts arbitrary logs split into parts of a size the

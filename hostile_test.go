@@ -317,40 +317,13 @@ func hostileLogs() []hostileLog {
 					t.Errorf("%d device slices missing, %d kinds drawn against %d: want only the impossible one gone", missing, len(got), len(want))
 				}
 			}},
-		{"a remote machine's wall anchors all at 1e18, without the dispatching log", remoteLogs(1_000_000_000_000_000_000), nil,
-			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
-				if sum.Spans.Drawn != sum.Spans.Read {
-					t.Errorf("spans: %d read, %d drawn, not drawn %v: want every span drawn", sum.Spans.Read, sum.Spans.Drawn, sum.Spans.NotDrawn)
-				}
-				if len(sum.Hosts) != 2 {
-					t.Fatalf("machines %+v: want two", sum.Hosts)
-				}
-				h := sum.Hosts[1]
-				if h.Machine != "m2" || h.Method != "unplaced" || h.Drawn != sum.Inputs[1].Records["span"] || !strings.Contains(h.Note, "wall-clock anchor") {
-					t.Errorf("machine %+v: want m2 unplaced, every span of its log drawn, and why", h)
-				}
-				if n := sum.NotDrawn[phasetrace.ReasonWallOffAxis]; n != 2 || sum.WallAnchors != 2 {
-					t.Errorf("wall anchors written %d, not drawn %v: want m2's two set aside", sum.WallAnchors, sum.NotDrawn)
-				}
-				var m2 int64
-				for _, s := range tr.Slices {
-					if m, _ := argOf(s, "machine"); m != "m2" {
-						continue
-					}
-					m2++
-					p, _ := argOf(s, "host_placement")
-					why, _ := argOf(s, "host_placement_reason")
-					if p != "unplaced" || why == nil {
-						t.Fatalf("slice %s of m2 says host_placement=%v host_placement_reason=%v", s.Name, p, why)
-					}
-					if derived, _ := argOf(s, "derived"); derived == true {
-						m2-- // an Effective window: drawn, but no span of the log
-					}
-				}
-				if m2 != h.Drawn {
-					t.Errorf("%d slices of m2 in the trace, the summary says %d", m2, h.Drawn)
-				}
-			}},
+		// One rule both ways: an anchor that puts a machine's clock years
+		// back (its spans before the axis's zero) or years forward (the
+		// reference's spans before its zero, 9e18 being 228 years on) is
+		// set aside, and the machine drawn at its own times.
+		{"a remote machine's wall anchors all at 1e18, without the dispatching log", remoteLogs(1_000_000_000_000_000_000), nil, remoteWallSetAside},
+		{"a remote machine's wall anchors all at 9e18, without the dispatching log", remoteLogs(9_000_000_000_000_000_000), nil, remoteWallSetAside},
+		{"a remote machine's wall anchors all at 2.5e18 (in 2049), without the dispatching log", remoteLogs(2_500_000_000_000_000_000), nil, remoteWallSetAside},
 		{"a remote machine's wall anchors all at -2^63, without the dispatching log", remoteLogs(math.MinInt64), nil,
 			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 				if sum.Spans.Drawn != sum.Spans.Read || len(sum.Hosts) != 2 || sum.Hosts[1].Method != "unplaced" {
@@ -471,6 +444,43 @@ func lateRoot() string {
 	}
 	b.WriteString(spanLine(40_500_000_000, 4100, 4100, 100, 0, "chip.run", 500_000_000, 40_000_000_000, ""))
 	return b.String()
+}
+
+// remoteWallSetAside checks the logs of remoteLogs whose second machine's
+// wall-clock anchors are absurd: m2 unplaced, every span of its log drawn
+// and marked so, with why, and its two anchors set aside.
+func remoteWallSetAside(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
+	if sum.Spans.Drawn != sum.Spans.Read {
+		t.Errorf("spans: %d read, %d drawn, not drawn %v: want every span drawn", sum.Spans.Read, sum.Spans.Drawn, sum.Spans.NotDrawn)
+	}
+	if len(sum.Hosts) != 2 {
+		t.Fatalf("machines %+v: want two", sum.Hosts)
+	}
+	h := sum.Hosts[1]
+	if h.Machine != "m2" || h.Method != "unplaced" || h.Drawn != sum.Inputs[1].Records["span"] || !strings.Contains(h.Note, "wall-clock anchor") {
+		t.Errorf("machine %+v: want m2 unplaced, every span of its log drawn, and why", h)
+	}
+	if n := sum.NotDrawn[phasetrace.ReasonWallOffAxis]; n != 2 || sum.WallAnchors != 2 {
+		t.Errorf("wall anchors written %d, not drawn %v: want m2's two set aside", sum.WallAnchors, sum.NotDrawn)
+	}
+	var m2 int64
+	for _, s := range tr.Slices {
+		if m, _ := argOf(s, "machine"); m != "m2" {
+			continue
+		}
+		m2++
+		p, _ := argOf(s, "host_placement")
+		why, _ := argOf(s, "host_placement_reason")
+		if p != "unplaced" || why == nil {
+			t.Fatalf("slice %s of m2 says host_placement=%v host_placement_reason=%v", s.Name, p, why)
+		}
+		if derived, _ := argOf(s, "derived"); derived == true {
+			m2-- // an Effective window: drawn, but no span of the log
+		}
+	}
+	if m2 != h.Drawn {
+		t.Errorf("%d slices of m2 in the trace, the summary says %d", m2, h.Drawn)
+	}
 }
 
 // remoteLogs are the logs of two remote machines without the log of the

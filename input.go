@@ -49,9 +49,15 @@ func File(path string) Input {
 // Bytes is an input held in memory.
 func Bytes(name string, b []byte) Input {
 	return Input{Name: name, Open: func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(b)), nil
+		return bytesInput{bytes.NewReader(b)}, nil
 	}}
 }
+
+// bytesInput is a Bytes input opened: it can seek, as a file not
+// compressed can (see seekableInput).
+type bytesInput struct{ *bytes.Reader }
+
+func (bytesInput) Close() error { return nil }
 
 type bufferedFile struct {
 	*bufio.Reader
@@ -59,6 +65,22 @@ type bufferedFile struct {
 }
 
 func (b *bufferedFile) Close() error { return b.f.Close() }
+
+// Seek seeks the file and lets go of what was buffered.
+func (b *bufferedFile) Seek(offset int64, whence int) (int64, error) {
+	n, err := b.f.Seek(offset, whence)
+	b.Reader.Reset(b.f)
+	return n, err
+}
+
+// seekableInput: an opened input that can seek to a byte of its data —
+// a file not compressed (File) or bytes (Bytes) — is read at the passes of
+// a host_phase_records artifact a run needs, wherever they are
+// (passIndex). Compile-time checks:
+var (
+	_ io.Seeker = (*bufferedFile)(nil)
+	_ io.Seeker = bytesInput{}
+)
 
 type gzipFile struct {
 	*gzip.Reader

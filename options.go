@@ -69,15 +69,16 @@ type calibrationInput struct {
 // WithPhaseRecords adds a host_phase_records.jsonl artifact: its records are
 // drawn inside the chip.run.bind of their (pid, inv), and where they cover a
 // bind the log's own bind segments for it are not drawn a second time.
-// Convert reads it in each pass; in the second, through a window of at
-// most 8192 passes: before a run is drawn, the artifact is read through its
-// pass f+4096 (passes counted from 0 in the order written), f being the
-// furthest pass an earlier run took (-1 before any), and the run takes the
-// passes of its (pid, inv) among the last 8192 passes read. A pass that
-// leaves the window untaken, or that no run took once every run is drawn,
-// is counted under ReasonPassesWithoutBind. A Builder (NewBuilder) reads
-// the artifact whole and holds each pass until its run is drawn, as it
-// does those given to a Survey.
+// Convert reads it in each pass: the first notes where each pass is (24
+// bytes a pass), and the second reads, as each run is drawn, the passes of
+// its (pid, inv) where they are, in whatever order the artifact was
+// written (an input that cannot seek, a .gz, keeps the last 8192 passes it
+// read past, and reads again from its start for one behind them: time,
+// not memory). A pass that no run took once every run is drawn — its run
+// has no chip.run.bind, or is not in the logs — is counted under
+// ReasonPassesWithoutBind. A Builder (NewBuilder) reads the artifact whole
+// and holds each pass until its run is drawn, as it does those given to a
+// Survey.
 func WithPhaseRecords(in Input) Option {
 	return func(c *config) { c.records = append(c.records, in) }
 }
@@ -191,10 +192,18 @@ func WithWindowOf(w Window) Option { return func(c *config) { c.window = &w } }
 // ErrWindowSyntax is wrapped by the errors of ParseWindow.
 var ErrWindowSyntax = errors.New("phasetrace: bad window")
 
+// ErrWindowEmpty is wrapped, with ErrWindowSyntax, by ParseWindow's error
+// for a window whose end is not after its start when both count alike
+// (both ns, or both after the first slice): "2s:1s", "5s:5s". A window
+// whose bounds count differently ("-5:1m") is resolved against the first
+// slice; empty there, it draws no slice.
+var ErrWindowEmpty = errors.New("empty: its end is not after its start")
+
 // ParseWindow reads a window written "A:B": each of A and B is a trace time
 // in ns (an integer: "1200000000") or a duration after the first slice in
 // Go's syntax ("12.5s", "500ms", "1m2s"); either may be empty, leaving the
-// window open on that side (":14s", "12s:").
+// window open on that side (":14s", "12s:"). A window that holds no time
+// ("2s:1s", "5s:5s") is an error wrapping ErrWindowEmpty.
 func ParseWindow(s string) (Window, error) {
 	a, b, ok := strings.Cut(s, ":")
 	if !ok {
@@ -207,6 +216,9 @@ func ParseWindow(s string) (Window, error) {
 	}
 	if w.End, w.EndFromFirst, w.NoEnd, err = parseBound(b); err != nil {
 		return Window{}, fmt.Errorf("%w %q: end: %v", ErrWindowSyntax, s, err)
+	}
+	if !w.NoStart && !w.NoEnd && w.StartFromFirst == w.EndFromFirst && w.End <= w.Start {
+		return Window{}, fmt.Errorf("%w %q: %w", ErrWindowSyntax, s, ErrWindowEmpty)
 	}
 	return w, nil
 }
@@ -265,7 +277,8 @@ func (w Window) resolve(first int64) (start, end int64) {
 // writes such a conversion as parts the UI can load one at a time, and an
 // overview to find the part to load.
 
-// WithSplit writes the trace as parts of at most maxSlices slices each, and
+// WithSplit writes the trace as parts of at most maxSlices slices each (a
+// run larger than that gets a part of its own, see below), and
 // writes to Convert's (or NewBuilder's) io.Writer the overview instead of
 // the whole trace. open is called for each part as the conversion begins
 // it, numbered from 1, and returns where the part is written and the name

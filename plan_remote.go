@@ -20,7 +20,8 @@ type remoteHost struct {
 	sum     *HostSummary
 	pids    map[int32]bool // trace pids
 	// offAxis says why its wall-clock anchor was not used, when it would
-	// have moved its spans outside the trace's time range.
+	// have moved its spans further than two clocks can be apart
+	// (keepOnAxis).
 	offAxis string
 }
 
@@ -188,21 +189,35 @@ func logWords(name string) []string {
 }
 
 // keepOnAxis sets aside the wall-clock anchors of a machine when the
-// shift one of its logs' anchors makes would move that log's spans
-// outside the trace's time range: the anchor is wrong (a clock set years
-// off), not the spans. The machine is then drawn at its own times, its
-// slices marked unplaced with the reason.
+// shift one of its logs' anchors makes is more than two machines' clocks
+// can be apart: the anchor is wrong (a clock set years off), not the
+// spans. The machine is then drawn at its own times, its slices marked
+// unplaced with the reason.
+//
+// One rule both ways (axisShiftOK): a monotonic clock counts from its
+// machine's boot, and each machine was up while the other logged, so the
+// shift may put neither log's spans before the other's clock started —
+// the machine's spans before the axis's zero (a shift far back, such as a
+// wall_ns far before the reference's), nor the reference log's spans
+// before the machine's zero (a shift far forward, such as wall_ns=9e18).
 func (p *remotePlan) keepOnAxis(rs *remoteScan) {
 	if !p.hasRef {
 		return
+	}
+	refLo := int64(math.MaxInt64) // no span of the reference: no bound forward
+	if p.ref >= 0 {
+		if lo, _, ok := rs.extent(p.ref); ok {
+			refLo = lo
+		}
 	}
 	for _, h := range p.hosts {
 		if p.ref >= 0 && p.inputHost[p.ref] == h {
 			continue // its clock is the axis
 		}
 		for _, i := range h.inputs {
-			if shift := satSub(p.offsets[i], p.refOff); p.hasOffset[i] && !rs.fits(i, shift) {
-				h.offAxis = "its wall-clock anchor would move its spans by " + strconv.FormatInt(shift, 10) + " ns, outside the trace's time range"
+			if shift := satSub(p.offsets[i], p.refOff); p.hasOffset[i] && !axisShiftOK(rs, i, shift, refLo) {
+				h.offAxis = "its wall-clock anchor would move its spans by " + strconv.FormatInt(shift, 10) +
+					" ns, more than two machines' clocks can be apart (one log's spans before the other's clock started)"
 				for _, j := range h.inputs {
 					p.hasOffset[j] = false
 				}
@@ -210,6 +225,15 @@ func (p *remotePlan) keepOnAxis(rs *remoteScan) {
 			}
 		}
 	}
+}
+
+// axisShiftOK reports whether shift, added to log input's host times to
+// put them on the axis of a reference log whose earliest host span starts
+// at refLo, keeps both logs' spans after the other's clock started: the
+// log's spans at or after the axis's zero (and inside the int64 range),
+// and the reference's spans at or after the log's zero (refLo − shift ≥ 0).
+func axisShiftOK(rs *remoteScan, input int, shift, refLo int64) bool {
+	return rs.fits(input, shift) && shift <= refLo
 }
 
 // abs64 returns |v|, saturated at the int64 range.

@@ -451,16 +451,18 @@ func (s *Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "  flows %s: %d\n", k, s.Flows[k])
 	}
 	if wd := s.Window; wd != nil {
-		bound := func(v int64) string {
-			if v == math.MinInt64 || v == math.MaxInt64 {
+		// Open is math.MinInt64 at the start, math.MaxInt64 at the end:
+		// a start at math.MaxInt64 is a time.
+		bound := func(v, open int64) string {
+			if v == open {
 				return "open"
 			}
 			return itoa(v)
 		}
-		fmt.Fprintf(&b, "  window [%s, %s) ns, the first slice at %d ns: %s outside it\n", bound(wd.Start), bound(wd.End), wd.FirstSlice, count(s.Spans.NotDrawn[ReasonOutsideWindow], "span"))
+		fmt.Fprintf(&b, "  window [%s, %s) ns, the first slice at %d ns: %s outside it\n", bound(wd.Start, math.MinInt64), bound(wd.End, math.MaxInt64), wd.FirstSlice, count(s.Spans.NotDrawn[ReasonOutsideWindow], "span"))
 	}
 	if sp := s.Split; sp != nil {
-		fmt.Fprintf(&b, "  split into %s of at most %s", count(int64(len(sp.Parts)), "part"), count(int64(sp.MaxSlices), "slice"))
+		fmt.Fprintf(&b, "  split into %s of at most %s (a run larger than that in a part of its own)", count(int64(len(sp.Parts)), "part"), count(int64(sp.MaxSlices), "slice"))
 		if n := len(sp.Parts); n > 0 {
 			fmt.Fprintf(&b, " (%s … %s)", sp.Parts[0].Name, sp.Parts[n-1].Name)
 		}

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,15 +31,22 @@ const recordsName = "host_phase_records.jsonl"
 // first half of its bind, and one a worker thread recorded over the second.
 func phasePassLines(t testing.TB, log []byte) []string {
 	t.Helper()
+	lines := bindPassLines(log)
+	if len(lines) == 0 {
+		t.Fatal("no bind to record")
+	}
+	return lines
+}
+
+// bindPassLines is a host_phase_records pass for every chip.run.bind of
+// log, in the order written (phasePassLines without the test's verdict).
+func bindPassLines(log []byte) []string {
 	var lines []string
 	rd := strace.NewReader(bytes.NewReader(log))
 	for {
 		rec, err := rd.Read()
-		if err == io.EOF {
-			break
-		}
 		if err != nil {
-			t.Fatal(err)
+			return lines
 		}
 		sp := &rec.Span
 		if rec.Kind != strace.KindSpan || sp.Name != strace.SpanBind || sp.IsDevice() {
@@ -47,10 +56,6 @@ func phasePassLines(t testing.TB, log []byte) []string {
 			`{"phase": "graph_submit", "start_ns": %d, "end_ns": %d}, {"phase": "record_node", "start_ns": %d, "end_ns": %d, "tid": 9999}]}`,
 			sp.Pid, sp.Inv, sp.TS, sp.TS+sp.Dur/2, sp.TS+sp.Dur/2, sp.TS+sp.Dur))
 	}
-	if len(lines) == 0 {
-		t.Fatal("no bind to record")
-	}
-	return lines
 }
 
 func jsonl(lines []string) []byte { return []byte(strings.Join(lines, "\n") + "\n") }
@@ -143,8 +148,8 @@ func TestPhaseRecordsStreamedAsHeld(t *testing.T) {
 
 // TestPhaseRecordsMemoryIsFlat converts generated logs of 20 000 and
 // 40 000 runs (four threads, 6 and 12 MB), each with a pass for every run:
-// Convert holds a window of the artifact, not the artifact, so the peak of
-// live heap does not grow with it.
+// Convert holds where each pass is (24 bytes a pass), not the passes, so
+// the peak of live heap grows with the artifact by that index only.
 func TestPhaseRecordsMemoryIsFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("converts 18 MB of logs")
@@ -174,31 +179,73 @@ func TestPhaseRecordsMemoryIsFlat(t *testing.T) {
 	if n1 < 2*8192 || n2 < 2*n1-2 {
 		t.Fatalf("%d and %d passes: the test wants twice the passes, both more than twice the window", n1, n2)
 	}
-	if int64(p2)-int64(p1) > 1<<20 {
-		t.Errorf("the peak of live heap grows by %d B with the artifact: want at most 1 MiB", int64(p2)-int64(p1))
+	if grow, index := int64(p2)-int64(p1), int64(n2-n1)*24; grow > 2*index+256<<10 {
+		t.Errorf("the peak of live heap grows by %d B with the artifact: want at most twice its index's %d B and 256 KiB", grow, index)
 	}
 }
 
-// TestPhaseRecordsOutOfOrder converts a log of 8 800 runs with an
-// artifact whose last 100 passes were written first, more than Convert's
-// window before the runs that take them: they are pushed out of the window untaken and counted
-// under ReasonPassesWithoutBind, the first at the artifact's first line;
-// every other pass is drawn, and the account holds.
+// TestPhaseRecordsOutOfOrder converts a log of 8 800 runs with its
+// artifact written in other orders — its last 100 passes first, reversed,
+// shuffled — read from bytes (an input that seeks) and through an input
+// that cannot seek: every pass is drawn, as a Builder holding the artifact
+// whole draws it, the account holds, and nothing is said to be without
+// its bind. A pass whose run is not in the log is counted as such, at its
+// line.
 func TestPhaseRecordsOutOfOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("converts a log of 8 800 runs")
 	}
-	log := stracetest.Threads(4, 2200) // more passes than the window and the early ones
+	log := stracetest.Threads(4, 2200) // more passes than an unseekable input keeps
 	lines := phasePassLines(t, log)
-	const early = 100
-	if len(lines) < 8192+early {
-		t.Fatalf("%d passes, want more than the window's 8192", len(lines))
-	}
 	n := len(lines)
-	moved := append(append([]string(nil), lines[n-early:]...), lines[:n-early]...)
-	sum := convertWithRecords(t, io.Discard, log, phasetrace.Bytes(recordsName, jsonl(moved)))
-	if got := sum.NotDrawn[phasetrace.ReasonPassesWithoutBind]; got != early {
-		t.Errorf("%d passes not drawn, want the %d written early", got, early)
+	if n < 8192+100 {
+		t.Fatalf("%d passes, want more than the 8192 an unseekable input keeps", n)
+	}
+	reversed := slices.Clone(lines)
+	slices.Reverse(reversed)
+	shuffled := slices.Clone(lines)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(n, func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	orders := map[string][]string{
+		"last 100 first": append(slices.Clone(lines[n-100:]), lines[:n-100]...),
+		"reversed":       reversed,
+		"shuffled":       shuffled,
+	}
+	held, heldSum := buildFromRecords(t, log, phasetrace.WithPhaseRecords(phasetrace.Bytes(recordsName, jsonl(lines))))
+	for name, order := range orders {
+		art := jsonl(order)
+		unseekable := phasetrace.Input{Name: recordsName, Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(art)), nil }}
+		for _, in := range []phasetrace.Input{phasetrace.Bytes(recordsName, art), unseekable} {
+			if name == "shuffled" && !seeks(t, in) {
+				continue // far out of order without seeking: a read from the start per pass, below on a small log
+			}
+			var streamed bytes.Buffer
+			sum := convertWithRecords(t, &streamed, log, in)
+			if got := sum.NotDrawn[phasetrace.ReasonPassesWithoutBind]; got != 0 {
+				t.Errorf("%s (seeks: %v): %d passes said without their chip.run.bind", name, seeks(t, in), got)
+			}
+			sameTrace(t, held, streamed.Bytes())
+			if diff := cmp.Diff(heldSum.Spans, sum.Spans); diff != "" {
+				t.Errorf("%s: span account (-held +streamed):\n%s", name, diff)
+			}
+		}
+	}
+
+	// Shuffled, a small log through an input that cannot seek.
+	small := stracetest.Threads(4, 50)
+	smallLines := phasePassLines(t, small)
+	rand.New(rand.NewPCG(3, 4)).Shuffle(len(smallLines), func(i, j int) { smallLines[i], smallLines[j] = smallLines[j], smallLines[i] })
+	// A pass of a run the log does not hold, written third.
+	stray := `{"pid": 4100, "inv": 999999, "records": [{"phase": "args", "start_ns": 1000, "end_ns": 2000}]}`
+	smallLines = slices.Insert(smallLines, 2, stray)
+	art := jsonl(smallLines)
+	opens := 0
+	unseekable := phasetrace.Input{Name: recordsName, Open: func() (io.ReadCloser, error) {
+		opens++
+		return io.NopCloser(bytes.NewReader(art)), nil
+	}}
+	sum := convertWithRecords(t, io.Discard, small, unseekable)
+	if got := sum.NotDrawn[phasetrace.ReasonPassesWithoutBind]; got != 1 {
+		t.Errorf("small, shuffled, unseekable: %d passes without their bind, want the stray one", got)
 	}
 	var at []string
 	for _, e := range sum.Examples {
@@ -206,14 +253,21 @@ func TestPhaseRecordsOutOfOrder(t *testing.T) {
 			at = append(at, e.At)
 		}
 	}
-	if len(at) == 0 || at[0] != recordsName+":1" {
-		t.Errorf("passes without bind at %v, want the first at %s:1", at, recordsName)
+	if len(at) != 1 || at[0] != recordsName+":3" {
+		t.Errorf("passes without bind at %v, want the stray one at %s:3", at, recordsName)
 	}
-	// Held whole, the same artifact draws every pass.
-	_, heldSum := buildFromRecords(t, log, phasetrace.WithPhaseRecords(phasetrace.Bytes(recordsName, jsonl(moved))))
-	if got := heldSum.NotDrawn[phasetrace.ReasonPassesWithoutBind]; got != 0 {
-		t.Errorf("held whole: %d passes not drawn, want 0", got)
+	t.Logf("a shuffled artifact of %d passes that cannot seek opened %d times", len(smallLines), opens)
+}
+
+// seeks reports whether the input, opened, can seek.
+func seeks(t *testing.T, in phasetrace.Input) bool {
+	rc, err := in.Open()
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer rc.Close()
+	_, ok := rc.(io.Seeker)
+	return ok
 }
 
 // TestPhaseRecordsCutGzip converts a log with a gzip artifact cut in its

@@ -74,13 +74,22 @@ func (r *remoteScan) grow(input int) {
 	}
 }
 
+// extent returns the earliest start and the latest end of the host spans
+// of log input the first pass read, and whether it read any.
+func (r *remoteScan) extent(input int) (lo, hi int64, ok bool) {
+	if input >= len(r.lo) || r.lo[input] > r.hi[input] {
+		return 0, 0, false
+	}
+	return r.lo[input], r.hi[input], true
+}
+
 // fits reports whether shift keeps every host span of log input that the
 // first pass read inside the trace's time range.
 func (r *remoteScan) fits(input int, shift int64) bool {
-	if input >= len(r.lo) || r.lo[input] > r.hi[input] {
+	lo, hi, ok := r.extent(input)
+	if !ok {
 		return true // no host span to keep
 	}
-	lo, hi := r.lo[input], r.hi[input]
 	return satAdd(lo, shift) >= 0 && satAdd(hi, shift) < math.MaxInt64
 }
 

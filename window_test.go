@@ -189,8 +189,14 @@ func TestParseWindow(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "12s", "1s:2s:3s", "a:b", "1x:2s", "12,5s:14s"} {
-		if _, err := phasetrace.ParseWindow(bad); !errors.Is(err, phasetrace.ErrWindowSyntax) {
+		if _, err := phasetrace.ParseWindow(bad); !errors.Is(err, phasetrace.ErrWindowSyntax) || errors.Is(err, phasetrace.ErrWindowEmpty) {
 			t.Errorf("%q: %v, want ErrWindowSyntax", bad, err)
+		}
+	}
+	// Bounds that count alike and hold no time: an empty window.
+	for _, empty := range []string{"2s:1s", "5s:5s", "2000:1000", "7:7", "-1:-1"} {
+		if _, err := phasetrace.ParseWindow(empty); !errors.Is(err, phasetrace.ErrWindowSyntax) || !errors.Is(err, phasetrace.ErrWindowEmpty) {
+			t.Errorf("%q: %v, want ErrWindowEmpty", empty, err)
 		}
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -67,6 +69,41 @@ func NewPhaseRecordsReader(r io.Reader, opts ...Option) *PhaseRecordsReader {
 
 // Stats returns the counts so far.
 func (p *PhaseRecordsReader) Stats() PhaseRecordsStats { return p.stats }
+
+// Offset is the byte offset of the next line the reader reads: the end of
+// the last line read.
+func (p *PhaseRecordsReader) Offset() int64 { return p.offset }
+
+// ErrSkipBack is returned by Skip for a position before the reader's.
+var ErrSkipBack = errors.New("strace: skip to a position already read")
+
+// Skip discards the input up to at.Offset, at or after Offset, and numbers
+// the next line at.Line: at is where a pass was read before (its Pos), so
+// that Read reads that pass again. An error reading the input is kept, as
+// Read's.
+func (p *PhaseRecordsReader) Skip(at Pos) error {
+	if at.Offset < p.offset {
+		return fmt.Errorf("%w: byte %d, the reader at byte %d", ErrSkipBack, at.Offset, p.offset)
+	}
+	if p.err == nil {
+		n, err := p.br.Discard(int(min(at.Offset-p.offset, math.MaxInt)))
+		p.offset += int64(n)
+		if err != nil {
+			p.err = err
+		}
+	}
+	p.stats.Lines = at.Line - 1
+	return nil
+}
+
+// Reset has the reader read r, whose next byte is the one at at.Offset of
+// the input (r was sought there), numbering the next line at.Line: at is
+// where a pass was read before (its Pos). The counts go on.
+func (p *PhaseRecordsReader) Reset(r io.Reader, at Pos) {
+	p.br.Reset(r)
+	p.offset, p.err = at.Offset, nil
+	p.stats.Lines = at.Line - 1
+}
 
 type rawPass struct {
 	Pid     *json.Number      `json:"pid"`

@@ -15,10 +15,11 @@
 //
 //	-o FILE           output (default: standard output; - too); an existing FILE is refused without -f
 //	-f                overwrite an existing FILE
-//	-size N           about how long the log is: 100MB, 1GB, 512KiB, 0.5GB or plain bytes (default 100MB)
-//	-ranks N          chip ranks, at least 2 (default 2); ranks past the second run plainly
+//	-size N           about how long the log is: 100MB, 1GB, 512KiB, 0.5GB or plain bytes (default 100MB);
+//	                  at least one round (see below)
+//	-ranks N          chip ranks, 2 to 64 (default 2); ranks past the second run plainly
 //	-seed N           the seed everything is drawn from (default 99)
-//	-anchors DUR      host time between device clock anchors, such as 100ms or 1s; 0: none;
+//	-anchors DUR      host time between device clock anchors, 10ms or more, such as 100ms or 1s; 0: none;
 //	                  launch: one read just before every run (default 100ms)
 //	-sparse-anchors   anchors only every 2 s, and an idle second after every fourth round
 //	-drift-ppm F      the ranks' counter drift, -100 to 100: rank 0 F ppm fast, rank 1 wandering
@@ -33,16 +34,26 @@
 //	                  100 ppm; the converter's model assumes the rate moves by at most 10 ppm
 //	                  within 2 s, so steps past ±5 ppm want strace2perfetto -rate-stability)
 //	-pipelined        rank 0 binds run N+1 while run N is on the device (default true; -pipelined=false: off)
-//	-remote N         a dispatching host's log and the logs of N remote machines (needs -o FILE)
+//	-remote N         a dispatching host's log and the logs of N remote machines, 1 to 64 (needs -o FILE)
 //	-damage KIND      damage the log as real logs are damaged (see below; kinds of the log may be
 //	                  joined by commas)
 //	-gz               gzip-compress the output
 //	-version          print the command's version and exit
 //
 // Sizes count in powers of 1024: KB and KiB, MB and MiB, GB and GiB alike.
-// The size is that of the uncompressed log (all logs, with -remote), within
-// a round's bytes (a few kB); -size 100MB gives the bytes the converter's
-// benchmarks were measured on (BenchmarkConvertFile).
+// The size is that of the uncompressed log (all logs, with -remote): a log
+// is whole rounds, a round or two past -size; -size 100MB gives the bytes
+// the converter's benchmarks were measured on (BenchmarkConvertFile). A
+// -size smaller than the first round is refused (the message says how
+// large that is: 13 KB with the defaults). A round runs every rank in
+// turn, about 40 ms each, and a device anchor of every rank falls every
+// -anchors: a round's bytes grow with the ranks and with the anchors per
+// rank, which is why -ranks stops at 64 and -anchors at 10ms (a round of
+// 64 ranks with anchors every 10ms is about 6 MB, made in about a second).
+// The logs of -remote are made in memory (about 6 bytes of memory a byte
+// of log), and a remote machine's device anchors run the whole log: -remote
+// stops at 64 machines and its -size at 64MB. A .gz to damage is made in
+// memory too (twice the compressed log): its -size stops at 512MB.
 //
 // # Damage
 //
@@ -105,7 +116,9 @@
 //	2  usage error: an unknown flag, a bad flag value, an unknown -damage
 //	   kind, a flag that does not apply (-remote with -damage, -ranks,
 //	   -sparse-anchors or -pipelined; a .gz kind without -gz; -remote
-//	   without -o FILE), standard output a terminal; nothing was written
+//	   without -o FILE), a -size below the first round's bytes or above
+//	   what is made in memory, standard output a terminal; nothing was
+//	   written
 package main
 
 import (
@@ -145,6 +158,9 @@ Writes a realistic runtime log (about -size bytes, 100MB by default) to
 FILE or standard output, to try strace2perfetto, stracestat and pftrace
 on. The same flags always give the same bytes. An existing FILE is
 refused without -f. Sizes: 100MB, 1GB, 512KiB, plain bytes (powers of 1024).
+A log is whole rounds: a -size below the first round is refused. Time and
+memory stay bounded: -ranks 2 to 64, -anchors 10ms or more, -remote up to
+64 machines and 64MB, a damaged .gz up to 512MB.
 
 -remote N writes FILE, the dispatching host's log, and STEM.remote1.log
 ... STEM.remoteN.log, and prints the strace2perfetto command for them.
@@ -240,10 +256,10 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 		cfg.size = n
 		return err
 	})
-	fs.IntVar(&cfg.ranks, "ranks", cfg.ranks, "chip ranks, at least 2")
+	fs.IntVar(&cfg.ranks, "ranks", cfg.ranks, "chip ranks, 2 to 64")
 	fs.Uint64Var(&cfg.seed, "seed", def.Seed, "the seed everything is drawn from")
 	cfg.anchors = time.Duration(def.AnchorEvry)
-	fs.Func("anchors", "host time between device clock anchors, such as 100ms (0: none), or launch: one before every run (default 100ms)", func(v string) error {
+	fs.Func("anchors", "host time between device clock anchors, 10ms or more, such as 100ms (0: none), or launch: one before every run (default 100ms)", func(v string) error {
 		if v == "launch" {
 			cfg.anchors, cfg.perLaunch = 0, true
 			return nil
@@ -259,7 +275,7 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 	fs.Float64Var(&cfg.rate.WanderPPM, "rate-wander", 0, "every counter's rate wandering along a sine of ±`PPM` around its drift")
 	fs.Func("rate-wander-period", "the wander's period (default 60s)", durationNs(&cfg.rate.WanderPeriod))
 	fs.BoolVar(&cfg.pipelined, "pipelined", def.Pipelined, "rank 0 binds run N+1 while run N is on the device")
-	fs.IntVar(&cfg.remote, "remote", 0, "write a dispatching host's log and the logs of `N` remote machines")
+	fs.IntVar(&cfg.remote, "remote", 0, "write a dispatching host's log and the logs of `N` remote machines (1 to 64; -size at most 64MB)")
 	fs.Func("damage", "damage the log as real logs are damaged: `KIND`, see above", func(v string) error {
 		for _, name := range strings.Split(v, ",") {
 			i := indexDamage(name)
@@ -313,10 +329,14 @@ func (cfg *config) check(args []string, set map[string]bool) error {
 	switch {
 	case len(args) > 0:
 		return fmt.Errorf("unexpected argument %q: loggen reads no file", args[0])
-	case cfg.ranks < 2:
-		return fmt.Errorf("-ranks %d: want at least 2", cfg.ranks)
-	case cfg.anchors < 0:
-		return fmt.Errorf("-anchors %v: want 0 (none) or more", cfg.anchors)
+	case cfg.ranks < 2 || cfg.ranks > maxRanks:
+		return fmt.Errorf("-ranks %d: want 2 to %d", cfg.ranks, maxRanks)
+	case cfg.anchors < 0 || cfg.anchors > 0 && cfg.anchors < minAnchors:
+		return fmt.Errorf("-anchors %v: want 0 (none), launch, or %v or more", cfg.anchors, minAnchors)
+	case cfg.remote > 0 && cfg.size > maxRemoteSize:
+		return fmt.Errorf("-size %s: -remote makes its logs in memory: want at most %s", formatSize(cfg.size), formatSize(maxRemoteSize))
+	case cfg.gzDamage != "" && cfg.size > maxGzDamageSize:
+		return fmt.Errorf("-size %s: a .gz kind of -damage makes the .gz in memory: want at most %s", formatSize(cfg.size), formatSize(maxGzDamageSize))
 	case math.IsNaN(cfg.driftPPM) || math.Abs(cfg.driftPPM) > maxPPM:
 		return fmt.Errorf("-drift-ppm %v: want -100 to 100 (real counters stay within 100 ppm, as the converter assumes)", cfg.driftPPM)
 	case math.IsNaN(cfg.rate.StepPPM) || math.IsNaN(cfg.rate.WanderPPM) || cfg.rate.StepPPM < 0 || cfg.rate.WanderPPM < 0 ||
@@ -325,8 +345,8 @@ func (cfg *config) check(args []string, set map[string]bool) error {
 			cfg.rate.StepPPM, cfg.rate.WanderPPM, maxPPM-max(math.Abs(cfg.driftPPM), stracetest.MaxRankDriftPPM))
 	case cfg.rate.StepEvery < 0 || cfg.rate.WanderPeriod < 0:
 		return errors.New("-rate-step-every and -rate-wander-period: want more than 0")
-	case cfg.remote < 0 || cfg.remote > 1000:
-		return fmt.Errorf("-remote %d: want 0 to 1000 machines", cfg.remote)
+	case cfg.remote < 0 || cfg.remote > maxRemote:
+		return fmt.Errorf("-remote %d: want 0 to %d machines", cfg.remote, maxRemote)
 	case cfg.gzDamage != "" && !cfg.gz:
 		return errors.New("-damage of a .gz needs -gz")
 	}
@@ -341,6 +361,33 @@ func (cfg *config) check(args []string, set map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// The bounds that keep a round's bytes, and the memory a log is made in,
+// bounded (see the package doc).
+const (
+	maxRanks        = 64
+	minAnchors      = 10 * time.Millisecond
+	maxRemote       = 64
+	maxRemoteSize   = 64 << 20
+	maxGzDamageSize = 512 << 20
+)
+
+// formatSize writes n bytes as parseSize reads them, in the largest unit
+// it is a whole number of.
+func formatSize(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.name)
+		}
+	}
+	if n >= 10<<10 {
+		return fmt.Sprintf("%d KB", (n+1<<10-1)>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // maxPPM is the largest rate error a generated counter or clock has: real
@@ -411,6 +458,10 @@ func (c *command) run(ctx context.Context, args []string) int {
 		return c.writeRemote(ctx, cfg)
 	}
 	gen := logConfig(cfg)
+	if first := firstRound(gen); cfg.size < first {
+		return c.fail(exitUsage, fmt.Errorf("-size %s: a log is whole rounds, and the first round of these flags is %s: want -size %s or more",
+			formatSize(cfg.size), formatSize(first), formatSize(first)))
+	}
 	if toStdout {
 		if _, err := c.writeLog(ctx, c.stdout, cfg, cfg.size/2, func(w io.Writer) error { return stracetest.Generate(w, gen) }); err != nil {
 			return c.fail(exitFail, err)
@@ -440,6 +491,15 @@ func logConfig(cfg *config) stracetest.Config {
 	}
 	gen.Rounds = stracetest.RoundsFor(gen, cfg.size)
 	return gen
+}
+
+// firstRound is the bytes of the first round of the log gen describes: the
+// shortest log it has.
+func firstRound(gen stracetest.Config) int64 {
+	gen.Rounds = 1
+	cw := &countWriter{w: io.Discard}
+	stracetest.Generate(cw, gen)
+	return cw.n
 }
 
 // remoteConfig is the generator's configuration of the logs -remote asks

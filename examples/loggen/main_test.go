@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,6 +115,11 @@ func TestUsageErrors(t *testing.T) {
 		{"-rate-step-every", "0s"}, {"-rate-wander-period", "-1s"},
 		{"-remote", "2"}, {"-remote", "2", "-o", "-"}, {"-remote", "2", "-o", "r.log", "-ranks", "3"},
 		{"-remote", "2", "-o", "r.log", "-damage", "joined"}, {"-remote", "-1", "-o", "r.log"},
+		// What cannot be made in bounded time and memory, and a -size
+		// below the first round.
+		{"-ranks", "65"}, {"-ranks", "1000"}, {"-anchors", "1ns"}, {"-anchors", "9ms"}, {"-remote", "65", "-o", "r.log"},
+		{"-remote", "2", "-o", "r.log", "-size", "65MB"}, {"-gz", "-damage", "half", "-o", "z.log.gz", "-size", "513MB"},
+		{"-size", "1KB", "-o", "x.log"}, {"-ranks", "256", "-size", "1KB"}, {"-ranks", "64", "-anchors", "10ms", "-size", "100KB", "-o", "x.log"},
 	} {
 		if code, _, stderr := run(args...); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d: %s", args, code, exitUsage, stderr)
@@ -134,7 +140,7 @@ func TestUsageErrors(t *testing.T) {
 	// Standard output a terminal.
 	var e bytes.Buffer
 	c := &command{stdout: &bytes.Buffer{}, stderr: &e, terminal: func() bool { return true }}
-	if code := c.run(context.Background(), []string{"-size", "1KB"}); code != exitUsage {
+	if code := c.run(context.Background(), []string{"-size", "16KB"}); code != exitUsage {
 		t.Errorf("stdout a terminal: exit %d, want %d: %s", code, exitUsage, e.String())
 	}
 }
@@ -285,14 +291,14 @@ func TestRemoteNames(t *testing.T) {
 func TestOverwrite(t *testing.T) {
 	chdir(t)
 	os.WriteFile("mine.log", []byte("mine"), 0o644)
-	code, _, stderr := run("-size", "1KB", "-o", "mine.log")
+	code, _, stderr := run("-size", "16KB", "-o", "mine.log")
 	if code != exitFail || !strings.Contains(stderr, "exists") {
 		t.Errorf("exit %d, want %d: %s", code, exitFail, stderr)
 	}
 	if b, _ := os.ReadFile("mine.log"); string(b) != "mine" {
 		t.Errorf("the existing file became %d bytes", len(b))
 	}
-	if code, _, stderr := run("-size", "1KB", "-o", "mine.log", "-f"); code != exitOK {
+	if code, _, stderr := run("-size", "16KB", "-o", "mine.log", "-f"); code != exitOK {
 		t.Errorf("-f: exit %d: %s", code, stderr)
 	}
 	if b, _ := os.ReadFile("mine.log"); len(b) < 1<<10 {
@@ -311,14 +317,42 @@ func TestFailureRemovesFile(t *testing.T) {
 	if code, _, _ := runCtx(ctx, "-size", "1MB", "-remote", "1", "-o", "r.log"); code != exitFail {
 		t.Errorf("-remote interrupted: exit %d, want %d", code, exitFail)
 	}
-	if code, _, stderr := run("-size", "1KB", "-o", filepath.Join(dir, "no", "such", "x.log")); code != exitFail {
+	if code, _, stderr := run("-size", "16KB", "-o", filepath.Join(dir, "no", "such", "x.log")); code != exitFail {
 		t.Errorf("no such directory: exit %d, want %d: %s", code, exitFail, stderr)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("failures left %v", ents)
 	}
 	// A device is written in place and never removed.
-	if code, _, stderr := run("-size", "1KB", "-o", os.DevNull, "-f"); code != exitOK {
+	if code, _, stderr := run("-size", "16KB", "-o", os.DevNull, "-f"); code != exitOK {
 		t.Errorf("-o %s: exit %d: %s", os.DevNull, code, stderr)
+	}
+}
+
+// -size is honoured: a log is whole rounds, up to two rounds past the size,
+// whatever the ranks and anchors; the smallest -size is the first round,
+// which the refusal names.
+func TestSizeHonoured(t *testing.T) {
+	chdir(t)
+	for _, args := range [][]string{{"-ranks", "64"}, {"-ranks", "8", "-anchors", "10ms"}, {"-anchors", "launch"}, {}} {
+		cfg, _ := parse(args, &bytes.Buffer{})
+		first := firstRound(logConfig(cfg))
+		for _, size := range []int64{first, 3 * first} {
+			code, _, stderr := run(append([]string{"-size", fmt.Sprint(size), "-o", "x.log", "-f"}, args...)...)
+			if code != exitOK {
+				t.Fatalf("%q -size %d: exit %d: %s", args, size, code, stderr)
+			}
+			st, err := os.Stat("x.log")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := st.Size(); n < size || n > size+2*first {
+				t.Errorf("%q -size %d: %d bytes, not within two rounds (%d bytes each) past it", args, size, n, first)
+			}
+		}
+		code, _, stderr := run(append([]string{"-size", fmt.Sprint(first - 1), "-o", "x.log", "-f"}, args...)...)
+		if code != exitUsage || !strings.Contains(stderr, formatSize(first)) {
+			t.Errorf("%q -size %d, below the first round (%d bytes): exit %d: %s", args, first-1, first, code, stderr)
+		}
 	}
 }

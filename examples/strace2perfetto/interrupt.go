@@ -58,9 +58,28 @@ func interruptible(ctx context.Context, in phasetrace.Input) phasetrace.Input {
 		if err != nil {
 			return nil, err
 		}
-		return &interruptibleReader{ctx: ctx, ReadCloser: rc}, nil
+		r := &interruptibleReader{ctx: ctx, ReadCloser: rc}
+		if s, ok := rc.(io.Seeker); ok {
+			// The converter seeks to the host_phase_records passes a run
+			// needs, when it can.
+			return &interruptibleSeeker{r, s}, nil
+		}
+		return r, nil
 	}
 	return in
+}
+
+// interruptibleSeeker is an interruptibleReader of an input that can seek.
+type interruptibleSeeker struct {
+	*interruptibleReader
+	s io.Seeker
+}
+
+func (r *interruptibleSeeker) Seek(offset int64, whence int) (int64, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.s.Seek(offset, whence)
 }
 
 type interruptibleReader struct {

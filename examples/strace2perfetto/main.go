@@ -23,7 +23,7 @@
 //	-summary-json FILE         the conversion summary, machine-readable; - is standard output
 //	-compress N                deflate the trace at zlib level N, 1 (fastest) to 9 (smallest); 0: off (default 6)
 //	-window A:B                draw only the slices that meet [A, B): see Windows below
-//	-split N                   write the trace as parts of at most N slices each and an overview: see Big logs below
+//	-split N                   write the trace as parts of at most N slices each (a run larger than that in a part of its own) and an overview: see Big logs below
 //	-max-rate-error PPM        the largest rate error of a device counter against the host clock placement assumes (default 100)
 //	-rate-stability PPM        how far placement lets a counter's rate move within -rate-horizon (default 10): see Clocks below
 //	-rate-horizon DUR          the host time -rate-stability holds over (default 2s)
@@ -69,7 +69,9 @@
 // is a trace time in ns (an integer, as the trace's timestamps) or a
 // duration after the first slice in Go's syntax (12.5s, 500ms, 1m2s);
 // either may be empty, leaving the window open on that side (-window :14s,
-// -window 12s:). The first slice is the earliest start of a host span the
+// -window 12s:); a window that holds no time, its end not after its start
+// in the same unit (2s:1s, 5s:5s), is a usage error. The first slice is
+// the earliest start of a host span the
 // first pass reads (every depth-0, node. and ext. span) of the logs on
 // the trace's own axis (phasetrace.Window). The logs are read whole — every
 // clock anchor and run places the slices as without -window — and the
@@ -100,9 +102,11 @@
 // A log of a few GB makes a trace the UI cannot load (its trace processor
 // needs some 20 times the trace's size in memory). To look at one stretch
 // of it, -window A:B draws that stretch only; to keep all of it, -split N
-// writes the conversion as parts of at most N slices each, every part a
-// trace of its own the UI loads alone, and an overview to find the part
-// to load (phasetrace.WithSplit):
+// writes the conversion as parts of at most N slices each (a run larger
+// than that, with the hand-off that launched it, gets a part of its own:
+// -split 1 gives a part per run), every part a trace of its own the UI
+// loads alone, and an overview to find the part to load
+// (phasetrace.WithSplit):
 //
 //	strace2perfetto -split 2000000 -o run.pftrace run.log
 //
@@ -133,8 +137,11 @@
 //
 // A regular file (or a symbolic link to one) is written to a hidden file
 // beside it and renamed into place only when the trace is complete, so a
-// failed or interrupted conversion leaves an earlier file as it was.
-// Anything else — a character device such as /dev/null, a FIFO,
+// failed or interrupted conversion leaves an earlier file as it was. All
+// outputs or none: the -summary-json file is written whole (to its own
+// hidden file, or to standard output) before the parts, the trace and it
+// are renamed into place, so a summary that cannot be written (a full
+// disk) leaves no trace behind. Anything else — a character device such as /dev/null, a FIFO,
 // /dev/stdout — is written in place, never replaced. An output or summary
 // file that is one of the files read (a LOG, -records, -calibration, or the
 // file standard input is when a log is read from it) is refused before
@@ -169,10 +176,10 @@
 //
 //	0  a trace was written; the summary says what was repaired or dropped
 //	1  failure: an input cannot be read or holds no record, the output or
-//	   the summary file cannot be written, the conversion failed or was
-//	   interrupted (a trace already in place is kept when only -summary-json
-//	   failed, or a stale part could not be removed), the -open port is
-//	   busy (the trace is kept)
+//	   the summary file cannot be written (all outputs or none: neither is
+//	   left), the conversion failed or was interrupted, a stale part could
+//	   not be removed (the trace is kept), the -open port is busy (the trace
+//	   is kept)
 //	2  usage error: an unknown flag, a bad flag value, - given twice, an output
 //	   that is one of the inputs, -open or -split without a regular output
 //	   file, an input named like a part of the -split output; nothing was
@@ -246,8 +253,8 @@ whole: A and B are trace times in ns (integers) or durations after the
 first slice (12.5s:14s, 500ms:1.2s); either may be empty (:14s, 12s:).
 Spans outside the window are counted, not lost (-strict ignores them).
 
--split N writes the trace as parts of at most N slices each, each a
-trace the UI can load alone (run.part001.pftrace, ... beside the -o file),
+-split N writes the trace as parts of at most N slices each (a run
+larger than that in a part of its own), each a trace the UI can load alone (run.part001.pftrace, ... beside the -o file),
 and to the -o file an overview: a slice per invocation naming its part,
 and a parts track. Open the overview, then the part you need with
 go run ./examples/pftrace open run.part003.pftrace. For one stretch of a
@@ -437,13 +444,16 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 	fs.BoolVar(&cfg.mpi, "mpi", false, "remote workers' frames went over MPI: a remote run is only known to follow its network1.dispatch's start (default: a socket, after its end)")
 	fs.Func("window", "draw only the slices that meet `A:B`: each a trace time in ns or a duration after the first slice (12.5s, 500ms); either may be empty (:14s, 12s:)", func(v string) error {
 		w, err := phasetrace.ParseWindow(v)
+		if errors.Is(err, phasetrace.ErrWindowEmpty) {
+			return errors.New("the window is empty: want its end after its start")
+		}
 		if err != nil {
 			return errors.New("want A:B, each a trace time in ns (an integer), a duration after the first slice (12.5s, 500ms) or empty")
 		}
 		cfg.window = &w
 		return nil
 	})
-	fs.Func("split", "write the trace as parts of at most `N` slices each (run.part001.pftrace, ... beside the -o file) and to the -o file an overview that names the part of each invocation", func(v string) error {
+	fs.Func("split", "write the trace as parts of at most `N` slices each, a run larger than that in a part of its own (run.part001.pftrace, ... beside the -o file) and to the -o file an overview that names the part of each invocation", func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			return errors.New("want a number of slices, 1 or more")
@@ -599,6 +609,13 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 		return c.fail(exitFail, err)
 	}
 	defer dst.abort()
+	var sumDst *output // the -summary-json file, put in place with the trace
+	if cfg.summaryJSON != "" {
+		if sumDst, err = openOutput(cfg.summaryJSON, c.stdout); err != nil {
+			return c.fail(exitFail, fmt.Errorf("-summary-json: %w; no trace written", err))
+		}
+		defer sumDst.abort()
+	}
 	inputs, removeCopies, err := c.inputs(ctx, cfg, read)
 	if err != nil {
 		return c.fail(exitFail, interrupted(ctx, err))
@@ -622,13 +639,26 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 		err = ctx.Err() // interrupted after the last read: keep nothing
 	}
 	noRecords := err == nil && empty(sum)
+	if err == nil && !noRecords && sumDst != nil {
+		// Written whole before anything is put in place: all outputs or
+		// none.
+		if err = writeSummary(sumDst, sum); err != nil {
+			err = fmt.Errorf("-summary-json: %w; no trace written", err)
+		}
+	}
 	if err == nil && !noRecords && split != nil {
 		err = split.commit() // the parts before the overview that names them
 	}
 	if err == nil && !noRecords {
 		err = dst.commit()
 	}
+	if err == nil && !noRecords && sumDst != nil {
+		err = sumDst.commit()
+	}
 	dst.abort() // no records: nothing is left behind
+	if sumDst != nil {
+		sumDst.abort()
+	}
 	var stale []string
 	var staleErr error
 	if err == nil && !noRecords && split != nil {
@@ -672,11 +702,6 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 	}
 	if staleErr != nil {
 		code = c.fail(exitFail, fmt.Errorf("%w; the trace is written: %s", staleErr, out))
-	}
-	if cfg.summaryJSON != "" && ctx.Err() == nil {
-		if err := writeSummary(cfg.summaryJSON, c.stdout, sum); err != nil {
-			code = c.fail(exitFail, fmt.Errorf("-summary-json: %w", err))
-		}
 	}
 	if code == exitOK && cfg.strict && !sum.Clean() {
 		if !cfg.quiet {
@@ -842,21 +867,23 @@ func (c *command) files(ctx context.Context, paths []string, read []namedFile) (
 	return inputs, remove, nil
 }
 
-// writeSummary writes the summary as JSON to path ("-": stdout).
-func writeSummary(path string, stdout io.Writer, sum *phasetrace.Summary) error {
+// writeSummary writes the summary as JSON to dst and closes its file,
+// which commit then puts in place: what can fail, a full disk, fails
+// before any output is in place.
+func writeSummary(dst *output, sum *phasetrace.Summary) error {
 	b, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
 		return err
 	}
-	dst, err := openOutput(path, stdout)
-	if err != nil {
-		return err
-	}
-	defer dst.abort()
 	if _, err := dst.Write(append(b, '\n')); err != nil {
 		return err
 	}
-	return dst.commit()
+	if dst.f != nil {
+		if err := dst.closeFile(); err != nil {
+			return fmt.Errorf("%s: %w", dst.name, cause(err))
+		}
+	}
+	return nil
 }
 
 // outputName is the log's name with .pftrace instead of its extension(s).

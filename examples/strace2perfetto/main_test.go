@@ -505,22 +505,45 @@ func (r failReader) Read([]byte) (int, error) {
 	return 0, io.EOF
 }
 
-// TestSummaryJSONFails: a summary file that cannot be written costs
-// neither the trace nor its report.
+// TestSummaryJSONFails: all outputs or none. A summary file that cannot
+// be opened (a directory) is refused before the conversion; one that
+// cannot be written (a full disk: /dev/full, standard output on it) fails
+// the command and leaves no trace, no part, and an earlier trace as it was.
 func TestSummaryJSONFails(t *testing.T) {
 	chdir(t)
 	os.WriteFile("run.log", sample, 0o644)
 	os.Mkdir("sum.json", 0o755)
 	code, _, stderr := runArgs([]string{"-summary-json", "sum.json", "run.log"}, strings.NewReader(""))
-	if code != exitFail {
-		t.Errorf("exit %d, want %d", code, exitFail)
+	if code != exitFail || !strings.Contains(stderr, "strace2perfetto: -summary-json: ") || !strings.Contains(stderr, "no trace written") {
+		t.Errorf("a directory: exit %d, want %d: %s", code, exitFail, stderr)
 	}
-	for _, want := range []string{"trace: run.pftrace", "strace2perfetto: -summary-json: ", "sum.json"} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr lacks %q: %s", want, stderr)
+	if got := names(t, "."); !slices.Equal(got, []string{"run.log", "sum.json"}) {
+		t.Errorf("a directory: the directory holds %q", got)
+	}
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full:", err)
+	}
+	defer full.Close()
+	os.WriteFile("old.pftrace", []byte("earlier"), 0o644)
+	for _, args := range [][]string{
+		{"-summary-json", "/dev/full", "-o", "run.pftrace", "run.log"},
+		{"-summary-json", "-", "-o", "run.pftrace", "run.log"},
+		{"-summary-json", "/dev/full", "-split", "5", "-o", "run.pftrace", "run.log"},
+		{"-summary-json", "/dev/full", "-o", "old.pftrace", "run.log"},
+	} {
+		var stderr bytes.Buffer
+		cmd := &command{stdin: strings.NewReader(""), stdout: full, stderr: &stderr, file: phasetrace.File}
+		if code := cmd.run(context.Background(), args); code != exitFail || !strings.Contains(stderr.String(), "no trace written") {
+			t.Errorf("%q: exit %d, want %d: %s", args, code, exitFail, stderr.String())
+		}
+		if got := names(t, "."); !slices.Equal(got, []string{"old.pftrace", "run.log", "sum.json"}) {
+			t.Errorf("%q: the directory holds %q", args, got)
+		}
+		if b, _ := os.ReadFile("old.pftrace"); string(b) != "earlier" {
+			t.Errorf("%q: old.pftrace became %d bytes", args, len(b))
 		}
 	}
-	readTrace(t, "run.pftrace")
 }
 
 func TestStrict(t *testing.T) {

@@ -166,7 +166,7 @@ func splitSummary(out string, sum *phasetrace.Summary) string {
 	}
 	parts := "none (no slice was drawn)"
 	if len(ps) > 0 {
-		parts = fmt.Sprintf("%s (at most %d slices each)", fileRange(ps), sum.Split.MaxSlices)
+		parts = fmt.Sprintf("%s (at most %d slices each; a run larger than that in a part of its own)", fileRange(ps), sum.Split.MaxSlices)
 	}
 	return fmt.Sprintf("overview: %s (%d %s); parts: %s", out, sum.Invocations, plural(int(sum.Invocations), "invocation"), parts)
 }

@@ -177,9 +177,15 @@ func TestSplit(t *testing.T) {
 			if got := names(t, dir); !slices.Equal(got, want) {
 				t.Errorf("the directory holds %q, want %q", got, want)
 			}
-			last := fmt.Sprintf("overview: run.pftrace (%d invocations); parts: run.part001.pftrace … %s (at most %d slices each)\n", sum.Invocations, phasetrace.PartName("run.pftrace", n), tc.max)
+			last := fmt.Sprintf("overview: run.pftrace (%d invocations); parts: run.part001.pftrace … %s (at most %d slices each; a run larger than that in a part of its own)\n", sum.Invocations, phasetrace.PartName("run.pftrace", n), tc.max)
 			if !strings.HasSuffix(stderr, last) {
 				t.Errorf("the summary does not end with %q:\n%s", last, stderr)
+			}
+			// A part holds whole runs: the summary says at most what, and
+			// that a larger run has a part of its own (-split 1: every run).
+			said := fmt.Sprintf("of at most %d slice", tc.max)
+			if !strings.Contains(stderr, said) || !strings.Contains(stderr, "split into") || strings.Count(stderr, "a run larger than that in a part of its own") != 2 {
+				t.Errorf("the summary does not say that a run larger than a part has a part of its own:\n%s", stderr)
 			}
 		})
 	}

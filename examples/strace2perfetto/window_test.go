@@ -65,4 +65,23 @@ func TestWindow(t *testing.T) {
 			t.Errorf("-window %q: a trace was written", w)
 		}
 	}
+	// A window that holds no time is a usage error too.
+	for _, w := range []string{"2s:1s", "5s:5s", "2000:1000", "7:7"} {
+		code, _, stderr := runArgs([]string{"-o", "bad.pftrace", "-window", w, "clean.log"}, strings.NewReader(""))
+		if code != exitUsage || !strings.Contains(stderr, "the window is empty") {
+			t.Errorf("-window %q: exit %d, stderr %q; want a usage error", w, code, stderr)
+		}
+		if _, err := os.Stat("bad.pftrace"); err == nil {
+			t.Errorf("-window %q: a trace was written", w)
+		}
+	}
+	// A bound at the end of the int64 range is a time, not an open side.
+	_, _, stderr = runArgs([]string{"-o", "far.pftrace", "-window", "9223372036854775807:", "clean.log"}, strings.NewReader(""))
+	if !strings.Contains(stderr, "window [9223372036854775807, open) ns") {
+		t.Errorf("-window 9223372036854775807: is not said as such:\n%s", stderr)
+	}
+	_, _, stderr = runArgs([]string{"-o", "far.pftrace", "-window", ":-9223372036854775808", "clean.log"}, strings.NewReader(""))
+	if !strings.Contains(stderr, "window [open, -9223372036854775808) ns") {
+		t.Errorf("-window :-9223372036854775808 is not said as such:\n%s", stderr)
+	}
 }

@@ -153,6 +153,10 @@ type Damage struct {
 const MaxRankDriftPPM = 60
 
 const (
+	// maxPipelineLag is how far behind the round the pipelined rank's
+	// preparation may start: it falls behind by a few ms a round (see
+	// flushBefore), and the generator holds the others' lines for as long.
+	maxPipelineLag   = 1_000_000_000   // ns
 	sparseAnchorEvry = 2_000_000_000   // ns between device anchors with SparseAnchors
 	sparseIdle       = 1_000_000_000   // idle ns after every fourth round with SparseAnchors
 	driftPeriod      = 128_000_000_000 // ns, the period of rank 1's varying drift: at 100 ppm it moves by under 10 ppm in 2 s
@@ -294,9 +298,10 @@ func (g *generator) deviceAnchor(at int64, handle uint64, a strace.DeviceAnchor)
 // flushBefore writes, in emit order, the lines written before t. The lines
 // not yet due wait in a heap, so that a flush costs the lines it writes and
 // those written since the last one, however many are waiting. (With
-// Pipelined they grow with the log: the pipelined rank's runs are shorter
-// and it makes one a round, as the others do, so its run N starts ever
-// earlier than theirs, and its lines still to come hold back theirs.)
+// Pipelined they are the others' lines of up to maxPipelineLag: the
+// pipelined rank's runs are shorter and it makes one a round, as the others
+// do, so its run N starts ever earlier than theirs, until it is
+// maxPipelineLag behind, and its lines still to come hold back theirs.)
 func (g *generator) flushBefore(t int64) {
 	for _, l := range g.lines {
 		g.pending.push(l)
@@ -571,6 +576,7 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) (err error
 			if cfg.Pipelined && ri == 0 && round > 0 && !idleBefore {
 				// Prepare run N+1 while run N is still on the device.
 				base = prevRunnerEnd[ri] - 4_000_000 - g.rnd.Int64N(1_000_000)
+				base = max(base, t-maxPipelineLag)
 			}
 			submit := base + int64(ri)*40_000
 			subDur := 2_000 + g.rnd.Int64N(2_000)

@@ -209,3 +209,42 @@ func TestThreadBusy(t *testing.T) {
 		t.Fatalf("after forget: placed at %d", got)
 	}
 }
+
+// The pipelined rank falls behind the others by a few ms a round, and the
+// generator holds their lines for as long as it lags: its lag stops at
+// maxPipelineLag (and a round), so that memory stays flat however long
+// the log. Run k of rank 0 starts at most that long before run k of rank 1.
+func TestPipelineLagBounded(t *testing.T) {
+	t.Parallel()
+	cfg := Realistic(0)
+	cfg.Rounds, cfg.Ranks = 1500, 3
+	var log bytes.Buffer
+	if err := Generate(&log, cfg); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := readBack(t, log.Bytes())
+	binds := map[int32]map[uint64]int64{} // pid → inv → bind start
+	for _, r := range recs {
+		if r.Kind == strace.KindSpan && r.Span.Name == strace.SpanBind {
+			if binds[r.Span.Pid] == nil {
+				binds[r.Span.Pid] = map[uint64]int64{}
+			}
+			binds[r.Span.Pid][r.Span.Inv] = r.Span.TS
+		}
+	}
+	const round = 300_000_000 // ns, more than a round of three ranks takes
+	worst := int64(0)
+	for inv, ts0 := range binds[4100] {
+		ts1, ok := binds[4200][inv]
+		if !ok {
+			t.Fatalf("run %d of rank 1 missing", inv)
+		}
+		worst = max(worst, ts1-ts0)
+	}
+	if worst > maxPipelineLag+round {
+		t.Errorf("rank 0's run starts %d ns before rank 1's, past maxPipelineLag (%d ns) and a round", worst, maxPipelineLag)
+	}
+	if worst < maxPipelineLag/2 {
+		t.Errorf("rank 0 lags by at most %d ns: the case does not reach the bound", worst)
+	}
+}
