@@ -787,6 +787,43 @@ func TestCaptureGivenAgainWithOneChange(t *testing.T) {
 			if len(tr1.Flows) == 0 || len(tr.Flows) != len(tr1.Flows) {
 				t.Errorf("%d arrows drawn, the capture holds %d", len(tr.Flows), len(tr1.Flows))
 			}
+			// A repeat disturbs nothing but its own changed span: every
+			// other slice is on the track the capture alone puts it on (no
+			// thread's pipeline lanes lost), but for at most one neighbour
+			// of the changed span, on its thread's overflow lane where the
+			// changed span, which the writer nests by time, overlaps it.
+			where := map[string]string{}
+			var changedTrack string
+			for _, s := range tr1.Slices {
+				where[fmt.Sprint(s.Name, "@", s.TS, "+", s.Dur)] = trackName(tr1, s.Track)
+			}
+			for _, s := range tr.Slices {
+				if s.Name == "chip.run.bind.args" && s.Dur == newDur {
+					changedTrack = trackName(tr, s.Track)
+				}
+			}
+			moved := 0
+			for _, s := range tr.Slices {
+				k := fmt.Sprint(s.Name, "@", s.TS, "+", s.Dur)
+				if where[k] == "" || where[k] == trackName(tr, s.Track) {
+					continue
+				}
+				moved++
+				if !strings.HasPrefix(trackName(tr, s.Track), strings.TrimSuffix(changedTrack, " (overflow 1)")) || moved > 1 {
+					t.Errorf("%s is on %q, the capture alone puts it on %q (the changed span is on %q)", k, trackName(tr, s.Track), where[k], changedTrack)
+				}
+			}
+			var movedSpans int64
+			for _, n := range sum.Spans.Moved {
+				movedSpans += n
+			}
+			var movedAlone int64
+			for _, n := range sum1.Spans.Moved {
+				movedAlone += n
+			}
+			if movedSpans > movedAlone+1 {
+				t.Errorf("spans moved %v, the capture alone %v: more than the changed span's neighbour", sum.Spans.Moved, sum1.Spans.Moved)
+			}
 			found := 0
 			for _, s := range tr.Slices {
 				if s.Name == "chip.run.bind.args" && s.Dur == newDur {

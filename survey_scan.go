@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"hash/maphash"
 	"io"
+	"math"
 	"runtime"
 	"sort"
 	"strconv"
@@ -52,6 +53,14 @@ type threadInfo struct {
 	noSlotMaxEnd int64
 	slots        map[int64]*slotState
 	split        bool // decided after the scan
+	// rootsLog is the log (its input, plus 1) whose roots the ends above
+	// are of, logRoots how many of them: a log's roots come in the order
+	// they ended, but not against another log's, so a second log —
+	// another capture of the same threads, or a repeat of the first —
+	// begins anew (its spans' overlaps with the first's are repeats or
+	// none).
+	rootsLog int
+	logRoots int64
 
 	// Naming.
 	facade, scheduler, worker bool
@@ -470,9 +479,16 @@ func (s *scanResult) scanSpan(sp *strace.Span) {
 		return
 	}
 	end := sp.End()
-	overlaps := t.roots > 0 && sp.TS < t.rootMaxEnd
+	if t.rootsLog != s.input+1 {
+		t.rootsLog, t.logRoots, t.rootMaxEnd, t.noSlotMaxEnd = s.input+1, 0, math.MinInt64, 0
+		for _, st := range t.slots {
+			st.maxEnd = math.MinInt64
+		}
+	}
+	overlaps := t.logRoots > 0 && sp.TS < t.rootMaxEnd
 	t.rootsOverlap = t.rootsOverlap || overlaps
 	t.roots++
+	t.logRoots++
 	t.rootMaxEnd = max(t.rootMaxEnd, end)
 	slot, ok := sp.Attr("slot_id")
 	if !ok || slot.Type != strace.TypeInt {
