@@ -1,6 +1,7 @@
 package perfetto
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -47,16 +48,15 @@ func zlibLevelBits(level int) (byte, error) {
 	return 0, fmt.Errorf("zlib: invalid compression level: %d", level)
 }
 
-// compress writes the zlib stream of b to dst.
-func (z *zlibWriter) compress(dst io.Writer, b []byte) error {
+// compress writes the zlib stream of b to dst (a *bytes.Buffer, so that
+// the header's bytes need not escape: no allocation per bundle).
+func (z *zlibWriter) compress(dst *bytes.Buffer, b []byte) error {
 	flevel, _ := zlibLevelBits(z.level)
 	var hdr [4]byte
 	hdr[0] = 0x78
 	hdr[1] = flevel
 	hdr[1] += uint8(31 - binary.BigEndian.Uint16(hdr[:2])%31)
-	if _, err := dst.Write(hdr[:2]); err != nil {
-		return err
-	}
+	dst.Write(hdr[:2])
 	z.fw.Reset(dst)
 	if len(b) > 0 {
 		if _, err := z.fw.Write(b); err != nil {
@@ -67,8 +67,8 @@ func (z *zlibWriter) compress(dst io.Writer, b []byte) error {
 		return err
 	}
 	binary.BigEndian.PutUint32(hdr[:], adler32(1, b))
-	_, err := dst.Write(hdr[:])
-	return err
+	dst.Write(hdr[:])
+	return nil
 }
 
 // adlerMod is Adler-32's modulus; adlerBlock is how many bytes adler32
