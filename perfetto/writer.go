@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/klauspost/compress/zlib"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -631,7 +630,7 @@ func (w *Writer) sendBundle() {
 func (c *compressor) run(dst io.Writer, level int) {
 	defer close(c.done)
 	var zbuf bytes.Buffer
-	zw, err := zlib.NewWriterLevel(&zbuf, level)
+	zw, err := newZlibWriter(level)
 	if err != nil {
 		c.fail(fmt.Errorf("%w: compression: %w", ErrWrite, err))
 	}
@@ -649,7 +648,7 @@ func (c *compressor) run(dst io.Writer, level int) {
 
 // write compresses one bundle and writes it as a TracePacket; it recovers
 // a panic of dst (or of compression) and keeps it for the caller.
-func (c *compressor) write(dst io.Writer, zw *zlib.Writer, zbuf *bytes.Buffer, b, out []byte) []byte {
+func (c *compressor) write(dst io.Writer, zw *zlibWriter, zbuf *bytes.Buffer, b, out []byte) []byte {
 	defer func() {
 		if v := recover(); v != nil {
 			c.mu.Lock()
@@ -661,12 +660,7 @@ func (c *compressor) write(dst io.Writer, zw *zlib.Writer, zbuf *bytes.Buffer, b
 		}
 	}()
 	zbuf.Reset()
-	zw.Reset(zbuf)
-	_, err := zw.Write(b)
-	if err == nil {
-		err = zw.Close()
-	}
-	if err != nil {
+	if err := zw.compress(zbuf, b); err != nil {
 		c.fail(fmt.Errorf("%w: compression: %w", ErrWrite, err))
 		return out
 	}

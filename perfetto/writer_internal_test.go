@@ -277,3 +277,59 @@ func TestKnownAnnotationBoundaries(t *testing.T) {
 		}
 	}
 }
+
+// A busy sequence's memos of event names and categories give the iids, and
+// leave the interned data, that intern gives and leaves: for canonical
+// strings (one address each), for copies of them at other addresses, for
+// more names than the memo has slots, and across a reset of the interning.
+func TestNameMemoAsInterned(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	memoized, plain := &sequence{id: 2}, &sequence{id: 2}
+	memoized.resetInterning()
+	plain.resetInterning()
+	for i := range 2 * busyLookups { // memoized becomes busy: it keeps memos
+		memoized.internString("warm " + strconv.Itoa(i))
+		plain.intern(internString, "warm "+strconv.Itoa(i))
+	}
+	if memoized.cache == nil {
+		t.Fatal("the warmed sequence is not busy")
+	}
+	names := make([]string, 3*nameSlots)
+	for i := range names {
+		names[i] = "chip.run.bind.stage" + strconv.Itoa(i)
+	}
+	cats := []string{"host", "device", "bind", "node", "ext", "runner"}
+	hits := 0
+	for ev := range 20000 {
+		if ev == 12000 {
+			memoized.resetInterning()
+			plain.resetInterning()
+		}
+		name := names[rng.IntN(8)] // a track's few names, mostly
+		if rng.IntN(10) == 0 {
+			name = names[rng.IntN(len(names))]
+		}
+		if rng.IntN(20) == 0 {
+			name = string([]byte(name)) // the same name at another address
+		}
+		cat := cats[rng.IntN(len(cats))]
+		if rng.IntN(20) == 0 {
+			cat = string([]byte(cat))
+		}
+		if e := &memoized.cache.names[slotOf(name, nameSlots)]; e.hit(name) != 0 {
+			hits++
+		}
+		if got, want := memoized.internName(name), plain.intern(internName, name); got != want {
+			t.Fatalf("event %d: name %q memoized %d, interned %d", ev, name, got, want)
+		}
+		if got, want := memoized.internCategory(cat), plain.intern(internCategory, cat); got != want {
+			t.Fatalf("event %d: category %q memoized %d, interned %d", ev, cat, got, want)
+		}
+		if got, want := memoized.appendInterned(nil), plain.appendInterned(nil); !bytes.Equal(got, want) {
+			t.Fatalf("event %d: interned data memoized % x, without memos % x", ev, got, want)
+		}
+	}
+	if hits < 20000/2 {
+		t.Errorf("the memo knew %d names of 20000", hits)
+	}
+}
