@@ -2,11 +2,14 @@ package check_test
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/phasetrace/phasetrace"
@@ -115,4 +118,72 @@ func TestBitFlipsAgree(t *testing.T) {
 			t.Logf("%d of %d variants read clean by check, %d of them disagreeing", clean, *flips, bad)
 		})
 	}
+}
+
+// FuzzTraceProcessor reads bit-flipped clean traces: every way of reading
+// agrees with the reference reader, and a trace check reads with no
+// problem the trace processor, where PHASETRACE_TRACE_PROCESSOR names one,
+// reads the same way (processor.Agree). The seeds are the clean traces and
+// the flipped ones (testdata/fuzz/FuzzTraceProcessor/flipped-*) the trace
+// processor read differently before check reported them
+// (TestFlippedSeedsReported).
+func FuzzTraceProcessor(f *testing.F) {
+	for _, b := range flipSources(f) {
+		f.Add(b)
+	}
+	sh, ok := processor.FromEnv()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		agreeOn(t, b)
+		tr, err := check.ReadBytes(b)
+		if err != nil || tr.Err() != nil || !ok {
+			return
+		}
+		r, err := sh.Load(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := processor.Agree(tr, r); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// Each flipped seed of FuzzTraceProcessor, which the trace processor
+// reads otherwise than check would without its problem, is reported by
+// check, with or without the trace processor at hand.
+func TestFlippedSeedsReported(t *testing.T) {
+	files, err := filepath.Glob("testdata/fuzz/FuzzTraceProcessor/flipped-*")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no flipped seeds: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			b := readSeed(t, file)
+			tr, err := check.ReadBytes(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !errors.Is(tr.Err(), check.ErrProblems) {
+				t.Error("check reads it with no problem")
+			}
+		})
+	}
+}
+
+// readSeed reads a seed file of one []byte value.
+func readSeed(t *testing.T, file string) []byte {
+	t.Helper()
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, value, ok := strings.Cut(strings.TrimSpace(string(text)), "\n")
+	if !ok || header != "go test fuzz v1" || !strings.HasPrefix(value, "[]byte(") || !strings.HasSuffix(value, ")") {
+		t.Fatalf("%s: not a seed of one []byte", file)
+	}
+	s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(value, "[]byte("), ")"))
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return []byte(s)
 }
