@@ -113,7 +113,6 @@ func (t *Trace) Err() error {
 		return nil
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%v: %d", ErrProblems, len(t.Problems))
 	for i, p := range t.Problems {
 		if i == 10 {
 			fmt.Fprintf(&b, "\n\t...")
@@ -121,7 +120,7 @@ func (t *Trace) Err() error {
 		}
 		fmt.Fprintf(&b, "\n\t%s", p)
 	}
-	return fmt.Errorf("%w", errors.New(b.String()))
+	return fmt.Errorf("%w: %d%s", ErrProblems, len(t.Problems), b.String())
 }
 
 // Track returns the track with the given uuid.

@@ -24,8 +24,13 @@
 // Each problem is reported by the trace processor's stat name where it has
 // one (misplaced_end_event, slice_max_depth_exceeded,
 // interned_data_skipped_incremental_state_invalid,
-// clock_sync_unrelatable_clock_domains, ...). Trace.Dump prints a stable
-// text form for golden tests.
+// clock_sync_unrelatable_clock_domains, ...). What check does not model
+// and the trace processor reads otherwise is a problem too: a field check's
+// schema does not know or of the wrong wire type, a track event of no
+// known type, a debug annotation without a name, extra counter values, a
+// field of Trace other than packet (see lintPacket; TestBitFlipsAgree and
+// FuzzTraceProcessor flip bits of clean traces to find them). Trace.Dump
+// prints a stable text form for golden tests.
 //
 // # Reading a trace of any length
 //

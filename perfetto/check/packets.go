@@ -47,6 +47,14 @@ type framer struct {
 	buf    []byte
 	bundle bytes.Buffer
 	zr     io.ReadCloser
+	// skipped lists the fields of Trace other than packet read since the
+	// last call of next, by number and offset in the file.
+	skipped []skippedField
+}
+
+type skippedField struct {
+	num    protowire.Number
+	offset int64
 }
 
 func newFramer(r io.Reader) *framer {
@@ -64,6 +72,7 @@ const shrinkPast = 4 << 20
 // next unmarshals the next packet into pkt; io.EOF at the end of the
 // trace. Any other error is a *FormatError that says where.
 func (f *framer) next(pkt *pb.TracePacket) error {
+	f.skipped = f.skipped[:0]
 	for {
 		cr, base := &f.outer, int64(0)
 		if f.nested {
@@ -102,7 +111,10 @@ func (f *framer) next(pkt *pb.TracePacket) error {
 		}
 		cr.n += int64(n)
 		if num != 1 {
-			continue // not a packet: the trace processor skips unknown fields
+			// Not a packet: the trace processor's protobuf reader skips it,
+			// but a file of such fields may sniff as another format.
+			f.skipped = append(f.skipped, skippedField{num, base + start})
+			continue
 		}
 		err = proto.Unmarshal(buf, pkt)
 		if cap(f.buf) > shrinkPast {

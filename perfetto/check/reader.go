@@ -189,6 +189,9 @@ func (r *Reader) step() error {
 	switch r.phase {
 	case phasePackets:
 		err := r.frames.next(&r.pkt)
+		for _, sk := range r.frames.skipped {
+			r.p.problem("trace_unknown_field", r.p.n, "field %d of Trace at byte %d is not a packet", sk.num, sk.offset)
+		}
 		if err == io.EOF {
 			return r.endPackets()
 		}

@@ -80,7 +80,8 @@ func (p *refParser) readPackets(br *bufio.Reader, base int64, nested bool) error
 		}
 		cr.n += int64(n)
 		if num != 1 {
-			continue // not a packet: the trace processor skips unknown fields
+			p.problem("trace_unknown_field", p.n, "field %d of Trace at byte %d is not a packet", num, base+start)
+			continue
 		}
 		var pkt pb.TracePacket
 		if err := proto.Unmarshal(buf, &pkt); err != nil {
@@ -205,6 +206,7 @@ func (p *refParser) problem(name string, packet int, format string, args ...any)
 func (p *refParser) packet(pkt *pb.TracePacket) {
 	idx := p.n
 	p.n++
+	lintPacket(pkt, func(name, format string, args ...any) { p.problem(name, idx, format, args...) })
 	seqID := pkt.GetTrustedPacketSequenceId()
 	st := p.seqs[seqID]
 	if st == nil {

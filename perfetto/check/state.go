@@ -79,6 +79,7 @@ func (p *parser) problem(name string, packet int, format string, args ...any) {
 func (p *parser) packet(pkt *pb.TracePacket) {
 	idx := p.n
 	p.n++
+	lintPacket(pkt, func(name, format string, args ...any) { p.problem(name, idx, format, args...) })
 	seqID := pkt.GetTrustedPacketSequenceId()
 	st := p.seqs[seqID]
 	if st == nil {

@@ -148,6 +148,9 @@ var sharedStats = map[string]bool{
 var checkOnly = map[string]bool{
 	"flow_unterminated":                  true, // keeps the arrows it has
 	"flow_without_destination":           true, // no arrow
+	"packet_unknown_field":               true, // reads it as what its schema says, or drops what holds it
+	"trace_unknown_field":                true, // skips it, unless the file then sniffs as another format (pprof)
+	"track_event_extra_counter_values":   true, // adds them to counter tracks, or drops the event
 	"interned_data_unknown_iid":          true, // counts interned_data_tokenizer_errors
 	"slice_not_ended":                    true, // keeps the slice with dur -1
 	"track_descriptor_conflict":          true, // track_descriptor_conflicting_reservation, for fewer fields
