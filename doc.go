@@ -246,7 +246,7 @@
 // last 8192 passes it read past, and for a pass behind them reads again
 // from its start (time, not memory). A pass that no run took at the end
 // is counted under ReasonPassesWithoutBind. Its memory grows only with its
-// tracks (about 570 bytes a track with a run
+// tracks, not with the processes and threads past the track limit (about 570 bytes a track with a run
 // of two spans, 1.7 KB with 16 such runs), its distinct strings, the
 // hand-offs
 // waiting in the flow window (WithFlowHorizon), the runs waiting for their

@@ -1,6 +1,7 @@
 package phasetrace_test
 
 import (
+	"bytes"
 	"io"
 	"runtime"
 	"testing"
@@ -19,12 +20,29 @@ type heapSampler struct {
 func (h *heapSampler) Write(b []byte) (int, error) {
 	h.n++
 	if h.n%4 == 1 {
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		h.peak = max(h.peak, ms.HeapAlloc)
+		h.sample()
 	}
 	return len(b), nil
+}
+
+// sample records the live heap.
+func (h *heapSampler) sample() {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	h.peak = max(h.peak, ms.HeapAlloc)
+}
+
+// sampledReader is an input that samples the live heap as it is read
+// (past the track limit, little is written).
+type sampledReader struct {
+	r io.Reader
+	h *heapSampler
+}
+
+func (s sampledReader) Read(b []byte) (int, error) {
+	s.h.Write(nil)
+	return s.r.Read(b)
 }
 
 // memoryPerTrack converts the logs log(small) and log(large) and returns
@@ -152,5 +170,54 @@ func TestSplitMemoryIsFlat(t *testing.T) {
 	}
 	if int64(p2)-int64(p1) > 1<<20 {
 		t.Errorf("the peak of live heap grows by %d B with the log: want at most 1 MiB", int64(p2)-int64(p1))
+	}
+}
+
+// TestMemoryFlatPastTrackLimit converts logs of 200 000 and 400 000
+// processes, past a limit of 4 096 tracks: one span each (a new pid on
+// every line), and a run of two spans each. The larger draws no more
+// tracks, and its peak of live heap (sampled as the second pass reads the
+// log and writes the trace, the survey kept; the log's own bytes left
+// out) is no higher, within 1.5 MiB (a sample's varies by some 800 KB run
+// to run): what the conversion keeps of a process past the limit does
+// not stay (the first pass's pids, the runs in flight of a process
+// without a track).
+func TestMemoryFlatPastTrackLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts 270 MB of logs")
+	}
+	peak := func(log []byte) (uint64, int) {
+		h := &heapSampler{}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		base := ms.HeapAlloc
+		opened := 0
+		in := phasetrace.Input{Name: "many.log", Open: func() (io.ReadCloser, error) {
+			if opened++; opened == 1 {
+				return io.NopCloser(bytes.NewReader(log)), nil // the survey's
+			}
+			return io.NopCloser(sampledReader{bytes.NewReader(log), h}), nil
+		}}
+		sum, err := phasetrace.Convert(h, []phasetrace.Input{in}, phasetrace.WithMaxTracks(4096))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.KeepAlive(log)
+		return h.peak - base, sum.Output.Tracks
+	}
+	for _, c := range []struct {
+		name string
+		log  func(int) []byte
+	}{{"one span", stracetest.DistinctPids}, {"a run", stracetest.Processes}} {
+		p1, t1 := peak(c.log(200_000))
+		p2, t2 := peak(c.log(400_000))
+		t.Logf("%s a process: peak live heap %d B for 200 000 processes (%d tracks), %d B for 400 000 (%d tracks)", c.name, p1, t1, p2, t2)
+		if t1 != t2 {
+			t.Errorf("%s a process: %d and %d tracks, want the limit both times", c.name, t1, t2)
+		}
+		if int64(p2)-int64(p1) > 3<<19 {
+			t.Errorf("%s a process: the peak of live heap grows by %d B with 200 000 processes past the track limit, want at most 1.5 MiB", c.name, int64(p2)-int64(p1))
+		}
 	}
 }
