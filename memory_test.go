@@ -2,7 +2,9 @@ package phasetrace_test
 
 import (
 	"bytes"
+	"flag"
 	"io"
+	"os"
 	"runtime"
 	"testing"
 
@@ -249,5 +251,24 @@ func TestAllocatedPerTrack(t *testing.T) {
 	t.Logf("%d B allocated for %d tracks, %d B for %d: %d B per track", a1, t1, a2, t2, per)
 	if per > 4<<10 {
 		t.Errorf("%d bytes allocated per track with 16 runs of two spans, want at most 4 KiB (about 3.1 KB)", per)
+	}
+}
+
+var threadsLog = flag.String("threadslog", "", "TestThreadsLog writes the log of 6 501 or 65 001 threads with 16 runs of two spans each to this file")
+
+var threadsLogN = flag.Int("threadslogn", 65_001, "TestThreadsLog: the threads")
+
+// TestThreadsLog writes the log of -threadslogn threads (6 501 or 65 001)
+// with 16 runs of two spans each (stracetest.Threads), for the peak of
+// resident memory a track costs (README, "memory per track"):
+//
+//	go test -run TestThreadsLog -threadslog /tmp/threads.log .
+//	/usr/bin/time -v strace2perfetto -o /tmp/t.pftrace /tmp/threads.log
+func TestThreadsLog(t *testing.T) {
+	if *threadsLog == "" {
+		t.Skip("no -threadslog file given")
+	}
+	if err := os.WriteFile(*threadsLog, stracetest.Threads(*threadsLogN, 16), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
