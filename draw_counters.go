@@ -48,7 +48,8 @@ import (
 // Memory: a track per (pid, hid), per (pid, dev) and per process, none past
 // the track limit, which counter tracks leave to the slices (newTrack; a
 // value whose track it refuses is counted under ReasonCounterTrackLimit),
-// and the runs in flight's events of the last horizon of log time.
+// the runs in flight's events of the last horizon of log time, and the
+// count of each process with runs in flight but no track (writeAt).
 type counterSet struct {
 	*canvas
 	horizon int64
@@ -56,7 +57,7 @@ type counterSet struct {
 	// callables are the callables' tracks, in the order they were made.
 	callables []callableCounter
 	walls     map[deviceKey]perfetto.Track
-	flight    map[int32]*inFlight
+	flight    map[int32]inFlight
 	// events are the roots' +1 and −1 not yet written, a heap by (ts,
 	// pid); every event before written is written.
 	events  []flightEvent
@@ -100,7 +101,7 @@ type flightEvent struct {
 
 func newCounterSet(cv *canvas, horizon int64) *counterSet {
 	return &counterSet{canvas: cv, horizon: horizon, written: math.MinInt64,
-		runs: map[callableKey]int{}, walls: map[deviceKey]perfetto.Track{}, flight: map[int32]*inFlight{}}
+		runs: map[callableKey]int{}, walls: map[deviceKey]perfetto.Track{}, flight: map[int32]inFlight{}}
 }
 
 // runDuration writes the duration of a drawn run's root at its start on
@@ -264,17 +265,26 @@ func (cs *counterSet) writeBefore(w int64) {
 }
 
 // writeAt applies the events at ts of the first process that has one,
-// and writes the count if it changed.
+// and writes the count if it changed. A process with no run in flight and
+// no track is let go of: what is kept of it is then what a process never
+// seen has, so that the processes past the track limit (or outside the
+// window) are not kept, one by one, to the end of the log.
 func (cs *counterSet) writeAt(ts int64) {
 	pid := cs.events[0].pid
 	f := cs.flight[pid]
-	if f == nil {
-		f = &inFlight{}
-		cs.flight[pid] = f
-	}
 	for len(cs.events) > 0 && cs.events[0].ts == ts && cs.events[0].pid == pid {
 		f.count += int64(cs.pop().delta)
 	}
+	cs.writeFlight(pid, &f, ts)
+	if f.count == 0 && f.value == 0 && f.track.IsZero() {
+		delete(cs.flight, pid)
+	} else {
+		cs.flight[pid] = f
+	}
+}
+
+// writeFlight writes f's count at ts if it changed.
+func (cs *counterSet) writeFlight(pid int32, f *inFlight, ts int64) {
 	if f.count == f.value {
 		return
 	}

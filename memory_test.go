@@ -1,7 +1,10 @@
 package phasetrace_test
 
 import (
+	"bytes"
+	"flag"
 	"io"
+	"os"
 	"runtime"
 	"testing"
 
@@ -19,12 +22,29 @@ type heapSampler struct {
 func (h *heapSampler) Write(b []byte) (int, error) {
 	h.n++
 	if h.n%4 == 1 {
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		h.peak = max(h.peak, ms.HeapAlloc)
+		h.sample()
 	}
 	return len(b), nil
+}
+
+// sample records the live heap.
+func (h *heapSampler) sample() {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	h.peak = max(h.peak, ms.HeapAlloc)
+}
+
+// sampledReader is an input that samples the live heap as it is read
+// (past the track limit, little is written).
+type sampledReader struct {
+	r io.Reader
+	h *heapSampler
+}
+
+func (s sampledReader) Read(b []byte) (int, error) {
+	s.h.Write(nil)
+	return s.r.Read(b)
 }
 
 // memoryPerTrack converts the logs log(small) and log(large) and returns
@@ -152,5 +172,103 @@ func TestSplitMemoryIsFlat(t *testing.T) {
 	}
 	if int64(p2)-int64(p1) > 1<<20 {
 		t.Errorf("the peak of live heap grows by %d B with the log: want at most 1 MiB", int64(p2)-int64(p1))
+	}
+}
+
+// TestMemoryFlatPastTrackLimit converts logs of 200 000 and 400 000
+// processes, past a limit of 4 096 tracks: one span each (a new pid on
+// every line), and a run of two spans each. The larger draws no more
+// tracks, and its peak of live heap (sampled as the second pass reads the
+// log and writes the trace, the survey kept; the log's own bytes left
+// out) is no higher, within 1.5 MiB (a sample's varies by some 800 KB run
+// to run): what the conversion keeps of a process past the limit does
+// not stay (the first pass's pids, the runs in flight of a process
+// without a track).
+func TestMemoryFlatPastTrackLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts 270 MB of logs")
+	}
+	peak := func(log []byte) (uint64, int) {
+		h := &heapSampler{}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		base := ms.HeapAlloc
+		opened := 0
+		in := phasetrace.Input{Name: "many.log", Open: func() (io.ReadCloser, error) {
+			if opened++; opened == 1 {
+				return io.NopCloser(bytes.NewReader(log)), nil // the survey's
+			}
+			return io.NopCloser(sampledReader{bytes.NewReader(log), h}), nil
+		}}
+		sum, err := phasetrace.Convert(h, []phasetrace.Input{in}, phasetrace.WithMaxTracks(4096))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.KeepAlive(log)
+		return h.peak - base, sum.Output.Tracks
+	}
+	for _, c := range []struct {
+		name string
+		log  func(int) []byte
+	}{{"one span", stracetest.DistinctPids}, {"a run", stracetest.Processes}} {
+		p1, t1 := peak(c.log(200_000))
+		p2, t2 := peak(c.log(400_000))
+		t.Logf("%s a process: peak live heap %d B for 200 000 processes (%d tracks), %d B for 400 000 (%d tracks)", c.name, p1, t1, p2, t2)
+		if t1 != t2 {
+			t.Errorf("%s a process: %d and %d tracks, want the limit both times", c.name, t1, t2)
+		}
+		if int64(p2)-int64(p1) > 3<<19 {
+			t.Errorf("%s a process: the peak of live heap grows by %d B with 200 000 processes past the track limit, want at most 1.5 MiB", c.name, int64(p2)-int64(p1))
+		}
+	}
+}
+
+// TestAllocatedPerTrack converts logs of 1 000 and 10 000 threads with 16
+// runs of two spans each, and measures what a track allocates in all (the
+// garbage too, which the peak of resident memory holds until a collection:
+// a pending buffer grown anew at each flush of a quiet track was 3.8 KB
+// of it): about 3.1 KB, at most 4 KiB.
+func TestAllocatedPerTrack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts 11 000 tracks")
+	}
+	alloc := func(n int) (uint64, int) {
+		log := stracetest.Threads(n, 16)
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		before := ms.TotalAlloc
+		sum, err := phasetrace.Convert(io.Discard, []phasetrace.Input{phasetrace.Bytes("many.log", log)}, phasetrace.WithMaxTracks(1<<20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&ms)
+		return ms.TotalAlloc - before, sum.Output.Tracks
+	}
+	a1, t1 := alloc(1_000)
+	a2, t2 := alloc(10_000)
+	per := (int64(a2) - int64(a1)) / int64(t2-t1)
+	t.Logf("%d B allocated for %d tracks, %d B for %d: %d B per track", a1, t1, a2, t2, per)
+	if per > 4<<10 {
+		t.Errorf("%d bytes allocated per track with 16 runs of two spans, want at most 4 KiB (about 3.1 KB)", per)
+	}
+}
+
+var threadsLog = flag.String("threadslog", "", "TestThreadsLog writes the log of 6 501 or 65 001 threads with 16 runs of two spans each to this file")
+
+var threadsLogN = flag.Int("threadslogn", 65_001, "TestThreadsLog: the threads")
+
+// TestThreadsLog writes the log of -threadslogn threads (6 501 or 65 001)
+// with 16 runs of two spans each (stracetest.Threads), for the peak of
+// resident memory a track costs (README, "memory per track"):
+//
+//	go test -run TestThreadsLog -threadslog /tmp/threads.log .
+//	/usr/bin/time -v strace2perfetto -o /tmp/t.pftrace /tmp/threads.log
+func TestThreadsLog(t *testing.T) {
+	if *threadsLog == "" {
+		t.Skip("no -threadslog file given")
+	}
+	if err := os.WriteFile(*threadsLog, stracetest.Threads(*threadsLogN, 16), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

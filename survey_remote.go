@@ -23,7 +23,9 @@ type remoteScan struct {
 	// The last pid noted, per log: most records repeat their neighbour's.
 	lastPid []int32
 	// single: the conversion has one log, which is its own axis; its
-	// tasks and runs need no keeping (they would grow with the log).
+	// tasks and runs need no keeping (they would grow with the log), nor,
+	// without a daemon banner, its pids (it is no remote machine: a log
+	// with a new pid on every line must not grow them).
 	single bool
 	// lo and hi are, per log, the earliest start and the latest end of
 	// the host spans the first pass read: what a shift of the log must
@@ -104,7 +106,7 @@ func (r *remoteScan) peekBanner(input int, br *bufio.Reader) {
 
 func (r *remoteScan) pid(input int, pid int32) {
 	r.grow(input)
-	if r.lastPid[input] == pid && pid != 0 {
+	if r.lastPid[input] == pid && pid != 0 || r.single && r.banner[input] == "" {
 		return
 	}
 	r.lastPid[input] = pid

@@ -279,12 +279,15 @@ func (w *Writer) flushTrack(t *trackState) {
 	t.pending = ps[:0]
 	if cap(ps) <= smallPending {
 		t.pending = nil // a quiet track keeps no buffer between flushes
+		w.waiting.free = append(w.waiting.free, ps[:0])
 	}
 }
 
 // smallPending is the capacity of pending slices below which a track lets
-// its buffer go at each flush: busy tracks keep theirs, and the many quiet
-// ones cost nothing between flushes.
+// its buffer go at each flush, to the writer's free ones (waiting.free):
+// busy tracks keep theirs, and the many quiet ones cost nothing between
+// flushes. A track given a slice with no buffer takes a free one, or makes
+// one of this capacity.
 const smallPending = 4
 
 // place puts each slice of order on the first lane of t where it fits,

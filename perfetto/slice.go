@@ -122,6 +122,9 @@ func (w *Writer) addPending(t Track, name, cat string, ts, dur int64, depth int3
 	// encoded against it waits. The slice is built in its place among the
 	// track's pending ones.
 	seq := w.sequenceFor(st, len(st.pending) == 0)
+	if st.pending == nil {
+		st.pending = w.freePending()
+	}
 	st.pending = append(st.pending, pendingSlice{ts: ts, end: ts + dur, ref: ref, label: name, depth: depth, instant: instant})
 	p := &st.pending[len(st.pending)-1]
 	p.name = uint32(seq.internName(name))
@@ -516,4 +519,17 @@ func (w *Writer) counterStart(t Track, ts int64) (event, bool) {
 	e.b = appendVarintField(e.b, fEventType, typeCounter)
 	w.stats.Counters++
 	return e, true
+}
+
+// freePending returns a pending buffer for a track that has none: one a
+// quiet track let go of, or a new one of smallPending slices.
+func (w *Writer) freePending() []pendingSlice {
+	f := w.waiting.free
+	if n := len(f); n > 0 {
+		ps := f[n-1]
+		f[n-1] = nil
+		w.waiting.free = f[:n-1]
+		return ps
+	}
+	return make([]pendingSlice, 0, smallPending)
 }

@@ -211,6 +211,10 @@ type waiting struct {
 	dirty []*trackState // the tracks with slices waiting, in order
 	enc   []byte        // encoded arguments of the slices waiting
 	flows []FlowID      // their flow ids (pendingSlice.flowStart...)
+	// free are the pending buffers quiet tracks let go of at their
+	// flushes (smallPending), for the next tracks given a slice: a track
+	// flushed after every few slices does not grow a buffer anew each time.
+	free [][]pendingSlice
 }
 
 // placement is the scratch of Flush's placing of a track's slices on its
