@@ -551,7 +551,10 @@ func TestPlaceIntoAllocatesNothing(t *testing.T) {
 			}
 		}
 		placeAll() // the warm-up: the scratch grows, the memos fill
-		if n := testing.AllocsPerRun(1, placeAll); n != 0 {
+		// Four runs: AllocsPerRun divides the allocations by the runs in
+		// integers, so one the runtime makes meanwhile on a loaded machine
+		// is not counted, and one a run makes is.
+		if n := testing.AllocsPerRun(4, placeAll); n != 0 {
 			t.Errorf("%s: placing %d runs (log and buffer forms) allocated %v times, want 0", rg.name, len(d.runs), n)
 		}
 	}
