@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 )
@@ -84,7 +85,7 @@ func (t *Typical) MAD() int64 {
 		d := mid(b) - m
 		devs = append(devs, dev{max(d, -d), c})
 	}
-	slices.SortFunc(devs, func(a, b dev) int { return cmpInt(a.d, b.d) })
+	slices.SortFunc(devs, func(a, b dev) int { return cmp.Compare(a.d, b.d) })
 	return weightedMedian(len(devs), t.n, func(i int) (int64, int64) { return devs[i].d, devs[i].c })
 }
 
@@ -146,14 +147,4 @@ func weightedMedian(k int, n int64, at func(int) (v, c int64)) int64 {
 		}
 	}
 	return v
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
