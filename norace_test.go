@@ -1,0 +1,5 @@
+//go:build !race
+
+package phasetrace_test
+
+const raceEnabled = false
