@@ -116,6 +116,26 @@ func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace 
 		t.Errorf("the summary says the trace holds %+v, it holds %+v", o, got)
 	}
 	processorAgrees(t, out, tr, sum)
+	// The anomalies the summary counts are the anomalies track's instants.
+	var an phasetrace.AnomalyCounts
+	for _, s := range tr.Slices {
+		if s.Category != "anomaly" {
+			continue
+		}
+		switch s.Name {
+		case "slow run":
+			an.SlowRuns++
+		case "cold bind":
+			an.ColdBinds++
+		case "wide bound":
+			an.WideBounds++
+		default:
+			t.Errorf("an anomaly named %q", s.Name)
+		}
+	}
+	if an != sum.Anomalies {
+		t.Errorf("the trace holds anomalies %+v, the summary says %+v", an, sum.Anomalies)
+	}
 	if stripAbout(tr) == nil {
 		t.Errorf("the trace holds no conversion instant")
 	}

@@ -51,17 +51,8 @@ func (w *Writer) LeaveOutFlows(ids []FlowID) {
 // refused keeps the report of a refused slice for the caller, and marks the
 // flow ids it carried dead for the rest of the flush.
 func (w *Writer) refused(st *trackState, name string, ts, dur int64, ref uint64, flows, endFlows []FlowID, err error, other string) {
-	if len(flows)+len(endFlows) > 0 {
-		if w.refusal.dead == nil {
-			w.refusal.dead = map[FlowID]bool{}
-		}
-		for _, f := range flows {
-			w.refusal.dead[f] = true
-		}
-		for _, f := range endFlows {
-			w.refusal.dead[f] = true
-		}
-	}
+	w.LeaveOutFlows(flows)
+	w.LeaveOutFlows(endFlows)
 	if w.cfg.refusal == nil {
 		return
 	}

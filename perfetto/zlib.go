@@ -17,19 +17,22 @@ import (
 // own and took 2.6 % of a conversion's instructions, adler32 below a
 // third of that (BenchmarkAdler32, and perfetto/PERFORMANCE.md).
 type zlibWriter struct {
-	level int
-	fw    *flate.Writer
+	hdr [2]byte // CMF and FLG: deflate, 32 KiB window, the level's bits, the check bits
+	fw  *flate.Writer
 }
 
 func newZlibWriter(level int) (*zlibWriter, error) {
-	if _, err := zlibLevelBits(level); err != nil {
+	flevel, err := zlibLevelBits(level)
+	if err != nil {
 		return nil, err
 	}
 	fw, err := flate.NewWriter(io.Discard, level)
 	if err != nil {
 		return nil, err
 	}
-	return &zlibWriter{level: level, fw: fw}, nil
+	z := &zlibWriter{hdr: [2]byte{0x78, flevel}, fw: fw}
+	z.hdr[1] += uint8(31 - binary.BigEndian.Uint16(z.hdr[:])%31)
+	return z, nil
 }
 
 // zlibLevelBits returns the header's FLEVEL bits for a deflate level, as
@@ -51,12 +54,7 @@ func zlibLevelBits(level int) (byte, error) {
 // compress writes the zlib stream of b to dst (a *bytes.Buffer, so that
 // the header's bytes need not escape: no allocation per bundle).
 func (z *zlibWriter) compress(dst *bytes.Buffer, b []byte) error {
-	flevel, _ := zlibLevelBits(z.level)
-	var hdr [4]byte
-	hdr[0] = 0x78
-	hdr[1] = flevel
-	hdr[1] += uint8(31 - binary.BigEndian.Uint16(hdr[:2])%31)
-	dst.Write(hdr[:2])
+	dst.Write(z.hdr[:])
 	z.fw.Reset(dst)
 	if len(b) > 0 {
 		if _, err := z.fw.Write(b); err != nil {
@@ -66,8 +64,9 @@ func (z *zlibWriter) compress(dst *bytes.Buffer, b []byte) error {
 	if err := z.fw.Close(); err != nil {
 		return err
 	}
-	binary.BigEndian.PutUint32(hdr[:], adler32(1, b))
-	dst.Write(hdr[:])
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], adler32(1, b))
+	dst.Write(sum[:])
 	return nil
 }
 

@@ -81,8 +81,16 @@ func (p Phase) SpanName() string {
 	if p < 0 || p >= NumPhases {
 		return ""
 	}
-	return strace.SpanDeviceWall + phaseSuffix[p]
+	return phaseSpanNames[p]
 }
+
+// phaseSpanNames are the phases' span names, made once.
+var phaseSpanNames = func() (n [NumPhases]string) {
+	for p := range n {
+		n[p] = strace.SpanDeviceWall + phaseSuffix[p]
+	}
+	return n
+}()
 
 var slotNames = func() (n [NumSlots]string) {
 	for i := range n {

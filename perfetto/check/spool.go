@@ -196,17 +196,11 @@ func (s *sorter) spill() error {
 	start := s.off
 	var prev int64
 	for _, e := range s.index {
-		h := binary.AppendUvarint(s.head[:0], uint64(e.ts)-uint64(prev))
-		h = binary.AppendUvarint(h, uint64(e.packet))
-		h = binary.AppendUvarint(h, uint64(e.end-e.off))
-		prev = e.ts
-		if _, err := s.w.Write(h); err != nil {
-			return tempErr(err)
+		n, err := writeRunEvent(s.w, s.head[:0], &prev, e.ts, e.packet, s.arena[e.off:e.end])
+		if err != nil {
+			return err
 		}
-		if _, err := s.w.Write(s.arena[e.off:e.end]); err != nil {
-			return tempErr(err)
-		}
-		s.off += int64(len(h) + e.end - e.off)
+		s.off += n
 	}
 	s.runs = append(s.runs, run{off: start, n: s.off - start})
 	s.arena, s.index = s.arena[:0], s.index[:0]
@@ -388,18 +382,30 @@ func (m *merger) writeRun(w *bufio.Writer) (int64, error) {
 		if !ok {
 			return n, nil
 		}
-		h := binary.AppendUvarint(head[:0], uint64(ts)-uint64(prev))
-		h = binary.AppendUvarint(h, uint64(packet))
-		h = binary.AppendUvarint(h, uint64(len(enc)))
-		prev = ts
-		if _, err := w.Write(h); err != nil {
-			return 0, tempErr(err)
+		k, err := writeRunEvent(w, head[:0], &prev, ts, packet, enc)
+		if err != nil {
+			return 0, err
 		}
-		if _, err := w.Write(enc); err != nil {
-			return 0, tempErr(err)
-		}
-		n += int64(len(h) + len(enc))
+		n += k
 	}
+}
+
+// writeRunEvent writes one event of a run as runReader.read reads it: its
+// timestamp less the previous one's (*prev, then set to ts), its packet
+// and its length as varints, then its bytes. It returns the bytes
+// written; head is room for the varints.
+func writeRunEvent(w *bufio.Writer, head []byte, prev *int64, ts int64, packet int, enc []byte) (int64, error) {
+	h := binary.AppendUvarint(head, uint64(ts)-uint64(*prev))
+	h = binary.AppendUvarint(h, uint64(packet))
+	h = binary.AppendUvarint(h, uint64(len(enc)))
+	*prev = ts
+	if _, err := w.Write(h); err != nil {
+		return 0, tempErr(err)
+	}
+	if _, err := w.Write(enc); err != nil {
+		return 0, tempErr(err)
+	}
+	return int64(len(h) + len(enc)), nil
 }
 
 // runHeap orders run readers by their next event.

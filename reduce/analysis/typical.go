@@ -74,11 +74,13 @@ func (t *Typical) Median() int64 {
 }
 
 // MAD is the median of the runs' absolute deviations from Median.
-func (t *Typical) MAD() int64 {
+func (t *Typical) MAD() int64 { return t.mad(t.Median()) }
+
+// mad is MAD for the median m.
+func (t *Typical) mad(m int64) int64 {
 	if t.n == 0 {
 		return 0
 	}
-	m := t.Median()
 	type dev struct{ d, c int64 }
 	devs := make([]dev, 0, len(t.counts))
 	for b, c := range t.counts {
@@ -92,19 +94,13 @@ func (t *Typical) MAD() int64 {
 // Threshold is the duration above which a run is slow, and whether there
 // are runs enough (MinRuns) to say.
 func (t *Typical) Threshold() (ns int64, ok bool) {
-	if t.n < MinRuns {
-		return 0, false
-	}
-	m := t.Median()
-	return m + SlowMADs*max(t.MAD(), m/MinMADFraction), true
+	r := t.Summary()
+	return r.Threshold, r.Enough
 }
 
 // Slow reports whether a run of ns is slow for its callable (the rule
 // above).
-func (t *Typical) Slow(ns int64) bool {
-	th, ok := t.Threshold()
-	return ok && ns > th
-}
+func (t *Typical) Slow(ns int64) bool { return t.Summary().Slow(ns) }
 
 // TypicalRuns is what Typical says of a callable's runs once they are all
 // counted: how many, their median and MAD, and the threshold past which
@@ -116,8 +112,12 @@ type TypicalRuns struct {
 
 // Summary says what t has learned, for runs to be judged by.
 func (t *Typical) Summary() TypicalRuns {
-	th, ok := t.Threshold()
-	return TypicalRuns{Runs: t.n, Median: t.Median(), MAD: t.MAD(), Threshold: th, Enough: ok}
+	m := t.Median()
+	r := TypicalRuns{Runs: t.n, Median: m, MAD: t.mad(m), Enough: t.n >= MinRuns}
+	if r.Enough {
+		r.Threshold = m + SlowMADs*max(r.MAD, m/MinMADFraction)
+	}
+	return r
 }
 
 // Slow reports whether a run of ns is slow for the callable (the rule
