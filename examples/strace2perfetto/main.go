@@ -200,7 +200,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -473,7 +472,7 @@ func parse(args []string, stderr io.Writer) (*config, int) {
 	fs.BoolVar(&cfg.open, "open", false, "once written, serve the trace to ui.perfetto.dev on 127.0.0.1 and open a browser on it, until the UI has fetched it or Ctrl-C")
 	fs.IntVar(&cfg.port, "port", open.DefaultPort, "the `port` -open serves the trace on (the UI fetches only from 9001)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
-	fs.BoolVar(&cfg.noBeside, "no-records-beside", false, "do not use the "+recordsFile+" beside the first log when no -records is given")
+	fs.BoolVar(&cfg.noBeside, "no-records-beside", false, "do not use the "+cli.RecordsFile+" beside the first log when no -records is given")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, usageText, sampleOut)
 		fs.PrintDefaults()
@@ -581,9 +580,9 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 	case len(cfg.logs) == 0:
 		out = sampleOut
 	case cfg.compare:
-		out = strings.TrimSuffix(outputName(cfg.logs[0]), ".pftrace") + ".compare.pftrace"
+		out = strings.TrimSuffix(cli.TraceName(cfg.logs[0]), ".pftrace") + ".compare.pftrace"
 	default:
-		out = outputName(cfg.logs[0])
+		out = cli.TraceName(cfg.logs[0])
 	}
 	if err := clash(read, c.written(out, cfg.summaryJSON)); err != nil {
 		return c.fail(exitUsage, err)
@@ -743,21 +742,13 @@ func interrupted(ctx context.Context, err error) error {
 	return fmt.Errorf("interrupted: no trace written, partial files removed; before that: %w", err)
 }
 
-// recordsFile is the name the runtime writes its host_phase_records
-// artifact under.
-const recordsFile = "host_phase_records.jsonl"
-
-// recordsBeside is the host_phase_records.jsonl beside the first log, when
-// no -records was given and it exists.
+// recordsBeside is the host_phase_records artifact beside the first log
+// that a conversion takes when given none, "" for none.
 func recordsBeside(cfg *config) string {
-	if cfg.noBeside || cfg.compare || len(cfg.records) > 0 || len(cfg.logs) == 0 || cfg.logs[0] == "-" {
+	if cfg.noBeside || cfg.compare || len(cfg.records) > 0 || len(cfg.logs) == 0 {
 		return ""
 	}
-	path := filepath.Join(filepath.Dir(cfg.logs[0]), recordsFile)
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
-		return ""
-	}
-	return path
+	return cli.RecordsBeside(cfg.logs[0])
 }
 
 // empty reports whether the logs held no record the reader could read
@@ -884,18 +875,6 @@ func writeSummary(dst *output, sum *phasetrace.Summary) error {
 		}
 	}
 	return nil
-}
-
-// outputName is the log's name with .pftrace instead of its extension(s).
-func outputName(log string) string {
-	if log == "-" {
-		return "stdin.pftrace"
-	}
-	base := strings.TrimSuffix(log, ".gz")
-	if ext := filepath.Ext(base); ext == ".log" || ext == ".txt" {
-		base = strings.TrimSuffix(base, ext)
-	}
-	return base + ".pftrace"
 }
 
 // isTerminal reports whether w is a character device (a terminal).

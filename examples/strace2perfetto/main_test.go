@@ -696,14 +696,6 @@ func TestSIGINT(t *testing.T) {
 	})
 }
 
-func TestOutputName(t *testing.T) {
-	for in, want := range map[string]string{"run.log": "run.pftrace", "a/b.log.gz": "a/b.pftrace", "x.txt": "x.pftrace", "noext": "noext.pftrace", "-": "stdin.pftrace"} {
-		if got := outputName(in); got != want {
-			t.Errorf("outputName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // The command as main wires it: once the conversion is over, the signal
 // handling is released without ending the context, so the summary file is
 // still written.

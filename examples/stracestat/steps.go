@@ -112,7 +112,7 @@ func runRuns(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if cfg.split > 0 {
 		opts = append(opts, phasetrace.WithSplit(cfg.split, func(n int) (io.WriteCloser, string, error) {
-			return discard{}, filepath.Base(phasetrace.PartName(partBase(cfg.logs), n)), nil
+			return discard{}, filepath.Base(phasetrace.PartName(cli.TraceName(cfg.logs[0]), n)), nil
 		}))
 	}
 	sum, err := phasetrace.Convert(io.Discard, inputs, opts...)
@@ -167,35 +167,13 @@ type discard struct{}
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 func (discard) Close() error                { return nil }
 
-// partBase is the trace strace2perfetto writes the logs to by default:
-// the first log's name with .pftrace instead of its .log or .txt (and
-// .gz). Its parts are named after it.
-func partBase(logs []string) string {
-	if logs[0] == "-" {
-		return "stdin.pftrace"
-	}
-	base := strings.TrimSuffix(logs[0], ".gz")
-	if ext := filepath.Ext(base); ext == ".log" || ext == ".txt" {
-		base = strings.TrimSuffix(base, ext)
-	}
-	return base + ".pftrace"
-}
-
-// recordsFile is the runtime's host_phase_records artifact, which
-// strace2perfetto takes from beside the first log when given no -records.
-const recordsFile = "host_phase_records.jsonl"
-
 // recordsBeside is the records file strace2perfetto would use beside the
 // logs, "" for none.
 func (cfg *runsConfig) recordsBeside() string {
-	if cfg.noBeside || len(cfg.records) > 0 || cfg.logs[0] == "-" {
+	if cfg.noBeside || len(cfg.records) > 0 {
 		return ""
 	}
-	path := filepath.Join(filepath.Dir(cfg.logs[0]), recordsFile)
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
-		return ""
-	}
-	return path
+	return cli.RecordsBeside(cfg.logs[0])
 }
 
 // runInputs are the logs as the converter reads them, twice: standard
@@ -277,12 +255,12 @@ func parseRuns(args []string, stdout, stderr io.Writer) (*runsConfig, int) {
 		cfg.records = append(cfg.records, v)
 		return nil
 	})
-	fs.BoolVar(&cfg.noBeside, "no-records-beside", false, "do not use the "+recordsFile+" beside the first log when no -records is given")
+	fs.BoolVar(&cfg.noBeside, "no-records-beside", false, "do not use the "+cli.RecordsFile+" beside the first log when no -records is given")
 	fs.BoolVar(&cfg.strict, "strict", false, "exit 3 when the reader lost records in a log (the table is still printed)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: stracestat %s [flags] %s\n\n%s\n", cfg.cmd, cmd.args, cmd.about)
-		fmt.Fprint(stderr, "LOG may be gzip-compressed; \"-\" is standard input. The logs are converted\nas strace2perfetto converts them (with the "+recordsFile+" beside the first\nlog unless -records or -no-records-beside), to no trace.\n\nExit status: 0 table printed; 1 failure; 2 usage error; 3 with -strict,\ntable printed but the reader lost records or a .gz was cut.\n\nFlags:\n")
+		fmt.Fprint(stderr, "LOG may be gzip-compressed; \"-\" is standard input. The logs are converted\nas strace2perfetto converts them (with the "+cli.RecordsFile+" beside the first\nlog unless -records or -no-records-beside), to no trace.\n\nExit status: 0 table printed; 1 failure; 2 usage error; 3 with -strict,\ntable printed but the reader lost records or a .gz was cut.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	logs, err := cli.ParseAnywhere(fs, args[1:])
