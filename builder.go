@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -171,7 +172,7 @@ func (b *Builder) DeviceBuffer(db DeviceBuffer) error {
 		b.c.takeSpan(&rec, at)
 	}
 	if wall != nil {
-		if run := b.c.runs.waiting(invKey{db.Pid, db.Inv}); run != nil {
+		if run := b.c.runs.waiting(firstpass.InvKey{Pid: db.Pid, Inv: db.Inv}); run != nil {
 			run.wall = wall
 		}
 	}

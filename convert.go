@@ -73,7 +73,7 @@ func Convert(w io.Writer, logs []Input, opts ...Option) (*Summary, error) {
 	c.start(w, true)
 	// The placer holds the clock anchors now: the survey's copies, which
 	// grow with the log, would only weigh on the second pass.
-	c.survey.scan.anchors, c.survey.scan.anchorInput, c.survey.scan.anchorAt = nil, nil, nil
+	c.survey.scan.Anchors, c.survey.scan.AnchorInput, c.survey.scan.AnchorAt = nil, nil, nil
 	closed := false
 	defer func() {
 		if !closed { // a panic of the caller's reader: stop the writers' goroutines too

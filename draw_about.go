@@ -76,7 +76,7 @@ func (a *about) inputs(sum *Summary) perfetto.Arg {
 			e = append(e, perfetto.String("stamp", a.stamps[i]))
 		}
 		if a.cmp != nil {
-			e = append(e, perfetto.String("side", sideName(a.cmp.logSide(i))))
+			e = append(e, perfetto.String("side", a.cmp.logSide(i).String()))
 		}
 		elems[i] = perfetto.Dict("", e...)
 	}

@@ -3,6 +3,7 @@ package phasetrace
 import (
 	"strconv"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce/analysis"
 )
@@ -67,7 +68,7 @@ func (d *runDrawer) runAnomalies(root, bind *heldSpan, cold bool) {
 		}
 		return
 	}
-	ty, ok := d.tracks.scan.typicalRuns[callableKey{root.Pid, root.Hid}]
+	ty, ok := d.tracks.scan.TypicalRuns[firstpass.CallableKey{Pid: root.Pid, Hid: root.Hid}]
 	if !ok || !ty.Slow(root.Dur) {
 		return
 	}
@@ -80,8 +81,8 @@ func (d *runDrawer) runAnomalies(root, bind *heldSpan, cold bool) {
 
 // deviceAnomaly marks a run whose device slices were drawn with a bound
 // over WideBound, at its device_wall (ts).
-func (dv *deviceDrawer) deviceAnomaly(k invKey, hid uint64, ts, bound int64, method string) {
-	dv.anomaly(anomalyBound, ts, append(dv.anomalyArgs[:0], perfetto.String("why", wideBoundWhy), perfetto.Int("pid", int64(k.pid)), perfetto.Uint("inv", k.inv),
+func (dv *deviceDrawer) deviceAnomaly(k firstpass.InvKey, hid uint64, ts, bound int64, method string) {
+	dv.anomaly(anomalyBound, ts, append(dv.anomalyArgs[:0], perfetto.String("why", wideBoundWhy), perfetto.Int("pid", int64(k.Pid)), perfetto.Uint("inv", k.Inv),
 		perfetto.String("hid", dv.hidString(hid)), perfetto.Int("bound_ns", bound), perfetto.String("placement", method)))
 }
 

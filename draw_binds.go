@@ -1,6 +1,7 @@
 package phasetrace
 
 import (
+	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -20,7 +21,7 @@ const maxBindLines = 4096
 // takeBindLine keeps a legacy bind phase line until the chip.run.bind that
 // holds it is drawn (a repeat of a recent line is left out).
 func (d *runDrawer) takeBindLine(rec *strace.Record, at linePos) {
-	if key, _ := recordKey(rec); d.recentBinds.repeated(key) {
+	if key, _ := repeats.RecordKey(rec); d.recentBinds.repeated(key) {
 		d.led.notDrawn(ReasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase, 1)
 		return
 	}

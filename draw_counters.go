@@ -3,6 +3,7 @@ package phasetrace
 import (
 	"math"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/perfetto"
 )
 
@@ -53,7 +54,7 @@ import (
 type counterSet struct {
 	*canvas
 	horizon int64
-	runs    map[callableKey]int // index in callables
+	runs    map[firstpass.CallableKey]int // index in callables
 	// callables are the callables' tracks, in the order they were made.
 	callables []callableCounter
 	walls     map[deviceKey]perfetto.Track
@@ -101,7 +102,7 @@ type flightEvent struct {
 
 func newCounterSet(cv *canvas, horizon int64) *counterSet {
 	return &counterSet{canvas: cv, horizon: horizon, written: math.MinInt64,
-		runs: map[callableKey]int{}, walls: map[deviceKey]perfetto.Track{}, flight: map[int32]inFlight{}}
+		runs: map[firstpass.CallableKey]int{}, walls: map[deviceKey]perfetto.Track{}, flight: map[int32]inFlight{}}
 }
 
 // runDuration writes the duration of a drawn run's root at its start on
@@ -111,7 +112,7 @@ func (cs *counterSet) runDuration(root *heldSpan) {
 	if cs == nil { // a stage drawn on its own, without counters
 		return
 	}
-	k := callableKey{root.Pid, root.Hid}
+	k := firstpass.CallableKey{Pid: root.Pid, Hid: root.Hid}
 	i, ok := cs.runs[k]
 	if !ok {
 		i = len(cs.callables)
@@ -123,7 +124,7 @@ func (cs *counterSet) runDuration(root *heldSpan) {
 	c.start, c.end, c.at = root.TS, root.End(), root.at // what endRunOnce needs of a run once
 	if !cs.outside(root.TS, 0) {
 		cs.callableValue(c, root.at, root.TS, root.Dur)
-		if ty, ok := cs.tracks.scan.typicalRuns[k]; ok && ty.Runs > 1 {
+		if ty, ok := cs.tracks.scan.TypicalRuns[k]; ok && ty.Runs > 1 {
 			cs.overMedianValue(c, root.at, root.TS, root.Dur-ty.Median)
 		}
 	}
@@ -201,7 +202,7 @@ func (cs *counterSet) deviceWall(pid int32, dev int32, at linePos, ts, dur int64
 // slices.
 func (cs *counterSet) newTrack(pid int32, s perfetto.CounterSpec) (perfetto.Track, bool) {
 	tr := cs.tracks
-	owed := len(tr.scan.procs) + len(tr.scan.threads) - len(tr.procs) - len(tr.lanes)
+	owed := len(tr.scan.Procs) + len(tr.scan.Threads) - len(tr.procs) - len(tr.lanes)
 	return tr.newTrack(pid, 1+max(owed, 0), func(proc perfetto.Track) perfetto.Track { return cs.w.CounterTrack(proc, s) })
 }
 

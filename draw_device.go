@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/reduce/analysis"
@@ -49,33 +50,33 @@ type deviceDrawer struct {
 	bound analysis.NullInt
 }
 
-func (dv *deviceDrawer) buildPlacer(scan *scanResult, cal []loadedCalibration) {
+func (dv *deviceDrawer) buildPlacer(scan *firstpass.ScanResult, cal []firstpass.LoadedCalibration) {
 	dv.placer = reduce.NewPlacer(dv.placement...)
 	dv.containOnly = reduce.NewPlacer(dv.placement...)
 	dv.freq = map[reduce.Domain]reduce.Hz{}
 	dv.devices = map[reduce.Domain]*DeviceSummary{}
 	dv.anchorAt = map[reduce.Domain][]linePos{}
-	for _, d := range sortedDomains(scan.anchors) {
+	for _, d := range sortedDomains(scan.Anchors) {
 		unconfirmed := dv.unconfirmedJoins(scan, d)
-		at := scan.anchorAt[d]
-		for i, a := range scan.anchors[d] {
+		at := scan.AnchorAt[d]
+		for i, a := range scan.Anchors[d] {
 			if !unconfirmed[i] && dv.addAnchor(a) && i < len(at) {
 				dv.anchorAt[d] = append(dv.anchorAt[d], dv.led.pos(at[i]))
 			}
 		}
 	}
 	for _, ci := range cal {
-		if ci.summary < 0 { // given to a Survey: accounted for here
-			dv.led.sum.Artifacts = append(dv.led.sum.Artifacts, ArtifactSummary{Name: "calibration of pid " + itoa(int64(ci.pid)) + " dev " + itoa(ci.dev), Kind: "calibration", Items: int64(len(ci.cal.Samples))})
-			ci.summary = len(dv.led.sum.Artifacts) - 1
+		if ci.Summary < 0 { // given to a Survey: accounted for here
+			dv.led.sum.Artifacts = append(dv.led.sum.Artifacts, ArtifactSummary{Name: "calibration of pid " + itoa(int64(ci.Pid)) + " dev " + itoa(ci.Dev), Kind: "calibration", Items: int64(len(ci.Cal.Samples))})
+			ci.Summary = len(dv.led.sum.Artifacts) - 1
 		}
-		as := &dv.led.sum.Artifacts[ci.summary]
-		d, err := reduce.DomainOf(ci.pid, ci.dev)
+		as := &dv.led.sum.Artifacts[ci.Summary]
+		d, err := reduce.DomainOf(ci.Pid, ci.Dev)
 		if err != nil {
 			as.Note = err.Error()
 			continue
 		}
-		anchors, skipped, err := reduce.CalibrationAnchors(ci.cal, dv.freq[d])
+		anchors, skipped, err := reduce.CalibrationAnchors(ci.Cal, dv.freq[d])
 		as.Skipped += int64(skipped)
 		if err != nil {
 			as.Note = err.Error()
@@ -101,15 +102,15 @@ func (dv *deviceDrawer) buildPlacer(scan *scanResult, cal []loadedCalibration) {
 // shortened value reads smaller than the device's frequency. A joined
 // anchor of a domain without a whole anchor to check it against is used,
 // and noted.
-func (dv *deviceDrawer) unconfirmedJoins(scan *scanResult, d reduce.Domain) map[int]bool {
-	joined := scan.joined[d]
+func (dv *deviceDrawer) unconfirmedJoins(scan *firstpass.ScanResult, d reduce.Domain) map[int]bool {
+	joined := scan.Joined[d]
 	if len(joined) == 0 {
 		return nil
 	}
-	anchors := scan.anchors[d]
+	anchors := scan.Anchors[d]
 	isJoined := make(map[int]bool, len(joined))
 	for _, j := range joined {
-		isJoined[j.i] = true
+		isJoined[j.I] = true
 	}
 	whole := map[uint64]bool{}
 	for i, a := range anchors {
@@ -119,18 +120,18 @@ func (dv *deviceDrawer) unconfirmedJoins(scan *scanResult, d reduce.Domain) map[
 	}
 	if len(whole) == 0 {
 		dv.led.note("anchor", "the %d clock anchors of %v were all read joined to the next record on their line (%s first): their dev_freq has no other anchor to be confirmed by",
-			len(joined), d, dv.led.fileLine(dv.led.pos(joined[0].pos)))
+			len(joined), d, dv.led.fileLine(dv.led.pos(joined[0].Pos)))
 		return nil
 	}
 	var out map[int]bool
 	for _, j := range joined {
-		if f := anchors[j.i].DevFreq; !whole[f] {
+		if f := anchors[j.I].DevFreq; !whole[f] {
 			if out == nil {
 				out = map[int]bool{}
 			}
-			out[j.i] = true
+			out[j.I] = true
 			dv.led.notDrawn(ReasonDeviceAnchorJoined,
-				dv.led.pos(j.pos), d.String()+": dev_freq="+strconv.FormatUint(f, 10), 1)
+				dv.led.pos(j.Pos), d.String()+": dev_freq="+strconv.FormatUint(f, 10), 1)
 		}
 	}
 	return out
@@ -175,7 +176,7 @@ func (dv *deviceDrawer) deviceSummary(d reduce.Domain) *DeviceSummary {
 
 // device places one run's device spans on the host timeline and draws them
 // on the device's tracks under the run's process.
-func (dv *deviceDrawer) run(k invKey, root, runner *heldSpan, spans []heldSpan, wall *reduce.DeviceWindow) {
+func (dv *deviceDrawer) run(k firstpass.InvKey, root, runner *heldSpan, spans []heldSpan, wall *reduce.DeviceWindow) {
 	dv.bound = analysis.NullInt{}
 	if len(spans) == 0 {
 		return
@@ -204,10 +205,10 @@ func (dv *deviceDrawer) run(k invKey, root, runner *heldSpan, spans []heldSpan, 
 		}
 	}
 	var wallWhy Reason // what is wrong with device_wall's dev=
-	d, err := reduce.DomainOf(k.pid, dev)
+	d, err := reduce.DomainOf(k.Pid, dev)
 	switch {
 	case err != nil:
-		d, wallWhy = reduce.Domain{Pid: k.pid, Dev: noDevice}, ReasonDeviceWallDevRange
+		d, wallWhy = reduce.Domain{Pid: k.Pid, Dev: noDevice}, ReasonDeviceWallDevRange
 	case !hasDev:
 		wallWhy = ReasonDeviceWallNoDev
 	}
@@ -221,7 +222,7 @@ func (dv *deviceDrawer) run(k invKey, root, runner *heldSpan, spans []heldSpan, 
 	if root != nil && root.Name == strace.SpanRun {
 		run.Enclosing = []reduce.HostWindow{{Start: reduce.HostNanos(root.TS), End: reduce.HostNanos(root.End())}}
 	}
-	remote := dv.remote.placedHost(k.pid)
+	remote := dv.remote.placedHost(k.Pid)
 	if remote != nil {
 		// A causally placed machine's device runs are placed on its own
 		// clock, through its own anchors, then carried across (remote.go).
@@ -259,14 +260,14 @@ func (dv *deviceDrawer) run(k invKey, root, runner *heldSpan, spans []heldSpan, 
 			dv.conflict(run.Domain, k, err, "its device spans not drawn")
 		case !composed:
 			reason = ReasonNotCarried
-			dv.led.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
+			dv.led.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.Pid, k.Inv, err)
 		default:
 			reason = ReasonDeviceOffsetsRange
-			dv.led.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.pid, k.inv, err)
+			dv.led.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.Pid, k.Inv, err)
 		}
 		ds.Unaligned += int64(len(spans))
 		bump(&ds.Reasons, reason, int64(len(spans)))
-		dv.led.dropSpan(ReasonDeviceUnplaced, spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10), int64(len(spans)))
+		dv.led.dropSpan(ReasonDeviceUnplaced, spans[0].at, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10), int64(len(spans)))
 		return
 	}
 	dv.drawDevice(k, ds, run, spans, lanes, fixes, pl, wallWhy, generic)
@@ -277,7 +278,7 @@ func (dv *deviceDrawer) run(k invKey, root, runner *heldSpan, spans []heldSpan, 
 // (reduce.Placer.Misfits), each counted with its position, and returns
 // the others (with their lanes, their repairs and run's spans), and
 // whether it left any out.
-func (dv *deviceDrawer) dropMisfits(k invKey, ds *DeviceSummary, run *reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix) ([]heldSpan, []string, map[int]truncationFix, bool) {
+func (dv *deviceDrawer) dropMisfits(k firstpass.InvKey, ds *DeviceSummary, run *reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix) ([]heldSpan, []string, map[int]truncationFix, bool) {
 	bad := dv.containOnly.Misfits(*run)
 	if len(bad) == 0 {
 		return spans, lanes, fixes, false
@@ -288,7 +289,7 @@ func (dv *deviceDrawer) dropMisfits(k invKey, ds *DeviceSummary, run *reduce.Run
 		if len(bad) > 0 && bad[0] == i {
 			bad = bad[1:]
 			s := &spans[i]
-			dv.led.dropSpan(ReasonDeviceMisfit, s.at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+s.Name+" ts="+itoa(s.TS)+" dur="+itoa(s.Dur), 1)
+			dv.led.dropSpan(ReasonDeviceMisfit, s.at, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10)+": "+s.Name+" ts="+itoa(s.TS)+" dur="+itoa(s.Dur), 1)
 			ds.Unaligned++
 			bump(&ds.Reasons, ReasonDeviceMisfit, 1)
 			continue
@@ -319,7 +320,7 @@ func (dv *deviceDrawer) deviceLanes(spans []heldSpan) []string {
 // drawDevice draws placed device spans as reduce placed them: each at
 // HostStart..HostEnd through the run's one map, with its Bound (plus the
 // shift of a truncation repair).
-func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix, pl *reduce.Placement, wallWhy, generic Reason) {
+func (dv *deviceDrawer) drawDevice(k firstpass.InvKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix, pl *reduce.Placement, wallWhy, generic Reason) {
 	extraReason := ""
 	if wallWhy != "" {
 		extraReason = wallWhy.Text()
@@ -327,16 +328,16 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 	if pl.Method == reduce.Unaligned {
 		bumpPlacement(&ds.Reasons, pl.Causes, generic, wallWhy, int64(len(spans)))
 		ds.Unaligned += int64(len(spans))
-		dv.led.dropSpan(ReasonDeviceNoEvidence, spans[0].at, "pid="+itoa(int64(k.pid))+" inv="+strconv.FormatUint(k.inv, 10)+": "+joinReason(pl.Reason, extraReason), int64(len(spans)))
+		dv.led.dropSpan(ReasonDeviceNoEvidence, spans[0].at, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10)+": "+joinReason(pl.Reason, extraReason), int64(len(spans)))
 		return
 	}
 	var group perfetto.Track // created for the first slice drawn (not one outside the window)
 	groupAsked := false
 	laneTrack := func(lane string) perfetto.Track {
 		if !groupAsked {
-			group, groupAsked = dv.tracks.deviceGroup(k.pid, run.Domain.Dev), true
+			group, groupAsked = dv.tracks.deviceGroup(k.Pid, run.Domain.Dev), true
 		}
-		return dv.tracks.device(k.pid, run.Domain.Dev, group, lane)
+		return dv.tracks.device(k.Pid, run.Domain.Dev, group, lane)
 	}
 	method := pl.Method.String()
 	reason := joinReason(pl.Reason, extraReason)
@@ -346,7 +347,7 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 	// A machine that its tasks did not place (moved by its wall clock, or
 	// at its own times) is on the trace's axis only as well as its wall
 	// clock agrees: a bound against its own clock would not hold there.
-	onAxis := dv.remote.onAxis(k.pid)
+	onAxis := dv.remote.onAxis(k.Pid)
 	lastLane := ""
 	var widest, wallAt int64 = 0, -1 // the widest bound drawn, and where device_wall is
 	for i := range spans {
@@ -386,7 +387,7 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		if onAxis {
 			args = append(args, perfetto.Int("bound_ns", bound))
 		}
-		args = dv.remote.args(args, k.pid, 0, 0, false)
+		args = dv.remote.args(args, k.Pid, 0, 0, false)
 		if reason != "" {
 			args = append(args, perfetto.String("placement_reason", reason))
 		}
@@ -406,9 +407,9 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		}
 		dv.arrows.handed(ends)
 		dv.led.drawn()
-		dv.remote.drawnOn(k.pid)
+		dv.remote.drawnOn(k.Pid)
 		if s.Name == strace.SpanDeviceWall {
-			dv.counters.deviceWall(k.pid, run.Domain.Dev, s.at, ts, dur)
+			dv.counters.deviceWall(k.Pid, run.Domain.Dev, s.at, ts, dur)
 			wallAt = ts
 		}
 		if onAxis {
@@ -429,7 +430,7 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		o, s := run.Spans[orch], run.Spans[sched]
 		eff := reduce.Effective(reduce.DeviceWindow{Start: o.TS, End: o.TS + o.Dur}, reduce.DeviceWindow{Start: s.TS, End: s.TS + s.Dur})
 		d, err := pl.Place(eff)
-		if h := dv.remote.placedHost(k.pid); h != nil && err == nil {
+		if h := dv.remote.placedHost(k.Pid); h != nil && err == nil {
 			d, err = h.fit.Compose(d)
 		}
 		if err != nil {
@@ -444,7 +445,7 @@ func (dv *deviceDrawer) drawDevice(k invKey, ds *DeviceSummary, run reduce.Run, 
 		if onAxis {
 			args = append(args, perfetto.Int("bound_ns", int64(d.Bound)+max(fixes[orch].shift, fixes[sched].shift)))
 		}
-		args = dv.remote.args(args, k.pid, 0, 0, false)
+		args = dv.remote.args(args, k.Pid, 0, 0, false)
 		ts, dur := int64(d.HostStart), int64(d.HostEnd-d.HostStart)
 		var t perfetto.Track
 		if !dv.outside(ts, dur) {
@@ -637,7 +638,7 @@ type conflictKey struct {
 
 // conflict counts run k of domain d, whose evidence conflicted (err, an
 // *reduce.InconsistencyError), with the others of its kind.
-func (dv *deviceDrawer) conflict(d reduce.Domain, k invKey, err error, outcome string) {
+func (dv *deviceDrawer) conflict(d reduce.Domain, k firstpass.InvKey, err error, outcome string) {
 	between := "the evidence"
 	var ie *reduce.InconsistencyError
 	if errors.As(err, &ie) {
@@ -651,7 +652,7 @@ func (dv *deviceDrawer) conflict(d reduce.Domain, k invKey, err error, outcome s
 			dv.conflicts = map[conflictKey]*PlacementConflict{}
 		}
 		c = &PlacementConflict{Between: between, Outcome: outcome,
-			First: "run pid=" + itoa(int64(k.pid)) + " inv=" + strconv.FormatUint(k.inv, 10) + ": " + strings.TrimPrefix(err.Error(), "reduce: "+d.String()+": ")}
+			First: "run pid=" + itoa(int64(k.Pid)) + " inv=" + strconv.FormatUint(k.Inv, 10) + ": " + strings.TrimPrefix(err.Error(), "reduce: "+d.String()+": ")}
 		dv.conflicts[key] = c
 	}
 	c.Runs++

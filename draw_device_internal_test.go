@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/strace"
@@ -26,11 +27,11 @@ func TestDeviceDrawerAlone(t *testing.T) {
 		{Seed: 22, Rounds: 12}, // no anchors: containment alone
 	} {
 		log, truth := stracetest.GenerateTruth(cfg)
-		scan := newScan()
-		if _, err := scan.scanLog(bytes.NewReader(log), "gen.log", strace.DefaultMaxLine, maphash.MakeSeed(), nil); err != nil {
+		scan := firstpass.NewScan()
+		if _, err := scan.ScanLog(bytes.NewReader(log), "gen.log", strace.DefaultMaxLine, maphash.MakeSeed(), nil); err != nil {
 			t.Fatal(err)
 		}
-		scan.decide()
+		scan.Decide()
 
 		var out bytes.Buffer
 		sum := &Summary{}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -93,11 +94,11 @@ func (x *passIndex) pos(e *passEntry) strace.Pos {
 }
 
 // take appends the passes of k to out, in the order they were written.
-func (x *passIndex) take(k invKey, out []strace.PhasePass) ([]strace.PhasePass, error) {
-	i, _ := slices.BinarySearchFunc(x.entries, k, func(e passEntry, k invKey) int {
-		return cmp.Or(cmp.Compare(e.pid, k.pid), cmp.Compare(e.inv, k.inv))
+func (x *passIndex) take(k firstpass.InvKey, out []strace.PhasePass) ([]strace.PhasePass, error) {
+	i, _ := slices.BinarySearchFunc(x.entries, k, func(e passEntry, k firstpass.InvKey) int {
+		return cmp.Or(cmp.Compare(e.pid, k.Pid), cmp.Compare(e.inv, k.Inv))
 	})
-	for ; i < len(x.entries) && x.entries[i].pid == k.pid && x.entries[i].inv == k.inv; i++ {
+	for ; i < len(x.entries) && x.entries[i].pid == k.Pid && x.entries[i].inv == k.Inv; i++ {
 		if x.isTaken(i) {
 			continue // a run of the same (pid, inv) drawn before took it
 		}
@@ -240,7 +241,7 @@ func (x *passIndex) untaken(f func(p *strace.PhasePass)) {
 // passes takes the host_phase_records passes of run k: those a Survey was
 // given, then those of Convert's artifacts, artifact by artifact. An error
 // reading an artifact is d.recordsErr, and ends the reading of artifacts.
-func (d *runDrawer) passes(k invKey) []strace.PhasePass {
+func (d *runDrawer) passes(k firstpass.InvKey) []strace.PhasePass {
 	passes := d.records[k]
 	delete(d.records, k)
 	if len(d.artifacts) == 0 {

@@ -3,6 +3,7 @@ package phasetrace
 import (
 	"math"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
@@ -18,7 +19,7 @@ import (
 // past the int64 range once mapped).
 func (p *remotePlan) adjust(i int, rec *strace.Record, pm map[int32]int32) bool {
 	if pm != nil {
-		remapPids(rec, pm)
+		firstpass.RemapPids(rec, pm)
 	}
 	h := p.inputHost[i]
 	if h == nil || h.fit == nil {
@@ -31,7 +32,7 @@ func (p *remotePlan) adjust(i int, rec *strace.Record, pm map[int32]int32) bool 
 	}
 	switch {
 	case rec.Kind == strace.KindSpan && !rec.Span.IsDevice():
-		if !drawable(&rec.Span) {
+		if !firstpass.Drawable(&rec.Span) {
 			return true // not drawn for what it is (checkSpan)
 		}
 		s, e, ok := h.mapExtent(rec.Span.TS, rec.Span.End())

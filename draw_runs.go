@@ -3,6 +3,7 @@ package phasetrace
 import (
 	"strings"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
@@ -10,7 +11,7 @@ import (
 
 // invBuf holds one run's spans until it is complete.
 type invBuf struct {
-	key  invKey
+	key  firstpass.InvKey
 	host []heldSpan // its host spans, in log order
 	dev  []heldSpan // its device (clk=dev) spans, in log order
 	// bindLogT is the log-prefix thread handle of its chip.run.bind: the
@@ -48,7 +49,7 @@ type invBuf struct {
 type runCollector struct {
 	maxPending     int
 	done           func(*invBuf)
-	pending        map[invKey]*invBuf
+	pending        map[firstpass.InvKey]*invBuf
 	openRoots      map[laneKey]*invBuf // per thread and slot, its run whose root came first
 	oldest, newest *invBuf             // the waiting runs in arrival order (invBuf.older, newer)
 	free           []*invBuf           // runs drawn, their buffers kept for the next runs
@@ -64,14 +65,14 @@ const maxFreeRuns = 64
 // the window asks them back (repay).
 func (r *runCollector) add(l loan, at linePos, dev bool, logT uint64) {
 	sp := l.span
-	k := invKey{sp.Pid, sp.Inv}
+	k := firstpass.InvKey{Pid: sp.Pid, Inv: sp.Inv}
 	b := r.last
 	if b == nil || b.key != k {
 		b = r.pending[k]
 	}
 	if b == nil {
 		if r.pending == nil {
-			r.pending = map[invKey]*invBuf{}
+			r.pending = map[firstpass.InvKey]*invBuf{}
 		}
 		if len(r.pending) >= r.maxPending {
 			r.handOldest()
@@ -139,7 +140,7 @@ func (r *runCollector) repay(valid uint64) {
 }
 
 // waiting returns the run k while it waits.
-func (r *runCollector) waiting(k invKey) *invBuf { return r.pending[k] }
+func (r *runCollector) waiting(k firstpass.InvKey) *invBuf { return r.pending[k] }
 
 // hand removes b from the waiting runs and hands it to done.
 func (r *runCollector) hand(b *invBuf) {
@@ -227,7 +228,7 @@ type runDrawer struct {
 	*canvas
 	device  *deviceDrawer
 	flows   *flowWindow
-	records map[invKey][]strace.PhasePass // host_phase_records by (pid, inv)
+	records map[firstpass.InvKey][]strace.PhasePass // host_phase_records by (pid, inv)
 	// artifacts are Convert's host_phase_records artifacts, read at the
 	// passes each run needs as it is drawn (draw_records.go);
 	// artifactPasses is a run's passes from them; recordsErr is the first
@@ -327,8 +328,8 @@ func (d *runDrawer) coldRun(root *heldSpan) bool {
 	if root == nil || root.Name != strace.SpanRun || root.Depth != 0 {
 		return false
 	}
-	f, ok := d.tracks.scan.firstRun[callableKey{root.Pid, root.Hid}]
-	return ok && f.inv == root.Inv
+	f, ok := d.tracks.scan.FirstRun[firstpass.CallableKey{Pid: root.Pid, Hid: root.Hid}]
+	return ok && f.Inv == root.Inv
 }
 
 // run draws one run: its host spans on its lane, the bind stage's

@@ -17,7 +17,7 @@ import (
 func TestRunCollector(t *testing.T) {
 	var got []string
 	r := runCollector{maxPending: 3, done: func(b *invBuf) {
-		s := itoa(int64(b.key.inv)) + ":"
+		s := itoa(int64(b.key.Inv)) + ":"
 		for _, h := range b.host {
 			s += " " + h.Name
 		}
@@ -54,7 +54,7 @@ func TestRunCollectorHandsOldestFirst(t *testing.T) {
 	var got []uint64
 	r := runCollector{maxPending: maxPending}
 	r.done = func(b *invBuf) {
-		got = append(got, b.key.inv)
+		got = append(got, b.key.Inv)
 		if len(r.pending) > maxPending {
 			t.Fatalf("%d runs waiting, at most %d may", len(r.pending), maxPending)
 		}
@@ -115,7 +115,7 @@ func TestRunKeepsLoansPastTheWindow(t *testing.T) {
 		var got []heldSpan
 		var want []strace.Span
 		runs := runCollector{maxPending: 16, done: func(b *invBuf) {
-			if b.key.inv == 1 {
+			if b.key.Inv == 1 {
 				got = append(append(got, b.host...), b.dev...)
 			}
 		}}

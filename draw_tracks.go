@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -17,7 +18,7 @@ import (
 // Track then).
 type trackSet struct {
 	w        *perfetto.Writer
-	scan     *scanResult
+	scan     *firstpass.ScanResult
 	procs    map[int32]perfetto.Track
 	lanes    map[laneKey]perfetto.Track
 	devLanes map[devLane]perfetto.Track
@@ -42,7 +43,7 @@ type devLaneMemo struct {
 // forgotten first, so too few would be forgotten before asked for again).
 const devMemo = 16
 
-func newTrackSet(w *perfetto.Writer, scan *scanResult) *trackSet {
+func newTrackSet(w *perfetto.Writer, scan *firstpass.ScanResult) *trackSet {
 	return &trackSet{w: w, scan: scan, procs: map[int32]perfetto.Track{}, lanes: map[laneKey]perfetto.Track{}, devLanes: map[devLane]perfetto.Track{}}
 }
 
@@ -53,25 +54,25 @@ func newTrackSet(w *perfetto.Writer, scan *scanResult) *trackSet {
 // track is spent only when something is drawn on it, so that past the
 // track limit the tracks before it are drawn, not the processes that
 // happen to come first.
-func (tr *trackSet) declare() []*procInfo {
-	procs := make([]*procInfo, 0, len(tr.scan.procs))
-	for _, p := range tr.scan.procs {
+func (tr *trackSet) declare() []*firstpass.ProcInfo {
+	procs := make([]*firstpass.ProcInfo, 0, len(tr.scan.Procs))
+	for _, p := range tr.scan.Procs {
 		procs = append(procs, p)
 	}
 	sort.Slice(procs, func(i, j int) bool {
-		if a, b := procs[i].side, procs[j].side; a != b {
+		if a, b := procs[i].Side, procs[j].Side; a != b {
 			return a < b // a comparison's base side first
 		}
-		if a, b := procs[i].machineRank, procs[j].machineRank; a != b {
+		if a, b := procs[i].MachineRank, procs[j].MachineRank; a != b {
 			return a < b // the dispatching host's first, then each remote machine's
 		}
-		if a, b := procs[i].rank(), procs[j].rank(); a != b {
+		if a, b := procs[i].Rank(), procs[j].Rank(); a != b {
 			return a < b
 		}
-		return procs[i].pid < procs[j].pid
+		return procs[i].Pid < procs[j].Pid
 	})
 	for i, p := range procs {
-		p.sortIndex = int32(i + 1)
+		p.SortIndex = int32(i + 1)
 	}
 	return procs
 }
@@ -90,8 +91,8 @@ func (tr *trackSet) newTrack(pid int32, need int, mk func(proc perfetto.Track) p
 		return perfetto.Track{}, false
 	}
 	if !declared {
-		p := tr.scan.proc(pid)
-		proc = tr.w.Process(perfetto.ProcessSpec{Pid: pid, Name: p.label(), SortIndex: p.sortIndex})
+		p := tr.scan.Proc(pid)
+		proc = tr.w.Process(perfetto.ProcessSpec{Pid: pid, Name: p.Label(), SortIndex: p.SortIndex})
 		if proc.IsZero() {
 			return perfetto.Track{}, false
 		}
@@ -109,12 +110,12 @@ func (tr *trackSet) thread(pid int32, tid int64) perfetto.Track {
 		return t
 	}
 	t, ok := tr.newTrack(pid, 1, func(perfetto.Track) perfetto.Track {
-		info := tr.scan.thread(pid, tid)
-		name := info.threadName(tr.scan.recordPids[pid])
-		if info.split && len(info.producers) > 0 {
+		info := tr.scan.Thread(pid, tid)
+		name := info.ThreadName(tr.scan.RecordPids[pid])
+		if info.Split && len(info.Producers) > 0 {
 			// A split thread's runs are on slot lanes: what lands on its
 			// own track is what it emitted outside them.
-			name = "ext " + joinSorted(info.producers, "/")
+			name = "ext " + firstpass.JoinSorted(info.Producers, "/")
 		}
 		return tr.w.Thread(perfetto.ThreadSpec{Pid: pid, Tid: tid, Name: name})
 	})
@@ -152,8 +153,8 @@ func (tr *trackSet) lane(pid int32, tid int64, slot int64, hasSlot bool) (perfet
 }
 
 func (tr *trackSet) newLane(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
-	t := tr.scan.threads[threadKey{pid, tid}] // a thread the survey does not know is not split
-	if t == nil || !t.split || !hasSlot || slot < 0 {
+	t := tr.scan.Threads[firstpass.ThreadKey{Pid: pid, Tid: tid}] // a thread the survey does not know is not split
+	if t == nil || !t.Split || !hasSlot || slot < 0 {
 		return tr.thread(pid, tid), false
 	}
 	k := laneKey{pid: pid, tid: tid, slot: slot}

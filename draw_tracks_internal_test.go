@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/strace"
@@ -19,15 +20,15 @@ import (
 // declared before something is drawn on it, its process's with the first
 // of them; past the writer's track limit the set hands out the zero Track.
 func TestTrackSet(t *testing.T) {
-	scan := newScan()
+	scan := firstpass.NewScan()
 	for _, sp := range []strace.Span{
 		{Pid: 1, Tid: 10, Inv: 1, Name: "chip.run", TS: 100, Dur: 100, Attrs: []strace.Attr{strace.Int("slot_id", 0)}},
 		{Pid: 1, Tid: 10, Inv: 2, Name: "chip.run", TS: 150, Dur: 100, Attrs: []strace.Attr{strace.Int("slot_id", 1)}},
 		{Pid: 1, Tid: 11, Inv: 3, Name: "chip.run", TS: 150, Dur: 100},
 	} {
-		scan.scanSpan(&sp)
+		scan.ScanSpan(&sp)
 	}
-	scan.decide()
+	scan.Decide()
 	var b bytes.Buffer
 	w := perfetto.NewWriter(&b, perfetto.WithMaxTracks(7))
 	ts := newTrackSet(w, scan)
@@ -69,12 +70,12 @@ func TestTrackSet(t *testing.T) {
 // lane in it.
 func TestTrackSetSpendsNothingInVain(t *testing.T) {
 	w := perfetto.NewWriter(io.Discard, perfetto.WithMaxTracks(2))
-	if g := newTrackSet(w, newScan()).deviceGroup(1, 0); !g.IsZero() || w.Stats().Tracks != 0 {
+	if g := newTrackSet(w, firstpass.NewScan()).deviceGroup(1, 0); !g.IsZero() || w.Stats().Tracks != 0 {
 		t.Fatalf("a device group with no room for its process and a lane: %v, %d tracks", g, w.Stats().Tracks)
 	}
 	w.Close()
 	w = perfetto.NewWriter(io.Discard, perfetto.WithMaxTracks(3))
-	ts := newTrackSet(w, newScan())
+	ts := newTrackSet(w, firstpass.NewScan())
 	ts.declare()
 	if th := ts.thread(1, 10); th.IsZero() || w.Stats().Tracks != 2 {
 		t.Fatalf("thread 10 and its process: %v, %d tracks", th, w.Stats().Tracks)
@@ -95,22 +96,22 @@ func TestTrackSetSpendsNothingInVain(t *testing.T) {
 // learns only of those it knows, so that a log with a new thread on every
 // line does not grow it.
 func TestSurveyKnowsAtMost(t *testing.T) {
-	scan := newScan()
-	scan.known = 4
+	scan := firstpass.NewScan()
+	scan.Known = 4
 	for th := range 10 {
 		for r := range 3 {
 			sp := strace.Span{Pid: int32(1 + th%2), Tid: int64(10 + th), Inv: uint64(r), Name: "chip.run", TS: int64(r * 100), Dur: 50}
-			scan.scanSpan(&sp)
+			scan.ScanSpan(&sp)
 		}
 	}
 	dev := strace.Span{Pid: 9, Tid: 9, Inv: 1, Depth: 2, Name: strace.SpanDeviceWall, Dur: 5, Attrs: []strace.Attr{strace.String("clk", "dev")}}
-	scan.scanSpan(&dev)
-	if len(scan.threads) != 4 || len(scan.procs) != 2 {
-		t.Fatalf("%d threads and %d processes known, want 4 and 2", len(scan.threads), len(scan.procs))
+	scan.ScanSpan(&dev)
+	if len(scan.Threads) != 4 || len(scan.Procs) != 2 {
+		t.Fatalf("%d threads and %d processes known, want 4 and 2", len(scan.Threads), len(scan.Procs))
 	}
-	for k, th := range scan.threads {
-		if k.tid >= 14 || th.roots != 3 {
-			t.Errorf("thread %d known with %d roots, want one of the first four, with 3", k.tid, th.roots)
+	for k, th := range scan.Threads {
+		if k.Tid >= 14 || th.Roots != 3 {
+			t.Errorf("thread %d known with %d roots, want one of the first four, with 3", k.Tid, th.Roots)
 		}
 	}
 }
@@ -131,7 +132,7 @@ func fmtNames(n []string) string {
 // than it remembers, each thread and device lane is the track its map
 // holds.
 func TestTrackSetRemembers(t *testing.T) {
-	ts := newTrackSet(perfetto.NewWriter(&bytes.Buffer{}), newScan())
+	ts := newTrackSet(perfetto.NewWriter(&bytes.Buffer{}), firstpass.NewScan())
 	lanes := []string{"phases", "orch", "sched", "effective", "task_slot_0", "task_slot_1"}
 	for _, n := range []int{1, 2, 4, 5, devMemo - 1, devMemo, devMemo + 1, 3 * devMemo} {
 		for round := range 3 {
@@ -151,7 +152,7 @@ func TestTrackSetRemembers(t *testing.T) {
 	}
 	// The same tid under two pids (two machines' logs), and the keys of a
 	// memo's empty entries, asked of a fresh set.
-	ts = newTrackSet(perfetto.NewWriter(&bytes.Buffer{}), newScan())
+	ts = newTrackSet(perfetto.NewWriter(&bytes.Buffer{}), firstpass.NewScan())
 	for round := range 3 {
 		for _, k := range []laneKey{{0, 0, -1}, {1, 7, -1}, {2, 7, -1}, {1, 7, -1}, {0, 0, -1}, {2, 7, -1}} {
 			th := ts.thread(k.pid, k.tid)
@@ -166,7 +167,7 @@ func TestTrackSetRemembers(t *testing.T) {
 	}
 	// Past the track limit: no track, nothing remembered, and the tracks
 	// made before it still given.
-	ts = newTrackSet(perfetto.NewWriter(&bytes.Buffer{}, perfetto.WithMaxTracks(8)), newScan())
+	ts = newTrackSet(perfetto.NewWriter(&bytes.Buffer{}, perfetto.WithMaxTracks(8)), firstpass.NewScan())
 	made := map[int64]perfetto.Track{}
 	for round := range 2 {
 		for tid := range int64(12) {

@@ -1,6 +1,7 @@
 package phasetrace
 
 import (
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -14,42 +15,42 @@ import (
 // remote machine drawn at its own times are set aside and counted, and a
 // process that wrote more than one anchor is noted (the runtime writes one
 // per process).
-func (cv *canvas) wallClocks(procs []*procInfo) {
+func (cv *canvas) wallClocks(procs []*firstpass.ProcInfo) {
 	type anchor struct {
-		p   *procInfo
+		p   *firstpass.ProcInfo
 		j   int
 		off int64
 	}
 	var as []anchor
 	for _, p := range procs {
 		// An anchor written again (a log given twice) is the same anchor.
-		seen := make(map[strace.WallAnchor]bool, len(p.wall))
+		seen := make(map[strace.WallAnchor]bool, len(p.Wall))
 		var distinct []int
-		for j, w := range p.wall {
+		for j, w := range p.Wall {
 			if seen[w] {
-				cv.led.notDrawn(ReasonRepeatedWall, cv.led.pos(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
+				cv.led.notDrawn(ReasonRepeatedWall, cv.led.pos(p.WallAt[j]), "pid "+itoa(int64(p.Pid)), 1)
 				continue
 			}
 			seen[w] = true
 			distinct = append(distinct, j)
 		}
 		if len(distinct) > 1 {
-			cv.led.note("wall", "%s", SeveralWallAnchors(p.pid, len(distinct), cv.led.fileLine(cv.led.pos(p.wallAt[distinct[0]])), cv.led.fileLine(cv.led.pos(p.wallAt[distinct[1]]))))
+			cv.led.note("wall", "%s", SeveralWallAnchors(p.Pid, len(distinct), cv.led.fileLine(cv.led.pos(p.WallAt[distinct[0]])), cv.led.fileLine(cv.led.pos(p.WallAt[distinct[1]]))))
 		}
 		for _, j := range distinct {
 			switch {
-			case p.side == sideMeasure:
+			case p.Side == firstpass.MeasureSide:
 				// The measure run is moved onto the base run's time.
 				cv.led.superseded(ReasonCompareWallSuperseded, 1)
-			case cv.remote.wallSuperseded(p.pid):
+			case cv.remote.wallSuperseded(p.Pid):
 				// Its wall clock agrees with this host's only to NTP grade.
 				cv.led.superseded(ReasonRemoteWallSuperseded, 1)
-			case cv.remote.wallOffAxis(p.pid):
-				cv.led.notDrawn(ReasonWallOffAxis, cv.led.pos(p.wallAt[j]), "pid "+itoa(int64(p.pid)), 1)
-			case p.wall[j].WallNS < 0:
-				cv.led.notDrawn(ReasonWallBefore1970, cv.led.pos(p.wallAt[j]), "pid "+itoa(int64(p.pid))+": wall_ns="+itoa(p.wall[j].WallNS), 1)
+			case cv.remote.wallOffAxis(p.Pid):
+				cv.led.notDrawn(ReasonWallOffAxis, cv.led.pos(p.WallAt[j]), "pid "+itoa(int64(p.Pid)), 1)
+			case p.Wall[j].WallNS < 0:
+				cv.led.notDrawn(ReasonWallBefore1970, cv.led.pos(p.WallAt[j]), "pid "+itoa(int64(p.Pid))+": wall_ns="+itoa(p.Wall[j].WallNS), 1)
 			default:
-				as = append(as, anchor{p, j, wallOffset(&p.wall[j])})
+				as = append(as, anchor{p, j, firstpass.WallOffset(&p.Wall[j])})
 			}
 		}
 	}
@@ -57,15 +58,15 @@ func (cv *canvas) wallClocks(procs []*procInfo) {
 	for i, a := range as {
 		offs[i] = a.off
 	}
-	if r := agreeing(offs, wallTolerance); r >= 0 {
+	if r := firstpass.Agreeing(offs, firstpass.WallTolerance); r >= 0 {
 		ref := as[r]
 		for _, a := range as {
-			if d, ok := wallAgrees(a.off, ref.off); !ok {
-				cv.led.notDrawn(ReasonWallDisagrees, cv.led.pos(a.p.wallAt[a.j]),
-					"pid "+itoa(int64(a.p.pid))+": wall − mono differs by "+itoa(d)+" ns from the anchor of pid "+itoa(int64(ref.p.pid))+" at "+cv.led.fileLine(cv.led.pos(ref.p.wallAt[ref.j])), 1)
+			if d, ok := firstpass.WallAgrees(a.off, ref.off); !ok {
+				cv.led.notDrawn(ReasonWallDisagrees, cv.led.pos(a.p.WallAt[a.j]),
+					"pid "+itoa(int64(a.p.Pid))+": wall − mono differs by "+itoa(d)+" ns from the anchor of pid "+itoa(int64(ref.p.Pid))+" at "+cv.led.fileLine(cv.led.pos(ref.p.WallAt[ref.j])), 1)
 				continue
 			}
-			wa := &a.p.wall[a.j]
+			wa := &a.p.Wall[a.j]
 			cv.walls = append(cv.walls, [2]int64{wa.MonoNS, wa.WallNS})
 			cv.led.sum.WallAnchors++
 		}

@@ -1,6 +1,7 @@
 package phasetrace
 
 import "github.com/phasetrace/phasetrace/strace"
+import "github.com/phasetrace/phasetrace/internal/repeats"
 
 // dedupWindow is how many recent spans a span is compared with.
 const dedupWindow = 1 << 12
@@ -83,11 +84,11 @@ func newSpanWindow(repay func(valid uint64)) *spanWindow {
 // products are independent, so they overlap in the processor.
 func spanHash(sp *strace.Span) uint64 {
 	first, last := nameWords(sp.Name)
-	a := mulFold(uint64(uint32(sp.Pid))^hashK0, uint64(sp.Tid)^hashK1)
-	b := mulFold(sp.Inv^hashK2, uint64(len(sp.Name))^hashK3)
-	c := mulFold(uint64(sp.TS)^hashK1, uint64(sp.Dur)^hashK0)
-	d := mulFold(first^hashK3, last^hashK2)
-	return mulFold(a^c^hashK0, b^d^hashK1)
+	a := repeats.MulFold(uint64(uint32(sp.Pid))^repeats.HashK0, uint64(sp.Tid)^repeats.HashK1)
+	b := repeats.MulFold(sp.Inv^repeats.HashK2, uint64(len(sp.Name))^repeats.HashK3)
+	c := repeats.MulFold(uint64(sp.TS)^repeats.HashK1, uint64(sp.Dur)^repeats.HashK0)
+	d := repeats.MulFold(first^repeats.HashK3, last^repeats.HashK2)
+	return repeats.MulFold(a^c^repeats.HashK0, b^d^repeats.HashK1)
 }
 
 // nameWords returns a name's first and last eight bytes (fewer, zero

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -79,7 +81,7 @@ type converter struct {
 
 	// Repeated records: the captures that repeat earlier ones, and the
 	// window of recent spans.
-	repeated repeatedCaptures
+	repeated repeats.RepeatedCaptures
 	window   *spanWindow
 
 	// Remote machines: how their logs are drawn, and the trace pids given
@@ -110,7 +112,7 @@ func newConverter(opts []Option) *converter {
 		o(&cfg)
 	}
 	sum := &Summary{}
-	c := &converter{cfg: cfg, sum: sum, led: newLedger(sum), repeated: repeatedCaptures{seed: maphash.MakeSeed()}}
+	c := &converter{cfg: cfg, sum: sum, led: newLedger(sum), repeated: repeats.RepeatedCaptures{Seed: maphash.MakeSeed()}}
 	c.progress = &progressCounter{fn: cfg.progress}
 	cv := &canvas{led: c.led, arrows: &c.arrows, flushSlices: cfg.flushSlices, tally: &deviceTally{led: c.led}}
 	c.canvas = cv
@@ -165,12 +167,12 @@ func (c *converter) prepare(logs []Input) error {
 	if err := c.compareCaptures(logs); err != nil {
 		return err
 	}
-	if c.repeated.whole != nil || c.repeated.near != nil {
-		if err := c.firstPass(logs, c.repeated.whole); err != nil {
+	if c.repeated.Whole != nil || c.repeated.Near != nil {
+		if err := c.firstPass(logs, c.repeated.Whole); err != nil {
 			return err
 		}
 	}
-	c.repeated.caps = nil
+	c.repeated.Caps = nil
 	if c.cfg.baseLogs > 0 {
 		if err := c.planCompare(logs); err != nil {
 			return err
@@ -185,7 +187,7 @@ func (c *converter) prepare(logs []Input) error {
 // survey's anchors, the writer opened and the tracks declared. shift moves
 // each log's anchors onto the first log's axis (the plan's reference).
 func (c *converter) start(w io.Writer, shift bool) {
-	c.survey.scan.decide()
+	c.survey.scan.Decide()
 	switch {
 	case shift && c.cmp != nil:
 		c.shift = c.compareShifts()
@@ -205,7 +207,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 		c.sum.Window = &WindowSummary{Start: cv.window.start, End: cv.window.end, FirstSlice: first}
 	}
 	c.remote.attachArrows(&c.flows, &c.arrows)
-	c.about = about{version: libraryVersion(), names: c.names, stamps: scan.stamps, cmp: c.cmp}
+	c.about = about{version: libraryVersion(), names: c.names, stamps: scan.Stamps, cmp: c.cmp}
 	cv.about = &c.about
 	cv.wallClocks((&trackSet{scan: scan}).declare())
 	// The trace's own track (about) and its anomalies track are besides
@@ -244,7 +246,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 // remote machine's; 0 when there is none.
 func (c *converter) firstSlice() int64 {
 	first, found := int64(0), false
-	for i, ts := range c.survey.scan.firstTS {
+	for i, ts := range c.survey.scan.FirstTS {
 		if c.remote != nil && i < len(c.remote.inputHost) && c.remote.inputHost[i] != nil {
 			continue
 		}
@@ -340,9 +342,9 @@ func (c *converter) nodeUnit(n *nodeSpan, flows, endFlows []perfetto.FlowID) {
 func (c *converter) takeRecord(s *source) {
 	rec := s.rec
 	at := posAt(s.file, rec.Pos.Line)
-	if c.repeated.whole != nil {
-		if r, ok := repeatOf(c.repeated.whole[s.index], &s.repeat, rec.Pos.Line); ok {
-			detail := "lines " + itoa(r.first) + "–" + itoa(r.last) + " repeat " + r.of
+	if c.repeated.Whole != nil {
+		if r, ok := repeats.RepeatOf(c.repeated.Whole[s.index], &s.repeat, rec.Pos.Line); ok {
+			detail := "lines " + itoa(r.First) + "–" + itoa(r.Last) + " repeat " + r.Of
 			if rec.Kind == strace.KindSpan {
 				c.led.dropSpan(ReasonRepeatedCapture, at, detail, 1)
 			} else {
@@ -351,9 +353,9 @@ func (c *converter) takeRecord(s *source) {
 			return
 		}
 	}
-	if c.repeated.near != nil {
-		if n := nearRepeatOf(c.repeated.near[s.index], &s.near, rec.Pos.Line); n != nil {
-			if of, ok := n.repeated(s.key); ok {
+	if c.repeated.Near != nil {
+		if n := repeats.NearRepeatOf(c.repeated.Near[s.index], &s.near, rec.Pos.Line); n != nil {
+			if of, ok := n.Repeated(s.key); ok {
 				if rec.Kind == strace.KindSpan {
 					c.led.dropSpan(ReasonRepeatedSpan, at, rec.Span.Name+" (as in "+of+")", 1)
 				} else {
@@ -371,13 +373,21 @@ func (c *converter) takeRecord(s *source) {
 	}
 }
 
+// spanFaultReasons says, for each way a span's interval is not one, why the
+// span is not drawn.
+var spanFaultReasons = [...]Reason{
+	firstpass.SpanNegativeDuration: ReasonNegativeDuration,
+	firstpass.SpanNegativeHostTS:   ReasonNegativeHostTS,
+	firstpass.SpanTSDurOverflow:    ReasonTSDurOverflow,
+}
+
 // takeSpan takes one span: left out when it is not an interval or repeats
 // a recent one, else given to its run, to the flow window or drawn.
 func (c *converter) takeSpan(rec *strace.Record, at linePos) {
 	sp := &rec.Span
 	dev := sp.IsDevice()
-	if reason, detail := checkSpan(sp, dev); reason != "" {
-		c.led.dropSpan(reason, at, detail, 1)
+	if fault, detail := firstpass.CheckSpan(sp, dev); fault != firstpass.SpanSound {
+		c.led.dropSpan(spanFaultReasons[fault], at, detail, 1)
 		return
 	}
 	l, repeated := c.window.admit(sp)
@@ -502,10 +512,10 @@ func (c *converter) planRemote(logs []Input) error {
 	if p == nil {
 		return nil
 	}
-	if pm := p.pidMaps(&c.survey.scan.remote, len(logs)); pm != nil && c.pidMaps == nil {
+	if pm := p.pidMaps(&c.survey.scan.Remote, len(logs)); pm != nil && c.pidMaps == nil {
 		// Scan again, the repeated pids given their trace pids.
 		c.pidMaps = pm
-		if err := c.firstPass(logs, c.repeated.whole); err != nil {
+		if err := c.firstPass(logs, c.repeated.Whole); err != nil {
 			return err
 		}
 		pl = c.planner()
@@ -524,7 +534,7 @@ func (c *converter) planFromSurvey(s *Survey) {
 		return
 	}
 	c.names = m.names
-	c.survey.scan.remote.grow(len(m.names) - 1)
+	c.survey.scan.Remote.Grow(len(m.names) - 1)
 	pl := c.planner()
 	p := pl.hosts(len(m.names))
 	if p == nil {

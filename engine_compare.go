@@ -1,6 +1,8 @@
 package phasetrace
 
 import "github.com/phasetrace/phasetrace/strace"
+import "github.com/phasetrace/phasetrace/internal/firstpass"
+import "github.com/phasetrace/phasetrace/internal/repeats"
 
 // A comparison (Compare) through the engine: the logs are base's, then
 // measure's (config.baseLogs of them base's). The first pass scans them
@@ -17,11 +19,11 @@ import "github.com/phasetrace/phasetrace/strace"
 // side. The remote machines' plan is not made: each side is drawn on its
 // own first log's clock.
 func (c *converter) planCompare(logs []Input) error {
-	p := &comparePlan{baseLogs: c.cfg.baseLogs, logs: len(logs), side: map[int32]uint8{}, pairs: map[int32]*deltaPair{}}
+	p := &comparePlan{baseLogs: c.cfg.baseLogs, logs: len(logs), side: map[int32]firstpass.Side{}, pairs: map[int32]*deltaPair{}}
 	p.sum = &CompareSummary{BaseInputs: c.names[:p.baseLogs:p.baseLogs], MeasureInputs: c.names[p.baseLogs:]}
-	if pm := p.pidMaps(&c.survey.scan.remote); pm != nil {
+	if pm := p.pidMaps(&c.survey.scan.Remote); pm != nil {
 		c.pidMaps = pm
-		if err := c.firstPass(logs, c.repeated.whole); err != nil {
+		if err := c.firstPass(logs, c.repeated.Whole); err != nil {
 			return err
 		}
 		p.sum.Pids = pm[p.baseLogs]
@@ -32,17 +34,17 @@ func (c *converter) planCompare(logs []Input) error {
 		os[t] = o
 	}
 	for i := range logs {
-		if i < len(s.remote.banner) && s.remote.banner[i] != "" {
-			c.note("compare", "%s is machine %s's log (a daemon banner): a comparison draws each side on its first log's clock, not by the tasks a machine ran", c.names[i], s.remote.banner[i])
+		if i < len(s.Remote.Banner) && s.Remote.Banner[i] != "" {
+			c.note("compare", "%s is machine %s's log (a daemon banner): a comparison draws each side on its first log's clock, not by the tasks a machine ran", c.names[i], s.Remote.Banner[i])
 		}
-		if i >= len(s.remote.pids) {
+		if i >= len(s.Remote.Pids) {
 			continue
 		}
-		for pid := range s.remote.pids[i] {
+		for pid := range s.Remote.Pids[i] {
 			side := p.logSide(i)
 			p.side[pid] = side
-			pr := s.proc(pid)
-			pr.side, pr.osPid = side, os[pid]
+			pr := s.Proc(pid)
+			pr.Side, pr.OsPid = side, os[pid]
 		}
 	}
 	c.cmp = p
@@ -58,8 +60,8 @@ func (c *converter) compareShifts() []int64 {
 	s, p := c.survey.scan, c.cmp
 	out := make([]int64, len(c.names))
 	var nilPlan *remotePlan
-	nilPlan.logShifts(s, p.sideInputs(sideBase), out)
-	nilPlan.logShifts(s, p.sideInputs(sideMeasure), out)
+	nilPlan.logShifts(s, p.sideInputs(firstpass.BaseSide), out)
+	nilPlan.logShifts(s, p.sideInputs(firstpass.MeasureSide), out)
 	p.align(s, out)
 	applyShifts(s, out)
 	return out
@@ -68,16 +70,16 @@ func (c *converter) compareShifts() []int64 {
 // sideRepeats is repeats within each side of a comparison: a capture of
 // the measure side that repeats one of base's is the other run, not a
 // repeat.
-func (c *converter) sideRepeats(caps [][]capture) [][]repeat {
+func (c *converter) sideRepeats(caps [][]repeats.Capture) [][]repeats.Repeat {
 	if c.cfg.baseLogs == 0 {
-		return repeats(c.names, caps)
+		return repeats.Repeats(c.names, caps)
 	}
 	nb := c.cfg.baseLogs
-	b, m := repeats(c.names[:nb], caps[:nb]), repeats(c.names[nb:], caps[nb:])
+	b, m := repeats.Repeats(c.names[:nb], caps[:nb]), repeats.Repeats(c.names[nb:], caps[nb:])
 	if b == nil && m == nil {
 		return nil
 	}
-	out := make([][]repeat, len(caps))
+	out := make([][]repeats.Repeat, len(caps))
 	copy(out, b)
 	if m != nil {
 		copy(out[nb:], m)
@@ -86,20 +88,20 @@ func (c *converter) sideRepeats(caps [][]capture) [][]repeat {
 }
 
 // sideNearRepeats is nearRepeats within each side of a comparison.
-func (c *converter) sideNearRepeats(all []sketched, logs int) [][]nearRepeat {
+func (c *converter) sideNearRepeats(all []repeats.Sketched, logs int) [][]repeats.NearRepeat {
 	nb := c.cfg.baseLogs
 	if nb == 0 {
-		return nearRepeats(c.names, all, logs)
+		return repeats.NearRepeats(c.names, all, logs)
 	}
-	var b, m []sketched
+	var b, m []repeats.Sketched
 	for _, s := range all {
-		if s.log < nb {
+		if s.Log < nb {
 			b = append(b, s)
 		} else {
 			m = append(m, s)
 		}
 	}
-	nb1, nm := nearRepeats(c.names, b, logs), nearRepeats(c.names, m, logs)
+	nb1, nm := repeats.NearRepeats(c.names, b, logs), repeats.NearRepeats(c.names, m, logs)
 	switch {
 	case nb1 == nil:
 		return nm
@@ -116,11 +118,11 @@ func (c *converter) sideNearRepeats(all []sketched, logs int) [][]nearRepeat {
 // measure record's pids become their trace pids, its thread handle is
 // marked.
 func (c *converter) adjustCompare(i int, rec *strace.Record) {
-	if c.cmp.logSide(i) != sideMeasure {
+	if c.cmp.logSide(i) != firstpass.MeasureSide {
 		return
 	}
 	if i < len(c.pidMaps) && c.pidMaps[i] != nil {
-		remapPids(rec, c.pidMaps[i])
+		firstpass.RemapPids(rec, c.pidMaps[i])
 	}
 	if rec.Prefix.Thread != 0 {
 		rec.Prefix.Thread |= measureThread

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -42,7 +43,7 @@ func (c *converter) openSources(logs []Input) *sources {
 	ss := &sources{srcs: make([]*source, len(logs)), names: make([]string, len(logs)), rcs: make([]*CutReader, len(logs))}
 	ins := make([]strace.MergeInput, len(logs))
 	for i, in := range logs {
-		ss.srcs[i] = &source{index: i, file: c.led.file(in.Name), shift: c.shift[i], keyed: c.repeated.near != nil && len(c.repeated.near[i]) > 0}
+		ss.srcs[i] = &source{index: i, file: c.led.file(in.Name), shift: c.shift[i], keyed: c.repeated.Near != nil && len(c.repeated.Near[i]) > 0}
 		ss.names[i] = in.Name
 		rc, err := openInput(in)
 		if err != nil {
@@ -99,7 +100,7 @@ func (ss *sources) next() (*source, error) {
 	s := ss.srcs[i]
 	s.rec = rec
 	if s.keyed {
-		s.key, _ = recordKey(rec)
+		s.key, _ = repeats.RecordKey(rec)
 	}
 	if d := s.shift; d != 0 {
 		// Device-clock spans keep their device offsets.

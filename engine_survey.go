@@ -3,42 +3,44 @@ package phasetrace
 import (
 	"io"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
 // firstPass scans every log, leaving out the lines of skip and the
 // repeated records of the captures that repeat earlier ones in part
 // (c.repeated.near, once known), and finds the captures that repeat earlier ones.
-func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
+func (c *converter) firstPass(logs []Input, skip [][]repeats.Repeat) error {
 	c.survey = NewSurvey()
-	c.survey.scan.known = c.cfg.maxTracks
-	c.survey.scan.pidMaps = c.pidMaps
-	c.survey.scan.remote.single = len(logs) == 1
+	c.survey.scan.Known = c.cfg.maxTracks
+	c.survey.scan.PidMaps = c.pidMaps
+	c.survey.scan.Remote.Single = len(logs) == 1
 	if c.cfg.baseLogs > 0 {
-		c.survey.scan.cmp = &compareScan{}
+		c.survey.scan.Cmp = &firstpass.CompareScan{}
 	}
-	caps := make([][]capture, len(logs))
+	caps := make([][]repeats.Capture, len(logs))
 	for i, in := range logs {
-		c.survey.scan.input = i
-		var sk []repeat
+		c.survey.scan.Input = i
+		var sk []repeats.Repeat
 		if skip != nil {
 			sk = skip[i]
 		}
-		c.survey.scan.near = nil
-		if c.repeated.near != nil {
-			c.survey.scan.near = c.repeated.near[i]
+		c.survey.scan.Near = nil
+		if c.repeated.Near != nil {
+			c.survey.scan.Near = c.repeated.Near[i]
 		}
 		if err := c.withInput(in, func(r io.Reader) error {
 			var err error
-			caps[i], err = c.survey.scan.scanLog(r, in.Name, c.cfg.maxLine, c.repeated.seed, sk)
+			caps[i], err = c.survey.scan.ScanLog(r, in.Name, c.cfg.maxLine, c.repeated.Seed, sk)
 			return err
 		}); err != nil {
 			return err
 		}
 	}
 	if skip == nil {
-		c.repeated.whole = c.sideRepeats(caps)
-		c.repeated.caps = caps
+		c.repeated.Whole = c.sideRepeats(caps)
+		c.repeated.Caps = caps
 	}
 	return nil
 }
@@ -48,16 +50,16 @@ func (c *converter) firstPass(logs []Input, skip [][]repeat) error {
 // those logs once more, and finds the captures that repeat earlier ones in
 // part (c.repeated.near).
 func (c *converter) compareCaptures(logs []Input) error {
-	caps := c.repeated.caps
-	c.repeated.caps = nil
-	var all []sketched
+	caps := c.repeated.Caps
+	c.repeated.Caps = nil
+	var all []repeats.Sketched
 	skipped := 0
 	for i, in := range logs {
-		var kept []capture
+		var kept []repeats.Capture
 		var next int
 		for _, cp := range caps[i] {
-			if c.repeated.whole != nil {
-				if _, rep := repeatOf(c.repeated.whole[i], &next, cp.first); rep {
+			if c.repeated.Whole != nil {
+				if _, rep := repeats.RepeatOf(c.repeated.Whole[i], &next, cp.First); rep {
 					continue
 				}
 			}
@@ -66,7 +68,7 @@ func (c *converter) compareCaptures(logs []Input) error {
 		if len(kept) < 2 {
 			continue
 		}
-		if room := maxSketched - len(all); len(kept) > room {
+		if room := repeats.MaxSketched - len(all); len(kept) > room {
 			skipped += len(kept) - room
 			kept = kept[:room]
 		}
@@ -75,18 +77,18 @@ func (c *converter) compareCaptures(logs []Input) error {
 		}
 		n := len(all)
 		for _, cp := range kept {
-			all = append(all, sketched{log: i, capture: cp, sk: new(sketch)})
+			all = append(all, repeats.Sketched{Log: i, Capture: cp, Sk: new(repeats.Sketch)})
 		}
 		if err := c.withInput(in, func(r io.Reader) error {
-			return sketchLog(r, in.Name, c.cfg.maxLine, all[n:])
+			return repeats.SketchLog(r, in.Name, c.cfg.maxLine, all[n:])
 		}); err != nil {
 			return err
 		}
 	}
 	if skipped > 0 {
-		c.note("repeats", "%d captures past the first %d not compared with the others for repeated spans", skipped, maxSketched)
+		c.note("repeats", "%d captures past the first %d not compared with the others for repeated spans", skipped, repeats.MaxSketched)
 	}
-	c.repeated.near = c.sideNearRepeats(all, len(logs))
+	c.repeated.Near = c.sideNearRepeats(all, len(logs))
 	return nil
 }
 
@@ -113,7 +115,7 @@ func (c *converter) loadArtifacts(keep bool) error {
 				if keep {
 					c.survey.PhasePass(p)
 				} else {
-					c.survey.scan.phasePass(&p)
+					c.survey.scan.PhasePass(&p)
 					x.addPass(&p)
 				}
 			}
@@ -140,7 +142,7 @@ func (c *converter) loadArtifacts(keep bool) error {
 			return err
 		}
 		c.sum.Artifacts = append(c.sum.Artifacts, ArtifactSummary{Name: ci.in.Name, Kind: "calibration", Items: int64(len(cal.Samples)), Cut: cut})
-		c.survey.cal = append(c.survey.cal, loadedCalibration{pid: ci.pid, dev: ci.dev, cal: cal, summary: len(c.sum.Artifacts) - 1})
+		c.survey.cal = append(c.survey.cal, firstpass.LoadedCalibration{Pid: ci.pid, Dev: ci.dev, Cal: cal, Summary: len(c.sum.Artifacts) - 1})
 	}
 	return nil
 }

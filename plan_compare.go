@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/perfetto"
 )
 
@@ -18,7 +19,7 @@ import (
 type comparePlan struct {
 	baseLogs, logs int
 	sum            *CompareSummary
-	side           map[int32]uint8 // by trace pid
+	side           map[int32]firstpass.Side // by trace pid
 	// decode is each side's decode callable, where both have one
 	// (hasDecode).
 	decode    [2]uint64
@@ -29,11 +30,11 @@ type comparePlan struct {
 }
 
 // logSide is the side of log i.
-func (p *comparePlan) logSide(i int) uint8 {
+func (p *comparePlan) logSide(i int) firstpass.Side {
 	if i < p.baseLogs {
-		return sideBase
+		return firstpass.BaseSide
 	}
-	return sideMeasure
+	return firstpass.MeasureSide
 }
 
 // isDecode reports whether hid is the decode callable of pid's side.
@@ -46,9 +47,9 @@ func (p *comparePlan) isDecode(pid int32, hid uint64) bool {
 }
 
 // sideInputs returns the indexes of the logs of side s.
-func (p *comparePlan) sideInputs(s uint8) []int {
+func (p *comparePlan) sideInputs(s firstpass.Side) []int {
 	lo, hi := 0, p.baseLogs
-	if s == sideMeasure {
+	if s == firstpass.MeasureSide {
 		lo, hi = p.baseLogs, p.logs
 	}
 	out := make([]int, 0, hi-lo)
@@ -62,9 +63,9 @@ func (p *comparePlan) sideInputs(s uint8) []int {
 // pids that the base side uses too (the same map for every measure log:
 // one run's processes), counting down from the largest int32 past every
 // pid the logs use; nil when no pid repeats.
-func (p *comparePlan) pidMaps(rs *remoteScan) []map[int32]int32 {
+func (p *comparePlan) pidMaps(rs *firstpass.RemoteScan) []map[int32]int32 {
 	used, base := map[int32]bool{}, map[int32]bool{}
-	for i, pids := range rs.pids {
+	for i, pids := range rs.Pids {
 		for pid := range pids {
 			used[pid] = true
 			if i < p.baseLogs {
@@ -73,8 +74,8 @@ func (p *comparePlan) pidMaps(rs *remoteScan) []map[int32]int32 {
 		}
 	}
 	var clash []int32
-	for i := p.baseLogs; i < len(rs.pids); i++ {
-		for pid := range rs.pids[i] {
+	for i := p.baseLogs; i < len(rs.Pids); i++ {
+		for pid := range rs.Pids[i] {
 			if base[pid] && !slices.Contains(clash, pid) {
 				clash = append(clash, pid)
 			}
@@ -103,26 +104,26 @@ func (p *comparePlan) pidMaps(rs *remoteScan) []map[int32]int32 {
 // align finds what each side is aligned by and adds the shift that
 // aligns them to the measure logs' shifts (and, when the measure side
 // would start before 0, the same amount to both sides').
-func (p *comparePlan) align(s *scanResult, shift []int64) {
+func (p *comparePlan) align(s *firstpass.ScanResult, shift []int64) {
 	sum := p.sum
-	var cs compareScan
-	if s.cmp != nil {
-		cs = *s.cmp
+	var cs firstpass.CompareScan
+	if s.Cmp != nil {
+		cs = *s.Cmp
 	}
-	base, measure := cs.sideRuns(p.sideInputs(sideBase), shift), cs.sideRuns(p.sideInputs(sideMeasure), shift)
-	sum.BaseSteps, sum.MeasureSteps = base.steps, measure.steps
+	base, measure := cs.SideRuns(p.sideInputs(firstpass.BaseSide), shift), cs.SideRuns(p.sideInputs(firstpass.MeasureSide), shift)
+	sum.BaseSteps, sum.MeasureSteps = base.Steps, measure.Steps
 	switch {
-	case base.steps > 1 && measure.steps > 1:
-		sum.Aligned, sum.BaseStart, sum.MeasureStart = "decode", base.decodeFirst, measure.decodeFirst
-		sum.BaseHid, sum.MeasureHid = base.decode, measure.decode
-		p.decode, p.hasDecode = [2]uint64{base.decode, measure.decode}, true
-		p.pair(base.pids, measure.pids, sum.Pids)
-	case base.hasRun && measure.hasRun:
-		sum.Aligned, sum.BaseStart, sum.MeasureStart = "run", base.runFirst, measure.runFirst
+	case base.Steps > 1 && measure.Steps > 1:
+		sum.Aligned, sum.BaseStart, sum.MeasureStart = "decode", base.DecodeFirst, measure.DecodeFirst
+		sum.BaseHid, sum.MeasureHid = base.Decode, measure.Decode
+		p.decode, p.hasDecode = [2]uint64{base.Decode, measure.Decode}, true
+		p.pair(base.Pids, measure.Pids, sum.Pids)
+	case base.HasRun && measure.HasRun:
+		sum.Aligned, sum.BaseStart, sum.MeasureStart = "run", base.RunFirst, measure.RunFirst
 		sum.Note = "a side has no decode callable (a hid with more than one chip.run): aligned by the first chip.run, no delta counter"
 	default:
-		bs, okB := firstSpan(s, p.sideInputs(sideBase), shift)
-		ms, okM := firstSpan(s, p.sideInputs(sideMeasure), shift)
+		bs, okB := firstSpan(s, p.sideInputs(firstpass.BaseSide), shift)
+		ms, okM := firstSpan(s, p.sideInputs(firstpass.MeasureSide), shift)
 		if !okB || !okM {
 			sum.Note = "a side has no host span: not moved"
 			return
@@ -130,34 +131,34 @@ func (p *comparePlan) align(s *scanResult, shift []int64) {
 		sum.Aligned, sum.BaseStart, sum.MeasureStart = "span", bs, ms
 		sum.Note = "a side has no chip.run: aligned by the first host span, no delta counter"
 	}
-	d := satSub(sum.BaseStart, sum.MeasureStart)
-	lo, hi, ok := extent(&s.remote, p.sideInputs(sideMeasure), shift)
-	_, bhi, bok := extent(&s.remote, p.sideInputs(sideBase), shift)
+	d := firstpass.SatSub(sum.BaseStart, sum.MeasureStart)
+	lo, hi, ok := extent(&s.Remote, p.sideInputs(firstpass.MeasureSide), shift)
+	_, bhi, bok := extent(&s.Remote, p.sideInputs(firstpass.BaseSide), shift)
 	var up int64
-	if ok && satAdd(lo, d) < 0 {
-		up = -satAdd(lo, d)
+	if ok && firstpass.SatAdd(lo, d) < 0 {
+		up = -firstpass.SatAdd(lo, d)
 	}
-	if d == math.MinInt64 || d == math.MaxInt64 || ok && satAdd(satAdd(hi, d), up) == math.MaxInt64 || bok && satAdd(bhi, up) == math.MaxInt64 {
+	if d == math.MinInt64 || d == math.MaxInt64 || ok && firstpass.SatAdd(firstpass.SatAdd(hi, d), up) == math.MaxInt64 || bok && firstpass.SatAdd(bhi, up) == math.MaxInt64 {
 		sum.Note = "moving the measure side by " + strconv.FormatInt(d, 10) + " ns would leave the int64 range: not moved"
 		return
 	}
-	sum.ShiftNs, sum.BaseShiftNs = satAdd(d, up), up
+	sum.ShiftNs, sum.BaseShiftNs = firstpass.SatAdd(d, up), up
 	for i := range shift {
-		if p.logSide(i) == sideMeasure {
-			shift[i] = satAdd(shift[i], sum.ShiftNs)
+		if p.logSide(i) == firstpass.MeasureSide {
+			shift[i] = firstpass.SatAdd(shift[i], sum.ShiftNs)
 		} else {
-			shift[i] = satAdd(shift[i], up)
+			shift[i] = firstpass.SatAdd(shift[i], up)
 		}
 	}
 }
 
 // firstSpan is the earliest start of a host span of the logs inputs, each
 // moved by its shift.
-func firstSpan(s *scanResult, inputs []int, shift []int64) (int64, bool) {
+func firstSpan(s *firstpass.ScanResult, inputs []int, shift []int64) (int64, bool) {
 	first, found := int64(math.MaxInt64), false
 	for _, i := range inputs {
-		if ts, ok := s.firstTS[i]; ok {
-			first, found = min(first, satAdd(ts, shift[i])), true
+		if ts, ok := s.FirstTS[i]; ok {
+			first, found = min(first, firstpass.SatAdd(ts, shift[i])), true
 		}
 	}
 	return first, found
@@ -165,11 +166,11 @@ func firstSpan(s *scanResult, inputs []int, shift []int64) (int64, bool) {
 
 // extent is the earliest start and the latest end of the host spans of the
 // logs inputs the first pass read, each moved by its shift.
-func extent(rs *remoteScan, inputs []int, shift []int64) (lo, hi int64, ok bool) {
+func extent(rs *firstpass.RemoteScan, inputs []int, shift []int64) (lo, hi int64, ok bool) {
 	lo, hi = math.MaxInt64, math.MinInt64
 	for _, i := range inputs {
-		if i < len(rs.lo) && rs.lo[i] <= rs.hi[i] {
-			lo, hi, ok = min(lo, satAdd(rs.lo[i], shift[i])), max(hi, satAdd(rs.hi[i], shift[i])), true
+		if i < len(rs.Lo) && rs.Lo[i] <= rs.Hi[i] {
+			lo, hi, ok = min(lo, firstpass.SatAdd(rs.Lo[i], shift[i])), max(hi, firstpass.SatAdd(rs.Hi[i], shift[i])), true
 		}
 	}
 	return lo, hi, ok

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -48,7 +49,7 @@ type remotePlan struct {
 // machines, which session served which worker and each machine's clock.
 type planner struct {
 	cfg   *config
-	scan  *scanResult
+	scan  *firstpass.ScanResult
 	names []string // the logs' names
 	led   *ledger
 	plan  *remotePlan // the plan being settled
@@ -61,16 +62,16 @@ type planner struct {
 // the reference host's.
 func (pl *planner) hosts(n int) *remotePlan {
 	s := pl.scan
-	s.logWalls()
-	rs := &s.remote
-	rs.grow(n - 1)
-	ref := rs.reference()
+	s.LogWalls()
+	rs := &s.Remote
+	rs.Grow(n - 1)
+	ref := rs.Reference()
 	refOff, hasRef := int64(0), false
 	offset := func(i int) (int64, bool) {
-		if i < 0 || i >= len(s.firstWall) || s.firstWall[i] == nil {
+		if i < 0 || i >= len(s.FirstWall) || s.FirstWall[i] == nil {
 			return 0, false
 		}
-		return wallOffset(s.firstWall[i]), true
+		return firstpass.WallOffset(s.FirstWall[i]), true
 	}
 	dispatching := ref >= 0
 	if !dispatching {
@@ -78,7 +79,7 @@ func (pl *planner) hosts(n int) *remotePlan {
 		// anchored log's clock, one without a daemon banner if there is.
 		for pass := 0; pass < 2 && ref < 0; pass++ {
 			for i := range n {
-				if _, ok := offset(i); ok && (pass == 1 || rs.banner[i] == "") {
+				if _, ok := offset(i); ok && (pass == 1 || rs.Banner[i] == "") {
 					ref = i
 					break
 				}
@@ -104,7 +105,7 @@ func (pl *planner) hosts(n int) *remotePlan {
 		return h
 	}
 	for i := range n {
-		if m := rs.banner[i]; m != "" && (i != ref || !dispatching) {
+		if m := rs.Banner[i]; m != "" && (i != ref || !dispatching) {
 			p.inputHost[i] = host(m)
 		}
 	}
@@ -114,13 +115,13 @@ func (pl *planner) hosts(n int) *remotePlan {
 			continue
 		}
 		o, ok := offset(i)
-		if !ok || !hasRef || abs64(satSub(o, refOff)) <= hostGap {
+		if !ok || !hasRef || abs64(firstpass.SatSub(o, refOff)) <= firstpass.HostGap {
 			continue
 		}
 		var same *remoteHost
 		for _, h := range p.hosts {
 			for _, j := range h.inputs {
-				if oj, ok := offset(j); ok && abs64(satSub(o, oj)) <= hostGap {
+				if oj, ok := offset(j); ok && abs64(firstpass.SatSub(o, oj)) <= firstpass.HostGap {
 					same = h
 				}
 			}
@@ -200,13 +201,13 @@ func logWords(name string) []string {
 // the machine's spans before the axis's zero (a shift far back, such as a
 // wall_ns far before the reference's), nor the reference log's spans
 // before the machine's zero (a shift far forward, such as wall_ns=9e18).
-func (p *remotePlan) keepOnAxis(rs *remoteScan) {
+func (p *remotePlan) keepOnAxis(rs *firstpass.RemoteScan) {
 	if !p.hasRef {
 		return
 	}
 	refLo := int64(math.MaxInt64) // no span of the reference: no bound forward
 	if p.ref >= 0 {
-		if lo, _, ok := rs.extent(p.ref); ok {
+		if lo, _, ok := rs.Extent(p.ref); ok {
 			refLo = lo
 		}
 	}
@@ -215,7 +216,7 @@ func (p *remotePlan) keepOnAxis(rs *remoteScan) {
 			continue // its clock is the axis
 		}
 		for _, i := range h.inputs {
-			if shift := satSub(p.offsets[i], p.refOff); p.hasOffset[i] && !axisShiftOK(rs, i, shift, refLo) {
+			if shift := firstpass.SatSub(p.offsets[i], p.refOff); p.hasOffset[i] && !axisShiftOK(rs, i, shift, refLo) {
 				h.offAxis = "its wall-clock anchor would move its spans by " + strconv.FormatInt(shift, 10) +
 					" ns, more than two machines' clocks can be apart (one log's spans before the other's clock started)"
 				for _, j := range h.inputs {
@@ -232,8 +233,8 @@ func (p *remotePlan) keepOnAxis(rs *remoteScan) {
 // at refLo, keeps both logs' spans after the other's clock started: the
 // log's spans at or after the axis's zero (and inside the int64 range),
 // and the reference's spans at or after the log's zero (refLo − shift ≥ 0).
-func axisShiftOK(rs *remoteScan, input int, shift, refLo int64) bool {
-	return rs.fits(input, shift) && shift <= refLo
+func axisShiftOK(rs *firstpass.RemoteScan, input int, shift, refLo int64) bool {
+	return rs.Fits(input, shift) && shift <= refLo
 }
 
 // abs64 returns |v|, saturated at the int64 range.
@@ -249,16 +250,16 @@ func abs64(v int64) int64 {
 
 // pidMaps returns, per log, the pids to give trace pids of their own: those
 // of a remote machine that another machine uses too. nil when none repeat.
-func (p *remotePlan) pidMaps(rs *remoteScan, n int) []map[int32]int32 {
+func (p *remotePlan) pidMaps(rs *firstpass.RemoteScan, n int) []map[int32]int32 {
 	owner := map[int32]*remoteHost{} // nil value: the dispatching host
 	used := map[int32]bool{}
 	clash := map[*remoteHost]map[int32]bool{}
 	for i := range n {
 		h := p.inputHost[i]
-		if i >= len(rs.pids) {
+		if i >= len(rs.Pids) {
 			continue
 		}
-		for pid := range rs.pids[i] {
+		for pid := range rs.Pids[i] {
 			used[pid] = true
 			if o, ok := owner[pid]; ok && o != h {
 				if h != nil {
@@ -324,10 +325,10 @@ func (pl *planner) settle(p *remotePlan, pidMaps []map[int32]int32) {
 			}
 		}
 	}
-	rs := &pl.scan.remote
+	rs := &pl.scan.Remote
 	for _, h := range p.hosts {
 		for _, i := range h.inputs {
-			for pid := range rs.pids[i] {
+			for pid := range rs.Pids[i] {
 				h.pids[pid] = true
 				p.byPid[pid] = h
 			}
@@ -339,12 +340,12 @@ func (pl *planner) settle(p *remotePlan, pidMaps []map[int32]int32) {
 	if p.dispatching {
 		here = "the dispatching host"
 	}
-	for pid, pr := range pl.scan.procs {
-		pr.machine, pr.osPid = here, 0
+	for pid, pr := range pl.scan.Procs {
+		pr.Machine, pr.OsPid = here, 0
 		if h := p.byPid[pid]; h != nil {
-			pr.machine, pr.osPid = h.machine, p.osPid[pid]
+			pr.Machine, pr.OsPid = h.machine, p.osPid[pid]
 			if p.dispatching {
-				pr.machineRank = 1 + slices.Index(p.hosts, h) // the dispatching host's processes first, then each machine's
+				pr.MachineRank = 1 + slices.Index(p.hosts, h) // the dispatching host's processes first, then each machine's
 			}
 		}
 	}
@@ -390,7 +391,7 @@ func (p *remotePlan) summaries() []HostSummary {
 // the first anchored log's axis: zero for logs from the same host (or with
 // no wall-clock anchor), the difference of the two hosts' monotonic clocks
 // for a log from another host. It also shifts the anchors it holds.
-func (p *remotePlan) shifts(s *scanResult, n int) []int64 {
+func (p *remotePlan) shifts(s *firstpass.ScanResult, n int) []int64 {
 	out := make([]int64, n)
 	inputs := make([]int, n)
 	for i := range inputs {
@@ -404,16 +405,16 @@ func (p *remotePlan) shifts(s *scanResult, n int) []int64 {
 // logShifts sets out[i], for each log i of inputs, to what shifts adds to
 // its host timestamps, the axis being the first anchored log of inputs
 // (the plan's reference when it has one).
-func (p *remotePlan) logShifts(s *scanResult, inputs []int, out []int64) {
+func (p *remotePlan) logShifts(s *firstpass.ScanResult, inputs []int, out []int64) {
 	var ref *strace.WallAnchor
-	if p != nil && p.ref >= 0 && p.ref < len(s.firstWall) {
-		ref = s.firstWall[p.ref] // the dispatching log's host is the axis
+	if p != nil && p.ref >= 0 && p.ref < len(s.FirstWall) {
+		ref = s.FirstWall[p.ref] // the dispatching log's host is the axis
 	}
 	for _, i := range inputs {
-		if i >= len(s.firstWall) {
+		if i >= len(s.FirstWall) {
 			continue
 		}
-		w := s.firstWall[i]
+		w := s.FirstWall[i]
 		if w == nil || w == ref {
 			continue
 		}
@@ -426,8 +427,8 @@ func (p *remotePlan) logShifts(s *scanResult, inputs []int, out []int64) {
 		}
 		// The same wall instant is mono here and ref.MonoNS + (w.WallNS -
 		// ref.WallNS) on the reference host.
-		d := satSub(wallOffset(w), wallOffset(ref))
-		if d > hostGap || d < -hostGap || p != nil && i < len(p.inputHost) && p.inputHost[i] != nil {
+		d := firstpass.SatSub(firstpass.WallOffset(w), firstpass.WallOffset(ref))
+		if d > firstpass.HostGap || d < -firstpass.HostGap || p != nil && i < len(p.inputHost) && p.inputHost[i] != nil {
 			out[i] = d
 		}
 	}
@@ -435,16 +436,16 @@ func (p *remotePlan) logShifts(s *scanResult, inputs []int, out []int64) {
 
 // applyShifts moves the clock anchors the survey holds by their logs'
 // shifts.
-func applyShifts(s *scanResult, shift []int64) {
-	for d, as := range s.anchors {
+func applyShifts(s *firstpass.ScanResult, shift []int64) {
+	for d, as := range s.Anchors {
 		for j := range as {
-			as[j].HostNS += shift[s.anchorInput[d][j]]
+			as[j].HostNS += shift[s.AnchorInput[d][j]]
 		}
 	}
-	for pid, ins := range s.wallInput {
-		p := s.procs[pid]
-		for j := range p.wall {
-			p.wall[j].MonoNS += shift[ins[j]]
+	for pid, ins := range s.WallInput {
+		p := s.Procs[pid]
+		for j := range p.Wall {
+			p.Wall[j].MonoNS += shift[ins[j]]
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
@@ -33,7 +34,7 @@ type session struct {
 	pid  int32
 	runs []reduce.HostBracket
 	ids  []int64
-	recs map[int64]*runRec
+	recs map[int64]*firstpass.RunRec
 }
 
 type worker struct {
@@ -41,7 +42,7 @@ type worker struct {
 	id    int64
 	tasks []reduce.HostBracket
 	ids   []int64 // dispatch ids
-	recs  map[int64]*taskRec
+	recs  map[int64]*firstpass.TaskRec
 }
 
 // fit matches sessions to workers and fits each machine's clock.
@@ -97,29 +98,29 @@ func (pl *planner) fit(p *remotePlan) {
 // worker id), each with its tasks in dispatch order.
 func (pl *planner) workers(p *remotePlan) []*worker {
 	wk := map[[2]int64]*worker{}
-	for k, t := range pl.scan.remote.tasks {
-		if p.inputHost[k.input] != nil {
+	for k, t := range pl.scan.Remote.Tasks {
+		if p.inputHost[k.Input] != nil {
 			continue
 		}
-		key := [2]int64{int64(k.pid), k.worker}
+		key := [2]int64{int64(k.Pid), k.Worker}
 		w := wk[key]
 		if w == nil {
-			w = &worker{pid: k.pid, id: k.worker, recs: map[int64]*taskRec{}}
+			w = &worker{pid: k.Pid, id: k.Worker, recs: map[int64]*firstpass.TaskRec{}}
 			wk[key] = w
 		}
 		b := reduce.HostBracket{Sent: math.MinInt64, Received: math.MaxInt64}
-		if t.hasDisp {
-			b.Sent = reduce.HostNanos(t.dispEnd)
+		if t.HasDisp {
+			b.Sent = reduce.HostNanos(t.DispEnd)
 			if pl.cfg.transport == TransportMPI {
-				b.Sent = reduce.HostNanos(t.dispTS)
+				b.Sent = reduce.HostNanos(t.DispTS)
 			}
 		}
-		if t.hasComp {
-			b.Received = reduce.HostNanos(t.compTS)
+		if t.HasComp {
+			b.Received = reduce.HostNanos(t.CompTS)
 		}
 		w.tasks = append(w.tasks, b)
-		w.ids = append(w.ids, k.dispatch)
-		w.recs[k.dispatch] = t
+		w.ids = append(w.ids, k.Dispatch)
+		w.recs[k.Dispatch] = t
 	}
 	workers := make([]*worker, 0, len(wk))
 	for _, w := range wk {
@@ -133,23 +134,23 @@ func (pl *planner) workers(p *remotePlan) []*worker {
 // sessions returns the remote daemons' sessions, by (machine, daemon
 // pid), each with its runs in run_id order.
 func (pl *planner) sessions(p *remotePlan) []*session {
-	sk := map[runKey]*session{}
+	sk := map[firstpass.RunKey]*session{}
 	var sessions []*session
-	for k, r := range pl.scan.remote.runs {
-		h := p.inputHost[k.input]
+	for k, r := range pl.scan.Remote.Runs {
+		h := p.inputHost[k.Input]
 		if h == nil {
 			continue
 		}
-		key := runKey{input: -1 - slices.Index(p.hosts, h), pid: k.pid}
+		key := firstpass.RunKey{Input: -1 - slices.Index(p.hosts, h), Pid: k.Pid}
 		s := sk[key]
 		if s == nil {
-			s = &session{host: h, pid: k.pid, recs: map[int64]*runRec{}}
+			s = &session{host: h, pid: k.Pid, recs: map[int64]*firstpass.RunRec{}}
 			sk[key] = s
 			sessions = append(sessions, s)
 		}
-		s.runs = append(s.runs, reduce.HostBracket{Start: reduce.HostNanos(r.start), End: reduce.HostNanos(r.end)})
-		s.ids = append(s.ids, k.run)
-		s.recs[k.run] = r
+		s.runs = append(s.runs, reduce.HostBracket{Start: reduce.HostNanos(r.Start), End: reduce.HostNanos(r.End)})
+		s.ids = append(s.ids, k.Run)
+		s.recs[k.Run] = r
 	}
 	for _, s := range sessions {
 		sortBy(s.ids, s.runs)
@@ -230,8 +231,8 @@ func (pl *planner) fitHost(h *remoteHost, br []reduce.HostBracket, named bool) {
 		last = max(last, b.End)
 	}
 	offLast, _ := fit.Offset(last)
-	sum.WallDisagreeNs = satSub(sum.WallShiftNs, int64(off))
-	if d := satSub(sum.WallShiftNs, int64(offLast)); abs64(d) > abs64(sum.WallDisagreeNs) {
+	sum.WallDisagreeNs = firstpass.SatSub(sum.WallShiftNs, int64(off))
+	if d := firstpass.SatSub(sum.WallShiftNs, int64(offLast)); abs64(d) > abs64(sum.WallDisagreeNs) {
 		sum.WallDisagreeNs = d
 	}
 }
@@ -310,7 +311,7 @@ func (pl *planner) wallShift(h *remoteHost) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	return satSub(pl.plan.offsets[i], pl.plan.refOff), true
+	return firstpass.SatSub(pl.plan.offsets[i], pl.plan.refOff), true
 }
 
 // wallPrior is what the machine's first wall-clock anchor says of its
@@ -321,7 +322,7 @@ func (pl *planner) wallPrior(h *remoteHost) *reduce.WallPrior {
 		return nil
 	}
 	shift, _ := pl.wallShift(h)
-	return &reduce.WallPrior{At: reduce.HostNanos(pl.scan.firstWall[i].MonoNS), Offset: reduce.HostNanos(shift)}
+	return &reduce.WallPrior{At: reduce.HostNanos(pl.scan.FirstWall[i].MonoNS), Offset: reduce.HostNanos(shift)}
 }
 
 // pairFlows plans the arrows of worker w's tasks served by session s:
@@ -341,16 +342,16 @@ func (p *remotePlan) pairFlows(w *worker, s *session) {
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		if t.dispDrawable && r.first && t.dispTS < int64(ys) {
-			fs, fe, _ := s.host.mapExtent(r.firstTS, r.firstEnd)
+		if t.DispDrawable && r.First && t.DispTS < int64(ys) {
+			fs, fe, _ := s.host.mapExtent(r.FirstTS, r.FirstEnd)
 			p.arrows = append(p.arrows, remoteArrow{kind: FlowRemoteDispatchToRun,
-				from: arrowEnd{w.pid, t.dispTid, t.dispTS, t.dispEnd}, to: arrowEnd{s.pid, r.firstTid, fs, fe},
+				from: arrowEnd{w.pid, t.DispTid, t.DispTS, t.DispEnd}, to: arrowEnd{s.pid, r.FirstTid, fs, fe},
 				start: flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch}, end: flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunFirst}})
 		}
-		if r.last && t.compDrawable && int64(ye) < t.compTS {
-			ls, le, _ := s.host.mapExtent(r.lastTS, r.lastEnd)
+		if r.Last && t.CompDrawable && int64(ye) < t.CompTS {
+			ls, le, _ := s.host.mapExtent(r.LastTS, r.LastEnd)
 			p.arrows = append(p.arrows, remoteArrow{kind: FlowRemoteRunToComplete,
-				from: arrowEnd{s.pid, r.lastTid, ls, le}, to: arrowEnd{w.pid, t.compTid, t.compTS, t.compEnd},
+				from: arrowEnd{s.pid, r.LastTid, ls, le}, to: arrowEnd{w.pid, t.CompTid, t.CompTS, t.CompEnd},
 				start: flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunLast}, end: flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteComplete}})
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"testing"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
@@ -22,13 +23,13 @@ func TestPlannerAlone(t *testing.T) {
 			{Machine: "machine1", DriftPPM: -40, FwdMin: 30_000, FwdJitter: 30_000, RetMin: 25_000, RetJitter: 25_000},
 			{Machine: "machine2", DriftPPM: 25, FwdMin: 40_000, FwdJitter: 35_000, RetMin: 30_000, RetJitter: 25_000}}}
 	logs, truth := stracetest.GenerateRemote(cfg)
-	scan := newScan()
-	scan.remote.single = len(logs) == 1
+	scan := firstpass.NewScan()
+	scan.Remote.Single = len(logs) == 1
 	names := make([]string, len(logs))
 	for i, l := range logs {
 		names[i] = l.Name
-		scan.input = i
-		if _, err := scan.scanLog(bytes.NewReader(l.Log), l.Name, strace.DefaultMaxLine, maphash.MakeSeed(), nil); err != nil {
+		scan.Input = i
+		if _, err := scan.ScanLog(bytes.NewReader(l.Log), l.Name, strace.DefaultMaxLine, maphash.MakeSeed(), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -37,7 +38,7 @@ func TestPlannerAlone(t *testing.T) {
 	if p == nil {
 		t.Fatal("no remote machine found")
 	}
-	if pm := p.pidMaps(&scan.remote, len(logs)); pm != nil {
+	if pm := p.pidMaps(&scan.Remote, len(logs)); pm != nil {
 		t.Fatalf("pids repeat across machines: %v", pm)
 	}
 	pl.settle(p, nil)

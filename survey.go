@@ -3,6 +3,7 @@ package phasetrace
 import (
 	"math"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -19,9 +20,9 @@ import (
 // labelled from what is drawn first, and a device run is placed with the
 // anchors known when it is drawn.
 type Survey struct {
-	scan    *scanResult
-	records map[invKey][]strace.PhasePass
-	cal     []loadedCalibration
+	scan    *firstpass.ScanResult
+	records map[firstpass.InvKey][]strace.PhasePass
+	cal     []firstpass.LoadedCalibration
 	n       int64 // values given, for positions
 	// machines are the remote machines values came from (remote_values.go).
 	machines *surveyMachines
@@ -29,7 +30,7 @@ type Survey struct {
 
 // NewSurvey returns an empty Survey.
 func NewSurvey() *Survey {
-	return &Survey{scan: newScan(), records: map[invKey][]strace.PhasePass{}}
+	return &Survey{scan: firstpass.NewScan(), records: map[firstpass.InvKey][]strace.PhasePass{}}
 }
 
 // Span learns from a span: its process and thread (named by the families
@@ -38,35 +39,35 @@ func NewSurvey() *Survey {
 // every depth-0, node., ext. and device_wall span: those are the ones it
 // learns from).
 func (s *Survey) Span(sp strace.Span) {
-	s.scan.remote.span(0, &sp) // the tasks sent to remote workers, if any
-	s.scan.first(0, &sp)
-	s.scan.scanSpan(&sp)
+	s.scan.Remote.Span(0, &sp) // the tasks sent to remote workers, if any
+	s.scan.First(0, &sp)
+	s.scan.ScanSpan(&sp)
 }
 
 // WallAnchor adds a [CLOCK_ANCHOR] v=1 wall-clock anchor.
 func (s *Survey) WallAnchor(a strace.WallAnchor) {
 	s.n++
-	s.scan.scanRecord(&strace.Record{Kind: strace.KindWallAnchor, WallAnchor: a, Pos: strace.Pos{File: valuesName, Line: s.n}})
+	s.scan.ScanRecord(&strace.Record{Kind: strace.KindWallAnchor, WallAnchor: a, Pos: strace.Pos{File: valuesName, Line: s.n}})
 }
 
 // DeviceAnchor adds a [CLOCK_ANCHOR] v=2 device clock anchor.
 func (s *Survey) DeviceAnchor(a strace.DeviceAnchor) {
-	s.scan.scanRecord(&strace.Record{Kind: strace.KindDeviceAnchor, DeviceAnchor: a})
+	s.scan.ScanRecord(&strace.Record{Kind: strace.KindDeviceAnchor, DeviceAnchor: a})
 }
 
 // PhasePass adds one pass of the runtime's host_phase_records artifact:
 // its records are drawn inside the chip.run.bind of its (pid, inv), and the
 // threads that recorded them are named after them.
 func (s *Survey) PhasePass(p strace.PhasePass) {
-	k := invKey{p.Pid, p.Inv}
+	k := firstpass.InvKey{Pid: p.Pid, Inv: p.Inv}
 	s.records[k] = append(s.records[k], p)
-	s.scan.phasePass(&p)
+	s.scan.PhasePass(&p)
 }
 
 // Calibration adds the runtime's clock-calibration samples of device dev
 // of process pid: its valid samples are clock anchors.
 func (s *Survey) Calibration(pid int32, dev int64, c *strace.Calibration) {
-	s.cal = append(s.cal, loadedCalibration{pid: pid, dev: dev, cal: c, summary: -1})
+	s.cal = append(s.cal, firstpass.LoadedCalibration{Pid: pid, Dev: dev, Cal: c, Summary: -1})
 }
 
 // valuesName is the name positions of values given to a Builder or a
@@ -102,8 +103,8 @@ func (s *Survey) machine(name string) int {
 		m.index[name] = i
 		m.names = append(m.names, name)
 		m.pidMaps = append(m.pidMaps, map[int32]int32{})
-		s.scan.remote.grow(i)
-		s.scan.remote.banner[i] = name
+		s.scan.Remote.Grow(i)
+		s.scan.Remote.Banner[i] = name
 	}
 	return i
 }
@@ -126,8 +127,8 @@ func (m *surveyMachines) tracePid(i int, pid int32) int32 {
 func (s *Survey) RemoteSpan(machine string, sp strace.Span) {
 	i := s.machine(machine)
 	sp.Pid = s.machines.tracePid(i, sp.Pid)
-	s.scan.remote.span(i, &sp)
-	s.scan.scanSpan(&sp)
+	s.scan.Remote.Span(i, &sp)
+	s.scan.ScanSpan(&sp)
 }
 
 // RemoteWallAnchor adds a [CLOCK_ANCHOR] v=1 wall-clock anchor a process
@@ -135,11 +136,11 @@ func (s *Survey) RemoteSpan(machine string, sp strace.Span) {
 func (s *Survey) RemoteWallAnchor(machine string, a strace.WallAnchor) {
 	i := s.machine(machine)
 	a.Pid = s.machines.tracePid(i, a.Pid)
-	s.scan.remote.pid(i, a.Pid)
+	s.scan.Remote.Pid(i, a.Pid)
 	s.n++
-	s.scan.input = i
-	s.scan.scanRecord(&strace.Record{Kind: strace.KindWallAnchor, WallAnchor: a, Pos: strace.Pos{File: valuesName, Line: s.n}})
-	s.scan.input = 0
+	s.scan.Input = i
+	s.scan.ScanRecord(&strace.Record{Kind: strace.KindWallAnchor, WallAnchor: a, Pos: strace.Pos{File: valuesName, Line: s.n}})
+	s.scan.Input = 0
 }
 
 // RemoteDeviceAnchor adds a device clock anchor of a chip of machine,
@@ -147,8 +148,8 @@ func (s *Survey) RemoteWallAnchor(machine string, a strace.WallAnchor) {
 func (s *Survey) RemoteDeviceAnchor(machine string, a strace.DeviceAnchor) {
 	i := s.machine(machine)
 	a.Pid = s.machines.tracePid(i, a.Pid)
-	s.scan.remote.pid(i, a.Pid)
-	s.scan.input = i
-	s.scan.scanRecord(&strace.Record{Kind: strace.KindDeviceAnchor, DeviceAnchor: a})
-	s.scan.input = 0
+	s.scan.Remote.Pid(i, a.Pid)
+	s.scan.Input = i
+	s.scan.ScanRecord(&strace.Record{Kind: strace.KindDeviceAnchor, DeviceAnchor: a})
+	s.scan.Input = 0
 }

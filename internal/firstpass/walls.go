@@ -1,4 +1,4 @@
-package phasetrace
+package firstpass
 
 import (
 	"cmp"
@@ -11,7 +11,7 @@ import (
 // wallTolerance is how far apart two wall-clock anchors' offsets (wall −
 // mono) may be and still describe one clock: NTP slews the wall clock by far
 // less; a larger gap means a clock that was set, or a log from another boot.
-const wallTolerance = hostGap
+const WallTolerance = HostGap
 
 // Wall-clock anchors ([CLOCK_ANCHOR] v=1): which of them describe the
 // trace's wall clock. Each says wall − mono for its process; on one host
@@ -23,11 +23,11 @@ const wallTolerance = hostGap
 // ReasonWallBefore1970 and ReasonWallOffAxis (reasons.go).
 
 // wallOffset is an anchor's wall − mono, saturated at the int64 range.
-func wallOffset(a *strace.WallAnchor) int64 { return satSub(a.WallNS, a.MonoNS) }
+func WallOffset(a *strace.WallAnchor) int64 { return SatSub(a.WallNS, a.MonoNS) }
 
 // satSub returns a − b, saturated at the int64 range, so that a difference
 // the summary prints never wraps around.
-func satSub(a, b int64) int64 {
+func SatSub(a, b int64) int64 {
 	d := a - b
 	switch {
 	case b > 0 && d > a:
@@ -39,7 +39,7 @@ func satSub(a, b int64) int64 {
 }
 
 // satAdd returns a + b, saturated at the int64 range.
-func satAdd(a, b int64) int64 {
+func SatAdd(a, b int64) int64 {
 	s := a + b
 	switch {
 	case b > 0 && s < a:
@@ -54,7 +54,7 @@ func satAdd(a, b int64) int64 {
 // lie within tol of (itself included), the earliest of those that tie: the
 // centre of the largest set of anchors that agree. It returns -1 for no
 // offsets. Time O(n log n).
-func agreeing(offs []int64, tol int64) int {
+func Agreeing(offs []int64, tol int64) int {
 	order := make([]int, len(offs))
 	for i := range order {
 		order[i] = i
@@ -64,11 +64,11 @@ func agreeing(offs []int64, tol int64) int {
 	lo, hi := 0, 0
 	for k, i := range order {
 		o := offs[i]
-		for offs[order[lo]] < satSub(o, tol) {
+		for offs[order[lo]] < SatSub(o, tol) {
 			lo++
 		}
 		hi = max(hi, k)
-		for hi+1 < len(order) && offs[order[hi+1]] <= satAdd(o, tol) {
+		for hi+1 < len(order) && offs[order[hi+1]] <= SatAdd(o, tol) {
 			hi++
 		}
 		if n := hi - lo + 1; n > most || n == most && i < best {
@@ -80,22 +80,22 @@ func agreeing(offs []int64, tol int64) int {
 
 // wallAgrees reports whether offset o agrees with the reference offset ref,
 // and by how much it differs (saturated).
-func wallAgrees(o, ref int64) (int64, bool) {
-	d := satSub(o, ref)
-	return d, d >= -wallTolerance && d <= wallTolerance
+func WallAgrees(o, ref int64) (int64, bool) {
+	d := SatSub(o, ref)
+	return d, d >= -WallTolerance && d <= WallTolerance
 }
 
 // logWalls sets each log's wall-clock anchor (firstWall), the one its
 // clock is compared by, to the centre of the largest set of its anchors
 // that agree (agreeing), the earliest in the log of sets as large: a
 // log's first anchor is not trusted for being first.
-func (s *scanResult) logWalls() {
+func (s *ScanResult) LogWalls() {
 	type anchor struct {
 		line int64
 		a    *strace.WallAnchor
 	}
 	logs := 0
-	for _, w := range s.firstWall {
+	for _, w := range s.FirstWall {
 		if w != nil {
 			logs++
 		}
@@ -103,11 +103,11 @@ func (s *scanResult) logWalls() {
 	if logs < 2 {
 		return // no log's clock is compared with another's
 	}
-	per := make([][]anchor, len(s.firstWall))
-	for pid, p := range s.procs {
-		for j := range p.wall {
-			if in := s.wallInput[pid][j]; in < len(per) {
-				per[in] = append(per[in], anchor{p.wallAt[j].Line, &p.wall[j]})
+	per := make([][]anchor, len(s.FirstWall))
+	for pid, p := range s.Procs {
+		for j := range p.Wall {
+			if in := s.WallInput[pid][j]; in < len(per) {
+				per[in] = append(per[in], anchor{p.WallAt[j].Line, &p.Wall[j]})
 			}
 		}
 	}
@@ -118,9 +118,9 @@ func (s *scanResult) logWalls() {
 		slices.SortFunc(as, func(a, b anchor) int { return cmp.Compare(a.line, b.line) })
 		offs := make([]int64, len(as))
 		for k, a := range as {
-			offs[k] = wallOffset(a.a)
+			offs[k] = WallOffset(a.a)
 		}
-		w := *as[agreeing(offs, wallTolerance)].a
-		s.firstWall[i] = &w
+		w := *as[Agreeing(offs, WallTolerance)].a
+		s.FirstWall[i] = &w
 	}
 }

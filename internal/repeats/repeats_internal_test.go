@@ -1,4 +1,4 @@
-package phasetrace
+package repeats
 
 import (
 	"math/rand/v2"
@@ -63,19 +63,19 @@ func nearCapture(rng *rand.Rand, runs int) []strace.Span {
 }
 
 // capturesOf sketches captures and compares them as the converter does.
-func capturesOf(caps ...[]strace.Span) [][]nearRepeat {
-	var all []sketched
+func capturesOf(caps ...[]strace.Span) [][]NearRepeat {
+	var all []Sketched
 	line := int64(1)
 	for _, c := range caps {
-		s := sketched{capture: capture{first: line, last: line + int64(len(c)) - 1}, sk: new(sketch)}
+		s := Sketched{Capture: Capture{First: line, Last: line + int64(len(c)) - 1}, Sk: new(Sketch)}
 		for i := range c {
-			s.sk.add(spanKey(&c[i]), 1)
+			s.Sk.add(SpanKey(&c[i]), 1)
 			s.keys++
 		}
 		all = append(all, s)
 		line += int64(len(c))
 	}
-	return nearRepeats([]string{"log"}, all, 1)
+	return NearRepeats([]string{"log"}, all, 1)
 }
 
 // TestNearRepeatsAgainstReference compares the sketches' verdict on each
@@ -119,7 +119,7 @@ func TestNearRepeatsAgainstReference(t *testing.T) {
 		n := &near[0][0]
 		repeats := 0
 		for i := range b {
-			_, got := n.repeated(spanKey(&b[i]))
+			_, got := n.Repeated(SpanKey(&b[i]))
 			if want := ref[keyOf(&b[i])]; got != want {
 				t.Fatalf("%d changes: span %d of the later capture (%+v): repeat %v, want %v", changes, i, b[i], got, want)
 			}
@@ -165,7 +165,7 @@ func TestNearRepeatsUnrelated(t *testing.T) {
 		t.Fatalf("the tail given again: compared as %+v, want with the first capture only", near)
 	}
 	for i := range tail {
-		_, got := near[0][0].repeated(spanKey(&tail[i]))
+		_, got := near[0][0].Repeated(SpanKey(&tail[i]))
 		if got != (i != 7) {
 			t.Errorf("span %d of the tail: repeat %v", i, got)
 		}
@@ -179,7 +179,7 @@ func TestSketchCapacity(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, size := range []int{1, 50, 200, 400} {
 		for draw := range 50 {
-			a, b := new(sketch), new(sketch)
+			a, b := new(Sketch), new(Sketch)
 			for range 5000 {
 				k := rng.Uint64()
 				a.add(k, 1)
@@ -209,7 +209,7 @@ func TestSketchCapacity(t *testing.T) {
 			}
 		}
 	}
-	a, b := new(sketch), new(sketch)
+	a, b := new(Sketch), new(Sketch)
 	for range 2000 {
 		b.add(rng.Uint64(), 1)
 	}

@@ -1,25 +1,25 @@
-package phasetrace
+package firstpass
 
 import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
 // loadedCalibration is a calibration artifact read before the second pass.
-type loadedCalibration struct {
-	pid     int32
-	dev     int64
-	cal     *strace.Calibration
-	summary int // index in Summary.Artifacts
+type LoadedCalibration struct {
+	Pid     int32
+	Dev     int64
+	Cal     *strace.Calibration
+	Summary int // index in Summary.Artifacts
 }
 
 // phasePass learns from a pass of host_phase_records what the second
 // pass needs before its run is drawn: that its process has passes, and
 // which of its threads recorded orchestrator operations.
-func (s *scanResult) phasePass(p *strace.PhasePass) {
-	if s.recordPids == nil {
-		s.recordPids = map[int32]bool{}
+func (s *ScanResult) PhasePass(p *strace.PhasePass) {
+	if s.RecordPids == nil {
+		s.RecordPids = map[int32]bool{}
 	}
-	s.recordPids[p.Pid] = true
+	s.RecordPids[p.Pid] = true
 	for _, r := range p.Records {
 		s.markRecordThread(p.Pid, r)
 	}
@@ -27,11 +27,11 @@ func (s *scanResult) phasePass(p *strace.PhasePass) {
 
 // markRecordThread names the threads that recorded orchestrator operations
 // of a pass on their own.
-func (s *scanResult) markRecordThread(pid int32, r strace.PhaseRecord) {
+func (s *ScanResult) markRecordThread(pid int32, r strace.PhaseRecord) {
 	if !r.HasTid || r.Tid <= 0 || strace.IsBindSegment(r.Phase) {
 		return
 	}
-	t := s.thread(pid, r.Tid)
+	t := s.Thread(pid, r.Tid)
 	switch r.Phase {
 	case "record_node", "build_definition":
 		t.recordWorker = true

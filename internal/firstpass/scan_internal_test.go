@@ -1,4 +1,4 @@
-package phasetrace
+package firstpass
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/reduce/analysis"
 	"github.com/phasetrace/phasetrace/strace"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
@@ -23,12 +24,12 @@ import (
 // The first pass reads only the lines its filter keeps; it must learn
 // exactly what it learns from the whole log.
 func TestScanFilterKeepsWhatThePassNeeds(t *testing.T) {
-	for _, path := range []string{"examples/strace2perfetto/sample.log", "strace/testdata/realistic.log"} {
+	for _, path := range []string{"../../examples/strace2perfetto/sample.log", "../../strace/testdata/realistic.log"} {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		whole, filtered := newScan(), newScan()
+		whole, filtered := NewScan(), NewScan()
 		rd := strace.NewReader(bytes.NewReader(b))
 		for {
 			rec, err := rd.Read()
@@ -37,25 +38,25 @@ func TestScanFilterKeepsWhatThePassNeeds(t *testing.T) {
 			}
 			switch rec.Kind {
 			case strace.KindSpan:
-				whole.scanSpan(&rec.Span)
+				whole.ScanSpan(&rec.Span)
 			case strace.KindWallAnchor, strace.KindDeviceAnchor:
-				whole.scanRecord(&rec)
+				whole.ScanRecord(&rec)
 			}
 		}
-		if _, err := filtered.scanLog(bytes.NewReader(b), path, strace.DefaultMaxLine, maphash.MakeSeed(), nil); err != nil {
+		if _, err := filtered.ScanLog(bytes.NewReader(b), path, strace.DefaultMaxLine, maphash.MakeSeed(), nil); err != nil {
 			t.Fatal(err)
 		}
-		whole.decide()
-		filtered.decide()
-		summarize := func(s *scanResult) map[string]string {
+		whole.Decide()
+		filtered.Decide()
+		summarize := func(s *ScanResult) map[string]string {
 			m := map[string]string{}
-			for k, th := range s.threads {
-				m[itoa(int64(k.pid))+"/"+itoa(k.tid)] = th.threadName(false) + " split=" + map[bool]string{true: "yes", false: "no"}[th.split]
+			for k, th := range s.Threads {
+				m[itoa(int64(k.Pid))+"/"+itoa(k.Tid)] = th.ThreadName(false) + " split=" + map[bool]string{true: "yes", false: "no"}[th.Split]
 			}
-			for pid, p := range s.procs {
-				m["pid "+itoa(int64(pid))] = p.label()
+			for pid, p := range s.Procs {
+				m["pid "+itoa(int64(pid))] = p.Label()
 			}
-			for d, as := range s.anchors {
+			for d, as := range s.Anchors {
 				m["anchors "+d.String()] = itoa(int64(len(as)))
 			}
 			return m
@@ -83,20 +84,20 @@ func TestFirstPassSpan(t *testing.T) {
 		"[mono_ns=1][T0x1][INFO] launch_run: launching run 0\n":                                                                                           0,
 		"[mono_ns=1][T0x1][INFO] f: [x.cpp:1] bind phase=args start_ns=1 dur_ns=1\n":                                                                      0,
 	} {
-		s := newScan()
-		if _, err := s.scanLog(strings.NewReader(line), "t.log", strace.DefaultMaxLine, maphash.MakeSeed(), nil); err != nil {
+		s := NewScan()
+		if _, err := s.ScanLog(strings.NewReader(line), "t.log", strace.DefaultMaxLine, maphash.MakeSeed(), nil); err != nil {
 			t.Fatal(err)
 		}
 		got := 0
-		for _, th := range s.threads {
-			got += int(th.ours) + len(th.producers)
+		for _, th := range s.Threads {
+			got += int(th.ours) + len(th.Producers)
 		}
-		for _, as := range s.anchors {
+		for _, as := range s.Anchors {
 			got += len(as)
 		}
-		for _, p := range s.procs {
-			got += len(p.wall)
-			if p.ours && len(s.threads) == 0 { // a device span: no thread of its own
+		for _, p := range s.Procs {
+			got += len(p.Wall)
+			if p.ours && len(s.Threads) == 0 { // a device span: no thread of its own
 				got++
 			}
 		}
@@ -110,8 +111,8 @@ func TestFirstPassSpan(t *testing.T) {
 // which become empty lines, and the cutter sees every byte.
 func TestLineChunker(t *testing.T) {
 	log := "a\nb\nc\nd\ne"
-	cut := newCaptureCutter(maphash.MakeSeed())
-	ch := newLineChunker(iotest.OneByteReader(strings.NewReader(log)), cut, []repeat{{first: 2, last: 3}}, strace.DefaultMaxLine)
+	cut := repeats.NewCaptureCutter(maphash.MakeSeed(), HostGap)
+	ch := newLineChunker(iotest.OneByteReader(strings.NewReader(log)), cut, []repeats.Repeat{{First: 2, Last: 3}}, strace.DefaultMaxLine)
 	var got []byte
 	for {
 		var j chunkJob
@@ -127,7 +128,7 @@ func TestLineChunker(t *testing.T) {
 	if string(got) != "a\n\n\nd\ne" {
 		t.Errorf("got %q", got)
 	}
-	if caps := ch.finish(); len(caps) != 1 || caps[0].bytes != int64(len(log)) || caps[0].last != 5 {
+	if caps := ch.finish(); len(caps) != 1 || caps[0].Bytes != int64(len(log)) || caps[0].Last != 5 {
 		t.Errorf("captures %+v", caps)
 	}
 }
@@ -137,7 +138,7 @@ func TestLineChunker(t *testing.T) {
 func TestLineChunkerLongLines(t *testing.T) {
 	long := strings.Repeat("x", 3*strace.MinMaxLine)
 	log := "a\n" + long + "\nb\n" + long
-	cut := newCaptureCutter(maphash.MakeSeed())
+	cut := repeats.NewCaptureCutter(maphash.MakeSeed(), HostGap)
 	ch := newLineChunker(strings.NewReader(log), cut, nil, strace.MinMaxLine)
 	var j chunkJob
 	if err := ch.fill(&j); err != io.EOF {
@@ -146,7 +147,7 @@ func TestLineChunkerLongLines(t *testing.T) {
 	if string(j.buf) != "a\n\nb\n" || j.line != 0 || ch.line != 3 {
 		t.Errorf("got %q, %d lines", j.buf, ch.line)
 	}
-	if caps := ch.finish(); len(caps) != 1 || caps[0].bytes != int64(len(log)) || caps[0].last != 4 {
+	if caps := ch.finish(); len(caps) != 1 || caps[0].Bytes != int64(len(log)) || caps[0].Last != 4 {
 		t.Errorf("captures %+v", caps)
 	}
 }
@@ -154,7 +155,7 @@ func TestLineChunkerLongLines(t *testing.T) {
 // BenchmarkFirstPass scans a realistic log, repeated to 8 MiB, as the first
 // pass does.
 func BenchmarkFirstPass(b *testing.B) {
-	one, err := os.ReadFile("strace/testdata/realistic.log")
+	one, err := os.ReadFile("../../strace/testdata/realistic.log")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func BenchmarkFirstPass(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := newScan().scanLog(bytes.NewReader(log), "bench.log", strace.DefaultMaxLine, seed, nil); err != nil {
+		if _, err := NewScan().ScanLog(bytes.NewReader(log), "bench.log", strace.DefaultMaxLine, seed, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -178,22 +179,22 @@ func BenchmarkFirstPass(b *testing.B) {
 func TestScanChunksLearnTheSame(t *testing.T) {
 	gen, _ := stracetest.GenerateTruth(stracetest.Config{Seed: 3, Rounds: 20, AnchorEvry: 50_000_000, Pipelined: true, Legacy: true, Ext: true})
 	seed := maphash.MakeSeed()
-	survey := func(log []byte, maxLine, size, workers int, skip []repeat) (*scanResult, []capture) {
-		s := newScan()
+	survey := func(log []byte, maxLine, size, workers int, skip []repeats.Repeat) (*ScanResult, []repeats.Capture) {
+		s := NewScan()
 		defer func(n int) { runtime.GOMAXPROCS(n) }(runtime.GOMAXPROCS(workers))
 		caps, err := s.scanChunks(bytes.NewReader(log), "gen.log", maxLine, seed, skip, size)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.decide()
+		s.Decide()
 		return s, caps
 	}
-	opts := cmp.Options{cmp.AllowUnexported(scanResult{}, threadInfo{}, procInfo{}, slotState{}, capture{}, threadKey{}, remoteScan{}, taskKey{}, taskRec{}, runKey{}, runRec{}, callableKey{}, firstRun{}, analysis.Typical{}), cmpopts.EquateEmpty(), cmpopts.IgnoreFields(scanResult{}, "typicalRuns"), cmpopts.IgnoreFields(remoteScan{}, "lastPid")}
+	opts := cmp.Options{cmp.AllowUnexported(ScanResult{}, threadInfo{}, ProcInfo{}, slotState{}, repeats.Capture{}, ThreadKey{}, RemoteScan{}, taskKey{}, TaskRec{}, RunKey{}, RunRec{}, CallableKey{}, firstRun{}, analysis.Typical{}), cmpopts.EquateEmpty(), cmpopts.IgnoreFields(ScanResult{}, "TypicalRuns"), cmpopts.IgnoreFields(RemoteScan{}, "lastPid")}
 	for _, maxLine := range []int{strace.DefaultMaxLine, strace.MinMaxLine} {
 		for li, log := range [][]byte{gen, hardLog(t, maxLine, "[mono_ns=5][T0x1][INFO] f: cut")} {
 			_, caps := survey(log, maxLine, len(log)+1, 1, nil)
-			skips := [][]repeat{nil}
-			if rs := repeats([]string{"gen.log"}, [][]capture{caps}); rs != nil {
+			skips := [][]repeats.Repeat{nil}
+			if rs := repeats.Repeats([]string{"gen.log"}, [][]repeats.Capture{caps}); rs != nil {
 				skips = append(skips, rs[0])
 			}
 			if li == 1 && len(skips) != 2 {
@@ -223,12 +224,12 @@ func TestScanChunksLearnTheSame(t *testing.T) {
 // captures and the lines longer than the parsers read replaced by empty
 // lines, a last line without a line end left out with them) and the
 // captures cut from every byte.
-func chunkLinesByLine(t *testing.T, log []byte, skip []repeat, maxLine int, seed maphash.Seed) (string, []capture) {
+func chunkLinesByLine(t *testing.T, log []byte, skip []repeats.Repeat, maxLine int, seed maphash.Seed) (string, []repeats.Capture) {
 	t.Helper()
 	br := bufio.NewReaderSize(bytes.NewReader(log), max(maxLine, strace.MinMaxLine)+2)
 	var out []byte
-	var caps []capture
-	cur := capture{first: 1}
+	var caps []repeats.Capture
+	cur := repeats.Capture{First: 1}
 	var h maphash.Hash
 	h.SetSeed(seed)
 	var maxMono int64
@@ -238,24 +239,24 @@ func chunkLinesByLine(t *testing.T, log []byte, skip []repeat, maxLine int, seed
 		piece, err := br.ReadSlice('\n')
 		if len(piece) > 0 {
 			if atStart {
-				if mono, ok := prefixMono(piece); ok {
-					if hasMono && mono < maxMono-hostGap {
-						if cur.bytes > 0 {
-							cur.last, cur.sum = line-1, h.Sum64()
+				if mono, ok := repeats.PrefixMono(piece); ok {
+					if hasMono && mono < maxMono-HostGap {
+						if cur.Bytes > 0 {
+							cur.Last, cur.Sum = line-1, h.Sum64()
 							caps = append(caps, cur)
 							h.Reset()
 						}
-						cur = capture{first: line}
+						cur = repeats.Capture{First: line}
 						maxMono = mono
 					}
 					if !hasMono || mono > maxMono {
 						maxMono, hasMono = mono, true
 					}
 				}
-				_, skipping = repeatOf(skip, &next, line)
+				_, skipping = repeats.RepeatOf(skip, &next, line)
 			}
 			h.Write(piece)
-			cur.bytes += int64(len(piece))
+			cur.Bytes += int64(len(piece))
 			wasLong := long
 			long = err == bufio.ErrBufferFull
 			ends := piece[len(piece)-1] == '\n'
@@ -277,10 +278,10 @@ func chunkLinesByLine(t *testing.T, log []byte, skip []repeat, maxLine int, seed
 			t.Fatal(err)
 		}
 	}
-	if cur.bytes > 0 {
-		cur.last, cur.sum = line-1, h.Sum64()
+	if cur.Bytes > 0 {
+		cur.Last, cur.Sum = line-1, h.Sum64()
 		if !atStart {
-			cur.last = line
+			cur.Last = line
 		}
 		caps = append(caps, cur)
 	}
@@ -329,11 +330,11 @@ func TestLineChunkerAgreesWithLines(t *testing.T) {
 			if len(caps) < 4 {
 				t.Fatalf("%d captures: the log does not test repeats", len(caps))
 			}
-			skips := repeats([]string{"a"}, [][]capture{caps})
+			skips := repeats.Repeats([]string{"a"}, [][]repeats.Capture{caps})
 			if len(skips) == 0 || len(skips[0]) == 0 {
 				t.Fatal("no repeated capture")
 			}
-			for _, skip := range [][]repeat{nil, skips[0]} {
+			for _, skip := range [][]repeats.Repeat{nil, skips[0]} {
 				wantText, wantCaps := chunkLinesByLine(t, log, skip, maxLine, seed)
 				for _, size := range []int{1, 300, 4096, 1 << 20} {
 					for ri, rd := range []func(io.Reader) io.Reader{
@@ -343,7 +344,7 @@ func TestLineChunkerAgreesWithLines(t *testing.T) {
 						if size == 1<<20 && ri > 0 || ri == 1 && size != 300 {
 							continue // one byte at a time only once
 						}
-						ch := newLineChunker(rd(bytes.NewReader(log)), newCaptureCutter(seed), skip, maxLine)
+						ch := newLineChunker(rd(bytes.NewReader(log)), repeats.NewCaptureCutter(seed, HostGap), skip, maxLine)
 						ch.size = size
 						var got []byte
 						var j chunkJob
@@ -367,7 +368,7 @@ func TestLineChunkerAgreesWithLines(t *testing.T) {
 						if string(got) != wantText {
 							t.Errorf("%s: text differs", name)
 						}
-						if diff := cmp.Diff(wantCaps, ch.finish(), cmp.AllowUnexported(capture{})); diff != "" {
+						if diff := cmp.Diff(wantCaps, ch.finish(), cmp.AllowUnexported(repeats.Capture{})); diff != "" {
 							t.Errorf("%s: captures (-line by line +chunker):\n%s", name, diff)
 						}
 					}
@@ -384,7 +385,7 @@ func (emptyReader) Read([]byte) (int, error) { return 0, nil }
 
 // A log whose reader returns nothing, forever, fails as through bufio.
 func TestLineChunkerNoProgress(t *testing.T) {
-	ch := newLineChunker(emptyReader{}, newCaptureCutter(maphash.MakeSeed()), nil, strace.DefaultMaxLine)
+	ch := newLineChunker(emptyReader{}, repeats.NewCaptureCutter(maphash.MakeSeed(), HostGap), nil, strace.DefaultMaxLine)
 	var j chunkJob
 	if err := ch.fill(&j); err != io.ErrNoProgress || len(j.buf) != 0 {
 		t.Errorf("%d bytes, %v", len(j.buf), err)
@@ -397,8 +398,8 @@ func firstPassAllocs(t *testing.T, log []byte, size int) (allocs uint64, chunks 
 	t.Helper()
 	seed := maphash.MakeSeed()
 	var ms0, ms1 runtime.MemStats
-	s := newScan()
-	s.remote.single = true // as for one log: its remote tasks and runs are not kept
+	s := NewScan()
+	s.Remote.Single = true // as for one log: its remote tasks and runs are not kept
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
 	if _, err := s.scanChunks(bytes.NewReader(log), "gen.log", strace.DefaultMaxLine, seed, nil, size); err != nil {

@@ -1,4 +1,4 @@
-package phasetrace
+package firstpass
 
 import (
 	"bufio"
@@ -15,116 +15,116 @@ import (
 // daemon banner and pids, the dispatching side's remote tasks and the
 // remote daemons' runs. It grows with the tasks and runs, by a few words
 // each.
-type remoteScan struct {
-	banner []string
-	pids   []map[int32]bool
-	tasks  map[taskKey]*taskRec
-	runs   map[runKey]*runRec
+type RemoteScan struct {
+	Banner []string
+	Pids   []map[int32]bool
+	Tasks  map[taskKey]*TaskRec
+	Runs   map[RunKey]*RunRec
 	// The last pid noted, per log: most records repeat their neighbour's.
 	lastPid []int32
 	// single: the conversion has one log, which is its own axis; its
 	// tasks and runs need no keeping (they would grow with the log), nor,
 	// without a daemon banner, its pids (it is no remote machine: a log
 	// with a new pid on every line must not grow them).
-	single bool
+	Single bool
 	// lo and hi are, per log, the earliest start and the latest end of
 	// the host spans the first pass read: what a shift of the log must
 	// keep inside the trace's time range.
-	lo, hi []int64
+	Lo, Hi []int64
 }
 
 type taskKey struct {
-	input    int
-	pid      int32
-	worker   int64
-	dispatch int64
+	Input    int
+	Pid      int32
+	Worker   int64
+	Dispatch int64
 }
 
-type taskRec struct {
-	dispTS, dispEnd, compTS int64
-	compEnd                 int64
-	hasDisp, hasComp        bool
+type TaskRec struct {
+	DispTS, DispEnd, CompTS int64
+	CompEnd                 int64
+	HasDisp, HasComp        bool
 	// drawable: the span has an interval the converter draws (a flow may
 	// end at it).
-	dispDrawable, compDrawable bool
-	dispTid, compTid           int64 // the threads that logged them, whose tracks they are drawn on
+	DispDrawable, CompDrawable bool
+	DispTid, CompTid           int64 // the threads that logged them, whose tracks they are drawn on
 }
 
-type runKey struct {
-	input int
-	pid   int32
-	run   int64
+type RunKey struct {
+	Input int
+	Pid   int32
+	Run   int64
 }
 
-type runRec struct {
-	start, end int64
+type RunRec struct {
+	Start, End int64
 	// Whether the run's first and last spans are there to be drawn, for
 	// the flows that end or start at them, and their threads.
-	first, last       bool
-	firstTid, lastTid int64
+	First, Last       bool
+	FirstTid, LastTid int64
 	// The extents of those spans, on the machine's own clock (a window
 	// draws an arrow only when both its ends are inside it).
-	firstTS, firstEnd, lastTS, lastEnd int64
+	FirstTS, FirstEnd, LastTS, LastEnd int64
 }
 
-func (r *remoteScan) grow(input int) {
-	for len(r.banner) <= input {
-		r.banner = append(r.banner, "")
-		r.pids = append(r.pids, nil)
+func (r *RemoteScan) Grow(input int) {
+	for len(r.Banner) <= input {
+		r.Banner = append(r.Banner, "")
+		r.Pids = append(r.Pids, nil)
 		r.lastPid = append(r.lastPid, 0)
-		r.lo, r.hi = append(r.lo, math.MaxInt64), append(r.hi, math.MinInt64)
+		r.Lo, r.Hi = append(r.Lo, math.MaxInt64), append(r.Hi, math.MinInt64)
 	}
 }
 
 // extent returns the earliest start and the latest end of the host spans
 // of log input the first pass read, and whether it read any.
-func (r *remoteScan) extent(input int) (lo, hi int64, ok bool) {
-	if input >= len(r.lo) || r.lo[input] > r.hi[input] {
+func (r *RemoteScan) Extent(input int) (lo, hi int64, ok bool) {
+	if input >= len(r.Lo) || r.Lo[input] > r.Hi[input] {
 		return 0, 0, false
 	}
-	return r.lo[input], r.hi[input], true
+	return r.Lo[input], r.Hi[input], true
 }
 
 // fits reports whether shift keeps every host span of log input that the
 // first pass read inside the trace's time range.
-func (r *remoteScan) fits(input int, shift int64) bool {
-	lo, hi, ok := r.extent(input)
+func (r *RemoteScan) Fits(input int, shift int64) bool {
+	lo, hi, ok := r.Extent(input)
 	if !ok {
 		return true // no host span to keep
 	}
-	return satAdd(lo, shift) >= 0 && satAdd(hi, shift) < math.MaxInt64
+	return SatAdd(lo, shift) >= 0 && SatAdd(hi, shift) < math.MaxInt64
 }
 
 // peekBanner reads a log's daemon banner, if its first line is one.
-func (r *remoteScan) peekBanner(input int, br *bufio.Reader) {
-	r.grow(input)
+func (r *RemoteScan) peekBanner(input int, br *bufio.Reader) {
+	r.Grow(input)
 	b, _ := br.Peek(256)
 	if m, ok := strace.DaemonBanner(b); ok {
-		r.banner[input] = m
+		r.Banner[input] = m
 	}
 }
 
-func (r *remoteScan) pid(input int, pid int32) {
-	r.grow(input)
-	if r.lastPid[input] == pid && pid != 0 || r.single && r.banner[input] == "" {
+func (r *RemoteScan) Pid(input int, pid int32) {
+	r.Grow(input)
+	if r.lastPid[input] == pid && pid != 0 || r.Single && r.Banner[input] == "" {
 		return
 	}
 	r.lastPid[input] = pid
-	m := r.pids[input]
+	m := r.Pids[input]
 	if m == nil {
 		m = map[int32]bool{}
-		r.pids[input] = m
+		r.Pids[input] = m
 	}
 	m[pid] = true
 }
 
 // span keeps what a node span says of remote tasks and runs.
-func (r *remoteScan) span(input int, sp *strace.Span) {
-	r.pid(input, sp.Pid)
-	if !sp.IsDevice() && drawable(sp) {
-		r.lo[input], r.hi[input] = min(r.lo[input], sp.TS), max(r.hi[input], sp.End())
+func (r *RemoteScan) Span(input int, sp *strace.Span) {
+	r.Pid(input, sp.Pid)
+	if !sp.IsDevice() && Drawable(sp) {
+		r.Lo[input], r.Hi[input] = min(r.Lo[input], sp.TS), max(r.Hi[input], sp.End())
 	}
-	if r.single || sp.IsDevice() || strace.FamilyOf(sp.Name) != strace.FamilyNode {
+	if r.Single || sp.IsDevice() || strace.FamilyOf(sp.Name) != strace.FamilyNode {
 		return
 	}
 	end := sp.End()
@@ -135,19 +135,19 @@ func (r *remoteScan) span(input int, sp *strace.Span) {
 		if kind.Value != strace.EndpointRemoteL3 || !ok1 || !ok2 || w.Type != strace.TypeInt || d.Type != strace.TypeInt {
 			return
 		}
-		if r.tasks == nil {
-			r.tasks = map[taskKey]*taskRec{}
+		if r.Tasks == nil {
+			r.Tasks = map[taskKey]*TaskRec{}
 		}
 		k := taskKey{input, sp.Pid, w.Int, d.Int}
-		t := r.tasks[k]
+		t := r.Tasks[k]
 		if t == nil {
-			t = &taskRec{}
-			r.tasks[k] = t
+			t = &TaskRec{}
+			r.Tasks[k] = t
 		}
-		if sp.Name == strace.SpanRemoteDispatch && !t.hasDisp {
-			t.dispTS, t.dispEnd, t.hasDisp, t.dispDrawable, t.dispTid = sp.TS, end, true, drawable(sp), sp.Tid
-		} else if sp.Name == strace.SpanRemoteComplete && !t.hasComp {
-			t.compTS, t.compEnd, t.hasComp, t.compDrawable, t.compTid = sp.TS, end, true, drawable(sp), sp.Tid
+		if sp.Name == strace.SpanRemoteDispatch && !t.HasDisp {
+			t.DispTS, t.DispEnd, t.HasDisp, t.DispDrawable, t.DispTid = sp.TS, end, true, Drawable(sp), sp.Tid
+		} else if sp.Name == strace.SpanRemoteComplete && !t.HasComp {
+			t.CompTS, t.CompEnd, t.HasComp, t.CompDrawable, t.CompTid = sp.TS, end, true, Drawable(sp), sp.Tid
 		}
 		return
 	}
@@ -158,45 +158,45 @@ func (r *remoteScan) span(input int, sp *strace.Span) {
 	if !ok || id.Type != strace.TypeInt {
 		return
 	}
-	if r.runs == nil {
-		r.runs = map[runKey]*runRec{}
+	if r.Runs == nil {
+		r.Runs = map[RunKey]*RunRec{}
 	}
-	k := runKey{input, sp.Pid, id.Int}
-	x := r.runs[k]
+	k := RunKey{input, sp.Pid, id.Int}
+	x := r.Runs[k]
 	if x == nil {
-		x = &runRec{start: sp.TS, end: end}
-		r.runs[k] = x
+		x = &RunRec{Start: sp.TS, End: end}
+		r.Runs[k] = x
 	}
-	x.start, x.end = min(x.start, sp.TS), max(x.end, end)
-	if !x.first && sp.Name == strace.SpanRemoteRunFirst && drawable(sp) {
-		x.first, x.firstTid, x.firstTS, x.firstEnd = true, sp.Tid, sp.TS, end
+	x.Start, x.End = min(x.Start, sp.TS), max(x.End, end)
+	if !x.First && sp.Name == strace.SpanRemoteRunFirst && Drawable(sp) {
+		x.First, x.FirstTid, x.FirstTS, x.FirstEnd = true, sp.Tid, sp.TS, end
 	}
-	if !x.last && sp.Name == strace.SpanRemoteRunLast && drawable(sp) {
-		x.last, x.lastTid, x.lastTS, x.lastEnd = true, sp.Tid, sp.TS, end
+	if !x.Last && sp.Name == strace.SpanRemoteRunLast && Drawable(sp) {
+		x.Last, x.LastTid, x.LastTS, x.LastEnd = true, sp.Tid, sp.TS, end
 	}
 }
 
 // drawable reports whether a host span's interval is one the converter
 // draws (checkSpan).
-func drawable(sp *strace.Span) bool {
-	reason, _ := checkSpan(sp, false)
-	return reason == ""
+func Drawable(sp *strace.Span) bool {
+	fault, _ := CheckSpan(sp, false)
+	return fault == SpanSound
 }
 
 // reference returns the log whose host is the axis: the one that sent
 // remote tasks, else -1.
-func (r *remoteScan) reference() int {
+func (r *RemoteScan) Reference() int {
 	ref := -1
-	for k := range r.tasks {
-		if ref < 0 || k.input < ref {
-			ref = k.input
+	for k := range r.Tasks {
+		if ref < 0 || k.Input < ref {
+			ref = k.Input
 		}
 	}
 	return ref
 }
 
 // remapPids gives a record's pid its trace pid.
-func remapPids(rec *strace.Record, m map[int32]int32) {
+func RemapPids(rec *strace.Record, m map[int32]int32) {
 	switch rec.Kind {
 	case strace.KindSpan:
 		if v, ok := m[rec.Span.Pid]; ok {

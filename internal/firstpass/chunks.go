@@ -1,10 +1,11 @@
-package phasetrace
+package firstpass
 
 import (
 	"bytes"
 	"io"
 	"sync"
 
+	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -17,15 +18,15 @@ import (
 // numbers stay the log's.
 type lineChunker struct {
 	r        io.Reader
-	cut      *captureCutter
-	skip     []repeat // lines to leave out: captures repeating earlier ones
-	next     int      // in skip
-	maxPiece int      // the parsers' buffer: a longer line, with its line end, is one they skip
-	long     bool     // inside a line longer than maxPiece, left out
-	line     int64    // lines ended so far (each handed out, or an empty line in its place)
-	off      int64    // bytes handed out so far
-	size     int      // a chunk holds at least this many bytes (chunkSize)
-	carry    []byte   // the start of a line read with the last chunk, not yet looked at
+	cut      *repeats.CaptureCutter
+	skip     []repeats.Repeat // lines to leave out: captures repeating earlier ones
+	next     int              // in skip
+	maxPiece int              // the parsers' buffer: a longer line, with its line end, is one they skip
+	long     bool             // inside a line longer than maxPiece, left out
+	line     int64            // lines ended so far (each handed out, or an empty line in its place)
+	off      int64            // bytes handed out so far
+	size     int              // a chunk holds at least this many bytes (chunkSize)
+	carry    []byte           // the start of a line read with the last chunk, not yet looked at
 	err      error
 }
 
@@ -38,7 +39,7 @@ const chunkSize = 1 << 20
 // (two per parser) bound the pass's memory.
 const maxChunkParsers = 4
 
-func newLineChunker(r io.Reader, cut *captureCutter, skip []repeat, maxLine int) *lineChunker {
+func newLineChunker(r io.Reader, cut *repeats.CaptureCutter, skip []repeats.Repeat, maxLine int) *lineChunker {
 	// A line that does not fit in the parsers' buffer, as large as NewReader
 	// makes it, is one they skip.
 	return &lineChunker{r: r, cut: cut, skip: skip, maxPiece: max(maxLine, strace.MinMaxLine) + 2, size: chunkSize}
@@ -90,11 +91,11 @@ func (c *lineChunker) lines(buf []byte, w int) ([]byte, int) {
 	if c.long {
 		k := bytes.IndexByte(buf[p:], '\n')
 		if k < 0 {
-			c.cut.write(buf[p:])
+			c.cut.Write(buf[p:])
 			return buf[:w], w
 		}
 		p += k + 1
-		c.cut.write(buf[h:p])
+		c.cut.Write(buf[h:p])
 		h = p
 		buf[w] = '\n' // in place of the line left out
 		w++
@@ -111,27 +112,27 @@ func (c *lineChunker) lines(buf []byte, w int) ([]byte, int) {
 			end = len(buf)
 		}
 		if buf[p] == '[' {
-			if mono, ok := prefixMono(buf[p:end]); ok && c.cut.startsCapture(mono) {
-				c.cut.write(buf[h:p])
+			if mono, ok := repeats.PrefixMono(buf[p:end]); ok && c.cut.StartsCapture(mono) {
+				c.cut.Write(buf[h:p])
 				h = p
-				c.cut.cut(c.line + 1)
+				c.cut.Cut(c.line + 1)
 			}
 		}
 		drop := false
 		if c.next < len(c.skip) {
-			_, drop = repeatOf(c.skip, &c.next, c.line+1)
+			_, drop = repeats.RepeatOf(c.skip, &c.next, c.line+1)
 		}
 		if k < 0 && !eof {
 			// A line longer than the parsers read, cut by the end of what
 			// is read: left out, to its end.
-			c.cut.write(buf[h:])
+			c.cut.Write(buf[h:])
 			c.long = true
 			return buf[:w], w
 		}
 		n := end - p
 		drop = drop || n > c.maxPiece || n == c.maxPiece && k < 0
 		if drop || w != p {
-			c.cut.write(buf[h:end]) // before its bytes are written over
+			c.cut.Write(buf[h:end]) // before its bytes are written over
 			h = end
 		}
 		switch {
@@ -146,7 +147,7 @@ func (c *lineChunker) lines(buf []byte, w int) ([]byte, int) {
 		}
 		p = end
 	}
-	c.cut.write(buf[h:p])
+	c.cut.Write(buf[h:p])
 	if w != p {
 		return buf[:w+copy(buf[w:], buf[p:])], w
 	}
@@ -154,8 +155,8 @@ func (c *lineChunker) lines(buf []byte, w int) ([]byte, int) {
 }
 
 // finish returns the log's captures, once it is read.
-func (c *lineChunker) finish() []capture {
-	return c.cut.finish(c.line)
+func (c *lineChunker) finish() []repeats.Capture {
+	return c.cut.Finish(c.line)
 }
 
 // chunkJob is one chunk of the first pass: its lines, and the records its

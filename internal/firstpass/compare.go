@@ -1,4 +1,4 @@
-package phasetrace
+package firstpass
 
 import (
 	"math"
@@ -13,7 +13,7 @@ import (
 // compareScan is, per log, per callable, its chip.run roots: how many,
 // the earliest start and the processes that ran them. It holds at most
 // maxCallables callables a log and as many processes a callable.
-type compareScan struct {
+type CompareScan struct {
 	logs []map[uint64]*callableRuns
 }
 
@@ -26,8 +26,8 @@ type callableRuns struct {
 
 // span keeps sp, read from log input, when it is a chip.run root that is
 // drawn.
-func (cs *compareScan) span(input int, sp *strace.Span) {
-	if sp.Name != strace.SpanRun || sp.Depth != 0 || !drawable(sp) {
+func (cs *CompareScan) span(input int, sp *strace.Span) {
+	if sp.Name != strace.SpanRun || sp.Depth != 0 || !Drawable(sp) {
 		return
 	}
 	for len(cs.logs) <= input {
@@ -58,66 +58,69 @@ func (cs *compareScan) span(input int, sp *strace.Span) {
 // than one), its roots, its first root's start and the first chip.run's of
 // any callable, on the side's axis (each log's start moved by its shift).
 type sideRuns struct {
-	decode      uint64
-	steps       int64
-	decodeFirst int64
-	runFirst    int64
-	hasRun      bool
-	pids        map[int32]bool // the processes that ran the decode callable
+	Decode      uint64
+	Steps       int64
+	DecodeFirst int64
+	RunFirst    int64
+	HasRun      bool
+	Pids        map[int32]bool // the processes that ran the decode callable
 }
 
 // sideRuns sums the callables of the logs inputs, each log's times moved
 // by shift[i].
-func (cs *compareScan) sideRuns(inputs []int, shift []int64) sideRuns {
+func (cs *CompareScan) SideRuns(inputs []int, shift []int64) sideRuns {
 	counts := map[uint64]int64{}
 	var sr sideRuns
-	sr.runFirst = math.MaxInt64
+	sr.RunFirst = math.MaxInt64
 	for _, i := range inputs {
 		if i >= len(cs.logs) {
 			continue
 		}
 		for hid, r := range cs.logs[i] {
 			counts[hid] += r.n
-			sr.runFirst = min(sr.runFirst, satAdd(r.first, shift[i]))
-			sr.hasRun = true
+			sr.RunFirst = min(sr.RunFirst, SatAdd(r.first, shift[i]))
+			sr.HasRun = true
 		}
 	}
 	for hid, n := range counts {
-		if n > sr.steps || n == sr.steps && hid < sr.decode {
-			sr.decode, sr.steps = hid, n
+		if n > sr.Steps || n == sr.Steps && hid < sr.Decode {
+			sr.Decode, sr.Steps = hid, n
 		}
 	}
-	if sr.steps < 2 {
+	if sr.Steps < 2 {
 		return sr
 	}
-	sr.decodeFirst = math.MaxInt64
-	sr.pids = map[int32]bool{}
+	sr.DecodeFirst = math.MaxInt64
+	sr.Pids = map[int32]bool{}
 	for _, i := range inputs {
 		if i >= len(cs.logs) {
 			continue
 		}
-		if r := cs.logs[i][sr.decode]; r != nil {
-			sr.decodeFirst = min(sr.decodeFirst, satAdd(r.first, shift[i]))
+		if r := cs.logs[i][sr.Decode]; r != nil {
+			sr.DecodeFirst = min(sr.DecodeFirst, SatAdd(r.first, shift[i]))
 			for pid := range r.pids {
-				sr.pids[pid] = true
+				sr.Pids[pid] = true
 			}
 		}
 	}
 	return sr
 }
 
-// Sides, as comparePlan.side holds them (0: not a comparison's).
+// A side is a log's side in a comparison (0: not a comparison's).
+type Side uint8
+
 const (
-	sideBase uint8 = 1 + iota
-	sideMeasure
+	BaseSide Side = 1 + iota
+	MeasureSide
 )
 
-func sideName(s uint8) string {
+// String returns the side's name, as the trace and the summary give it.
+func (s Side) String() string {
 	switch s {
-	case sideBase:
-		return SideBase
-	case sideMeasure:
-		return SideMeasure
+	case BaseSide:
+		return "base"
+	case MeasureSide:
+		return "measure"
 	}
 	return ""
 }

@@ -1,4 +1,4 @@
-package phasetrace
+package repeats
 
 import (
 	"cmp"
@@ -17,66 +17,40 @@ const (
 	sketchPart  = 341
 	sketchCells = 3 * sketchPart
 	// maxSketched bounds the captures compared in one conversion.
-	maxSketched = 64
+	MaxSketched = 64
 	// maxPartners bounds the earlier captures a capture is compared with:
 	// those it differs from least.
 	maxPartners = 4
 )
 
-// Repeated records. A log is sometimes handed over twice (the same file
-// named twice) or holds two captures one after the other (a second capture
-// appended to the first, so the log's write time runs backwards where the
-// second begins). Drawn twice, such records pile up on overflow lanes and
-// their hand-offs connect to the wrong ends. The converter finds them
-// and counts them, in three ways:
-//
-//   - Captures. The first pass cuts every log into captures where its write
-//     time (the log prefixes' mono_ns) runs backwards by more than hostGap,
-//     and hashes each capture's bytes. A capture whose bytes equal an
-//     earlier capture's (of the same log or an earlier one) is left out of
-//     both passes; its records are counted as duplicates with the lines
-//     they repeat.
-//   - Captures in part. The captures of a log cut into several are
-//     compared by their spans' keys (pid, tid, inv, name, ts, dur), in
-//     sketches of a fixed size (see nearRepeats): a span of a capture whose
-//     key an earlier capture holds is counted as a duplicate, with the
-//     lines of the capture it repeats, and not drawn; the spans the later
-//     capture holds on its own (changed, added) are drawn.
-//   - Records. A span equal in (pid, tid, inv, name, ts, dur) to one of
-//     the last dedupWindow (4096) spans is counted as a duplicate and not
-//     drawn again.
-//
-// Repeats that are none of these (a capture that repeats only part of an
-// earlier one — more spans differ between them than a sketch gives back —,
-// a capture past the first maxSketched, a record repeated far apart within
-// one capture) are drawn; where they cannot nest on their track they are
-// moved to an overflow lane and counted there.
-
 // capture is a run of a log's lines whose write time never runs backwards
-// by more than hostGap.
-type capture struct {
-	first, last int64 // physical lines, 1-based, inclusive
-	bytes       int64
-	sum         uint64
+// by more than the cutter's gap.
+type Capture struct {
+	First, Last int64 // physical lines, 1-based, inclusive
+	Bytes       int64
+	Sum         uint64
 }
 
 // captureCutter cuts a log into captures as its lines go by. It is given
 // the log's bytes in runs as long as its reader likes (write), told of the
 // lines that start a new capture (startsCapture, then cut), and hashes each
 // capture's bytes in as few calls as there are runs.
-type captureCutter struct {
+type CaptureCutter struct {
 	h       maphash.Hash
+	gap     int64 // how far back the write time runs where a capture starts
 	maxMono int64
 	hasMono bool
 	open    bool // the last byte written did not end a line
-	cur     capture
-	caps    []capture
+	cur     Capture
+	caps    []Capture
 }
 
-func newCaptureCutter(seed maphash.Seed) *captureCutter {
-	c := &captureCutter{}
+// newCaptureCutter returns a cutter that starts a capture where the write
+// time runs backwards by more than gap.
+func NewCaptureCutter(seed maphash.Seed, gap int64) *CaptureCutter {
+	c := &CaptureCutter{gap: gap}
 	c.h.SetSeed(seed)
-	c.cur.first = 1
+	c.cur.First = 1
 	return c
 }
 
@@ -85,8 +59,8 @@ var monoMark = []byte("[mono_ns=")
 // startsCapture is told of the log prefix's mono_ns at the start of a line,
 // in log order. It reports whether a new capture starts with the line: the
 // caller then writes the bytes before the line and calls cut.
-func (c *captureCutter) startsCapture(mono int64) bool {
-	cut := c.hasMono && mono < c.maxMono-hostGap
+func (c *CaptureCutter) StartsCapture(mono int64) bool {
+	cut := c.hasMono && mono < c.maxMono-c.gap
 	if cut {
 		c.maxMono = mono // the new capture's own time
 	}
@@ -97,37 +71,37 @@ func (c *captureCutter) startsCapture(mono int64) bool {
 }
 
 // write adds the next bytes of the log to the current capture.
-func (c *captureCutter) write(b []byte) {
+func (c *CaptureCutter) Write(b []byte) {
 	if len(b) == 0 {
 		return
 	}
 	c.h.Write(b)
-	c.cur.bytes += int64(len(b))
+	c.cur.Bytes += int64(len(b))
 	c.open = b[len(b)-1] != '\n'
 }
 
 // cut closes the current capture before line (1-based), which starts the
 // next one.
-func (c *captureCutter) cut(line int64) {
+func (c *CaptureCutter) Cut(line int64) {
 	c.close(line - 1)
-	c.cur.first = line
+	c.cur.First = line
 }
 
 // close closes the current capture at its last line.
-func (c *captureCutter) close(last int64) {
-	if c.cur.bytes == 0 {
+func (c *CaptureCutter) close(last int64) {
+	if c.cur.Bytes == 0 {
 		return
 	}
-	c.cur.last = last
-	c.cur.sum = c.h.Sum64()
+	c.cur.Last = last
+	c.cur.Sum = c.h.Sum64()
 	c.caps = append(c.caps, c.cur)
-	c.cur = capture{}
+	c.cur = Capture{}
 	c.h.Reset()
 }
 
 // finish closes the last capture, given the number of lines ended in the
 // log, and returns them all.
-func (c *captureCutter) finish(ended int64) []capture {
+func (c *CaptureCutter) Finish(ended int64) []Capture {
 	last := ended
 	if c.open {
 		last++ // a last line without a line end
@@ -137,7 +111,7 @@ func (c *captureCutter) finish(ended int64) []capture {
 }
 
 // prefixMono reads the mono_ns of a log prefix at the start of a line.
-func prefixMono(b []byte) (int64, bool) {
+func PrefixMono(b []byte) (int64, bool) {
 	if len(b) < len(monoMark)+2 || string(b[:len(monoMark)]) != string(monoMark) {
 		return 0, false
 	}
@@ -153,27 +127,27 @@ func prefixMono(b []byte) (int64, bool) {
 }
 
 // repeat is a capture left out because it repeats an earlier one.
-type repeat struct {
-	first, last int64  // its lines
-	of          string // what it repeats: "lines a–b of name"
+type Repeat struct {
+	First, Last int64  // its lines
+	Of          string // what it repeats: "lines a–b of name"
 }
 
 // repeats finds, per log, the captures that repeat an earlier capture byte
 // for byte.
-func repeats(names []string, caps [][]capture) [][]repeat {
+func Repeats(names []string, caps [][]Capture) [][]Repeat {
 	type key struct{ bytes, sum uint64 }
 	seen := map[key]string{}
-	out := make([][]repeat, len(caps))
+	out := make([][]Repeat, len(caps))
 	found := false
 	for i, cs := range caps {
 		for _, c := range cs {
-			k := key{uint64(c.bytes), c.sum}
+			k := key{uint64(c.Bytes), c.Sum}
 			if of, ok := seen[k]; ok {
-				out[i] = append(out[i], repeat{first: c.first, last: c.last, of: of})
+				out[i] = append(out[i], Repeat{First: c.First, Last: c.Last, Of: of})
 				found = true
 				continue
 			}
-			seen[k] = "lines " + strconv.FormatInt(c.first, 10) + "–" + strconv.FormatInt(c.last, 10) + " of " + names[i]
+			seen[k] = "lines " + strconv.FormatInt(c.First, 10) + "–" + strconv.FormatInt(c.Last, 10) + " of " + names[i]
 		}
 	}
 	if !found {
@@ -184,26 +158,26 @@ func repeats(names []string, caps [][]capture) [][]repeat {
 
 // repeatOf returns the repeat holding line, advancing *next through the
 // sorted list as the lines of a log go by in order.
-func repeatOf(rs []repeat, next *int, line int64) (repeat, bool) {
-	for *next < len(rs) && rs[*next].last < line {
+func RepeatOf(rs []Repeat, next *int, line int64) (Repeat, bool) {
+	for *next < len(rs) && rs[*next].Last < line {
 		*next++
 	}
-	if *next < len(rs) && rs[*next].first <= line {
+	if *next < len(rs) && rs[*next].First <= line {
 		return rs[*next], true
 	}
-	return repeat{}, false
+	return Repeat{}, false
 }
 
 // Odd constants the hash multiplies by (wyhash's).
 const (
-	hashK0 = 0xa0761d6478bd642f
-	hashK1 = 0xe7037ed1a0b428db
-	hashK2 = 0x8ebc6af09c88c6e3
-	hashK3 = 0x589965cc75374cc3
+	HashK0 = 0xa0761d6478bd642f
+	HashK1 = 0xe7037ed1a0b428db
+	HashK2 = 0x8ebc6af09c88c6e3
+	HashK3 = 0x589965cc75374cc3
 )
 
 // mulFold folds two words into one through their 128-bit product.
-func mulFold(a, b uint64) uint64 {
+func MulFold(a, b uint64) uint64 {
 	hi, lo := bits.Mul64(a, b)
 	return hi ^ lo
 }
@@ -262,11 +236,11 @@ func mulFold(a, b uint64) uint64 {
 
 // spanKey fingerprints a span's (pid, tid, inv, name, ts, dur). The same
 // key gives the same fingerprint in every conversion.
-func spanKey(sp *strace.Span) uint64 {
-	a := mulFold(uint64(uint32(sp.Pid))^hashK0, uint64(sp.Tid)^hashK1)
-	b := mulFold(sp.Inv^hashK2, nameHash(sp.Name)^hashK3)
-	c := mulFold(uint64(sp.TS)^hashK1, uint64(sp.Dur)^hashK2)
-	return mulFold(a^c^hashK0, b^hashK1)
+func SpanKey(sp *strace.Span) uint64 {
+	a := MulFold(uint64(uint32(sp.Pid))^HashK0, uint64(sp.Tid)^HashK1)
+	b := MulFold(sp.Inv^HashK2, nameHash(sp.Name)^HashK3)
+	c := MulFold(uint64(sp.TS)^HashK1, uint64(sp.Dur)^HashK2)
+	return MulFold(a^c^HashK0, b^HashK1)
 }
 
 // Tags that tell the keys of records of other kinds apart.
@@ -280,44 +254,44 @@ const (
 // span's key (spanKey); a bind phase line's phase, start, duration, source
 // tag and log thread; every field of a clock anchor. ok is false for the
 // other kinds, which are not compared.
-func recordKey(rec *strace.Record) (key uint64, ok bool) {
+func RecordKey(rec *strace.Record) (key uint64, ok bool) {
 	switch rec.Kind {
 	case strace.KindSpan:
-		return spanKey(&rec.Span), true
+		return SpanKey(&rec.Span), true
 	case strace.KindBindPhase:
 		b := &rec.BindPhase
-		a := mulFold(b.StartNS^hashK0, b.DurNS^hashK1)
-		c := mulFold(nameHash(b.Phase)^keyBindPhase, nameHash(b.Source)^rec.Prefix.Thread^hashK2)
-		return mulFold(a^hashK3, c^hashK0), true
+		a := MulFold(b.StartNS^HashK0, b.DurNS^HashK1)
+		c := MulFold(nameHash(b.Phase)^keyBindPhase, nameHash(b.Source)^rec.Prefix.Thread^HashK2)
+		return MulFold(a^HashK3, c^HashK0), true
 	case strace.KindWallAnchor:
 		w := &rec.WallAnchor
-		return mulFold(mulFold(uint64(uint32(w.Pid))^keyWall, uint64(w.MonoNS)^hashK1)^hashK2, uint64(w.WallNS)^hashK3), true
+		return MulFold(MulFold(uint64(uint32(w.Pid))^keyWall, uint64(w.MonoNS)^HashK1)^HashK2, uint64(w.WallNS)^HashK3), true
 	case strace.KindDeviceAnchor:
 		d := &rec.DeviceAnchor
-		a := mulFold(uint64(uint32(d.Pid))|uint64(uint32(d.Dev))<<32^keyDevice, uint64(d.Tid)^hashK1)
-		b := mulFold(uint64(d.HostNS)^hashK2, uint64(d.WindowNS)^hashK3)
-		c := mulFold(d.DevCyc^hashK0, d.DevFreq^hashK2)
-		return mulFold(a^c^hashK1, b^hashK0), true
+		a := MulFold(uint64(uint32(d.Pid))|uint64(uint32(d.Dev))<<32^keyDevice, uint64(d.Tid)^HashK1)
+		b := MulFold(uint64(d.HostNS)^HashK2, uint64(d.WindowNS)^HashK3)
+		c := MulFold(d.DevCyc^HashK0, d.DevFreq^HashK2)
+		return MulFold(a^c^HashK1, b^HashK0), true
 	}
 	return 0, false
 }
 
 // nameHash hashes every byte of a name.
 func nameHash(s string) uint64 {
-	h := uint64(len(s)) ^ hashK0
+	h := uint64(len(s)) ^ HashK0
 	for ; len(s) >= 8; s = s[8:] {
 		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 | uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-		h = mulFold(h^w^hashK1, hashK3)
+		h = MulFold(h^w^HashK1, HashK3)
 	}
 	var w uint64
 	for i := 0; i < len(s); i++ {
 		w |= uint64(s[i]) << (8 * i)
 	}
-	return mulFold(h^w^hashK2, hashK3)
+	return MulFold(h^w^HashK2, HashK3)
 }
 
 // sketch sums up a capture's span keys.
-type sketch [sketchCells]sketchCell
+type Sketch [sketchCells]sketchCell
 
 // sketchCell holds how many keys were added to it, and the exclusive or of
 // the keys and of their checks.
@@ -327,7 +301,7 @@ type sketchCell struct {
 }
 
 // add adds n copies of key (n is 1 or −1: a copy taken away).
-func (s *sketch) add(key uint64, n int64) {
+func (s *Sketch) add(key uint64, n int64) {
 	chk := keyCheck(key)
 	for j := range 3 {
 		c := &s[cellOf(key, j)]
@@ -344,7 +318,7 @@ func cellOf(key uint64, j int) int {
 
 // keyCheck is a second fingerprint of a key: a cell holding one key, and
 // only it, holds the key's check.
-func keyCheck(key uint64) uint64 { return mulFold(key^hashK2, hashK3) }
+func keyCheck(key uint64) uint64 { return MulFold(key^HashK2, HashK3) }
 
 // extraKeys returns the keys that b holds more often than a, when the two
 // sketches' difference can be read back to its last key (ok); the keys a
@@ -352,8 +326,8 @@ func keyCheck(key uint64) uint64 { return mulFold(key^hashK2, hashK3) }
 // difference that holds one key alone gives it; taking the key out of its
 // three cells may leave another alone, and so on: this reads back all of a
 // small difference (a few hundred keys) and stops short of a large one.
-func extraKeys(a, b *sketch) (extra []uint64, ok bool) {
-	d := new(sketch)
+func extraKeys(a, b *Sketch) (extra []uint64, ok bool) {
+	d := new(Sketch)
 	var todo []int
 	for i := range d {
 		d[i] = sketchCell{b[i].n - a[i].n, b[i].sum ^ a[i].sum, b[i].chk ^ a[i].chk}
@@ -385,7 +359,7 @@ func extraKeys(a, b *sketch) (extra []uint64, ok bool) {
 
 // nearRepeat is a capture compared with the earlier ones: its spans whose
 // keys an earlier one holds repeat that capture's.
-type nearRepeat struct {
+type NearRepeat struct {
 	first, last int64 // its lines
 	of          []nearOf
 }
@@ -398,7 +372,7 @@ type nearOf struct {
 
 // repeated returns the earlier capture whose record a record of key
 // repeats, if any.
-func (n *nearRepeat) repeated(key uint64) (of string, ok bool) {
+func (n *NearRepeat) Repeated(key uint64) (of string, ok bool) {
 	for i := range n.of {
 		if _, found := slices.BinarySearch(n.of[i].extra, key); !found {
 			return n.of[i].of, true
@@ -409,7 +383,7 @@ func (n *nearRepeat) repeated(key uint64) (of string, ok bool) {
 
 // nearRepeatOf returns the compared capture holding line, advancing *next
 // through the sorted list as the lines of a log go by in order.
-func nearRepeatOf(ns []nearRepeat, next *int, line int64) *nearRepeat {
+func NearRepeatOf(ns []NearRepeat, next *int, line int64) *NearRepeat {
 	for *next < len(ns) && ns[*next].last < line {
 		*next++
 	}
@@ -420,25 +394,25 @@ func nearRepeatOf(ns []nearRepeat, next *int, line int64) *nearRepeat {
 }
 
 // sketched is a capture of a log with its sketch.
-type sketched struct {
-	log int
-	capture
-	sk   *sketch
+type Sketched struct {
+	Log int
+	Capture
+	Sk   *Sketch
 	keys int // the records added to it
 }
 
 // nearRepeats compares the sketched captures, each with the earlier ones,
 // and returns per log its captures that repeat earlier ones in part (nil
 // when none does).
-func nearRepeats(names []string, caps []sketched, logs int) [][]nearRepeat {
-	var out [][]nearRepeat
+func NearRepeats(names []string, caps []Sketched, logs int) [][]NearRepeat {
+	var out [][]NearRepeat
 	for j := range caps {
 		b := &caps[j]
 		var of []nearOf
 		for i := range caps[:j] {
 			a := &caps[i]
-			if extra, ok := extraKeys(a.sk, b.sk); ok && len(extra) < b.keys { // else none of b's records is a's
-				of = append(of, nearOf{of: "lines " + strconv.FormatInt(a.first, 10) + "–" + strconv.FormatInt(a.last, 10) + " of " + names[a.log], extra: extra})
+			if extra, ok := extraKeys(a.Sk, b.Sk); ok && len(extra) < b.keys { // else none of b's records is a's
+				of = append(of, nearOf{of: "lines " + strconv.FormatInt(a.First, 10) + "–" + strconv.FormatInt(a.Last, 10) + " of " + names[a.Log], extra: extra})
 			}
 		}
 		if of == nil {
@@ -448,9 +422,9 @@ func nearRepeats(names []string, caps []sketched, logs int) [][]nearRepeat {
 		slices.SortStableFunc(of, func(x, y nearOf) int { return cmp.Compare(len(x.extra), len(y.extra)) })
 		of = of[:min(len(of), maxPartners)]
 		if out == nil {
-			out = make([][]nearRepeat, logs)
+			out = make([][]NearRepeat, logs)
 		}
-		out[b.log] = append(out[b.log], nearRepeat{first: b.first, last: b.last, of: of})
+		out[b.Log] = append(out[b.Log], NearRepeat{first: b.First, last: b.Last, of: of})
 	}
 	return out
 }
@@ -459,16 +433,16 @@ func nearRepeats(names []string, caps []sketched, logs int) [][]nearRepeat {
 // earlier ones: per log, its captures (until compared), the stretches
 // that repeat an earlier capture byte for byte (whole) and the captures
 // that repeat earlier ones in part (near).
-type repeatedCaptures struct {
-	seed  maphash.Seed
-	caps  [][]capture
-	whole [][]repeat
-	near  [][]nearRepeat
+type RepeatedCaptures struct {
+	Seed  maphash.Seed
+	Caps  [][]Capture
+	Whole [][]Repeat
+	Near  [][]NearRepeat
 }
 
 // sketchLog adds the keys of a log's records (recordKey) to the sketches
 // of the captures holding them (sorted by line).
-func sketchLog(r io.Reader, name string, maxLine int, caps []sketched) error {
+func SketchLog(r io.Reader, name string, maxLine int, caps []Sketched) error {
 	rd := strace.NewReader(r, strace.WithName(name), strace.WithMaxLine(maxLine),
 		strace.WithKinds(strace.KindSpan, strace.KindBindPhase, strace.KindWallAnchor, strace.KindDeviceAnchor))
 	k := 0
@@ -481,14 +455,14 @@ func sketchLog(r io.Reader, name string, maxLine int, caps []sketched) error {
 			return err
 		}
 		line := rec.Pos.Line
-		for k < len(caps) && caps[k].last < line {
+		for k < len(caps) && caps[k].Last < line {
 			k++
 		}
 		if k == len(caps) {
 			return nil
 		}
-		if key, ok := recordKey(&rec); ok && caps[k].first <= line {
-			caps[k].sk.add(key, 1)
+		if key, ok := RecordKey(&rec); ok && caps[k].First <= line {
+			caps[k].Sk.add(key, 1)
 			caps[k].keys++
 		}
 	}

@@ -1,4 +1,4 @@
-package phasetrace
+package firstpass
 
 import (
 	"math"
@@ -21,7 +21,7 @@ func TestAgreeing(t *testing.T) {
 		{"a chain: the centre holds both ends", []int64{0, s, 2 * s}, 1},
 		{"the int64 limits", []int64{math.MaxInt64, math.MinInt64, math.MaxInt64 - 1}, 0},
 	} {
-		if got := agreeing(tc.offs, s); got != tc.want {
+		if got := Agreeing(tc.offs, s); got != tc.want {
 			t.Errorf("%s: agreeing(%v) = %d, want %d", tc.name, tc.offs, got, tc.want)
 		}
 	}
@@ -36,10 +36,10 @@ func TestSaturating(t *testing.T) {
 		{-1, math.MinInt64, math.MaxInt64, math.MinInt64},
 		{math.MaxInt64, math.MaxInt64, 0, math.MaxInt64},
 	} {
-		if got := satSub(tc.a, tc.b); got != tc.sub {
+		if got := SatSub(tc.a, tc.b); got != tc.sub {
 			t.Errorf("satSub(%d, %d) = %d, want %d", tc.a, tc.b, got, tc.sub)
 		}
-		if got := satAdd(tc.a, tc.b); got != tc.add {
+		if got := SatAdd(tc.a, tc.b); got != tc.add {
 			t.Errorf("satAdd(%d, %d) = %d, want %d", tc.a, tc.b, got, tc.add)
 		}
 	}

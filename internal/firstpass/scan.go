@@ -1,4 +1,4 @@
-package phasetrace
+package firstpass
 
 import (
 	"bufio"
@@ -10,26 +10,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/reduce/analysis"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// The first pass over the logs learns what the conversion must know before
-// it draws anything, in memory that grows with the number of processes,
-// threads and clock anchors — never with the number of spans:
-//
-//   - which threads interleave runs and must be split into pipeline-slot
-//     lanes (their depth-0 spans overlap, each run's root names its slot,
-//     and runs sharing a slot never overlap);
-//   - what to call each process and thread (by the families and roles of
-//     the spans they emitted);
-//   - every clock anchor, so that a run is placed with the anchors that
-//     come after it in the log as well as those before.
-
-type threadKey struct {
-	pid int32
-	tid int64
+type ThreadKey struct {
+	Pid int32
+	Tid int64
 }
 
 type slotState struct {
@@ -38,12 +27,12 @@ type slotState struct {
 }
 
 type threadInfo struct {
-	key threadKey
+	key ThreadKey
 
 	// Lane splitting, from our own depth-0 host spans in log order (runs
 	// are logged when they end, so a root overlaps an earlier one exactly
 	// when it starts before the latest end seen).
-	roots        int64
+	Roots        int64
 	rootMaxEnd   int64
 	rootsOverlap bool
 	// rootNoSlot: a root without a slot overlaps another root (a lone one,
@@ -52,7 +41,7 @@ type threadInfo struct {
 	rootNoSlot   bool
 	noSlotMaxEnd int64
 	slots        map[int64]*slotState
-	split        bool // decided after the scan
+	Split        bool // decided after the scan
 	// rootsLog is the log (its input, plus 1) whose roots the ends above
 	// are of, logRoots how many of them: a log's roots come in the order
 	// they ended, but not against another log's, so a second log —
@@ -68,106 +57,106 @@ type threadInfo struct {
 	workerIDs                 int // distinct worker ids seen (0, 1 or 2 meaning "several")
 	chip                      bool
 	ours                      int64 // spans of our families
-	producers                 map[string]bool
+	Producers                 map[string]bool
 	recordWorker, submitMain  bool // host_phase_records drew worker records here
 }
 
-type procInfo struct {
-	pid       int32
+type ProcInfo struct {
+	Pid       int32
 	node      bool
 	ours      bool
 	producers map[string]bool
-	wall      []strace.WallAnchor
-	wallAt    []strace.Pos
+	Wall      []strace.WallAnchor
+	WallAt    []strace.Pos
 	// machine is the machine it ran on, where the logs come from several;
 	// osPid its OS pid when pid is a trace pid (remote.go).
-	machine     string
-	osPid       int32
-	machineRank int // with a dispatching host: 0 on it, else 1 + the machine's index
-	// side is its side in a comparison (sideBase, sideMeasure; 0: not a
+	Machine     string
+	OsPid       int32
+	MachineRank int // with a dispatching host: 0 on it, else 1 + the machine's index
+	// side is its side in a comparison (baseSide, measureSide; 0: not a
 	// comparison's).
-	side uint8
+	Side Side
 
-	sortIndex int32 // its place among the processes (trackSet.declare), from 1
+	SortIndex int32 // its place among the processes (trackSet.declare), from 1
 }
 
-type scanResult struct {
-	threads map[threadKey]*threadInfo
-	procs   map[int32]*procInfo
-	anchors map[reduce.Domain][]strace.DeviceAnchor
+type ScanResult struct {
+	Threads map[ThreadKey]*threadInfo
+	Procs   map[int32]*ProcInfo
+	Anchors map[reduce.Domain][]strace.DeviceAnchor
 	// anchorAt is where each anchor is in its log (parallel to anchors):
 	// an anchor placement sets aside is counted with its position.
-	anchorAt map[reduce.Domain][]strace.Pos
+	AnchorAt map[reduce.Domain][]strace.Pos
 	// joined are the device anchors read joined to the next record on
 	// their line, by domain (device.go confirms them).
-	joined map[reduce.Domain][]joinedAnchor
+	Joined map[reduce.Domain][]joinedAnchor
 
 	// input is the log being scanned; firstWall its first wall anchor.
-	input     int
-	firstWall []*strace.WallAnchor
+	Input     int
+	FirstWall []*strace.WallAnchor
 	// anchorInput and wallInput say which log each anchor came from, so
 	// that a log from another host can be shifted onto the first's axis.
-	anchorInput map[reduce.Domain][]int
-	wallInput   map[int32][]int
+	AnchorInput map[reduce.Domain][]int
+	WallInput   map[int32][]int
 
 	// Remote machines (remote.go): what the first pass learns of them, the
 	// trace pids of pids that repeat across machines (per log), and how
 	// the logs are drawn once decided.
-	remote  remoteScan
-	pidMaps []map[int32]int32
+	Remote  RemoteScan
+	PidMaps []map[int32]int32
 	// cmp is what a comparison's first pass keeps of each log's runs
 	// (survey_compare.go); nil otherwise.
-	cmp *compareScan
+	Cmp *CompareScan
 
 	// recordPids are the processes host_phase_records has passes of: the
 	// threads that ran their runs (and so their binds) carry the passes'
 	// records.
-	recordPids map[int32]bool
+	RecordPids map[int32]bool
 
 	// known bounds the threads and the processes spans teach the survey
 	// of (0: no bound): no more of them can have a track than the trace
 	// may have, and a log with a new pid on every line must not grow the
 	// survey with its length. What the survey does not know is drawn all
 	// the same, only less well (see Survey).
-	known int
+	Known int
 
 	// near holds the captures of the log being scanned that repeat earlier
 	// ones in part: their repeated records are left out.
-	near []nearRepeat
+	Near []repeats.NearRepeat
 
 	// firstTS is, per log, the earliest start of a host span the first
 	// pass reads, as logged: where a window's bounds after the first
 	// slice count from (WithWindow).
-	firstTS map[int]int64
+	FirstTS map[int]int64
 
 	// firstRun is, per callable of a process, its earliest chip.run: that
 	// run is cold (its bind builds what later ones reuse). It holds at
 	// most maxCallables (a runtime has a handful a process).
-	firstRun map[callableKey]firstRun
+	FirstRun map[CallableKey]firstRun
 
 	// typical is, per callable of a process, its runs' durations as a
 	// histogram (analysis.Typical): what a slow run is slow against. It
 	// holds at most maxCallables.
-	typical map[callableKey]*analysis.Typical
+	typical map[CallableKey]*analysis.Typical
 	// typicalRuns is what typical says of each callable, once decided.
-	typicalRuns map[callableKey]analysis.TypicalRuns
+	TypicalRuns map[CallableKey]analysis.TypicalRuns
 
 	// stamps are, per log, its first [stamp] line: the runtime's commit,
 	// environment and command, which the trace repeats (about).
-	stamps []string
+	Stamps []string
 }
 
 // callableKey names a callable of a process: its pid and its hid.
-type callableKey struct {
-	pid int32
-	hid uint64
+type CallableKey struct {
+	Pid int32
+	Hid uint64
 }
 
 // firstRun is a callable's earliest chip.run so far: its start, as logged,
 // and its inv.
 type firstRun struct {
 	ts  int64
-	inv uint64
+	Inv uint64
 }
 
 // maxCallables bounds the callables the survey keeps the first run of.
@@ -175,32 +164,32 @@ const maxCallables = 4096
 
 // firstRunAt keeps sp, a chip.run, when it is its callable's earliest so
 // far.
-func (s *scanResult) firstRunAt(sp *strace.Span) {
-	k := callableKey{sp.Pid, sp.Hid}
-	if s.firstRun == nil {
-		s.firstRun = map[callableKey]firstRun{}
+func (s *ScanResult) firstRunAt(sp *strace.Span) {
+	k := CallableKey{sp.Pid, sp.Hid}
+	if s.FirstRun == nil {
+		s.FirstRun = map[CallableKey]firstRun{}
 	}
-	if f, ok := s.firstRun[k]; ok {
+	if f, ok := s.FirstRun[k]; ok {
 		if sp.TS < f.ts {
-			s.firstRun[k] = firstRun{sp.TS, sp.Inv}
+			s.FirstRun[k] = firstRun{sp.TS, sp.Inv}
 		}
 		return
 	}
-	if len(s.firstRun) < maxCallables {
-		s.firstRun[k] = firstRun{sp.TS, sp.Inv}
+	if len(s.FirstRun) < maxCallables {
+		s.FirstRun[k] = firstRun{sp.TS, sp.Inv}
 	}
 }
 
 // typicalAt counts sp, a chip.run, in its callable's typical run time.
-func (s *scanResult) typicalAt(sp *strace.Span) {
-	k := callableKey{sp.Pid, sp.Hid}
+func (s *ScanResult) typicalAt(sp *strace.Span) {
+	k := CallableKey{sp.Pid, sp.Hid}
 	ty := s.typical[k]
 	if ty == nil {
 		if len(s.typical) >= maxCallables {
 			return
 		}
 		if s.typical == nil {
-			s.typical = map[callableKey]*analysis.Typical{}
+			s.typical = map[CallableKey]*analysis.Typical{}
 		}
 		ty = &analysis.Typical{}
 		s.typical[k] = ty
@@ -208,33 +197,33 @@ func (s *scanResult) typicalAt(sp *strace.Span) {
 	ty.Add(sp.Dur)
 }
 
-func newScan() *scanResult {
-	return &scanResult{
-		threads:  map[threadKey]*threadInfo{},
-		procs:    map[int32]*procInfo{},
-		anchors:  map[reduce.Domain][]strace.DeviceAnchor{},
-		anchorAt: map[reduce.Domain][]strace.Pos{},
+func NewScan() *ScanResult {
+	return &ScanResult{
+		Threads:  map[ThreadKey]*threadInfo{},
+		Procs:    map[int32]*ProcInfo{},
+		Anchors:  map[reduce.Domain][]strace.DeviceAnchor{},
+		AnchorAt: map[reduce.Domain][]strace.Pos{},
 
-		anchorInput: map[reduce.Domain][]int{},
-		wallInput:   map[int32][]int{},
+		AnchorInput: map[reduce.Domain][]int{},
+		WallInput:   map[int32][]int{},
 	}
 }
 
-func (s *scanResult) thread(pid int32, tid int64) *threadInfo {
-	k := threadKey{pid, tid}
-	t := s.threads[k]
+func (s *ScanResult) Thread(pid int32, tid int64) *threadInfo {
+	k := ThreadKey{pid, tid}
+	t := s.Threads[k]
 	if t == nil {
 		t = &threadInfo{key: k}
-		s.threads[k] = t
+		s.Threads[k] = t
 	}
 	return t
 }
 
-func (s *scanResult) proc(pid int32) *procInfo {
-	p := s.procs[pid]
+func (s *ScanResult) Proc(pid int32) *ProcInfo {
+	p := s.Procs[pid]
 	if p == nil {
-		p = &procInfo{pid: pid}
-		s.procs[pid] = p
+		p = &ProcInfo{Pid: pid}
+		s.Procs[pid] = p
 	}
 	return p
 }
@@ -245,15 +234,15 @@ func (s *scanResult) proc(pid int32) *procInfo {
 // as there are processors (up to maxChunkParsers), and what they found is
 // learnt from in log order, so the survey is the one a single reader would
 // make.
-func (s *scanResult) scanLog(r io.Reader, name string, maxLine int, seed maphash.Seed, skip []repeat) ([]capture, error) {
+func (s *ScanResult) ScanLog(r io.Reader, name string, maxLine int, seed maphash.Seed, skip []repeats.Repeat) ([]repeats.Capture, error) {
 	return s.scanChunks(r, name, maxLine, seed, skip, chunkSize)
 }
 
 // scanChunks is scanLog with chunks of at least size bytes.
-func (s *scanResult) scanChunks(r io.Reader, name string, maxLine int, seed maphash.Seed, skip []repeat, size int) ([]capture, error) {
+func (s *ScanResult) scanChunks(r io.Reader, name string, maxLine int, seed maphash.Seed, skip []repeats.Repeat, size int) ([]repeats.Capture, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
-	s.remote.peekBanner(s.input, br)
-	ch := newLineChunker(br, newCaptureCutter(seed), skip, maxLine)
+	s.Remote.peekBanner(s.Input, br)
+	ch := newLineChunker(br, repeats.NewCaptureCutter(seed, HostGap), skip, maxLine)
 	ch.size = size
 	p := newChunkParsers(name, maxLine, min(runtime.GOMAXPROCS(0), maxChunkParsers))
 	defer p.stop()
@@ -286,15 +275,15 @@ func (s *scanResult) scanChunks(r io.Reader, name string, maxLine int, seed maph
 // anchors, each in log order (spans name threads and processes and decide
 // lanes; anchors only add to the anchor lists: neither depends on the
 // other). A remote machine's repeated pids are remapped first.
-func (s *scanResult) learn(j *chunkJob) {
+func (s *ScanResult) learn(j *chunkJob) {
 	var pm map[int32]int32
-	if s.input < len(s.pidMaps) {
-		pm = s.pidMaps[s.input]
+	if s.Input < len(s.PidMaps) {
+		pm = s.PidMaps[s.Input]
 	}
 	next := 0
 	for i := range j.spans {
 		sp := &j.spans[i]
-		if s.near != nil && s.repeated(&next, j.lines[i], spanKey(sp)) {
+		if s.Near != nil && s.repeated(&next, j.lines[i], repeats.SpanKey(sp)) {
 			continue
 		}
 		if pm != nil {
@@ -302,18 +291,18 @@ func (s *scanResult) learn(j *chunkJob) {
 				sp.Pid = v
 			}
 		}
-		s.remote.span(s.input, sp)
-		s.first(s.input, sp)
-		s.scanSpan(sp)
-		if s.cmp != nil {
-			s.cmp.span(s.input, sp)
+		s.Remote.Span(s.Input, sp)
+		s.First(s.Input, sp)
+		s.ScanSpan(sp)
+		if s.Cmp != nil {
+			s.Cmp.span(s.Input, sp)
 		}
 	}
 	next = 0
 	for i := range j.anchors {
 		rec := &j.anchors[i]
-		if s.near != nil {
-			if key, ok := recordKey(rec); ok && s.repeated(&next, rec.Pos.Line, key) {
+		if s.Near != nil {
+			if key, ok := repeats.RecordKey(rec); ok && s.repeated(&next, rec.Pos.Line, key) {
 				continue
 			}
 		}
@@ -322,36 +311,36 @@ func (s *scanResult) learn(j *chunkJob) {
 			continue
 		}
 		if pm != nil {
-			remapPids(rec, pm)
+			RemapPids(rec, pm)
 		}
 		switch rec.Kind {
 		case strace.KindWallAnchor:
-			s.remote.pid(s.input, rec.WallAnchor.Pid)
+			s.Remote.Pid(s.Input, rec.WallAnchor.Pid)
 		case strace.KindDeviceAnchor:
-			s.remote.pid(s.input, rec.DeviceAnchor.Pid)
+			s.Remote.Pid(s.Input, rec.DeviceAnchor.Pid)
 		}
-		s.scanRecord(rec)
+		s.ScanRecord(rec)
 	}
 }
 
 // stamp keeps text, a [stamp] line's, when it is the first of its log.
-func (s *scanResult) stamp(text string) {
-	for len(s.stamps) <= s.input {
-		s.stamps = append(s.stamps, "")
+func (s *ScanResult) stamp(text string) {
+	for len(s.Stamps) <= s.Input {
+		s.Stamps = append(s.Stamps, "")
 	}
-	if s.stamps[s.input] == "" {
-		s.stamps[s.input] = strings.Clone(text)
+	if s.Stamps[s.Input] == "" {
+		s.Stamps[s.Input] = strings.Clone(text)
 	}
 }
 
 // repeated reports whether the record of key at line repeats one of an
 // earlier capture (s.near), advancing *next as lines go by in order.
-func (s *scanResult) repeated(next *int, line int64, key uint64) bool {
-	n := nearRepeatOf(s.near, next, line)
+func (s *ScanResult) repeated(next *int, line int64, key uint64) bool {
+	n := repeats.NearRepeatOf(s.Near, next, line)
 	if n == nil {
 		return false
 	}
-	_, ok := n.repeated(key)
+	_, ok := n.Repeated(key)
 	return ok
 }
 
@@ -370,31 +359,31 @@ func firstPassSpan(depth int32, name string) bool {
 }
 
 // scanRecord keeps a clock anchor.
-func (s *scanResult) scanRecord(rec *strace.Record) {
+func (s *ScanResult) ScanRecord(rec *strace.Record) {
 	switch rec.Kind {
 	case strace.KindWallAnchor:
-		p := s.proc(rec.WallAnchor.Pid)
-		p.wall = append(p.wall, rec.WallAnchor)
-		p.wallAt = append(p.wallAt, rec.Pos)
-		s.wallInput[p.pid] = append(s.wallInput[p.pid], s.input)
-		for len(s.firstWall) <= s.input {
-			s.firstWall = append(s.firstWall, nil)
+		p := s.Proc(rec.WallAnchor.Pid)
+		p.Wall = append(p.Wall, rec.WallAnchor)
+		p.WallAt = append(p.WallAt, rec.Pos)
+		s.WallInput[p.Pid] = append(s.WallInput[p.Pid], s.Input)
+		for len(s.FirstWall) <= s.Input {
+			s.FirstWall = append(s.FirstWall, nil)
 		}
-		if s.firstWall[s.input] == nil {
+		if s.FirstWall[s.Input] == nil {
 			w := rec.WallAnchor
-			s.firstWall[s.input] = &w
+			s.FirstWall[s.Input] = &w
 		}
 	case strace.KindDeviceAnchor:
 		a := rec.DeviceAnchor
 		d := reduce.Domain{Pid: a.Pid, Dev: a.Dev}
-		s.anchors[d] = append(s.anchors[d], a)
-		s.anchorAt[d] = append(s.anchorAt[d], rec.Pos)
-		s.anchorInput[d] = append(s.anchorInput[d], s.input)
+		s.Anchors[d] = append(s.Anchors[d], a)
+		s.AnchorAt[d] = append(s.AnchorAt[d], rec.Pos)
+		s.AnchorInput[d] = append(s.AnchorInput[d], s.Input)
 		if rec.Joined {
-			if s.joined == nil {
-				s.joined = map[reduce.Domain][]joinedAnchor{}
+			if s.Joined == nil {
+				s.Joined = map[reduce.Domain][]joinedAnchor{}
 			}
-			s.joined[d] = append(s.joined[d], joinedAnchor{i: len(s.anchors[d]) - 1, pos: rec.Pos})
+			s.Joined[d] = append(s.Joined[d], joinedAnchor{I: len(s.Anchors[d]) - 1, Pos: rec.Pos})
 		}
 	}
 }
@@ -402,38 +391,38 @@ func (s *scanResult) scanRecord(rec *strace.Record) {
 // joinedAnchor is a device anchor read joined to the next record on its
 // line: its index among its domain's anchors, and where it is.
 type joinedAnchor struct {
-	i   int
-	pos strace.Pos
+	I   int
+	Pos strace.Pos
 }
 
 // first keeps the earliest start of log input's host spans.
-func (s *scanResult) first(input int, sp *strace.Span) {
+func (s *ScanResult) First(input int, sp *strace.Span) {
 	if sp.IsDevice() {
 		return
 	}
-	if ts, ok := s.firstTS[input]; !ok || sp.TS < ts {
-		if s.firstTS == nil {
-			s.firstTS = map[int]int64{}
+	if ts, ok := s.FirstTS[input]; !ok || sp.TS < ts {
+		if s.FirstTS == nil {
+			s.FirstTS = map[int]int64{}
 		}
-		s.firstTS[input] = sp.TS
+		s.FirstTS[input] = sp.TS
 	}
 }
 
-func (s *scanResult) scanSpan(sp *strace.Span) {
-	if s.known > 0 && !s.learns(sp) {
+func (s *ScanResult) ScanSpan(sp *strace.Span) {
+	if s.Known > 0 && !s.learns(sp) {
 		return
 	}
 	fam := strace.FamilyOf(sp.Name)
-	p := s.proc(sp.Pid)
+	p := s.Proc(sp.Pid)
 	if sp.IsDevice() {
 		p.ours = true
 		return
 	}
-	t := s.thread(sp.Pid, sp.Tid)
+	t := s.Thread(sp.Pid, sp.Tid)
 	if fam == strace.FamilyExt {
 		if prod, _, ok := strace.ExtProducer(sp.Name); ok {
-			if len(t.producers) < maxProducers {
-				setAdd(&t.producers, prod)
+			if len(t.Producers) < maxProducers {
+				setAdd(&t.Producers, prod)
 			}
 			if len(p.producers) < maxProducers {
 				setAdd(&p.producers, prod)
@@ -479,15 +468,15 @@ func (s *scanResult) scanSpan(sp *strace.Span) {
 		return
 	}
 	end := sp.End()
-	if t.rootsLog != s.input+1 {
-		t.rootsLog, t.logRoots, t.rootMaxEnd, t.noSlotMaxEnd = s.input+1, 0, math.MinInt64, 0
+	if t.rootsLog != s.Input+1 {
+		t.rootsLog, t.logRoots, t.rootMaxEnd, t.noSlotMaxEnd = s.Input+1, 0, math.MinInt64, 0
 		for _, st := range t.slots {
 			st.maxEnd = math.MinInt64
 		}
 	}
 	overlaps := t.logRoots > 0 && sp.TS < t.rootMaxEnd
 	t.rootsOverlap = t.rootsOverlap || overlaps
-	t.roots++
+	t.Roots++
 	t.logRoots++
 	t.rootMaxEnd = max(t.rootMaxEnd, end)
 	slot, ok := sp.Attr("slot_id")
@@ -521,14 +510,14 @@ func (s *scanResult) scanSpan(sp *strace.Span) {
 // learns reports whether the survey, bounded by known, learns from sp: it
 // knows sp's thread already (its process, for a device span), or fewer
 // than known threads and processes.
-func (s *scanResult) learns(sp *strace.Span) bool {
-	if len(s.threads) < s.known && len(s.procs) < s.known {
+func (s *ScanResult) learns(sp *strace.Span) bool {
+	if len(s.Threads) < s.Known && len(s.Procs) < s.Known {
 		return true
 	}
 	if sp.IsDevice() {
-		return s.procs[sp.Pid] != nil
+		return s.Procs[sp.Pid] != nil
 	}
-	return s.threads[threadKey{sp.Pid, sp.Tid}] != nil
+	return s.Threads[ThreadKey{sp.Pid, sp.Tid}] != nil
 }
 
 // maxSlots bounds the pipeline slots a thread may be split into.
@@ -553,12 +542,12 @@ func setAdd(m *map[string]bool, k string) {
 // per pipeline slot when its runs overlap, every run names its slot, there
 // are at least two slots and runs sharing a slot never overlap. Otherwise it
 // keeps its real tid (a thread that ran sequentially is never fragmented).
-func (s *scanResult) decide() {
-	s.typicalRuns = make(map[callableKey]analysis.TypicalRuns, len(s.typical))
+func (s *ScanResult) Decide() {
+	s.TypicalRuns = make(map[CallableKey]analysis.TypicalRuns, len(s.typical))
 	for k, t := range s.typical {
-		s.typicalRuns[k] = t.Summary()
+		s.TypicalRuns[k] = t.Summary()
 	}
-	for _, t := range s.threads {
+	for _, t := range s.Threads {
 		if !t.rootsOverlap || t.rootNoSlot || len(t.slots) < 2 {
 			continue
 		}
@@ -566,7 +555,7 @@ func (s *scanResult) decide() {
 		for _, st := range t.slots {
 			ok = ok && !st.overlap
 		}
-		t.split = ok
+		t.Split = ok
 	}
 }
 
@@ -574,7 +563,7 @@ func (s *scanResult) decide() {
 // users know them (and its reader names them): a thread that ran runs
 // whose binds carry host_phase_records (records, when true, says its
 // process has passes) is the graph submit main thread.
-func (t *threadInfo) threadName(records bool) string {
+func (t *threadInfo) ThreadName(records bool) string {
 	switch {
 	case t.recordWorker:
 		return "graph record worker"
@@ -590,30 +579,30 @@ func (t *threadInfo) threadName(records bool) string {
 		return "worker"
 	case t.chip:
 		return "chip child"
-	case t.ours == 0 && len(t.producers) > 0:
-		return "ext " + joinSorted(t.producers, "/")
+	case t.ours == 0 && len(t.Producers) > 0:
+		return "ext " + JoinSorted(t.Producers, "/")
 	}
-	return "tid " + strconv.FormatInt(t.key.tid, 10)
+	return "tid " + strconv.FormatInt(t.key.Tid, 10)
 }
 
 // label names a process as the runtime's users know it.
-func (p *procInfo) label() string {
-	pid := strconv.FormatInt(int64(p.pid), 10)
-	if p.osPid != 0 {
-		pid = strconv.FormatInt(int64(p.osPid), 10)
+func (p *ProcInfo) Label() string {
+	pid := strconv.FormatInt(int64(p.Pid), 10)
+	if p.OsPid != 0 {
+		pid = strconv.FormatInt(int64(p.OsPid), 10)
 	}
-	if p.machine != "" {
-		pid += " on " + p.machine
+	if p.Machine != "" {
+		pid += " on " + p.Machine
 	}
 	side := ""
-	if p.side != 0 {
-		side = sideName(p.side) + " · "
+	if p.Side != 0 {
+		side = p.Side.String() + " · "
 	}
 	switch {
 	case p.node:
 		return side + "simpler node (pid=" + pid + ")"
 	case !p.ours:
-		named := joinSorted(p.producers, "/")
+		named := JoinSorted(p.producers, "/")
 		if named == "" {
 			named = "unattributed"
 		}
@@ -624,7 +613,7 @@ func (p *procInfo) label() string {
 
 // rank orders processes: scheduler parents (node) first, then chip
 // children, then external producers, each by pid.
-func (p *procInfo) rank() int {
+func (p *ProcInfo) Rank() int {
 	switch {
 	case p.node:
 		return 0
@@ -634,7 +623,7 @@ func (p *procInfo) rank() int {
 	return 1
 }
 
-func joinSorted(set map[string]bool, sep string) string {
+func JoinSorted(set map[string]bool, sep string) string {
 	keys := make([]string, 0, len(set))
 	for k := range set {
 		keys = append(keys, k)
@@ -653,25 +642,37 @@ func joinSorted(set map[string]bool, sep string) string {
 // hostGap is how far apart two logs' CLOCK_MONOTONIC origins must be, as
 // their wall-clock anchors tell, to be taken for different hosts (on one
 // host they agree to within clock adjustments).
-const hostGap = int64(1_000_000_000)
+const HostGap = int64(1_000_000_000)
 
-// checkSpan says why a span cannot be drawn at all: its interval is not one.
-// A device span's ts may be negative (an offset before the run's origin);
-// a host span's may not.
-func checkSpan(sp *strace.Span, dev bool) (reason Reason, detail string) {
+// A spanFault says why a span cannot be drawn at all: its interval is not
+// one. A device span's ts may be negative (an offset before the run's
+// origin); a host span's may not.
+type spanFault uint8
+
+const (
+	SpanSound spanFault = iota
+	SpanNegativeDuration
+	SpanNegativeHostTS
+	SpanTSDurOverflow
+)
+
+// checkSpan says why a span cannot be drawn, with the numbers that show it.
+func CheckSpan(sp *strace.Span, dev bool) (fault spanFault, detail string) {
 	switch {
 	case sp.Dur < 0:
-		return ReasonNegativeDuration, "dur=" + itoa(sp.Dur)
+		return SpanNegativeDuration, "dur=" + itoa(sp.Dur)
 	case !dev && sp.TS < 0:
-		return ReasonNegativeHostTS, "ts=" + itoa(sp.TS)
+		return SpanNegativeHostTS, "ts=" + itoa(sp.TS)
 	case sp.TS+sp.Dur < sp.TS:
-		return ReasonTSDurOverflow, "ts=" + itoa(sp.TS) + " dur=" + itoa(sp.Dur)
+		return SpanTSDurOverflow, "ts=" + itoa(sp.TS) + " dur=" + itoa(sp.Dur)
 	}
-	return "", ""
+	return SpanSound, ""
 }
 
 // invKey names a run: a process and its invocation id.
-type invKey struct {
-	pid int32
-	inv uint64
+type InvKey struct {
+	Pid int32
+	Inv uint64
 }
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
