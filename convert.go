@@ -36,10 +36,13 @@ var (
 //
 // Every log is read twice: a first pass learns lanes, labels and clock
 // anchors (the Survey), the second draws (the Builder); the first pass is
-// made again, leaving them out, when captures repeat earlier ones. Memory grows with the number of processes,
-// threads, tracks and clock anchors, and with the runs in flight at once —
-// not with the number of runs converted. The same inputs give the same
-// bytes.
+// made again, leaving them out, when captures repeat earlier ones. Memory
+// grows with the number of processes, threads, tracks and clock anchors,
+// with the distinct strings, and with the runs in flight and the hand-offs
+// held for their other end (WithFlowHorizon) at once — not with the number
+// of runs converted. A log cut into several captures is read once more,
+// to sketch them: 24 KiB a capture, 64 captures at most. The same inputs
+// give the same bytes.
 //
 // The trace is written uncompressed unless the writer is told otherwise:
 // strace2perfetto deflates at level 6, which a library caller gets with

@@ -158,9 +158,10 @@ func WithMaxTracks(n int) Option {
 // too.) An arrow is drawn when both its ends are; one with an end outside
 // the window is counted in Summary.Unlinked under the reason its end is
 // not drawn. Every other span is counted under ReasonOutsideWindow, and
-// every other bind phase line, host_phase_records entry and Effective
-// window under ReasonBindPhaseOutsideWindow, ReasonHostPhaseOutsideWindow
-// and ReasonEffectiveOutsideWindow: none of them is a loss (Summary.Clean).
+// every other bind phase line, host_phase_records entry and derived
+// effective slice under ReasonBindPhaseOutsideWindow,
+// ReasonHostPhaseOutsideWindow and ReasonEffectiveOutsideWindow: none of
+// them is a loss (Summary.Clean).
 // The counters hold their values whose time is in [Start, End), as the
 // whole trace holds them (a process's runs in flight at each change
 // inside the window). Summary.Window says the window in trace ns. A

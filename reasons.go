@@ -24,7 +24,29 @@ const (
 	ReasonNegativeHostTS   Reason = "negative_host_ts"
 	ReasonTSDurOverflow    Reason = "ts_dur_overflow"
 
-	// Records that repeat an earlier one (the log given twice, say).
+	// Records that repeat an earlier one. A log given twice, or holding a
+	// capture appended again, is drawn once. A capture ends where the log
+	// prefixes' mono_ns runs backwards by more than a second. A repeat is
+	// counted with what it repeats, and neither drawn nor linked by an
+	// arrow. Three rules find repeats:
+	//
+	//   - a capture whose bytes equal an earlier capture's, of any log,
+	//     with all its records (ReasonRepeatedCapture);
+	//   - a span of a capture whose (pid, tid, inv, name, ts, dur) an
+	//     earlier capture of the same log holds (ReasonRepeatedSpan). The
+	//     captures are compared by sketches of a fixed size. The spans the
+	//     later capture holds on its own, changed or added, are drawn;
+	//   - a span equal in (pid, tid, inv, name, ts, dur) to one of the last
+	//     4 096 spans (ReasonRepeatedSpan). Logs given together are read
+	//     merged in the order they were written, so a copy's spans come
+	//     right after their twins.
+	//
+	// What none of these finds is drawn, on an overflow lane where it
+	// cannot nest. That is a capture that repeats only part of an earlier
+	// one, a capture past the first 64 of a conversion, or a span written
+	// twice far apart within one capture. A log given twice as two inputs,
+	// its copy changed, is read merged with it: its spans are found, its
+	// other records taken as they come.
 	ReasonRepeatedCapture Reason = "repeated_capture"
 	ReasonRepeatedSpan    Reason = "repeated_span"
 	ReasonRepeatedRecord  Reason = "repeated_bind_phase"
@@ -61,7 +83,7 @@ const (
 	ReasonWallBefore1970 Reason = "wall_anchor_before_1970"
 	ReasonWallOffAxis    Reason = "wall_anchor_off_axis"
 
-	// Slices other than spans (derived Effective windows, bind phase
+	// Slices other than spans (derived effective slices, bind phase
 	// lines, host_phase_records entries) the trace writer cannot take.
 	ReasonEffectiveTrackLimit Reason = "effective_window_track_limit"
 	ReasonEffectiveOutside    Reason = "effective_window_outside_time_range"

@@ -12,8 +12,56 @@ import (
 	"github.com/phasetrace/phasetrace/reduce"
 )
 
-// Summary is what a conversion read, wrote, placed and lost. It marshals to
-// JSON as the converter's machine-readable report.
+// Summary is what a conversion read, wrote, placed and lost. A trace in one
+// piece, or an overview, carries the same account: the "conversion"
+// instant on its "phasetrace" track.
+//
+// Bad data never fails a conversion. Each bad record is handled on its
+// own, counted under a Reason with the file:line of the first few, and
+// marked on its slice where one is drawn:
+//
+//   - Repaired, only where the repair is exact and small. A device phase
+//     whose logged boundary lies within the runtime's own ns truncation
+//     (2 ns) of its neighbour's is clamped to it. The slice keeps
+//     logged_device_ts, logged_device_dur and repair, and its bound grows
+//     by the shift.
+//   - Moved to an overflow lane beside its track, "<track> (overflow N)",
+//     with an overflow_reason argument. That happens when a slice cannot
+//     nest: it partly overlaps another, it nests deeper than the trace
+//     processor keeps (512 levels), or it lands among slices written long
+//     before. A span that fits on none of a track's 64 overflow lanes is
+//     not drawn; one example per track gives the track's count.
+//   - Left out: a span whose interval is not one (negative duration or
+//     host time, ts + dur past the int64 range), a repeat (see
+//     ReasonRepeatedCapture), a span of a track past the track limit
+//     (WithMaxTracks), or a device span with no evidence to place it. So is
+//     a device span whose offsets its run's host stages cannot hold even
+//     alone; the rest of its run is placed without it.
+//   - Set aside: an anchor rather than the spans it would move. The
+//     trace's wall clock is the largest set of wall-clock anchors that
+//     agree within a second; the others, and any before 1970, are set
+//     aside. A remote machine whose wall-clock anchor would move its spans
+//     further than two machines' clocks can be apart is drawn at its own
+//     times, its slices marked host_placement=unplaced (HostSummary says
+//     why). A device anchor joined to the next record on its line is set
+//     aside when its device's other anchors contradict its dev_freq.
+//
+// A span or bind phase line whose last attribute the end of an
+// unterminated log may have cut is drawn, with maybe_cut_by_log_end naming
+// that attribute. A log whose compressed stream is cut or damaged is read
+// up to the damage (InputSummary.Cut).
+//
+// The account is exact. Spans.Check verifies that every complete span read
+// is drawn, superseded or counted under a reason. Drawn means in the
+// trace: a span the trace writer refuses is counted under its reason.
+// Clean says whether the logs read clean, and Lossless whether, besides,
+// nothing was repaired.
+//
+// A Summary marshals to JSON (strace2perfetto -summary-json) and decodes
+// back into an equal Summary. Every key is a snake_case identifier. Each
+// count by reason is a list sorted by Reason id (ReasonCounts), the arrows
+// a list sorted by FlowKind id (FlowCounts). A "text" beside an id is for
+// people; on decode it is derived from the id.
 type Summary struct {
 	Inputs    []InputSummary    `json:"inputs"`
 	Artifacts []ArtifactSummary `json:"artifacts,omitempty"`
@@ -41,7 +89,11 @@ type Summary struct {
 	Invocations int64 `json:"invocations"`
 	Incomplete  int64 `json:"incomplete_invocations"`
 	// Flows counts the arrows drawn — both ends written — by kind;
-	// Unlinked the hand-offs drawn without an arrow, by the reason.
+	// Unlinked the hand-offs drawn without an arrow, by the reason. An
+	// arrow with an end not drawn is counted in Unlinked, and its id is
+	// left out of the other end. The exception is an end the writer
+	// refuses after it wrote the other: that id stays, alone, and a note
+	// says how many.
 	Flows    FlowCounts   `json:"flows,omitempty"`
 	Unlinked ReasonCounts `json:"unlinked,omitempty"`
 	// Spans accounts for every complete span record the readers returned:
@@ -77,9 +129,17 @@ type Summary struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// AnomalyCounts counts the instants of a trace's anomalies track: the
-// slow runs, the cold binds and the runs whose device slices were drawn
-// with a bound over WideBound (see the package doc, Anomalies).
+// AnomalyCounts counts the instants of a trace's "anomalies" track. Each
+// instant marks a run that deserves a look, and says why in its "why"
+// argument:
+//
+//   - a slow run: a warm chip.run more than analysis.SlowMADs median
+//     absolute deviations above its callable's median in its process (the
+//     rule is analysis.Typical's);
+//   - a cold bind: the chip.run.bind of a callable's first run in its
+//     process;
+//   - a wide bound: a run whose device slices were drawn with a bound over
+//     WideBound.
 type AnomalyCounts struct {
 	SlowRuns   int64 `json:"slow_runs"`
 	ColdBinds  int64 `json:"cold_binds"`
@@ -167,7 +227,9 @@ type Example struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// InputSummary is what the reader kept of one log.
+// InputSummary is what the reader kept of one log. Records counts its
+// records by their kind in the log grammar: "span", "wall-anchor",
+// "device-anchor", "bind-phase", ...
 type InputSummary struct {
 	Name           string           `json:"name"`
 	Bytes          int64            `json:"bytes"`
