@@ -17,22 +17,28 @@ import (
 // track, neither end gets it. Arrows are known from when they are made
 // until both ends have come: its memory is the hand-offs in flight.
 type arrowLedger struct {
-	open     map[perfetto.FlowID]arrowState
-	both     []perfetto.FlowID   // arrows whose ends were both handed since the last flush
-	linked   func(kind FlowKind) // counts an arrow drawn
-	unlinked func(reason Reason) // counts an arrow not drawn
-	drawable func(e arrowEnd) bool
-	// outside reports whether an end is outside the window (nil: none
-	// is): an arrow made before its spans come is not drawn then.
-	outside func(e arrowEnd) bool
-	// part is the part of a split trace the slice being drawn goes to (0:
-	// the trace is not split): an arrow whose second end goes to
-	// another part than its first is not drawn.
-	part func() int
+	open map[perfetto.FlowID]arrowState
+	both []perfetto.FlowID // arrows whose ends were both handed since the last flush
+	led  *ledger           // counts the arrows drawn (Summary.Flows) and not (Summary.Unlinked)
+	site arrowSite         // where the ends are drawn
 	// flushes counts the flushes; stranded the arrows whose end the writer
 	// refused after a flush had written the other (whose id the trace then
 	// holds at one end: the trace processor makes no arrow of it).
 	flushes, stranded int64
+}
+
+// An arrowSite says where the ends of arrows can be drawn: the canvas, or
+// a test's stand-in.
+type arrowSite interface {
+	// drawable reports whether a thread has a track to be drawn on.
+	drawable(pid int32, tid int64) bool
+	// outside reports whether a slice is outside WithWindow's window: an
+	// arrow made before its spans come is not drawn then.
+	outside(ts, dur int64) bool
+	// part is the part of a split trace the slice being drawn goes to (0:
+	// the trace is not split): an arrow whose second end goes to another
+	// part than its first is not drawn.
+	part() int
 }
 
 type arrowState struct {
@@ -78,26 +84,23 @@ func (a *arrowLedger) between(id perfetto.FlowID, from, to arrowEnd) {
 // ids of a slice about to be handed.
 func (a *arrowLedger) live(ids []perfetto.FlowID) []perfetto.FlowID {
 	out := ids[:0]
-	part := 0 // the part the slice goes to, in a split trace
-	if a.part != nil {
-		part = a.part()
-	}
+	part := a.site.part() // the part the slice goes to, in a split trace
 	for _, id := range ids {
 		st, ok := a.open[id]
 		if ok && st.unchecked {
 			st.unchecked = false
 			switch {
-			case a.outside != nil && (a.outside(st.from) || a.outside(st.to)):
-				a.unlinked(st.kind.unended())
+			case a.site.outside(st.from.ts, st.from.end-st.from.ts) || a.site.outside(st.to.ts, st.to.end-st.to.ts):
+				a.led.unlinked(st.kind.unended())
 				st.dead = true
-			case a.drawable != nil && !(a.drawable(st.from) && a.drawable(st.to)):
-				a.unlinked(ReasonLinkNoTrack)
+			case !(a.site.drawable(st.from.pid, st.from.tid) && a.site.drawable(st.to.pid, st.to.tid)):
+				a.led.unlinked(ReasonLinkNoTrack)
 				st.dead = true
 			}
 			a.open[id] = st
 		}
 		if ok && !st.dead && st.ends == 1 && part != st.part {
-			a.unlinked(ReasonArrowAcrossParts)
+			a.led.unlinked(ReasonArrowAcrossParts)
 			st.dead = true
 		}
 		if ok && st.dead {
@@ -131,9 +134,7 @@ func (a *arrowLedger) handed(ids []perfetto.FlowID) {
 		switch st.ends {
 		case 1:
 			st.handedIn = a.flushes
-			if a.part != nil {
-				st.part = a.part()
-			}
+			st.part = a.site.part()
 		case 2:
 			a.both = append(a.both, id)
 		}
@@ -162,7 +163,7 @@ func (a *arrowLedger) abandoned(ids []perfetto.FlowID, reason Reason) {
 			continue
 		}
 		if !st.dead {
-			a.unlinked(reason)
+			a.led.unlinked(reason)
 			st.dead = true
 		}
 		a.came(id, st)
@@ -208,7 +209,7 @@ func (a *arrowLedger) begunIn(flows, endFlows []perfetto.FlowID) int {
 func (a *arrowLedger) across(ids []perfetto.FlowID) {
 	for _, id := range ids {
 		if st, ok := a.open[id]; ok && !st.dead {
-			a.unlinked(ReasonArrowAcrossParts)
+			a.led.unlinked(ReasonArrowAcrossParts)
 			st.dead = true
 			a.open[id] = st
 		}
@@ -218,7 +219,7 @@ func (a *arrowLedger) across(ids []perfetto.FlowID) {
 // kill counts an arrow not drawn, once.
 func (a *arrowLedger) kill(st *arrowState) {
 	if !st.dead {
-		a.unlinked(st.kind.unended())
+		a.led.unlinked(st.kind.unended())
 		st.dead = true
 	}
 }
@@ -229,7 +230,7 @@ func (a *arrowLedger) flushed() {
 	a.flushes++
 	for _, id := range a.both {
 		if st, ok := a.open[id]; ok && !st.dead && st.ends == 2 {
-			a.linked(st.kind)
+			a.led.flow(st.kind)
 			delete(a.open, id)
 		}
 	}
@@ -241,7 +242,7 @@ func (a *arrowLedger) flushed() {
 func (a *arrowLedger) close() {
 	for _, st := range a.open {
 		if !st.dead {
-			a.unlinked(st.kind.unended())
+			a.led.unlinked(st.kind.unended())
 		}
 	}
 	a.open = nil

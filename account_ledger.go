@@ -161,6 +161,9 @@ func (l *ledger) notDrawn(reason Reason, p linePos, detail string, n int64) {
 // superseded counts n records drawn from another source instead.
 func (l *ledger) superseded(reason Reason, n int64) { bump(&l.sum.Superseded, reason, n) }
 
+// flow counts an arrow drawn, by its kind.
+func (l *ledger) flow(kind FlowKind) { l.sum.flow(kind) }
+
 // unlinked counts a hand-off span drawn without its arrow.
 func (l *ledger) unlinked(reason Reason) { bump(&l.sum.Unlinked, reason, 1) }
 

@@ -36,12 +36,13 @@ func TestDeviceDrawerAlone(t *testing.T) {
 		var out bytes.Buffer
 		sum := &Summary{}
 		led := newLedger(sum)
-		cv := &canvas{led: led, arrows: &arrowLedger{}, flushSlices: 1 << 12, tally: &deviceTally{led: led}}
+		cv := &canvas{led: led, flushSlices: 1 << 12, tally: &deviceTally{led: led}}
+		cv.arrows = &arrowLedger{led: led, site: cv}
 		cv.w = perfetto.NewWriter(&out, perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused))
 		cv.tracks = newTrackSet(cv.w, scan)
 		dv := &deviceDrawer{canvas: cv, links: &runLinks{}}
 		dv.buildPlacer(scan, nil)
-		runs := runCollector{maxPending: 64, done: func(b *invBuf) {
+		runs := runCollector{maxPending: 64, drawer: runFunc(func(b *invBuf) {
 			var root, runner *heldSpan
 			for i := range b.host {
 				switch s := &b.host[i]; {
@@ -53,7 +54,7 @@ func TestDeviceDrawerAlone(t *testing.T) {
 			}
 			dv.links.next(b.dev)
 			dv.run(b.key, root, runner, b.dev, nil)
-		}}
+		})}
 		r := strace.NewReader(bytes.NewReader(log))
 		for {
 			rec, err := r.Read()

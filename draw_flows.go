@@ -89,16 +89,15 @@ func (l *nodeList) pop(next *nodeSpan) bool {
 }
 
 // flowWindow holds node spans until their hand-offs are known. It is a
-// value of its own: what it draws and counts goes through its functions.
+// value of its own: it draws the spans it lets go of through its site,
+// makes the arrows in the arrow ledger and counts what it cannot link in
+// the account.
 type flowWindow struct {
-	horizon  int64                                   // log time a span waits for its other end
-	draw     func(n *nodeSpan)                       // draws a released node span with its flows
-	linked   func(id perfetto.FlowID, kind FlowKind) // makes an arrow (arrowLedger.add)
-	unlinked func(reason Reason)                     // counts a dispatch drawn without one
-	sameHost func(a, b int32) bool                   // whether two pids ran on one machine (nil: all do)
-	drawable func(sp *heldSpan) bool                 // whether a node span has a track to be drawn on (nil: all do)
-	outside  func(ts, dur int64) bool                // whether a slice is outside the window (nil: none is)
-	nextID   perfetto.FlowID
+	horizon int64        // log time a span waits for its other end
+	site    flowSite     // draws a released node span with its flows
+	arrows  *arrowLedger // makes the arrows
+	led     *ledger      // counts a dispatch drawn without one
+	nextID  perfetto.FlowID
 
 	spans []*nodeSpan // spans[head:] wait, in arrival order
 	head  int
@@ -116,6 +115,16 @@ type flowWindow struct {
 	// linkedNow are the dispatches a submit being drawn has just been
 	// linked to, while draw draws it.
 	linkedNow []*nodeSpan
+}
+
+// A flowSite is where the flow window's spans are drawn: the conversion
+// (*converter), or a test's stand-in.
+type flowSite interface {
+	arrowSite
+	// drawNode draws a node span the window lets go of, with its flows.
+	drawNode(n *nodeSpan)
+	// sameHost reports whether two pids ran on one machine.
+	sameHost(a, b int32) bool
 }
 
 // pool hands out values a slab at a time and takes them back for reuse.
@@ -291,21 +300,21 @@ func (f *flowWindow) linkRun(root *strace.Span, best *nodeSpan, drawn, cut bool)
 	if best == nil {
 		return nil
 	}
-	if f.outside != nil && (f.outside(root.TS, root.Dur) || f.outside(best.span.TS, best.span.Dur)) {
-		f.unlinked(FlowDispatchToRun.unended()) // not drawn: an end would dangle
+	if f.site.outside(root.TS, root.Dur) || f.site.outside(best.span.TS, best.span.Dur) {
+		f.led.unlinked(FlowDispatchToRun.unended()) // not drawn: an end would dangle
 		return nil
 	}
-	if !drawn || f.drawable != nil && !f.drawable(&best.span) {
-		f.unlinked(ReasonLinkNoTrack)
+	if !drawn || !f.site.drawable(best.span.Pid, best.span.Tid) {
+		f.led.unlinked(ReasonLinkNoTrack)
 		return nil
 	}
 	if cut {
-		f.unlinked(ReasonArrowAcrossParts)
+		f.led.unlinked(ReasonArrowAcrossParts)
 		return nil
 	}
 	id := f.id()
 	best.flows = append(best.flows, id)
-	f.linked(id, FlowDispatchToRun)
+	f.arrows.add(id, FlowDispatchToRun)
 	f.runFlow[0] = id
 	return f.runFlow[:]
 }
@@ -325,7 +334,7 @@ func (f *flowWindow) launcher(root *strace.Span) *nodeSpan {
 	}
 	var best *nodeSpan
 	for n := l.head; n != nil; n = n.next[byLaunch] {
-		if n.span.Pid == root.Pid || n.span.TS >= root.TS || f.sameHost != nil && !f.sameHost(n.span.Pid, root.Pid) {
+		if n.span.Pid == root.Pid || n.span.TS >= root.TS || !f.site.sameHost(n.span.Pid, root.Pid) {
 			continue
 		}
 		if best == nil || n.span.TS > best.span.TS {
@@ -390,11 +399,11 @@ func (f *flowWindow) release(s *nodeSpan) {
 		if s.match != nil {
 			f.link(s.match, s)
 		} else {
-			f.unlinked(ReasonDispatchNoSubmit)
+			f.led.unlinked(ReasonDispatchNoSubmit)
 		}
 	}
 	f.unindex(s)
-	f.draw(s)
+	f.site.drawNode(s)
 	clear(f.linkedNow)
 	f.linkedNow = f.linkedNow[:0]
 }
@@ -444,18 +453,18 @@ func (f *flowWindow) unindex(s *nodeSpan) {
 // It reports whether it made an arrow.
 func (f *flowWindow) link(submit, dispatch *nodeSpan) bool {
 	dispatch.linked, dispatch.from = true, submit.span.TS
-	if f.outside != nil && (f.outside(submit.span.TS, submit.span.Dur) || f.outside(dispatch.span.TS, dispatch.span.Dur)) {
-		f.unlinked(FlowSubmitToDispatch.unended()) // not drawn: an end would dangle
+	if f.site.outside(submit.span.TS, submit.span.Dur) || f.site.outside(dispatch.span.TS, dispatch.span.Dur) {
+		f.led.unlinked(FlowSubmitToDispatch.unended()) // not drawn: an end would dangle
 		return false
 	}
-	if f.drawable != nil && !(f.drawable(&submit.span) && f.drawable(&dispatch.span)) {
-		f.unlinked(ReasonLinkNoTrack)
+	if !(f.site.drawable(submit.span.Pid, submit.span.Tid) && f.site.drawable(dispatch.span.Pid, dispatch.span.Tid)) {
+		f.led.unlinked(ReasonLinkNoTrack)
 		return false
 	}
 	id := f.id()
 	submit.flows = append(submit.flows, id)
 	dispatch.endFlows = append(dispatch.endFlows, id)
-	f.linked(id, FlowSubmitToDispatch)
+	f.arrows.add(id, FlowSubmitToDispatch)
 	return true
 }
 

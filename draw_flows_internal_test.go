@@ -16,16 +16,16 @@ import (
 // the dispatch; a dispatch with no submit is drawn without an arrow.
 func TestFlowWindow(t *testing.T) {
 	var drawn []string
-	linked := map[FlowKind]int{}
-	unlinked := 0
+	sum := &Summary{}
+	led := newLedger(sum)
 	f := flowWindow{
 		horizon: 1000,
-		draw: func(n *nodeSpan) {
+		site: &testSite{draw: func(n *nodeSpan) {
 			sp := &n.span
 			drawn = append(drawn, sp.Name+" "+itoa(sp.TS)+" flows="+itoa(int64(len(n.flows)))+" ends="+itoa(int64(len(n.endFlows))))
-		},
-		linked:   func(_ perfetto.FlowID, kind FlowKind) { linked[kind]++ },
-		unlinked: func(Reason) { unlinked++ },
+		}},
+		arrows: &arrowLedger{led: led},
+		led:    led,
 	}
 	node := func(leaf string, ts int64, run, slot int64) *strace.Span {
 		return &strace.Span{Pid: 1, Tid: 1, Name: "node." + leaf, TS: ts, Dur: 10,
@@ -47,20 +47,25 @@ func TestFlowWindow(t *testing.T) {
 	if diff := cmp.Diff(want, drawn); diff != "" {
 		t.Errorf("drawn (-want +got):\n%s", diff)
 	}
-	if linked[FlowSubmitToDispatch] != 1 || unlinked != 2 {
-		t.Errorf("linked %v, unlinked %d", linked, unlinked)
+	made, unlinked := 0, int64(0)
+	for _, st := range f.arrows.open {
+		if st.kind == FlowSubmitToDispatch {
+			made++
+		}
+	}
+	for _, n := range sum.Unlinked {
+		unlinked += n
+	}
+	if made != 1 || unlinked != 2 {
+		t.Errorf("%d arrows made, %d unlinked", made, unlinked)
 	}
 }
 
 // The indexes hold exactly the waiting spans, in arrival order, whatever
 // order their hand-offs come in; a drained window leaves them empty.
 func TestFlowWindowIndexes(t *testing.T) {
-	f := flowWindow{
-		horizon:  500,
-		draw:     func(*nodeSpan) {},
-		linked:   func(perfetto.FlowID, FlowKind) {},
-		unlinked: func(Reason) {},
-	}
+	led := newLedger(&Summary{})
+	f := flowWindow{horizon: 500, site: &testSite{}, arrows: &arrowLedger{led: led}, led: led}
 	leaves := []string{"submit", "dispatch", "complete"}
 	check := func(step int) {
 		t.Helper()
@@ -140,15 +145,16 @@ func TestFlowWindowIndexes(t *testing.T) {
 // them; an arrow with an end not drawn is counted under a reason once, and
 // its id is left out of the other end when that is yet to be handed.
 func TestArrowLedger(t *testing.T) {
-	linked, unlinked := map[FlowKind]int{}, map[Reason]int{}
-	a := arrowLedger{linked: func(k FlowKind) { linked[k]++ }, unlinked: func(r Reason) { unlinked[r]++ }}
+	sum := &Summary{}
+	site := &testSite{noTrack: 99}
+	a := arrowLedger{led: newLedger(sum), site: site}
 	for id := perfetto.FlowID(1); id <= 5; id++ {
 		a.add(id, FlowDispatchToRun)
 	}
 	a.handed([]perfetto.FlowID{1, 2, 3})
 	a.handed([]perfetto.FlowID{1})
-	if len(linked) != 0 {
-		t.Errorf("counted before the flush: %v", linked)
+	if len(sum.Flows) != 0 {
+		t.Errorf("counted before the flush: %v", sum.Flows)
 	}
 	a.handed([]perfetto.FlowID{2})
 	a.refused([]perfetto.FlowID{2}, nil) // the flush refuses an end of 2
@@ -159,9 +165,8 @@ func TestArrowLedger(t *testing.T) {
 	}
 	a.handed([]perfetto.FlowID{3, 5})
 	a.flushed()
-	// 6 is planned between threads, one of which has no track: neither
-	// end gets it.
-	a.drawable = func(e arrowEnd) bool { return e.tid != 99 }
+	// 6 is planned between threads, one of which (99) has no track:
+	// neither end gets it.
 	a.add(6, FlowDispatchToRun)
 	a.between(6, arrowEnd{pid: 1, tid: 1}, arrowEnd{pid: 1, tid: 99})
 	if got := a.live([]perfetto.FlowID{6}); len(got) != 0 {
@@ -192,11 +197,11 @@ func TestArrowLedger(t *testing.T) {
 		t.Errorf("%d arrows stranded, want 2", a.stranded)
 	}
 	a.close() // 5's other end never came
-	if want := map[FlowKind]int{FlowDispatchToRun: 2}; !cmp.Equal(linked, want) {
-		t.Errorf("linked %v, want %v", linked, want)
+	if want := (FlowCounts{FlowDispatchToRun: 2}); !cmp.Equal(sum.Flows, want) {
+		t.Errorf("linked %v, want %v", sum.Flows, want)
 	}
-	if want := map[Reason]int{ReasonDispatchToRunUnended: 5, ReasonLinkNoTrack: 1}; !cmp.Equal(unlinked, want) {
-		t.Errorf("unlinked %v, want %v", unlinked, want)
+	if want := (ReasonCounts{ReasonDispatchToRunUnended: 5, ReasonLinkNoTrack: 1}); !cmp.Equal(sum.Unlinked, want) {
+		t.Errorf("unlinked %v, want %v", sum.Unlinked, want)
 	}
 }
 
@@ -205,8 +210,8 @@ func TestArrowLedger(t *testing.T) {
 // (counted then), and whichever end it abandons.
 func TestArrowAbandoned(t *testing.T) {
 	t.Parallel()
-	unlinked := map[Reason]int{}
-	a := arrowLedger{linked: func(FlowKind) { t.Error("an abandoned arrow counted drawn") }, unlinked: func(r Reason) { unlinked[r]++ }}
+	sum := &Summary{}
+	a := arrowLedger{led: newLedger(sum), site: &testSite{}}
 	a.add(1, FlowRunToDevice)
 	a.handed(a.live([]perfetto.FlowID{1}))
 	a.abandoned([]perfetto.FlowID{1}, ReasonRunToDeviceNotAfter)
@@ -219,7 +224,28 @@ func TestArrowAbandoned(t *testing.T) {
 		t.Errorf("%d arrows still open", len(a.open))
 	}
 	a.close()
-	if want := map[Reason]int{ReasonRunToDeviceNotAfter: 1, ReasonRunToDeviceUnended: 1}; !cmp.Equal(unlinked, want) {
-		t.Errorf("unlinked %v, want %v", unlinked, want)
+	if len(sum.Flows) != 0 {
+		t.Errorf("an abandoned arrow counted drawn: %v", sum.Flows)
+	}
+	if want := (ReasonCounts{ReasonRunToDeviceNotAfter: 1, ReasonRunToDeviceUnended: 1}); !cmp.Equal(sum.Unlinked, want) {
+		t.Errorf("unlinked %v, want %v", sum.Unlinked, want)
 	}
 }
+
+// testSite stands in for the conversion around a flow window or an arrow
+// ledger: every thread has a track but noTrack's, nothing is outside the
+// window, the trace is not split and every pid runs on one machine.
+type testSite struct {
+	draw    func(n *nodeSpan) // nil: drawing does nothing
+	noTrack int64
+}
+
+func (s *testSite) drawNode(n *nodeSpan) {
+	if s.draw != nil {
+		s.draw(n)
+	}
+}
+func (s *testSite) sameHost(a, b int32) bool           { return true }
+func (s *testSite) drawable(pid int32, tid int64) bool { return tid == 0 || tid != s.noTrack }
+func (s *testSite) outside(ts, dur int64) bool         { return false }
+func (s *testSite) part() int                          { return 0 }

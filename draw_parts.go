@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/perfetto"
 )
 
@@ -36,20 +37,20 @@ const noKey = math.MinInt64
 // over max is a part of its own (solo).
 type partSet struct {
 	split
-	newWriter func(out io.Writer) (*perfetto.Writer, *trackSet) // a part's writer, its wall clock written, and its tracks
-	ov        *overview
-	sum       *SplitSummary
-	lag       int64
-	now       *int64  // the log's time (converter.now)
-	live      []*part // parts not yet written out, by stretch; the last is the head
-	solo      []*part // parts of one invocation, written out before the next unit
-	cur       *part   // the part of the unit being drawn
-	reserve   int
-	maxLate   int // the most slices a part took after its stretch was closed
-	begun     int
-	err       error  // the first error opening or closing a part
-	dropped   int64  // events the parts' writers dropped
-	about     *about // what each part says of itself as it is written out
+	writers partWriters // opens a part's writer
+	ov      *overview
+	sum     *SplitSummary
+	lag     int64
+	now     *int64  // the log's time (converter.now)
+	live    []*part // parts not yet written out, by stretch; the last is the head
+	solo    []*part // parts of one invocation, written out before the next unit
+	cur     *part   // the part of the unit being drawn
+	reserve int
+	maxLate int // the most slices a part took after its stretch was closed
+	begun   int
+	err     error  // the first error opening or closing a part
+	dropped int64  // events the parts' writers dropped
+	about   *about // what each part says of itself as it is written out
 }
 
 // part is one part of a split trace.
@@ -77,6 +78,23 @@ type part struct {
 // drawn there (route) if the part is still open then: the dispatch that
 // launched a run drawn in it, or that dispatch's submit, so that their
 // arrows are drawn in one part. The unit that promises counts the room in
+// partWriters opens the writers of a trace's parts (or of the whole trace,
+// when it is not split): each with the writer's options, its wall clocks
+// written, its own tracks declared and a track set of its own.
+type partWriters struct {
+	opts []perfetto.Option
+	cv   *canvas // writes the wall clocks
+	scan *firstpass.ScanResult
+}
+
+// open begins a writer on out.
+func (pw partWriters) open(out io.Writer) (*perfetto.Writer, *trackSet) {
+	w := perfetto.NewWriter(out, pw.opts...)
+	pw.cv.writeWalls(w)
+	ownTracks(w)
+	return w, newTrackSet(w, pw.scan)
+}
+
 // its bound.
 func (ps *partSet) promise(n *nodeSpan) {
 	if p := ps.cur; n != nil && n.promised == nil && !p.solo {
@@ -85,8 +103,8 @@ func (ps *partSet) promise(n *nodeSpan) {
 	}
 }
 
-func newPartSet(s split, lag int64, now *int64, newWriter func(io.Writer) (*perfetto.Writer, *trackSet), ov *overview) *partSet {
-	ps := &partSet{split: s, lag: lag, now: now, newWriter: newWriter, ov: ov, sum: &SplitSummary{MaxSlices: s.max}}
+func newPartSet(s split, lag int64, now *int64, writers partWriters, ov *overview) *partSet {
+	ps := &partSet{split: s, lag: lag, now: now, writers: writers, ov: ov, sum: &SplitSummary{MaxSlices: s.max}}
 	ps.reserve = s.max / 8
 	return ps
 }
@@ -117,7 +135,7 @@ func (ps *partSet) begin(lo int64, solo bool) *part {
 		name = "part " + itoa(int64(p.n))
 	}
 	p.name = name
-	p.w, p.tracks = ps.newWriter(out)
+	p.w, p.tracks = ps.writers.open(out)
 	if solo {
 		ps.solo = append(ps.solo, p)
 	} else {

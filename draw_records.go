@@ -57,10 +57,10 @@ type passEntry struct {
 // passIndex is one host_phase_records artifact as the second pass reads
 // it: the survey's entries and a reader positioned at the last pass read.
 type passIndex struct {
-	in      Input
-	entries []passEntry // sorted by (pid, inv), then offset
-	taken   []uint64    // a bit per entry: a run took it
-	wrap    func(io.Reader) io.Reader
+	in       Input
+	entries  []passEntry      // sorted by (pid, inv), then offset
+	taken    []uint64         // a bit per entry: a run took it
+	progress *progressCounter // counts the bytes read
 
 	rc   io.ReadCloser // the input opened; nil before the first read
 	cr   *CutReader    // rc, read up to a cut
@@ -146,7 +146,7 @@ func (x *passIndex) readAt(e *passEntry) (strace.PhasePass, error) {
 		if _, err := x.seek.Seek(at.Offset, io.SeekStart); err != nil {
 			return strace.PhasePass{}, err
 		}
-		x.pr.Reset(x.wrap(x.cr), at)
+		x.pr.Reset(x.progress.wrap(x.cr), at)
 	}
 	p, err := x.pr.Read()
 	return x.check(e, p, err)
@@ -209,7 +209,7 @@ func (x *passIndex) open() error {
 	}
 	x.rc, x.cr = rc, NewCutReader(rc)
 	x.seek, _ = rc.(io.Seeker)
-	x.pr = strace.NewPhaseRecordsReader(x.wrap(x.cr), strace.WithName(x.in.Name))
+	x.pr = strace.NewPhaseRecordsReader(x.progress.wrap(x.cr), strace.WithName(x.in.Name))
 	return nil
 }
 

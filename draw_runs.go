@@ -36,8 +36,13 @@ type invBuf struct {
 	older, newer *invBuf
 }
 
+// A runSink draws a complete run: the run drawer, or a test's stand-in.
+type runSink interface {
+	run(b *invBuf)
+}
+
 // runCollector groups the spans of runs — a run is the spans sharing a
-// (pid, inv) — and hands each run to done once it is complete. A root
+// (pid, inv) — and hands each run to its drawer once it is complete. A root
 // (a depth-0 host span) completes its run: the runtime writes a span when
 // its scope ends, so the root comes last. A root that comes first (a
 // producer that writes parents before children) keeps its run open for the
@@ -48,7 +53,7 @@ type invBuf struct {
 // linked in arrival order, so the oldest is found without a search.
 type runCollector struct {
 	maxPending     int
-	done           func(*invBuf)
+	drawer         runSink
 	pending        map[firstpass.InvKey]*invBuf
 	openRoots      map[laneKey]*invBuf // per thread and slot, its run whose root came first
 	oldest, newest *invBuf             // the waiting runs in arrival order (invBuf.older, newer)
@@ -142,7 +147,7 @@ func (r *runCollector) repay(valid uint64) {
 // waiting returns the run k while it waits.
 func (r *runCollector) waiting(k firstpass.InvKey) *invBuf { return r.pending[k] }
 
-// hand removes b from the waiting runs and hands it to done.
+// hand removes b from the waiting runs and hands it to the drawer.
 func (r *runCollector) hand(b *invBuf) {
 	delete(r.pending, b.key)
 	r.unlink(b)
@@ -152,7 +157,7 @@ func (r *runCollector) hand(b *invBuf) {
 	if b.isOpen && r.openRoots[b.openOn] == b {
 		delete(r.openRoots, b.openOn)
 	}
-	r.done(b)
+	r.drawer.run(b)
 	r.reuse(b)
 }
 
@@ -166,8 +171,8 @@ func (r *runCollector) newBuf() *invBuf {
 	return &invBuf{}
 }
 
-// reuse keeps the buffer of a run done has drawn: nothing of it is used
-// after done returns, and its span slices serve the next run.
+// reuse keeps the buffer of a run the drawer has drawn: nothing of it is
+// used after run returns, and its span slices serve the next run.
 func (r *runCollector) reuse(b *invBuf) {
 	if len(r.free) >= maxFreeRuns {
 		return

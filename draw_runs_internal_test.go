@@ -16,13 +16,13 @@ import (
 // hands over the rest, oldest first.
 func TestRunCollector(t *testing.T) {
 	var got []string
-	r := runCollector{maxPending: 3, done: func(b *invBuf) {
+	r := runCollector{maxPending: 3, drawer: runFunc(func(b *invBuf) {
 		s := itoa(int64(b.key.Inv)) + ":"
 		for _, h := range b.host {
 			s += " " + h.Name
 		}
 		got = append(got, s)
-	}}
+	})}
 	span := func(inv uint64, depth int32, name string, slot int64) *strace.Span {
 		sp := &strace.Span{Pid: 1, Tid: 1, Inv: inv, Depth: depth, Name: name}
 		if slot >= 0 {
@@ -53,12 +53,12 @@ func TestRunCollectorHandsOldestFirst(t *testing.T) {
 	const maxPending, threads = 64, 1000
 	var got []uint64
 	r := runCollector{maxPending: maxPending}
-	r.done = func(b *invBuf) {
+	r.drawer = runFunc(func(b *invBuf) {
 		got = append(got, b.key.Inv)
 		if len(r.pending) > maxPending {
 			t.Fatalf("%d runs waiting, at most %d may", len(r.pending), maxPending)
 		}
-	}
+	})
 	var want []uint64
 	for inv := uint64(1); inv <= 3*threads; inv++ {
 		r.add(unlent(&strace.Span{Pid: 1, Tid: int64(inv % threads), Inv: inv, Name: "chip.run", TS: int64(inv), Dur: 1}), 0, false, 0)
@@ -83,7 +83,7 @@ func TestRunCollectorHandsOldestFirst(t *testing.T) {
 func BenchmarkRunCollectorThreads(b *testing.B) {
 	for _, threads := range []int{1_000, 10_000, 100_000} {
 		b.Run(itoa(int64(threads)), func(b *testing.B) {
-			r := runCollector{maxPending: defaultMaxPending, done: func(*invBuf) {}}
+			r := runCollector{maxPending: defaultMaxPending, drawer: runFunc(func(*invBuf) {})}
 			sp := strace.Span{Pid: 1, Name: "chip.run", Dur: 1}
 			for i := 0; b.Loop(); i++ {
 				sp.Tid, sp.Inv, sp.TS = int64(i%threads), uint64(i), int64(i)
@@ -114,12 +114,12 @@ func TestRunKeepsLoansPastTheWindow(t *testing.T) {
 	for _, rootFirst := range []bool{false, true} {
 		var got []heldSpan
 		var want []strace.Span
-		runs := runCollector{maxPending: 16, done: func(b *invBuf) {
+		runs := runCollector{maxPending: 16, drawer: runFunc(func(b *invBuf) {
 			if b.key.Inv == 1 {
 				got = append(append(got, b.host...), b.dev...)
 			}
-		}}
-		r := newSpanWindow(runs.repay)
+		})}
+		r := newSpanWindow(&runs)
 		give := func(sp strace.Span, dev bool) {
 			given := sp
 			given.Attrs = slices.Clone(sp.Attrs) // the reader's memory: reused at once
@@ -208,3 +208,13 @@ func TestNameSet(t *testing.T) {
 		t.Error("a reset set has seg0")
 	}
 }
+
+// runFunc draws a run with a function (runSink).
+type runFunc func(b *invBuf)
+
+func (f runFunc) run(b *invBuf) { f(b) }
+
+// repayFunc takes the window's repayments with a function (borrower).
+type repayFunc func(valid uint64)
+
+func (f repayFunc) repay(valid uint64) { f(valid) }

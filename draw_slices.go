@@ -82,6 +82,15 @@ func (cv *canvas) outside(ts, dur int64) bool {
 	return !w.noEnd && ts >= w.end || !w.noStart && ts+dur < w.start
 }
 
+// part is the part of a split trace being drawn (0: the trace is not
+// split).
+func (cv *canvas) part() int {
+	if cv.parts == nil {
+		return 0
+	}
+	return cv.parts.cur.n
+}
+
 // threadFor is the real-tid lane of sp's thread, or the zero Track,
 // without creating it, when sp is outside the window.
 func (cv *canvas) threadFor(sp *heldSpan) perfetto.Track {

@@ -40,10 +40,10 @@ type spanWindow struct {
 	// then. The stores hold little more than the window's attributes.
 	stores [dedupStores]spanStore
 	n      uint64 // spans remembered so far
-	// repay is the borrower's: it is told, before the attributes of the
-	// oldest copies are let go of, the number (plus one) of the oldest
-	// copy still valid after, and copies out the loans below it.
-	repay func(valid uint64)
+	// borrower is told, before the attributes of the oldest copies are
+	// let go of, the number (plus one) of the oldest copy still valid
+	// after, and copies out the loans below it (nil: none).
+	borrower borrower
 }
 
 // A link's fields (see spanWindow).
@@ -71,13 +71,20 @@ const (
 // chain has one span in the window on average.
 const dedupBuckets = dedupWindow
 
+// A borrower holds attributes the window lent it: the run collector, or a
+// test's stand-in.
+type borrower interface {
+	// repay copies out the loans numbered below valid.
+	repay(valid uint64)
+}
+
 // newSpanWindow returns an empty window whose loans go to a borrower
 // with repay (nil: none). repay is told, before the window lets go of the
 // attributes of its oldest copies, the number (plus one, as a loan gives
 // it) of the oldest copy still valid after, at most once per dedupGen
 // spans admitted; the borrower copies out the loans below it then.
-func newSpanWindow(repay func(valid uint64)) *spanWindow {
-	return &spanWindow{ring: make([]recentSpan, dedupWindow), links: make([]uint32, dedupWindow), heads: make([]uint32, dedupBuckets), repay: repay}
+func newSpanWindow(b borrower) *spanWindow {
+	return &spanWindow{ring: make([]recentSpan, dedupWindow), links: make([]uint32, dedupWindow), heads: make([]uint32, dedupBuckets), borrower: b}
 }
 
 // spanHash hashes a span's (pid, tid, inv, name, ts, dur). Its four
@@ -149,8 +156,8 @@ func (r *spanWindow) admit(sp *strace.Span) (l loan, repeated bool) {
 	if r.n%dedupGen == 0 {
 		// The store's generation has left the window: the copies numbered
 		// from n−(dedupStores−1)·dedupGen on stay valid.
-		if r.n >= dedupStores*dedupGen && r.repay != nil {
-			r.repay(r.n - (dedupStores-1)*dedupGen + 1)
+		if r.n >= dedupStores*dedupGen && r.borrower != nil {
+			r.borrower.repay(r.n - (dedupStores-1)*dedupGen + 1)
 		}
 		st.reset()
 	}

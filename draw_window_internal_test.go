@@ -392,7 +392,7 @@ func TestSpanWindowLendsExactly(t *testing.T) {
 	loaned := map[uint64]strace.Span{} // the copies, by number
 	valid, checked := uint64(0), 0
 	var r *spanWindow
-	r = newSpanWindow(func(v uint64) {
+	r = newSpanWindow(repayFunc(func(v uint64) {
 		// Every copy valid since repay was last told is intact; the one
 		// below it, when it was reused, is not.
 		for n, sp := range loaned {
@@ -415,7 +415,7 @@ func TestSpanWindowLendsExactly(t *testing.T) {
 			}
 		}
 		valid = v
-	})
+	}))
 	for i := range 12 * dedupWindow {
 		sp := span(i)
 		l, repeated := r.admit(&sp)

@@ -123,33 +123,10 @@ func newConverter(opts []Option) *converter {
 	if cfg.steps != nil {
 		c.runDrawer.steps = newStepObserver(cfg.steps)
 	}
-	c.runs = runCollector{maxPending: cfg.maxPending, done: c.runDrawer.run}
-	c.window = newSpanWindow(c.runs.repay)
-	c.flows = flowWindow{
-		horizon: cfg.flowHorizon,
-		draw: func(n *nodeSpan) {
-			sp := &n.span
-			flows, endFlows := cv.remote.flows(&sp.Span, n.flows, n.endFlows)
-			if cv.parts != nil {
-				c.nodeUnit(n, flows, endFlows)
-			}
-			cv.drawSpanWithFlows(cv.threadFor(sp), sp, nil, false, flows, endFlows)
-		},
-		linked:   c.arrows.add,
-		unlinked: c.led.unlinked,
-		sameHost: func(a, b int32) bool { return cv.remote.sameHost(a, b) },
-		drawable: func(sp *heldSpan) bool { return cv.drawable(sp.Pid, sp.Tid) },
-		outside:  cv.outside,
-	}
-	c.arrows.linked, c.arrows.unlinked = sum.flow, c.led.unlinked
-	c.arrows.drawable = func(e arrowEnd) bool { return cv.drawable(e.pid, e.tid) }
-	c.arrows.outside = func(e arrowEnd) bool { return cv.outside(e.ts, e.end-e.ts) }
-	c.arrows.part = func() int {
-		if cv.parts == nil {
-			return 0
-		}
-		return cv.parts.cur.n
-	}
+	c.runs = runCollector{maxPending: cfg.maxPending, drawer: c.runDrawer}
+	c.window = newSpanWindow(&c.runs)
+	c.arrows = arrowLedger{led: c.led, site: cv}
+	c.flows = flowWindow{horizon: cfg.flowHorizon, site: c, arrows: &c.arrows, led: c.led}
 	return c
 }
 
@@ -217,14 +194,9 @@ func (c *converter) start(w io.Writer, shift bool) {
 		maxTracks += 2
 	}
 	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(maxTracks), perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused)}, c.cfg.writer...)
-	newWriter := func(out io.Writer) (*perfetto.Writer, *trackSet) {
-		pw := perfetto.NewWriter(out, wopts...)
-		cv.writeWalls(pw)
-		ownTracks(pw)
-		return pw, newTrackSet(pw, scan)
-	}
+	pw := partWriters{opts: wopts, cv: cv, scan: scan}
 	if c.cfg.split == nil {
-		cv.w, cv.tracks = newWriter(w)
+		cv.w, cv.tracks = pw.open(w)
 		return
 	}
 	// A split trace: w is the overview's, where the counters are drawn;
@@ -234,7 +206,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 	ownTracks(ow)
 	ov := &overview{canvas: &canvas{w: ow, tracks: newTrackSet(ow, scan), led: c.led, window: cv.window}}
 	c.counters.canvas = ov.canvas
-	cv.parts = newPartSet(*c.cfg.split, 2*c.cfg.flowHorizon, &c.now, newWriter, ov)
+	cv.parts = newPartSet(*c.cfg.split, 2*c.cfg.flowHorizon, &c.now, pw, ov)
 	cv.parts.about = &c.about
 	cv.unit(noKey, 0)
 	c.sum.Split = cv.parts.sum
@@ -304,6 +276,25 @@ func (c *converter) drain() {
 	c.runDrawer.drain()
 	c.counters.drain()
 }
+
+// drawNode draws a node span the flow window lets go of, with its flows
+// and those the remote plan gives it (flowSite).
+func (c *converter) drawNode(n *nodeSpan) {
+	cv := c.canvas
+	sp := &n.span
+	flows, endFlows := cv.remote.flows(&sp.Span, n.flows, n.endFlows)
+	if cv.parts != nil {
+		c.nodeUnit(n, flows, endFlows)
+	}
+	cv.drawSpanWithFlows(cv.threadFor(sp), sp, nil, false, flows, endFlows)
+}
+
+// The conversion is the flow window's site: where its spans are drawn is
+// the canvas's to say.
+func (c *converter) sameHost(a, b int32) bool           { return c.canvas.remote.sameHost(a, b) }
+func (c *converter) drawable(pid int32, tid int64) bool { return c.canvas.drawable(pid, tid) }
+func (c *converter) outside(ts, dur int64) bool         { return c.canvas.outside(ts, dur) }
+func (c *converter) part() int                          { return c.canvas.part() }
 
 // nodeUnit begins the unit of a node span of a split trace, drawn with
 // flows and endFlows: in the part promised to it, or in the part where an

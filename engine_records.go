@@ -9,7 +9,7 @@ import (
 // pass of it, and read at the passes the runs need.
 func (c *converter) openRecords() error {
 	for _, x := range c.passIndexes {
-		x.wrap = c.progress.wrap
+		x.progress = c.progress
 		c.runDrawer.artifacts = append(c.runDrawer.artifacts, x)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 )
 
 // Input is one input file. The converter opens it more than once (it scans
@@ -160,4 +161,38 @@ func cutReason(err error, read int64) string {
 		return fmt.Sprintf("the compressed data is damaged after %d bytes of data (%v)", read, err)
 	}
 	return ""
+}
+
+// progressCounter counts the bytes read through the readers it wraps
+// (from several goroutines in the second pass) and reports now and then.
+type progressCounter struct {
+	fn   func(int64)
+	mu   sync.Mutex
+	n    int64
+	last int64
+}
+
+func (p *progressCounter) wrap(r io.Reader) io.Reader {
+	if p.fn == nil {
+		return r
+	}
+	return &countingReader{r: r, p: p}
+}
+
+type countingReader struct {
+	r io.Reader
+	p *progressCounter
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	p := c.p
+	p.mu.Lock()
+	p.n += int64(n)
+	if p.n-p.last >= 4<<20 || err == io.EOF {
+		p.last = p.n
+		p.fn(p.n)
+	}
+	p.mu.Unlock()
+	return n, err
 }
