@@ -376,183 +376,278 @@ func (lw *laneWork) reset() {
 // leaves what it conflicts with in w.lanes.conflict. Placed, the slice is its
 // lane's, but for being pushed on the lane's stack of open slices (push):
 // fit leaves the stack popped to the slice's parent, its first j entries.
+// Each rule is a method of its own, applied in turn: fitOpen, fitPast,
+// fitRoots, fitChildren, fitDepth; take places the slice.
 //
 // Against earlier flushes it decides as if it remembered every slice,
 // but where a slice lies inside an old top-level slice: among the
 // children of one of the latest maxRemembered (inOldChildren), or inside
 // an older one, or with an end in a gap given up past maxPast (inPast).
 func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
-	lw, m, ps := &w.lanes.work[l], t.memory(l), t.pending
-	p := &ps[pi]
-	a, b := p.ts, p.end
-	// Among this flush's slices (sorted, so p starts at or after each),
-	// pop those that end before p, as writeLane does.
-	j = len(lw.stack)
+	lw, m, p := &w.lanes.work[l], t.memory(l), &t.pending[pi]
+	f := fitting{
+		a: p.ts, b: p.end, inside: -1, goneLo: -1, goneHi: -1,
+		lo: math.MaxInt64, loEnd: math.MinInt64, hi: math.MinInt64,
+	}
+	// Among this flush's slices first; then against the slices of earlier
+	// flushes, whose events come first in the file among those with equal
+	// timestamps; then the depth all that gives it.
+	if why = w.fitOpen(lw, t.pending, &f); why != fits {
+		return why, 0
+	}
+	if why = w.fitPast(m, &f); why != fits {
+		return why, 0
+	}
+	if why = w.fitRoots(m, &f); why != fits {
+		return why, 0
+	}
+	if why = w.fitChildren(m, &f); why != fits {
+		return why, 0
+	}
+	if why = lw.fitDepth(p, &f); why != fits {
+		return why, 0
+	}
+	lw.take(p, &f)
+	return fits, f.j
+}
+
+// fitting is what fit learns of a slice [a, b] on a lane as it checks it
+// rule by rule: where it nests, and what it encloses of the slices written
+// before, which it adds to the top-level slice it lies in once placed.
+type fitting struct {
+	a, b           int64
+	j              int    // it nests in the first j of the lane's open slices (fitOpen)
+	goneLo, goneHi int    // the range of the lane's past it encloses (fitPast)
+	inside         int    // the remembered root it lies in, or -1 (fitRoots)
+	enclosed       uint64 // the remembered roots it encloses, a bit each (fitRoots)
+	depth          int32  // its depth on the lane (fitDepth)
+	chained        bool   // an instant nested in instants at its timestamp (fitDepth)
+	// What it encloses of the slices written before: the height of the
+	// deepest, their extent [lo, hi], the latest end of those that start at
+	// lo, and whether one of no length lies at hi.
+	deepest       int32
+	lo, loEnd, hi int64
+	hiZero        bool
+}
+
+// enclose records that the slice encloses slices written before that are
+// height levels deep and cover [lo, hi], the longest of those starting at
+// lo ending at loEnd, one of no length at hi if hiZero.
+func (f *fitting) enclose(height int32, lo, loEnd, hi int64, hiZero bool) {
+	f.deepest = max(f.deepest, height)
+	f.lo, f.loEnd = minStart(f.lo, f.loEnd, lo, loEnd)
+	f.hi, f.hiZero = maxEnd(f.hi, f.hiZero, hi, hiZero)
+}
+
+// fitOpen applies the rule among this flush's slices on the lane: sorted,
+// p starts at or after each, so it pops those that end before it, as
+// writeLane does, and must nest in the first that does not
+// (overlapsNew).
+func (w *Writer) fitOpen(lw *laneWork, ps []pendingSlice, f *fitting) int {
+	j := len(lw.stack)
 	for ; j > 0; j-- {
 		top := &ps[lw.stack[j-1]]
-		if b <= top.end {
+		if f.b <= top.end {
 			break // p nests in top
 		}
-		if a < top.end {
+		if f.a < top.end {
 			w.lanes.conflict.other = lw.stack[j-1]
-			return overlapsNew, 0
+			return overlapsNew
 		}
 	}
-	// Against the slices of earlier flushes, whose events come first in
-	// the file among those with equal timestamps.
-	var deepest int32 // height of the deepest remembered slice p encloses
-	// What p encloses of them: their extent, the latest end of those that
-	// start at encLo, whether one of no length lies at encHi.
-	encLo, encLoEnd, encHi := int64(math.MaxInt64), int64(math.MinInt64), int64(math.MinInt64)
-	var encZero bool
-	goneLo, goneHi := -1, -1
-	if n := len(m.past); n > 0 && a <= m.past[n-1].end {
-		why, goneLo, goneHi = w.fitPast(m.past, a, b)
-		if why != fits {
-			return why, 0
-		}
-		for x := goneLo; x < goneHi; x++ {
-			e := &m.past[x]
-			deepest = max(deepest, e.height)
-			encLo, encLoEnd = minStart(encLo, encLoEnd, e.ts, e.firstEnd)
-			encHi, encZero = maxEnd(encHi, encZero, e.end, e.endZero)
-		}
-	}
-	inside := -1
-	var enclosed uint64
-	if len(m.roots) > 0 && b >= m.roots[0].ts && a <= m.hi {
-		for r := range m.roots {
-			rt := &m.roots[r]
-			s, e := rt.ts, rt.end
-			if e < a {
-				continue
-			}
-			if s > b {
-				break
-			}
-			w.lanes.conflict.iv = interval{s, e}
-			switch {
-			case a < s:
-				switch {
-				case b == s && s < e:
-					return endsAtOld, 0 // its end would come after r's begin
-				case b < e:
-					return overlapsOld, 0
-				}
-				enclosed |= 1 << r
-				deepest = max(deepest, rt.height)
-				encLo, encLoEnd = minStart(encLo, encLoEnd, s, e)
-				encHi, encZero = maxEnd(encHi, encZero, e, rt.endZero())
-			case a == s:
-				if b > e {
-					return enclosesOld, 0 // it would begin inside r
-				}
-				inside = r
-			case a == e:
-				// It starts where r ends: r's end comes first, but for a
-				// descendant of no length there, which it would enclose
-				// (or, of no length itself, nest in).
-				if rt.kidsHi == e && rt.hiZero {
-					if b > a {
-						w.lanes.conflict.iv = interval{e, e}
-						return enclosesOld, 0
-					}
-					return inOldChildren, 0
-				}
-			case b > e:
-				return overlapsOld, 0
-			default:
-				inside = r
-			}
-		}
-	}
-	if inside >= 0 {
-		// It nests in r directly if it lies before or after all of r's
-		// descendants, or encloses them all; among them, it would nest
-		// in whichever are open at its start, which the writer does not
-		// know. Where the first of them starts, or the last ends, it
-		// may conflict with one exactly.
-		rt := &m.roots[inside]
-		switch {
-		case b < rt.kidsLo || a > rt.kidsHi || a == rt.kidsHi && !rt.hiZero:
-		case a < rt.kidsLo && b >= rt.kidsHi:
-			deepest = max(deepest, rt.height-1)
-			encLo, encLoEnd = minStart(encLo, encLoEnd, rt.kidsLo, rt.loEnd)
-			encHi, encZero = maxEnd(encHi, encZero, rt.kidsHi, rt.hiZero)
-		case a == rt.kidsLo && b > rt.loEnd:
-			w.lanes.conflict.iv = interval{a, rt.loEnd}
-			return enclosesOld, 0
-		case a == rt.kidsHi && b > a:
-			w.lanes.conflict.iv = interval{a, a}
-			return enclosesOld, 0
-		case a < rt.kidsLo && b == rt.kidsLo && rt.loEnd > b:
-			w.lanes.conflict.iv = interval{b, rt.loEnd}
-			return endsAtOld, 0
-		default:
-			w.lanes.conflict.iv = interval{rt.ts, rt.end}
-			return inOldChildren, 0
-		}
-	}
-	depth := int32(j)
-	if inside >= 0 {
-		depth++
-	}
-	chained := p.instant && lw.chainN > 0 && lw.chainTS == a && lw.chainAt == int32(j)
-	if chained {
-		depth += lw.chainN
-	}
-	if depth >= MaxDepth || depth+deepest >= MaxDepth {
-		return tooDeep, 0
-	}
+	f.j = j
+	return fits
+}
 
-	// It fits: place it, and record what it adds to the top-level slice
-	// it lies in: levels, and descendants (itself, unless it is that
-	// top-level slice, and the remembered ones it encloses).
+// fitPast applies the rule against the lane's past (fitExtents) to a slice
+// that reaches back into it, and counts what it encloses there.
+func (w *Writer) fitPast(m *laneMemory, f *fitting) int {
+	n := len(m.past)
+	if n == 0 || f.a > m.past[n-1].end {
+		return fits
+	}
+	why, lo, hi := w.fitExtents(m.past, f.a, f.b)
+	f.goneLo, f.goneHi = lo, hi
+	if why != fits {
+		return why
+	}
+	for x := lo; x < hi; x++ {
+		e := &m.past[x]
+		f.enclose(e.height, e.ts, e.firstEnd, e.end, e.endZero)
+	}
+	return fits
+}
+
+// fitRoots applies the rule against the lane's remembered roots (fitRoot)
+// to each that the slice meets.
+func (w *Writer) fitRoots(m *laneMemory, f *fitting) int {
+	if len(m.roots) == 0 || f.b < m.roots[0].ts || f.a > m.hi {
+		return fits
+	}
+	for r := range m.roots {
+		rt := &m.roots[r]
+		if rt.end < f.a {
+			continue
+		}
+		if rt.ts > f.b {
+			break
+		}
+		if why := w.fitRoot(rt, r, f); why != fits {
+			return why
+		}
+	}
+	return fits
+}
+
+// fitRoot checks the slice against remembered root r, which it meets: it
+// encloses r, or lies in it (then fitChildren decides), or starts where r
+// ends; otherwise it partially overlaps r (overlapsOld), or would begin
+// inside r (enclosesOld), or its end would come after r's begin
+// (endsAtOld).
+func (w *Writer) fitRoot(rt *root, r int, f *fitting) int {
+	a, b, s, e := f.a, f.b, rt.ts, rt.end
+	w.lanes.conflict.iv = interval{s, e}
+	switch {
+	case a < s:
+		switch {
+		case b == s && s < e:
+			return endsAtOld // its end would come after r's begin
+		case b < e:
+			return overlapsOld
+		}
+		f.enclosed |= 1 << r
+		f.enclose(rt.height, s, e, e, rt.endZero())
+	case a == s:
+		if b > e {
+			return enclosesOld // it would begin inside r
+		}
+		f.inside = r
+	case a == e:
+		// It starts where r ends: r's end comes first, but for a
+		// descendant of no length there, which it would enclose (or, of
+		// no length itself, nest in).
+		if rt.kidsHi == e && rt.hiZero {
+			if b > a {
+				w.lanes.conflict.iv = interval{e, e}
+				return enclosesOld
+			}
+			return inOldChildren
+		}
+	case b > e:
+		return overlapsOld
+	default:
+		f.inside = r
+	}
+	return fits
+}
+
+// fitChildren applies the rule inside the remembered root the slice lies
+// in, if any. It nests in the root directly if it lies before or after all
+// of the root's descendants, or encloses them all; among them, it would
+// nest in whichever are open at its start, which the writer does not know
+// (inOldChildren). Where the first of them starts, or the last ends, it
+// may conflict with one exactly (enclosesOld, endsAtOld).
+func (w *Writer) fitChildren(m *laneMemory, f *fitting) int {
+	if f.inside < 0 {
+		return fits
+	}
+	rt, a, b := &m.roots[f.inside], f.a, f.b
+	switch {
+	case b < rt.kidsLo || a > rt.kidsHi || a == rt.kidsHi && !rt.hiZero:
+	case a < rt.kidsLo && b >= rt.kidsHi:
+		f.enclose(rt.height-1, rt.kidsLo, rt.loEnd, rt.kidsHi, rt.hiZero)
+	case a == rt.kidsLo && b > rt.loEnd:
+		w.lanes.conflict.iv = interval{a, rt.loEnd}
+		return enclosesOld
+	case a == rt.kidsHi && b > a:
+		w.lanes.conflict.iv = interval{a, a}
+		return enclosesOld
+	case a < rt.kidsLo && b == rt.kidsLo && rt.loEnd > b:
+		w.lanes.conflict.iv = interval{b, rt.loEnd}
+		return endsAtOld
+	default:
+		w.lanes.conflict.iv = interval{rt.ts, rt.end}
+		return inOldChildren
+	}
+	return fits
+}
+
+// fitDepth applies the depth rule: the slice's depth, and the depth it
+// gives the slices it encloses, stay below MaxDepth (tooDeep). Instants at
+// one timestamp count as nested in one another, as the trace processor
+// nests them.
+func (lw *laneWork) fitDepth(p *pendingSlice, f *fitting) int {
+	f.depth = int32(f.j)
+	if f.inside >= 0 {
+		f.depth++
+	}
+	f.chained = p.instant && lw.chainN > 0 && lw.chainTS == f.a && lw.chainAt == int32(f.j)
+	if f.chained {
+		f.depth += lw.chainN
+	}
+	if f.depth >= MaxDepth || f.depth+f.deepest >= MaxDepth {
+		return tooDeep
+	}
+	return fits
+}
+
+// take places the slice f describes, which fits, on the lane: it pops the
+// lane's stack to the slice's parent, and records what the slice adds to
+// the top-level slice it lies in: levels, and descendants (itself, unless
+// it is that top-level slice, and the remembered ones it encloses).
+func (lw *laneWork) take(p *pendingSlice, f *fitting) {
+	a, b, j := f.a, f.b, f.j
 	lw.stack = lw.stack[:j]
-	lw.enclosed |= enclosed
-	if goneLo < goneHi {
-		lw.gone = append(lw.gone, int32(goneLo), int32(goneHi))
+	lw.enclosed |= f.enclosed
+	if f.goneLo < f.goneHi {
+		lw.gone = append(lw.gone, int32(f.goneLo), int32(f.goneHi))
 	}
 	g := lw.group
 	switch {
-	case chained:
+	case f.chained:
 		g = lw.chainG
 	case j > 0:
-	case inside >= 0:
-		g = inside
+	case f.inside >= 0:
+		g = f.inside
 	default:
 		lw.roots = append(lw.roots, newRoot(a, b))
 		g = ^(len(lw.roots) - 1)
 	}
-	if g >= 0 || j > 0 || chained {
-		encLo, encLoEnd = minStart(encLo, encLoEnd, a, b)
-		encHi, encZero = maxEnd(encHi, encZero, b, a == b)
+	if g >= 0 || j > 0 || f.chained {
+		f.lo, f.loEnd = minStart(f.lo, f.loEnd, a, b)
+		f.hi, f.hiZero = maxEnd(f.hi, f.hiZero, b, a == b)
 	}
-	levels := depth + 1 + deepest
+	levels := f.depth + 1 + f.deepest
 	if g >= 0 {
 		if lw.grown&(1<<g) == 0 {
 			lw.grown |= 1 << g
 			lw.grow[g] = newRoot(0, 0)
 		}
-		lw.grow[g].grow(levels, encLo, encLoEnd, encHi, encZero)
+		lw.grow[g].grow(levels, f.lo, f.loEnd, f.hi, f.hiZero)
 	} else {
-		lw.roots[^g].grow(levels, encLo, encLoEnd, encHi, encZero)
+		lw.roots[^g].grow(levels, f.lo, f.loEnd, f.hi, f.hiZero)
 	}
+	lw.chain(p, f, g)
+}
+
+// chain keeps count of the instants placed at one timestamp at one stack
+// depth, which the trace processor nests in one another (fitDepth), and of
+// the group the slice at the bottom of the stack counts its height in.
+func (lw *laneWork) chain(p *pendingSlice, f *fitting, g int) {
 	switch {
-	case chained:
+	case f.chained:
 		lw.chainN++
 	case p.instant:
-		lw.chainTS, lw.chainN, lw.chainAt, lw.chainG = a, 1, int32(j), g
+		lw.chainTS, lw.chainN, lw.chainAt, lw.chainG = f.a, 1, int32(f.j), g
 	default:
 		lw.chainN = 0
-		if j == 0 {
+		if f.j == 0 {
 			lw.group = g
 		}
 	}
-	return fits, j
 }
 
-// fitPast checks [a, b] against the extents of a lane's past, as if
+// fitExtents checks [a, b] against the extents of a lane's past, as if
 // against every slice they cover, and returns the range [lo, hi) of those
 // it encloses. Each extent's top-level slices abut one another (unless it
 // has gaps), so a slice that has one end strictly inside an extent and
@@ -561,7 +656,7 @@ func (w *Writer) fit(t *trackState, l int, pi int32) (why, j int) {
 // one starts. At an extent's start begins its first slice, which the
 // writer knows, and a slice of no length at its end is remembered. What
 // lies inside an extent the writer no longer knows.
-func (w *Writer) fitPast(past []extent, a, b int64) (why, lo, hi int) {
+func (w *Writer) fitExtents(past []extent, a, b int64) (why, lo, hi int) {
 	// The first extent that ends at or after a.
 	i, k := 0, len(past)
 	for i < k {

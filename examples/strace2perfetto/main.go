@@ -559,8 +559,68 @@ func (c *command) fail(code int, err error) int {
 }
 
 // convert checks the files named, converts and writes the trace, then the
-// summary.
+// summary, stage by stage: the inputs' defaults, the outputs' names and
+// checks (plan), opening them, reading the inputs, converting, putting the
+// outputs in place (commit, settle), the summary on stderr (report), and
+// -open (serve).
 func (c *command) convert(ctx context.Context, cfg *config) int {
+	c.defaults(cfg)
+	j, code, err := c.plan(ctx, cfg)
+	if err != nil {
+		return c.fail(code, err)
+	}
+	defer j.abort()
+	if err := j.open(cfg.summaryJSON, c.stdout); err != nil {
+		return c.fail(exitFail, err)
+	}
+	logs, records, remove, err := c.readInputs(ctx, cfg, j.read)
+	if err != nil {
+		return c.fail(exitFail, interrupted(ctx, err))
+	}
+	sum, err := c.convertLogs(ctx, cfg, j, logs, records)
+	remove()
+	if err == nil {
+		err = ctx.Err() // interrupted after the last read: keep nothing
+	}
+	noRecords := err == nil && empty(sum)
+	if err == nil && !noRecords {
+		err = j.commit(sum)
+	}
+	stale, staleErr := j.settle(err == nil && !noRecords)
+	if c.converted != nil {
+		c.converted()
+	}
+	switch {
+	case err != nil:
+		if sum != nil && !cfg.quiet {
+			sum.WriteText(c.stderr)
+		}
+		return c.fail(exitFail, interrupted(ctx, err))
+	case noRecords:
+		return c.noRecords(cfg, j, sum)
+	case !cfg.quiet:
+		c.report(cfg, j, sum, stale)
+	}
+	code = exitOK
+	if staleErr != nil {
+		code = c.fail(exitFail, fmt.Errorf("%w; the trace is written: %s", staleErr, j.out))
+	}
+	if code == exitOK && cfg.strict && !sum.Clean() {
+		if !cfg.quiet {
+			fmt.Fprintln(c.stderr, "strace2perfetto: -strict: records were lost, set aside or moved, or a log was cut (see the summary); the trace is kept")
+		}
+		code = exitStrict
+	}
+	if (code == exitOK || code == exitStrict) && cfg.open {
+		code = c.serve(ctx, cfg, j, code)
+	}
+	return code
+}
+
+// defaults completes the inputs the command line leaves out: standard
+// input when it is not a terminal and no LOG is given, and the records
+// beside the first log.
+func (c *command) defaults(cfg *config) {
 	if len(cfg.logs) == 0 && !c.stdinIsTerminal() {
 		cfg.logs = []string{"-"} // a pipe or a file: the log, not the sample
 	}
@@ -570,163 +630,209 @@ func (c *command) convert(ctx context.Context, cfg *config) int {
 			fmt.Fprintf(c.stderr, "using %s beside the log (-no-records-beside to leave it out)\n", beside)
 		}
 	}
+}
+
+// job is one conversion's files: those it reads, and the outputs it puts
+// in place together or not at all.
+type job struct {
+	read   []namedFile // the inputs (checkInputs)
+	out    string      // the trace's name (-o, or after the first log)
+	split  *parts      // -split's parts, nil without -split
+	dst    *output     // the trace (the overview with -split)
+	sumDst *output     // the -summary-json file, put in place with the trace
+}
+
+// plan checks the files named before any is opened for writing: the
+// inputs can be read, no output is one of them, and -open and -split have
+// a regular file to write. On error it returns the exit status to give.
+func (c *command) plan(ctx context.Context, cfg *config) (*job, int, error) {
 	read, err := checkInputs(cfg, c.stdin)
 	if err != nil {
-		return c.fail(exitFail, err)
+		return nil, exitFail, err
 	}
-	out := cfg.out
-	switch {
-	case out != "":
-	case len(cfg.logs) == 0:
-		out = sampleOut
-	case cfg.compare:
-		out = strings.TrimSuffix(cli.TraceName(cfg.logs[0]), ".pftrace") + ".compare.pftrace"
-	default:
-		out = cli.TraceName(cfg.logs[0])
-	}
-	if err := clash(read, c.written(out, cfg.summaryJSON)); err != nil {
-		return c.fail(exitUsage, err)
+	j := &job{read: read, out: outputName(cfg)}
+	if err := clash(read, c.written(j.out, cfg.summaryJSON)); err != nil {
+		return nil, exitUsage, err
 	}
 	if cfg.open {
-		if _, inPlace, err := resolveOutput(out); err == nil && inPlace {
-			return c.fail(exitUsage, fmt.Errorf("-open serves a trace file: -o %s is not a regular file", out))
+		if _, inPlace, err := resolveOutput(j.out); err == nil && inPlace {
+			return nil, exitUsage, fmt.Errorf("-open serves a trace file: -o %s is not a regular file", j.out)
 		}
 	}
-	var split *parts
 	if cfg.split > 0 {
-		if _, inPlace, err := resolveOutput(out); err == nil && inPlace {
-			return c.fail(exitUsage, fmt.Errorf("-split writes the parts beside the overview's file: -o %s is not a regular file", out))
+		if _, inPlace, err := resolveOutput(j.out); err == nil && inPlace {
+			return nil, exitUsage, fmt.Errorf("-split writes the parts beside the overview's file: -o %s is not a regular file", j.out)
 		}
-		if err := checkParts(read, out, cfg.summaryJSON); err != nil {
-			return c.fail(exitUsage, err)
+		if err := checkParts(read, j.out, cfg.summaryJSON); err != nil {
+			return nil, exitUsage, err
 		}
-		split = &parts{ctx: ctx, out: out, read: read}
-		defer split.abort()
+		j.split = &parts{ctx: ctx, out: j.out, read: read}
 	}
-	dst, err := openOutput(out, c.stdout)
+	return j, exitOK, nil
+}
+
+// outputName is the trace's name: -o, or the sample's, or after the first
+// log.
+func outputName(cfg *config) string {
+	switch {
+	case cfg.out != "":
+		return cfg.out
+	case len(cfg.logs) == 0:
+		return sampleOut
+	case cfg.compare:
+		return strings.TrimSuffix(cli.TraceName(cfg.logs[0]), ".pftrace") + ".compare.pftrace"
+	}
+	return cli.TraceName(cfg.logs[0])
+}
+
+// open opens the trace's output and the -summary-json file, if any.
+func (j *job) open(summaryJSON string, stdout io.Writer) error {
+	var err error
+	if j.dst, err = openOutput(j.out, stdout); err != nil {
+		return err
+	}
+	if summaryJSON != "" {
+		if j.sumDst, err = openOutput(summaryJSON, stdout); err != nil {
+			return fmt.Errorf("-summary-json: %w; no trace written", err)
+		}
+	}
+	return nil
+}
+
+// readInputs makes the logs and the -records files the converter's inputs
+// (both read twice: standard input and pipes are copied first), with the
+// function that removes the copies.
+func (c *command) readInputs(ctx context.Context, cfg *config, read []namedFile) (logs, records []phasetrace.Input, remove func(), err error) {
+	logs, removeCopies, err := c.inputs(ctx, cfg, read)
 	if err != nil {
-		return c.fail(exitFail, err)
+		return nil, nil, nil, err
 	}
-	defer dst.abort()
-	var sumDst *output // the -summary-json file, put in place with the trace
-	if cfg.summaryJSON != "" {
-		if sumDst, err = openOutput(cfg.summaryJSON, c.stdout); err != nil {
-			return c.fail(exitFail, fmt.Errorf("-summary-json: %w; no trace written", err))
-		}
-		defer sumDst.abort()
-	}
-	inputs, removeCopies, err := c.inputs(ctx, cfg, read)
-	if err != nil {
-		return c.fail(exitFail, interrupted(ctx, err))
-	}
-	records, removeRecords, err := c.files(ctx, cfg.records, read[len(cfg.logs):]) // read twice too
+	records, removeRecords, err := c.files(ctx, cfg.records, read[len(cfg.logs):])
 	if err != nil {
 		removeCopies()
-		return c.fail(exitFail, interrupted(ctx, err))
+		return nil, nil, nil, err
 	}
+	return logs, records, func() {
+		removeCopies()
+		removeRecords()
+	}, nil
+}
+
+// convertLogs converts the logs into the job's trace (and parts).
+func (c *command) convertLogs(ctx context.Context, cfg *config, j *job, logs, records []phasetrace.Input) (*phasetrace.Summary, error) {
 	opts, progress := c.options(ctx, cfg, records)
-	if split != nil {
-		opts = append(opts, phasetrace.WithSplit(cfg.split, split.open))
+	if j.split != nil {
+		opts = append(opts, phasetrace.WithSplit(cfg.split, j.split.open))
 	}
-	sum, err := cfg.convert(interruptibleWriter{ctx, dst}, inputs, opts)
-	removeCopies()
-	removeRecords()
+	sum, err := cfg.convert(interruptibleWriter{ctx, j.dst}, logs, opts)
 	if progress {
 		fmt.Fprint(c.stderr, "\r               \r")
 	}
-	if err == nil {
-		err = ctx.Err() // interrupted after the last read: keep nothing
-	}
-	noRecords := err == nil && empty(sum)
-	if err == nil && !noRecords && sumDst != nil {
-		// Written whole before anything is put in place: all outputs or
-		// none.
-		if err = writeSummary(sumDst, sum); err != nil {
-			err = fmt.Errorf("-summary-json: %w; no trace written", err)
+	return sum, err
+}
+
+// commit puts the outputs in place, all or none: the summary is written
+// whole before anything is put in place, the parts before the overview
+// that names them.
+func (j *job) commit(sum *phasetrace.Summary) error {
+	if j.sumDst != nil {
+		if err := writeSummary(j.sumDst, sum); err != nil {
+			return fmt.Errorf("-summary-json: %w; no trace written", err)
 		}
 	}
-	if err == nil && !noRecords && split != nil {
-		err = split.commit() // the parts before the overview that names them
-	}
-	if err == nil && !noRecords {
-		err = dst.commit()
-	}
-	if err == nil && !noRecords && sumDst != nil {
-		err = sumDst.commit()
-	}
-	dst.abort() // no records: nothing is left behind
-	if sumDst != nil {
-		sumDst.abort()
-	}
-	var stale []string
-	var staleErr error
-	if err == nil && !noRecords && split != nil {
-		stale, staleErr = removeStale(out, len(split.files))
-	}
-	if split != nil {
-		split.abort()
-	}
-	if c.converted != nil {
-		c.converted()
-	}
-	code := exitOK
-	switch {
-	case err != nil:
-		if sum != nil && !cfg.quiet {
-			sum.WriteText(c.stderr)
+	if j.split != nil {
+		if err := j.split.commit(); err != nil {
+			return err
 		}
-		return c.fail(exitFail, interrupted(ctx, err))
-	case noRecords:
-		if !cfg.quiet {
-			sum.WriteText(c.stderr)
-		}
-		what := "no trace written"
-		if dst.target == "" { // standard output, a device, a FIFO
-			what = "an empty trace was written to " + dst.name
-		}
-		return c.fail(exitFail, fmt.Errorf("the input held no [STRACE], [CLOCK_ANCHOR] or bind phase record that could be read: %s", what))
-	case !cfg.quiet:
+	}
+	if err := j.dst.commit(); err != nil {
+		return err
+	}
+	if j.sumDst != nil {
+		return j.sumDst.commit()
+	}
+	return nil
+}
+
+// settle removes the outputs not put in place and, once the conversion is
+// in place (done), the parts of an earlier conversion beyond the last one
+// written, which it returns.
+func (j *job) settle(done bool) (stale []string, err error) {
+	j.dst.abort() // no records: nothing is left behind
+	if j.sumDst != nil {
+		j.sumDst.abort()
+	}
+	if done && j.split != nil {
+		stale, err = removeStale(j.out, len(j.split.files))
+	}
+	if j.split != nil {
+		j.split.abort()
+	}
+	return stale, err
+}
+
+// abort removes every output not put in place.
+func (j *job) abort() {
+	if j.sumDst != nil {
+		j.sumDst.abort()
+	}
+	if j.dst != nil {
+		j.dst.abort()
+	}
+	if j.split != nil {
+		j.split.abort()
+	}
+}
+
+// noRecords says that the logs held no record, and what was left of the
+// trace, and returns the failure's exit status.
+func (c *command) noRecords(cfg *config, j *job, sum *phasetrace.Summary) int {
+	if !cfg.quiet {
 		sum.WriteText(c.stderr)
-		if len(cfg.logs) == 0 {
-			fmt.Fprintln(c.stderr, "(the embedded sample ends with a record the runtime was killed in the middle of, on purpose: it shows how a torn record is counted)")
-		}
-		if split == nil {
-			fmt.Fprintf(c.stderr, "trace: %s (open it in https://ui.perfetto.dev)\n", dst.name)
-			break
-		}
-		if len(stale) > 0 {
-			fmt.Fprintf(c.stderr, "removed %d stale %s of an earlier conversion: %s\n", len(stale), plural(len(stale), "part"), fileRange(stale))
-		}
-		fmt.Fprintln(c.stderr, splitSummary(out, sum))
 	}
-	if staleErr != nil {
-		code = c.fail(exitFail, fmt.Errorf("%w; the trace is written: %s", staleErr, out))
+	what := "no trace written"
+	if j.dst.target == "" { // standard output, a device, a FIFO
+		what = "an empty trace was written to " + j.dst.name
 	}
-	if code == exitOK && cfg.strict && !sum.Clean() {
-		if !cfg.quiet {
-			fmt.Fprintln(c.stderr, "strace2perfetto: -strict: records were lost, set aside or moved, or a log was cut (see the summary); the trace is kept")
-		}
-		code = exitStrict
+	return c.fail(exitFail, fmt.Errorf("the input held no [STRACE], [CLOCK_ANCHOR] or bind phase record that could be read: %s", what))
+}
+
+// report writes the summary of a conversion put in place to stderr, and
+// where the trace is.
+func (c *command) report(cfg *config, j *job, sum *phasetrace.Summary, stale []string) {
+	sum.WriteText(c.stderr)
+	if len(cfg.logs) == 0 {
+		fmt.Fprintln(c.stderr, "(the embedded sample ends with a record the runtime was killed in the middle of, on purpose: it shows how a torn record is counted)")
 	}
-	if (code == exitOK || code == exitStrict) && cfg.open {
-		// The port is bound once the trace is written: a busy port costs
-		// the link, never the trace.
-		ln, err := open.Listen(cfg.port)
-		if err != nil {
-			return c.fail(exitFail, fmt.Errorf("-open: %w; the trace is written: %s", err, dst.name))
-		}
-		if split != nil && len(split.files) > 0 {
-			fmt.Fprintf(c.stderr, "open a part with: go run ./examples/pftrace open %s\n", cli.ShellQuote(phasetrace.PartName(out, 1)))
-		}
-		sctx := ctx
-		if c.serving != nil {
-			var stop context.CancelFunc
-			sctx, stop = c.serving()
-			defer stop()
-		}
-		if err := serveTrace(sctx, ln, out, c.stderr, c.browser); err != nil {
-			code = c.fail(exitFail, fmt.Errorf("-open: %w", err))
-		}
+	if j.split == nil {
+		fmt.Fprintf(c.stderr, "trace: %s (open it in https://ui.perfetto.dev)\n", j.dst.name)
+		return
+	}
+	if len(stale) > 0 {
+		fmt.Fprintf(c.stderr, "removed %d stale %s of an earlier conversion: %s\n", len(stale), plural(len(stale), "part"), fileRange(stale))
+	}
+	fmt.Fprintln(c.stderr, splitSummary(j.out, sum))
+}
+
+// serve serves the trace written to the UI (-open) and returns the exit
+// status, code unless serving fails. The port is bound once the trace is
+// written: a busy port costs the link, never the trace.
+func (c *command) serve(ctx context.Context, cfg *config, j *job, code int) int {
+	ln, err := open.Listen(cfg.port)
+	if err != nil {
+		return c.fail(exitFail, fmt.Errorf("-open: %w; the trace is written: %s", err, j.dst.name))
+	}
+	if j.split != nil && len(j.split.files) > 0 {
+		fmt.Fprintf(c.stderr, "open a part with: go run ./examples/pftrace open %s\n", cli.ShellQuote(phasetrace.PartName(j.out, 1)))
+	}
+	sctx := ctx
+	if c.serving != nil {
+		var stop context.CancelFunc
+		sctx, stop = c.serving()
+		defer stop()
+	}
+	if err := serveTrace(sctx, ln, j.out, c.stderr, c.browser); err != nil {
+		code = c.fail(exitFail, fmt.Errorf("-open: %w", err))
 	}
 	return code
 }

@@ -488,41 +488,11 @@ func newIDs(cfg Config, ranks []*rank) ids {
 func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) (err error) {
 	ew := &errWriter{w: w}
 	defer func() { err = ew.err }() // after the log's end is written
-	w = ew
-	if cfg.CutAtEnd {
-		out, tw := w, &tailWriter{w: w}
-		defer func() { out.Write(cutInLastRecord(tw.tail)) }()
-		w = tw
-	} else if cfg.Unterminated {
-		out, tw := w, &tailWriter{w: w}
-		defer func() { out.Write(bytes.TrimSuffix(bytes.TrimSuffix(tw.tail, []byte("\n")), []byte("\r"))) }()
-		w = tw
-	}
+	w, end := endOfLog(ew, cfg)
+	defer end()
 	g := &generator{cfg: cfg, rnd: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), rnd2: rand.New(rand.NewPCG(cfg.Seed, 0x6b6e6f62)), w: w, truth: truth}
-	ranks := []*rank{
-		{pid: 4100, tid: 4100, dev: 0, freq: 50_000_000, offset: 1_700_000_000_000, drift: 23e-6, handle: 0x7f3a2d5ff640},
-		{pid: 4200, tid: 4200, dev: 1, freq: 1_000_000_000, offset: 987_654_321_000_000, drift: -41e-6, handle: 0x7f3a2d6ff640},
-	}
-	for i := 2; i < cfg.Ranks; i++ {
-		pid := 4400 + 100*int32(i-2)
-		ranks = append(ranks, &rank{pid: pid, tid: int64(pid), dev: int32(i), freq: 100_000_000, offset: 3_000_000_000_000 * uint64(i),
-			drift: float64((i*7+MaxRankDriftPPM)%(2*MaxRankDriftPPM)-MaxRankDriftPPM) * 1e-6, handle: 0x7f3a2d7ff640 + uint64(i-2)<<20})
-	}
+	ranks := newRanks(cfg)
 	g.ranks = len(ranks)
-	if cfg.DriftPPM != 0 {
-		ranks[0].drift = cfg.DriftPPM * 1e-6
-		ranks[1].drift = 0
-		ranks[1].clk = newRateClock(ranks[1].freq, ranks[1].offset, 0, RateChange{WanderPPM: cfg.DriftPPM, WanderPeriod: driftPeriod}, cfg.Seed^0xd71f7)
-	}
-	if cfg.Rate.On() {
-		for i, r := range ranks {
-			rc := cfg.Rate
-			if r.clk != nil {
-				rc.WanderPPM, rc.WanderPeriod = r.clk.change.WanderPPM, r.clk.change.WanderPeriod
-			}
-			r.clk = newRateClock(r.freq, r.offset, r.drift*1e6, rc, cfg.Seed^uint64(0x7a7e0000+i))
-		}
-	}
 	id := newIDs(cfg, ranks)
 	l3 := id.l3
 	every := cfg.AnchorEvry
@@ -534,25 +504,9 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) (err error
 		t = cfg.Start
 	}
 	if cfg.Prewarm {
-		for _, r := range ranks {
-			dur := 150_000_000 + g.rnd2.Int64N(60_000_000)
-			ts := t - 260_000_000 + g.rnd2.Int64N(20_000_000)
-			g.span(ts+dur, r.handle, strace.Span{Pid: r.pid, Tid: r.tid, Inv: id.invBase, Hid: id.hids[0], Name: "chip.prewarm.build", TS: ts, Dur: dur,
-				Attrs: []strace.Attr{strace.Int("graphs", 2)}})
-		}
+		g.prewarm(ranks, id, t)
 	}
-	wallPids := []int32{l3}
-	for _, r := range ranks {
-		wallPids = append(wallPids, r.pid)
-	}
-	for i, p := range wallPids {
-		at := t - 10_000 + int64(i)*1_700
-		wall := 1_767_225_600_000_000_000 + at
-		if i < len(cfg.WallNS) && cfg.WallNS[i] != 0 {
-			wall = cfg.WallNS[i]
-		}
-		g.emit(at, id.handles[0], strace.Record{Kind: strace.KindWallAnchor, WallAnchor: strace.WallAnchor{Pid: p, MonoNS: at, WallNS: wall}})
-	}
+	g.wallAnchors(ranks, id, t)
 	nextAnchor := t
 	inv := map[int32]uint64{}
 	for _, r := range ranks {
@@ -609,15 +563,7 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) (err error
 		if cfg.Ext {
 			g.span(t+30_000, id.handles[2], strace.Span{Pid: id.ext, Tid: id.extTid, Depth: 0, Name: "ext.serving.request", TS: roundStart - 20_000, Dur: t - roundStart + 40_000, Attrs: []strace.Attr{strace.String("model", "qwen3-14b"), strace.Int("tokens", 1)}})
 		}
-		for every > 0 && nextAnchor <= t {
-			for _, r := range ranks {
-				win := 1_000 + g.rnd.Int64N(39_000)
-				read := nextAnchor + g.rnd.Int64N(win+1)
-				g.deviceAnchor(nextAnchor+win, r.handle, strace.DeviceAnchor{
-					Pid: r.pid, Tid: r.tid, Dev: r.dev, HostNS: nextAnchor, WindowNS: win, DevCyc: r.counterAt(read), DevFreq: r.freq})
-			}
-			nextAnchor += every
-		}
+		nextAnchor = g.deviceAnchors(ranks, nextAnchor, every, t)
 		t += 200_000 + g.rnd.Int64N(100_000)
 		if cfg.SparseAnchors && round%4 == 3 {
 			t += sparseIdle
@@ -642,6 +588,94 @@ func generateTruth(w io.Writer, cfg Config, truth map[TruthKey]int64) (err error
 		w.Write([]byte("\n"))
 	}
 	return nil
+}
+
+// endOfLog returns the writer a log is generated to, and the function
+// that then writes its end as cfg asks to w: cut inside its last record
+// (CutAtEnd), or without its last line end (Unterminated).
+func endOfLog(w io.Writer, cfg Config) (io.Writer, func()) {
+	switch {
+	case cfg.CutAtEnd:
+		tw := &tailWriter{w: w}
+		return tw, func() { w.Write(cutInLastRecord(tw.tail)) }
+	case cfg.Unterminated:
+		tw := &tailWriter{w: w}
+		return tw, func() { w.Write(bytes.TrimSuffix(bytes.TrimSuffix(tw.tail, []byte("\n")), []byte("\r"))) }
+	}
+	return w, func() {}
+}
+
+// newRanks returns the chip ranks of a log: their processes, devices and
+// device clocks (a steady drift each, or one that wanders: DriftPPM,
+// Rate).
+func newRanks(cfg Config) []*rank {
+	ranks := []*rank{
+		{pid: 4100, tid: 4100, dev: 0, freq: 50_000_000, offset: 1_700_000_000_000, drift: 23e-6, handle: 0x7f3a2d5ff640},
+		{pid: 4200, tid: 4200, dev: 1, freq: 1_000_000_000, offset: 987_654_321_000_000, drift: -41e-6, handle: 0x7f3a2d6ff640},
+	}
+	for i := 2; i < cfg.Ranks; i++ {
+		pid := 4400 + 100*int32(i-2)
+		ranks = append(ranks, &rank{pid: pid, tid: int64(pid), dev: int32(i), freq: 100_000_000, offset: 3_000_000_000_000 * uint64(i),
+			drift: float64((i*7+MaxRankDriftPPM)%(2*MaxRankDriftPPM)-MaxRankDriftPPM) * 1e-6, handle: 0x7f3a2d7ff640 + uint64(i-2)<<20})
+	}
+	if cfg.DriftPPM != 0 {
+		ranks[0].drift = cfg.DriftPPM * 1e-6
+		ranks[1].drift = 0
+		ranks[1].clk = newRateClock(ranks[1].freq, ranks[1].offset, 0, RateChange{WanderPPM: cfg.DriftPPM, WanderPeriod: driftPeriod}, cfg.Seed^0xd71f7)
+	}
+	if cfg.Rate.On() {
+		for i, r := range ranks {
+			rc := cfg.Rate
+			if r.clk != nil {
+				rc.WanderPPM, rc.WanderPeriod = r.clk.change.WanderPPM, r.clk.change.WanderPeriod
+			}
+			r.clk = newRateClock(r.freq, r.offset, r.drift*1e6, rc, cfg.Seed^uint64(0x7a7e0000+i))
+		}
+	}
+	return ranks
+}
+
+// prewarm writes each rank's graph build, before the log's first round at
+// t (Prewarm).
+func (g *generator) prewarm(ranks []*rank, id ids, t int64) {
+	for _, r := range ranks {
+		dur := 150_000_000 + g.rnd2.Int64N(60_000_000)
+		ts := t - 260_000_000 + g.rnd2.Int64N(20_000_000)
+		g.span(ts+dur, r.handle, strace.Span{Pid: r.pid, Tid: r.tid, Inv: id.invBase, Hid: id.hids[0], Name: "chip.prewarm.build", TS: ts, Dur: dur,
+			Attrs: []strace.Attr{strace.Int("graphs", 2)}})
+	}
+}
+
+// wallAnchors writes the wall clock anchor of the L3 parent and of each
+// rank, just before t (WallNS).
+func (g *generator) wallAnchors(ranks []*rank, id ids, t int64) {
+	wallPids := []int32{id.l3}
+	for _, r := range ranks {
+		wallPids = append(wallPids, r.pid)
+	}
+	for i, p := range wallPids {
+		at := t - 10_000 + int64(i)*1_700
+		wall := 1_767_225_600_000_000_000 + at
+		if i < len(g.cfg.WallNS) && g.cfg.WallNS[i] != 0 {
+			wall = g.cfg.WallNS[i]
+		}
+		g.emit(at, id.handles[0], strace.Record{Kind: strace.KindWallAnchor, WallAnchor: strace.WallAnchor{Pid: p, MonoNS: at, WallNS: wall}})
+	}
+}
+
+// deviceAnchors writes each rank's clock anchors at next, next+every, ...
+// up to t, and returns when the next are due.
+func (g *generator) deviceAnchors(ranks []*rank, next, every, t int64) int64 {
+	for every > 0 && next <= t {
+		for _, r := range ranks {
+			win := 1_000 + g.rnd.Int64N(39_000)
+			read := next + g.rnd.Int64N(win+1)
+			g.deviceAnchor(next+win, r.handle, strace.DeviceAnchor{
+				Pid: r.pid, Tid: r.tid, Dev: r.dev, HostNS: next, WindowNS: win, DevCyc: r.counterAt(read), DevFreq: r.freq})
+		}
+		next += every
+	}
+	return next
 }
 
 // tailWriter writes to w all but the log's last line (with its line end,
