@@ -34,19 +34,19 @@ const (
 const WideBound = 10_000
 
 // anomaly draws an instant of kind name at ts on the anomalies track of
-// the writer the canvas draws on now, with args, and counts it. One
+// out, with args, and counts it. One
 // outside the window is not drawn.
-func (cv *canvas) anomaly(name string, ts int64, args []perfetto.Arg) {
+func (cv *canvas) anomaly(out sink, name string, ts int64, args []perfetto.Arg) {
 	defer func() { cv.anomalyArgs = args[:0] }() // the writer copied them
 	if cv.outside(ts, 0) {
 		return
 	}
-	t := cv.w.Track(perfetto.Track{}, perfetto.TrackSpec{Name: anomaliesTrack})
+	t := out.w.Track(perfetto.Track{}, perfetto.TrackSpec{Name: anomaliesTrack})
 	if t.IsZero() {
 		return
 	}
 	args = append(args, perfetto.String("full_name", name)) // as every slice has
-	cv.w.Instant(t, perfetto.Instant{Name: name, Category: categoryAnomaly, TS: ts, Args: args})
+	out.w.Instant(t, perfetto.Instant{Name: name, Category: categoryAnomaly, TS: ts, Args: args})
 	a := &cv.led.sum.Anomalies
 	switch name {
 	case anomalySlowRun:
@@ -60,29 +60,29 @@ func (cv *canvas) anomaly(name string, ts int64, args []perfetto.Arg) {
 
 // runAnomalies marks root, a run's chip.run drawn on a track, when it is
 // slow for its callable, and bind when the run is cold.
-func (d *runDrawer) runAnomalies(root, bind *heldSpan, cold bool) {
+func (d *runDrawer) runAnomalies(out sink, root, bind *heldSpan, cold bool) {
 	if cold {
 		if bind != nil {
-			d.anomaly(anomalyColdRun, bind.TS, d.runArgs(root, coldWhy,
+			d.anomaly(out, anomalyColdRun, bind.TS, d.runArgs(root, coldWhy,
 				perfetto.Int("dur_ns", bind.Dur)))
 		}
 		return
 	}
-	ty, ok := d.tracks.scan.TypicalRuns[firstpass.CallableKey{Pid: root.Pid, Hid: root.Hid}]
+	ty, ok := d.scan.TypicalRuns[firstpass.CallableKey{Pid: root.Pid, Hid: root.Hid}]
 	if !ok || !ty.Slow(root.Dur) {
 		return
 	}
 	why := "took " + strconv.FormatInt(root.Dur, 10) + " ns, over " + strconv.FormatInt(ty.Threshold, 10) + " ns: its callable's median " +
 		strconv.FormatInt(ty.Median, 10) + " ns + " + strconv.Itoa(analysis.SlowMADs) + " × MAD " + strconv.FormatInt(ty.MAD, 10) + " ns (at least 2 % of the median) over " +
 		strconv.FormatInt(ty.Runs, 10) + " runs"
-	d.anomaly(anomalySlowRun, root.TS, d.runArgs(root, why,
+	d.anomaly(out, anomalySlowRun, root.TS, d.runArgs(root, why,
 		perfetto.Int("dur_ns", root.Dur), perfetto.Int("median_ns", ty.Median), perfetto.Int("mad_ns", ty.MAD), perfetto.Int("threshold_ns", ty.Threshold), perfetto.Int("runs", ty.Runs)))
 }
 
 // deviceAnomaly marks a run whose device slices were drawn with a bound
 // over WideBound, at its device_wall (ts).
-func (dv *deviceDrawer) deviceAnomaly(k firstpass.InvKey, hid uint64, ts, bound int64, method string) {
-	dv.anomaly(anomalyBound, ts, append(dv.anomalyArgs[:0], perfetto.String("why", wideBoundWhy), perfetto.Int("pid", int64(k.Pid)), perfetto.Uint("inv", k.Inv),
+func (dv *deviceDrawer) deviceAnomaly(out sink, k firstpass.InvKey, hid uint64, ts, bound int64, method string) {
+	dv.anomaly(out, anomalyBound, ts, append(dv.anomalyArgs[:0], perfetto.String("why", wideBoundWhy), perfetto.Int("pid", int64(k.Pid)), perfetto.Uint("inv", k.Inv),
 		perfetto.String("hid", dv.hidString(hid)), perfetto.Int("bound_ns", bound), perfetto.String("placement", method)))
 }
 

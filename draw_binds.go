@@ -52,7 +52,7 @@ func (d *runDrawer) recycle(l *bindLine) {
 // segments directly under the bind on its lane, orchestrator operations a
 // level deeper under host_orch — on the recording worker's own thread when
 // a worker recorded them.
-func (d *runDrawer) drawRecords(lane perfetto.Track, bind *heldSpan, passes []strace.PhasePass) {
+func (d *runDrawer) drawRecords(out sink, lane perfetto.Track, bind *heldSpan, passes []strace.PhasePass) {
 	for _, p := range passes {
 		for _, r := range p.Records {
 			if r.EndNS < r.StartNS || r.StartNS > maxInt64 || r.EndNS > maxInt64 {
@@ -74,7 +74,7 @@ func (d *runDrawer) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 					thread = "graph_submit_main"
 				}
 				if tid != bind.Tid && !d.outside(int64(r.StartNS), int64(r.EndNS-r.StartNS)) {
-					t = d.tracks.thread(bind.Pid, tid)
+					t = out.tracks.thread(bind.Pid, tid)
 				}
 			}
 			args := append(d.args[:0],
@@ -87,7 +87,7 @@ func (d *runDrawer) drawRecords(lane perfetto.Track, bind *heldSpan, passes []st
 			if r.HasTid {
 				args = append(args, perfetto.Int("os_tid", r.Tid))
 			}
-			d.drawDerived(t, perfetto.Slice{Name: name, Category: categoryBind, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args}, d.led.pos(p.Pos), otherHostPhase)
+			d.drawDerived(out, t, perfetto.Slice{Name: name, Category: categoryBind, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args}, d.led.pos(p.Pos), otherHostPhase)
 			d.steps.segmentPass(&r)
 		}
 	}
@@ -113,7 +113,7 @@ func (d *runDrawer) recordsInWindow(bind *heldSpan, passes []strace.PhasePass) b
 // drew that segment for this bind. A line carries no pid: it belongs to the
 // bind written by the same thread (the log prefixes' thread handle) whose
 // interval contains it.
-func (d *runDrawer) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint64, covered, drawn *nameSet) {
+func (d *runDrawer) drawBindLines(out sink, lane perfetto.Track, bind *heldSpan, logT uint64, covered, drawn *nameSet) {
 	kept := d.bindLines[:0]
 	for _, l := range d.bindLines {
 		if !l.inside(bind, logT) {
@@ -132,7 +132,7 @@ func (d *runDrawer) drawBindLines(lane perfetto.Track, bind *heldSpan, logT uint
 		if l.rec.Source != "" {
 			args = append(args, perfetto.String("source", l.rec.Source))
 		}
-		d.drawDerived(lane, perfetto.Slice{Name: d.segmentName(l.rec.Phase), Category: categoryBind, TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, otherBindPhase)
+		d.drawDerived(out, lane, perfetto.Slice{Name: d.segmentName(l.rec.Phase), Category: categoryBind, TS: int64(start), Dur: int64(dur), Depth: bind.Depth + 1, Args: args}, l.at, otherBindPhase)
 		d.steps.segmentLine(&l.rec)
 		d.recycle(&l)
 	}

@@ -124,7 +124,7 @@ func (cs *counterSet) runDuration(root *heldSpan) {
 	c.start, c.end, c.at = root.TS, root.End(), root.at // what endRunOnce needs of a run once
 	if !cs.outside(root.TS, 0) {
 		cs.callableValue(c, root.at, root.TS, root.Dur)
-		if ty, ok := cs.tracks.scan.TypicalRuns[k]; ok && ty.Runs > 1 {
+		if ty, ok := cs.scan.TypicalRuns[k]; ok && ty.Runs > 1 {
 			cs.overMedianValue(c, root.at, root.TS, root.Dur-ty.Median)
 		}
 	}
@@ -201,9 +201,9 @@ func (cs *counterSet) deviceWall(pid int32, dev int32, at linePos, ts, dur int64
 // thread the first pass found that has none yet: counters give way to
 // slices.
 func (cs *counterSet) newTrack(pid int32, s perfetto.CounterSpec) (perfetto.Track, bool) {
-	tr := cs.tracks
+	tr := cs.out.tracks
 	owed := len(tr.scan.Procs) + len(tr.scan.Threads) - len(tr.procs) - len(tr.lanes)
-	return tr.newTrack(pid, 1+max(owed, 0), func(proc perfetto.Track) perfetto.Track { return cs.w.CounterTrack(proc, s) })
+	return tr.newTrack(pid, 1+max(owed, 0), func(proc perfetto.Track) perfetto.Track { return cs.out.w.CounterTrack(proc, s) })
 }
 
 // value writes v at ts on t, or counts it when the track limit refused t.
@@ -213,7 +213,7 @@ func (cs *counterSet) value(t perfetto.Track, ok bool, at linePos, ts, v int64) 
 		cs.led.example(ReasonCounterTrackLimit, at, "")
 		return
 	}
-	cs.w.Counter(t, ts, v)
+	cs.out.w.Counter(t, ts, v)
 }
 
 // root takes a root span read at at, [ts, end) in process pid, now being
@@ -301,7 +301,7 @@ func (cs *counterSet) writeFlight(pid int32, f *inFlight, ts int64) {
 		bump(&cs.led.sum.CountersNotDrawn, ReasonCounterTrackLimit, 1)
 		return
 	}
-	cs.w.Counter(f.track, ts, f.count)
+	cs.out.w.Counter(f.track, ts, f.count)
 }
 
 func (e flightEvent) before(o flightEvent) bool {

@@ -176,7 +176,7 @@ func (dv *deviceDrawer) deviceSummary(d reduce.Domain) *DeviceSummary {
 
 // device places one run's device spans on the host timeline and draws them
 // on the device's tracks under the run's process.
-func (dv *deviceDrawer) run(k firstpass.InvKey, root, runner *heldSpan, spans []heldSpan, wall *reduce.DeviceWindow) {
+func (dv *deviceDrawer) run(out sink, k firstpass.InvKey, root, runner *heldSpan, spans []heldSpan, wall *reduce.DeviceWindow) {
 	dv.bound = analysis.NullInt{}
 	if len(spans) == 0 {
 		return
@@ -270,7 +270,7 @@ func (dv *deviceDrawer) run(k firstpass.InvKey, root, runner *heldSpan, spans []
 		dv.led.dropSpan(ReasonDeviceUnplaced, spans[0].at, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10), int64(len(spans)))
 		return
 	}
-	dv.drawDevice(k, ds, run, spans, lanes, fixes, pl, wallWhy, generic)
+	dv.drawDevice(out, k, ds, run, spans, lanes, fixes, pl, wallWhy, generic)
 }
 
 // dropMisfits leaves out the spans of a run that could not be placed
@@ -320,7 +320,7 @@ func (dv *deviceDrawer) deviceLanes(spans []heldSpan) []string {
 // drawDevice draws placed device spans as reduce placed them: each at
 // HostStart..HostEnd through the run's one map, with its Bound (plus the
 // shift of a truncation repair).
-func (dv *deviceDrawer) drawDevice(k firstpass.InvKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix, pl *reduce.Placement, wallWhy, generic Reason) {
+func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix, pl *reduce.Placement, wallWhy, generic Reason) {
 	extraReason := ""
 	if wallWhy != "" {
 		extraReason = wallWhy.Text()
@@ -335,9 +335,9 @@ func (dv *deviceDrawer) drawDevice(k firstpass.InvKey, ds *DeviceSummary, run re
 	groupAsked := false
 	laneTrack := func(lane string) perfetto.Track {
 		if !groupAsked {
-			group, groupAsked = dv.tracks.deviceGroup(k.Pid, run.Domain.Dev), true
+			group, groupAsked = out.tracks.deviceGroup(k.Pid, run.Domain.Dev), true
 		}
-		return dv.tracks.device(k.Pid, run.Domain.Dev, group, lane)
+		return out.tracks.device(k.Pid, run.Domain.Dev, group, lane)
 	}
 	method := pl.Method.String()
 	reason := joinReason(pl.Reason, extraReason)
@@ -368,7 +368,7 @@ func (dv *deviceDrawer) drawDevice(k firstpass.InvKey, ds *DeviceSummary, run re
 		}
 		ts, dur := int64(d.HostStart), int64(d.HostEnd-d.HostStart)
 		if dv.outside(ts, dur) { // counted as hand counts it, its arguments not made
-			dv.hand(perfetto.Track{}, &perfetto.Slice{TS: ts, Dur: dur}, s.at)
+			dv.hand(out, perfetto.Track{}, &perfetto.Slice{TS: ts, Dur: dur}, s.at)
 			continue
 		}
 		args := append(dv.args[:0],
@@ -399,10 +399,10 @@ func (dv *deviceDrawer) drawDevice(k firstpass.InvKey, ds *DeviceSummary, run re
 		}
 		var ends []perfetto.FlowID
 		if s.Name == strace.SpanDeviceWall {
-			ends = dv.endRunArrow(ts)
+			ends = dv.endRunArrow(out, ts)
 		}
-		if !dv.hand(t, &perfetto.Slice{Name: s.Name, Category: categoryDevice, TS: ts, Dur: dur, Depth: s.Depth, Args: args, EndFlows: ends, Ref: uint64(s.at)}, s.at) {
-			dv.leaveOut(ends, ReasonRunToDeviceUnended)
+		if !dv.hand(out, t, &perfetto.Slice{Name: s.Name, Category: categoryDevice, TS: ts, Dur: dur, Depth: s.Depth, Args: args, EndFlows: ends, Ref: uint64(s.at)}, s.at) {
+			dv.leaveOut(out, ends, ReasonRunToDeviceUnended)
 			continue
 		}
 		dv.arrows.handed(ends)
@@ -424,7 +424,7 @@ func (dv *deviceDrawer) drawDevice(k firstpass.InvKey, ds *DeviceSummary, run re
 		dv.tally.add(c)
 	}
 	if widest > WideBound && wallAt >= 0 {
-		dv.deviceAnomaly(k, spans[0].Hid, wallAt, widest, method)
+		dv.deviceAnomaly(out, k, spans[0].Hid, wallAt, widest, method)
 	}
 	if orch >= 0 && sched >= 0 {
 		o, s := run.Spans[orch], run.Spans[sched]
@@ -451,7 +451,7 @@ func (dv *deviceDrawer) drawDevice(k firstpass.InvKey, ds *DeviceSummary, run re
 		if !dv.outside(ts, dur) {
 			t = laneTrack("effective")
 		}
-		dv.drawDerived(t, perfetto.Slice{Name: effectiveName, Category: categoryDeviceDerived, TS: ts, Dur: dur, Args: args}, spans[orch].at, otherEffective)
+		dv.drawDerived(out, t, perfetto.Slice{Name: effectiveName, Category: categoryDeviceDerived, TS: ts, Dur: dur, Args: args}, spans[orch].at, otherEffective)
 	}
 }
 

@@ -38,8 +38,8 @@ func TestDeviceDrawerAlone(t *testing.T) {
 		led := newLedger(sum)
 		cv := &canvas{led: led, flushSlices: 1 << 12, tally: &deviceTally{led: led}}
 		cv.arrows = &arrowLedger{led: led, site: cv}
-		cv.w = perfetto.NewWriter(&out, perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused))
-		cv.tracks = newTrackSet(cv.w, scan)
+		w := perfetto.NewWriter(&out, perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused))
+		cv.out = sink{w, newTrackSet(w, scan)}
 		dv := &deviceDrawer{canvas: cv, links: &runLinks{}}
 		dv.buildPlacer(scan, nil)
 		runs := runCollector{maxPending: 64, drawer: runFunc(func(b *invBuf) {
@@ -53,7 +53,7 @@ func TestDeviceDrawerAlone(t *testing.T) {
 				}
 			}
 			dv.links.next(b.dev)
-			dv.run(b.key, root, runner, b.dev, nil)
+			dv.run(cv.out, b.key, root, runner, b.dev, nil)
 		})}
 		r := strace.NewReader(bytes.NewReader(log))
 		for {
@@ -69,7 +69,7 @@ func TestDeviceDrawerAlone(t *testing.T) {
 			}
 		}
 		runs.flush()
-		if err := cv.w.Close(); err != nil {
+		if err := cv.out.w.Close(); err != nil {
 			t.Fatal(err)
 		}
 		cv.tally.commit()

@@ -57,12 +57,11 @@ type partSet struct {
 type part struct {
 	n      int
 	name   string
-	out    io.WriteCloser // nil when open failed (w then fails every write)
-	w      *perfetto.Writer
-	tracks *trackSet
-	lo, hi int64 // the keys it takes, [lo, hi); hi is math.MaxInt64 for the head
-	maxKey int64 // the greatest key it took in its stretch (lo−1, saturating, before any)
-	handed int   // slices handed to w
+	out    io.WriteCloser // nil when open failed (its writer then fails every write)
+	sink                  // its writer and tracks
+	lo, hi int64          // the keys it takes, [lo, hi); hi is math.MaxInt64 for the head
+	maxKey int64          // the greatest key it took in its stretch (lo−1, saturating, before any)
+	handed int            // slices handed to w
 	// afterCut counts the slices handed after its stretch was closed.
 	afterCut    int
 	invocations int64
@@ -88,11 +87,11 @@ type partWriters struct {
 }
 
 // open begins a writer on out.
-func (pw partWriters) open(out io.Writer) (*perfetto.Writer, *trackSet) {
+func (pw partWriters) open(out io.Writer) sink {
 	w := perfetto.NewWriter(out, pw.opts...)
 	pw.cv.writeWalls(w)
 	ownTracks(w)
-	return w, newTrackSet(w, pw.scan)
+	return sink{w, newTrackSet(w, pw.scan)}
 }
 
 // its bound.
@@ -135,7 +134,7 @@ func (ps *partSet) begin(lo int64, solo bool) *part {
 		name = "part " + itoa(int64(p.n))
 	}
 	p.name = name
-	p.w, p.tracks = ps.writers.open(out)
+	p.sink = ps.writers.open(out)
 	if solo {
 		ps.solo = append(ps.solo, p)
 	} else {
@@ -255,7 +254,7 @@ func (ps *partSet) flush() {
 	for _, p := range ps.live {
 		p.w.Flush()
 	}
-	ps.ov.w.Flush()
+	ps.ov.out.w.Flush()
 }
 
 // maxOpenParts bounds the parts open at once besides the head: past it
@@ -359,7 +358,7 @@ func (ps *partSet) close() error {
 // goroutine outlives the conversion: each is closed even if closing
 // another panics again (the first panic goes on).
 func (ps *partSet) abandon() {
-	defer ps.ov.w.Close()
+	defer ps.ov.out.w.Close()
 	for _, p := range append(ps.solo, ps.live...) {
 		if p.out != nil {
 			defer p.out.Close()
@@ -400,14 +399,14 @@ type overview struct {
 // root draws a run's root, drawn in part p, on its lane, with the run's
 // key.
 func (ov *overview) root(root *heldSpan, slot int64, hasSlot bool, p *part, key perfetto.Arg) {
-	lane, _ := ov.tracks.lane(root.Pid, root.Tid, slot, hasSlot)
+	lane, _ := ov.out.tracks.lane(root.Pid, root.Tid, slot, hasSlot)
 	if lane.IsZero() {
 		return
 	}
 	ov.args = append(ov.args[:0], perfetto.String("part", p.name), perfetto.Int("part_number", int64(p.n)),
 		perfetto.Uint("inv", root.Inv), perfetto.String("hid", ov.hidString(root.Hid)), key)
 	s := perfetto.Slice{Name: root.Name, Category: categoryOverview, TS: root.TS, Dur: root.Dur, Args: ov.args}
-	writeLabelled(ov.w, lane, &s)
+	writeLabelled(ov.out.w, lane, &s)
 	ov.args = s.Args[:0] // grown to hold full_name
 }
 
@@ -418,9 +417,9 @@ func (ov *overview) part(s PartSummary) {
 		return
 	}
 	if ov.parts.IsZero() {
-		ov.parts = ov.w.Track(perfetto.Track{}, perfetto.TrackSpec{Name: PartsTrack, Rank: -1,
+		ov.parts = ov.out.w.Track(perfetto.Track{}, perfetto.TrackSpec{Name: PartsTrack, Rank: -1,
 			Description: "the parts of this split trace: each slice is a part, over the time its slices cover, named as its file"})
 	}
-	ov.w.Slice(ov.parts, perfetto.Slice{Name: s.Name, Category: categoryOverview, TS: s.Start, Dur: s.End - s.Start, Args: []perfetto.Arg{
+	ov.out.w.Slice(ov.parts, perfetto.Slice{Name: s.Name, Category: categoryOverview, TS: s.Start, Dur: s.End - s.Start, Args: []perfetto.Arg{
 		perfetto.Int("part", int64(s.Part)), perfetto.Int("slices", s.Slices), perfetto.Int("invocations", s.Invocations)}})
 }

@@ -72,14 +72,14 @@ func (d *runDrawer) startRunArrow(runner *heldSpan) []perfetto.FlowID {
 // endRunArrow returns the flow ids that end at the run's device_wall, to
 // be drawn at ts: the run's open arrow, once. An arrow whose end would not
 // come after its start is not drawn, and counted.
-func (dv *deviceDrawer) endRunArrow(ts int64) []perfetto.FlowID {
+func (dv *deviceDrawer) endRunArrow(out sink, ts int64) []perfetto.FlowID {
 	l := dv.links
 	if !l.open {
 		return nil
 	}
 	l.open = false
 	if ts <= l.from {
-		dv.leaveOut(l.ids[:], ReasonRunToDeviceNotAfter)
+		dv.leaveOut(out, l.ids[:], ReasonRunToDeviceNotAfter)
 		return nil
 	}
 	return dv.arrows.live(l.ids[:])
@@ -87,10 +87,10 @@ func (dv *deviceDrawer) endRunArrow(ts int64) []perfetto.FlowID {
 
 // closeRunArrow settles the run's arrow once the run is drawn, if its
 // device_wall end never came: that end is not drawn.
-func (d *runDrawer) closeRunArrow() {
+func (d *runDrawer) closeRunArrow(out sink) {
 	if l := d.links; l.open {
 		l.open = false
-		d.leaveOut(l.ids[:], ReasonRunToDeviceUnended)
+		d.leaveOut(out, l.ids[:], ReasonRunToDeviceUnended)
 	}
 }
 
@@ -98,10 +98,10 @@ func (d *runDrawer) closeRunArrow() {
 // will not be, under reason (unless counted already), and has the writer
 // leave their ids out of the end it holds. A run is drawn between two
 // flushes, so the writer holds that end still.
-func (cv *canvas) leaveOut(ids []perfetto.FlowID, reason Reason) {
+func (cv *canvas) leaveOut(out sink, ids []perfetto.FlowID, reason Reason) {
 	if len(ids) == 0 {
 		return
 	}
 	cv.arrows.abandoned(ids, reason)
-	cv.w.LeaveOutFlows(ids)
+	out.w.LeaveOutFlows(ids)
 }

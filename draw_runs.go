@@ -333,7 +333,7 @@ func (d *runDrawer) coldRun(root *heldSpan) bool {
 	if root == nil || root.Name != strace.SpanRun || root.Depth != 0 {
 		return false
 	}
-	f, ok := d.tracks.scan.FirstRun[firstpass.CallableKey{Pid: root.Pid, Hid: root.Hid}]
+	f, ok := d.scan.FirstRun[firstpass.CallableKey{Pid: root.Pid, Hid: root.Hid}]
 	return ok && f.Inv == root.Inv
 }
 
@@ -376,9 +376,7 @@ func (d *runDrawer) run(b *invBuf) {
 	if root != nil {
 		launcher = d.flows.launcher(&root.Span)
 	}
-	if d.parts != nil {
-		d.unit(partKey(b, root, launcher), d.runBound(b, bind, launcher, passes))
-	}
+	out := d.unit(partKey(b, root, launcher), d.runBound(b, bind, launcher, passes))
 	covered, drawnSegments := &d.covered, &d.drawnSegments
 	covered.reset()
 	drawnSegments.reset()
@@ -400,7 +398,7 @@ func (d *runDrawer) run(b *invBuf) {
 		var lane perfetto.Track
 		split := false
 		if !d.outside(s.TS, s.Dur) { // a lane only for a slice drawn
-			lane, split = d.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
+			lane, split = out.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
 		}
 		seg, isSeg := strings.CutPrefix(s.Name, strace.SpanBind+".")
 		if isSeg && covered.has(seg) {
@@ -433,7 +431,7 @@ func (d *runDrawer) run(b *invBuf) {
 		if s == runner {
 			flows = d.startRunArrow(s)
 		}
-		d.drawSpanWithFlows(lane, s, extra, split, flows, endFlows)
+		d.drawSpanWithFlows(out, lane, s, extra, split, flows, endFlows)
 		if s == root && d.parts != nil && !lane.IsZero() {
 			d.parts.ov.root(s, slot, hasSlot, d.parts.cur, d.links.key)
 		}
@@ -442,10 +440,10 @@ func (d *runDrawer) run(b *invBuf) {
 	if bind != nil {
 		var lane perfetto.Track
 		if !d.outside(bind.TS, bind.Dur) || d.recordsInWindow(bind, passes) {
-			lane, _ = d.tracks.lane(bind.Pid, bind.Tid, slot, hasSlot)
+			lane, _ = out.tracks.lane(bind.Pid, bind.Tid, slot, hasSlot)
 		}
-		d.drawRecords(lane, bind, passes)
-		d.drawBindLines(lane, bind, b.bindLogT, covered, drawnSegments)
+		d.drawRecords(out, lane, bind, passes)
+		d.drawBindLines(out, lane, bind, b.bindLogT, covered, drawnSegments)
 	} else {
 		for i := range passes {
 			d.passWithoutBind(&passes[i])
@@ -455,11 +453,11 @@ func (d *runDrawer) run(b *invBuf) {
 		d.counters.runDuration(root) // a run outside the window counts its callable's runs
 	}
 	if !rootLane.IsZero() && root.Name == strace.SpanRun {
-		d.runAnomalies(root, bind, cold)
+		d.runAnomalies(out, root, bind, cold)
 	}
-	d.device.run(b.key, root, runner, b.dev, b.wall)
+	d.device.run(out, b.key, root, runner, b.dev, b.wall)
 	d.steps.end(d, cold)
-	d.closeRunArrow()
+	d.closeRunArrow(out)
 	if d.led.sum.Spans.Drawn > drawn {
 		d.led.sum.Invocations++
 		if d.parts != nil {

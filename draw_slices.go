@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -14,9 +15,11 @@ import (
 // also when the writer refuses or moves it later (refused, overflowed).
 // Every stage that draws draws through it.
 type canvas struct {
-	w      *perfetto.Writer
+	// out is the trace's writer and tracks; a split trace's units go to
+	// their parts' instead (unit).
+	out    sink
+	scan   *firstpass.ScanResult // what the first pass learned
 	led    *ledger
-	tracks *trackSet
 	arrows *arrowLedger
 	remote *remotePlan // nil: every log on this host
 	// flushSlices is how many slices are handed to the writer between
@@ -46,21 +49,30 @@ type canvas struct {
 	anomalyArgs []perfetto.Arg // reused for each anomaly's arguments
 }
 
+// A sink is where a unit of drawing goes: the writer of the trace, or of
+// the part of a split trace that takes the unit, and the tracks declared
+// on it. A track is drawn on only through its own sink's writer.
+type sink struct {
+	w      *perfetto.Writer
+	tracks *trackSet
+}
+
 // unit begins a unit of drawing — a whole run, or one slice — that starts
-// at key (noKey: none to go by) and draws at most bound slices: in a split
-// trace, its slices go to the part that takes it.
-func (cv *canvas) unit(key int64, bound int) {
-	if cv.parts != nil {
-		cv.unitIn(key, bound, nil, false)
+// at key (noKey: none to go by) and draws at most bound slices, and
+// returns the sink it draws into: in a split trace, the part that takes
+// it.
+func (cv *canvas) unit(key int64, bound int) sink {
+	if cv.parts == nil {
+		return cv.out
 	}
+	return cv.unitIn(key, bound, nil, false)
 }
 
 // unitIn begins a unit of a split trace in part to (promised: to holds
 // room for it) while that part is open and has room; else as unit.
-func (cv *canvas) unitIn(key int64, bound int, to *part, promised bool) {
+func (cv *canvas) unitIn(key int64, bound int, to *part, promised bool) sink {
 	cv.parts.writeOut()
-	p := cv.parts.route(key, bound, to, promised)
-	cv.w, cv.tracks = p.w, p.tracks
+	return cv.parts.route(key, bound, to, promised).sink
 }
 
 // timeWindow is the window a conversion draws (WithWindow), in trace ns:
@@ -93,11 +105,11 @@ func (cv *canvas) part() int {
 
 // threadFor is the real-tid lane of sp's thread, or the zero Track,
 // without creating it, when sp is outside the window.
-func (cv *canvas) threadFor(sp *heldSpan) perfetto.Track {
+func (cv *canvas) threadFor(s sink, sp *heldSpan) perfetto.Track {
 	if cv.outside(sp.TS, sp.Dur) {
 		return perfetto.Track{}
 	}
-	return cv.tracks.thread(sp.Pid, sp.Tid)
+	return s.tracks.thread(sp.Pid, sp.Tid)
 }
 
 // drawable reports whether thread (pid, tid) has a track, creating it.
@@ -106,22 +118,22 @@ func (cv *canvas) threadFor(sp *heldSpan) perfetto.Track {
 // for it.
 func (cv *canvas) drawable(pid int32, tid int64) bool {
 	if cv.parts != nil {
-		return cv.tracks.mayHave(pid, tid)
+		return cv.parts.cur.tracks.mayHave(pid, tid)
 	}
-	return !cv.tracks.thread(pid, tid).IsZero()
+	return !cv.out.tracks.thread(pid, tid).IsZero()
 }
 
 // drawSpan draws one host span on track t, with its identity and every
 // attribute as typed arguments.
-func (cv *canvas) drawSpan(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool) {
-	cv.drawSpanWithFlows(t, sp, extra, laneSplit, nil, nil)
+func (cv *canvas) drawSpan(out sink, t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool) {
+	cv.drawSpanWithFlows(out, t, sp, extra, laneSplit, nil, nil)
 }
 
 // drawSpanWithFlows is drawSpan with flows attached: flows start or continue at the
 // span, endFlows end there.
-func (cv *canvas) drawSpanWithFlows(t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
+func (cv *canvas) drawSpanWithFlows(out sink, t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
 	if cv.outside(sp.TS, sp.Dur) { // as hand would, without its arguments
-		cv.hand(t, &perfetto.Slice{TS: sp.TS, Dur: sp.Dur}, sp.at)
+		cv.hand(out, t, &perfetto.Slice{TS: sp.TS, Dur: sp.Dur}, sp.at)
 		if len(flows)+len(endFlows) > 0 {
 			cv.arrows.dropped(cv.arrows.live(flows))
 			cv.arrows.dropped(cv.arrows.live(endFlows))
@@ -145,7 +157,7 @@ func (cv *canvas) drawSpanWithFlows(t perfetto.Track, sp *heldSpan, extra []perf
 	if arrows {
 		flows, endFlows = cv.arrows.live(flows), cv.arrows.live(endFlows)
 	}
-	drawn := cv.hand(t, &perfetto.Slice{Name: sp.Name, Category: categoryOf(sp.Name), TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at)
+	drawn := cv.hand(out, t, &perfetto.Slice{Name: sp.Name, Category: categoryOf(sp.Name), TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at)
 	if drawn {
 		cv.led.drawn()
 		cv.remote.drawnOn(sp.Pid)
@@ -166,8 +178,8 @@ func (cv *canvas) drawSpanWithFlows(t perfetto.Track, sp *heldSpan, extra []perf
 // one after placement (a device span mapped outside the int64 range); it
 // reports whether it did. Callers count the slices of spans as drawn; the
 // reasons it refuses are counted here.
-func (cv *canvas) hand(t perfetto.Track, s *perfetto.Slice, p linePos) bool {
-	switch cv.write(t, s) {
+func (cv *canvas) hand(out sink, t perfetto.Track, s *perfetto.Slice, p linePos) bool {
+	switch cv.write(out, t, s) {
 	case notInWindow:
 		bump(&cv.led.sum.Spans.NotDrawn, ReasonOutsideWindow, 1) // asked for: no example
 	case noTrack:
@@ -192,7 +204,7 @@ const (
 // no track or no interval, and says which (written: it was handed, and
 // counted in its part of a split trace). The arguments' buffer is kept
 // grown either way: the writer copied the arguments.
-func (cv *canvas) write(t perfetto.Track, s *perfetto.Slice) (why int) {
+func (cv *canvas) write(out sink, t perfetto.Track, s *perfetto.Slice) (why int) {
 	switch {
 	case cv.outside(s.TS, s.Dur):
 		why = notInWindow
@@ -201,7 +213,7 @@ func (cv *canvas) write(t perfetto.Track, s *perfetto.Slice) (why int) {
 	case s.TS < 0 || s.Dur < 0 || s.TS+s.Dur < s.TS:
 		why = badInterval
 	default:
-		writeLabelled(cv.w, t, s)
+		writeLabelled(out.w, t, s)
 		cv.handed++
 		if !cv.anyHanded || s.TS < cv.firstHanded {
 			cv.firstHanded, cv.anyHanded = s.TS, true
@@ -274,7 +286,7 @@ func (cv *canvas) maybeFlush() {
 func (cv *canvas) flush() {
 	cv.handed = 0
 	if cv.parts == nil {
-		cv.w.Flush()
+		cv.out.w.Flush()
 	} else {
 		cv.parts.flush()
 	}
@@ -312,9 +324,9 @@ func appendAttrs(args []perfetto.Arg, attrs []strace.Attr) []perfetto.Arg {
 // drawDerived draws a slice that is not a span of the log (a bind phase line, a
 // host_phase_records entry); what reasons the writer cannot take it for
 // are counted under what.
-func (cv *canvas) drawDerived(t perfetto.Track, s perfetto.Slice, p linePos, what string) {
+func (cv *canvas) drawDerived(out sink, t perfetto.Track, s perfetto.Slice, p linePos, what string) {
 	s.Ref = cv.led.sliceRef(what, p)
-	switch cv.write(t, &s) {
+	switch cv.write(out, t, &s) {
 	case notInWindow:
 		bump(&cv.led.sum.NotDrawn, otherReasons[what][3], 1) // asked for: no example
 	case noTrack:

@@ -177,6 +177,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 	cv := c.canvas
 	cv.remote = c.remote
 	scan := c.survey.scan
+	cv.scan = scan
 	if w := c.cfg.window; w != nil {
 		cv.window = timeWindow{on: true, noStart: w.NoStart, noEnd: w.NoEnd}
 		first := c.firstSlice()
@@ -196,7 +197,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 	wopts := append([]perfetto.Option{perfetto.WithMaxTracks(maxTracks), perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused)}, c.cfg.writer...)
 	pw := partWriters{opts: wopts, cv: cv, scan: scan}
 	if c.cfg.split == nil {
-		cv.w, cv.tracks = pw.open(w)
+		cv.out = pw.open(w)
 		return
 	}
 	// A split trace: w is the overview's, where the counters are drawn;
@@ -204,11 +205,11 @@ func (c *converter) start(w io.Writer, shift bool) {
 	ow := perfetto.NewWriter(w, append([]perfetto.Option{perfetto.WithMaxTracks(maxTracks)}, c.cfg.writer...)...)
 	cv.writeWalls(ow)
 	ownTracks(ow)
-	ov := &overview{canvas: &canvas{w: ow, tracks: newTrackSet(ow, scan), led: c.led, window: cv.window}}
+	ov := &overview{canvas: &canvas{out: sink{ow, newTrackSet(ow, scan)}, scan: scan, led: c.led, window: cv.window}}
 	c.counters.canvas = ov.canvas
 	cv.parts = newPartSet(*c.cfg.split, 2*c.cfg.flowHorizon, &c.now, pw, ov)
 	cv.parts.about = &c.about
-	cv.unit(noKey, 0)
+	cv.unitIn(noKey, 0, nil, false)
 	c.sum.Split = cv.parts.sum
 }
 
@@ -283,10 +284,11 @@ func (c *converter) drawNode(n *nodeSpan) {
 	cv := c.canvas
 	sp := &n.span
 	flows, endFlows := cv.remote.flows(&sp.Span, n.flows, n.endFlows)
+	out := cv.out
 	if cv.parts != nil {
-		c.nodeUnit(n, flows, endFlows)
+		out = c.nodeUnit(n, flows, endFlows)
 	}
-	cv.drawSpanWithFlows(cv.threadFor(sp), sp, nil, false, flows, endFlows)
+	cv.drawSpanWithFlows(out, cv.threadFor(out, sp), sp, nil, false, flows, endFlows)
 }
 
 // The conversion is the flow window's site: where its spans are drawn is
@@ -302,11 +304,10 @@ func (c *converter) part() int                          { return c.canvas.part()
 // key, with room promised to the dispatches it was just linked to (their
 // arrows in one part), or, when those do not fit in a part, with its
 // arrows across parts.
-func (c *converter) nodeUnit(n *nodeSpan, flows, endFlows []perfetto.FlowID) {
+func (c *converter) nodeUnit(n *nodeSpan, flows, endFlows []perfetto.FlowID) sink {
 	cv := c.canvas
 	if p := n.promised; p != nil && p.promised > 0 && !p.done {
-		cv.unitIn(n.partKey(), 1, p, true)
-		return
+		return cv.unitIn(n.partKey(), 1, p, true)
 	}
 	waiting := 0
 	for _, d := range c.flows.linkedNow {
@@ -318,14 +319,15 @@ func (c *converter) nodeUnit(n *nodeSpan, flows, endFlows []perfetto.FlowID) {
 	if k := c.arrows.begunIn(flows, endFlows); k > 0 {
 		to = cv.parts.liveAt(k)
 	}
-	cv.unitIn(n.partKey(), 1+waiting, to, false)
+	out := cv.unitIn(n.partKey(), 1+waiting, to, false)
 	if cv.parts.cur.solo {
 		c.arrows.across(n.flows)
-		return
+		return out
 	}
 	for _, d := range c.flows.linkedNow {
 		cv.parts.promise(d)
 	}
+	return out
 }
 
 // takeRecord takes the record the source holds: it is left out when it repeats
@@ -400,8 +402,8 @@ func (c *converter) takeSpan(rec *strace.Record, at linePos) {
 		c.flows.add(sp, at)
 	default: // ext.: on the thread that emitted it, never grouped into runs
 		h := heldSpan{*sp, at}
-		c.canvas.unit(sp.TS, 1)
-		c.canvas.drawSpan(c.canvas.threadFor(&h), &h, nil, false)
+		out := c.canvas.unit(sp.TS, 1)
+		c.canvas.drawSpan(out, c.canvas.threadFor(out, &h), &h, nil, false)
 	}
 	c.flows.drain(c.now, false)
 	c.canvas.maybeFlush()
@@ -428,16 +430,16 @@ func (c *converter) close() (*Summary, error) {
 	}
 	c.led.finish()
 	if ps == nil {
-		c.about.write(c.canvas.w, c.aboutAt(), c.sum)
-		werr = c.canvas.w.Close()
-		ws = c.canvas.w.Stats()
+		c.about.write(c.canvas.out.w, c.aboutAt(), c.sum)
+		werr = c.canvas.out.w.Close()
+		ws = c.canvas.out.w.Stats()
 		c.sum.Output = outputOf(ws)
 	} else {
 		ws.Dropped = ps.dropped
 		c.sum.Output = ps.output()
-		c.about.write(ps.ov.w, c.aboutAt(), c.sum)
-		werr = ps.ov.w.Close()
-		ps.sum.Overview = outputOf(ps.ov.w.Stats())
+		c.about.write(ps.ov.out.w, c.aboutAt(), c.sum)
+		werr = ps.ov.out.w.Close()
+		ps.sum.Overview = outputOf(ps.ov.out.w.Stats())
 	}
 	if errors.Is(werr, perfetto.ErrWrite) {
 		return c.sum, fmt.Errorf("phasetrace: writing the trace: %w", werr)
@@ -473,7 +475,7 @@ func (c *converter) abandon() {
 		ps.abandon()
 		return
 	}
-	c.canvas.w.Close()
+	c.canvas.out.w.Close()
 }
 
 func (c *converter) finish() {
