@@ -74,7 +74,7 @@ func (d *runDrawer) drawRecords(out sink, lane perfetto.Track, bind *heldSpan, p
 					thread = "graph_submit_main"
 				}
 				if tid != bind.Tid && !d.outside(int64(r.StartNS), int64(r.EndNS-r.StartNS)) {
-					t = out.tracks.thread(bind.Pid, tid)
+					t = out.tracks.Thread(bind.Pid, tid)
 				}
 			}
 			args := append(d.args[:0],

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
 )
 
@@ -184,7 +185,7 @@ func (cs *counterSet) deviceWall(pid int32, dev int32, at linePos, ts, dur int64
 	t, ok := cs.walls[k]
 	if !ok {
 		name := "device " + itoa(int64(dev))
-		if dev == noDevice {
+		if dev == tracks.NoDevice {
 			name = "device (unnamed)"
 		}
 		t, ok = cs.newTrack(pid, perfetto.CounterSpec{Name: name + " device_wall ns", Unit: perfetto.UnitTimeNs,
@@ -202,8 +203,8 @@ func (cs *counterSet) deviceWall(pid int32, dev int32, at linePos, ts, dur int64
 // slices.
 func (cs *counterSet) newTrack(pid int32, s perfetto.CounterSpec) (perfetto.Track, bool) {
 	tr := cs.out.tracks
-	owed := len(tr.scan.Procs) + len(tr.scan.Threads) - len(tr.procs) - len(tr.lanes)
-	return tr.newTrack(pid, 1+max(owed, 0), func(proc perfetto.Track) perfetto.Track { return cs.out.w.CounterTrack(proc, s) })
+	owed := len(tr.Scan.Procs) + len(tr.Scan.Threads) - len(tr.Procs) - len(tr.Lanes)
+	return tr.NewTrack(pid, 1+max(owed, 0), func(proc perfetto.Track) perfetto.Track { return cs.out.w.CounterTrack(proc, s) })
 }
 
 // value writes v at ts on t, or counts it when the track limit refused t.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/reduce/analysis"
@@ -183,7 +184,7 @@ func (dv *deviceDrawer) run(out sink, k firstpass.InvKey, root, runner *heldSpan
 	}
 	lanes := dv.deviceLanes(spans)
 	fixes := repairTruncation(spans, lanes)
-	dev, hasDev := int64(noDevice), false
+	dev, hasDev := int64(tracks.NoDevice), false
 	dv.devSpans = slices.Grow(dv.devSpans[:0], len(spans))[:len(spans)]
 	run := reduce.Run{Spans: dv.devSpans}
 	for i := range spans {
@@ -208,7 +209,7 @@ func (dv *deviceDrawer) run(out sink, k firstpass.InvKey, root, runner *heldSpan
 	d, err := reduce.DomainOf(k.Pid, dev)
 	switch {
 	case err != nil:
-		d, wallWhy = reduce.Domain{Pid: k.Pid, Dev: noDevice}, ReasonDeviceWallDevRange
+		d, wallWhy = reduce.Domain{Pid: k.Pid, Dev: tracks.NoDevice}, ReasonDeviceWallDevRange
 	case !hasDev:
 		wallWhy = ReasonDeviceWallNoDev
 	}
@@ -312,7 +313,7 @@ func (dv *deviceDrawer) dropMisfits(k firstpass.InvKey, ds *DeviceSummary, run *
 func (dv *deviceDrawer) deviceLanes(spans []heldSpan) []string {
 	dv.lanes = slices.Grow(dv.lanes[:0], len(spans))[:len(spans)]
 	for i := range spans {
-		dv.lanes[i] = deviceLane(spans[i].Name)
+		dv.lanes[i] = tracks.DeviceLane(spans[i].Name)
 	}
 	return dv.lanes
 }
@@ -335,9 +336,9 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 	groupAsked := false
 	laneTrack := func(lane string) perfetto.Track {
 		if !groupAsked {
-			group, groupAsked = out.tracks.deviceGroup(k.Pid, run.Domain.Dev), true
+			group, groupAsked = out.tracks.DeviceGroup(k.Pid, run.Domain.Dev), true
 		}
-		return out.tracks.device(k.Pid, run.Domain.Dev, group, lane)
+		return out.tracks.Device(k.Pid, run.Domain.Dev, group, lane)
 	}
 	method := pl.Method.String()
 	reason := joinReason(pl.Reason, extraReason)
@@ -591,9 +592,6 @@ func repairOverlaps(spans []heldSpan, lanes []string) map[int]truncationFix {
 	}
 	return fixes
 }
-
-// noDevice is the device id of a run whose device_wall names none.
-const noDevice = -1
 
 // bumpPlacement counts n spans of a run under each reason it is not
 // aligned: reduce's causes (generic instead, when set) and wallWhy, what

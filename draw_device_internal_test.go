@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/strace"
@@ -39,7 +40,7 @@ func TestDeviceDrawerAlone(t *testing.T) {
 		cv := &canvas{led: led, flushSlices: 1 << 12, tally: &deviceTally{led: led}}
 		cv.arrows = &arrowLedger{led: led, site: cv}
 		w := perfetto.NewWriter(&out, perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused))
-		cv.out = sink{w, newTrackSet(w, scan)}
+		cv.out = sink{w, tracks.NewTrackSet(w, scan)}
 		dv := &deviceDrawer{canvas: cv, links: &runLinks{}}
 		dv.buildPlacer(scan, nil)
 		runs := runCollector{maxPending: 64, drawer: runFunc(func(b *invBuf) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
 )
 
@@ -91,7 +92,7 @@ func (pw partWriters) open(out io.Writer) sink {
 	w := perfetto.NewWriter(out, pw.opts...)
 	pw.cv.writeWalls(w)
 	ownTracks(w)
-	return sink{w, newTrackSet(w, pw.scan)}
+	return sink{w, tracks.NewTrackSet(w, pw.scan)}
 }
 
 // its bound.
@@ -399,7 +400,7 @@ type overview struct {
 // root draws a run's root, drawn in part p, on its lane, with the run's
 // key.
 func (ov *overview) root(root *heldSpan, slot int64, hasSlot bool, p *part, key perfetto.Arg) {
-	lane, _ := ov.out.tracks.lane(root.Pid, root.Tid, slot, hasSlot)
+	lane, _ := ov.out.tracks.Lane(root.Pid, root.Tid, slot, hasSlot)
 	if lane.IsZero() {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
@@ -19,7 +20,7 @@ type invBuf struct {
 	bindLogT uint64
 	// openOn is the thread and slot whose open root this run is, when its
 	// root came first.
-	openOn laneKey
+	openOn tracks.LaneKey
 	isOpen bool
 	// wall is RunWall's true extent, known when the run's device spans
 	// came from a raw buffer.
@@ -55,10 +56,10 @@ type runCollector struct {
 	maxPending     int
 	drawer         runSink
 	pending        map[firstpass.InvKey]*invBuf
-	openRoots      map[laneKey]*invBuf // per thread and slot, its run whose root came first
-	oldest, newest *invBuf             // the waiting runs in arrival order (invBuf.older, newer)
-	free           []*invBuf           // runs drawn, their buffers kept for the next runs
-	last           *invBuf             // the waiting run the last span went to (a run's spans come together)
+	openRoots      map[tracks.LaneKey]*invBuf // per thread and slot, its run whose root came first
+	oldest, newest *invBuf                    // the waiting runs in arrival order (invBuf.older, newer)
+	free           []*invBuf                  // runs drawn, their buffers kept for the next runs
+	last           *invBuf                    // the waiting run the last span went to (a run's spans come together)
 }
 
 // maxFreeRuns bounds the drawn runs' buffers kept for reuse.
@@ -106,16 +107,16 @@ func (r *runCollector) add(l loan, at linePos, dev bool, logT uint64) {
 	if sp.Depth != 0 || dev {
 		return
 	}
-	tk := laneKey{sp.Pid, sp.Tid, -1}
+	tk := tracks.LaneKey{Pid: sp.Pid, Tid: sp.Tid, Slot: -1}
 	if a, ok := sp.Attr("slot_id"); ok && a.Type == strace.TypeInt {
-		tk.slot = a.Int
+		tk.Slot = a.Int
 	}
 	if open := r.openRoots[tk]; open != nil && open != b {
 		r.hand(open)
 	}
 	if len(b.host) == 1 && len(b.dev) == 0 {
 		if r.openRoots == nil {
-			r.openRoots = map[laneKey]*invBuf{}
+			r.openRoots = map[tracks.LaneKey]*invBuf{}
 		}
 		r.openRoots[tk] = b
 		b.openOn, b.isOpen = tk, true
@@ -398,7 +399,7 @@ func (d *runDrawer) run(b *invBuf) {
 		var lane perfetto.Track
 		split := false
 		if !d.outside(s.TS, s.Dur) { // a lane only for a slice drawn
-			lane, split = out.tracks.lane(s.Pid, s.Tid, slot, hasSlot)
+			lane, split = out.tracks.Lane(s.Pid, s.Tid, slot, hasSlot)
 		}
 		seg, isSeg := strings.CutPrefix(s.Name, strace.SpanBind+".")
 		if isSeg && covered.has(seg) {
@@ -440,7 +441,7 @@ func (d *runDrawer) run(b *invBuf) {
 	if bind != nil {
 		var lane perfetto.Track
 		if !d.outside(bind.TS, bind.Dur) || d.recordsInWindow(bind, passes) {
-			lane, _ = out.tracks.lane(bind.Pid, bind.Tid, slot, hasSlot)
+			lane, _ = out.tracks.Lane(bind.Pid, bind.Tid, slot, hasSlot)
 		}
 		d.drawRecords(out, lane, bind, passes)
 		d.drawBindLines(out, lane, bind, b.bindLogT, covered, drawnSegments)

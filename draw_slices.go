@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -54,7 +55,7 @@ type canvas struct {
 // on it. A track is drawn on only through its own sink's writer.
 type sink struct {
 	w      *perfetto.Writer
-	tracks *trackSet
+	tracks *tracks.TrackSet
 }
 
 // unit begins a unit of drawing — a whole run, or one slice — that starts
@@ -109,7 +110,7 @@ func (cv *canvas) threadFor(s sink, sp *heldSpan) perfetto.Track {
 	if cv.outside(sp.TS, sp.Dur) {
 		return perfetto.Track{}
 	}
-	return s.tracks.thread(sp.Pid, sp.Tid)
+	return s.tracks.Thread(sp.Pid, sp.Tid)
 }
 
 // drawable reports whether thread (pid, tid) has a track, creating it.
@@ -118,9 +119,9 @@ func (cv *canvas) threadFor(s sink, sp *heldSpan) perfetto.Track {
 // for it.
 func (cv *canvas) drawable(pid int32, tid int64) bool {
 	if cv.parts != nil {
-		return cv.parts.cur.tracks.mayHave(pid, tid)
+		return cv.parts.cur.tracks.MayHave(pid, tid)
 	}
-	return !cv.out.tracks.thread(pid, tid).IsZero()
+	return !cv.out.tracks.Thread(pid, tid).IsZero()
 }
 
 // drawSpan draws one host span on track t, with its identity and every

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/strace"
@@ -31,23 +32,23 @@ func TestTrackSet(t *testing.T) {
 	scan.Decide()
 	var b bytes.Buffer
 	w := perfetto.NewWriter(&b, perfetto.WithMaxTracks(7))
-	ts := newTrackSet(w, scan)
-	ts.declare()
+	ts := tracks.NewTrackSet(w, scan)
+	ts.Declare()
 	if n := w.Stats().Tracks; n != 0 {
 		t.Fatalf("%d tracks declared before anything is drawn", n)
 	}
-	slot0, split := ts.lane(1, 10, 0, true)
-	slot1, _ := ts.lane(1, 10, 1, true)
-	plain, split11 := ts.lane(1, 11, 0, true)
+	slot0, split := ts.Lane(1, 10, 0, true)
+	slot1, _ := ts.Lane(1, 10, 1, true)
+	plain, split11 := ts.Lane(1, 11, 0, true)
 	if !split || split11 || slot0 == slot1 || slot0.IsZero() || plain.IsZero() {
 		t.Fatalf("lanes: split %v/%v, slot lanes %v %v, thread 11 %v", split, split11, slot0, slot1, plain)
 	}
-	group := ts.deviceGroup(1, 0)
-	phases := ts.device(1, 0, group, deviceLane("chip.run.runner_run.device_wall.preamble"))
+	group := ts.DeviceGroup(1, 0)
+	phases := ts.Device(1, 0, group, tracks.DeviceLane("chip.run.runner_run.device_wall.preamble"))
 	if group.IsZero() || phases.IsZero() {
 		t.Fatal("device tracks within the limit")
 	}
-	if over := ts.device(1, 0, group, "orch"); !over.IsZero() {
+	if over := ts.Device(1, 0, group, "orch"); !over.IsZero() {
 		t.Errorf("an eighth track past a limit of 7: %v", over)
 	}
 	w.Close()
@@ -70,23 +71,23 @@ func TestTrackSet(t *testing.T) {
 // lane in it.
 func TestTrackSetSpendsNothingInVain(t *testing.T) {
 	w := perfetto.NewWriter(io.Discard, perfetto.WithMaxTracks(2))
-	if g := newTrackSet(w, firstpass.NewScan()).deviceGroup(1, 0); !g.IsZero() || w.Stats().Tracks != 0 {
+	if g := tracks.NewTrackSet(w, firstpass.NewScan()).DeviceGroup(1, 0); !g.IsZero() || w.Stats().Tracks != 0 {
 		t.Fatalf("a device group with no room for its process and a lane: %v, %d tracks", g, w.Stats().Tracks)
 	}
 	w.Close()
 	w = perfetto.NewWriter(io.Discard, perfetto.WithMaxTracks(3))
-	ts := newTrackSet(w, firstpass.NewScan())
-	ts.declare()
-	if th := ts.thread(1, 10); th.IsZero() || w.Stats().Tracks != 2 {
+	ts := tracks.NewTrackSet(w, firstpass.NewScan())
+	ts.Declare()
+	if th := ts.Thread(1, 10); th.IsZero() || w.Stats().Tracks != 2 {
 		t.Fatalf("thread 10 and its process: %v, %d tracks", th, w.Stats().Tracks)
 	}
-	if g := ts.deviceGroup(1, 0); !g.IsZero() || w.Stats().Tracks != 2 {
+	if g := ts.DeviceGroup(1, 0); !g.IsZero() || w.Stats().Tracks != 2 {
 		t.Errorf("a device group with no room for a lane: %v, %d tracks", g, w.Stats().Tracks)
 	}
-	if th := ts.thread(2, 20); !th.IsZero() || w.Stats().Tracks != 2 {
+	if th := ts.Thread(2, 20); !th.IsZero() || w.Stats().Tracks != 2 {
 		t.Errorf("a thread with no room for its process: %v, %d tracks", th, w.Stats().Tracks)
 	}
-	if th := ts.thread(1, 11); th.IsZero() || w.Stats().Tracks != 3 {
+	if th := ts.Thread(1, 11); th.IsZero() || w.Stats().Tracks != 3 {
 		t.Errorf("a thread of a process declared: %v, %d tracks", th, w.Stats().Tracks)
 	}
 	w.Close()
@@ -132,19 +133,19 @@ func fmtNames(n []string) string {
 // than it remembers, each thread and device lane is the track its map
 // holds.
 func TestTrackSetRemembers(t *testing.T) {
-	ts := newTrackSet(perfetto.NewWriter(&bytes.Buffer{}), firstpass.NewScan())
+	ts := tracks.NewTrackSet(perfetto.NewWriter(&bytes.Buffer{}), firstpass.NewScan())
 	lanes := []string{"phases", "orch", "sched", "effective", "task_slot_0", "task_slot_1"}
-	for _, n := range []int{1, 2, 4, 5, devMemo - 1, devMemo, devMemo + 1, 3 * devMemo} {
+	for _, n := range []int{1, 2, 4, 5, tracks.DevMemo - 1, tracks.DevMemo, tracks.DevMemo + 1, 3 * tracks.DevMemo} {
 		for round := range 3 {
 			for i := range n {
 				// Neighbours share a pid, a device or a lane.
 				pid, tid, dev, lane := int32(1+i/5%2), int64(10+i), int32(i%2), lanes[i/2%len(lanes)]
-				th := ts.thread(pid, tid)
-				if want := ts.lanes[laneKey{pid, tid, -1}]; th.IsZero() || th != want {
+				th := ts.Thread(pid, tid)
+				if want := ts.Lanes[tracks.LaneKey{Pid: pid, Tid: tid, Slot: -1}]; th.IsZero() || th != want {
 					t.Fatalf("%d keys, round %d: thread %d/%d is %v, want %v", n, round, pid, tid, th, want)
 				}
-				d := ts.device(pid, dev, ts.deviceGroup(pid, dev), lane)
-				if want := ts.devLanes[devLane{pid, dev, lane}]; d.IsZero() || d != want {
+				d := ts.Device(pid, dev, ts.DeviceGroup(pid, dev), lane)
+				if want := ts.DevLanes[tracks.DevLane{Pid: pid, Dev: dev, Lane: lane}]; d.IsZero() || d != want {
 					t.Fatalf("%d keys, round %d: device %d/%d %s is %v, want %v", n, round, pid, dev, lane, d, want)
 				}
 			}
@@ -152,26 +153,26 @@ func TestTrackSetRemembers(t *testing.T) {
 	}
 	// The same tid under two pids (two machines' logs), and the keys of a
 	// memo's empty entries, asked of a fresh set.
-	ts = newTrackSet(perfetto.NewWriter(&bytes.Buffer{}), firstpass.NewScan())
+	ts = tracks.NewTrackSet(perfetto.NewWriter(&bytes.Buffer{}), firstpass.NewScan())
 	for round := range 3 {
-		for _, k := range []laneKey{{0, 0, -1}, {1, 7, -1}, {2, 7, -1}, {1, 7, -1}, {0, 0, -1}, {2, 7, -1}} {
-			th := ts.thread(k.pid, k.tid)
-			if want := ts.lanes[k]; th.IsZero() || th != want {
-				t.Fatalf("round %d: thread %d/%d is %v, want %v", round, k.pid, k.tid, th, want)
+		for _, k := range []tracks.LaneKey{{Pid: 0, Tid: 0, Slot: -1}, {Pid: 1, Tid: 7, Slot: -1}, {Pid: 2, Tid: 7, Slot: -1}, {Pid: 1, Tid: 7, Slot: -1}, {Pid: 0, Tid: 0, Slot: -1}, {Pid: 2, Tid: 7, Slot: -1}} {
+			th := ts.Thread(k.Pid, k.Tid)
+			if want := ts.Lanes[k]; th.IsZero() || th != want {
+				t.Fatalf("round %d: thread %d/%d is %v, want %v", round, k.Pid, k.Tid, th, want)
 			}
-			d := ts.device(k.pid, 0, ts.deviceGroup(k.pid, 0), "")
-			if want := ts.devLanes[devLane{k.pid, 0, ""}]; d.IsZero() || d != want {
-				t.Fatalf("round %d: device %d/0 \"\" is %v, want %v", round, k.pid, d, want)
+			d := ts.Device(k.Pid, 0, ts.DeviceGroup(k.Pid, 0), "")
+			if want := ts.DevLanes[tracks.DevLane{Pid: k.Pid, Dev: 0, Lane: ""}]; d.IsZero() || d != want {
+				t.Fatalf("round %d: device %d/0 \"\" is %v, want %v", round, k.Pid, d, want)
 			}
 		}
 	}
 	// Past the track limit: no track, nothing remembered, and the tracks
 	// made before it still given.
-	ts = newTrackSet(perfetto.NewWriter(&bytes.Buffer{}, perfetto.WithMaxTracks(8)), firstpass.NewScan())
+	ts = tracks.NewTrackSet(perfetto.NewWriter(&bytes.Buffer{}, perfetto.WithMaxTracks(8)), firstpass.NewScan())
 	made := map[int64]perfetto.Track{}
 	for round := range 2 {
 		for tid := range int64(12) {
-			th := ts.thread(1, tid)
+			th := ts.Thread(1, tid)
 			if was, ok := made[tid]; ok && th != was || round == 0 && tid < 7 && th.IsZero() {
 				t.Fatalf("round %d: thread 1/%d is %v, was %v", round, tid, th, was)
 			}
@@ -202,7 +203,7 @@ func TestDeviceLanes(t *testing.T) {
 			spans[i].Name = name
 		}
 		for i, lane := range c.deviceLanes(spans) {
-			if want := deviceLane(spans[i].Name); lane != want {
+			if want := tracks.DeviceLane(spans[i].Name); lane != want {
 				t.Fatalf("round %d: %q in lane %q, want %q", round, spans[i].Name, lane, want)
 			}
 		}

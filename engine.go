@@ -9,6 +9,7 @@ import (
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/internal/repeats"
+	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -187,7 +188,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 	c.remote.attachArrows(&c.flows, &c.arrows)
 	c.about = about{version: libraryVersion(), names: c.names, stamps: scan.Stamps, cmp: c.cmp}
 	cv.about = &c.about
-	cv.wallClocks((&trackSet{scan: scan}).declare())
+	cv.wallClocks((&tracks.TrackSet{Scan: scan}).Declare())
 	// The trace's own track (about) and its anomalies track are besides
 	// the tracks WithMaxTracks allows the logs.
 	maxTracks := c.cfg.maxTracks
@@ -205,7 +206,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 	ow := perfetto.NewWriter(w, append([]perfetto.Option{perfetto.WithMaxTracks(maxTracks)}, c.cfg.writer...)...)
 	cv.writeWalls(ow)
 	ownTracks(ow)
-	ov := &overview{canvas: &canvas{out: sink{ow, newTrackSet(ow, scan)}, scan: scan, led: c.led, window: cv.window}}
+	ov := &overview{canvas: &canvas{out: sink{ow, tracks.NewTrackSet(ow, scan)}, scan: scan, led: c.led, window: cv.window}}
 	c.counters.canvas = ov.canvas
 	cv.parts = newPartSet(*c.cfg.split, 2*c.cfg.flowHorizon, &c.now, pw, ov)
 	cv.parts.about = &c.about

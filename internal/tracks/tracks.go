@@ -1,7 +1,8 @@
-package phasetrace
+package tracks
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
@@ -9,31 +10,31 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// trackSet is the trace's tracks as the converter lays them out: one
+// A TrackSet is the trace's tracks as the converter lays them out: one
 // process track per pid, a thread track per tid (a thread that drove
 // several runs at once split into pipeline-slot lanes, as the survey
 // decided), and per device a group with its lanes. It creates each track
 // the first time a slice is drawn on it — a process's when the first of
 // its tracks is created — and none past the writer's track limit (a zero
 // Track then).
-type trackSet struct {
+type TrackSet struct {
 	w        *perfetto.Writer
-	scan     *firstpass.ScanResult
-	procs    map[int32]perfetto.Track
-	lanes    map[laneKey]perfetto.Track
-	devLanes map[devLane]perfetto.Track
+	Scan     *firstpass.ScanResult
+	Procs    map[int32]perfetto.Track
+	Lanes    map[LaneKey]perfetto.Track
+	DevLanes map[DevLane]perfetto.Track
 
 	// The last device lanes asked for: a run's phases ask for the same
 	// few again and again. The memo saves 5.7 % of a conversion's time
 	// (median of 24 pairs of conversions of a 100 MB log with and
 	// without it, each `go test -run XXX -bench 'ConvertFile$' -benchtime
 	// 1x -benchfile LOG .`).
-	lastDev [devMemo]devLaneMemo
+	lastDev [DevMemo]devLaneMemo
 	nextDev int
 }
 
 type devLaneMemo struct {
-	key   devLane
+	key   DevLane
 	track perfetto.Track
 }
 
@@ -41,10 +42,10 @@ type devLaneMemo struct {
 // phases, orch, sched, effective and a task slot or two, for the two or
 // three devices whose runs come in turn (the oldest remembered is
 // forgotten first, so too few would be forgotten before asked for again).
-const devMemo = 16
+const DevMemo = 16
 
-func newTrackSet(w *perfetto.Writer, scan *firstpass.ScanResult) *trackSet {
-	return &trackSet{w: w, scan: scan, procs: map[int32]perfetto.Track{}, lanes: map[laneKey]perfetto.Track{}, devLanes: map[devLane]perfetto.Track{}}
+func NewTrackSet(w *perfetto.Writer, scan *firstpass.ScanResult) *TrackSet {
+	return &TrackSet{w: w, Scan: scan, Procs: map[int32]perfetto.Track{}, Lanes: map[LaneKey]perfetto.Track{}, DevLanes: map[DevLane]perfetto.Track{}}
 }
 
 // declare orders the processes (scheduler parents first, then chip
@@ -54,9 +55,9 @@ func newTrackSet(w *perfetto.Writer, scan *firstpass.ScanResult) *trackSet {
 // track is spent only when something is drawn on it, so that past the
 // track limit the tracks before it are drawn, not the processes that
 // happen to come first.
-func (tr *trackSet) declare() []*firstpass.ProcInfo {
-	procs := make([]*firstpass.ProcInfo, 0, len(tr.scan.Procs))
-	for _, p := range tr.scan.Procs {
+func (tr *TrackSet) Declare() []*firstpass.ProcInfo {
+	procs := make([]*firstpass.ProcInfo, 0, len(tr.Scan.Procs))
+	for _, p := range tr.Scan.Procs {
 		procs = append(procs, p)
 	}
 	sort.Slice(procs, func(i, j int) bool {
@@ -82,8 +83,8 @@ func (tr *trackSet) declare() []*firstpass.ProcInfo {
 // limit leaves room for the process, if it is new, and need tracks (the
 // track, and for a device group the lane it is created for), so that no
 // track is spent on one that cannot be drawn.
-func (tr *trackSet) newTrack(pid int32, need int, mk func(proc perfetto.Track) perfetto.Track) (perfetto.Track, bool) {
-	proc, declared := tr.procs[pid]
+func (tr *TrackSet) NewTrack(pid int32, need int, mk func(proc perfetto.Track) perfetto.Track) (perfetto.Track, bool) {
+	proc, declared := tr.Procs[pid]
 	if !declared {
 		need++
 	}
@@ -91,12 +92,12 @@ func (tr *trackSet) newTrack(pid int32, need int, mk func(proc perfetto.Track) p
 		return perfetto.Track{}, false
 	}
 	if !declared {
-		p := tr.scan.Proc(pid)
+		p := tr.Scan.Proc(pid)
 		proc = tr.w.Process(perfetto.ProcessSpec{Pid: pid, Name: p.Label(), SortIndex: p.SortIndex})
 		if proc.IsZero() {
 			return perfetto.Track{}, false
 		}
-		tr.procs[pid] = proc
+		tr.Procs[pid] = proc
 	}
 	t := mk(proc)
 	return t, !t.IsZero()
@@ -104,14 +105,14 @@ func (tr *trackSet) newTrack(pid int32, need int, mk func(proc perfetto.Track) p
 
 // threadTrack is the real-tid lane of a thread (the zero Track past the
 // track limit).
-func (tr *trackSet) thread(pid int32, tid int64) perfetto.Track {
-	k := laneKey{pid: pid, tid: tid, slot: -1}
-	if t, ok := tr.lanes[k]; ok {
+func (tr *TrackSet) Thread(pid int32, tid int64) perfetto.Track {
+	k := LaneKey{Pid: pid, Tid: tid, Slot: -1}
+	if t, ok := tr.Lanes[k]; ok {
 		return t
 	}
-	t, ok := tr.newTrack(pid, 1, func(perfetto.Track) perfetto.Track {
-		info := tr.scan.Thread(pid, tid)
-		name := info.ThreadName(tr.scan.RecordPids[pid])
+	t, ok := tr.NewTrack(pid, 1, func(perfetto.Track) perfetto.Track {
+		info := tr.Scan.Thread(pid, tid)
+		name := info.ThreadName(tr.Scan.RecordPids[pid])
 		if info.Split && len(info.Producers) > 0 {
 			// A split thread's runs are on slot lanes: what lands on its
 			// own track is what it emitted outside them.
@@ -120,19 +121,19 @@ func (tr *trackSet) thread(pid int32, tid int64) perfetto.Track {
 		return tr.w.Thread(perfetto.ThreadSpec{Pid: pid, Tid: tid, Name: name})
 	})
 	if ok {
-		tr.lanes[k] = t
+		tr.Lanes[k] = t
 	}
 	return t
 }
 
 // mayHave reports whether thread (pid, tid) has its real-tid lane, or the
 // track limit leaves room for it, without creating it.
-func (tr *trackSet) mayHave(pid int32, tid int64) bool {
-	if _, ok := tr.lanes[laneKey{pid: pid, tid: tid, slot: -1}]; ok {
+func (tr *TrackSet) MayHave(pid int32, tid int64) bool {
+	if _, ok := tr.Lanes[LaneKey{Pid: pid, Tid: tid, Slot: -1}]; ok {
 		return true
 	}
 	need := 1
-	if _, ok := tr.procs[pid]; !ok {
+	if _, ok := tr.Procs[pid]; !ok {
 		need++
 	}
 	return tr.w.TracksLeft() >= need
@@ -140,35 +141,35 @@ func (tr *trackSet) mayHave(pid int32, tid int64) bool {
 
 // laneKey names a lane: a thread's real-tid lane (slot -1) or one of its
 // pipeline-slot lanes.
-type laneKey struct {
-	pid  int32
-	tid  int64
-	slot int64
+type LaneKey struct {
+	Pid  int32
+	Tid  int64
+	Slot int64
 }
 
 // laneTrack is the lane of a run on thread (pid, tid) holding pipeline slot
 // slot, when the thread is split; else its real-tid lane.
-func (tr *trackSet) lane(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
+func (tr *TrackSet) Lane(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
 	return tr.newLane(pid, tid, slot, hasSlot)
 }
 
-func (tr *trackSet) newLane(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
-	t := tr.scan.Threads[firstpass.ThreadKey{Pid: pid, Tid: tid}] // a thread the survey does not know is not split
+func (tr *TrackSet) newLane(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
+	t := tr.Scan.Threads[firstpass.ThreadKey{Pid: pid, Tid: tid}] // a thread the survey does not know is not split
 	if t == nil || !t.Split || !hasSlot || slot < 0 {
-		return tr.thread(pid, tid), false
+		return tr.Thread(pid, tid), false
 	}
-	k := laneKey{pid: pid, tid: tid, slot: slot}
-	if t, ok := tr.lanes[k]; ok {
+	k := LaneKey{Pid: pid, Tid: tid, Slot: slot}
+	if t, ok := tr.Lanes[k]; ok {
 		return t, true
 	}
 	// A lane is a child of its thread's track, so that the trace
 	// processor gives its slices the thread (thread_slice, and every query
 	// through thread_track); past the track limit, of the process's.
 	var thread perfetto.Track
-	if _, has := tr.lanes[laneKey{pid: pid, tid: tid, slot: -1}]; has || tr.w.TracksLeft() >= 3 {
-		thread = tr.thread(pid, tid) // room for it, the lane and the process
+	if _, has := tr.Lanes[LaneKey{Pid: pid, Tid: tid, Slot: -1}]; has || tr.w.TracksLeft() >= 3 {
+		thread = tr.Thread(pid, tid) // room for it, the lane and the process
 	}
-	lane, ok := tr.newTrack(pid, 1, func(proc perfetto.Track) perfetto.Track {
+	lane, ok := tr.NewTrack(pid, 1, func(proc perfetto.Track) perfetto.Track {
 		parent := proc
 		if !thread.IsZero() {
 			parent = thread
@@ -181,45 +182,45 @@ func (tr *trackSet) newLane(pid int32, tid int64, slot int64, hasSlot bool) (per
 		})
 	})
 	if ok {
-		tr.lanes[k] = lane
+		tr.Lanes[k] = lane
 	}
 	return lane, true
 }
 
 // deviceGroup is the track grouping one device's lanes under its process
 // (the zero Track past the track limit).
-func (tr *trackSet) deviceGroup(pid int32, dev int32) perfetto.Track {
-	k := devLane{pid, dev, "\x00group"}
-	if t, ok := tr.devLanes[k]; ok {
+func (tr *TrackSet) DeviceGroup(pid int32, dev int32) perfetto.Track {
+	k := DevLane{pid, dev, "\x00group"}
+	if t, ok := tr.DevLanes[k]; ok {
 		return t
 	}
 	name := "device " + itoa(int64(dev))
-	if dev == noDevice {
+	if dev == NoDevice {
 		name = "device (unnamed)"
 	}
-	t, ok := tr.newTrack(pid, 2, func(proc perfetto.Track) perfetto.Track {
+	t, ok := tr.NewTrack(pid, 2, func(proc perfetto.Track) perfetto.Track {
 		return tr.w.Track(proc, perfetto.TrackSpec{
 			Name: name, Key: name, ChildOrder: perfetto.ChildOrderExplicit, Merge: perfetto.MergeNone,
 			Description: "AICPU phases of " + name + " placed on the host timeline; each slice says how it was placed and its bound in ns",
 		})
 	})
 	if ok {
-		tr.devLanes[k] = t
+		tr.DevLanes[k] = t
 	}
 	return t
 }
 
 // devLane names a device track: a device's group or one of its lanes.
-type devLane struct {
-	pid  int32
-	dev  int32
-	lane string
+type DevLane struct {
+	Pid  int32
+	Dev  int32
+	Lane string
 }
 
 // deviceLane is the lane a device span is drawn on: orch and sched
 // (concurrent) and each task slot on lanes of their own, device_wall and
 // the sequential phases together on "phases".
-func deviceLane(name string) string {
+func DeviceLane(name string) string {
 	short := strings.TrimPrefix(strings.TrimPrefix(name, strace.SpanDeviceWall), ".")
 	switch {
 	case short == "orch", short == "sched", strings.HasPrefix(short, "task_slot_"):
@@ -230,34 +231,34 @@ func deviceLane(name string) string {
 
 // deviceTrack is the track of a device lane (the zero Track past the
 // track limit).
-func (tr *trackSet) device(pid int32, dev int32, group perfetto.Track, lane string) perfetto.Track {
-	k := devLane{pid, dev, lane}
+func (tr *TrackSet) Device(pid int32, dev int32, group perfetto.Track, lane string) perfetto.Track {
+	k := DevLane{pid, dev, lane}
 	for i := range tr.lastDev {
 		if m := &tr.lastDev[i]; m.key == k && !m.track.IsZero() {
 			return m.track
 		}
 	}
-	if t, ok := tr.devLanes[k]; ok {
+	if t, ok := tr.DevLanes[k]; ok {
 		tr.rememberDevice(k, t)
 		return t
 	}
 	if group.IsZero() {
 		return perfetto.Track{}
 	}
-	t, ok := tr.newTrack(pid, 1, func(perfetto.Track) perfetto.Track { return tr.newDevice(group, lane) })
+	t, ok := tr.NewTrack(pid, 1, func(perfetto.Track) perfetto.Track { return tr.newDevice(group, lane) })
 	if ok {
-		tr.devLanes[k] = t
+		tr.DevLanes[k] = t
 		tr.rememberDevice(k, t)
 	}
 	return t
 }
 
-func (tr *trackSet) rememberDevice(k devLane, t perfetto.Track) {
+func (tr *TrackSet) rememberDevice(k DevLane, t perfetto.Track) {
 	tr.lastDev[tr.nextDev] = devLaneMemo{key: k, track: t}
-	tr.nextDev = (tr.nextDev + 1) % devMemo
+	tr.nextDev = (tr.nextDev + 1) % DevMemo
 }
 
-func (tr *trackSet) newDevice(group perfetto.Track, lane string) perfetto.Track {
+func (tr *TrackSet) newDevice(group perfetto.Track, lane string) perfetto.Track {
 	switch {
 	case lane == "orch":
 		return tr.w.Track(group, perfetto.TrackSpec{Name: "orch", Rank: 2, Merge: perfetto.MergeNone, Description: "orchestrator thread's submit window"})
@@ -271,3 +272,8 @@ func (tr *trackSet) newDevice(group perfetto.Track, lane string) perfetto.Track 
 	}
 	return tr.w.Track(group, perfetto.TrackSpec{Name: "phases", Rank: 1, Merge: perfetto.MergeNone, Description: "device_wall and its sequential phases"})
 }
+
+// noDevice is the device id of a run whose device_wall names none.
+const NoDevice = -1
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
