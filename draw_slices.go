@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/phasetrace/phasetrace/internal/remoteplan"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -18,7 +19,8 @@ type canvas struct {
 	led    *ledger
 	tracks *trackSet
 	arrows *arrowLedger
-	remote *remotePlan // nil: every log on this host
+	remote *remoteplan.Plan // nil: every log on this host
+	hosts  []HostSummary    // per machine of remote: its slices drawn and their bounds (remoteArgs, drawnOn)
 	// flushSlices is how many slices are handed to the writer between
 	// flushes; handed counts them since the last one.
 	flushSlices int
@@ -125,7 +127,7 @@ func (cv *canvas) drawSpanWithFlows(t perfetto.Track, sp *heldSpan, extra []perf
 		args = append(args, perfetto.Int("os_tid", sp.Tid))
 	}
 	args = appendAttrs(args, sp.Attrs)
-	args = cv.remote.args(args, sp.Pid, sp.TS, sp.End(), true)
+	args = cv.remoteArgs(args, sp.Pid, sp.TS, sp.End(), true)
 	if sp.NameTruncated || sp.AttrsTruncated {
 		args = append(args, perfetto.Bool("truncated_by_emitter", true))
 	}
@@ -139,7 +141,7 @@ func (cv *canvas) drawSpanWithFlows(t perfetto.Track, sp *heldSpan, extra []perf
 	drawn := cv.hand(t, &perfetto.Slice{Name: sp.Name, Category: categoryOf(sp.Name), TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at)
 	if drawn {
 		cv.led.drawn()
-		cv.remote.drawnOn(sp.Pid)
+		cv.drawnOn(sp.Pid)
 	}
 	if arrows {
 		if drawn {
