@@ -228,7 +228,7 @@ func (b *Builder) RemoteSpan(machine string, sp strace.Span) error {
 			if i < len(b.c.shift) && !rec.Span.IsDevice() {
 				rec.Span.TS += b.c.shift[i]
 			}
-			if !b.c.remote.adjust(i, &rec, nil) {
+			if !b.c.remote.Adjust(i, &rec, nil) {
 				b.c.unmapped(&rec, b.next())
 				return nil
 			}

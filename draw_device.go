@@ -223,11 +223,11 @@ func (dv *deviceDrawer) run(out sink, k firstpass.InvKey, root, runner *heldSpan
 	if root != nil && root.Name == strace.SpanRun {
 		run.Enclosing = []reduce.HostWindow{{Start: reduce.HostNanos(root.TS), End: reduce.HostNanos(root.End())}}
 	}
-	remote := dv.remote.placedHost(k.Pid)
+	remote := dv.remote.Placed(k.Pid)
 	if remote != nil {
 		// A causally placed machine's device runs are placed on its own
-		// clock, through its own anchors, then carried across (remote.go).
-		run = remote.nativeRun(run)
+		// clock, through its own anchors, then carried across.
+		run = remote.NativeRun(run)
 	}
 	pl := &dv.placed // reused run to run: drawDevice keeps nothing of it
 	err = dv.placer.PlaceInto(pl, run)
@@ -249,7 +249,7 @@ func (dv *deviceDrawer) run(out sink, k firstpass.InvKey, root, runner *heldSpan
 	}
 	composed := true
 	if err == nil && remote != nil {
-		if err = remote.compose(pl); err != nil {
+		if err = remote.Compose(pl); err != nil {
 			composed = false
 		}
 	}
@@ -348,7 +348,7 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 	// A machine that its tasks did not place (moved by its wall clock, or
 	// at its own times) is on the trace's axis only as well as its wall
 	// clock agrees: a bound against its own clock would not hold there.
-	onAxis := dv.remote.onAxis(k.Pid)
+	onAxis := dv.remote.OnAxis(k.Pid)
 	lastLane := ""
 	var widest, wallAt int64 = 0, -1 // the widest bound drawn, and where device_wall is
 	for i := range spans {
@@ -388,7 +388,7 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 		if onAxis {
 			args = append(args, perfetto.Int("bound_ns", bound))
 		}
-		args = dv.remote.args(args, k.Pid, 0, 0, false)
+		args = dv.remoteArgs(args, k.Pid, 0, 0, false)
 		if reason != "" {
 			args = append(args, perfetto.String("placement_reason", reason))
 		}
@@ -408,7 +408,7 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 		}
 		dv.arrows.handed(ends)
 		dv.led.drawn()
-		dv.remote.drawnOn(k.Pid)
+		dv.drawnOn(k.Pid)
 		if s.Name == strace.SpanDeviceWall {
 			dv.counters.deviceWall(k.Pid, run.Domain.Dev, s.at, ts, dur)
 			wallAt = ts
@@ -431,8 +431,8 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 		o, s := run.Spans[orch], run.Spans[sched]
 		eff := reduce.Effective(reduce.DeviceWindow{Start: o.TS, End: o.TS + o.Dur}, reduce.DeviceWindow{Start: s.TS, End: s.TS + s.Dur})
 		d, err := pl.Place(eff)
-		if h := dv.remote.placedHost(k.Pid); h != nil && err == nil {
-			d, err = h.fit.Compose(d)
+		if h := dv.remote.Placed(k.Pid); h != nil && err == nil {
+			d, err = h.Fit.Compose(d)
 		}
 		if err != nil {
 			return
@@ -446,7 +446,7 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 		if onAxis {
 			args = append(args, perfetto.Int("bound_ns", int64(d.Bound)+max(fixes[orch].shift, fixes[sched].shift)))
 		}
-		args = dv.remote.args(args, k.Pid, 0, 0, false)
+		args = dv.remoteArgs(args, k.Pid, 0, 0, false)
 		ts, dur := int64(d.HostStart), int64(d.HostEnd-d.HostStart)
 		var t perfetto.Track
 		if !dv.outside(ts, dur) {

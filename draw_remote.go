@@ -1,81 +1,90 @@
 package phasetrace
 
 import (
-	"math"
-
-	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/remoteplan"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// Drawing a remote machine's records on the dispatching host's axis.
+// Drawing a remote machine's records by the remote plan
+// (internal/remoteplan): the machines' summaries, which drawing counts
+// in; the arguments a remote machine's slices carry; the flow ids of the
+// arrows planned across machines.
 
-// adjust puts a record of log i on the dispatching host's axis: its pids
-// become their trace pids, and a causally placed machine's host times go
-// through its mapping (a wall-placed one's were shifted already).
-//
-// It reports false for a span its machine's mapping cannot carry (a time
-// past the int64 range once mapped).
-func (p *remotePlan) adjust(i int, rec *strace.Record, pm map[int32]int32) bool {
-	if pm != nil {
-		firstpass.RemapPids(rec, pm)
-	}
-	h := p.inputHost[i]
-	if h == nil || h.fit == nil {
-		return true
-	}
-	if rec.Prefix.Present {
-		if y, ok := h.drawn(rec.Prefix.MonoNS); ok {
-			rec.Prefix.MonoNS = y
-		}
-	}
-	switch {
-	case rec.Kind == strace.KindSpan && !rec.Span.IsDevice():
-		if !firstpass.Drawable(&rec.Span) {
-			return true // not drawn for what it is (checkSpan)
-		}
-		s, e, ok := h.mapExtent(rec.Span.TS, rec.Span.End())
-		if !ok {
-			return false
-		}
-		rec.Span.TS, rec.Span.Dur = s, e-s
-	case rec.Kind == strace.KindBindPhase:
-		if rec.BindPhase.StartNS <= math.MaxInt64 && rec.BindPhase.DurNS <= math.MaxInt64 {
-			st := int64(rec.BindPhase.StartNS)
-			if s, e, ok := h.mapExtent(st, st+int64(rec.BindPhase.DurNS)); ok && s >= 0 {
-				rec.BindPhase.StartNS, rec.BindPhase.DurNS = uint64(s), uint64(e-s)
-			}
-		}
-	}
-	return true
+// hostReasons says, for each reason the plan gives for a machine not
+// placed by its tasks, its Reason.
+var hostReasons = [...]Reason{
+	remoteplan.NoReason:      "",
+	remoteplan.Ambiguous:     ReasonHostAmbiguous,
+	remoteplan.NoDispatcher:  ReasonHostNoDispatcher,
+	remoteplan.NoMatch:       ReasonHostNoMatch,
+	remoteplan.NoFit:         ReasonHostNoFit,
+	remoteplan.FewTasks:      ReasonHostFewTasks,
+	remoteplan.Regular:       ReasonHostRegular,
+	remoteplan.RateAtLimit:   ReasonHostRateAtLimit,
+	remoteplan.OutsideTasks:  ReasonHostOutsideTasks,
+	remoteplan.WallDisagrees: ReasonHostWallDisagrees,
 }
 
-// args adds, to a slice of a remote machine's span drawn from ts to
-// end, the machine, how it was placed and (host spans) its bound.
-func (p *remotePlan) args(args []perfetto.Arg, pid int32, ts, end int64, bound bool) []perfetto.Arg {
+// remoteFlowKinds says the FlowKind of each kind of arrow across machines.
+var remoteFlowKinds = [...]FlowKind{
+	remoteplan.DispatchToRun: FlowRemoteDispatchToRun,
+	remoteplan.RunToComplete: FlowRemoteRunToComplete,
+}
+
+// hostSummaries returns the summaries of the plan's machines, in its
+// order (logs named by names), for drawing to count in (remoteArgs,
+// drawnOn); nil when there is no plan.
+func hostSummaries(p *remoteplan.Plan, names []string, t Transport) []HostSummary {
 	if p == nil {
+		return nil
+	}
+	out := make([]HostSummary, len(p.Hosts))
+	for i, h := range p.Hosts {
+		s := &out[i]
+		*s = HostSummary{Machine: h.Machine, Method: h.Method.String(), Transport: t.String(), Workers: h.Workers, Tasks: h.Tasks,
+			OffsetNs: h.OffsetNs, RatePPB: h.RatePPB, RateLo: h.RateLo, RateHi: h.RateHi, LimitNs: h.LimitNs,
+			WallShiftNs: h.WallShiftNs, WallDisagreeNs: h.WallDisagreeNs, Pids: h.Pids, Reason: hostReasons[h.Reason], Note: h.Note}
+		for _, in := range h.Inputs {
+			s.Inputs = append(s.Inputs, names[in])
+		}
+	}
+	return out
+}
+
+// finishHosts returns the machines' summaries, finished.
+func finishHosts(hosts []HostSummary) []HostSummary {
+	for i := range hosts {
+		hosts[i].Bound.finish()
+	}
+	return hosts
+}
+
+// remoteArgs adds, to a slice of a remote machine's span drawn from ts to
+// end, the machine, how it was placed and (host spans) its bound, which it
+// counts in the machine's summary.
+func (cv *canvas) remoteArgs(args []perfetto.Arg, pid int32, ts, end int64, bound bool) []perfetto.Arg {
+	i := cv.remote.Machine(pid)
+	if i < 0 {
 		return args
 	}
-	h := p.byPid[pid]
-	if h == nil {
-		return args
-	}
-	args = append(args, perfetto.String("machine", h.machine))
-	if os, ok := p.osPid[pid]; ok {
+	h := cv.remote.Hosts[i]
+	args = append(args, perfetto.String("machine", h.Machine))
+	if os, ok := cv.remote.OsPid(pid); ok {
 		args = append(args, perfetto.Int("os_pid", int64(os)))
 	}
-	args = append(args, perfetto.String("host_placement", h.method.String()))
-	if h.offAxis != "" {
-		args = append(args, perfetto.String("host_placement_reason", h.offAxis))
+	args = append(args, perfetto.String("host_placement", h.Method.String()))
+	if h.OffAxis != "" {
+		args = append(args, perfetto.String("host_placement_reason", h.OffAxis))
 	}
-	if h.fit != nil && bound {
-		b0, err0 := h.fit.Drawn(reduce.HostNanos(ts))
-		b1, err1 := h.fit.Drawn(reduce.HostNanos(end))
+	if h.Fit != nil && bound {
+		b0, err0 := h.Fit.Drawn(reduce.HostNanos(ts))
+		b1, err1 := h.Fit.Drawn(reduce.HostNanos(end))
 		if err0 == nil && err1 == nil {
 			b := int64(max(b0, b1))
 			args = append(args, perfetto.Int("host_bound_ns", b))
-			h.sum.Bound.add(b)
+			cv.hosts[i].Bound.add(b)
 		}
 	}
 	return args
@@ -83,185 +92,64 @@ func (p *remotePlan) args(args []perfetto.Arg, pid int32, ts, end int64, bound b
 
 // drawnOn counts a slice drawn of a span of pid, on its machine's
 // summary when pid is a remote machine's.
-func (p *remotePlan) drawnOn(pid int32) {
-	if p == nil {
-		return
-	}
-	if h := p.byPid[pid]; h != nil {
-		h.sum.Drawn++
+func (cv *canvas) drawnOn(pid int32) {
+	if i := cv.remote.Machine(pid); i >= 0 {
+		cv.hosts[i].Drawn++
 	}
 }
 
-// onAxis reports whether the placement bounds of pid's spans hold on the
-// trace's axis: pid is not a remote machine's, or its machine is placed by
-// causality.
-func (p *remotePlan) onAxis(pid int32) bool {
-	if p == nil {
-		return true
-	}
-	h := p.byPid[pid]
-	return h == nil || h.fit != nil
+// remoteArrows are the flow ids of the arrows planned across machines, by
+// the span they start or end at, until it comes.
+type remoteArrows map[remoteplan.SpanKey]*flowAttach
+
+type flowAttach struct {
+	flows, endFlows []perfetto.FlowID
 }
 
-// placedHost returns the causally placed machine of pid, or nil.
-func (p *remotePlan) placedHost(pid int32) *remoteHost {
+// attachArrows gives the plan's arrows their flow ids, in the order they
+// were planned, and files them by the spans they start and end at.
+func attachArrows(p *remoteplan.Plan, f *flowWindow, a *arrowLedger) remoteArrows {
 	if p == nil {
 		return nil
 	}
-	if h := p.byPid[pid]; h != nil && h.fit != nil {
-		return h
-	}
-	return nil
-}
-
-// nativeWindow returns the remote-clock window that holds what the
-// machine's line drew at w.
-func (h *remoteHost) nativeWindow(w reduce.HostWindow) (reduce.HostWindow, bool) {
-	s, err0 := h.fit.Native(w.Start)
-	e, err1 := h.fit.Native(w.End)
-	if err0 != nil || err1 != nil {
-		return reduce.HostWindow{}, false
-	}
-	return reduce.HostWindow{Start: s - 2, End: e + 2}, true
-}
-
-// wallSuperseded reports whether a wall-clock anchor of pid is set aside:
-// its machine is placed by causality, and its wall clock agrees with the
-// dispatching host's only to NTP grade.
-func (p *remotePlan) wallSuperseded(pid int32) bool { return p.placedHost(pid) != nil }
-
-// mergeShift is an offset near a causally placed log's, for ordering its
-// records among the others'.
-func (p *remotePlan) mergeShift(i int) int64 {
-	if p == nil || i >= len(p.inputHost) {
-		return 0
-	}
-	h := p.inputHost[i]
-	if h == nil || h.fit == nil {
-		return 0
-	}
-	return h.sum.OffsetNs
-}
-
-// nativeRun returns run with its host windows on its machine's own clock.
-// A window that cannot be carried back is left out (less containment,
-// never a wrong one).
-func (h *remoteHost) nativeRun(run reduce.Run) reduce.Run {
-	if run.RunnerRun != nil {
-		if w, ok := h.nativeWindow(*run.RunnerRun); ok {
-			run.RunnerRun = &w
-		} else {
-			run.RunnerRun = nil
+	var ra remoteArrows
+	at := func(k remoteplan.SpanKey) *flowAttach {
+		if ra == nil {
+			ra = remoteArrows{}
 		}
-	}
-	var enc []reduce.HostWindow
-	for _, w := range run.Enclosing {
-		if n, ok := h.nativeWindow(w); ok {
-			enc = append(enc, n)
+		fa := ra[k]
+		if fa == nil {
+			fa = &flowAttach{}
+			ra[k] = fa
 		}
+		return fa
 	}
-	run.Enclosing = enc
-	return run
-}
-
-// compose carries a placement made on the machine's own clock onto the
-// dispatching host's axis, bounds composed (reduce.HostFit.Compose).
-func (h *remoteHost) compose(pl *reduce.Placement) error {
-	if pl.Method == reduce.Unaligned {
-		return nil
+	for _, r := range p.Arrows {
+		id := f.id()
+		a.add(id, remoteFlowKinds[r.Kind])
+		a.between(id, arrowEnd{r.From.Pid, r.From.Tid, r.From.TS, r.From.End}, arrowEnd{r.To.Pid, r.To.Tid, r.To.TS, r.To.End})
+		s := at(r.Start)
+		s.flows = append(s.flows, id)
+		e := at(r.End)
+		e.endFlows = append(e.endFlows, id)
 	}
-	for i, sp := range pl.Spans {
-		d, err := h.fit.Compose(sp)
-		if err != nil {
-			return err
-		}
-		pl.Spans[i] = d
-	}
-	return nil
+	p.Arrows = nil
+	return ra
 }
 
 // flows adds the remote flows that start or end at a node span.
-func (p *remotePlan) flows(sp *strace.Span, flows, endFlows []perfetto.FlowID) ([]perfetto.FlowID, []perfetto.FlowID) {
-	if p == nil || len(p.attach) == 0 {
+func (ra remoteArrows) flows(sp *strace.Span, flows, endFlows []perfetto.FlowID) ([]perfetto.FlowID, []perfetto.FlowID) {
+	if len(ra) == 0 {
 		return flows, endFlows
 	}
-	var k flowEnd
-	switch sp.Name {
-	case strace.SpanRemoteDispatch, strace.SpanRemoteComplete:
-		w, ok1 := sp.Attr(strace.AttrWorkerID)
-		d, ok2 := sp.Attr(strace.AttrDispatchID)
-		if !ok1 || !ok2 {
-			return flows, endFlows
-		}
-		k = flowEnd{sp.Pid, w.Int, d.Int, sp.Name}
-	case strace.SpanRemoteRunFirst, strace.SpanRemoteRunLast:
-		r, ok := sp.Attr(strace.AttrRunID)
-		if !ok {
-			return flows, endFlows
-		}
-		k = flowEnd{sp.Pid, r.Int, -1, sp.Name}
-	default:
+	k, ok := remoteplan.KeyOf(sp)
+	if !ok {
 		return flows, endFlows
 	}
-	a := p.attach[k]
+	a := ra[k]
 	if a == nil {
 		return flows, endFlows
 	}
-	delete(p.attach, k)
+	delete(ra, k)
 	return append(flows, a.flows...), append(endFlows, a.endFlows...)
-}
-
-// sameHost reports whether a node.dispatch of process a may have launched
-// a chip run of process b: a remote daemon launches runs on its own
-// machine only, and no other machine's dispatch launches them there.
-// (Machines placed by their wall clocks keep the old rule: any.)
-func (p *remotePlan) sameHost(a, b int32) bool {
-	if p == nil {
-		return true
-	}
-	ha, hb := p.byPid[a], p.byPid[b]
-	causal := ha != nil && ha.fit != nil || hb != nil && hb.fit != nil
-	return !causal || ha == hb
-}
-
-// wallOffAxis reports whether pid's wall-clock anchors do not describe
-// the trace's axis: its machine's spans are drawn at their own times,
-// and it is not the machine whose clock is the axis.
-func (p *remotePlan) wallOffAxis(pid int32) bool {
-	if p == nil {
-		return false
-	}
-	h := p.byPid[pid]
-	return h != nil && h.fit == nil && h.method != reduce.HostWall && !(p.ref >= 0 && p.inputHost[p.ref] == h)
-}
-
-// attachArrows gives the planned arrows their flow ids, in the order they
-// were planned, and files them by the spans they start and end at.
-func (p *remotePlan) attachArrows(f *flowWindow, a *arrowLedger) {
-	if p == nil {
-		return
-	}
-	for _, r := range p.arrows {
-		id := f.id()
-		a.add(id, r.kind)
-		a.between(id, r.from, r.to)
-		s := p.at(r.start)
-		s.flows = append(s.flows, id)
-		e := p.at(r.end)
-		e.endFlows = append(e.endFlows, id)
-	}
-	p.arrows = nil
-}
-
-// at returns the arrows filed at span k.
-func (p *remotePlan) at(k flowEnd) *flowAttach {
-	if p.attach == nil {
-		p.attach = map[flowEnd]*flowAttach{}
-	}
-	a := p.attach[k]
-	if a == nil {
-		a = &flowAttach{}
-		p.attach[k] = a
-	}
-	return a
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/remoteplan"
 	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
@@ -22,7 +23,8 @@ type canvas struct {
 	scan   *firstpass.ScanResult // what the first pass learned
 	led    *ledger
 	arrows *arrowLedger
-	remote *remotePlan // nil: every log on this host
+	remote *remoteplan.Plan // nil: every log on this host
+	hosts  []HostSummary    // per machine of remote: its slices drawn and their bounds (remoteArgs, drawnOn)
 	// flushSlices is how many slices are handed to the writer between
 	// flushes; handed counts them since the last one.
 	flushSlices int
@@ -147,7 +149,7 @@ func (cv *canvas) drawSpanWithFlows(out sink, t perfetto.Track, sp *heldSpan, ex
 		args = append(args, perfetto.Int("os_tid", sp.Tid))
 	}
 	args = appendAttrs(args, sp.Attrs)
-	args = cv.remote.args(args, sp.Pid, sp.TS, sp.End(), true)
+	args = cv.remoteArgs(args, sp.Pid, sp.TS, sp.End(), true)
 	if sp.NameTruncated || sp.AttrsTruncated {
 		args = append(args, perfetto.Bool("truncated_by_emitter", true))
 	}
@@ -161,7 +163,7 @@ func (cv *canvas) drawSpanWithFlows(out sink, t perfetto.Track, sp *heldSpan, ex
 	drawn := cv.hand(out, t, &perfetto.Slice{Name: sp.Name, Category: categoryOf(sp.Name), TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at)
 	if drawn {
 		cv.led.drawn()
-		cv.remote.drawnOn(sp.Pid)
+		cv.drawnOn(sp.Pid)
 	}
 	if arrows {
 		if drawn {

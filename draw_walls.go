@@ -42,10 +42,10 @@ func (cv *canvas) wallClocks(procs []*firstpass.ProcInfo) {
 			case p.Side == firstpass.MeasureSide:
 				// The measure run is moved onto the base run's time.
 				cv.led.superseded(ReasonCompareWallSuperseded, 1)
-			case cv.remote.wallSuperseded(p.Pid):
+			case cv.remote.WallSuperseded(p.Pid):
 				// Its wall clock agrees with this host's only to NTP grade.
 				cv.led.superseded(ReasonRemoteWallSuperseded, 1)
-			case cv.remote.wallOffAxis(p.Pid):
+			case cv.remote.WallOffAxis(p.Pid):
 				cv.led.notDrawn(ReasonWallOffAxis, cv.led.pos(p.WallAt[j]), "pid "+itoa(int64(p.Pid)), 1)
 			case p.Wall[j].WallNS < 0:
 				cv.led.notDrawn(ReasonWallBefore1970, cv.led.pos(p.WallAt[j]), "pid "+itoa(int64(p.Pid))+": wall_ns="+itoa(p.Wall[j].WallNS), 1)

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/remoteplan"
 	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
@@ -32,8 +33,10 @@ import (
 //   - survey_*.go, the first pass: lanes, labels, clock anchors, wall
 //     clocks, captures that repeat, remote tasks and runs, artifacts
 //     (scanResult, repeatedCaptures);
-//   - plan_*.go, the remote plan: which machine served which worker, each
-//     machine's clock, the arrows across machines (planner, remotePlan);
+//   - plan_*.go, the comparison's plan (comparePlan); the remote plan,
+//     which machine served which worker, each machine's clock and the
+//     arrows across machines, is package internal/remoteplan (Planner,
+//     Plan), which draw_remote.go draws by;
 //   - draw_*.go, drawing through one canvas: runs, bind lines, device
 //     phases, flows, tracks, wall clocks, counters, the span window, the
 //     parts of a split trace, a run's key and arrow (canvas, runDrawer,
@@ -88,9 +91,10 @@ type converter struct {
 	// Remote machines: how their logs are drawn, and the trace pids given
 	// to pids that repeat across machines, per log; shift is added to each
 	// log's host timestamps (another host's clock).
-	remote  *remotePlan
-	pidMaps []map[int32]int32
-	shift   []int64
+	remote       *remoteplan.Plan
+	remoteArrows remoteArrows // the arrows it plans, by the spans they start and end at
+	pidMaps      []map[int32]int32
+	shift        []int64
 
 	// cmp is a comparison's plan (Compare; engine_compare.go), nil
 	// otherwise.
@@ -170,13 +174,13 @@ func (c *converter) start(w io.Writer, shift bool) {
 	case shift && c.cmp != nil:
 		c.shift = c.compareShifts()
 	case shift:
-		c.shift = c.remote.shifts(c.survey.scan, len(c.names))
+		c.shift = c.remote.Shifts(c.survey.scan, len(c.names))
 	}
 	c.runDrawer.records = c.survey.records
 	c.counters.cmp = c.cmp
 	c.deviceDrawer.buildPlacer(c.survey.scan, c.survey.cal)
 	cv := c.canvas
-	cv.remote = c.remote
+	cv.remote, cv.hosts = c.remote, hostSummaries(c.remote, c.names, c.cfg.transport)
 	scan := c.survey.scan
 	cv.scan = scan
 	if w := c.cfg.window; w != nil {
@@ -185,7 +189,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 		cv.window.start, cv.window.end = w.resolve(first)
 		c.sum.Window = &WindowSummary{Start: cv.window.start, End: cv.window.end, FirstSlice: first}
 	}
-	c.remote.attachArrows(&c.flows, &c.arrows)
+	c.remoteArrows = attachArrows(c.remote, &c.flows, &c.arrows)
 	c.about = about{version: libraryVersion(), names: c.names, stamps: scan.Stamps, cmp: c.cmp}
 	cv.about = &c.about
 	cv.wallClocks((&tracks.TrackSet{Scan: scan}).Declare())
@@ -221,7 +225,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 func (c *converter) firstSlice() int64 {
 	first, found := int64(0), false
 	for i, ts := range c.survey.scan.FirstTS {
-		if c.remote != nil && i < len(c.remote.inputHost) && c.remote.inputHost[i] != nil {
+		if c.remote.Input(i) != nil {
 			continue
 		}
 		if i < len(c.shift) {
@@ -284,7 +288,7 @@ func (c *converter) drain() {
 func (c *converter) drawNode(n *nodeSpan) {
 	cv := c.canvas
 	sp := &n.span
-	flows, endFlows := cv.remote.flows(&sp.Span, n.flows, n.endFlows)
+	flows, endFlows := c.remoteArrows.flows(&sp.Span, n.flows, n.endFlows)
 	out := cv.out
 	if cv.parts != nil {
 		out = c.nodeUnit(n, flows, endFlows)
@@ -294,7 +298,7 @@ func (c *converter) drawNode(n *nodeSpan) {
 
 // The conversion is the flow window's site: where its spans are drawn is
 // the canvas's to say.
-func (c *converter) sameHost(a, b int32) bool           { return c.canvas.remote.sameHost(a, b) }
+func (c *converter) sameHost(a, b int32) bool           { return c.canvas.remote.SameHost(a, b) }
 func (c *converter) drawable(pid int32, tid int64) bool { return c.canvas.drawable(pid, tid) }
 func (c *converter) outside(ts, dur int64) bool         { return c.canvas.outside(ts, dur) }
 func (c *converter) part() int                          { return c.canvas.part() }
@@ -480,7 +484,7 @@ func (c *converter) abandon() {
 }
 
 func (c *converter) finish() {
-	c.sum.Hosts = c.remote.summaries()
+	c.sum.Hosts = finishHosts(c.canvas.hosts)
 	c.sum.Devices = c.deviceDrawer.summaries()
 }
 
@@ -502,21 +506,20 @@ func (c *converter) note(kind, format string, args ...any) {
 // every machine's clock.
 func (c *converter) planRemote(logs []Input) error {
 	pl := c.planner()
-	p := pl.hosts(len(logs))
+	p := pl.Group(len(logs))
 	if p == nil {
 		return nil
 	}
-	if pm := p.pidMaps(&c.survey.scan.Remote, len(logs)); pm != nil && c.pidMaps == nil {
+	if pm := p.PidMaps(&c.survey.scan.Remote, len(logs)); pm != nil && c.pidMaps == nil {
 		// Scan again, the repeated pids given their trace pids.
 		c.pidMaps = pm
 		if err := c.firstPass(logs, c.repeated.Whole); err != nil {
 			return err
 		}
 		pl = c.planner()
-		p = pl.hosts(len(logs))
+		p = pl.Group(len(logs))
 	}
-	pl.settle(p, c.pidMaps)
-	c.remote = p
+	c.settle(pl, p)
 	return nil
 }
 
@@ -530,15 +533,23 @@ func (c *converter) planFromSurvey(s *Survey) {
 	c.names = m.names
 	c.survey.scan.Remote.Grow(len(m.names) - 1)
 	pl := c.planner()
-	p := pl.hosts(len(m.names))
+	p := pl.Group(len(m.names))
 	if p == nil {
 		return
 	}
 	c.pidMaps = m.pidMaps
-	pl.settle(p, c.pidMaps)
-	c.remote = p
+	c.settle(pl, p)
 }
 
-func (c *converter) planner() *planner {
-	return &planner{cfg: &c.cfg, scan: c.survey.scan, names: c.names, led: c.led}
+func (c *converter) planner() *remoteplan.Planner {
+	return &remoteplan.Planner{Scan: c.survey.scan, Names: c.names,
+		Options: remoteplan.Options{MPI: c.cfg.transport == TransportMPI, Workers: c.cfg.remoteWorkers, Fit: c.cfg.hostFit}}
+}
+
+// settle settles plan p, notes what it notes, and draws by it.
+func (c *converter) settle(pl *remoteplan.Planner, p *remoteplan.Plan) {
+	for _, n := range pl.Settle(p, c.pidMaps) {
+		c.note(n.Kind, "%s", n.Text)
+	}
+	c.remote = p
 }

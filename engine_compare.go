@@ -1,8 +1,11 @@
 package phasetrace
 
-import "github.com/phasetrace/phasetrace/strace"
-import "github.com/phasetrace/phasetrace/internal/firstpass"
-import "github.com/phasetrace/phasetrace/internal/repeats"
+import (
+	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/remoteplan"
+	"github.com/phasetrace/phasetrace/internal/repeats"
+	"github.com/phasetrace/phasetrace/strace"
+)
 
 // A comparison (Compare) through the engine: the logs are base's, then
 // measure's (config.baseLogs of them base's). The first pass scans them
@@ -59,11 +62,11 @@ func (c *converter) planCompare(logs []Input) error {
 func (c *converter) compareShifts() []int64 {
 	s, p := c.survey.scan, c.cmp
 	out := make([]int64, len(c.names))
-	var nilPlan *remotePlan
-	nilPlan.logShifts(s, p.sideInputs(firstpass.BaseSide), out)
-	nilPlan.logShifts(s, p.sideInputs(firstpass.MeasureSide), out)
+	var nilPlan *remoteplan.Plan
+	nilPlan.LogShifts(s, p.sideInputs(firstpass.BaseSide), out)
+	nilPlan.LogShifts(s, p.sideInputs(firstpass.MeasureSide), out)
 	p.align(s, out)
-	applyShifts(s, out)
+	remoteplan.ApplyShifts(s, out)
 	return out
 }
 

@@ -33,7 +33,7 @@ type sources struct {
 	m       *strace.Merger
 	openErr error // the first log that could not be opened
 	// adjust puts a record of a remote machine's log on the axis
-	// (remote.go); nil when there is none.
+	// (remoteplan.Plan.Adjust); nil when there is none.
 	adjust func(i int, rec *strace.Record)
 }
 
@@ -53,7 +53,7 @@ func (c *converter) openSources(logs []Input) *sources {
 			continue
 		}
 		ss.rcs[i] = rc
-		ins[i] = strace.MergeInput{Name: in.Name, R: c.progress.wrap(rc), MonoShift: c.shift[i] + c.remote.mergeShift(i)}
+		ins[i] = strace.MergeInput{Name: in.Name, R: c.progress.wrap(rc), MonoShift: c.shift[i] + c.remote.MergeShift(i)}
 	}
 	switch {
 	case c.remote != nil:
@@ -124,7 +124,7 @@ func (c *converter) adjustRemote(i int, rec *strace.Record) {
 	if i < len(c.pidMaps) {
 		pm = c.pidMaps[i]
 	}
-	if !c.remote.adjust(i, rec, pm) {
+	if !c.remote.Adjust(i, rec, pm) {
 		c.unmapped(rec, c.led.pos(rec.Pos))
 	}
 }

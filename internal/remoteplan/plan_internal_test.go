@@ -1,4 +1,4 @@
-package phasetrace
+package remoteplan
 
 import (
 	"bytes"
@@ -33,23 +33,23 @@ func TestPlannerAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pl := &planner{cfg: &config{}, scan: scan, names: names, led: newLedger(&Summary{})}
-	p := pl.hosts(len(logs))
+	pl := &Planner{Scan: scan, Names: names}
+	p := pl.Group(len(logs))
 	if p == nil {
 		t.Fatal("no remote machine found")
 	}
-	if pm := p.pidMaps(&scan.Remote, len(logs)); pm != nil {
+	if pm := p.PidMaps(&scan.Remote, len(logs)); pm != nil {
 		t.Fatalf("pids repeat across machines: %v", pm)
 	}
-	pl.settle(p, nil)
-	byMachine := map[string]*remoteHost{}
-	for _, h := range p.hosts {
-		byMachine[h.machine] = h
-		if h.method != reduce.HostCausal || h.fit == nil {
-			t.Fatalf("%s placed %v: %s", h.machine, h.method, h.sum.Note)
+	pl.Settle(p, nil)
+	byMachine := map[string]*Host{}
+	for _, h := range p.Hosts {
+		byMachine[h.Machine] = h
+		if h.Method != reduce.HostCausal || h.Fit == nil {
+			t.Fatalf("%s placed %v: %s", h.Machine, h.Method, h.Note)
 		}
-		if want := truth.Hosts[h.machine].Worker; len(h.sum.Workers) != 1 || h.sum.Workers[0] != want {
-			t.Errorf("%s matched to workers %v, served %d", h.machine, h.sum.Workers, want)
+		if want := truth.Hosts[h.Machine].Worker; len(h.Workers) != 1 || h.Workers[0] != want {
+			t.Errorf("%s matched to workers %v, served %d", h.Machine, h.Workers, want)
 		}
 	}
 	checked := 0
@@ -62,7 +62,7 @@ func TestPlannerAlone(t *testing.T) {
 			t.Fatalf("machine %s not planned", k.Machine)
 		}
 		y, ok := h.drawn(s.Start)
-		b, err := h.fit.Drawn(reduce.HostNanos(y))
+		b, err := h.Fit.Drawn(reduce.HostNanos(y))
 		if !ok || err != nil {
 			t.Fatalf("%s %s at %d: not carried (%v)", k.Machine, k.Name, s.Start, err)
 		}
@@ -91,13 +91,33 @@ func TestMachineNamedAfterItsLog(t *testing.T) {
 		{"run.log", "run.log", "host 2"},
 		{"a/run.log", "run.log", "host 2"},
 	} {
-		pl := &planner{names: []string{c.ref, c.log}}
-		if got := pl.machineName(1, 0, map[string]*remoteHost{}, 2); got != c.want {
+		pl := &Planner{Names: []string{c.ref, c.log}}
+		if got := pl.machineName(1, 0, map[string]*Host{}, 2); got != c.want {
 			t.Errorf("%s beside %s: machine %q, want %q", c.log, c.ref, got, c.want)
 		}
 	}
-	pl := &planner{names: []string{"trace.log", "trace.hostB.log"}}
-	if got := pl.machineName(1, 0, map[string]*remoteHost{"hostB": {}}, 3); got != "host 3" {
+	pl := &Planner{Names: []string{"trace.log", "trace.hostB.log"}}
+	if got := pl.machineName(1, 0, map[string]*Host{"hostB": {}}, 3); got != "host 3" {
 		t.Errorf("a name taken: %q, want host 3", got)
+	}
+}
+
+// TestNilPlan: a nil plan, of a conversion whose logs are all the
+// dispatching host's, answers as that host.
+func TestNilPlan(t *testing.T) {
+	t.Parallel()
+	var p *Plan
+	if p.Input(0) != nil || p.Machine(1) != -1 || p.Placed(1) != nil || p.MergeShift(0) != 0 {
+		t.Error("a nil plan puts a log or a pid on a remote machine")
+	}
+	if _, ok := p.OsPid(1); ok {
+		t.Error("a nil plan gives a trace pid an OS pid")
+	}
+	if !p.OnAxis(1) || !p.SameHost(1, 2) || p.WallSuperseded(1) || p.WallOffAxis(1) {
+		t.Error("a nil plan moves a pid off the axis")
+	}
+	rec := strace.Record{Kind: strace.KindSpan, Span: strace.Span{Pid: 1, TS: 5, Dur: 2}}
+	if !p.Adjust(0, &rec, nil) || rec.Span.TS != 5 || rec.Span.Dur != 2 {
+		t.Errorf("a nil plan moved a span: %+v", rec.Span)
 	}
 }

@@ -1,4 +1,4 @@
-package phasetrace
+package remoteplan
 
 import (
 	"cmp"
@@ -6,9 +6,10 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
-	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -16,21 +17,8 @@ import (
 // Which session served which worker, each machine's clock, and the flows
 // across machines.
 
-// flowEnd names a span a remote flow starts or ends at: a dispatch or
-// complete by (pid, worker, dispatch id), a remote run's span by (pid, run
-// id).
-type flowEnd struct {
-	pid  int32
-	a, b int64
-	name string
-}
-
-type flowAttach struct {
-	flows, endFlows []perfetto.FlowID
-}
-
 type session struct {
-	host *remoteHost
+	host *Host
 	pid  int32
 	runs []reduce.HostBracket
 	ids  []int64
@@ -46,11 +34,11 @@ type worker struct {
 }
 
 // fit matches sessions to workers and fits each machine's clock.
-func (pl *planner) fit(p *remotePlan) {
+func (pl *Planner) fit(p *Plan) {
 	workers, sessions := pl.workers(p), pl.sessions(p)
 	match, ambiguous := pl.match(workers, sessions)
-	byHost := map[*remoteHost][]reduce.HostBracket{}
-	named := map[*remoteHost]bool{} // every session of it matched as the user named
+	byHost := map[*Host][]reduce.HostBracket{}
+	named := map[*Host]bool{} // every session of it matched as the user named
 	for i, s := range sessions {
 		if match[i] < 0 {
 			continue
@@ -59,36 +47,32 @@ func (pl *planner) fit(p *remotePlan) {
 		n, seen := named[s.host]
 		named[s.host] = pl.namedWorker(s.host, w.id) && (n || !seen)
 		byHost[s.host] = append(byHost[s.host], reduce.Pair(reduce.Worker{ID: w.id, Tasks: w.tasks}, reduce.Session{Runs: s.runs})...)
-		sum := s.host.summary()
-		sum.Workers = append(sum.Workers, w.id)
+		s.host.Workers = append(s.host.Workers, w.id)
 	}
-	for _, h := range p.hosts {
-		sum := h.summary()
-		sum.Transport = pl.cfg.transport.String()
+	for _, h := range p.Hosts {
 		axis := p.ref >= 0 && p.inputHost[p.ref] == h
 		if shift, ok := pl.wallShift(h); ok && !axis {
-			sum.WallShiftNs = shift
-			h.method = reduce.HostWall
+			h.WallShiftNs = shift
+			h.Method = reduce.HostWall
 		}
-		sum.Method = h.method.String()
 		switch {
 		case axis:
-			sum.Note = "its clock is the trace's axis (no log among the inputs dispatched to remote workers)"
+			h.Note = "its clock is the trace's axis (no log among the inputs dispatched to remote workers)"
 		case len(byHost[h]) > 0:
 			pl.fitHost(h, byHost[h], named[h])
 		case ambiguous:
-			sum.Reason = ReasonHostAmbiguous
-			sum.Note = "the logs do not determine which worker it served (name it: WithRemoteWorker, -worker " + h.machine + "=ID)"
+			h.Reason = Ambiguous
+			h.Note = "the logs do not determine which worker it served (name it: WithRemoteWorker, -worker " + h.Machine + "=ID)"
 		case len(workers) == 0:
-			sum.Reason = ReasonHostNoDispatcher
-			sum.Note = "no dispatching log (network1.dispatch to a remote_l3 endpoint) in the inputs"
+			h.Reason = NoDispatcher
+			h.Note = "no dispatching log (network1.dispatch to a remote_l3 endpoint) in the inputs"
 		default:
-			sum.Reason = ReasonHostNoMatch
-			sum.Note = "no worker's tasks match its runs"
+			h.Reason = NoMatch
+			h.Note = "no worker's tasks match its runs"
 		}
 	}
 	for i, s := range sessions {
-		if match[i] >= 0 && s.host.fit != nil {
+		if match[i] >= 0 && s.host.Fit != nil {
 			p.pairFlows(workers[match[i]], s)
 		}
 	}
@@ -96,9 +80,9 @@ func (pl *planner) fit(p *remotePlan) {
 
 // workers returns the dispatching host's remote workers, by (pid,
 // worker id), each with its tasks in dispatch order.
-func (pl *planner) workers(p *remotePlan) []*worker {
+func (pl *Planner) workers(p *Plan) []*worker {
 	wk := map[[2]int64]*worker{}
-	for k, t := range pl.scan.Remote.Tasks {
+	for k, t := range pl.Scan.Remote.Tasks {
 		if p.inputHost[k.Input] != nil {
 			continue
 		}
@@ -111,7 +95,7 @@ func (pl *planner) workers(p *remotePlan) []*worker {
 		b := reduce.HostBracket{Sent: math.MinInt64, Received: math.MaxInt64}
 		if t.HasDisp {
 			b.Sent = reduce.HostNanos(t.DispEnd)
-			if pl.cfg.transport == TransportMPI {
+			if pl.Options.MPI {
 				b.Sent = reduce.HostNanos(t.DispTS)
 			}
 		}
@@ -133,15 +117,15 @@ func (pl *planner) workers(p *remotePlan) []*worker {
 
 // sessions returns the remote daemons' sessions, by (machine, daemon
 // pid), each with its runs in run_id order.
-func (pl *planner) sessions(p *remotePlan) []*session {
+func (pl *Planner) sessions(p *Plan) []*session {
 	sk := map[firstpass.RunKey]*session{}
 	var sessions []*session
-	for k, r := range pl.scan.Remote.Runs {
+	for k, r := range pl.Scan.Remote.Runs {
 		h := p.inputHost[k.Input]
 		if h == nil {
 			continue
 		}
-		key := firstpass.RunKey{Input: -1 - slices.Index(p.hosts, h), Pid: k.Pid}
+		key := firstpass.RunKey{Input: -1 - slices.Index(p.Hosts, h), Pid: k.Pid}
 		s := sk[key]
 		if s == nil {
 			s = &session{host: h, pid: k.Pid, recs: map[int64]*firstpass.RunRec{}}
@@ -155,8 +139,8 @@ func (pl *planner) sessions(p *remotePlan) []*session {
 	for _, s := range sessions {
 		sortBy(s.ids, s.runs)
 	}
-	order := make(map[*remoteHost]int, len(p.hosts))
-	for i, h := range p.hosts {
+	order := make(map[*Host]int, len(p.Hosts))
+	for i, h := range p.Hosts {
 		order[h] = i
 	}
 	slices.SortFunc(sessions, func(a, b *session) int {
@@ -167,7 +151,7 @@ func (pl *planner) sessions(p *remotePlan) []*session {
 
 // matchRemote decides which worker each session served (reduce.
 // MatchSessions), the user's -worker names first; -1 for none.
-func (pl *planner) match(workers []*worker, sessions []*session) (match []int, ambiguous bool) {
+func (pl *Planner) match(workers []*worker, sessions []*session) (match []int, ambiguous bool) {
 	rw := make([]reduce.Worker, len(workers))
 	for i, w := range workers {
 		rw[i] = reduce.Worker{ID: w.id, Tasks: w.tasks}
@@ -175,9 +159,9 @@ func (pl *planner) match(workers []*worker, sessions []*session) (match []int, a
 	rsess := make([]reduce.Session, len(sessions))
 	fixed := map[int]int{}
 	for i, s := range sessions {
-		rsess[i] = reduce.Session{Name: s.host.machine, Runs: s.runs, Wall: pl.wallPrior(s.host)}
-		for name, id := range pl.cfg.remoteWorkers {
-			if !s.host.named(name, pl.names) {
+		rsess[i] = reduce.Session{Name: s.host.Machine, Runs: s.runs, Wall: pl.wallPrior(s.host)}
+		for name, id := range pl.Options.Workers {
+			if !s.host.named(name, pl.Names) {
 				continue
 			}
 			for j, w := range workers {
@@ -194,34 +178,33 @@ func (pl *planner) match(workers []*worker, sessions []*session) (match []int, a
 		}
 		return match, false
 	}
-	match, err := reduce.MatchSessions(rw, rsess, fixed, pl.cfg.hostFit...)
+	match, err := reduce.MatchSessions(rw, rsess, fixed, pl.Options.Fit...)
 	return match, errors.Is(err, reduce.ErrAmbiguous)
 }
 
 // fitHost fits machine h's clock to the brackets of its tasks, and places
 // it by them only when the fit proves its runs served them
 // (reduce.HostFit.Proves); named: the user named the worker it served.
-func (pl *planner) fitHost(h *remoteHost, br []reduce.HostBracket, named bool) {
-	sum := h.summary()
-	fit, err := reduce.FitHost(br, pl.cfg.hostFit...)
+func (pl *Planner) fitHost(h *Host, br []reduce.HostBracket, named bool) {
+	fit, err := reduce.FitHost(br, pl.Options.Fit...)
 	if err != nil {
 		// Workers lists only the workers it is placed by.
-		sum.Reason, sum.Note = ReasonHostNoFit, "its tasks do not place its clock (worker "+joinInts(sum.Workers)+"'s, by their count): "+err.Error()
-		sum.Workers = nil
+		h.Reason, h.Note = NoFit, "its tasks do not place its clock (worker "+joinInts(h.Workers)+"'s, by their count): "+err.Error()
+		h.Workers = nil
 		return
 	}
 	if err := fit.Proves(br, reduce.HostClaim{Wall: pl.wallPrior(h), Named: named}); err != nil {
-		sum.Reason = hostReason(err)
-		sum.Note = "not placed by the tasks of worker " + joinInts(sum.Workers) + ", which do not prove its runs served them: " + err.Error()
-		sum.Workers = nil
+		h.Reason = hostReason(err)
+		h.Note = "not placed by the tasks of worker " + joinInts(h.Workers) + ", which do not prove its runs served them: " + err.Error()
+		h.Workers = nil
 		return
 	}
-	h.fit, h.method = fit, reduce.HostCausal
-	sum.Method, sum.Tasks = h.method.String(), fit.Tasks()
+	h.Fit, h.Method = fit, reduce.HostCausal
+	h.Tasks = fit.Tasks()
 	off, _ := fit.Offset(br[0].Start)
 	rate, lo, hi := fit.Rate()
-	sum.OffsetNs, sum.RatePPB, sum.RateLo, sum.RateHi, sum.LimitNs = int64(off), int64(rate), int64(lo), int64(hi), int64(fit.Limit())
-	if sum.WallShiftNs == 0 {
+	h.OffsetNs, h.RatePPB, h.RateLo, h.RateHi, h.LimitNs = int64(off), int64(rate), int64(lo), int64(hi), int64(fit.Limit())
+	if h.WallShiftNs == 0 {
 		return
 	}
 	// The larger disagreement, at its first task or its last (the drift
@@ -231,32 +214,41 @@ func (pl *planner) fitHost(h *remoteHost, br []reduce.HostBracket, named bool) {
 		last = max(last, b.End)
 	}
 	offLast, _ := fit.Offset(last)
-	sum.WallDisagreeNs = firstpass.SatSub(sum.WallShiftNs, int64(off))
-	if d := firstpass.SatSub(sum.WallShiftNs, int64(offLast)); abs64(d) > abs64(sum.WallDisagreeNs) {
-		sum.WallDisagreeNs = d
+	h.WallDisagreeNs = firstpass.SatSub(h.WallShiftNs, int64(off))
+	if d := firstpass.SatSub(h.WallShiftNs, int64(offLast)); abs64(d) > abs64(h.WallDisagreeNs) {
+		h.WallDisagreeNs = d
 	}
 }
 
-// hostReason is the stable reason for an error of reduce.HostFit.Proves.
+// hostReason is the reason for an error of reduce.HostFit.Proves.
 func hostReason(err error) Reason {
 	switch {
 	case errors.Is(err, reduce.ErrHostFewTasks):
-		return ReasonHostFewTasks
+		return FewTasks
 	case errors.Is(err, reduce.ErrHostRegular):
-		return ReasonHostRegular
+		return Regular
 	case errors.Is(err, reduce.ErrHostRateAtLimit):
-		return ReasonHostRateAtLimit
+		return RateAtLimit
 	case errors.Is(err, reduce.ErrHostWallDisagrees):
-		return ReasonHostWallDisagrees
+		return WallDisagrees
 	}
-	return ReasonHostOutsideTasks
+	return OutsideTasks
+}
+
+// joinInts is v's numbers, separated by commas.
+func joinInts(v []int64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.FormatInt(x, 10)
+	}
+	return strings.Join(s, ", ")
 }
 
 // namedWorker reports whether the user named worker id as the one machine
 // h served.
-func (pl *planner) namedWorker(h *remoteHost, id int64) bool {
-	for name, w := range pl.cfg.remoteWorkers {
-		if w == id && h.named(name, pl.names) {
+func (pl *Planner) namedWorker(h *Host, id int64) bool {
+	for name, w := range pl.Options.Workers {
+		if w == id && h.named(name, pl.Names) {
 			return true
 		}
 	}
@@ -264,11 +256,11 @@ func (pl *planner) namedWorker(h *remoteHost, id int64) bool {
 }
 
 // named reports whether the machine is name, or has a log named name.
-func (h *remoteHost) named(name string, logs []string) bool {
-	if name == h.machine {
+func (h *Host) named(name string, logs []string) bool {
+	if name == h.Machine {
 		return true
 	}
-	for _, i := range h.inputs {
+	for _, i := range h.Inputs {
 		if i < len(logs) && logs[i] == name {
 			return true
 		}
@@ -291,12 +283,12 @@ func sortBy(ids []int64, vs []reduce.HostBracket) {
 
 // firstAnchored returns the machine's first log with a wall-clock anchor,
 // when the reference has one too.
-func (pl *planner) firstAnchored(h *remoteHost) (int, bool) {
+func (pl *Planner) firstAnchored(h *Host) (int, bool) {
 	p := pl.plan
 	if !p.hasRef {
 		return 0, false
 	}
-	for _, i := range h.inputs {
+	for _, i := range h.Inputs {
 		if p.hasOffset[i] {
 			return i, true
 		}
@@ -306,7 +298,7 @@ func (pl *planner) firstAnchored(h *remoteHost) (int, bool) {
 
 // wallShift is what the machine's first anchored log's wall-clock anchor
 // moves it by, onto the reference's axis.
-func (pl *planner) wallShift(h *remoteHost) (int64, bool) {
+func (pl *Planner) wallShift(h *Host) (int64, bool) {
 	i, ok := pl.firstAnchored(h)
 	if !ok {
 		return 0, false
@@ -316,21 +308,21 @@ func (pl *planner) wallShift(h *remoteHost) (int64, bool) {
 
 // wallPrior is what the machine's first wall-clock anchor says of its
 // clock against the dispatching host's.
-func (pl *planner) wallPrior(h *remoteHost) *reduce.WallPrior {
+func (pl *Planner) wallPrior(h *Host) *reduce.WallPrior {
 	i, ok := pl.firstAnchored(h)
 	if !ok {
 		return nil
 	}
 	shift, _ := pl.wallShift(h)
-	return &reduce.WallPrior{At: reduce.HostNanos(pl.scan.FirstWall[i].MonoNS), Offset: reduce.HostNanos(shift)}
+	return &reduce.WallPrior{At: reduce.HostNanos(pl.Scan.FirstWall[i].MonoNS), Offset: reduce.HostNanos(shift)}
 }
 
 // pairFlows plans the arrows of worker w's tasks served by session s:
 // network1.dispatch → the run's first span, its last span →
 // network1.complete. An arrow is planned only where its start is
 // certainly drawn before its end.
-func (p *remotePlan) pairFlows(w *worker, s *session) {
-	fit := s.host.fit
+func (p *Plan) pairFlows(w *worker, s *session) {
+	fit := s.host.Fit
 	for k := range min(len(w.ids), len(s.ids)) {
 		t, r := w.recs[w.ids[k]], s.recs[s.ids[k]]
 		run := s.runs[k]
@@ -344,45 +336,69 @@ func (p *remotePlan) pairFlows(w *worker, s *session) {
 		}
 		if t.DispDrawable && r.First && t.DispTS < int64(ys) {
 			fs, fe, _ := s.host.mapExtent(r.FirstTS, r.FirstEnd)
-			p.arrows = append(p.arrows, remoteArrow{kind: FlowRemoteDispatchToRun,
-				from: arrowEnd{w.pid, t.DispTid, t.DispTS, t.DispEnd}, to: arrowEnd{s.pid, r.FirstTid, fs, fe},
-				start: flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch}, end: flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunFirst}})
+			p.Arrows = append(p.Arrows, Arrow{Kind: DispatchToRun,
+				From: Extent{w.pid, t.DispTid, t.DispTS, t.DispEnd}, To: Extent{s.pid, r.FirstTid, fs, fe},
+				Start: SpanKey{w.pid, w.id, w.ids[k], strace.SpanRemoteDispatch}, End: SpanKey{s.pid, s.ids[k], -1, strace.SpanRemoteRunFirst}})
 		}
 		if r.Last && t.CompDrawable && int64(ye) < t.CompTS {
 			ls, le, _ := s.host.mapExtent(r.LastTS, r.LastEnd)
-			p.arrows = append(p.arrows, remoteArrow{kind: FlowRemoteRunToComplete,
-				from: arrowEnd{s.pid, r.LastTid, ls, le}, to: arrowEnd{w.pid, t.CompTid, t.CompTS, t.CompEnd},
-				start: flowEnd{s.pid, s.ids[k], -1, strace.SpanRemoteRunLast}, end: flowEnd{w.pid, w.id, w.ids[k], strace.SpanRemoteComplete}})
+			p.Arrows = append(p.Arrows, Arrow{Kind: RunToComplete,
+				From: Extent{s.pid, r.LastTid, ls, le}, To: Extent{w.pid, t.CompTid, t.CompTS, t.CompEnd},
+				Start: SpanKey{s.pid, s.ids[k], -1, strace.SpanRemoteRunLast}, End: SpanKey{w.pid, w.id, w.ids[k], strace.SpanRemoteComplete}})
 		}
 	}
 }
 
-// remoteArrow is an arrow between a dispatching host's span and a remote
-// run's: its kind, the threads of its ends, and the spans it starts and
-// ends at.
-type remoteArrow struct {
-	kind       FlowKind
-	from, to   arrowEnd
-	start, end flowEnd
+// ArrowKind is the kind of an arrow across machines.
+type ArrowKind uint8
+
+// Arrow kinds.
+const (
+	DispatchToRun ArrowKind = iota // network1.dispatch → the remote run's first span
+	RunToComplete                  // the remote run's last span → network1.complete
+)
+
+// Arrow is an arrow between a dispatching host's span and a remote run's:
+// its kind, where its ends are drawn, and the spans it starts and ends at.
+type Arrow struct {
+	Kind       ArrowKind
+	From, To   Extent
+	Start, End SpanKey
 }
 
-// mapExtent maps [s, e] through the machine's drawn map (the bound is
-// added where the slice is drawn, from the drawn times: remoteArgs).
-func (h *remoteHost) mapExtent(s, e int64) (int64, int64, bool) {
-	ys, ok1 := h.drawn(s)
-	ye, ok2 := h.drawn(e)
-	if !ok1 || !ok2 || e < s {
-		return 0, 0, false
-	}
-	return ys, ye, true
+// Extent is the thread an end of an arrow is drawn on, and the extent of
+// its span on the trace's axis.
+type Extent struct {
+	Pid     int32
+	Tid     int64
+	TS, End int64
 }
 
-// drawn is where the machine's drawn map puts remote instant x.
-func (h *remoteHost) drawn(x int64) (int64, bool) {
-	off, ok := h.fit.Offset(reduce.HostNanos(x))
-	if !ok {
-		return 0, false
+// SpanKey names a span an arrow starts or ends at: a dispatch or complete
+// by (pid, worker, dispatch id), a remote run's span by (pid, run id).
+type SpanKey struct {
+	pid  int32
+	a, b int64
+	name string
+}
+
+// KeyOf returns the key of sp, when sp is a span an arrow across machines
+// may start or end at.
+func KeyOf(sp *strace.Span) (SpanKey, bool) {
+	switch sp.Name {
+	case strace.SpanRemoteDispatch, strace.SpanRemoteComplete:
+		w, ok1 := sp.Attr(strace.AttrWorkerID)
+		d, ok2 := sp.Attr(strace.AttrDispatchID)
+		if !ok1 || !ok2 {
+			return SpanKey{}, false
+		}
+		return SpanKey{sp.Pid, w.Int, d.Int, sp.Name}, true
+	case strace.SpanRemoteRunFirst, strace.SpanRemoteRunLast:
+		r, ok := sp.Attr(strace.AttrRunID)
+		if !ok {
+			return SpanKey{}, false
+		}
+		return SpanKey{sp.Pid, r.Int, -1, sp.Name}, true
 	}
-	y := x + int64(off)
-	return y, (off >= 0) == (y >= x)
+	return SpanKey{}, false
 }

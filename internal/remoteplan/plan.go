@@ -1,4 +1,4 @@
-package phasetrace
+package remoteplan
 
 import (
 	"math"
@@ -12,29 +12,83 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// remoteHost is one remote machine and how its logs are drawn.
-type remoteHost struct {
-	machine string
-	inputs  []int
-	method  reduce.HostMethod
-	fit     *reduce.HostFit
-	sum     *HostSummary
-	pids    map[int32]bool // trace pids
-	// offAxis says why its wall-clock anchor was not used, when it would
-	// have moved its spans further than two clocks can be apart
-	// (keepOnAxis).
-	offAxis string
+// Options are what the plan takes of a conversion's options.
+type Options struct {
+	// MPI: frames may leave while network1.dispatch runs, so a task is
+	// known sent at its start only; otherwise at its end (a socket).
+	MPI bool
+	// Workers are the workers the user named: a machine's name, or the
+	// name of one of its logs, to the worker_id whose tasks it served.
+	Workers map[string]int64
+	// Fit are the options of the machines' clock model (reduce.FitHost).
+	Fit []reduce.HostFitOption
 }
 
-// remotePlan is how every log is drawn on the dispatching host's axis.
-type remotePlan struct {
-	hosts     []*remoteHost
-	inputHost []*remoteHost // per log; nil on the dispatching host
-	byPid     map[int32]*remoteHost
-	osPid     map[int32]int32         // trace pid → OS pid, where they differ
-	arrows    []remoteArrow           // planned by pairFlows, in order
-	attach    map[flowEnd]*flowAttach // the arrows' ids by the span they start or end at (attachArrows)
-	ref       int                     // the log whose clock is the axis: the dispatching log, else the first anchored one; -1 when none
+// Host is one remote machine and how its logs are drawn: what the plan
+// decided of it.
+type Host struct {
+	Machine string
+	Inputs  []int // its logs, by their index among the inputs
+	// Method is how it is placed; Fit, when by its tasks
+	// (reduce.HostCausal), the map of its clock.
+	Method reduce.HostMethod
+	Fit    *reduce.HostFit
+	// Workers are the worker_ids it served (those it is placed by, when
+	// placed); Tasks the tasks fitted.
+	Workers []int64
+	Tasks   int
+	// OffsetNs is the dispatching host's clock less this machine's, at its
+	// first task; RatePPB, RateLo and RateHi the fit's rate and its range
+	// (reduce.HostFit.Rate); LimitNs the information limit.
+	OffsetNs, RatePPB, RateLo, RateHi, LimitNs int64
+	// WallShiftNs is what its wall-clock anchor moves it by;
+	// WallDisagreeNs how far that is from its tasks' offset, at its first
+	// or its last task, whichever is farther.
+	WallShiftNs, WallDisagreeNs int64
+	// Pids are its pids given trace pids of their own, OS pid → trace pid.
+	Pids map[int32]int32
+	// Reason says, when it is not placed by its tasks, why not; Note says
+	// it in words, with the figures.
+	Reason Reason
+	Note   string
+	// OffAxis says why its wall-clock anchor was not used, when it would
+	// have moved its spans further than two clocks can be apart
+	// (keepOnAxis).
+	OffAxis string
+}
+
+// Reason is why a machine is not placed by its tasks.
+type Reason uint8
+
+// Reasons.
+const (
+	NoReason      Reason = iota // placed by its tasks, or its clock is the axis
+	Ambiguous                   // the logs do not determine which worker it served
+	NoDispatcher                // no log dispatched to remote workers
+	NoMatch                     // no worker's tasks match its runs
+	NoFit                       // its tasks do not place its clock (reduce.FitHost)
+	FewTasks                    // reduce.ErrHostFewTasks
+	Regular                     // reduce.ErrHostRegular
+	RateAtLimit                 // reduce.ErrHostRateAtLimit
+	OutsideTasks                // any other error of reduce.HostFit.Proves
+	WallDisagrees               // reduce.ErrHostWallDisagrees
+)
+
+// Note is a note for the conversion's summary, of a kind ("wall").
+type Note struct {
+	Kind, Text string
+}
+
+// Plan is how every log is drawn on the dispatching host's axis.
+type Plan struct {
+	Hosts []*Host
+	// Arrows are the arrows across machines, planned by pairFlows, in
+	// order, before their spans come.
+	Arrows    []Arrow
+	inputHost []*Host         // per log; nil on the dispatching host
+	byPid     map[int32]int   // index in Hosts
+	osPid     map[int32]int32 // trace pid → OS pid, where they differ
+	ref       int             // the log whose clock is the axis: the dispatching log, else the first anchored one; -1 when none
 	// dispatching: ref is the log that sent remote tasks.
 	dispatching bool
 	offsets     []int64 // per log: wall − mono of its first wall-clock anchor
@@ -43,25 +97,24 @@ type remotePlan struct {
 	hasRef      bool
 }
 
-// planner plans how the logs of other machines go on the dispatching
-// host's axis, from what the survey learned (scan) and the options: which
+// Planner plans how the logs of other machines go on the dispatching
+// host's axis, from what the survey learned (Scan) and the options: which
 // logs are which machine's, the trace pids of pids that repeat across
 // machines, which session served which worker and each machine's clock.
-type planner struct {
-	cfg   *config
-	scan  *firstpass.ScanResult
-	names []string // the logs' names
-	led   *ledger
-	plan  *remotePlan // the plan being settled
+type Planner struct {
+	Scan    *firstpass.ScanResult
+	Names   []string // the logs' names
+	Options Options
+	plan    *Plan // the plan being settled
 }
 
-// hosts groups the logs into machines: a log with a daemon banner is
+// Group groups the logs into machines: a log with a daemon banner is
 // its machine's, named as the banner names it; a log whose wall-clock anchor puts its monotonic clock
 // more than hostGap from the reference's is another machine's, the same as
 // a banner's log when their clocks agree. It returns nil when every log is
 // the reference host's.
-func (pl *planner) hosts(n int) *remotePlan {
-	s := pl.scan
+func (pl *Planner) Group(n int) *Plan {
+	s := pl.Scan
 	s.LogWalls()
 	rs := &s.Remote
 	rs.Grow(n - 1)
@@ -89,18 +142,18 @@ func (pl *planner) hosts(n int) *remotePlan {
 	if ref >= 0 {
 		refOff, hasRef = offset(ref)
 	}
-	p := &remotePlan{inputHost: make([]*remoteHost, n), byPid: map[int32]*remoteHost{}, ref: ref, refOff: refOff, hasRef: hasRef,
+	p := &Plan{inputHost: make([]*Host, n), byPid: map[int32]int{}, ref: ref, refOff: refOff, hasRef: hasRef,
 		offsets: make([]int64, n), hasOffset: make([]bool, n), dispatching: dispatching}
 	for i := range n {
 		p.offsets[i], p.hasOffset[i] = offset(i)
 	}
-	byName := map[string]*remoteHost{}
-	host := func(name string) *remoteHost {
+	byName := map[string]*Host{}
+	host := func(name string) *Host {
 		h := byName[name]
 		if h == nil {
-			h = &remoteHost{machine: name, pids: map[int32]bool{}}
+			h = &Host{Machine: name}
 			byName[name] = h
-			p.hosts = append(p.hosts, h)
+			p.Hosts = append(p.Hosts, h)
 		}
 		return h
 	}
@@ -118,25 +171,25 @@ func (pl *planner) hosts(n int) *remotePlan {
 		if !ok || !hasRef || abs64(firstpass.SatSub(o, refOff)) <= firstpass.HostGap {
 			continue
 		}
-		var same *remoteHost
-		for _, h := range p.hosts {
-			for _, j := range h.inputs {
+		var same *Host
+		for _, h := range p.Hosts {
+			for _, j := range h.Inputs {
 				if oj, ok := offset(j); ok && abs64(firstpass.SatSub(o, oj)) <= firstpass.HostGap {
 					same = h
 				}
 			}
 		}
 		if same == nil {
-			same = host(pl.machineName(i, ref, byName, len(p.hosts)+1))
+			same = host(pl.machineName(i, ref, byName, len(p.Hosts)+1))
 		}
 		p.inputHost[i] = same
 	}
-	if len(p.hosts) == 0 {
+	if len(p.Hosts) == 0 {
 		return nil
 	}
 	for i, h := range p.inputHost {
 		if h != nil {
-			h.inputs = append(h.inputs, i)
+			h.Inputs = append(h.Inputs, i)
 		}
 	}
 	p.keepOnAxis(rs)
@@ -150,14 +203,14 @@ func (pl *planner) hosts(n int) *remotePlan {
 // trace.hostB.log beside trace.log is hostB, and hostB/run.log beside
 // hostA/run.log too. When that leaves nothing, or a machine has the name
 // already, it is "host n".
-func (pl *planner) machineName(i, ref int, taken map[string]*remoteHost, n int) string {
+func (pl *Planner) machineName(i, ref int, taken map[string]*Host, n int) string {
 	fallback := "host " + strconv.Itoa(n)
-	if i >= len(pl.names) {
+	if i >= len(pl.Names) {
 		return fallback
 	}
-	words := logWords(pl.names[i])
-	if ref >= 0 && ref < len(pl.names) {
-		rw := logWords(pl.names[ref])
+	words := logWords(pl.Names[i])
+	if ref >= 0 && ref < len(pl.Names) {
+		rw := logWords(pl.Names[ref])
 		for len(words) > 0 && len(rw) > 0 && words[0] == rw[0] {
 			words, rw = words[1:], rw[1:]
 		}
@@ -201,7 +254,7 @@ func logWords(name string) []string {
 // the machine's spans before the axis's zero (a shift far back, such as a
 // wall_ns far before the reference's), nor the reference log's spans
 // before the machine's zero (a shift far forward, such as wall_ns=9e18).
-func (p *remotePlan) keepOnAxis(rs *firstpass.RemoteScan) {
+func (p *Plan) keepOnAxis(rs *firstpass.RemoteScan) {
 	if !p.hasRef {
 		return
 	}
@@ -211,15 +264,15 @@ func (p *remotePlan) keepOnAxis(rs *firstpass.RemoteScan) {
 			refLo = lo
 		}
 	}
-	for _, h := range p.hosts {
+	for _, h := range p.Hosts {
 		if p.ref >= 0 && p.inputHost[p.ref] == h {
 			continue // its clock is the axis
 		}
-		for _, i := range h.inputs {
+		for _, i := range h.Inputs {
 			if shift := firstpass.SatSub(p.offsets[i], p.refOff); p.hasOffset[i] && !axisShiftOK(rs, i, shift, refLo) {
-				h.offAxis = "its wall-clock anchor would move its spans by " + strconv.FormatInt(shift, 10) +
+				h.OffAxis = "its wall-clock anchor would move its spans by " + strconv.FormatInt(shift, 10) +
 					" ns, more than two machines' clocks can be apart (one log's spans before the other's clock started)"
-				for _, j := range h.inputs {
+				for _, j := range h.Inputs {
 					p.hasOffset[j] = false
 				}
 				break
@@ -248,12 +301,12 @@ func abs64(v int64) int64 {
 	return v
 }
 
-// pidMaps returns, per log, the pids to give trace pids of their own: those
+// PidMaps returns, per log, the pids to give trace pids of their own: those
 // of a remote machine that another machine uses too. nil when none repeat.
-func (p *remotePlan) pidMaps(rs *firstpass.RemoteScan, n int) []map[int32]int32 {
-	owner := map[int32]*remoteHost{} // nil value: the dispatching host
+func (p *Plan) PidMaps(rs *firstpass.RemoteScan, n int) []map[int32]int32 {
+	owner := map[int32]*Host{} // nil value: the dispatching host
 	used := map[int32]bool{}
-	clash := map[*remoteHost]map[int32]bool{}
+	clash := map[*Host]map[int32]bool{}
 	for i := range n {
 		h := p.inputHost[i]
 		if i >= len(rs.Pids) {
@@ -284,7 +337,7 @@ func (p *remotePlan) pidMaps(rs *firstpass.RemoteScan, n int) []map[int32]int32 
 		return next
 	}
 	out := make([]map[int32]int32, n)
-	for _, h := range p.hosts {
+	for _, h := range p.Hosts {
 		pids := make([]int32, 0, len(clash[h]))
 		for pid := range clash[h] {
 			pids = append(pids, pid)
@@ -294,7 +347,7 @@ func (p *remotePlan) pidMaps(rs *firstpass.RemoteScan, n int) []map[int32]int32 
 		for _, pid := range pids {
 			m[pid] = fresh()
 		}
-		for _, i := range h.inputs {
+		for _, i := range h.Inputs {
 			if len(m) > 0 {
 				out[i] = m
 			}
@@ -303,36 +356,36 @@ func (p *remotePlan) pidMaps(rs *firstpass.RemoteScan, n int) []map[int32]int32 
 	return out
 }
 
-func setPid(m map[*remoteHost]map[int32]bool, h *remoteHost, pid int32) {
+func setPid(m map[*Host]map[int32]bool, h *Host, pid int32) {
 	if m[h] == nil {
 		m[h] = map[int32]bool{}
 	}
 	m[h][pid] = true
 }
 
-// settle fixes plan p, given the trace pids of repeated pids per log: which pids are whose, what the process
+// Settle fixes plan p, given the trace pids of repeated pids per log
+// (PidMaps; nil when none repeat): which pids are whose, what the process
 // tracks say, which session served which worker and each machine's clock.
-func (pl *planner) settle(p *remotePlan, pidMaps []map[int32]int32) {
+// It returns the notes for the conversion's summary, in order.
+func (pl *Planner) Settle(p *Plan, pidMaps []map[int32]int32) []Note {
 	p.osPid = map[int32]int32{}
 	for i, m := range pidMaps {
 		for os, tp := range m {
 			p.osPid[tp] = os
 			if h := p.inputHost[i]; h != nil {
-				if h.sumPids() == nil {
-					h.sum.Pids = map[int32]int32{}
+				if h.Pids == nil {
+					h.Pids = map[int32]int32{}
 				}
-				h.sum.Pids[os] = tp
+				h.Pids[os] = tp
 			}
 		}
 	}
-	rs := &pl.scan.Remote
-	for _, h := range p.hosts {
-		for _, i := range h.inputs {
+	rs := &pl.Scan.Remote
+	for n, h := range p.Hosts {
+		for _, i := range h.Inputs {
 			for pid := range rs.Pids[i] {
-				h.pids[pid] = true
-				p.byPid[pid] = h
+				p.byPid[pid] = n
 			}
-			h.summary().Inputs = append(h.summary().Inputs, pl.names[i])
 		}
 	}
 	// Process tracks say which machine they ran on.
@@ -340,72 +393,62 @@ func (pl *planner) settle(p *remotePlan, pidMaps []map[int32]int32) {
 	if p.dispatching {
 		here = "the dispatching host"
 	}
-	for pid, pr := range pl.scan.Procs {
+	for pid, pr := range pl.Scan.Procs {
 		pr.Machine, pr.OsPid = here, 0
-		if h := p.byPid[pid]; h != nil {
-			pr.Machine, pr.OsPid = h.machine, p.osPid[pid]
+		if n, ok := p.byPid[pid]; ok {
+			pr.Machine, pr.OsPid = p.Hosts[n].Machine, p.osPid[pid]
 			if p.dispatching {
-				pr.MachineRank = 1 + slices.Index(p.hosts, h) // the dispatching host's processes first, then each machine's
+				pr.MachineRank = 1 + n // the dispatching host's processes first, then each machine's
 			}
 		}
 	}
 	pl.plan = p
 	pl.fit(p)
-	for _, h := range p.hosts {
+	var notes []Note
+	for _, h := range p.Hosts {
 		switch {
-		case h.offAxis == "":
-		case h.fit != nil: // placed by its tasks all the same
-			h.sum.Note = joinReason(h.sum.Note, h.offAxis+" (set aside)")
-			h.offAxis = ""
+		case h.OffAxis == "":
+		case h.Fit != nil: // placed by its tasks all the same
+			h.Note = joinReason(h.Note, h.OffAxis+" (set aside)")
+			h.OffAxis = ""
 		default:
-			h.sum.Note = joinReason(h.offAxis+": drawn at its own times", h.sum.Note)
-			pl.led.note("wall", "machine %s: %s; drawn at its own times, marked unplaced", h.machine, h.offAxis)
+			h.Note = joinReason(h.OffAxis+": drawn at its own times", h.Note)
+			notes = append(notes, Note{"wall", "machine " + h.Machine + ": " + h.OffAxis + "; drawn at its own times, marked unplaced"})
 		}
 	}
+	return notes
 }
 
-func (h *remoteHost) summary() *HostSummary {
-	if h.sum == nil {
-		h.sum = &HostSummary{Machine: h.machine, Method: reduce.HostUnplaced.String()}
+// joinReason joins two reasons, either of which may be empty.
+func joinReason(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
 	}
-	return h.sum
+	return a + "; " + b
 }
 
-func (h *remoteHost) sumPids() map[int32]int32 { return h.summary().Pids }
-
-// summaries returns the machines' summaries, finished.
-func (p *remotePlan) summaries() []HostSummary {
-	if p == nil {
-		return nil
-	}
-	var out []HostSummary
-	for _, h := range p.hosts {
-		s := h.summary()
-		s.Bound.finish()
-		out = append(out, *s)
-	}
-	return out
-}
-
-// shifts returns, per log, what to add to its host timestamps to put it on
+// Shifts returns, per log, what to add to its host timestamps to put it on
 // the first anchored log's axis: zero for logs from the same host (or with
 // no wall-clock anchor), the difference of the two hosts' monotonic clocks
 // for a log from another host. It also shifts the anchors it holds.
-func (p *remotePlan) shifts(s *firstpass.ScanResult, n int) []int64 {
+func (p *Plan) Shifts(s *firstpass.ScanResult, n int) []int64 {
 	out := make([]int64, n)
 	inputs := make([]int, n)
 	for i := range inputs {
 		inputs[i] = i
 	}
-	p.logShifts(s, inputs, out)
-	applyShifts(s, out)
+	p.LogShifts(s, inputs, out)
+	ApplyShifts(s, out)
 	return out
 }
 
-// logShifts sets out[i], for each log i of inputs, to what shifts adds to
+// LogShifts sets out[i], for each log i of inputs, to what Shifts adds to
 // its host timestamps, the axis being the first anchored log of inputs
 // (the plan's reference when it has one).
-func (p *remotePlan) logShifts(s *firstpass.ScanResult, inputs []int, out []int64) {
+func (p *Plan) LogShifts(s *firstpass.ScanResult, inputs []int, out []int64) {
 	var ref *strace.WallAnchor
 	if p != nil && p.ref >= 0 && p.ref < len(s.FirstWall) {
 		ref = s.FirstWall[p.ref] // the dispatching log's host is the axis
@@ -422,8 +465,8 @@ func (p *remotePlan) logShifts(s *firstpass.ScanResult, inputs []int, out []int6
 			ref = w
 			continue
 		}
-		if p != nil && i < len(p.inputHost) && p.inputHost[i] != nil && (p.inputHost[i].fit != nil || p.inputHost[i].offAxis != "") {
-			continue // placed by causality (remote.go), or its anchor set aside: its own times, its own anchors
+		if p != nil && i < len(p.inputHost) && p.inputHost[i] != nil && (p.inputHost[i].Fit != nil || p.inputHost[i].OffAxis != "") {
+			continue // placed by causality (Adjust), or its anchor set aside: its own times, its own anchors
 		}
 		// The same wall instant is mono here and ref.MonoNS + (w.WallNS -
 		// ref.WallNS) on the reference host.
@@ -434,9 +477,9 @@ func (p *remotePlan) logShifts(s *firstpass.ScanResult, inputs []int, out []int6
 	}
 }
 
-// applyShifts moves the clock anchors the survey holds by their logs'
+// ApplyShifts moves the clock anchors the survey holds by their logs'
 // shifts.
-func applyShifts(s *firstpass.ScanResult, shift []int64) {
+func ApplyShifts(s *firstpass.ScanResult, shift []int64) {
 	for d, as := range s.Anchors {
 		for j := range as {
 			as[j].HostNS += shift[s.AnchorInput[d][j]]
