@@ -27,9 +27,9 @@ import (
 //     else by its first host span (CompareSummary.Aligned says which).
 //     Should the move put a measure span before 0, both sides move later
 //     by the same amount (BaseShiftNs), the alignment kept.
-//   - The step-time counters of the two sides' decode callables
-//     ("chip.run ns · hid 0x…") share one y-axis, whatever their hids.
-//   - A delta counter per rank pair, "decode Δ ns (measure − base)", under
+//   - The step-time counters of the two sides' decode callables share one
+//     y-axis, whatever their hids.
+//   - A delta counter per rank pair (the README's Counters names it), under
 //     the measure process: at the start of measure's i-th decode step,
 //     the duration of measure's i-th decode chip.run minus that of base's
 //     i-th, both of the pair's processes, steps counted from 1 in the order

@@ -14,9 +14,6 @@ import (
 // its partner are counted unpaired, so that memory does not grow with the
 // log however far one side runs ahead.
 
-// deltaName names the delta counter tracks, one y-axis for every pair.
-const deltaName = "decode Δ ns (measure − base)"
-
 // decodeAxis is the y-axis both sides' decode callables share.
 const decodeAxis = "chip.run ns · decode"
 
@@ -77,7 +74,8 @@ func (cs *counterSet) delta(d *deltaPair, m deltaStep, v int64) {
 	if !d.made {
 		d.made = true
 		pair := cs.cmp.sum.Pairs[d.sum]
-		d.track, d.ok = cs.newTrack(d.measure, perfetto.CounterSpec{Name: deltaName, Unit: perfetto.UnitTimeNs, YAxisShareKey: deltaName,
+		name := counterDecodeDelta.name("") // one y-axis for every pair
+		d.track, d.ok = cs.newTrack(d.measure, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs, YAxisShareKey: name,
 			Description: "at the start of each decode step of this process, its chip.run duration minus that of the same step (counted from the first) " +
 				"of base pid " + itoa(int64(pair.Base)) + ": measure − base, exact ns"})
 	}

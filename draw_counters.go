@@ -9,7 +9,8 @@ import (
 )
 
 // counterSet draws the trace's counters, each a counter track under its
-// process, so that the UI graphs where step time jumped:
+// process (counterTable names and describes them), so that the UI graphs
+// where step time jumped:
 //
 //   - per callable (pid, hid), the duration of each invocation's root
 //     span (chip.run), exact ns, at the root's start: the values the
@@ -140,7 +141,7 @@ func (cs *counterSet) runDuration(root *heldSpan) {
 // are a flat line; around the median they fill the track.
 func (cs *counterSet) overMedianValue(c *callableCounter, at linePos, ts, v int64) {
 	if c.overMedian.IsZero() {
-		name := "chip.run − median ns · hid 0x" + cs.hidString(c.hid)
+		name := counterOverMedian.name(cs.hidString(c.hid))
 		c.overMedian, _ = cs.newTrack(c.pid, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs, YAxisShareKey: name,
 			Description: "how much longer (above 0) or shorter than its callable's median each invocation of callable hid 0x" + cs.hidString(c.hid) +
 				" ran (chip.run), at its start; the median is of every run of the callable in its process, within 1/128 (see the anomalies track's slow runs)"})
@@ -151,7 +152,7 @@ func (cs *counterSet) overMedianValue(c *callableCounter, at linePos, ts, v int6
 // callableValue writes v at ts on c's track, made on its first value.
 func (cs *counterSet) callableValue(c *callableCounter, at linePos, ts, v int64) {
 	if c.track.IsZero() {
-		name := "chip.run ns · hid 0x" + cs.hidString(c.hid)
+		name := counterStepTime.name(cs.hidString(c.hid))
 		axis := name
 		if cs.cmp.isDecode(c.pid, c.hid) { // both sides' decode callables, whatever their hids
 			axis = decodeAxis
@@ -184,12 +185,12 @@ func (cs *counterSet) deviceWall(pid int32, dev int32, at linePos, ts, dur int64
 	k := deviceKey{pid, dev}
 	t, ok := cs.walls[k]
 	if !ok {
-		name := "device " + itoa(int64(dev))
+		d := itoa(int64(dev))
 		if dev == tracks.NoDevice {
-			name = "device (unnamed)"
+			d = "(unnamed)"
 		}
-		t, ok = cs.newTrack(pid, perfetto.CounterSpec{Name: name + " device_wall ns", Unit: perfetto.UnitTimeNs,
-			Description: "the placed duration of each run's device_wall on " + name + ", at its placed start"})
+		t, ok = cs.newTrack(pid, perfetto.CounterSpec{Name: counterDeviceWall.name(d), Unit: perfetto.UnitTimeNs,
+			Description: "the placed duration of each run's device_wall on device " + d + ", at its placed start"})
 		if ok {
 			cs.walls[k] = t
 		}
@@ -295,7 +296,7 @@ func (cs *counterSet) writeFlight(pid int32, f *inFlight, ts int64) {
 		return
 	}
 	if f.track.IsZero() {
-		f.track, _ = cs.newTrack(pid, perfetto.CounterSpec{Name: "runs in flight", Unit: perfetto.UnitCount,
+		f.track, _ = cs.newTrack(pid, perfetto.CounterSpec{Name: counterInFlight.name(""), Unit: perfetto.UnitCount,
 			Description: "how many runs of the process have started and not ended (their root spans), at each change"})
 	}
 	if f.track.IsZero() {

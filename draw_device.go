@@ -362,9 +362,9 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 		bound := int64(d.Bound) + fix.shift
 		lane := lanes[i]
 		switch lane {
-		case "orch":
+		case strace.PhaseOrch:
 			orch = i
-		case "sched":
+		case strace.PhaseSched:
 			sched = i
 		}
 		ts, dur := int64(d.HostStart), int64(d.HostEnd-d.HostStart)

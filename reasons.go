@@ -172,99 +172,121 @@ const (
 	ReasonHostWallDisagrees Reason = "host_wall_clock_disagrees"
 )
 
-var reasonTexts = map[Reason]string{
-	ReasonNegativeDuration: "negative duration",
-	ReasonNegativeHostTS:   "negative host timestamp",
-	ReasonTSDurOverflow:    "ts + dur beyond the int64 range",
+// reasonTable is every declared Reason, in the order of the constants,
+// with what is said of it: its id, its text, and whether what it counts
+// lies outside the window asked for (WithWindow), which is not a loss. It
+// is the one place a reason is described; Text, Reasons, the summary's
+// JSON and WriteText read it (TestReasonTable: a constant without a row, a
+// row without a text, or an id twice fails).
+var reasonTable = [...]reasonRow{
+	{id: ReasonNegativeDuration, text: "negative duration"},
+	{id: ReasonNegativeHostTS, text: "negative host timestamp"},
+	{id: ReasonTSDurOverflow, text: "ts + dur beyond the int64 range"},
 
-	ReasonRepeatedCapture: "duplicate: a capture that repeats an earlier one byte for byte",
-	ReasonRepeatedSpan:    "duplicate: the same span again",
-	ReasonRepeatedRecord:  "duplicate: the same bind phase line again",
-	ReasonRepeatedWall:    "duplicate: the same wall-clock anchor again",
+	{id: ReasonRepeatedCapture, text: "duplicate: a capture that repeats an earlier one byte for byte"},
+	{id: ReasonRepeatedSpan, text: "duplicate: the same span again"},
+	{id: ReasonRepeatedRecord, text: "duplicate: the same bind phase line again"},
+	{id: ReasonRepeatedWall, text: "duplicate: the same wall-clock anchor again"},
 
-	ReasonTrackLimit:       "over the trace's track limit",
-	ReasonLanesFull:        "could not nest on its track, whose overflow lanes are all taken",
-	ReasonLanesLimit:       "could not nest on its track, and the track limit leaves no room for an overflow lane",
-	ReasonOutsideTimeRange: "placed outside the trace's time range",
-	ReasonWriterRefused:    "refused by the trace writer",
+	{id: ReasonTrackLimit, text: "over the trace's track limit"},
+	{id: ReasonLanesFull, text: "could not nest on its track, whose overflow lanes are all taken"},
+	{id: ReasonLanesLimit, text: "could not nest on its track, and the track limit leaves no room for an overflow lane"},
+	{id: ReasonOutsideTimeRange, text: "placed outside the trace's time range"},
+	{id: ReasonWriterRefused, text: "refused by the trace writer"},
 
-	ReasonOutsideWindow: "outside the window asked for",
+	{id: ReasonOutsideWindow, text: "outside the window asked for", window: true},
 
-	ReasonCouldNotNest:   "could not nest on its track",
-	ReasonPartialOverlap: "partially overlaps another slice on its track",
-	ReasonTooDeep:        "nested deeper than the trace processor keeps (" + itoa(perfetto.MaxDepth) + " levels)",
-	ReasonTimeBackwards:  "lies among slices drawn long before (time runs backwards)",
+	{id: ReasonCouldNotNest, text: "could not nest on its track"},
+	{id: ReasonPartialOverlap, text: "partially overlaps another slice on its track"},
+	{id: ReasonTooDeep, text: "nested deeper than the trace processor keeps (" + itoa(perfetto.MaxDepth) + " levels)"},
+	{id: ReasonTimeBackwards, text: "lies among slices drawn long before (time runs backwards)"},
 
-	ReasonBindOutsideBind:       "bind phase lines outside every chip.run.bind",
-	ReasonPassesWithoutBind:     "host_phase_records passes without their chip.run.bind",
-	ReasonImpossibleInterval:    "host_phase_records entries with an impossible interval",
-	ReasonBindPhaseSuperseded:   "bind phase lines drawn by host_phase_records or segment spans",
-	ReasonRemoteWallSuperseded:  "wall-clock anchors of remote machines placed by the tasks they ran",
-	ReasonCompareWallSuperseded: "wall-clock anchors of a comparison's measure side, moved onto the base side's time (the trace keeps base's wall clock)",
+	{id: ReasonBindOutsideBind, text: "bind phase lines outside every chip.run.bind"},
+	{id: ReasonPassesWithoutBind, text: "host_phase_records passes without their chip.run.bind"},
+	{id: ReasonImpossibleInterval, text: "host_phase_records entries with an impossible interval"},
+	{id: ReasonBindPhaseSuperseded, text: "bind phase lines drawn by host_phase_records or segment spans"},
+	{id: ReasonRemoteWallSuperseded, text: "wall-clock anchors of remote machines placed by the tasks they ran"},
+	{id: ReasonCompareWallSuperseded, text: "wall-clock anchors of a comparison's measure side, moved onto the base side's time (the trace keeps base's wall clock)"},
 
-	ReasonWallDisagrees:  "wall-clock anchors that disagree with the others by more than 1 s",
-	ReasonWallBefore1970: "wall-clock anchors with a wall time before 1970 (wall_ns < 0)",
-	ReasonWallOffAxis:    "wall-clock anchors of a remote machine drawn at its own times",
+	{id: ReasonWallDisagrees, text: "wall-clock anchors that disagree with the others by more than 1 s"},
+	{id: ReasonWallBefore1970, text: "wall-clock anchors with a wall time before 1970 (wall_ns < 0)"},
+	{id: ReasonWallOffAxis, text: "wall-clock anchors of a remote machine drawn at its own times"},
 
-	ReasonEffectiveTrackLimit: otherEffective + " over the trace's track limit",
-	ReasonEffectiveOutside:    otherEffective + " outside the trace's time range",
-	ReasonEffectiveRefused:    otherEffective + " refused by the trace writer",
-	ReasonHostPhaseTrackLimit: otherHostPhase + " over the trace's track limit",
-	ReasonHostPhaseOutside:    otherHostPhase + " outside the trace's time range",
-	ReasonHostPhaseRefused:    otherHostPhase + " refused by the trace writer",
-	ReasonBindPhaseTrackLimit: otherBindPhase + " over the trace's track limit",
-	ReasonBindPhaseOutside:    otherBindPhase + " outside the trace's time range",
-	ReasonBindPhaseRefused:    otherBindPhase + " refused by the trace writer",
+	{id: ReasonEffectiveTrackLimit, text: otherEffective + " over the trace's track limit"},
+	{id: ReasonEffectiveOutside, text: otherEffective + " outside the trace's time range"},
+	{id: ReasonEffectiveRefused, text: otherEffective + " refused by the trace writer"},
+	{id: ReasonHostPhaseTrackLimit, text: otherHostPhase + " over the trace's track limit"},
+	{id: ReasonHostPhaseOutside, text: otherHostPhase + " outside the trace's time range"},
+	{id: ReasonHostPhaseRefused, text: otherHostPhase + " refused by the trace writer"},
+	{id: ReasonBindPhaseTrackLimit, text: otherBindPhase + " over the trace's track limit"},
+	{id: ReasonBindPhaseOutside, text: otherBindPhase + " outside the trace's time range"},
+	{id: ReasonBindPhaseRefused, text: otherBindPhase + " refused by the trace writer"},
 
-	ReasonEffectiveOutsideWindow: otherEffective + " outside the window asked for",
-	ReasonHostPhaseOutsideWindow: otherHostPhase + " outside the window asked for",
-	ReasonBindPhaseOutsideWindow: otherBindPhase + " outside the window asked for",
+	{id: ReasonEffectiveOutsideWindow, text: otherEffective + " outside the window asked for", window: true},
+	{id: ReasonHostPhaseOutsideWindow, text: otherHostPhase + " outside the window asked for", window: true},
+	{id: ReasonBindPhaseOutsideWindow, text: otherBindPhase + " outside the window asked for", window: true},
 
-	ReasonUnmapped: "a remote machine's span whose time leaves the int64 range on the dispatching host's axis",
+	{id: ReasonUnmapped, text: "a remote machine's span whose time leaves the int64 range on the dispatching host's axis"},
 
-	ReasonDeviceMisfit:          "device span its run's host windows cannot hold (impossible device ts or dur)",
-	ReasonDeviceUnplaced:        "device spans with no consistent placement",
-	ReasonDeviceNoEvidence:      "device spans with no host evidence to place them",
-	ReasonDeviceBuffers:         "device-phase buffers that do not reduce",
-	ReasonDeviceAnchorJoined:    "device clock anchors joined to the next record on their line whose dev_freq the other anchors of their device contradict",
-	ReasonDeviceAnchorSetAside:  "device clock anchors set aside: each conflicted with its device's other anchors, which place the runs without it",
-	ReasonTruncation:            "device boundary within the runtime's ns truncation (2 ns) of its neighbour's: clamped to it",
-	ReasonNoConsistentPlacement: "no placement consistent with its host windows",
-	ReasonNotCarried:            "not carried onto the dispatching host's axis",
-	ReasonDeviceOffsetsRange:    "device offsets outside the host clock's range",
+	{id: ReasonDeviceMisfit, text: "device span its run's host windows cannot hold (impossible device ts or dur)"},
+	{id: ReasonDeviceUnplaced, text: "device spans with no consistent placement"},
+	{id: ReasonDeviceNoEvidence, text: "device spans with no host evidence to place them"},
+	{id: ReasonDeviceBuffers, text: "device-phase buffers that do not reduce"},
+	{id: ReasonDeviceAnchorJoined, text: "device clock anchors joined to the next record on their line whose dev_freq the other anchors of their device contradict"},
+	{id: ReasonDeviceAnchorSetAside, text: "device clock anchors set aside: each conflicted with its device's other anchors, which place the runs without it"},
+	{id: ReasonTruncation, text: "device boundary within the runtime's ns truncation (2 ns) of its neighbour's: clamped to it"},
+	{id: ReasonNoConsistentPlacement, text: "no placement consistent with its host windows"},
+	{id: ReasonNotCarried, text: "not carried onto the dispatching host's axis"},
+	{id: ReasonDeviceOffsetsRange, text: "device offsets outside the host clock's range"},
 
-	ReasonNoClockAnchors:       "no clock anchors for the device",
-	ReasonNoOrigin:             "no origin_cyc on device_wall",
-	ReasonOriginFar:            "origin_cyc too far from every anchor",
-	ReasonNoRunnerRun:          "no runner_run window",
-	ReasonAnchorsDisagree:      "clock anchors disagree with containment (see the device's conflicts)",
-	ReasonDeviceWallDevRange:   "device_wall's dev= is out of range",
-	ReasonDeviceWallNoDev:      "device_wall names no dev=",
-	ReasonPlacementUnexplained: "placed without a reason the converter knows (see the slices' placement_reason)",
+	{id: ReasonNoClockAnchors, text: "no clock anchors for the device"},
+	{id: ReasonNoOrigin, text: "no origin_cyc on device_wall"},
+	{id: ReasonOriginFar, text: "origin_cyc too far from every anchor"},
+	{id: ReasonNoRunnerRun, text: "no runner_run window"},
+	{id: ReasonAnchorsDisagree, text: "clock anchors disagree with containment (see the device's conflicts)"},
+	{id: ReasonDeviceWallDevRange, text: "device_wall's dev= is out of range"},
+	{id: ReasonDeviceWallNoDev, text: "device_wall names no dev="},
+	{id: ReasonPlacementUnexplained, text: "placed without a reason the converter knows (see the slices' placement_reason)"},
 
-	ReasonCounterTrackLimit: "counter values over the trace's track limit",
-	ReasonInFlightLate:      "runs left out of their process's runs in flight: the root was read more than the flow horizon after it started, when the counts before it were written",
+	{id: ReasonCounterTrackLimit, text: "counter values over the trace's track limit"},
+	{id: ReasonInFlightLate, text: "runs left out of their process's runs in flight: the root was read more than the flow horizon after it started, when the counts before it were written"},
 
-	ReasonLinkNoTrack:             "hand-off with an end over the trace's track limit",
-	ReasonDispatchNoSubmit:        "node.dispatch with no node.submit of its run_id and task slot within the flow horizon",
-	ReasonSubmitToDispatchUnended: FlowSubmitToDispatch.String() + " whose other end is not drawn",
-	ReasonDispatchToRunUnended:    FlowDispatchToRun.String() + " whose other end is not drawn",
-	ReasonRemoteDispatchUnended:   FlowRemoteDispatchToRun.String() + " whose other end is not drawn",
-	ReasonRemoteCompleteUnended:   FlowRemoteRunToComplete.String() + " whose other end is not drawn",
-	ReasonRunToDeviceUnended:      FlowRunToDevice.String() + " whose other end is not drawn",
-	ReasonRunToDeviceNotAfter:     FlowRunToDevice.String() + " whose device_wall is placed to start no later than its runner_run (an arrow's start must come first)",
-	ReasonArrowAcrossParts:        "hand-off whose ends are in different parts of a split trace",
+	{id: ReasonLinkNoTrack, text: "hand-off with an end over the trace's track limit"},
+	{id: ReasonDispatchNoSubmit, text: "node.dispatch with no node.submit of its run_id and task slot within the flow horizon"},
+	{id: ReasonSubmitToDispatchUnended, text: FlowSubmitToDispatch.String() + " whose other end is not drawn"},
+	{id: ReasonDispatchToRunUnended, text: FlowDispatchToRun.String() + " whose other end is not drawn"},
+	{id: ReasonRemoteDispatchUnended, text: FlowRemoteDispatchToRun.String() + " whose other end is not drawn"},
+	{id: ReasonRemoteCompleteUnended, text: FlowRemoteRunToComplete.String() + " whose other end is not drawn"},
+	{id: ReasonRunToDeviceUnended, text: FlowRunToDevice.String() + " whose other end is not drawn"},
+	{id: ReasonRunToDeviceNotAfter, text: FlowRunToDevice.String() + " whose device_wall is placed to start no later than its runner_run (an arrow's start must come first)"},
+	{id: ReasonArrowAcrossParts, text: "hand-off whose ends are in different parts of a split trace"},
 
-	ReasonHostAmbiguous:     "remote machine whose logs do not determine which worker it served",
-	ReasonHostNoDispatcher:  "remote machine with no dispatching log (network1.dispatch to a remote_l3 endpoint) among the inputs",
-	ReasonHostNoMatch:       "remote machine whose runs no worker's tasks match",
-	ReasonHostNoFit:         "remote machine whose tasks do not place its clock",
-	ReasonHostFewTasks:      "remote machine with too few tasks matched to tell the match from a coincidence",
-	ReasonHostRegular:       "remote machine whose tasks were sent at too steady a pace to tell the match from a coincidence",
-	ReasonHostRateAtLimit:   "remote machine whose tasks allow a clock rate at the edge of the allowed range",
-	ReasonHostOutsideTasks:  "remote machine whose runs no clock of the model keeps inside their tasks",
-	ReasonHostWallDisagrees: "remote machine whose wall-clock anchor disagrees with its tasks' clock",
+	{id: ReasonHostAmbiguous, text: "remote machine whose logs do not determine which worker it served"},
+	{id: ReasonHostNoDispatcher, text: "remote machine with no dispatching log (network1.dispatch to a remote_l3 endpoint) among the inputs"},
+	{id: ReasonHostNoMatch, text: "remote machine whose runs no worker's tasks match"},
+	{id: ReasonHostNoFit, text: "remote machine whose tasks do not place its clock"},
+	{id: ReasonHostFewTasks, text: "remote machine with too few tasks matched to tell the match from a coincidence"},
+	{id: ReasonHostRegular, text: "remote machine whose tasks were sent at too steady a pace to tell the match from a coincidence"},
+	{id: ReasonHostRateAtLimit, text: "remote machine whose tasks allow a clock rate at the edge of the allowed range"},
+	{id: ReasonHostOutsideTasks, text: "remote machine whose runs no clock of the model keeps inside their tasks"},
+	{id: ReasonHostWallDisagrees, text: "remote machine whose wall-clock anchor disagrees with its tasks' clock"},
 }
+
+// reasonRow is a row of reasonTable.
+type reasonRow struct {
+	id     Reason
+	text   string
+	window bool // outside the window asked for: not a loss
+}
+
+// reasonRows finds a reason's row in reasonTable.
+var reasonRows = func() map[Reason]*reasonRow {
+	m := make(map[Reason]*reasonRow, len(reasonTable))
+	for i := range reasonTable {
+		m[reasonTable[i].id] = &reasonTable[i]
+	}
+	return m
+}()
 
 // The kinds of slices other than spans (converter.other).
 const (
@@ -285,27 +307,24 @@ var otherReasons = map[string][4]Reason{
 // outsideWindow reports whether r counts records outside the window asked
 // for, which are not a loss.
 func (r Reason) outsideWindow() bool {
-	switch r {
-	case ReasonOutsideWindow, ReasonEffectiveOutsideWindow, ReasonHostPhaseOutsideWindow, ReasonBindPhaseOutsideWindow:
-		return true
-	}
-	return false
+	row, ok := reasonRows[r]
+	return ok && row.window
 }
 
 // Text is the reason in English, as WriteText says it; an id not declared
 // here is its own text.
 func (r Reason) Text() string {
-	if t, ok := reasonTexts[r]; ok {
-		return t
+	if row, ok := reasonRows[r]; ok {
+		return row.text
 	}
 	return string(r)
 }
 
 // Reasons lists every declared Reason, sorted by id.
 func Reasons() []Reason {
-	rs := make([]Reason, 0, len(reasonTexts))
-	for r := range reasonTexts {
-		rs = append(rs, r)
+	rs := make([]Reason, 0, len(reasonTable))
+	for _, row := range reasonTable {
+		rs = append(rs, row.id)
 	}
 	slices.Sort(rs)
 	return rs

@@ -279,12 +279,8 @@ type OutputSummary struct {
 	Slices   int64 `json:"slices"`
 	Instants int64 `json:"instants"`
 	Flows    int64 `json:"flow_ids"` // flow ids on events: an arrow has two
-	// Counters counts the counter values: per callable (pid, hid) the
-	// duration of each invocation's root span at its start ("chip.run ns ·
-	// hid 0x…"), per device (pid, dev) the placed duration of each run's
-	// device_wall at its start ("device N device_wall ns"), per process
-	// the runs in flight at each change ("runs in flight"); each a counter
-	// track under its process.
+	// Counters counts the counter values, each on a counter track under
+	// its process (the README's Counters lists the tracks).
 	Counters int64 `json:"counter_values"`
 }
 

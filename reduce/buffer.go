@@ -8,27 +8,6 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// Phase is an index into a thread's phase records, in wire order.
-type Phase int
-
-// The phases in wire order (the index of each record within a thread's
-// block of NumPhases records).
-const (
-	RunWall Phase = iota
-	Preamble
-	SoLoad
-	GraphBuild
-	PostOrch
-	OrchWindow
-	SchedWindow
-	ConfigValidate
-	ArenaWire
-	SmReset
-
-	// NumPhases is the number of phase records per thread.
-	NumPhases = 10
-)
-
 // NumSlots is the number of task-timing slot records per thread.
 const NumSlots = 16
 
@@ -47,50 +26,6 @@ const (
 // Unset is the start (or dispatch) sentinel of a record nobody stamped. A
 // record whose end (or finish) is 0 was never ended.
 const Unset Cycles = 1<<64 - 1
-
-var phaseSuffix = [NumPhases]string{
-	RunWall:        "",
-	Preamble:       ".preamble",
-	SoLoad:         ".so_load",
-	GraphBuild:     ".graph_build",
-	PostOrch:       ".post_orch",
-	OrchWindow:     ".orch",
-	SchedWindow:    ".sched",
-	ConfigValidate: ".config_validate",
-	ArenaWire:      ".arena_wire",
-	SmReset:        ".sm_reset",
-}
-
-var phaseNames = [NumPhases]string{
-	"RunWall", "Preamble", "SoLoad", "GraphBuild", "PostOrch",
-	"OrchWindow", "SchedWindow", "ConfigValidate", "ArenaWire", "SmReset",
-}
-
-// String returns the runtime's enumerator name (RunWall, Preamble, ...).
-func (p Phase) String() string {
-	if p < 0 || p >= NumPhases {
-		return fmt.Sprintf("Phase(%d)", int(p))
-	}
-	return phaseNames[p]
-}
-
-// SpanName returns the name the runtime logs the phase under:
-// chip.run.runner_run.device_wall for RunWall and
-// chip.run.runner_run.device_wall.<phase> for the others.
-func (p Phase) SpanName() string {
-	if p < 0 || p >= NumPhases {
-		return ""
-	}
-	return phaseSpanNames[p]
-}
-
-// phaseSpanNames are the phases' span names, made once.
-var phaseSpanNames = func() (n [NumPhases]string) {
-	for p := range n {
-		n[p] = strace.SpanDeviceWall + phaseSuffix[p]
-	}
-	return n
-}()
 
 var slotNames = func() (n [NumSlots]string) {
 	for i := range n {

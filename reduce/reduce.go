@@ -155,14 +155,10 @@ type Derived struct {
 	TS, Dur    DeviceNanos // device-domain offset from the origin and length
 }
 
-// emitOrder is the order the runtime logs the children of device_wall.
-var emitOrder = [...]Phase{Preamble, SoLoad, GraphBuild, ConfigValidate, ArenaWire, SmReset, PostOrch, OrchWindow, SchedWindow}
-
 // Spans returns the device spans the runtime would log for this run, in the
 // runtime's order: device_wall (depth 2, ts 0, RunWall's duration), then the
-// sub-phases (depth 3) in the order preamble, so_load, graph_build,
-// config_validate, arena_wire, sm_reset, post_orch, orch, sched, then the
-// complete task-timing slots 0..15 (depth 3).
+// sub-phases (depth 3) in the order it logs them (see the package doc),
+// then the complete task-timing slots 0..15 (depth 3).
 //
 // Durations and offsets are exact floors of cycles·1e9/Freq; spans whose
 // duration is 0 ns are not emitted. A slot's ts is floor(dispatch − origin)
@@ -170,7 +166,7 @@ var emitOrder = [...]Phase{Preamble, SoLoad, GraphBuild, ConfigValidate, ArenaWi
 // them; a slot dispatched before the origin is not emitted (the runtime
 // drops it too).
 func (r *Reduction) Spans() ([]DeviceSpan, error) {
-	spans := make([]DeviceSpan, 0, 1+len(emitOrder)+NumSlots)
+	spans := make([]DeviceSpan, 0, NumPhases+NumSlots)
 	if w := r.Phases[RunWall]; w.Valid {
 		d, err := r.Freq.Nanos(w.Len())
 		if err != nil {
@@ -181,7 +177,7 @@ func (r *Reduction) Spans() ([]DeviceSpan, error) {
 		}
 	}
 	if r.OriginSource == OriginSubPhase {
-		for _, p := range emitOrder {
+		for _, p := range loggedOrder[1:] { // after RunWall, device_wall
 			w := r.Phases[p]
 			if !w.Valid {
 				continue

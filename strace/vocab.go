@@ -36,6 +36,22 @@ const (
 // DeviceWallDepth is the depth the runtime logs SpanDeviceWall at.
 const DeviceWallDepth = 2
 
+// The device phases, the children of SpanDeviceWall
+// (SpanDeviceWall+"."+phase) the runtime logs at depth 3. Package reduce
+// holds their table: which buffer record each reduces, the order the
+// runtime logs them in, and how a trace draws them.
+const (
+	PhasePreamble       = "preamble"
+	PhaseSoLoad         = "so_load"
+	PhaseGraphBuild     = "graph_build"
+	PhaseConfigValidate = "config_validate"
+	PhaseArenaWire      = "arena_wire"
+	PhaseSmReset        = "sm_reset"
+	PhasePostOrch       = "post_orch"
+	PhaseOrch           = "orch"
+	PhaseSched          = "sched"
+)
+
 // BindSegments are the segments of a bind (chip.run.bind.<segment>) that
 // current runtimes log, in the display order of the runtime's tool (not
 // execution order). The slice must not be modified.

@@ -92,8 +92,9 @@
 // pid of its own, the measure side moved in time so that its first decode
 // step starts with base's (the exact shift is in the summary and in the
 // trace's conversion instant), the decode callables' step-time counters
-// on one y-axis, and per rank pair a counter "decode Δ ns (measure −
-// base)": measure's i-th decode chip.run duration minus base's i-th. The
+// on one y-axis, and per rank pair a delta counter: measure's i-th decode
+// chip.run duration minus base's i-th (the README's Counters names the
+// trace's counter tracks). The
 // default output is the first base log's name with .compare.pftrace.
 // -records, -calibration, -worker and -mpi do not apply.
 //

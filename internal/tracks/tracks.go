@@ -7,6 +7,7 @@ import (
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/perfetto"
+	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -217,14 +218,19 @@ type DevLane struct {
 	Lane string
 }
 
-// deviceLane is the lane a device span is drawn on: orch and sched
-// (concurrent) and each task slot on lanes of their own, device_wall and
-// the sequential phases together on "phases".
+// DeviceLane is the lane a device span is drawn on: the phases reduce
+// draws on lanes of their own (orch and sched, concurrent) and each task
+// slot on lanes of their own, device_wall and the sequential phases
+// together on "phases".
 func DeviceLane(name string) string {
 	short := strings.TrimPrefix(strings.TrimPrefix(name, strace.SpanDeviceWall), ".")
-	switch {
-	case short == "orch", short == "sched", strings.HasPrefix(short, "task_slot_"):
+	if strings.HasPrefix(short, "task_slot_") {
 		return short
+	}
+	if p, ok := reduce.SubPhase(short); ok {
+		if lane, _ := p.OwnLane(); lane != 0 {
+			return short
+		}
 	}
 	return "phases"
 }
@@ -259,11 +265,12 @@ func (tr *TrackSet) rememberDevice(k DevLane, t perfetto.Track) {
 }
 
 func (tr *TrackSet) newDevice(group perfetto.Track, lane string) perfetto.Track {
+	if p, ok := reduce.SubPhase(lane); ok {
+		if n, about := p.OwnLane(); n != 0 { // after phases (rank 1)
+			return tr.w.Track(group, perfetto.TrackSpec{Name: lane, Rank: 1 + int32(n), Merge: perfetto.MergeNone, Description: about})
+		}
+	}
 	switch {
-	case lane == "orch":
-		return tr.w.Track(group, perfetto.TrackSpec{Name: "orch", Rank: 2, Merge: perfetto.MergeNone, Description: "orchestrator thread's submit window"})
-	case lane == "sched":
-		return tr.w.Track(group, perfetto.TrackSpec{Name: "sched", Rank: 3, Merge: perfetto.MergeNone, Description: "scheduler threads' dispatch window, concurrent with orch"})
 	case lane == "effective":
 		return tr.w.Track(group, perfetto.TrackSpec{Name: "effective (derived)", Rank: 4, Merge: perfetto.MergeNone,
 			Description: "orch ∪ sched: the merged window of the concurrent orchestrator and scheduler, derived here, never stamped by the device"})

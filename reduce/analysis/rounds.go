@@ -35,8 +35,8 @@ func (c RoundsColumn) String() string {
 // Span names behind the columns.
 const (
 	spanRun   = strace.SpanRun
-	spanOrch  = strace.SpanDeviceWall + ".orch"
-	spanSched = strace.SpanDeviceWall + ".sched"
+	spanOrch  = strace.SpanDeviceWall + "." + strace.PhaseOrch
+	spanSched = strace.SpanDeviceWall + "." + strace.PhaseSched
 )
 
 // TrimRounds is how many rounds the trimmed means drop at each end; they are

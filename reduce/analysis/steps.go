@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
@@ -153,7 +152,7 @@ func (s *Steps) Span(sp *strace.Span) {
 // device adds a device span: device_wall or one of its phases, whose
 // device-domain durations add up when a name is logged twice.
 func (s *Steps) device(sp *strace.Span) {
-	p, ok := phaseOf(sp.Name)
+	p, ok := reduce.PhaseNamed(sp.Name)
 	if !ok {
 		return
 	}
@@ -171,21 +170,6 @@ func (s *Steps) device(sp *strace.Span) {
 		}
 		s.eff, s.effOK = w, true
 	}
-}
-
-// phaseOf returns the phase a device span's name is: device_wall or one
-// of its sub-phases.
-func phaseOf(name string) (reduce.Phase, bool) {
-	rest, ok := strings.CutPrefix(name, strace.SpanDeviceWall)
-	if !ok || rest != "" && rest[0] != '.' {
-		return 0, false
-	}
-	for p := reduce.RunWall; p < reduce.NumPhases; p++ {
-		if len(p.SpanName()) == len(name) && p.SpanName() == name {
-			return p, true
-		}
-	}
-	return 0, false
 }
 
 // BindSegment adds a segment of the run's bind.

@@ -132,15 +132,7 @@ var stepColumns = func() []stepColumn {
 
 // phaseColumn is the column of a device phase: its last word and "_ns"
 // (device_wall_ns, preamble_ns, ...).
-func phaseColumn(p reduce.Phase) string {
-	name := p.SpanName()
-	for i := len(name) - 1; i >= 0; i-- {
-		if name[i] == '.' {
-			return name[i+1:] + "_ns"
-		}
-	}
-	return name + "_ns"
-}
+func phaseColumn(p reduce.Phase) string { return p.Leaf() + "_ns" }
 
 var bindColumns = []bindColumn{
 	{Column{"run", "the run's number in the trace: joins steps.run"}, func(s *Step, _ *StepSegment) cell { return intCell(s.Run) }},

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,6 +75,49 @@ func TestStepsRows(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+}
+
+// TestREADMEColumns checks the README's table of the steps and binds
+// columns against StepColumns (which the phases of package reduce make)
+// and BindColumns: every column named once, the binds' in order.
+func TestREADMEColumns(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const head = "| column (ns; empty/null where the run has none) |"
+	_, table, ok := strings.Cut(string(b), head)
+	if !ok {
+		t.Fatalf("README.md has no %q table", head)
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	name := regexp.MustCompile("`([a-z_]+)`")
+	var steps, binds []string
+	for _, row := range strings.Split(table, "\n")[2:] {
+		cell := strings.Split(row, "|")[1]
+		for _, m := range name.FindAllStringSubmatch(cell, -1) {
+			if strings.HasPrefix(strings.TrimSpace(cell), "binds:") {
+				binds = append(binds, m[1])
+			} else {
+				steps = append(steps, m[1])
+			}
+		}
+	}
+	names := func(cols []Column) (out []string) {
+		for _, c := range cols {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	slices.Sort(steps)
+	want := slices.Sorted(slices.Values(names(StepColumns)))
+	if diff := cmp.Diff(want, steps); diff != "" {
+		t.Errorf("README.md's steps columns (-StepColumns +README):\n%s", diff)
+	}
+	if diff := cmp.Diff(names(BindColumns), binds); diff != "" {
+		t.Errorf("README.md's binds columns (-BindColumns +README):\n%s", diff)
 	}
 }
 

@@ -403,7 +403,7 @@ func (t *Tables) closeTree(c *callState, o *openInv) {
 		e := &o.entries[i]
 		c.samples.get(e.name).add(e.dur)
 		// An orch and a sched under the same parent: their Effective.
-		parent, ok := bytes.CutSuffix(t.names.bytes(e.name), []byte(".orch"))
+		parent, ok := bytes.CutSuffix(t.names.bytes(e.name), []byte("."+strace.PhaseOrch))
 		if !ok {
 			continue
 		}
@@ -411,7 +411,7 @@ func (t *Tables) closeTree(c *callState, o *openInv) {
 		if !ok {
 			continue
 		}
-		t.scratch = append(append(t.scratch[:0], parent...), ".sched"...)
+		t.scratch = append(append(append(t.scratch[:0], parent...), '.'), strace.PhaseSched...)
 		if sid, ok := t.names.lookup(t.scratch); ok {
 			if s := findID(o.entries, sid); s != nil {
 				c.effs.get(pid).add(int64(reduce.Effective(window(e), window(s)).Len()))

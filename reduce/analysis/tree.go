@@ -61,9 +61,9 @@ func pairConcurrent(n *TreeNode, effs []int64) {
 	oi, si := -1, -1
 	for i, c := range n.Children {
 		switch {
-		case c.Leaf == "orch" && oi < 0:
+		case c.Leaf == strace.PhaseOrch && oi < 0:
 			oi = i
-		case c.Leaf == "sched" && si < 0:
+		case c.Leaf == strace.PhaseSched && si < 0:
 			si = i
 		}
 	}

@@ -807,12 +807,12 @@ func (g *generator) chipRun(r *rank, inv uint64, hid uint64, round int, slot, st
 	}
 	pre := win{c0 + cyc(3_000+g.rnd.Int64N(5_000)), 0}
 	pre.e = pre.s + cyc(1_000_000+g.rnd.Int64N(2_000_000))
-	pre = slower("preamble", pre)
+	pre = slower(strace.PhasePreamble, pre)
 	gb := win{pre.e, 0}
-	cv := slower("config_validate", win{gb.s, gb.s + cyc(2_000_000+g.rnd.Int64N(3_000_000))})
-	aw := slower("arena_wire", win{cv.e, cv.e + cyc(2_000_000+g.rnd.Int64N(3_000_000))})
-	sm := slower("sm_reset", win{aw.e, aw.e + cyc(2_000_000+g.rnd.Int64N(3_000_000))})
-	orch := slower("orch", win{sm.e, sm.e + cyc(8_000_000+g.rnd.Int64N(10_000_000))})
+	cv := slower(strace.PhaseConfigValidate, win{gb.s, gb.s + cyc(2_000_000+g.rnd.Int64N(3_000_000))})
+	aw := slower(strace.PhaseArenaWire, win{cv.e, cv.e + cyc(2_000_000+g.rnd.Int64N(3_000_000))})
+	sm := slower(strace.PhaseSmReset, win{aw.e, aw.e + cyc(2_000_000+g.rnd.Int64N(3_000_000))})
+	orch := slower(strace.PhaseOrch, win{sm.e, sm.e + cyc(8_000_000+g.rnd.Int64N(10_000_000))})
 	sched := win{orch.s + cyc(500), 0}
 	sched.e = orch.e + cyc(5_000_000+g.rnd.Int64N(10_000_000))
 	gb.e = sched.e + cyc(20_000)
@@ -829,7 +829,7 @@ func (g *generator) chipRun(r *rank, inv uint64, hid uint64, round int, slot, st
 	}
 	post := win{gb.e + cyc(5_000), 0}
 	post.e = post.s + cyc(500_000+g.rnd.Int64N(1_000_000))
-	post = slower("post_orch", post)
+	post = slower(strace.PhasePostOrch, post)
 	wallW.e = post.e + cyc(2_000)
 	slot0 := win{orch.s + cyc(1_000), orch.s + cyc(1_000+4_000_000+g.rnd.Int64N(4_000_000))}
 	devEnd := r.hostAt(wallW.e)
@@ -857,8 +857,10 @@ func (g *generator) chipRun(r *rank, inv uint64, hid uint64, round int, slot, st
 		for _, p := range []struct {
 			name string
 			c    uint64
-		}{{"", wallW.s}, {".preamble", pre.s}, {".graph_build", gb.s}, {".config_validate", cv.s}, {".arena_wire", aw.s},
-			{".sm_reset", sm.s}, {".post_orch", post.s}, {".orch", orch.s}, {".sched", sched.s}, {".task_slot_0", slot0.s}} {
+		}{{"", wallW.s}, {"." + strace.PhasePreamble, pre.s}, {"." + strace.PhaseGraphBuild, gb.s},
+			{"." + strace.PhaseConfigValidate, cv.s}, {"." + strace.PhaseArenaWire, aw.s}, {"." + strace.PhaseSmReset, sm.s},
+			{"." + strace.PhasePostOrch, post.s}, {"." + strace.PhaseOrch, orch.s}, {"." + strace.PhaseSched, sched.s},
+			{".task_slot_0", slot0.s}} {
 			g.truth[TruthKey{r.pid, inv, strace.SpanDeviceWall + p.name}] = r.hostAt(p.c)
 		}
 	}
@@ -866,9 +868,11 @@ func (g *generator) chipRun(r *rank, inv uint64, hid uint64, round int, slot, st
 	for _, p := range []struct {
 		name string
 		w    win
-	}{{"preamble", pre}, {"graph_build", gb}, {"config_validate", cv}, {"arena_wire", aw}, {"sm_reset", sm}, {"post_orch", post}, {"orch", orch}, {"sched", sched}, {"task_slot_0", slot0}} {
+	}{{strace.PhasePreamble, pre}, {strace.PhaseGraphBuild, gb}, {strace.PhaseConfigValidate, cv}, {strace.PhaseArenaWire, aw},
+		{strace.PhaseSmReset, sm}, {strace.PhasePostOrch, post}, {strace.PhaseOrch, orch}, {strace.PhaseSched, sched},
+		{"task_slot_0", slot0}} {
 		ts := ns(p.w.s - origin)
-		if p.name == "sm_reset" && round == 0 && r.dev == 0 && g.cfg.ImpossiblePhaseTS != 0 {
+		if p.name == strace.PhaseSmReset && round == 0 && r.dev == 0 && g.cfg.ImpossiblePhaseTS != 0 {
 			ts = g.cfg.ImpossiblePhaseTS
 		}
 		dev = append(dev, sp(3, strace.SpanDeviceWall+"."+p.name, ts, ns(p.w.e-p.w.s), strace.String("clk", "dev")))
