@@ -6,7 +6,7 @@ import (
 	"github.com/phasetrace/phasetrace/perfetto"
 )
 
-// arrowLedger counts the arrows the trace holds: an arrow is counted (by
+// arrowAccount counts the arrows the trace holds: an arrow is counted (by
 // its kind) once both its ends are written — handed to the trace writer,
 // and through the flush that writes them without a refusal. An arrow one
 // of whose ends is not drawn is counted under a reason instead, and its id
@@ -16,10 +16,10 @@ import (
 // checked when its first end is handed: if either end's thread has no
 // track, neither end gets it. Arrows are known from when they are made
 // until both ends have come: its memory is the hand-offs in flight.
-type arrowLedger struct {
+type arrowAccount struct {
 	open map[perfetto.FlowID]arrowState
 	both []perfetto.FlowID // arrows whose ends were both handed since the last flush
-	led  *ledger           // counts the arrows drawn (Summary.Flows) and not (Summary.Unlinked)
+	acct *account          // counts the arrows drawn (Summary.Flows) and not (Summary.Unlinked)
 	site arrowSite         // where the ends are drawn
 	// flushes counts the flushes; stranded the arrows whose end the writer
 	// refused after a flush had written the other (whose id the trace then
@@ -27,7 +27,7 @@ type arrowLedger struct {
 	flushes, stranded int64
 }
 
-// An arrowSite says where the ends of arrows can be drawn: the canvas, or
+// An arrowSite says where the ends of arrows can be drawn: the slice drawer, or
 // a test's stand-in.
 type arrowSite interface {
 	// drawable reports whether a thread has a track to be drawn on.
@@ -46,7 +46,7 @@ type arrowState struct {
 	ends int8 // ends handed to the writer (and not refused)
 	came int8 // ends that came: handed, or left out
 	dead bool // an end is not drawn: the arrow is not either
-	// handedIn is the flush (arrowLedger.flushes) the first end handed
+	// handedIn is the flush (arrowAccount.flushes) the first end handed
 	// went to the writer in, and part the part it went to.
 	handedIn int64
 	part     int
@@ -65,7 +65,7 @@ type arrowEnd struct {
 }
 
 // add makes an arrow of a kind ("node.submit → node.dispatch").
-func (a *arrowLedger) add(id perfetto.FlowID, kind FlowKind) {
+func (a *arrowAccount) add(id perfetto.FlowID, kind FlowKind) {
 	if a.open == nil {
 		a.open = map[perfetto.FlowID]arrowState{}
 	}
@@ -74,7 +74,7 @@ func (a *arrowLedger) add(id perfetto.FlowID, kind FlowKind) {
 
 // between says which threads the ends of arrow id are drawn on, for an
 // arrow made before its spans come.
-func (a *arrowLedger) between(id perfetto.FlowID, from, to arrowEnd) {
+func (a *arrowAccount) between(id perfetto.FlowID, from, to arrowEnd) {
 	st := a.open[id]
 	st.from, st.to, st.unchecked = from, to, true
 	a.open[id] = st
@@ -82,7 +82,7 @@ func (a *arrowLedger) between(id perfetto.FlowID, from, to arrowEnd) {
 
 // live returns ids without the arrows that are not drawn, in place: the
 // ids of a slice about to be handed.
-func (a *arrowLedger) live(ids []perfetto.FlowID) []perfetto.FlowID {
+func (a *arrowAccount) live(ids []perfetto.FlowID) []perfetto.FlowID {
 	out := ids[:0]
 	part := a.site.part() // the part the slice goes to, in a split trace
 	for _, id := range ids {
@@ -91,16 +91,16 @@ func (a *arrowLedger) live(ids []perfetto.FlowID) []perfetto.FlowID {
 			st.unchecked = false
 			switch {
 			case a.site.outside(st.from.ts, st.from.end-st.from.ts) || a.site.outside(st.to.ts, st.to.end-st.to.ts):
-				a.led.unlinked(st.kind.unended())
+				a.acct.unlinked(st.kind.unended())
 				st.dead = true
 			case !(a.site.drawable(st.from.pid, st.from.tid) && a.site.drawable(st.to.pid, st.to.tid)):
-				a.led.unlinked(ReasonLinkNoTrack)
+				a.acct.unlinked(ReasonLinkNoTrack)
 				st.dead = true
 			}
 			a.open[id] = st
 		}
 		if ok && !st.dead && st.ends == 1 && part != st.part {
-			a.led.unlinked(ReasonArrowAcrossParts)
+			a.acct.unlinked(ReasonArrowAcrossParts)
 			st.dead = true
 		}
 		if ok && st.dead {
@@ -114,7 +114,7 @@ func (a *arrowLedger) live(ids []perfetto.FlowID) []perfetto.FlowID {
 
 // came counts an end of arrow id that came, and forgets the arrow once
 // both have and it is not drawn.
-func (a *arrowLedger) came(id perfetto.FlowID, st arrowState) {
+func (a *arrowAccount) came(id perfetto.FlowID, st arrowState) {
 	st.came++
 	if st.dead && st.came >= 2 {
 		delete(a.open, id)
@@ -124,7 +124,7 @@ func (a *arrowLedger) came(id perfetto.FlowID, st arrowState) {
 }
 
 // handed counts an end of each arrow of ids handed to the writer.
-func (a *arrowLedger) handed(ids []perfetto.FlowID) {
+func (a *arrowAccount) handed(ids []perfetto.FlowID) {
 	for _, id := range ids {
 		st, ok := a.open[id]
 		if !ok {
@@ -143,7 +143,7 @@ func (a *arrowLedger) handed(ids []perfetto.FlowID) {
 }
 
 // dropped settles the arrows of ids whose end the converter left out.
-func (a *arrowLedger) dropped(ids []perfetto.FlowID) {
+func (a *arrowAccount) dropped(ids []perfetto.FlowID) {
 	for _, id := range ids {
 		st, ok := a.open[id]
 		if !ok {
@@ -156,14 +156,14 @@ func (a *arrowLedger) dropped(ids []perfetto.FlowID) {
 
 // abandoned settles the arrows of ids whose end the converter will not
 // hand after all, counted under reason unless counted already.
-func (a *arrowLedger) abandoned(ids []perfetto.FlowID, reason Reason) {
+func (a *arrowAccount) abandoned(ids []perfetto.FlowID, reason Reason) {
 	for _, id := range ids {
 		st, ok := a.open[id]
 		if !ok {
 			continue
 		}
 		if !st.dead {
-			a.led.unlinked(reason)
+			a.acct.unlinked(reason)
 			st.dead = true
 		}
 		a.came(id, st)
@@ -173,7 +173,7 @@ func (a *arrowLedger) abandoned(ids []perfetto.FlowID, reason Reason) {
 // refused settles the arrows of a slice the writer refused: its ends came
 // when they were handed. Those of alone kept their other end, written
 // before it in the same flush.
-func (a *arrowLedger) refused(ids, alone []perfetto.FlowID) {
+func (a *arrowAccount) refused(ids, alone []perfetto.FlowID) {
 	for _, id := range ids {
 		st, ok := a.open[id]
 		if !ok {
@@ -193,7 +193,7 @@ func (a *arrowLedger) refused(ids, alone []perfetto.FlowID) {
 
 // begunIn is the part of a split trace where the first of the arrows of
 // flows and endFlows with one end handed was begun (0: none).
-func (a *arrowLedger) begunIn(flows, endFlows []perfetto.FlowID) int {
+func (a *arrowAccount) begunIn(flows, endFlows []perfetto.FlowID) int {
 	for _, ids := range [2][]perfetto.FlowID{flows, endFlows} {
 		for _, id := range ids {
 			if st, ok := a.open[id]; ok && !st.dead && st.ends == 1 {
@@ -206,10 +206,10 @@ func (a *arrowLedger) begunIn(flows, endFlows []perfetto.FlowID) int {
 
 // across settles the arrows of ids, whose ends are in different parts of a
 // split trace: they are not drawn.
-func (a *arrowLedger) across(ids []perfetto.FlowID) {
+func (a *arrowAccount) across(ids []perfetto.FlowID) {
 	for _, id := range ids {
 		if st, ok := a.open[id]; ok && !st.dead {
-			a.led.unlinked(ReasonArrowAcrossParts)
+			a.acct.unlinked(ReasonArrowAcrossParts)
 			st.dead = true
 			a.open[id] = st
 		}
@@ -217,20 +217,20 @@ func (a *arrowLedger) across(ids []perfetto.FlowID) {
 }
 
 // kill counts an arrow not drawn, once.
-func (a *arrowLedger) kill(st *arrowState) {
+func (a *arrowAccount) kill(st *arrowState) {
 	if !st.dead {
-		a.led.unlinked(st.kind.unended())
+		a.acct.unlinked(st.kind.unended())
 		st.dead = true
 	}
 }
 
 // flushed counts the arrows whose ends were both handed before a flush
 // that refused neither.
-func (a *arrowLedger) flushed() {
+func (a *arrowAccount) flushed() {
 	a.flushes++
 	for _, id := range a.both {
 		if st, ok := a.open[id]; ok && !st.dead && st.ends == 2 {
-			a.led.flow(st.kind)
+			a.acct.flow(st.kind)
 			delete(a.open, id)
 		}
 	}
@@ -239,10 +239,10 @@ func (a *arrowLedger) flushed() {
 
 // close settles, once the trace is written, the arrows whose other end
 // never came.
-func (a *arrowLedger) close() {
+func (a *arrowAccount) close() {
 	for _, st := range a.open {
 		if !st.dead {
-			a.led.unlinked(st.kind.unended())
+			a.acct.unlinked(st.kind.unended())
 		}
 	}
 	a.open = nil

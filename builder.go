@@ -47,7 +47,7 @@ func NewBuilder(w io.Writer, s *Survey, opts ...Option) (*Builder, error) {
 		return nil, err
 	}
 	c.start(w, c.remote != nil)
-	return &Builder{c: c, file: c.led.file(valuesName)}, nil
+	return &Builder{c: c, file: c.acct.file(valuesName)}, nil
 }
 
 func (b *Builder) next() linePos {
@@ -163,7 +163,7 @@ func (b *Builder) DeviceBuffer(db DeviceBuffer) error {
 	at := b.next()
 	spans, wall, err := reduceBuffer(db)
 	if err != nil {
-		b.c.led.notDrawn(ReasonDeviceBuffers, at, err.Error(), 1)
+		b.c.acct.notDrawn(ReasonDeviceBuffers, at, err.Error(), 1)
 		return nil
 	}
 	for _, sp := range spans {

@@ -58,7 +58,7 @@ func (a *about) write(w *perfetto.Writer, ts int64, sum *Summary) {
 		args = append(args, a.cmp.sum.arg())
 	}
 	if sum != nil {
-		args = append(args, account(sum))
+		args = append(args, accountArg(sum))
 	}
 	w.Instant(t, perfetto.Instant{Name: aboutInstant, Category: categoryAbout, TS: ts, Args: args})
 }
@@ -89,7 +89,7 @@ func (a *about) inputs(sum *Summary) perfetto.Arg {
 // inputs); the other records not drawn, the repairs, the moves and the
 // hand-offs without an arrow, by the reason; the arrows by kind; and
 // whether the logs read clean and lossless.
-func account(sum *Summary) perfetto.Arg {
+func accountArg(sum *Summary) perfetto.Arg {
 	sp := sum.Spans
 	spans := []perfetto.Arg{perfetto.Int("read", sp.Read), perfetto.Int("drawn", sp.Drawn), perfetto.Int("superseded", sp.Superseded)}
 	spans = appendCounts(spans, "not_drawn", sp.NotDrawn)

@@ -36,7 +36,7 @@ const WideBound = 10_000
 // anomaly draws an instant of kind name at ts on the anomalies track of
 // out, with args, and counts it. One
 // outside the window is not drawn.
-func (cv *canvas) anomaly(out sink, name string, ts int64, args []perfetto.Arg) {
+func (cv *sliceDrawer) anomaly(out sink, name string, ts int64, args []perfetto.Arg) {
 	defer func() { cv.anomalyArgs = args[:0] }() // the writer copied them
 	if cv.outside(ts, 0) {
 		return
@@ -47,7 +47,7 @@ func (cv *canvas) anomaly(out sink, name string, ts int64, args []perfetto.Arg) 
 	}
 	args = append(args, perfetto.String("full_name", name)) // as every slice has
 	out.w.Instant(t, perfetto.Instant{Name: name, Category: categoryAnomaly, TS: ts, Args: args})
-	a := &cv.led.sum.Anomalies
+	a := &cv.acct.sum.Anomalies
 	switch name {
 	case anomalySlowRun:
 		a.SlowRuns++

@@ -22,12 +22,12 @@ const maxBindLines = 4096
 // holds it is drawn (a repeat of a recent line is left out).
 func (d *runDrawer) takeBindLine(rec *strace.Record, at linePos) {
 	if key, _ := repeats.RecordKey(rec); d.recentBinds.repeated(key) {
-		d.led.notDrawn(ReasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase, 1)
+		d.acct.notDrawn(ReasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase, 1)
 		return
 	}
 	if len(d.bindLines) >= maxBindLines {
 		l := &d.bindLines[0]
-		d.led.notDrawn(ReasonBindOutsideBind, l.at, "phase="+l.rec.Phase, 1)
+		d.acct.notDrawn(ReasonBindOutsideBind, l.at, "phase="+l.rec.Phase, 1)
 		d.recycle(l)
 		d.bindLines = d.bindLines[1:]
 	}
@@ -56,7 +56,7 @@ func (d *runDrawer) drawRecords(out sink, lane perfetto.Track, bind *heldSpan, p
 	for _, p := range passes {
 		for _, r := range p.Records {
 			if r.EndNS < r.StartNS || r.StartNS > maxInt64 || r.EndNS > maxInt64 {
-				d.led.notDrawn(ReasonImpossibleInterval, d.led.pos(p.Pos), "phase="+r.Phase, 1)
+				d.acct.notDrawn(ReasonImpossibleInterval, d.acct.pos(p.Pos), "phase="+r.Phase, 1)
 				continue
 			}
 			tid := bind.Tid
@@ -87,7 +87,7 @@ func (d *runDrawer) drawRecords(out sink, lane perfetto.Track, bind *heldSpan, p
 			if r.HasTid {
 				args = append(args, perfetto.Int("os_tid", r.Tid))
 			}
-			d.drawDerived(out, t, perfetto.Slice{Name: name, Category: categoryBind, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args}, d.led.pos(p.Pos), otherHostPhase)
+			d.drawDerived(out, t, perfetto.Slice{Name: name, Category: categoryBind, TS: int64(r.StartNS), Dur: int64(r.EndNS - r.StartNS), Depth: depth, Args: args}, d.acct.pos(p.Pos), otherHostPhase)
 			d.steps.segmentPass(&r)
 		}
 	}
@@ -122,7 +122,7 @@ func (d *runDrawer) drawBindLines(out sink, lane perfetto.Track, bind *heldSpan,
 		}
 		start, dur := l.rec.StartNS, l.rec.DurNS
 		if covered.has(l.rec.Phase) || drawn.has(l.rec.Phase) {
-			d.led.superseded(ReasonBindPhaseSuperseded, 1)
+			d.acct.superseded(ReasonBindPhaseSuperseded, 1)
 			d.recycle(&l)
 			continue
 		}
@@ -194,7 +194,7 @@ func (s *nameSet) reset() { s.small, s.big = s.small[:0], nil }
 // and host_phase_records passes whose bind never came.
 func (d *runDrawer) drain() {
 	for _, l := range d.bindLines {
-		d.led.notDrawn(ReasonBindOutsideBind, l.at, "phase="+l.rec.Phase, 1)
+		d.acct.notDrawn(ReasonBindOutsideBind, l.at, "phase="+l.rec.Phase, 1)
 	}
 	d.bindLines = nil
 	for _, ps := range d.records {

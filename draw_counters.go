@@ -54,7 +54,7 @@ import (
 // the runs in flight's events of the last horizon of log time, and the
 // count of each process with runs in flight but no track (writeAt).
 type counterSet struct {
-	*canvas
+	*sliceDrawer
 	horizon int64
 	runs    map[firstpass.CallableKey]int // index in callables
 	// callables are the callables' tracks, in the order they were made.
@@ -102,8 +102,8 @@ type flightEvent struct {
 	delta int32
 }
 
-func newCounterSet(cv *canvas, horizon int64) *counterSet {
-	return &counterSet{canvas: cv, horizon: horizon, written: math.MinInt64,
+func newCounterSet(cv *sliceDrawer, horizon int64) *counterSet {
+	return &counterSet{sliceDrawer: cv, horizon: horizon, written: math.MinInt64,
 		runs: map[firstpass.CallableKey]int{}, walls: map[deviceKey]perfetto.Track{}, flight: map[int32]inFlight{}}
 }
 
@@ -211,8 +211,8 @@ func (cs *counterSet) newTrack(pid int32, s perfetto.CounterSpec) (perfetto.Trac
 // value writes v at ts on t, or counts it when the track limit refused t.
 func (cs *counterSet) value(t perfetto.Track, ok bool, at linePos, ts, v int64) {
 	if !ok {
-		bump(&cs.led.sum.CountersNotDrawn, ReasonCounterTrackLimit, 1)
-		cs.led.example(ReasonCounterTrackLimit, at, "")
+		bump(&cs.acct.sum.CountersNotDrawn, ReasonCounterTrackLimit, 1)
+		cs.acct.example(ReasonCounterTrackLimit, at, "")
 		return
 	}
 	cs.out.w.Counter(t, ts, v)
@@ -222,8 +222,8 @@ func (cs *counterSet) value(t perfetto.Track, ok bool, at linePos, ts, v int64) 
 // the log's time: its events are held, and those that are final written.
 func (cs *counterSet) root(pid int32, ts, end int64, at linePos, now int64) {
 	if ts < cs.written {
-		bump(&cs.led.sum.CountersNotDrawn, ReasonInFlightLate, 1)
-		cs.led.example(ReasonInFlightLate, at, "pid="+itoa(int64(pid))+" ts="+itoa(ts)+", before "+itoa(cs.written)+", written already")
+		bump(&cs.acct.sum.CountersNotDrawn, ReasonInFlightLate, 1)
+		cs.acct.example(ReasonInFlightLate, at, "pid="+itoa(int64(pid))+" ts="+itoa(ts)+", before "+itoa(cs.written)+", written already")
 		return
 	}
 	cs.push(flightEvent{ts, pid, 1})
@@ -300,7 +300,7 @@ func (cs *counterSet) writeFlight(pid int32, f *inFlight, ts int64) {
 			Description: "how many runs of the process have started and not ended (their root spans), at each change"})
 	}
 	if f.track.IsZero() {
-		bump(&cs.led.sum.CountersNotDrawn, ReasonCounterTrackLimit, 1)
+		bump(&cs.acct.sum.CountersNotDrawn, ReasonCounterTrackLimit, 1)
 		return
 	}
 	cs.out.w.Counter(f.track, ts, f.count)

@@ -17,7 +17,7 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// effectiveName names the derived orch ∪ sched window like the phases it
+// effectiveName names the derived orch ∪ sched slice like the phases it
 // is derived from (its label: effective). Its category (device,derived),
 // its track ("effective (derived)") and its derived_from argument keep it
 // from being taken for a phase the device stamped.
@@ -25,9 +25,9 @@ const effectiveName = strace.SpanDeviceWall + ".effective"
 
 // deviceDrawer places each run's device phases on the host timeline and
 // draws them on their device tracks, with their bounds, through the
-// canvas; it keeps each device clock domain's summary.
+// slice drawer; it keeps each device clock domain's summary.
 type deviceDrawer struct {
-	*canvas
+	*sliceDrawer
 	placement           []reduce.PlacerOption
 	placer, containOnly *reduce.Placer
 	counters            *counterSet
@@ -62,16 +62,16 @@ func (dv *deviceDrawer) buildPlacer(scan *firstpass.ScanResult, cal []firstpass.
 		at := scan.AnchorAt[d]
 		for i, a := range scan.Anchors[d] {
 			if !unconfirmed[i] && dv.addAnchor(a) && i < len(at) {
-				dv.anchorAt[d] = append(dv.anchorAt[d], dv.led.pos(at[i]))
+				dv.anchorAt[d] = append(dv.anchorAt[d], dv.acct.pos(at[i]))
 			}
 		}
 	}
 	for _, ci := range cal {
 		if ci.Summary < 0 { // given to a Survey: accounted for here
-			dv.led.sum.Artifacts = append(dv.led.sum.Artifacts, ArtifactSummary{Name: "calibration of pid " + itoa(int64(ci.Pid)) + " dev " + itoa(ci.Dev), Kind: "calibration", Items: int64(len(ci.Cal.Samples))})
-			ci.Summary = len(dv.led.sum.Artifacts) - 1
+			dv.acct.sum.Artifacts = append(dv.acct.sum.Artifacts, ArtifactSummary{Name: "calibration of pid " + itoa(int64(ci.Pid)) + " dev " + itoa(ci.Dev), Kind: "calibration", Items: int64(len(ci.Cal.Samples))})
+			ci.Summary = len(dv.acct.sum.Artifacts) - 1
 		}
-		as := &dv.led.sum.Artifacts[ci.Summary]
+		as := &dv.acct.sum.Artifacts[ci.Summary]
 		d, err := reduce.DomainOf(ci.Pid, ci.Dev)
 		if err != nil {
 			as.Note = err.Error()
@@ -86,7 +86,7 @@ func (dv *deviceDrawer) buildPlacer(scan *firstpass.ScanResult, cal []firstpass.
 		for _, a := range anchors {
 			if err := dv.placer.AddAnchor(d, a); err != nil {
 				as.Skipped++
-				dv.led.note("anchor", "calibration sample of %v at host %d ns not used: %v", d, a.HostNs, err)
+				dv.acct.note("anchor", "calibration sample of %v at host %d ns not used: %v", d, a.HostNs, err)
 				continue
 			}
 			dv.freq[d] = a.DevFreq
@@ -120,8 +120,8 @@ func (dv *deviceDrawer) unconfirmedJoins(scan *firstpass.ScanResult, d reduce.Do
 		}
 	}
 	if len(whole) == 0 {
-		dv.led.note("anchor", "the %d clock anchors of %v were all read joined to the next record on their line (%s first): their dev_freq has no other anchor to be confirmed by",
-			len(joined), d, dv.led.fileLine(dv.led.pos(joined[0].Pos)))
+		dv.acct.note("anchor", "the %d clock anchors of %v were all read joined to the next record on their line (%s first): their dev_freq has no other anchor to be confirmed by",
+			len(joined), d, dv.acct.fileLine(dv.acct.pos(joined[0].Pos)))
 		return nil
 	}
 	var out map[int]bool
@@ -131,8 +131,8 @@ func (dv *deviceDrawer) unconfirmedJoins(scan *firstpass.ScanResult, d reduce.Do
 				out = map[int]bool{}
 			}
 			out[j.I] = true
-			dv.led.notDrawn(ReasonDeviceAnchorJoined,
-				dv.led.pos(j.Pos), d.String()+": dev_freq="+strconv.FormatUint(f, 10), 1)
+			dv.acct.notDrawn(ReasonDeviceAnchorJoined,
+				dv.acct.pos(j.Pos), d.String()+": dev_freq="+strconv.FormatUint(f, 10), 1)
 		}
 	}
 	return out
@@ -147,7 +147,7 @@ func (dv *deviceDrawer) addAnchor(a strace.DeviceAnchor) bool {
 		DevCyc: reduce.Cycles(a.DevCyc), DevFreq: reduce.Hz(a.DevFreq),
 	})
 	if err != nil {
-		dv.led.note("anchor", "clock anchor of %v at host %d ns not used: %v", d, a.HostNS, err)
+		dv.acct.note("anchor", "clock anchor of %v at host %d ns not used: %v", d, a.HostNS, err)
 		return false
 	}
 	dv.freq[d] = reduce.Hz(a.DevFreq)
@@ -261,14 +261,14 @@ func (dv *deviceDrawer) run(out sink, k firstpass.InvKey, root, runner *heldSpan
 			dv.conflict(run.Domain, k, err, "its device spans not drawn")
 		case !composed:
 			reason = ReasonNotCarried
-			dv.led.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.Pid, k.Inv, err)
+			dv.acct.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.Pid, k.Inv, err)
 		default:
 			reason = ReasonDeviceOffsetsRange
-			dv.led.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.Pid, k.Inv, err)
+			dv.acct.note("range", "run pid=%d inv=%d: %v; its device spans are not drawn", k.Pid, k.Inv, err)
 		}
 		ds.Unaligned += int64(len(spans))
 		bump(&ds.Reasons, reason, int64(len(spans)))
-		dv.led.dropSpan(ReasonDeviceUnplaced, spans[0].at, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10), int64(len(spans)))
+		dv.acct.dropSpan(ReasonDeviceUnplaced, spans[0].at, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10), int64(len(spans)))
 		return
 	}
 	dv.drawDevice(out, k, ds, run, spans, lanes, fixes, pl, wallWhy, generic)
@@ -290,7 +290,7 @@ func (dv *deviceDrawer) dropMisfits(k firstpass.InvKey, ds *DeviceSummary, run *
 		if len(bad) > 0 && bad[0] == i {
 			bad = bad[1:]
 			s := &spans[i]
-			dv.led.dropSpan(ReasonDeviceMisfit, s.at, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10)+": "+s.Name+" ts="+itoa(s.TS)+" dur="+itoa(s.Dur), 1)
+			dv.acct.dropSpan(ReasonDeviceMisfit, s.at, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10)+": "+s.Name+" ts="+itoa(s.TS)+" dur="+itoa(s.Dur), 1)
 			ds.Unaligned++
 			bump(&ds.Reasons, ReasonDeviceMisfit, 1)
 			continue
@@ -329,7 +329,7 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 	if pl.Method == reduce.Unaligned {
 		bumpPlacement(&ds.Reasons, pl.Causes, generic, wallWhy, int64(len(spans)))
 		ds.Unaligned += int64(len(spans))
-		dv.led.dropSpan(ReasonDeviceNoEvidence, spans[0].at, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10)+": "+joinReason(pl.Reason, extraReason), int64(len(spans)))
+		dv.acct.dropSpan(ReasonDeviceNoEvidence, spans[0].at, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10)+": "+joinReason(pl.Reason, extraReason), int64(len(spans)))
 		return
 	}
 	var group perfetto.Track // created for the first slice drawn (not one outside the window)
@@ -407,7 +407,7 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 			continue
 		}
 		dv.arrows.handed(ends)
-		dv.led.drawn()
+		dv.acct.drawn()
 		dv.drawnOn(k.Pid)
 		if s.Name == strace.SpanDeviceWall {
 			dv.counters.deviceWall(k.Pid, run.Domain.Dev, s.at, ts, dur)
@@ -422,7 +422,7 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 		if fixed {
 			c.repair = s.Name + ": " + fix.what
 		}
-		dv.tally.add(c)
+		dv.pendingDevice.add(c)
 	}
 	if widest > WideBound && wallAt >= 0 {
 		dv.deviceAnomaly(out, k, spans[0].Hid, wallAt, widest, method)
@@ -615,7 +615,7 @@ func (dv *deviceDrawer) noteSetAside() {
 	}
 	all := dv.placer.SetAside()
 	for _, a := range all[dv.asideSeen:] {
-		dv.led.notDrawn(ReasonDeviceAnchorSetAside, dv.anchorPos(a), a.Domain.String()+" dev_cyc="+strconv.FormatUint(uint64(a.DevCyc), 10)+": conflicts with "+a.Conflict.String(), 1)
+		dv.acct.notDrawn(ReasonDeviceAnchorSetAside, dv.anchorPos(a), a.Domain.String()+" dev_cyc="+strconv.FormatUint(uint64(a.DevCyc), 10)+": conflicts with "+a.Conflict.String(), 1)
 	}
 	dv.asideSeen = len(all)
 }
@@ -664,7 +664,7 @@ func (dv *deviceDrawer) summaries() []DeviceSummary {
 	}
 	for _, a := range dv.placer.SetAside() {
 		ds := dv.deviceSummary(a.Domain)
-		ds.AnchorsSetAside = append(ds.AnchorsSetAside, AnchorSetAside{At: dv.led.fileLine(dv.anchorPos(a)), DevCyc: uint64(a.DevCyc), Conflict: a.Conflict.String(), Runs: a.Runs})
+		ds.AnchorsSetAside = append(ds.AnchorsSetAside, AnchorSetAside{At: dv.acct.fileLine(dv.anchorPos(a)), DevCyc: uint64(a.DevCyc), Conflict: a.Conflict.String(), Runs: a.Runs})
 	}
 	keys := slices.Collect(maps.Keys(dv.conflicts))
 	slices.SortFunc(keys, func(a, b conflictKey) int {

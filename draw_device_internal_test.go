@@ -18,7 +18,7 @@ import (
 
 // TestDeviceDrawerAlone runs the device stage on its own: a survey of a
 // generated log gives the clock anchors, a run collector the runs, and a
-// device drawer draws each run's device phases through a canvas of its own
+// device drawer draws each run's device phases through a slice drawer of its own
 // — no converter. Every device slice read back lies within its published
 // bound of where the generator truly started it, and the drawer's summary
 // counts what it drew.
@@ -36,12 +36,12 @@ func TestDeviceDrawerAlone(t *testing.T) {
 
 		var out bytes.Buffer
 		sum := &Summary{}
-		led := newLedger(sum)
-		cv := &canvas{led: led, flushSlices: 1 << 12, tally: &deviceTally{led: led}}
-		cv.arrows = &arrowLedger{led: led, site: cv}
+		led := newAccount(sum)
+		cv := &sliceDrawer{acct: led, flushSlices: 1 << 12, pendingDevice: &pendingDevice{acct: led}}
+		cv.arrows = &arrowAccount{acct: led, site: cv}
 		w := perfetto.NewWriter(&out, perfetto.WithOverflowFunc(cv.overflowed), perfetto.WithRefusalFunc(cv.refused))
 		cv.out = sink{w, tracks.NewTrackSet(w, scan)}
-		dv := &deviceDrawer{canvas: cv, links: &runLinks{}}
+		dv := &deviceDrawer{sliceDrawer: cv, links: &runLinks{}}
 		dv.buildPlacer(scan, nil)
 		runs := runCollector{maxPending: 64, drawer: runFunc(func(b *invBuf) {
 			var root, runner *heldSpan
@@ -66,14 +66,14 @@ func TestDeviceDrawerAlone(t *testing.T) {
 				continue // the generator's torn records
 			}
 			if rec.Kind == strace.KindSpan && (rec.Span.IsDevice() || strace.FamilyOf(rec.Span.Name).HasInvocation()) {
-				runs.add(unlent(&rec.Span), 0, rec.Span.IsDevice(), 0)
+				runs.add(unshared(&rec.Span), 0, rec.Span.IsDevice(), 0)
 			}
 		}
 		runs.flush()
 		if err := cv.out.w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		cv.tally.commit()
+		cv.pendingDevice.commit()
 		tr, err := check.ReadBytes(out.Bytes())
 		if err != nil {
 			t.Fatal(err)

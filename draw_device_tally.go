@@ -2,14 +2,14 @@ package phasetrace
 
 import "github.com/phasetrace/phasetrace/reduce"
 
-// deviceTally counts each device slice in its device's summary (placed
+// pendingDevice counts each device slice in its device's summary (placed
 // aligned or contained, its bound, the reasons it is only contained, its
 // repair) once the trace holds it: the writer decides a slice at the flush
-// that writes it, and may refuse it then (canvas.refused), so the canvas
-// commits the tally after each flush, the slices refused left out.
+// that writes it, and may refuse it then (sliceDrawer.refused), so the slice drawer
+// commits the pending device slices after each flush, the slices refused left out.
 // Memory: the device slices handed since the last flush.
-type deviceTally struct {
-	led     *ledger
+type pendingDevice struct {
+	acct    *account
 	pending []deviceCount
 }
 
@@ -31,11 +31,11 @@ type deviceCount struct {
 }
 
 // add keeps a device slice handed to the writer until commit.
-func (t *deviceTally) add(c deviceCount) { t.pending = append(t.pending, c) }
+func (t *pendingDevice) add(c deviceCount) { t.pending = append(t.pending, c) }
 
-// refused leaves out of the tally the device slice handed at at, [ts,
+// refused leaves out of the pending device slices the device slice handed at at, [ts,
 // ts+dur], if the slice the writer refused is one.
-func (t *deviceTally) refused(at linePos, ts, dur int64) {
+func (t *pendingDevice) refused(at linePos, ts, dur int64) {
 	for i := len(t.pending) - 1; i >= 0; i-- {
 		if c := &t.pending[i]; !c.refused && c.at == at && c.ts == ts && c.dur == dur {
 			c.refused = true
@@ -45,7 +45,7 @@ func (t *deviceTally) refused(at linePos, ts, dur int64) {
 }
 
 // commit counts the device slices the writer wrote since the last commit.
-func (t *deviceTally) commit() {
+func (t *pendingDevice) commit() {
 	for i := range t.pending {
 		c := &t.pending[i]
 		if c.refused {
@@ -67,7 +67,7 @@ func (t *deviceTally) commit() {
 			bumpPlacement(&ds.ContainedReasons, c.causes, c.generic, c.wallWhy, 1)
 		}
 		if c.repair != "" {
-			t.led.repaired(ReasonTruncation, c.at, c.repair)
+			t.acct.repaired(ReasonTruncation, c.at, c.repair)
 		}
 	}
 	clear(t.pending)

@@ -19,10 +19,10 @@ import (
 // instant may reach its end before its start (and is then lost).
 //
 // The spans of a hand-off are logged when they end, so either end may come
-// first. Node spans therefore wait in a window until the log has moved
+// first. Node spans therefore wait among the hand-offs until the log has moved
 // FlowHorizon past their end, and are drawn with the flows found by then.
 //
-// A run's own arrow, chip.run.runner_run → device_wall, needs no window:
+// A run's own arrow, chip.run.runner_run → device_wall, need not wait:
 // both its ends come in the run (runLinks, draw_runlinks.go).
 
 type flowKey struct {
@@ -59,7 +59,7 @@ type nodeSpan struct {
 }
 
 // nodeList is a list of waiting node spans in arrival order, linked
-// through the spans: the indexes cost no allocation per span. The window
+// through the spans: the indexes cost no allocation per span. The hand-offs
 // draws its spans in arrival order, so the span it draws is the head of
 // each list it is in, and leaves them then.
 type nodeList struct{ head, tail *nodeSpan }
@@ -88,15 +88,15 @@ func (l *nodeList) pop(next *nodeSpan) bool {
 	return next == nil
 }
 
-// flowWindow holds node spans until their hand-offs are known. It is a
+// handoffs holds node spans until their hand-offs are known. It is a
 // value of its own: it draws the spans it lets go of through its site,
-// makes the arrows in the arrow ledger and counts what it cannot link in
+// makes the arrows in the arrow account and counts what it cannot link in
 // the account.
-type flowWindow struct {
-	horizon int64        // log time a span waits for its other end
-	site    flowSite     // draws a released node span with its flows
-	arrows  *arrowLedger // makes the arrows
-	led     *ledger      // counts a dispatch drawn without one
+type handoffs struct {
+	horizon int64         // log time a span waits for its other end
+	site    flowSite      // draws a released node span with its flows
+	arrows  *arrowAccount // makes the arrows
+	acct    *account      // counts a dispatch drawn without one
 	nextID  perfetto.FlowID
 
 	spans []*nodeSpan // spans[head:] wait, in arrival order
@@ -117,11 +117,11 @@ type flowWindow struct {
 	linkedNow []*nodeSpan
 }
 
-// A flowSite is where the flow window's spans are drawn: the conversion
+// A flowSite is where the hand-offs' spans are drawn: the conversion
 // (*converter), or a test's stand-in.
 type flowSite interface {
 	arrowSite
-	// drawNode draws a node span the window lets go of, with its flows.
+	// drawNode draws a node span the hand-offs let go of, with its flows.
 	drawNode(n *nodeSpan)
 	// sameHost reports whether two pids ran on one machine.
 	sameHost(a, b int32) bool
@@ -160,7 +160,7 @@ type launchKey struct{ runID, dispatchID int64 }
 
 // newNode returns a cleared node span. A new one takes its first room for
 // attributes from attrRoom, a slab at a time.
-func (f *flowWindow) newNode() *nodeSpan {
+func (f *handoffs) newNode() *nodeSpan {
 	n := f.nodes.get()
 	if cap(n.store.attrs) == 0 {
 		if len(f.attrRoom) < nodeAttrs {
@@ -174,7 +174,7 @@ func (f *flowWindow) newNode() *nodeSpan {
 
 // freeNode clears a drawn node span, out of every index, and gives it back
 // for reuse.
-func (f *flowWindow) freeNode(n *nodeSpan) {
+func (f *handoffs) freeNode(n *nodeSpan) {
 	n.store.reset()
 	*n = nodeSpan{store: n.store}
 	f.nodes.put(n)
@@ -184,7 +184,7 @@ func (f *flowWindow) freeNode(n *nodeSpan) {
 // hand-off's spans carry eight.
 const nodeAttrs = 12
 
-func (f *flowWindow) add(sp *strace.Span, at linePos) {
+func (f *handoffs) add(sp *strace.Span, at linePos) {
 	n := f.newNode()
 	n.span = heldSpan{*sp, at}
 	n.span.Attrs = n.store.keep(sp.Attrs)
@@ -296,20 +296,20 @@ func (h *handOffAttrs) flowKey(pid int32) (flowKey, bool) {
 // the flow ids that end at the root (valid until the next call). A root
 // that is not drawn (drawn false) gets no arrow, nor does one in a part
 // of its own of a split trace (cut: its arrow would cross parts).
-func (f *flowWindow) linkRun(root *strace.Span, best *nodeSpan, drawn, cut bool) []perfetto.FlowID {
+func (f *handoffs) linkRun(root *strace.Span, best *nodeSpan, drawn, cut bool) []perfetto.FlowID {
 	if best == nil {
 		return nil
 	}
 	if f.site.outside(root.TS, root.Dur) || f.site.outside(best.span.TS, best.span.Dur) {
-		f.led.unlinked(FlowDispatchToRun.unended()) // not drawn: an end would dangle
+		f.acct.unlinked(FlowDispatchToRun.unended()) // not drawn: an end would dangle
 		return nil
 	}
 	if !drawn || !f.site.drawable(best.span.Pid, best.span.Tid) {
-		f.led.unlinked(ReasonLinkNoTrack)
+		f.acct.unlinked(ReasonLinkNoTrack)
 		return nil
 	}
 	if cut {
-		f.led.unlinked(ReasonArrowAcrossParts)
+		f.acct.unlinked(ReasonArrowAcrossParts)
 		return nil
 	}
 	id := f.id()
@@ -322,7 +322,7 @@ func (f *flowWindow) linkRun(root *strace.Span, best *nodeSpan, drawn, cut bool)
 // launcher is the waiting node.dispatch that launched the run whose root
 // is root (nil: none): the latest of its run_id and dispatch_id, of
 // another process on the same machine, that starts before the root.
-func (f *flowWindow) launcher(root *strace.Span) *nodeSpan {
+func (f *handoffs) launcher(root *strace.Span) *nodeSpan {
 	h := handOffAttrsOf(root)
 	run, did := h.run, h.dispatch
 	if run == nil || did == nil || run.Type != strace.TypeInt || did.Type != strace.TypeInt || did.Int == 0 {
@@ -346,7 +346,7 @@ func (f *flowWindow) launcher(root *strace.Span) *nodeSpan {
 
 // id returns a fresh flow id: ids count up, so no two hand-offs share one
 // whatever their spans hold.
-func (f *flowWindow) id() perfetto.FlowID {
+func (f *handoffs) id() perfetto.FlowID {
 	f.nextID++
 	return f.nextID
 }
@@ -354,7 +354,7 @@ func (f *flowWindow) id() perfetto.FlowID {
 // drain draws the node spans the log has moved the horizon past (all of
 // them at the end of the log), in arrival order. now is the latest host
 // time the log has reached.
-func (f *flowWindow) drain(now int64, all bool) {
+func (f *handoffs) drain(now int64, all bool) {
 	if f.head == len(f.spans) || !all && f.spans[f.head].span.End() > now-f.horizon {
 		return
 	}
@@ -383,7 +383,7 @@ func (f *flowWindow) drain(now int64, all bool) {
 // released before its submit gives the submit its flow; a dispatch whose
 // submit was already drawn, or never came, is drawn without one and
 // counted.
-func (f *flowWindow) release(s *nodeSpan) {
+func (f *handoffs) release(s *nodeSpan) {
 	switch {
 	case s.leaf == "submit" && s.lists != nil:
 		for d := s.lists.waiting.head; d != nil; d = d.next[byKey] {
@@ -399,7 +399,7 @@ func (f *flowWindow) release(s *nodeSpan) {
 		if s.match != nil {
 			f.link(s.match, s)
 		} else {
-			f.led.unlinked(ReasonDispatchNoSubmit)
+			f.acct.unlinked(ReasonDispatchNoSubmit)
 		}
 	}
 	f.unindex(s)
@@ -425,7 +425,7 @@ func (n *nodeSpan) partKey() int64 {
 }
 
 // unindex takes s, the head of each list it is in, out of the indexes.
-func (f *flowWindow) unindex(s *nodeSpan) {
+func (f *handoffs) unindex(s *nodeSpan) {
 	if l := s.lists; l != nil {
 		list := &l.waiting
 		if s.leaf == "submit" {
@@ -451,14 +451,14 @@ func (f *flowWindow) unindex(s *nodeSpan) {
 // both inside the window: one end drawn and the other not would leave the
 // trace a dangling flow id.
 // It reports whether it made an arrow.
-func (f *flowWindow) link(submit, dispatch *nodeSpan) bool {
+func (f *handoffs) link(submit, dispatch *nodeSpan) bool {
 	dispatch.linked, dispatch.from = true, submit.span.TS
 	if f.site.outside(submit.span.TS, submit.span.Dur) || f.site.outside(dispatch.span.TS, dispatch.span.Dur) {
-		f.led.unlinked(FlowSubmitToDispatch.unended()) // not drawn: an end would dangle
+		f.acct.unlinked(FlowSubmitToDispatch.unended()) // not drawn: an end would dangle
 		return false
 	}
 	if !(f.site.drawable(submit.span.Pid, submit.span.Tid) && f.site.drawable(dispatch.span.Pid, dispatch.span.Tid)) {
-		f.led.unlinked(ReasonLinkNoTrack)
+		f.acct.unlinked(ReasonLinkNoTrack)
 		return false
 	}
 	id := f.id()

@@ -17,15 +17,15 @@ import (
 func TestFlowWindow(t *testing.T) {
 	var drawn []string
 	sum := &Summary{}
-	led := newLedger(sum)
-	f := flowWindow{
+	led := newAccount(sum)
+	f := handoffs{
 		horizon: 1000,
 		site: &testSite{draw: func(n *nodeSpan) {
 			sp := &n.span
 			drawn = append(drawn, sp.Name+" "+itoa(sp.TS)+" flows="+itoa(int64(len(n.flows)))+" ends="+itoa(int64(len(n.endFlows))))
 		}},
-		arrows: &arrowLedger{led: led},
-		led:    led,
+		arrows: &arrowAccount{acct: led},
+		acct:   led,
 	}
 	node := func(leaf string, ts int64, run, slot int64) *strace.Span {
 		return &strace.Span{Pid: 1, Tid: 1, Name: "node." + leaf, TS: ts, Dur: 10,
@@ -64,8 +64,8 @@ func TestFlowWindow(t *testing.T) {
 // The indexes hold exactly the waiting spans, in arrival order, whatever
 // order their hand-offs come in; a drained window leaves them empty.
 func TestFlowWindowIndexes(t *testing.T) {
-	led := newLedger(&Summary{})
-	f := flowWindow{horizon: 500, site: &testSite{}, arrows: &arrowLedger{led: led}, led: led}
+	led := newAccount(&Summary{})
+	f := handoffs{horizon: 500, site: &testSite{}, arrows: &arrowAccount{acct: led}, acct: led}
 	leaves := []string{"submit", "dispatch", "complete"}
 	check := func(step int) {
 		t.Helper()
@@ -147,7 +147,7 @@ func TestFlowWindowIndexes(t *testing.T) {
 func TestArrowLedger(t *testing.T) {
 	sum := &Summary{}
 	site := &testSite{noTrack: 99}
-	a := arrowLedger{led: newLedger(sum), site: site}
+	a := arrowAccount{acct: newAccount(sum), site: site}
 	for id := perfetto.FlowID(1); id <= 5; id++ {
 		a.add(id, FlowDispatchToRun)
 	}
@@ -211,7 +211,7 @@ func TestArrowLedger(t *testing.T) {
 func TestArrowAbandoned(t *testing.T) {
 	t.Parallel()
 	sum := &Summary{}
-	a := arrowLedger{led: newLedger(sum), site: &testSite{}}
+	a := arrowAccount{acct: newAccount(sum), site: &testSite{}}
 	a.add(1, FlowRunToDevice)
 	a.handed(a.live([]perfetto.FlowID{1}))
 	a.abandoned([]perfetto.FlowID{1}, ReasonRunToDeviceNotAfter)
@@ -232,8 +232,8 @@ func TestArrowAbandoned(t *testing.T) {
 	}
 }
 
-// testSite stands in for the conversion around a flow window or an arrow
-// ledger: every thread has a track but noTrack's, nothing is outside the
+// testSite stands in for the conversion around a hand-offs or an arrow
+// account: every thread has a track but noTrack's, nothing is outside the
 // window, the trace is not split and every pid runs on one machine.
 type testSite struct {
 	draw    func(n *nodeSpan) // nil: drawing does nothing

@@ -7,7 +7,7 @@ import (
 )
 
 // hold appends a copy of sp read at at to spans, its attributes kept in st
-// (nil: sp's own, on loan), built in its place.
+// (nil: sp's own, shared), built in its place.
 func hold(spans []heldSpan, sp *strace.Span, at linePos, st *spanStore) []heldSpan {
 	n := len(spans)
 	if n == cap(spans) {
@@ -25,13 +25,13 @@ func hold(spans []heldSpan, sp *strace.Span, at linePos, st *spanStore) []heldSp
 // The second pass reads its records from a Merger that recycles their
 // memory (strace.WithRecycledMemory): a record's attributes and its
 // non-canonical strings are valid only until the next Read. What the
-// converter keeps longer — the span window's recent spans, node spans
-// in the flow window, bind phase lines waiting for their bind — it copies
+// converter keeps longer — the recent spans' recent spans, node spans
+// in the hand-offs, bind phase lines waiting for their bind — it copies
 // into a spanStore of the holder's own, which the holder reuses once it
 // has let go of what the store held. A run's spans, waiting for their
-// root, are the span window's copies, on loan (spanWindow.admit): a run
-// copies them into a store of its own only before the window lets go of
-// them (runCollector.repay). The canonical strings (names, keys, short text
+// root, are the recent spans' copies, shared (recentSpans.admit): a run
+// copies them into a store of its own only before the ring lets go of
+// them (runCollector.copyOut). The canonical strings (names, keys, short text
 // values) are shared: they stay valid for good, and the trace writer may
 // remember them by address.
 

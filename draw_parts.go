@@ -12,29 +12,29 @@ import (
 	"github.com/phasetrace/phasetrace/perfetto"
 )
 
-// noKey is the start of a unit that has none to go by (a run of device
+// noKey is the start of a batch that has none to go by (a run of device
 // spans only): it goes to the head part.
 const noKey = math.MinInt64
 
-// partSet writes a split trace's parts (WithSplit). The canvas hands it
-// units — a whole run, or one slice — each with the start it goes by (its
+// partSet writes a split trace's parts (WithSplit). The slice drawer hands it
+// batches — a whole run, or one slice — each with the start it goes by (its
 // key: a run's root's start) and the most slices it can draw (its bound),
-// and draws the unit in the part route returns.
+// and draws the batch in the part route returns.
 //
-// The parts follow one another in trace time: each takes the units whose
+// The parts follow one another in trace time: each takes the batches whose
 // key is in its stretch [lo, hi), the last one's (the head's) open above.
 // Units come in the order the log ends them, not the order they start, so a
-// part keeps taking units after its stretch is closed: a run ends after it
+// part keeps taking batches after its stretch is closed: a run ends after it
 // starts, a node span is drawn a flow horizon after it ends. The head's
 // stretch is therefore closed before it is full, leaving room (reserve) for
 // what comes late, twice the most any part has taken late so far (an eighth
 // of a part at first, between a sixteenth and a half); and a part is
 // written out once the log's time is lag (twice the flow horizon) past its
-// stretch, or when maxOpenParts older parts are open. A unit whose part is
+// stretch, or when maxOpenParts older parts are open. A batch whose part is
 // full or written out goes to the head, outside its stretch; so may a span
 // drawn in the part where its arrow was begun or that holds room for it
 // (promise). A part never holds more than max slices:
-// a unit goes to a part only when its bound fits, and one whose bound is
+// a batch goes to a part only when its bound fits, and one whose bound is
 // over max is a part of its own (solo).
 type partSet struct {
 	split
@@ -44,8 +44,8 @@ type partSet struct {
 	lag     int64
 	now     *int64  // the log's time (converter.now)
 	live    []*part // parts not yet written out, by stretch; the last is the head
-	solo    []*part // parts of one invocation, written out before the next unit
-	cur     *part   // the part of the unit being drawn
+	solo    []*part // parts of one invocation, written out before the next batch
+	cur     *part   // the part of the batch being drawn
 	reserve int
 	maxLate int // the most slices a part took after its stretch was closed
 	begun   int
@@ -77,13 +77,13 @@ type part struct {
 // promise holds room in the current part for node span n, which will be
 // drawn there (route) if the part is still open then: the dispatch that
 // launched a run drawn in it, or that dispatch's submit, so that their
-// arrows are drawn in one part. The unit that promises counts the room in
+// arrows are drawn in one part. The batch that promises counts the room in
 // partWriters opens the writers of a trace's parts (or of the whole trace,
 // when it is not split): each with the writer's options, its wall clocks
 // written, its own tracks declared and a track set of its own.
 type partWriters struct {
 	opts []perfetto.Option
-	cv   *canvas // writes the wall clocks
+	cv   *sliceDrawer // writes the wall clocks
 	scan *firstpass.ScanResult
 }
 
@@ -156,7 +156,7 @@ func (ps *partSet) fail(err error) {
 }
 
 // head is the newest part, whose stretch is open above; the first is
-// begun on the first unit.
+// begun on the first batch.
 func (ps *partSet) head() *part {
 	if len(ps.live) == 0 {
 		return ps.begin(math.MinInt64, false)
@@ -164,7 +164,7 @@ func (ps *partSet) head() *part {
 	return ps.live[len(ps.live)-1]
 }
 
-// route picks the part a unit is drawn in: key is the start it goes by
+// route picks the part a batch is drawn in: key is the start it goes by
 // (noKey: none), bound the most slices it can draw. to (nil: none) is the
 // part it should go to, while that part is open and has room: the part
 // that holds room for it (promised: promise), or the part an arrow it ends
@@ -198,7 +198,7 @@ func (ps *partSet) route(key int64, bound int, to *part, promised bool) *part {
 	}
 	if p == head && head.handed+head.promised > 0 && head.handed+head.promised+bound > ps.max-ps.reserve {
 		// Close the head's stretch after the greatest key it took (or at
-		// this unit's, when greater), and begin the next part there.
+		// this batch's, when greater), and begin the next part there.
 		cut := head.maxKey
 		if cut < math.MaxInt64 {
 			cut++
@@ -210,7 +210,7 @@ func (ps *partSet) route(key int64, bound int, to *part, promised bool) *part {
 		next := ps.begin(head.hi, false)
 		p = next
 		if key != noKey && key < head.hi && !late && head.handed+head.promised+bound <= ps.max {
-			p = head // a late unit of the head's stretch, with room for it
+			p = head // a late batch of the head's stretch, with room for it
 		}
 		late = key != noKey && (key < p.lo || key >= p.hi)
 	}
@@ -221,7 +221,7 @@ func (ps *partSet) route(key int64, bound int, to *part, promised bool) *part {
 	return p
 }
 
-// liveAt returns part n while it is open and takes units (nil: it is
+// liveAt returns part n while it is open and takes batches (nil: it is
 // written out, or a part of one invocation).
 func (ps *partSet) liveAt(n int) *part {
 	for _, p := range ps.live {
@@ -264,10 +264,10 @@ func (ps *partSet) flush() {
 // grow with the parts a flow horizon of log time holds.
 const maxOpenParts = 64
 
-// writeOut writes out, between two units, the parts of one invocation and
+// writeOut writes out, between two batches, the parts of one invocation and
 // the oldest parts past maxOpenParts. A part written out between flushes
 // is whole: an arrow it begins has its other end in it, or is across
-// parts (arrowLedger.live), so no later refusal in another part concerns
+// parts (arrowAccount.live), so no later refusal in another part concerns
 // its arrows.
 func (ps *partSet) writeOut() {
 	ps.finishWhile(func(_ *part, open int) bool { return open > maxOpenParts })
@@ -389,11 +389,11 @@ func outputOf(ws perfetto.Stats) OutputSummary {
 	return OutputSummary{Bytes: ws.Bytes, Packets: ws.Packets, Tracks: ws.Tracks, Slices: ws.Slices, Instants: ws.Instants, Flows: ws.Flows, Counters: ws.Counters}
 }
 
-// overview is a split trace's overview: a canvas of its own (the counters
+// overview is a split trace's overview: a slice drawer of its own (the counters
 // draw on it) where every invocation's root is drawn once more, naming
 // its part, and every part once, on the parts track.
 type overview struct {
-	*canvas
+	*sliceDrawer
 	parts perfetto.Track
 }
 

@@ -263,5 +263,5 @@ func (d *runDrawer) passes(k firstpass.InvKey) []strace.PhasePass {
 
 // passWithoutBind counts a pass not drawn: its run has no bind, or never came.
 func (d *runDrawer) passWithoutBind(p *strace.PhasePass) {
-	d.led.notDrawn(ReasonPassesWithoutBind, d.led.pos(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
+	d.acct.notDrawn(ReasonPassesWithoutBind, d.acct.pos(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
 }

@@ -64,7 +64,7 @@ func finishHosts(hosts []HostSummary) []HostSummary {
 // remoteArgs adds, to a slice of a remote machine's span drawn from ts to
 // end, the machine, how it was placed and (host spans) its bound, which it
 // counts in the machine's summary.
-func (cv *canvas) remoteArgs(args []perfetto.Arg, pid int32, ts, end int64, bound bool) []perfetto.Arg {
+func (cv *sliceDrawer) remoteArgs(args []perfetto.Arg, pid int32, ts, end int64, bound bool) []perfetto.Arg {
 	i := cv.remote.Machine(pid)
 	if i < 0 {
 		return args
@@ -92,7 +92,7 @@ func (cv *canvas) remoteArgs(args []perfetto.Arg, pid int32, ts, end int64, boun
 
 // drawnOn counts a slice drawn of a span of pid, on its machine's
 // summary when pid is a remote machine's.
-func (cv *canvas) drawnOn(pid int32) {
+func (cv *sliceDrawer) drawnOn(pid int32) {
 	if i := cv.remote.Machine(pid); i >= 0 {
 		cv.hosts[i].Drawn++
 	}
@@ -108,7 +108,7 @@ type flowAttach struct {
 
 // attachArrows gives the plan's arrows their flow ids, in the order they
 // were planned, and files them by the spans they start and end at.
-func attachArrows(p *remoteplan.Plan, f *flowWindow, a *arrowLedger) remoteArrows {
+func attachArrows(p *remoteplan.Plan, f *handoffs, a *arrowAccount) remoteArrows {
 	if p == nil {
 		return nil
 	}

@@ -98,7 +98,7 @@ func (d *runDrawer) closeRunArrow(out sink) {
 // will not be, under reason (unless counted already), and has the writer
 // leave their ids out of the end it holds. A run is drawn between two
 // flushes, so the writer holds that end still.
-func (cv *canvas) leaveOut(out sink, ids []perfetto.FlowID, reason Reason) {
+func (cv *sliceDrawer) leaveOut(out sink, ids []perfetto.FlowID, reason Reason) {
 	if len(ids) == 0 {
 		return
 	}

@@ -26,12 +26,12 @@ type invBuf struct {
 	// came from a raw buffer.
 	wall *reduce.DeviceWindow
 	// store holds the spans' attributes (see spanStore), except those of
-	// the spans host[ownHost:] and dev[ownDev:], on loan from the span
-	// window (spanWindow.admit); firstLoan is the number of the first of
+	// the spans host[ownHost:] and dev[ownDev:], shared from the recent
+	// spans (recentSpans.admit); firstShared is the number of the first of
 	// them (0: none).
 	store           spanStore
 	ownHost, ownDev int
-	firstLoan       uint64
+	firstShared     uint64
 	// older and newer link the waiting runs in the order their first
 	// spans came.
 	older, newer *invBuf
@@ -66,10 +66,10 @@ type runCollector struct {
 const maxFreeRuns = 64
 
 // add takes one span of a run, read at at; logT is its log prefix's
-// thread handle. An unlent span need not outlive the call: add keeps a
-// copy. A loan of the span window is kept as it is, its attributes until
-// the window asks them back (repay).
-func (r *runCollector) add(l loan, at linePos, dev bool, logT uint64) {
+// thread handle. An unshared span need not outlive the call: add keeps a
+// copy. A shared span of the recent spans is kept as it is, its attributes until
+// the ring asks them back (copyOut).
+func (r *runCollector) add(l sharedSpan, at linePos, dev bool, logT uint64) {
 	sp := l.span
 	k := firstpass.InvKey{Pid: sp.Pid, Inv: sp.Inv}
 	b := r.last
@@ -92,8 +92,8 @@ func (r *runCollector) add(l loan, at linePos, dev bool, logT uint64) {
 	st := &b.store
 	if l.n != 0 {
 		st = nil
-		if b.firstLoan == 0 {
-			b.firstLoan = l.n
+		if b.firstShared == 0 {
+			b.firstShared = l.n
 		}
 	}
 	if dev {
@@ -125,14 +125,14 @@ func (r *runCollector) add(l loan, at linePos, dev bool, logT uint64) {
 	r.hand(b)
 }
 
-// repay copies into their runs' own stores the attributes of the loans
-// numbered below valid, which the span window is about to let go of: all
-// the loans of each run holding one (a run's spans come together, so this
-// is rare: a run waiting for its root while a window of other spans goes
-// by).
-func (r *runCollector) repay(valid uint64) {
+// copyOut copies into their runs' own stores the attributes of the shared spans
+// numbered below valid, which the ring of recent spans is about to let go of: all
+// the shared spans of each run holding one (a run's spans come together, so this
+// is rare: a run waiting for its root while the ring's worth of other spans
+// goes by).
+func (r *runCollector) copyOut(valid uint64) {
 	for _, b := range r.pending {
-		if b.firstLoan == 0 || b.firstLoan >= valid {
+		if b.firstShared == 0 || b.firstShared >= valid {
 			continue
 		}
 		for i := b.ownHost; i < len(b.host); i++ {
@@ -141,7 +141,7 @@ func (r *runCollector) repay(valid uint64) {
 		for i := b.ownDev; i < len(b.dev); i++ {
 			b.dev[i].Attrs = b.store.keep(b.dev[i].Attrs)
 		}
-		b.ownHost, b.ownDev, b.firstLoan = len(b.host), len(b.dev), 0
+		b.ownHost, b.ownDev, b.firstShared = len(b.host), len(b.dev), 0
 	}
 }
 
@@ -231,9 +231,9 @@ func (r *runCollector) flush() {
 // segments, legacy bind phase lines) and, through the device drawer, its
 // device phases.
 type runDrawer struct {
-	*canvas
+	*sliceDrawer
 	device  *deviceDrawer
-	flows   *flowWindow
+	flows   *handoffs
 	records map[firstpass.InvKey][]strace.PhasePass // host_phase_records by (pid, inv)
 	// artifacts are Convert's host_phase_records artifacts, read at the
 	// passes each run needs as it is drawn (draw_records.go);
@@ -283,7 +283,7 @@ func partKey(b *invBuf, root *heldSpan, launcher *nodeSpan) int64 {
 
 // runBound is the most slices run draws: one per span, one per
 // host_phase_records entry and waiting bind phase line its bind may hold,
-// and its Effective window — and, in a split trace, the room it promises
+// and its effective slice — and, in a split trace, the room it promises
 // (partSet.promise) to the two spans of the hand-off that launched it.
 func (d *runDrawer) runBound(b *invBuf, bind *heldSpan, launcher *nodeSpan, passes []strace.PhasePass) int {
 	n := len(b.host) + len(b.dev)
@@ -308,7 +308,7 @@ func (d *runDrawer) runBound(b *invBuf, bind *heldSpan, launcher *nodeSpan, pass
 }
 
 // linkRun links a run's root, drawn on lane, to n, the node.dispatch that
-// launched it (flowWindow.linkRun). In a split trace the dispatch and its
+// launched it (handoffs.linkRun). In a split trace the dispatch and its
 // submit are promised the root's part; a run that is a part of its own
 // has its arrow across parts.
 func (d *runDrawer) linkRun(root *heldSpan, n *nodeSpan, lane perfetto.Track) []perfetto.FlowID {
@@ -338,16 +338,9 @@ func (d *runDrawer) coldRun(root *heldSpan) bool {
 	return ok && f.Inv == root.Inv
 }
 
-// run draws one run: its host spans on its lane, the bind stage's
-// breakdown inside its chip.run.bind, and its device spans placed on the
-// host timeline. A run whose root never came is drawn as found.
-func (d *runDrawer) run(b *invBuf) {
-	// An invocation counts when a slice of it is drawn (not when its
-	// spans are all over the track limit, say).
-	drawn := d.led.sum.Spans.Drawn
-	// The run's root is its chip.run (else its first depth-0 span); its
-	// bind and runner_run are found by name, whatever their depth.
-	var root, bind, runner *heldSpan
+// runSpans finds a run's root, its chip.run (else its first depth-0
+// span), and its bind and runner_run, by name, whatever their depth.
+func runSpans(b *invBuf) (root, bind, runner *heldSpan) {
 	for i := range b.host {
 		s := &b.host[i]
 		switch {
@@ -360,8 +353,19 @@ func (d *runDrawer) run(b *invBuf) {
 			root = s
 		}
 	}
+	return root, bind, runner
+}
+
+// run draws one run: its host spans on its lane, the bind stage's
+// breakdown inside its chip.run.bind, and its device spans placed on the
+// host timeline. A run whose root never came is drawn as found.
+func (d *runDrawer) run(b *invBuf) {
+	// An invocation counts when a slice of it is drawn (not when its
+	// spans are all over the track limit, say).
+	drawn := d.acct.sum.Spans.Drawn
+	root, bind, runner := runSpans(b)
 	if root == nil {
-		d.led.sum.Incomplete++
+		d.acct.sum.Incomplete++
 	}
 	var slot int64
 	hasSlot := false
@@ -377,7 +381,7 @@ func (d *runDrawer) run(b *invBuf) {
 	if root != nil {
 		launcher = d.flows.launcher(&root.Span)
 	}
-	out := d.unit(partKey(b, root, launcher), d.runBound(b, bind, launcher, passes))
+	out := d.batch(partKey(b, root, launcher), d.runBound(b, bind, launcher, passes))
 	covered, drawnSegments := &d.covered, &d.drawnSegments
 	covered.reset()
 	drawnSegments.reset()
@@ -403,7 +407,7 @@ func (d *runDrawer) run(b *invBuf) {
 		}
 		seg, isSeg := strings.CutPrefix(s.Name, strace.SpanBind+".")
 		if isSeg && covered.has(seg) {
-			d.led.sum.Spans.Superseded++
+			d.acct.sum.Spans.Superseded++
 			continue
 		}
 		if isSeg {
@@ -459,8 +463,8 @@ func (d *runDrawer) run(b *invBuf) {
 	d.device.run(out, b.key, root, runner, b.dev, b.wall)
 	d.steps.end(d, cold)
 	d.closeRunArrow(out)
-	if d.led.sum.Spans.Drawn > drawn {
-		d.led.sum.Invocations++
+	if d.acct.sum.Spans.Drawn > drawn {
+		d.acct.sum.Invocations++
 		if d.parts != nil {
 			d.parts.cur.invocations++ // before a flush can write the part out
 		}

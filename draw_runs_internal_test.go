@@ -30,14 +30,14 @@ func TestRunCollector(t *testing.T) {
 		}
 		return sp
 	}
-	r.add(unlent(span(1, 1, "chip.run.bind", -1)), 0, false, 0)
-	r.add(unlent(span(1, 0, "chip.run", 0)), 0, false, 0) // children first: complete
-	r.add(unlent(span(2, 0, "chip.run", 0)), 0, false, 0) // parents first: waits
-	r.add(unlent(span(2, 1, "chip.run.bind", -1)), 0, false, 0)
-	r.add(unlent(span(3, 0, "chip.run", 1)), 0, false, 0) // another slot: 2 still waits
-	r.add(unlent(span(4, 0, "chip.run", 0)), 0, false, 0) // slot 0 again: 2 is complete
-	r.add(unlent(span(5, 1, "chip.run.bind", -1)), 0, false, 0)
-	r.add(unlent(span(6, 1, "chip.run.bind", -1)), 0, false, 0) // a fourth waiting run: the oldest (3) goes
+	r.add(unshared(span(1, 1, "chip.run.bind", -1)), 0, false, 0)
+	r.add(unshared(span(1, 0, "chip.run", 0)), 0, false, 0) // children first: complete
+	r.add(unshared(span(2, 0, "chip.run", 0)), 0, false, 0) // parents first: waits
+	r.add(unshared(span(2, 1, "chip.run.bind", -1)), 0, false, 0)
+	r.add(unshared(span(3, 0, "chip.run", 1)), 0, false, 0) // another slot: 2 still waits
+	r.add(unshared(span(4, 0, "chip.run", 0)), 0, false, 0) // slot 0 again: 2 is complete
+	r.add(unshared(span(5, 1, "chip.run.bind", -1)), 0, false, 0)
+	r.add(unshared(span(6, 1, "chip.run.bind", -1)), 0, false, 0) // a fourth waiting run: the oldest (3) goes
 	r.flush()
 	want := []string{"1: chip.run.bind chip.run", "2: chip.run chip.run.bind", "3: chip.run", "4: chip.run", "5: chip.run.bind", "6: chip.run.bind"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -61,7 +61,7 @@ func TestRunCollectorHandsOldestFirst(t *testing.T) {
 	})
 	var want []uint64
 	for inv := uint64(1); inv <= 3*threads; inv++ {
-		r.add(unlent(&strace.Span{Pid: 1, Tid: int64(inv % threads), Inv: inv, Name: "chip.run", TS: int64(inv), Dur: 1}), 0, false, 0)
+		r.add(unshared(&strace.Span{Pid: 1, Tid: int64(inv % threads), Inv: inv, Name: "chip.run", TS: int64(inv), Dur: 1}), 0, false, 0)
 		want = append(want, inv)
 	}
 	r.flush()
@@ -87,18 +87,18 @@ func BenchmarkRunCollectorThreads(b *testing.B) {
 			sp := strace.Span{Pid: 1, Name: "chip.run", Dur: 1}
 			for i := 0; b.Loop(); i++ {
 				sp.Tid, sp.Inv, sp.TS = int64(i%threads), uint64(i), int64(i)
-				r.add(unlent(&sp), 0, false, 0)
+				r.add(unshared(&sp), 0, false, 0)
 			}
 		})
 	}
 }
 
-// A run that waits while more than the span window of other spans goes by
-// keeps its spans' attributes: the window lends its copies
-// (spanWindow.admit) and the run copies them out before the window lets
-// go of them (repay). Every attribute the waiting run drew its spans with
+// A run that waits while more than the recent spans of other spans goes by
+// keeps its spans' attributes: the window shares its copies
+// (recentSpans.admit) and the run copies them out before the window lets
+// go of them (copyOut). Every attribute the waiting run drew its spans with
 // is checked, host and device, short and long text, numbers; without
-// repay the window's stores would have been reused for the spans after.
+// copyOut the window's stores would have been reused for the spans after.
 func TestRunKeepsLoansPastTheWindow(t *testing.T) {
 	long := func(tag string, i int) string {
 		return strings.Repeat(tag, strace.CanonicalValueLen/len(tag)+1) + itoa(int64(i))
@@ -119,7 +119,7 @@ func TestRunKeepsLoansPastTheWindow(t *testing.T) {
 				got = append(append(got, b.host...), b.dev...)
 			}
 		})}
-		r := newSpanWindow(&runs)
+		r := newRecentSpans(&runs)
 		give := func(sp strace.Span, dev bool) {
 			given := sp
 			given.Attrs = slices.Clone(sp.Attrs) // the reader's memory: reused at once
@@ -145,7 +145,7 @@ func TestRunKeepsLoansPastTheWindow(t *testing.T) {
 				i++
 			}
 		}
-		others(2 * dedupWindow)
+		others(2 * recentSpanCount)
 		waiting := []strace.Span{spanOf(1, 1, "chip.run.bind", i, false), spanOf(1, 1, "chip.run.runner_run.device_wall", i+1, true)}
 		if rootFirst {
 			waiting = append([]strace.Span{spanOf(1, 0, "chip.run", i+2, false)}, waiting...)
@@ -154,7 +154,7 @@ func TestRunKeepsLoansPastTheWindow(t *testing.T) {
 			give(sp, sp.IsDevice())
 			i++
 		}
-		others(5 * dedupWindow)
+		others(5 * recentSpanCount)
 		if !rootFirst {
 			waiting = append(waiting, spanOf(1, 0, "chip.run", i, false))
 			give(waiting[len(waiting)-1], false)
@@ -214,7 +214,7 @@ type runFunc func(b *invBuf)
 
 func (f runFunc) run(b *invBuf) { f(b) }
 
-// repayFunc takes the window's repayments with a function (borrower).
-type repayFunc func(valid uint64)
+// copyOutFunc copies out shared spans with a function (sharedHolder).
+type copyOutFunc func(valid uint64)
 
-func (f repayFunc) repay(valid uint64) { f(valid) }
+func (f copyOutFunc) copyOut(valid uint64) { f(valid) }

@@ -12,17 +12,17 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// canvas hands slices to the trace writer and accounts for each in the
-// ledger: a span's slice is drawn, or counted under the reason it is not —
+// slice drawer hands slices to the trace writer and accounts for each in the
+// account: a span's slice is drawn, or counted under the reason it is not —
 // also when the writer refuses or moves it later (refused, overflowed).
 // Every stage that draws draws through it.
-type canvas struct {
-	// out is the trace's writer and tracks; a split trace's units go to
-	// their parts' instead (unit).
+type sliceDrawer struct {
+	// out is the trace's writer and tracks; a split trace's batches go to
+	// their parts' instead (batch).
 	out    sink
 	scan   *firstpass.ScanResult // what the first pass learned
-	led    *ledger
-	arrows *arrowLedger
+	acct   *account
+	arrows *arrowAccount
 	remote *remoteplan.Plan // nil: every log on this host
 	hosts  []HostSummary    // per machine of remote: its slices drawn and their bounds (remoteArgs, drawnOn)
 	// flushSlices is how many slices are handed to the writer between
@@ -33,15 +33,15 @@ type canvas struct {
 	args        []perfetto.Arg // reused for each slice's arguments
 	hids        map[uint64]string
 	window      timeWindow
-	// parts writes a split trace (WithSplit; nil: none): each unit is
-	// drawn on the writer and tracks of the part it picks (unit).
+	// parts writes a split trace (WithSplit; nil: none): each batch is
+	// drawn on the writer and tracks of the part it picks (batch).
 	parts *partSet
 	// walls are the wall-clock snapshots the trace holds (wallClocks),
 	// for each part's writer.
 	walls [][2]int64
-	// tally counts the device slices in their devices' summaries once
+	// pending device slices counts the device slices in their devices' summaries once
 	// written (flush).
-	tally *deviceTally
+	pendingDevice *pendingDevice
 	// about is what each trace written says of itself; a part says it as
 	// it is written out. firstHanded is the earliest start of a slice
 	// handed to a writer (anyHanded: there is one), where the trace's own
@@ -52,28 +52,28 @@ type canvas struct {
 	anomalyArgs []perfetto.Arg // reused for each anomaly's arguments
 }
 
-// A sink is where a unit of drawing goes: the writer of the trace, or of
-// the part of a split trace that takes the unit, and the tracks declared
+// A sink is where a batch of drawing goes: the writer of the trace, or of
+// the part of a split trace that takes the batch, and the tracks declared
 // on it. A track is drawn on only through its own sink's writer.
 type sink struct {
 	w      *perfetto.Writer
 	tracks *tracks.TrackSet
 }
 
-// unit begins a unit of drawing — a whole run, or one slice — that starts
+// batch begins a batch of drawing — a whole run, or one slice — that starts
 // at key (noKey: none to go by) and draws at most bound slices, and
 // returns the sink it draws into: in a split trace, the part that takes
 // it.
-func (cv *canvas) unit(key int64, bound int) sink {
+func (cv *sliceDrawer) batch(key int64, bound int) sink {
 	if cv.parts == nil {
 		return cv.out
 	}
-	return cv.unitIn(key, bound, nil, false)
+	return cv.batchIn(key, bound, nil, false)
 }
 
-// unitIn begins a unit of a split trace in part to (promised: to holds
-// room for it) while that part is open and has room; else as unit.
-func (cv *canvas) unitIn(key int64, bound int, to *part, promised bool) sink {
+// unitIn begins a batch of a split trace in part to (promised: to holds
+// room for it) while that part is open and has room; else as batch.
+func (cv *sliceDrawer) batchIn(key int64, bound int, to *part, promised bool) sink {
 	cv.parts.writeOut()
 	return cv.parts.route(key, bound, to, promised).sink
 }
@@ -89,7 +89,7 @@ type timeWindow struct {
 // outside reports whether the slice [ts, ts+dur] is outside the window,
 // so that it is not drawn and needs no track. A slice whose interval is
 // not one is not outside: hand counts it under its own reason.
-func (cv *canvas) outside(ts, dur int64) bool {
+func (cv *sliceDrawer) outside(ts, dur int64) bool {
 	w := &cv.window
 	if !w.on || ts < 0 || dur < 0 || ts+dur < ts {
 		return false
@@ -99,7 +99,7 @@ func (cv *canvas) outside(ts, dur int64) bool {
 
 // part is the part of a split trace being drawn (0: the trace is not
 // split).
-func (cv *canvas) part() int {
+func (cv *sliceDrawer) part() int {
 	if cv.parts == nil {
 		return 0
 	}
@@ -108,7 +108,7 @@ func (cv *canvas) part() int {
 
 // threadFor is the real-tid lane of sp's thread, or the zero Track,
 // without creating it, when sp is outside the window.
-func (cv *canvas) threadFor(s sink, sp *heldSpan) perfetto.Track {
+func (cv *sliceDrawer) threadFor(s sink, sp *heldSpan) perfetto.Track {
 	if cv.outside(sp.TS, sp.Dur) {
 		return perfetto.Track{}
 	}
@@ -119,7 +119,7 @@ func (cv *canvas) threadFor(s sink, sp *heldSpan) perfetto.Track {
 // In a split trace the track is not created (the part the span goes to
 // is not chosen yet): it reports whether the current part has it or room
 // for it.
-func (cv *canvas) drawable(pid int32, tid int64) bool {
+func (cv *sliceDrawer) drawable(pid int32, tid int64) bool {
 	if cv.parts != nil {
 		return cv.parts.cur.tracks.MayHave(pid, tid)
 	}
@@ -128,13 +128,13 @@ func (cv *canvas) drawable(pid int32, tid int64) bool {
 
 // drawSpan draws one host span on track t, with its identity and every
 // attribute as typed arguments.
-func (cv *canvas) drawSpan(out sink, t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool) {
+func (cv *sliceDrawer) drawSpan(out sink, t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool) {
 	cv.drawSpanWithFlows(out, t, sp, extra, laneSplit, nil, nil)
 }
 
 // drawSpanWithFlows is drawSpan with flows attached: flows start or continue at the
 // span, endFlows end there.
-func (cv *canvas) drawSpanWithFlows(out sink, t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
+func (cv *sliceDrawer) drawSpanWithFlows(out sink, t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
 	if cv.outside(sp.TS, sp.Dur) { // as hand would, without its arguments
 		cv.hand(out, t, &perfetto.Slice{TS: sp.TS, Dur: sp.Dur}, sp.at)
 		if len(flows)+len(endFlows) > 0 {
@@ -162,7 +162,7 @@ func (cv *canvas) drawSpanWithFlows(out sink, t perfetto.Track, sp *heldSpan, ex
 	}
 	drawn := cv.hand(out, t, &perfetto.Slice{Name: sp.Name, Category: categoryOf(sp.Name), TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at)
 	if drawn {
-		cv.led.drawn()
+		cv.acct.drawn()
 		cv.drawnOn(sp.Pid)
 	}
 	if arrows {
@@ -181,14 +181,14 @@ func (cv *canvas) drawSpanWithFlows(out sink, t perfetto.Track, sp *heldSpan, ex
 // one after placement (a device span mapped outside the int64 range); it
 // reports whether it did. Callers count the slices of spans as drawn; the
 // reasons it refuses are counted here.
-func (cv *canvas) hand(out sink, t perfetto.Track, s *perfetto.Slice, p linePos) bool {
+func (cv *sliceDrawer) hand(out sink, t perfetto.Track, s *perfetto.Slice, p linePos) bool {
 	switch cv.write(out, t, s) {
 	case notInWindow:
-		bump(&cv.led.sum.Spans.NotDrawn, ReasonOutsideWindow, 1) // asked for: no example
+		bump(&cv.acct.sum.Spans.NotDrawn, ReasonOutsideWindow, 1) // asked for: no example
 	case noTrack:
-		cv.led.dropSpan(ReasonTrackLimit, p, s.Name, 1)
+		cv.acct.dropSpan(ReasonTrackLimit, p, s.Name, 1)
 	case badInterval:
-		cv.led.dropSpan(ReasonOutsideTimeRange, p, s.Name+" at "+itoa(s.TS)+" +"+itoa(s.Dur), 1)
+		cv.acct.dropSpan(ReasonOutsideTimeRange, p, s.Name+" at "+itoa(s.TS)+" +"+itoa(s.Dur), 1)
 	default:
 		return true
 	}
@@ -207,7 +207,7 @@ const (
 // no track or no interval, and says which (written: it was handed, and
 // counted in its part of a split trace). The arguments' buffer is kept
 // grown either way: the writer copied the arguments.
-func (cv *canvas) write(out sink, t perfetto.Track, s *perfetto.Slice) (why int) {
+func (cv *sliceDrawer) write(out sink, t perfetto.Track, s *perfetto.Slice) (why int) {
 	switch {
 	case cv.outside(s.TS, s.Dur):
 		why = notInWindow
@@ -234,30 +234,30 @@ func (cv *canvas) write(out sink, t perfetto.Track, s *perfetto.Slice) (why int)
 // refused takes back a slice the writer refused: a span counted as drawn
 // is counted under the reason instead, once per track when its overflow
 // lanes ran out; its arrows are not drawn.
-func (cv *canvas) refused(r perfetto.Refusal) {
+func (cv *sliceDrawer) refused(r perfetto.Refusal) {
 	cv.refusals++
 	cv.arrows.refused(r.Flows, r.Alone)
-	what, at := cv.led.fromSliceRef(r.Ref)
+	what, at := cv.acct.fromSliceRef(r.Ref)
 	if what != "" {
-		cv.led.notDrawn(otherReasons[what][2], at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)
+		cv.acct.notDrawn(otherReasons[what][2], at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)
 		return
 	}
-	cv.led.sum.Spans.Drawn--
-	cv.tally.refused(at, r.TS, r.Dur) // a device span is not counted placed
+	cv.acct.sum.Spans.Drawn--
+	cv.pendingDevice.refused(at, r.TS, r.Dur) // a device span is not counted placed
 	switch {
 	case errors.Is(r.Err, perfetto.ErrTooManyLanes):
-		cv.led.dropOnTrack(ReasonLanesFull, r.Track, at)
+		cv.acct.dropOnTrack(ReasonLanesFull, r.Track, at)
 	case errors.Is(r.Err, perfetto.ErrTooManyTracks) && r.Track != "":
-		cv.led.dropOnTrack(ReasonLanesLimit, r.Track, at)
+		cv.acct.dropOnTrack(ReasonLanesLimit, r.Track, at)
 	case errors.Is(r.Err, perfetto.ErrTooManyTracks):
-		cv.led.dropSpan(ReasonTrackLimit, at, r.Name, 1)
+		cv.acct.dropSpan(ReasonTrackLimit, at, r.Name, 1)
 	default:
-		cv.led.dropSpan(ReasonWriterRefused, at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)
+		cv.acct.dropSpan(ReasonWriterRefused, at, r.Name+" on "+r.Track+": "+r.Err.Error(), 1)
 	}
 }
 
 // overflowed counts a slice the writer moved to an overflow lane.
-func (cv *canvas) overflowed(o perfetto.Overflow) {
+func (cv *sliceDrawer) overflowed(o perfetto.Overflow) {
 	reason := ReasonCouldNotNest
 	switch {
 	case errors.Is(o.Err, perfetto.ErrOverlap):
@@ -267,10 +267,10 @@ func (cv *canvas) overflowed(o perfetto.Overflow) {
 	case errors.Is(o.Err, perfetto.ErrOutOfOrder), errors.Is(o.Err, perfetto.ErrUnverifiable):
 		reason = ReasonTimeBackwards
 	}
-	what, at := cv.led.fromSliceRef(o.Ref)
-	cv.led.moved(reason, at, o.Name+" on "+o.Track+": "+o.Err.Error())
+	what, at := cv.acct.fromSliceRef(o.Ref)
+	cv.acct.moved(reason, at, o.Name+" on "+o.Track+": "+o.Err.Error())
 	if what == "" { // a span of the log
-		bump(&cv.led.sum.Spans.Moved, reason, 1)
+		bump(&cv.acct.sum.Spans.Moved, reason, 1)
 	}
 }
 
@@ -278,7 +278,7 @@ func (cv *canvas) overflowed(o perfetto.Overflow) {
 // handed to it. It is called only between whole runs, so a run's tree is
 // always resolved in one flush. An I/O error stops nothing here: the
 // writer keeps it, and Convert returns it at the end.
-func (cv *canvas) maybeFlush() {
+func (cv *sliceDrawer) maybeFlush() {
 	if cv.handed >= cv.flushSlices {
 		cv.flush()
 	}
@@ -286,7 +286,7 @@ func (cv *canvas) maybeFlush() {
 
 // flush lets the writers write what they hold, and, in a split trace,
 // writes out the parts done with.
-func (cv *canvas) flush() {
+func (cv *sliceDrawer) flush() {
 	cv.handed = 0
 	if cv.parts == nil {
 		cv.out.w.Flush()
@@ -294,7 +294,7 @@ func (cv *canvas) flush() {
 		cv.parts.flush()
 	}
 	cv.arrows.flushed()
-	cv.tally.commit()
+	cv.pendingDevice.commit()
 	if cv.parts != nil {
 		cv.parts.expire()
 	}
@@ -327,21 +327,21 @@ func appendAttrs(args []perfetto.Arg, attrs []strace.Attr) []perfetto.Arg {
 // drawDerived draws a slice that is not a span of the log (a bind phase line, a
 // host_phase_records entry); what reasons the writer cannot take it for
 // are counted under what.
-func (cv *canvas) drawDerived(out sink, t perfetto.Track, s perfetto.Slice, p linePos, what string) {
-	s.Ref = cv.led.sliceRef(what, p)
+func (cv *sliceDrawer) drawDerived(out sink, t perfetto.Track, s perfetto.Slice, p linePos, what string) {
+	s.Ref = cv.acct.sliceRef(what, p)
 	switch cv.write(out, t, &s) {
 	case notInWindow:
-		bump(&cv.led.sum.NotDrawn, otherReasons[what][3], 1) // asked for: no example
+		bump(&cv.acct.sum.NotDrawn, otherReasons[what][3], 1) // asked for: no example
 	case noTrack:
-		cv.led.notDrawn(otherReasons[what][0], p, s.Name, 1)
+		cv.acct.notDrawn(otherReasons[what][0], p, s.Name, 1)
 	case badInterval:
-		cv.led.notDrawn(otherReasons[what][1], p, s.Name, 1)
+		cv.acct.notDrawn(otherReasons[what][1], p, s.Name, 1)
 	}
 }
 
 // hidString is hex(hid), remembered: a run's spans share their hid, and a
 // log has few callables.
-func (cv *canvas) hidString(h uint64) string { return remembered(&cv.hids, h, hex) }
+func (cv *sliceDrawer) hidString(h uint64) string { return remembered(&cv.hids, h, hex) }
 
 // logThread is "0x" + hex of a log-prefix thread handle, remembered.
 func (d *runDrawer) logThread(t uint64) string {
@@ -408,7 +408,7 @@ func sliceLabel(name string) string {
 }
 
 // writeLabelled hands s to the writer on t, named by its label, its full name
-// added to its arguments (in s.Args' room: the canvas's reused buffer, so
+// added to its arguments (in s.Args' room: the slice drawer's reused buffer, so
 // s.Args is left grown).
 func writeLabelled(w *perfetto.Writer, t perfetto.Track, s *perfetto.Slice) {
 	name := s.Name

@@ -15,7 +15,7 @@ import (
 type stepObserver struct {
 	f     func(*analysis.Step)
 	steps *analysis.Steps
-	// walls are the trace's wall-clock snapshots (canvas.walls), sorted
+	// walls are the trace's wall-clock snapshots (sliceDrawer.walls), sorted
 	// by mono on first use.
 	walls  [][2]int64
 	sorted bool
@@ -86,7 +86,7 @@ func (o *stepObserver) end(d *runDrawer, cold bool) {
 		return
 	}
 	row.Run, row.Cold, row.Bound = d.links.runs, cold, d.device.bound
-	row.Wall = o.wall(d.canvas, row.Start)
+	row.Wall = o.wall(d.sliceDrawer, row.Start)
 	if d.parts != nil && d.parts.cur != nil {
 		row.Part = d.parts.cur.name
 	}
@@ -96,7 +96,7 @@ func (o *stepObserver) end(d *runDrawer, cold bool) {
 // wall returns trace time mono on the trace's wall clock as the trace
 // processor reads it from the REALTIME snapshots the trace holds: through
 // the snapshot of greatest mono at or before it, else the earliest one.
-func (o *stepObserver) wall(cv *canvas, mono int64) analysis.NullInt {
+func (o *stepObserver) wall(cv *sliceDrawer, mono int64) analysis.NullInt {
 	if !o.sorted {
 		o.sorted = true
 		o.walls = slices.Clone(cv.walls)

@@ -15,7 +15,7 @@ import (
 // remote machine drawn at its own times are set aside and counted, and a
 // process that wrote more than one anchor is noted (the runtime writes one
 // per process).
-func (cv *canvas) wallClocks(procs []*firstpass.ProcInfo) {
+func (cv *sliceDrawer) wallClocks(procs []*firstpass.ProcInfo) {
 	type anchor struct {
 		p   *firstpass.ProcInfo
 		j   int
@@ -28,27 +28,27 @@ func (cv *canvas) wallClocks(procs []*firstpass.ProcInfo) {
 		var distinct []int
 		for j, w := range p.Wall {
 			if seen[w] {
-				cv.led.notDrawn(ReasonRepeatedWall, cv.led.pos(p.WallAt[j]), "pid "+itoa(int64(p.Pid)), 1)
+				cv.acct.notDrawn(ReasonRepeatedWall, cv.acct.pos(p.WallAt[j]), "pid "+itoa(int64(p.Pid)), 1)
 				continue
 			}
 			seen[w] = true
 			distinct = append(distinct, j)
 		}
 		if len(distinct) > 1 {
-			cv.led.note("wall", "%s", SeveralWallAnchors(p.Pid, len(distinct), cv.led.fileLine(cv.led.pos(p.WallAt[distinct[0]])), cv.led.fileLine(cv.led.pos(p.WallAt[distinct[1]]))))
+			cv.acct.note("wall", "%s", SeveralWallAnchors(p.Pid, len(distinct), cv.acct.fileLine(cv.acct.pos(p.WallAt[distinct[0]])), cv.acct.fileLine(cv.acct.pos(p.WallAt[distinct[1]]))))
 		}
 		for _, j := range distinct {
 			switch {
 			case p.Side == firstpass.MeasureSide:
 				// The measure run is moved onto the base run's time.
-				cv.led.superseded(ReasonCompareWallSuperseded, 1)
+				cv.acct.superseded(ReasonCompareWallSuperseded, 1)
 			case cv.remote.WallSuperseded(p.Pid):
 				// Its wall clock agrees with this host's only to NTP grade.
-				cv.led.superseded(ReasonRemoteWallSuperseded, 1)
+				cv.acct.superseded(ReasonRemoteWallSuperseded, 1)
 			case cv.remote.WallOffAxis(p.Pid):
-				cv.led.notDrawn(ReasonWallOffAxis, cv.led.pos(p.WallAt[j]), "pid "+itoa(int64(p.Pid)), 1)
+				cv.acct.notDrawn(ReasonWallOffAxis, cv.acct.pos(p.WallAt[j]), "pid "+itoa(int64(p.Pid)), 1)
 			case p.Wall[j].WallNS < 0:
-				cv.led.notDrawn(ReasonWallBefore1970, cv.led.pos(p.WallAt[j]), "pid "+itoa(int64(p.Pid))+": wall_ns="+itoa(p.Wall[j].WallNS), 1)
+				cv.acct.notDrawn(ReasonWallBefore1970, cv.acct.pos(p.WallAt[j]), "pid "+itoa(int64(p.Pid))+": wall_ns="+itoa(p.Wall[j].WallNS), 1)
 			default:
 				as = append(as, anchor{p, j, firstpass.WallOffset(&p.Wall[j])})
 			}
@@ -62,20 +62,20 @@ func (cv *canvas) wallClocks(procs []*firstpass.ProcInfo) {
 		ref := as[r]
 		for _, a := range as {
 			if d, ok := firstpass.WallAgrees(a.off, ref.off); !ok {
-				cv.led.notDrawn(ReasonWallDisagrees, cv.led.pos(a.p.WallAt[a.j]),
-					"pid "+itoa(int64(a.p.Pid))+": wall − mono differs by "+itoa(d)+" ns from the anchor of pid "+itoa(int64(ref.p.Pid))+" at "+cv.led.fileLine(cv.led.pos(ref.p.WallAt[ref.j])), 1)
+				cv.acct.notDrawn(ReasonWallDisagrees, cv.acct.pos(a.p.WallAt[a.j]),
+					"pid "+itoa(int64(a.p.Pid))+": wall − mono differs by "+itoa(d)+" ns from the anchor of pid "+itoa(int64(ref.p.Pid))+" at "+cv.acct.fileLine(cv.acct.pos(ref.p.WallAt[ref.j])), 1)
 				continue
 			}
 			wa := &a.p.Wall[a.j]
 			cv.walls = append(cv.walls, [2]int64{wa.MonoNS, wa.WallNS})
-			cv.led.sum.WallAnchors++
+			cv.acct.sum.WallAnchors++
 		}
 	}
-	cv.led.sum.WallTime = cv.led.sum.WallAnchors > 0
+	cv.acct.sum.WallTime = cv.acct.sum.WallAnchors > 0
 }
 
 // writeWalls writes the trace's wall-clock snapshots (wallClocks) to w.
-func (cv *canvas) writeWalls(w *perfetto.Writer) {
+func (cv *sliceDrawer) writeWalls(w *perfetto.Writer) {
 	for _, wc := range cv.walls {
 		w.WallClock(wc[0], wc[1])
 	}

@@ -37,13 +37,13 @@ import (
 //     which machine served which worker, each machine's clock and the
 //     arrows across machines, is package internal/remoteplan (Planner,
 //     Plan), which draw_remote.go draws by;
-//   - draw_*.go, drawing through one canvas: runs, bind lines, device
-//     phases, flows, tracks, wall clocks, counters, the span window, the
-//     parts of a split trace, a run's key and arrow (canvas, runDrawer,
-//     deviceDrawer, runCollector, flowWindow, trackSet, counterSet,
-//     spanWindow, partSet, overview, runLinks);
-//   - account_*.go, the ledger: every record drawn or counted under a
-//     reason, every arrow with both ends or counted (ledger, arrowLedger).
+//   - draw_*.go, drawing through one slice drawer: runs, bind lines, device
+//     phases, flows, tracks, wall clocks, counters, the recent spans, the
+//     parts of a split trace, a run's key and arrow (slice drawer, runDrawer,
+//     deviceDrawer, runCollector, handoffs, trackSet, counterSet,
+//     recentSpans, partSet, overview, runLinks);
+//   - account_*.go, the account: every record drawn or counted under a
+//     reason, every arrow with both ends or counted (account, arrowAccount).
 //
 // References run one way, checked by TestStagesReferOneWay: the front door
 // drives the engine, the engine every stage; drawing reads the plan and
@@ -61,32 +61,32 @@ import (
 // the order the logs were written, to takeRecord, which leaves out repeats
 // and hands each span to the stage that draws it — a run's spans to the run
 // collector and, once the run is whole, to the run drawer (and through it
-// the device drawer); node spans to the flow window; the rest to the
-// canvas; close finishes the account.
+// the device drawer); node spans to the hand-offs; the rest to the
+// slice drawer; close finishes the account.
 type converter struct {
 	cfg      config
 	survey   *Survey // what the first pass learned (its scanResult)
 	sum      *Summary
-	led      *ledger
+	acct     *account
 	progress *progressCounter
 	names    []string // the logs' names
 
-	// The stages that draw, through the canvas.
-	canvas       *canvas
+	// The stages that draw, through the slice drawer.
+	sliceDrawer  *sliceDrawer
 	deviceDrawer *deviceDrawer
 	runDrawer    *runDrawer
 	runs         runCollector
-	flows        flowWindow
-	arrows       arrowLedger
+	flows        handoffs
+	arrows       arrowAccount
 	now          int64 // the latest end of a host span so far
 
 	// counters draws the counter tracks (draw_counters.go).
 	counters *counterSet
 
 	// Repeated records: the captures that repeat earlier ones, and the
-	// window of recent spans.
+	// recent spans.
 	repeated repeats.RepeatedCaptures
-	window   *spanWindow
+	recent   *recentSpans
 
 	// Remote machines: how their logs are drawn, and the trace pids given
 	// to pids that repeat across machines, per log; shift is added to each
@@ -117,21 +117,21 @@ func newConverter(opts []Option) *converter {
 		o(&cfg)
 	}
 	sum := &Summary{}
-	c := &converter{cfg: cfg, sum: sum, led: newLedger(sum), repeated: repeats.RepeatedCaptures{Seed: maphash.MakeSeed()}}
+	c := &converter{cfg: cfg, sum: sum, acct: newAccount(sum), repeated: repeats.RepeatedCaptures{Seed: maphash.MakeSeed()}}
 	c.progress = &progressCounter{fn: cfg.progress}
-	cv := &canvas{led: c.led, arrows: &c.arrows, flushSlices: cfg.flushSlices, tally: &deviceTally{led: c.led}}
-	c.canvas = cv
+	cv := &sliceDrawer{acct: c.acct, arrows: &c.arrows, flushSlices: cfg.flushSlices, pendingDevice: &pendingDevice{acct: c.acct}}
+	c.sliceDrawer = cv
 	c.counters = newCounterSet(cv, cfg.flowHorizon)
 	links := &runLinks{}
-	c.deviceDrawer = &deviceDrawer{canvas: cv, placement: cfg.placement, counters: c.counters, links: links}
-	c.runDrawer = &runDrawer{canvas: cv, device: c.deviceDrawer, flows: &c.flows, counters: c.counters, links: links}
+	c.deviceDrawer = &deviceDrawer{sliceDrawer: cv, placement: cfg.placement, counters: c.counters, links: links}
+	c.runDrawer = &runDrawer{sliceDrawer: cv, device: c.deviceDrawer, flows: &c.flows, counters: c.counters, links: links}
 	if cfg.steps != nil {
 		c.runDrawer.steps = newStepObserver(cfg.steps)
 	}
 	c.runs = runCollector{maxPending: cfg.maxPending, drawer: c.runDrawer}
-	c.window = newSpanWindow(&c.runs)
-	c.arrows = arrowLedger{led: c.led, site: cv}
-	c.flows = flowWindow{horizon: cfg.flowHorizon, site: c, arrows: &c.arrows, led: c.led}
+	c.recent = newRecentSpans(&c.runs)
+	c.arrows = arrowAccount{acct: c.acct, site: cv}
+	c.flows = handoffs{horizon: cfg.flowHorizon, site: c, arrows: &c.arrows, acct: c.acct}
 	return c
 }
 
@@ -179,7 +179,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 	c.runDrawer.records = c.survey.records
 	c.counters.cmp = c.cmp
 	c.deviceDrawer.buildPlacer(c.survey.scan, c.survey.cal)
-	cv := c.canvas
+	cv := c.sliceDrawer
 	cv.remote, cv.hosts = c.remote, hostSummaries(c.remote, c.names, c.cfg.transport)
 	scan := c.survey.scan
 	cv.scan = scan
@@ -206,15 +206,15 @@ func (c *converter) start(w io.Writer, shift bool) {
 		return
 	}
 	// A split trace: w is the overview's, where the counters are drawn;
-	// the parts are begun as the units come.
+	// the parts are begun as the batches come.
 	ow := perfetto.NewWriter(w, append([]perfetto.Option{perfetto.WithMaxTracks(maxTracks)}, c.cfg.writer...)...)
 	cv.writeWalls(ow)
 	ownTracks(ow)
-	ov := &overview{canvas: &canvas{out: sink{ow, tracks.NewTrackSet(ow, scan)}, scan: scan, led: c.led, window: cv.window}}
-	c.counters.canvas = ov.canvas
+	ov := &overview{sliceDrawer: &sliceDrawer{out: sink{ow, tracks.NewTrackSet(ow, scan)}, scan: scan, acct: c.acct, window: cv.window}}
+	c.counters.sliceDrawer = ov.sliceDrawer
 	cv.parts = newPartSet(*c.cfg.split, 2*c.cfg.flowHorizon, &c.now, pw, ov)
 	cv.parts.about = &c.about
-	cv.unitIn(noKey, 0, nil, false)
+	cv.batchIn(noKey, 0, nil, false)
 	c.sum.Split = cv.parts.sum
 }
 
@@ -283,36 +283,36 @@ func (c *converter) drain() {
 	c.counters.drain()
 }
 
-// drawNode draws a node span the flow window lets go of, with its flows
+// drawNode draws a node span the hand-offs lets go of, with its flows
 // and those the remote plan gives it (flowSite).
 func (c *converter) drawNode(n *nodeSpan) {
-	cv := c.canvas
+	cv := c.sliceDrawer
 	sp := &n.span
 	flows, endFlows := c.remoteArrows.flows(&sp.Span, n.flows, n.endFlows)
 	out := cv.out
 	if cv.parts != nil {
-		out = c.nodeUnit(n, flows, endFlows)
+		out = c.nodeBatch(n, flows, endFlows)
 	}
 	cv.drawSpanWithFlows(out, cv.threadFor(out, sp), sp, nil, false, flows, endFlows)
 }
 
-// The conversion is the flow window's site: where its spans are drawn is
-// the canvas's to say.
-func (c *converter) sameHost(a, b int32) bool           { return c.canvas.remote.SameHost(a, b) }
-func (c *converter) drawable(pid int32, tid int64) bool { return c.canvas.drawable(pid, tid) }
-func (c *converter) outside(ts, dur int64) bool         { return c.canvas.outside(ts, dur) }
-func (c *converter) part() int                          { return c.canvas.part() }
+// The conversion is the hand-offs' site: where its spans are drawn is
+// the slice drawer's to say.
+func (c *converter) sameHost(a, b int32) bool           { return c.sliceDrawer.remote.SameHost(a, b) }
+func (c *converter) drawable(pid int32, tid int64) bool { return c.sliceDrawer.drawable(pid, tid) }
+func (c *converter) outside(ts, dur int64) bool         { return c.sliceDrawer.outside(ts, dur) }
+func (c *converter) part() int                          { return c.sliceDrawer.part() }
 
-// nodeUnit begins the unit of a node span of a split trace, drawn with
+// nodeBatch begins the batch of a node span of a split trace, drawn with
 // flows and endFlows: in the part promised to it, or in the part where an
 // arrow of it was begun, while that part is open and has room; else by its
 // key, with room promised to the dispatches it was just linked to (their
 // arrows in one part), or, when those do not fit in a part, with its
 // arrows across parts.
-func (c *converter) nodeUnit(n *nodeSpan, flows, endFlows []perfetto.FlowID) sink {
-	cv := c.canvas
+func (c *converter) nodeBatch(n *nodeSpan, flows, endFlows []perfetto.FlowID) sink {
+	cv := c.sliceDrawer
 	if p := n.promised; p != nil && p.promised > 0 && !p.done {
-		return cv.unitIn(n.partKey(), 1, p, true)
+		return cv.batchIn(n.partKey(), 1, p, true)
 	}
 	waiting := 0
 	for _, d := range c.flows.linkedNow {
@@ -324,7 +324,7 @@ func (c *converter) nodeUnit(n *nodeSpan, flows, endFlows []perfetto.FlowID) sin
 	if k := c.arrows.begunIn(flows, endFlows); k > 0 {
 		to = cv.parts.liveAt(k)
 	}
-	out := cv.unitIn(n.partKey(), 1+waiting, to, false)
+	out := cv.batchIn(n.partKey(), 1+waiting, to, false)
 	if cv.parts.cur.solo {
 		c.arrows.across(n.flows)
 		return out
@@ -344,9 +344,9 @@ func (c *converter) takeRecord(s *source) {
 		if r, ok := repeats.RepeatOf(c.repeated.Whole[s.index], &s.repeat, rec.Pos.Line); ok {
 			detail := "lines " + itoa(r.First) + "–" + itoa(r.Last) + " repeat " + r.Of
 			if rec.Kind == strace.KindSpan {
-				c.led.dropSpan(ReasonRepeatedCapture, at, detail, 1)
+				c.acct.dropSpan(ReasonRepeatedCapture, at, detail, 1)
 			} else {
-				c.led.notDrawn(ReasonRepeatedCapture, at, detail, 1)
+				c.acct.notDrawn(ReasonRepeatedCapture, at, detail, 1)
 			}
 			return
 		}
@@ -355,9 +355,9 @@ func (c *converter) takeRecord(s *source) {
 		if n := repeats.NearRepeatOf(c.repeated.Near[s.index], &s.near, rec.Pos.Line); n != nil {
 			if of, ok := n.Repeated(s.key); ok {
 				if rec.Kind == strace.KindSpan {
-					c.led.dropSpan(ReasonRepeatedSpan, at, rec.Span.Name+" (as in "+of+")", 1)
+					c.acct.dropSpan(ReasonRepeatedSpan, at, rec.Span.Name+" (as in "+of+")", 1)
 				} else {
-					c.led.notDrawn(ReasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase+" (as in "+of+")", 1)
+					c.acct.notDrawn(ReasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase+" (as in "+of+")", 1)
 				}
 				return
 			}
@@ -380,17 +380,17 @@ var spanFaultReasons = [...]Reason{
 }
 
 // takeSpan takes one span: left out when it is not an interval or repeats
-// a recent one, else given to its run, to the flow window or drawn.
+// a recent one, else given to its run, to the hand-offs or drawn.
 func (c *converter) takeSpan(rec *strace.Record, at linePos) {
 	sp := &rec.Span
 	dev := sp.IsDevice()
 	if fault, detail := firstpass.CheckSpan(sp, dev); fault != firstpass.SpanSound {
-		c.led.dropSpan(spanFaultReasons[fault], at, detail, 1)
+		c.acct.dropSpan(spanFaultReasons[fault], at, detail, 1)
 		return
 	}
-	l, repeated := c.window.admit(sp)
+	l, repeated := c.recent.admit(sp)
 	if repeated {
-		c.led.dropSpan(ReasonRepeatedSpan, at, sp.Name, 1)
+		c.acct.dropSpan(ReasonRepeatedSpan, at, sp.Name, 1)
 		return
 	}
 	if end := sp.End(); !dev && end > c.now {
@@ -407,37 +407,37 @@ func (c *converter) takeSpan(rec *strace.Record, at linePos) {
 		c.flows.add(sp, at)
 	default: // ext.: on the thread that emitted it, never grouped into runs
 		h := heldSpan{*sp, at}
-		out := c.canvas.unit(sp.TS, 1)
-		c.canvas.drawSpan(out, c.canvas.threadFor(out, &h), &h, nil, false)
+		out := c.sliceDrawer.batch(sp.TS, 1)
+		c.sliceDrawer.drawSpan(out, c.sliceDrawer.threadFor(out, &h), &h, nil, false)
 	}
 	c.flows.drain(c.now, false)
-	c.canvas.maybeFlush()
+	c.sliceDrawer.maybeFlush()
 }
 
 // close finishes the trace and the summary. The account is settled once
 // every slice is written (a flush), so that the trace can say it (about);
 // closing the writer then adds only that.
 func (c *converter) close() (*Summary, error) {
-	ps := c.canvas.parts
+	ps := c.sliceDrawer.parts
 	var werr, perr error
 	var ws perfetto.Stats
 	if ps == nil {
-		c.canvas.flush()
+		c.sliceDrawer.flush()
 	} else {
 		perr = ps.close()
 	}
 	c.arrows.flushed()
 	c.arrows.close()
-	c.canvas.tally.commit()
+	c.sliceDrawer.pendingDevice.commit()
 	c.finish()
 	if n := c.arrows.stranded; n > 0 {
 		c.note("stranded", "%s lost an end to the trace writer after the other end was written: the trace holds that end's flow id alone (the trace processor draws no arrow for it)", count(n, "arrow"))
 	}
-	c.led.finish()
+	c.acct.finish()
 	if ps == nil {
-		c.about.write(c.canvas.out.w, c.aboutAt(), c.sum)
-		werr = c.canvas.out.w.Close()
-		ws = c.canvas.out.w.Stats()
+		c.about.write(c.sliceDrawer.out.w, c.aboutAt(), c.sum)
+		werr = c.sliceDrawer.out.w.Close()
+		ws = c.sliceDrawer.out.w.Stats()
 		c.sum.Output = outputOf(ws)
 	} else {
 		ws.Dropped = ps.dropped
@@ -455,12 +455,12 @@ func (c *converter) close() (*Summary, error) {
 	// Every slice the writer refused is counted under its reason
 	// (refused); should it drop another event all the same, the trace is
 	// still whole otherwise, and the drop is reported.
-	if n := ws.Dropped - c.canvas.refusals; n > 0 {
+	if n := ws.Dropped - c.sliceDrawer.refusals; n > 0 {
 		switch {
 		case ps != nil:
-			c.led.notDrawn(ReasonWriterRefused, 0, "the parts' writers dropped "+count(n, "event")+" they did not report", n)
+			c.acct.notDrawn(ReasonWriterRefused, 0, "the parts' writers dropped "+count(n, "event")+" they did not report", n)
 		case werr != nil:
-			c.led.notDrawn(ReasonWriterRefused, 0, werr.Error(), n)
+			c.acct.notDrawn(ReasonWriterRefused, 0, werr.Error(), n)
 		}
 	}
 	return c.sum, nil
@@ -470,21 +470,21 @@ func (c *converter) close() (*Summary, error) {
 // slice drawn, so that it does not stretch the trace's extent (at 0 when
 // none was).
 func (c *converter) aboutAt() int64 {
-	return c.canvas.firstHanded
+	return c.sliceDrawer.firstHanded
 }
 
 // abandon closes the writers after a panic, so that no goroutine of theirs
 // outlives the conversion.
 func (c *converter) abandon() {
-	if ps := c.canvas.parts; ps != nil {
+	if ps := c.sliceDrawer.parts; ps != nil {
 		ps.abandon()
 		return
 	}
-	c.canvas.out.w.Close()
+	c.sliceDrawer.out.w.Close()
 }
 
 func (c *converter) finish() {
-	c.sum.Hosts = finishHosts(c.canvas.hosts)
+	c.sum.Hosts = finishHosts(c.sliceDrawer.hosts)
 	c.sum.Devices = c.deviceDrawer.summaries()
 }
 
@@ -497,7 +497,7 @@ func calibrationInputs(cs []calibrationInput) []Input {
 }
 
 func (c *converter) note(kind, format string, args ...any) {
-	c.led.note(kind, format, args...)
+	c.acct.note(kind, format, args...)
 }
 
 // planRemote decides, after the first pass, how each log is drawn: it

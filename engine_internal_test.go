@@ -68,7 +68,7 @@ func (r *recordedSecondPass) replay(tb testing.TB, w io.Writer, started func()) 
 	c.start(w, true)
 	srcs := make([]*source, len(r.logs))
 	for i, in := range r.logs {
-		srcs[i] = &source{index: i, file: c.led.file(in.Name), shift: c.shift[i]}
+		srcs[i] = &source{index: i, file: c.acct.file(in.Name), shift: c.shift[i]}
 	}
 	started()
 	for i := range r.recs {

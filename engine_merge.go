@@ -11,7 +11,7 @@ import (
 // source is one log of the second pass and the record it holds.
 type source struct {
 	index  int    // the log's index among the inputs
-	file   uint64 // its file index in the ledger
+	file   uint64 // its file index in the account
 	rec    *strace.Record
 	shift  int64 // added to the log's host times
 	repeat int   // the next repeated capture of the log that may hold rec
@@ -43,7 +43,7 @@ func (c *converter) openSources(logs []Input) *sources {
 	ss := &sources{srcs: make([]*source, len(logs)), names: make([]string, len(logs)), rcs: make([]*CutReader, len(logs))}
 	ins := make([]strace.MergeInput, len(logs))
 	for i, in := range logs {
-		ss.srcs[i] = &source{index: i, file: c.led.file(in.Name), shift: c.shift[i], keyed: c.repeated.Near != nil && len(c.repeated.Near[i]) > 0}
+		ss.srcs[i] = &source{index: i, file: c.acct.file(in.Name), shift: c.shift[i], keyed: c.repeated.Near != nil && len(c.repeated.Near[i]) > 0}
 		ss.names[i] = in.Name
 		rc, err := openInput(in)
 		if err != nil {
@@ -125,13 +125,13 @@ func (c *converter) adjustRemote(i int, rec *strace.Record) {
 		pm = c.pidMaps[i]
 	}
 	if !c.remote.Adjust(i, rec, pm) {
-		c.unmapped(rec, c.led.pos(rec.Pos))
+		c.unmapped(rec, c.acct.pos(rec.Pos))
 	}
 }
 
 // unmapped counts a span its machine's mapping cannot carry and leaves it
 // out (a record of no kind is not drawn).
 func (c *converter) unmapped(rec *strace.Record, at linePos) {
-	c.led.dropSpan(ReasonUnmapped, at, rec.Span.Name+" ts="+itoa(rec.Span.TS), 1)
+	c.acct.dropSpan(ReasonUnmapped, at, rec.Span.Name+" ts="+itoa(rec.Span.TS), 1)
 	rec.Kind = 0
 }

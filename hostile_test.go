@@ -755,7 +755,7 @@ func TestCaptureGivenAgainWithOneChange(t *testing.T) {
 	}
 	tr1 := wholeTrace(t, out1.Bytes(), sum1)
 	if sum1.Spans.Read < 4*4096 {
-		t.Fatalf("the capture holds %d spans: too few to outlast the window of recent spans", sum1.Spans.Read)
+		t.Fatalf("the capture holds %d spans: too few to outlast the recent spans", sum1.Spans.Read)
 	}
 	for _, tc := range []struct {
 		name   string

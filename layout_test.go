@@ -25,6 +25,8 @@ func stageOf(file string) string {
 	switch b {
 	case "survey.go":
 		return "survey"
+	case "account.go":
+		return "account"
 	case "summary.go", "reasons.go", "options.go", "input.go", "version.go", "doc.go":
 		return "types"
 	}

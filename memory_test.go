@@ -103,7 +103,7 @@ func TestMemoryPerTrack(t *testing.T) {
 // TestAllocsPerSpan converts two generated logs, one twice the other's
 // length: the spans the larger adds cost no allocation. The conversion
 // allocates per trace, per track, per distinct string and per hand-off
-// waiting in the flow window (a 1 s horizon here, so that both logs fill
+// waiting in the hand-offs (a 1 s horizon here, so that both logs fill
 // it), not per span; what the larger log adds is the doubling of what is
 // kept per clock anchor (the anchors are kept for the whole log, and the
 // windows of each level of their estimate), a few dozen allocations.

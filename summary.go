@@ -424,43 +424,45 @@ func (s *Summary) note(kind string, counts map[string]int, format string, args .
 	}
 }
 
-// WriteText writes a short human summary: what was read, what was lost and
-// why, how device spans were placed.
-func (s *Summary) WriteText(w io.Writer) error {
-	var b strings.Builder
+// writeInputs writes WriteText's lines of the logs read.
+func (s *Summary) writeInputs(b *strings.Builder) {
 	for _, in := range s.Inputs {
-		fmt.Fprintf(&b, "read %s: %s, %s, %s, %s", in.Name, count(in.Lines, "line"), count(in.Records["span"], "span"),
+		fmt.Fprintf(b, "read %s: %s, %s, %s, %s", in.Name, count(in.Lines, "line"), count(in.Records["span"], "span"),
 			count(in.Records["wall-anchor"]+in.Records["device-anchor"], "clock anchor"), count(in.Records["bind-phase"], "bind phase line"))
 		if lost := in.Torn + in.UnknownVersion + in.Malformed + in.InLongLines; lost > 0 {
-			fmt.Fprintf(&b, "; lost %s:", count(lost, "record"))
+			fmt.Fprintf(b, "; lost %s:", count(lost, "record"))
 			sep := " "
 			for _, l := range []struct {
 				n    int64
 				what string
 			}{{in.Torn, "torn (cut while being written)"}, {in.UnknownVersion, "of an unknown version"}, {in.Malformed, "malformed"}, {in.InLongLines, "in " + count(in.LongLines, "over-long line")}} {
 				if l.n > 0 {
-					fmt.Fprintf(&b, "%s%d %s", sep, l.n, l.what)
+					fmt.Fprintf(b, "%s%d %s", sep, l.n, l.what)
 					sep = ", "
 				}
 			}
 		}
 		if in.Joined > 0 {
-			fmt.Fprintf(&b, "; %s read whole though the next record followed on the line", count(in.Joined, "record"))
+			fmt.Fprintf(b, "; %s read whole though the next record followed on the line", count(in.Joined, "record"))
 		}
 		if in.MaybeCut > 0 {
 			b.WriteString("; the last record's last attribute may be cut (no line end)")
 		}
 		if in.Cut != "" {
-			fmt.Fprintf(&b, "; cut: %s; the records before it are kept", in.Cut)
+			fmt.Fprintf(b, "; cut: %s; the records before it are kept", in.Cut)
 		}
 		b.WriteString("\n")
 		for _, p := range in.Problems {
-			fmt.Fprintf(&b, "  %s\n", p)
+			fmt.Fprintf(b, "  %s\n", p)
 		}
 		if in.ProblemsOmitted > 0 {
-			fmt.Fprintf(&b, "  ... and %d more (the first %d are listed)\n", in.ProblemsOmitted, len(in.Problems))
+			fmt.Fprintf(b, "  ... and %d more (the first %d are listed)\n", in.ProblemsOmitted, len(in.Problems))
 		}
 	}
+}
+
+// writeArtifacts writes WriteText's lines of the artifacts read.
+func (s *Summary) writeArtifacts(b *strings.Builder) {
 	for _, a := range s.Artifacts {
 		item := "item"
 		switch a.Kind {
@@ -469,18 +471,26 @@ func (s *Summary) WriteText(w io.Writer) error {
 		case "calibration":
 			item = "sample"
 		}
-		fmt.Fprintf(&b, "read %s (%s): %s", a.Name, a.Kind, count(a.Items, item))
+		fmt.Fprintf(b, "read %s (%s): %s", a.Name, a.Kind, count(a.Items, item))
 		if a.Torn+a.Malformed+a.Skipped > 0 {
-			fmt.Fprintf(&b, ", %d torn, %d malformed, %d skipped", a.Torn, a.Malformed, a.Skipped)
+			fmt.Fprintf(b, ", %d torn, %d malformed, %d skipped", a.Torn, a.Malformed, a.Skipped)
 		}
 		if a.Note != "" {
-			fmt.Fprintf(&b, " (%s)", a.Note)
+			fmt.Fprintf(b, " (%s)", a.Note)
 		}
 		if a.Cut != "" {
-			fmt.Fprintf(&b, "; cut: %s; the items before it are kept", a.Cut)
+			fmt.Fprintf(b, "; cut: %s; the items before it are kept", a.Cut)
 		}
 		b.WriteString("\n")
 	}
+}
+
+// WriteText writes a short human summary: what was read, what was lost and
+// why, how device spans were placed.
+func (s *Summary) WriteText(w io.Writer) error {
+	var b strings.Builder
+	s.writeInputs(&b)
+	s.writeArtifacts(&b)
 	var arrows int64
 	for _, n := range s.Flows {
 		arrows += n

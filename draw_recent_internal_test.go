@@ -15,14 +15,14 @@ import (
 )
 
 // The repeat detector drops exactly the spans equal in (pid, tid, inv, name,
-// ts, dur) to one of the last dedupWindow, whatever memory the spans it was
+// ts, dur) to one of the last recentSpanCount, whatever memory the spans it was
 // given held.
 func TestSpanWindow(t *testing.T) {
 	long := strings.Repeat("v", strace.CanonicalValueLen+1)
 	span := func(ts int64, attrs ...strace.Attr) strace.Span {
 		return strace.Span{Pid: 1, Tid: 2, Inv: 3, Hid: 4, Depth: 1, Name: "chip.run.bind", TS: ts, Dur: 10, Attrs: attrs}
 	}
-	r := newSpanWindow(nil)
+	r := newRecentSpans(nil)
 	// Each span is given in a scratch copy, overwritten after the call, as
 	// the reader's recycled records are.
 	scratch := make([]strace.Attr, 8)
@@ -82,29 +82,29 @@ func TestSpanWindow(t *testing.T) {
 			t.Errorf("span %d taken for a repeat of an unequal one", i)
 		}
 	}
-	// The window: a span repeats while fewer than dedupWindow spans came
+	// The ring: a span repeats while fewer than recentSpanCount spans came
 	// after it.
-	r = newSpanWindow(nil)
-	for i := range dedupWindow {
+	r = newRecentSpans(nil)
+	for i := range recentSpanCount {
 		if repeated(span(int64(i), strace.Int("i", int64(i)))) {
 			t.Fatalf("span %d taken for a repeat", i)
 		}
 	}
 	if !repeated(span(0, strace.Int("i", 0))) {
-		t.Error("the oldest span of the window not taken for a repeat")
+		t.Error("the oldest span of the ring not taken for a repeat")
 	}
-	for i := range 3 * dedupWindow {
-		if repeated(span(int64(dedupWindow+i), strace.Int("i", int64(i)))) {
-			t.Fatalf("span %d taken for a repeat", dedupWindow+i)
+	for i := range 3 * recentSpanCount {
+		if repeated(span(int64(recentSpanCount+i), strace.Int("i", int64(i)))) {
+			t.Fatalf("span %d taken for a repeat", recentSpanCount+i)
 		}
 	}
-	// Span i of the loop is the (W+i)th remembered (W = dedupWindow): W-2
-	// came after span 2W+1, W after span 2W-1, which left the window.
-	if !repeated(span(int64(3*dedupWindow+1), strace.Int("i", int64(2*dedupWindow+1)))) {
-		t.Error("a span in the window not taken for a repeat")
+	// Span i of the loop is the (W+i)th remembered (W = recentSpanCount): W-2
+	// came after span 2W+1, W after span 2W-1, which left the ring.
+	if !repeated(span(int64(3*recentSpanCount+1), strace.Int("i", int64(2*recentSpanCount+1)))) {
+		t.Error("a span in the ring not taken for a repeat")
 	}
-	if repeated(span(int64(3*dedupWindow-1), strace.Int("i", int64(2*dedupWindow-1)))) {
-		t.Error("a span out of the window taken for a repeat")
+	if repeated(span(int64(3*recentSpanCount-1), strace.Int("i", int64(2*recentSpanCount-1)))) {
+		t.Error("a span out of the ring taken for a repeat")
 	}
 }
 
@@ -146,7 +146,7 @@ func oneChain(n int) []strace.Span {
 }
 
 // remember gives r each span, none of which may repeat.
-func admit(t *testing.T, r *spanWindow, spans ...strace.Span) {
+func admit(t *testing.T, r *recentSpans, spans ...strace.Span) {
 	t.Helper()
 	for _, sp := range spans {
 		if r.repeated(&sp) {
@@ -157,7 +157,7 @@ func admit(t *testing.T, r *spanWindow, spans ...strace.Span) {
 
 // rememberOthers gives r n spans of chains other than y's (ts from 0) and
 // returns the ts after the last.
-func rememberOthers(t *testing.T, r *spanWindow, n int, y strace.Span) int64 {
+func rememberOthers(t *testing.T, r *recentSpans, n int, y strace.Span) int64 {
 	t.Helper()
 	ts := int64(0)
 	for ; n > 0; ts++ {
@@ -172,30 +172,30 @@ func rememberOthers(t *testing.T, r *spanWindow, n int, y strace.Span) int64 {
 }
 
 // A link names a span by its sequence number modulo 2^linkSeqBits, so a
-// chain idle that long has a head that reads as a link into the window.
-// The walk must still find exactly the spans of the window: it visits the
-// span of the window in that ring slot and walks on from it to older ones.
+// chain idle that long has a head that reads as a link into the ring.
+// The walk must still find exactly the spans of the ring: it visits the
+// span of the ring in that ring slot and walks on from it to older ones.
 func TestSpanWindowAliasedLinks(t *testing.T) {
-	r := newSpanWindow(nil)
+	r := newRecentSpans(nil)
 	x := linkSpan(-1)
 	admit(t, r, x)
 	// Keep x's chain idle while 2^linkSeqBits+10 other spans come: x's
 	// link then reads as the link of the span remembered 11th last.
 	ts := rememberOthers(t, r, 1<<linkSeqBits+10, x)
 	if r.repeated(&x) {
-		t.Error("a span out of the window (its chain's link aliased into it) taken for a repeat")
+		t.Error("a span out of the ring (its chain's link aliased into it) taken for a repeat")
 	}
 	if !r.repeated(&x) {
 		t.Error("the same span again not taken for a repeat")
 	}
-	// The spans of the window are still found.
-	for _, back := range []int64{1, 11, 12, 100, dedupWindow - 100} {
+	// The spans of the ring are still found.
+	for _, back := range []int64{1, 11, 12, 100, recentSpanCount - 100} {
 		sp := linkSpan(ts - back)
 		if bucketOf(sp) == bucketOf(x) {
 			continue
 		}
 		if !r.repeated(&sp) {
-			t.Errorf("the span at %d (in the window) not taken for a repeat", ts-back)
+			t.Errorf("the span at %d (in the ring) not taken for a repeat", ts-back)
 		}
 	}
 }
@@ -204,7 +204,7 @@ func TestSpanWindowAliasedLinks(t *testing.T) {
 // would loop forever but for the rule that a walk only goes to older spans.
 func TestSpanWindowAliasedLoop(t *testing.T) {
 	ys := oneChain(4)
-	r := newSpanWindow(nil)
+	r := newRecentSpans(nil)
 	// y0 is remembered as span s; y1 as s+2^linkSeqBits-1; y2 as
 	// s+2^linkSeqBits, so that y1's link to y0 reads as a link to y2.
 	admit(t, r, ys[0])
@@ -212,7 +212,7 @@ func TestSpanWindowAliasedLoop(t *testing.T) {
 	admit(t, r, ys[1], ys[2])
 	admit(t, r, ys[3]) // walks y2, y1, then the aliased link, which must end it
 	if !r.repeated(&ys[1]) || !r.repeated(&ys[2]) || r.repeated(&ys[0]) {
-		t.Error("the chain's spans in the window not found exactly")
+		t.Error("the chain's spans in the ring not found exactly")
 	}
 }
 
@@ -220,7 +220,7 @@ func TestSpanWindowAliasedLoop(t *testing.T) {
 // from: the walk, at that span already, must end there, not visit it again.
 func TestSpanWindowAliasedSelf(t *testing.T) {
 	ys := oneChain(3)
-	r := newSpanWindow(nil)
+	r := newRecentSpans(nil)
 	// y0 is remembered as span s, y1 as s+2^linkSeqBits: y1's link to y0
 	// reads as y1.
 	admit(t, r, ys[0])
@@ -228,7 +228,7 @@ func TestSpanWindowAliasedSelf(t *testing.T) {
 	admit(t, r, ys[1])
 	admit(t, r, ys[2]) // walks y1, then the link that reads as y1, which must end it
 	if !r.repeated(&ys[1]) || r.repeated(&ys[0]) {
-		t.Error("the chain's spans in the window not found exactly")
+		t.Error("the chain's spans in the ring not found exactly")
 	}
 }
 
@@ -240,7 +240,7 @@ func TestSpanWindowZeroLink(t *testing.T) {
 	for spanHash(&z)>>(64-linkTagBits) != 0 {
 		z.TS--
 	}
-	r := newSpanWindow(nil)
+	r := newRecentSpans(nil)
 	for ts := range int64(1<<linkSeqBits - 1) {
 		if sp := linkSpan(ts); r.repeated(&sp) {
 			t.Fatalf("span at %d taken for a repeat", ts)
@@ -255,25 +255,25 @@ func TestSpanWindowZeroLink(t *testing.T) {
 // The repeat detector against an exact reference — the sequence number
 // each span was remembered as — over a stream long enough for links to
 // alias: new spans in three quarters of the chains, spans given again at
-// ages around the window's edge, and in the other quarter spans that come
-// back 2^linkSeqBits spans later, give or take a window, so that their
-// chains' stale links read as links into the window.
+// ages around the ring's edge, and in the other quarter spans that come
+// back 2^linkSeqBits spans later, give or take a ring, so that their
+// chains' stale links read as links into the ring.
 func TestSpanWindowAgainstReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	cold := func(sp strace.Span) bool { return bucketOf(sp) < dedupBuckets/4 }
-	r := newSpanWindow(nil)
+	r := newRecentSpans(nil)
 	seqOf := map[int64]uint64{} // the sequence number a span (by ts) was remembered as
 	var sent []int64            // the spans given, in order
 	n := uint64(0)
 	lastIn := map[uint64]uint64{} // per chain: the sequence number of its newest span
-	aliased := 0                  // walks that started at a stale head read as in the window
+	aliased := 0                  // walks that started at a stale head read as in the ring
 	give := func(ts int64) {
 		sp := linkSpan(ts)
-		if l, ok := lastIn[bucketOf(sp)]; ok && n-1-l >= dedupWindow && (uint32(n)-l32(l))&linkSeqMask < dedupWindow {
+		if l, ok := lastIn[bucketOf(sp)]; ok && n-1-l >= recentSpanCount && (uint32(n)-l32(l))&linkSeqMask < recentSpanCount {
 			aliased++
 		}
 		s, ok := seqOf[ts]
-		want := ok && n-1-s < dedupWindow
+		want := ok && n-1-s < recentSpanCount
 		if got := r.repeated(&sp); got != want {
 			t.Fatalf("span %d of the stream (ts %d, remembered as %d, %d remembered): repeated %v, want %v", len(sent), ts, s, n, got, want)
 		}
@@ -295,7 +295,7 @@ func TestSpanWindowAgainstReference(t *testing.T) {
 			}
 		}
 	}
-	for n < 1<<linkSeqBits+2*dedupWindow {
+	for n < 1<<linkSeqBits+2*recentSpanCount {
 		if ts := back[n]; len(ts) > 0 {
 			// One at a time, the rest when one more is remembered.
 			delete(back, n)
@@ -306,22 +306,22 @@ func TestSpanWindowAgainstReference(t *testing.T) {
 			continue
 		}
 		switch x := rng.IntN(100); {
-		case x < 2 && n < dedupWindow:
+		case x < 2 && n < recentSpanCount:
 			// A cold chain's span, given again and a new one after it
 			// about 2^linkSeqBits later.
 			ts := fresh(true)
 			give(ts)
-			at := n + 1<<linkSeqBits + uint64(rng.IntN(2*dedupWindow)) - dedupWindow
+			at := n + 1<<linkSeqBits + uint64(rng.IntN(2*recentSpanCount)) - recentSpanCount
 			back[at] = append(back[at], ts, fresh(true))
-		case x < 10 && len(sent) > dedupWindow+16:
-			// A span given again around the window's edge.
-			give(sent[len(sent)-dedupWindow+rng.IntN(16)-8])
+		case x < 10 && len(sent) > recentSpanCount+16:
+			// A span given again around the ring's edge.
+			give(sent[len(sent)-recentSpanCount+rng.IntN(16)-8])
 		default:
 			give(fresh(false))
 		}
 	}
 	if aliased == 0 {
-		t.Error("no walk started at a stale link read as one in the window: the stream does not test aliasing")
+		t.Error("no walk started at a stale link read as one in the ring: the stream does not test aliasing")
 	}
 }
 
@@ -362,7 +362,7 @@ func BenchmarkSpanWindow(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		r := newSpanWindow(nil)
+		r := newRecentSpans(nil)
 		for i := range spans {
 			rec = spans[i]
 			rec.Attrs = scratch[:copy(scratch, spans[i].Attrs)]
@@ -372,11 +372,11 @@ func BenchmarkSpanWindow(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(spans)), "ns/span")
 }
 
-// The repeat detector lends its copies for exactly as long as it says: a
-// copy numbered at least the valid number repay was last told keeps every
-// field until repay is told again, and the copy just below it does not
+// The repeat detector shares its copies for exactly as long as it says: a
+// copy numbered at least the valid number copyOut was last told keeps every
+// field until copyOut is told again, and the copy just below it does not
 // (its generation's memory serves the spans after), so a holder that
-// repays only the copies below it (runCollector.repay) is not late.
+// copies out only the copies below it (runCollector.copyOut) is not late.
 func TestSpanWindowLendsExactly(t *testing.T) {
 	// Spans of one size, so that a reused store is overwritten in place.
 	span := func(i int) strace.Span {
@@ -384,46 +384,46 @@ func TestSpanWindowLendsExactly(t *testing.T) {
 		return strace.Span{Pid: 1, Tid: 2, Inv: uint64(i), Name: "chip.run", TS: int64(i), Dur: 1,
 			Attrs: []strace.Attr{strace.Int("n", int64(i)), strace.String("text", text)}}
 	}
-	want := func(loaned uint64) strace.Span {
-		sp := span(int(loaned - 1))
+	want := func(shared uint64) strace.Span {
+		sp := span(int(shared - 1))
 		sp.Attrs[0].Value = "" // a kept number drops its text
 		return sp
 	}
-	loaned := map[uint64]strace.Span{} // the copies, by number
+	shared := map[uint64]strace.Span{} // the copies, by number
 	valid, checked := uint64(0), 0
-	var r *spanWindow
-	r = newSpanWindow(repayFunc(func(v uint64) {
-		// Every copy valid since repay was last told is intact; the one
+	var r *recentSpans
+	r = newRecentSpans(copyOutFunc(func(v uint64) {
+		// Every copy valid since copyOut was last told is intact; the one
 		// below it, when it was reused, is not.
-		for n, sp := range loaned {
+		for n, sp := range shared {
 			if n >= valid && !sameSpan(&sp, ptr(want(n))) {
-				t.Fatalf("copy %d changed before repay was told (valid from %d, now %d)", n, valid, v)
+				t.Fatalf("copy %d changed before copyOut was told (valid from %d, now %d)", n, valid, v)
 			}
 		}
-		if sp, ok := loaned[valid-1]; valid > 0 && ok && sameSpan(&sp, ptr(want(valid-1))) {
-			t.Fatalf("copy %d still intact when repay is told next: repay was not exact", valid-1)
+		if sp, ok := shared[valid-1]; valid > 0 && ok && sameSpan(&sp, ptr(want(valid-1))) {
+			t.Fatalf("copy %d still intact when copyOut is told next: copyOut was not exact", valid-1)
 		}
 		if valid > 0 {
 			checked++
 		}
 		if v <= valid || v > r.n {
-			t.Fatalf("repay told %d after %d, with %d remembered", v, valid, r.n)
+			t.Fatalf("copyOut told %d after %d, with %d remembered", v, valid, r.n)
 		}
-		for n := range loaned {
+		for n := range shared {
 			if n < v-1 {
-				delete(loaned, n)
+				delete(shared, n)
 			}
 		}
 		valid = v
 	}))
-	for i := range 12 * dedupWindow {
+	for i := range 12 * recentSpanCount {
 		sp := span(i)
 		l, repeated := r.admit(&sp)
 		kept, n := l.span, l.n
 		if repeated {
 			t.Fatalf("span %d taken for a repeat", i)
 		}
-		loaned[n] = *kept
+		shared[n] = *kept
 		if i%5 == 0 {
 			// A repeat in between: it lets nothing go.
 			if _, repeated := r.admit(&sp); !repeated {
@@ -432,12 +432,12 @@ func TestSpanWindowLendsExactly(t *testing.T) {
 		}
 	}
 	if checked < 8 {
-		t.Fatalf("repay was told %d times", checked)
+		t.Fatalf("copyOut was told %d times", checked)
 	}
 }
 
 // repeated reports whether sp equals a recent span, remembering it if not.
-func (r *spanWindow) repeated(sp *strace.Span) bool {
+func (r *recentSpans) repeated(sp *strace.Span) bool {
 	_, ok := r.admit(sp)
 	return ok
 }

@@ -12,10 +12,10 @@ import (
 // segment the host_phase_records artifact draws instead) or counted under a
 // named reason; every repair, every slice moved to an overflow lane and
 // every other record set aside is counted too, with the positions of the
-// first few. The ledger keeps that account in the Summary.
+// first few. The account keeps that account in the Summary.
 
-// ledger accounts for what a conversion did with each record.
-type ledger struct {
+// account accounts for what a conversion did with each record.
+type account struct {
 	sum      *Summary
 	files    []string       // names of the inputs and artifacts, for refs
 	fileIdx  map[string]int // index in files
@@ -41,20 +41,20 @@ type refusedOnTrack struct {
 // maxExamples bounds the positions kept per reason.
 const maxExamples = 8
 
-func newLedger(sum *Summary) *ledger {
-	return &ledger{sum: sum, notes: map[string]int{}, fileIdx: map[string]int{}, examples: map[Reason]int{}}
+func newAccount(sum *Summary) *account {
+	return &account{sum: sum, notes: map[string]int{}, fileIdx: map[string]int{}, examples: map[Reason]int{}}
 }
 
 // linePos is a record's position packed in 64 bits: the index of its file
-// among the ledger's and its line. It is also the opaque reference a slice
+// among the account's and its line. It is also the opaque reference a slice
 // carries through the trace writer, so that a slice the writer moves can
 // be traced back to its line.
 type linePos uint64
 
 // A slice's Ref, which the trace writer hands back when it moves or refuses
 // the slice, is its position with, in its top refKindBits bits, what it is:
-// 0 for a span of the log, else one of the ledger's kinds of other slices
-// (a derived Effective window, a bind phase line, ...).
+// 0 for a span of the log, else one of the account's kinds of other slices
+// (a derived effective slice, a bind phase line, ...).
 const (
 	refKindBits  = 3
 	refKindShift = 64 - refKindBits
@@ -62,7 +62,7 @@ const (
 )
 
 // sliceRef is the Ref of a slice of kind what ("": a span) read at p.
-func (l *ledger) sliceRef(what string, p linePos) uint64 {
+func (l *account) sliceRef(what string, p linePos) uint64 {
 	k := 0
 	if what != "" {
 		k = slices.Index(l.kinds, what)
@@ -80,7 +80,7 @@ func (l *ledger) sliceRef(what string, p linePos) uint64 {
 }
 
 // fromSliceRef returns what a slice is ("": a span) and where it was read.
-func (l *ledger) fromSliceRef(ref uint64) (what string, p linePos) {
+func (l *account) fromSliceRef(ref uint64) (what string, p linePos) {
 	p = linePos(ref & (1<<refKindShift - 1))
 	if k := int(ref >> refKindShift); k > 0 {
 		return l.kinds[k-1], p
@@ -89,7 +89,7 @@ func (l *ledger) fromSliceRef(ref uint64) (what string, p linePos) {
 }
 
 // file returns the index of a file's name, registering it.
-func (l *ledger) file(name string) uint64 {
+func (l *account) file(name string) uint64 {
 	i, ok := l.fileIdx[name]
 	if !ok {
 		i = len(l.files)
@@ -103,10 +103,10 @@ func (l *ledger) file(name string) uint64 {
 func posAt(f uint64, n int64) linePos { return linePos(f<<48 | uint64(n)&(1<<48-1)) }
 
 // pos packs a record's position.
-func (l *ledger) pos(p strace.Pos) linePos { return posAt(l.file(p.File), p.Line) }
+func (l *account) pos(p strace.Pos) linePos { return posAt(l.file(p.File), p.Line) }
 
 // fileLine formats a position as file:line.
-func (l *ledger) fileLine(w linePos) string {
+func (l *account) fileLine(w linePos) string {
 	file := "<input>"
 	if i := int(w >> 48); i < len(l.files) && l.files[i] != "" {
 		file = l.files[i]
@@ -117,7 +117,7 @@ func (l *ledger) fileLine(w linePos) string {
 	return file
 }
 
-func (l *ledger) example(reason Reason, w linePos, detail string) {
+func (l *account) example(reason Reason, w linePos, detail string) {
 	if l.examples[reason] >= maxExamples {
 		return
 	}
@@ -126,10 +126,10 @@ func (l *ledger) example(reason Reason, w linePos, detail string) {
 }
 
 // drawn counts a span drawn.
-func (l *ledger) drawn() { l.sum.Spans.Drawn++ }
+func (l *account) drawn() { l.sum.Spans.Drawn++ }
 
 // dropSpan counts n spans not drawn for reason; p is where the first is.
-func (l *ledger) dropSpan(reason Reason, p linePos, detail string, n int64) {
+func (l *account) dropSpan(reason Reason, p linePos, detail string, n int64) {
 	if n == 0 {
 		return
 	}
@@ -138,19 +138,19 @@ func (l *ledger) dropSpan(reason Reason, p linePos, detail string, n int64) {
 }
 
 // repaired counts a slice drawn after a repair of its record.
-func (l *ledger) repaired(reason Reason, p linePos, detail string) {
+func (l *account) repaired(reason Reason, p linePos, detail string) {
 	bump(&l.sum.Repaired, reason, 1)
 	l.example(reason, p, detail)
 }
 
 // moved counts a slice drawn on an overflow lane.
-func (l *ledger) moved(reason Reason, p linePos, detail string) {
+func (l *account) moved(reason Reason, p linePos, detail string) {
 	bump(&l.sum.Moved, reason, 1)
 	l.example(reason, p, detail)
 }
 
 // notDrawn counts n records other than spans left out of the trace.
-func (l *ledger) notDrawn(reason Reason, p linePos, detail string, n int64) {
+func (l *account) notDrawn(reason Reason, p linePos, detail string, n int64) {
 	if n == 0 {
 		return
 	}
@@ -159,18 +159,18 @@ func (l *ledger) notDrawn(reason Reason, p linePos, detail string, n int64) {
 }
 
 // superseded counts n records drawn from another source instead.
-func (l *ledger) superseded(reason Reason, n int64) { bump(&l.sum.Superseded, reason, n) }
+func (l *account) superseded(reason Reason, n int64) { bump(&l.sum.Superseded, reason, n) }
 
 // flow counts an arrow drawn, by its kind.
-func (l *ledger) flow(kind FlowKind) { l.sum.flow(kind) }
+func (l *account) flow(kind FlowKind) { l.sum.flow(kind) }
 
 // unlinked counts a hand-off span drawn without its arrow.
-func (l *ledger) unlinked(reason Reason) { bump(&l.sum.Unlinked, reason, 1) }
+func (l *account) unlinked(reason Reason) { bump(&l.sum.Unlinked, reason, 1) }
 
 // dropOnTrack counts a span not drawn for reason, said once per track with
 // a count (finish): the spans a track's full overflow lanes refuse can be
 // most of a log.
-func (l *ledger) dropOnTrack(reason Reason, track string, p linePos) {
+func (l *account) dropOnTrack(reason Reason, track string, p linePos) {
 	bump(&l.sum.Spans.NotDrawn, reason, 1)
 	k := trackReason{track, reason}
 	r := l.lanesOut[k]
@@ -186,7 +186,7 @@ func (l *ledger) dropOnTrack(reason Reason, track string, p linePos) {
 }
 
 // finish writes the examples said once per track.
-func (l *ledger) finish() {
+func (l *account) finish() {
 	for _, k := range l.lanesOutSeq {
 		r := l.lanesOut[k]
 		l.example(k.reason, r.first, itoa(r.n)+" spans on "+k.track+", the first refused here")
@@ -195,6 +195,6 @@ func (l *ledger) finish() {
 }
 
 // note adds a note of kind to the summary: the first few of each kind.
-func (l *ledger) note(kind, format string, args ...any) {
+func (l *account) note(kind, format string, args ...any) {
 	l.sum.note(kind, l.notes, format, args...)
 }

@@ -3,14 +3,14 @@ package phasetrace
 import "github.com/phasetrace/phasetrace/strace"
 import "github.com/phasetrace/phasetrace/internal/repeats"
 
-// dedupWindow is how many recent spans a span is compared with.
-const dedupWindow = 1 << 12
+// recentSpanCount is how many recent spans a span is compared with.
+const recentSpanCount = 1 << 12
 
-// spanWindow remembers the last dedupWindow spans in a ring, chained by a
+// recentSpans remembers the last recentSpanCount spans in a ring, chained by a
 // hash of their identity, time and name; a span whose hash matches is
 // compared field by field. A chain runs from the newest span to the oldest,
 // so a walk of its own chain is done at the first span that has left the
-// window.
+// ring.
 //
 // The chains are small enough to stay in the processor's cache while the
 // spans stream by (heads and links, 32 KiB), so most walks read nothing
@@ -20,33 +20,33 @@ const dedupWindow = 1 << 12
 // when its tag is the hash's own.
 //
 // A link's sequence number is exact while the span it names is in the
-// window, which every link the walk follows from a head is until the chain
-// leaves it. A link to a span that has left it reads as one in the window
+// ring, which every link the walk follows from a head is until the chain
+// leaves it. A link to a span that has left it reads as one in the ring
 // again when the span was remembered k·2^linkSeqBits + a spans ago (a under
-// dedupWindow, k at least 1); it then names the span of the window in the
+// recentSpanCount, k at least 1); it then names the span of the ring in the
 // same ring slot, whose own links are exact, and the walk goes on along
 // that span's chain. Walking only to older spans (a link to a span not
 // older than the last one visited ends the walk) keeps such a walk finite,
-// at most dedupWindow visits, and it has visited every span of its own
-// chain in the window first. Whatever span a walk visits is in the window,
+// at most recentSpanCount visits, and it has visited every span of its own
+// chain in the ring first. Whatever span a walk visits is in the ring,
 // and one whose tag is the hash's own is compared in full.
-type spanWindow struct {
+type recentSpans struct {
 	ring  []recentSpan
 	links []uint32 // per ring slot: the link to the previous span of its chain
 	heads []uint32 // per bucket: the link to its newest span (0: none)
 	// The ring's spans' attributes: those of the spans numbered [k·G,
 	// (k+1)·G) live in stores[k%dedupStores] (G = dedupGen), which is reset
-	// when span (k+dedupStores)·G comes, its spans out of the window by
-	// then. The stores hold little more than the window's attributes.
+	// when span (k+dedupStores)·G comes, its spans out of the ring by
+	// then. The stores hold little more than the ring's attributes.
 	stores [dedupStores]spanStore
 	n      uint64 // spans remembered so far
-	// borrower is told, before the attributes of the oldest copies are
+	// holder is told, before the attributes of the oldest copies are
 	// let go of, the number (plus one) of the oldest copy still valid
-	// after, and copies out the loans below it (nil: none).
-	borrower borrower
+	// after, and copies out the shared spans below it (nil: none).
+	holder sharedHolder
 }
 
-// A link's fields (see spanWindow).
+// A link's fields (see recentSpans).
 const (
 	linkSeqBits = 20
 	linkTagBits = 32 - linkSeqBits
@@ -61,30 +61,30 @@ type recentSpan struct {
 }
 
 // The ring's spans' attributes are kept in generations of dedupGen spans:
-// the window's, and one more.
+// the ring's, and one more.
 const (
-	dedupGen    = dedupWindow / 8
-	dedupStores = dedupWindow/dedupGen + 1
+	dedupGen    = recentSpanCount / 8
+	dedupStores = recentSpanCount/dedupGen + 1
 )
 
-// dedupBuckets is the number of chains: as many as the window holds, so a
-// chain has one span in the window on average.
-const dedupBuckets = dedupWindow
+// dedupBuckets is the number of chains: as many as the ring holds, so a
+// chain has one span in the ring on average.
+const dedupBuckets = recentSpanCount
 
-// A borrower holds attributes the window lent it: the run collector, or a
+// A holder holds attributes the ring shared it: the run collector, or a
 // test's stand-in.
-type borrower interface {
-	// repay copies out the loans numbered below valid.
-	repay(valid uint64)
+type sharedHolder interface {
+	// copyOut copies out the shared spans numbered below valid.
+	copyOut(valid uint64)
 }
 
-// newSpanWindow returns an empty window whose loans go to a borrower
-// with repay (nil: none). repay is told, before the window lets go of the
-// attributes of its oldest copies, the number (plus one, as a loan gives
+// newRecentSpans returns an empty ring whose shared spans go to a holder
+// with copyOut (nil: none). copyOut is told, before the ring lets go of the
+// attributes of its oldest copies, the number (plus one, as a shared span gives
 // it) of the oldest copy still valid after, at most once per dedupGen
-// spans admitted; the borrower copies out the loans below it then.
-func newSpanWindow(b borrower) *spanWindow {
-	return &spanWindow{ring: make([]recentSpan, dedupWindow), links: make([]uint32, dedupWindow), heads: make([]uint32, dedupBuckets), borrower: b}
+// spans admitted; the holder copies out the shared spans below it then.
+func newRecentSpans(b sharedHolder) *recentSpans {
+	return &recentSpans{ring: make([]recentSpan, recentSpanCount), links: make([]uint32, recentSpanCount), heads: make([]uint32, dedupBuckets), holder: b}
 }
 
 // spanHash hashes a span's (pid, tid, inv, name, ts, dur). Its four
@@ -114,24 +114,24 @@ func nameWords(s string) (first, last uint64) {
 	return first, last
 }
 
-// loan is a span the window lends: its copy in the window, valid until the
-// window tells its borrower (newSpanWindow) a number above n. A loan of n
-// 0 is no loan: a span the holder must copy (unlent).
-type loan struct {
+// shared span is a span the ring shares: its copy in the ring, valid until the
+// ring tells its holder (newRecentSpans) a number above n. A shared span of n
+// 0 is no shared span: a span the holder must copy (unshared).
+type sharedSpan struct {
 	span *strace.Span
 	n    uint64 // the copy's number plus one
 }
 
-// unlent is sp as a loan of no window: its holder keeps its own copy.
-func unlent(sp *strace.Span) loan { return loan{span: sp} }
+// unshared is sp as a shared span of no ring: its holder keeps its own copy.
+func unshared(sp *strace.Span) sharedSpan { return sharedSpan{span: sp} }
 
 // admit reports whether sp equals a recent span (repeated), and if not
-// keeps a copy of it (sp need not outlive the call) and lends it. The
-// loan's attributes stay valid until the window calls its borrower's
-// repay (newSpanWindow) with a number above the loan's: a holder may keep
+// keeps a copy of it (sp need not outlive the call) and shares it. The
+// shared span's attributes stay valid until the ring calls its holder's
+// copyOut (newRecentSpans) with a number above the shared span's: a holder may keep
 // the copy instead of one of its own if it copies the attributes out then
-// (runCollector.repay).
-func (r *spanWindow) admit(sp *strace.Span) (l loan, repeated bool) {
+// (runCollector.copyOut).
+func (r *recentSpans) admit(sp *strace.Span) (l sharedSpan, repeated bool) {
 	h := spanHash(sp)
 	b := h & (dedupBuckets - 1)
 	tag := uint32(h>>(64-linkTagBits)) | 1
@@ -139,25 +139,25 @@ func (r *spanWindow) admit(sp *strace.Span) (l loan, repeated bool) {
 	for l, last := r.heads[b], -1; l != 0; {
 		// age: spans remembered since the one l names (0: the last one).
 		age := int((next - l>>linkTagBits) & linkSeqMask)
-		if age >= dedupWindow || age <= last {
-			break // out of the window, or not older than the last visited
+		if age >= recentSpanCount || age <= last {
+			break // out of the ring, or not older than the last visited
 		}
 		last = age
-		i := (l>>linkTagBits - 1) % dedupWindow
+		i := (l>>linkTagBits - 1) % recentSpanCount
 		if l&linkTagMask == tag {
 			if e := &r.ring[i]; e.key == h && sameKey(&e.span, sp) {
-				return loan{}, true
+				return sharedSpan{}, true
 			}
 		}
 		l = r.links[i]
 	}
-	i := r.n % dedupWindow
+	i := r.n % recentSpanCount
 	st := &r.stores[r.n/dedupGen%dedupStores]
 	if r.n%dedupGen == 0 {
-		// The store's generation has left the window: the copies numbered
+		// The store's generation has left the ring: the copies numbered
 		// from n−(dedupStores−1)·dedupGen on stay valid.
-		if r.n >= dedupStores*dedupGen && r.borrower != nil {
-			r.borrower.repay(r.n - (dedupStores-1)*dedupGen + 1)
+		if r.n >= dedupStores*dedupGen && r.holder != nil {
+			r.holder.copyOut(r.n - (dedupStores-1)*dedupGen + 1)
 		}
 		st.reset()
 	}
@@ -167,7 +167,7 @@ func (r *spanWindow) admit(sp *strace.Span) (l loan, repeated bool) {
 	r.links[i] = r.heads[b]
 	r.n++
 	r.heads[b] = uint32(r.n)<<linkTagBits | tag
-	return loan{&e.span, r.n}, false
+	return sharedSpan{&e.span, r.n}, false
 }
 
 // sameKey reports whether two spans are equal in (pid, tid, inv, name, ts,
