@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -34,7 +35,7 @@ type trackReason struct {
 }
 
 type refusedOnTrack struct {
-	first linePos
+	first held.Pos
 	n     int64
 }
 
@@ -44,12 +45,6 @@ const maxExamples = 8
 func newAccount(sum *Summary) *account {
 	return &account{sum: sum, notes: map[string]int{}, fileIdx: map[string]int{}, examples: map[Reason]int{}}
 }
-
-// linePos is a record's position packed in 64 bits: the index of its file
-// among the account's and its line. It is also the opaque reference a slice
-// carries through the trace writer, so that a slice the writer moves can
-// be traced back to its line.
-type linePos uint64
 
 // A slice's Ref, which the trace writer hands back when it moves or refuses
 // the slice, is its position with, in its top refKindBits bits, what it is:
@@ -62,7 +57,7 @@ const (
 )
 
 // sliceRef is the Ref of a slice of kind what ("": a span) read at p.
-func (l *account) sliceRef(what string, p linePos) uint64 {
+func (l *account) sliceRef(what string, p held.Pos) uint64 {
 	k := 0
 	if what != "" {
 		k = slices.Index(l.kinds, what)
@@ -80,8 +75,8 @@ func (l *account) sliceRef(what string, p linePos) uint64 {
 }
 
 // fromSliceRef returns what a slice is ("": a span) and where it was read.
-func (l *account) fromSliceRef(ref uint64) (what string, p linePos) {
-	p = linePos(ref & (1<<refKindShift - 1))
+func (l *account) fromSliceRef(ref uint64) (what string, p held.Pos) {
+	p = held.Pos(ref & (1<<refKindShift - 1))
 	if k := int(ref >> refKindShift); k > 0 {
 		return l.kinds[k-1], p
 	}
@@ -99,14 +94,11 @@ func (l *account) file(name string) uint64 {
 	return uint64(i)
 }
 
-// posAt is the position of line n of file f (an index from file).
-func posAt(f uint64, n int64) linePos { return linePos(f<<48 | uint64(n)&(1<<48-1)) }
-
 // pos packs a record's position.
-func (l *account) pos(p strace.Pos) linePos { return posAt(l.file(p.File), p.Line) }
+func (l *account) pos(p strace.Pos) held.Pos { return held.PosAt(l.file(p.File), p.Line) }
 
 // fileLine formats a position as file:line.
-func (l *account) fileLine(w linePos) string {
+func (l *account) fileLine(w held.Pos) string {
 	file := "<input>"
 	if i := int(w >> 48); i < len(l.files) && l.files[i] != "" {
 		file = l.files[i]
@@ -117,7 +109,7 @@ func (l *account) fileLine(w linePos) string {
 	return file
 }
 
-func (l *account) example(reason Reason, w linePos, detail string) {
+func (l *account) example(reason Reason, w held.Pos, detail string) {
 	if l.examples[reason] >= maxExamples {
 		return
 	}
@@ -129,7 +121,7 @@ func (l *account) example(reason Reason, w linePos, detail string) {
 func (l *account) drawn() { l.sum.Spans.Drawn++ }
 
 // dropSpan counts n spans not drawn for reason; p is where the first is.
-func (l *account) dropSpan(reason Reason, p linePos, detail string, n int64) {
+func (l *account) dropSpan(reason Reason, p held.Pos, detail string, n int64) {
 	if n == 0 {
 		return
 	}
@@ -138,19 +130,19 @@ func (l *account) dropSpan(reason Reason, p linePos, detail string, n int64) {
 }
 
 // repaired counts a slice drawn after a repair of its record.
-func (l *account) repaired(reason Reason, p linePos, detail string) {
+func (l *account) repaired(reason Reason, p held.Pos, detail string) {
 	bump(&l.sum.Repaired, reason, 1)
 	l.example(reason, p, detail)
 }
 
 // moved counts a slice drawn on an overflow lane.
-func (l *account) moved(reason Reason, p linePos, detail string) {
+func (l *account) moved(reason Reason, p held.Pos, detail string) {
 	bump(&l.sum.Moved, reason, 1)
 	l.example(reason, p, detail)
 }
 
 // notDrawn counts n records other than spans left out of the trace.
-func (l *account) notDrawn(reason Reason, p linePos, detail string, n int64) {
+func (l *account) notDrawn(reason Reason, p held.Pos, detail string, n int64) {
 	if n == 0 {
 		return
 	}
@@ -170,7 +162,7 @@ func (l *account) unlinked(reason Reason) { bump(&l.sum.Unlinked, reason, 1) }
 // dropOnTrack counts a span not drawn for reason, said once per track with
 // a count (finish): the spans a track's full overflow lanes refuse can be
 // most of a log.
-func (l *account) dropOnTrack(reason Reason, track string, p linePos) {
+func (l *account) dropOnTrack(reason Reason, track string, p held.Pos) {
 	bump(&l.sum.Spans.NotDrawn, reason, 1)
 	k := trackReason{track, reason}
 	r := l.lanesOut[k]

@@ -1,12 +1,13 @@
 package phasetrace
 
 import "testing"
+import "github.com/phasetrace/phasetrace/internal/held"
 
 // A slice's Ref gives back where it was read and what it is, whatever the
 // position; a span's Ref is its position.
 func TestSliceRefs(t *testing.T) {
 	l := newAccount(&Summary{})
-	at := posAt(l.file("a.log"), 1<<47+5)
+	at := held.PosAt(l.file("a.log"), 1<<47+5)
 	if got := l.sliceRef("", at); got != uint64(at) {
 		t.Errorf("a span's Ref is %#x, want its position %#x", got, uint64(at))
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -50,9 +51,9 @@ func NewBuilder(w io.Writer, s *Survey, opts ...Option) (*Builder, error) {
 	return &Builder{c: c, file: c.acct.file(valuesName)}, nil
 }
 
-func (b *Builder) next() linePos {
+func (b *Builder) next() held.Pos {
 	b.n++
-	return posAt(b.file, b.n)
+	return held.PosAt(b.file, b.n)
 }
 
 // Span draws a host span, or a device span (clk=dev) of its run. The

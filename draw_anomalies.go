@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce/analysis"
 )
@@ -60,7 +61,7 @@ func (cv *sliceDrawer) anomaly(out sink, name string, ts int64, args []perfetto.
 
 // runAnomalies marks root, a run's chip.run drawn on a track, when it is
 // slow for its callable, and bind when the run is cold.
-func (d *runDrawer) runAnomalies(out sink, root, bind *heldSpan, cold bool) {
+func (d *runDrawer) runAnomalies(out sink, root, bind *held.Span, cold bool) {
 	if cold {
 		if bind != nil {
 			d.anomaly(out, anomalyColdRun, bind.TS, d.runArgs(root, coldWhy,
@@ -94,7 +95,7 @@ const coldWhy = "the first run of its callable in its process: its bind builds w
 
 // runArgs are an anomaly's arguments for a run: why, its pid, inv and hid,
 // then more.
-func (d *runDrawer) runArgs(root *heldSpan, why string, more ...perfetto.Arg) []perfetto.Arg {
+func (d *runDrawer) runArgs(root *held.Span, why string, more ...perfetto.Arg) []perfetto.Arg {
 	return append(append(d.anomalyArgs[:0], perfetto.String("why", why), perfetto.Int("pid", int64(root.Pid)), perfetto.Uint("inv", root.Inv),
 		perfetto.String("hid", d.hidString(root.Hid))), more...)
 }

@@ -1,6 +1,7 @@
 package phasetrace
 
 import (
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
@@ -10,9 +11,9 @@ import (
 // that contains it.
 type bindLine struct {
 	rec   strace.BindPhase
-	at    linePos
-	logT  uint64    // the log prefix's thread handle
-	store spanStore // rec's attributes
+	at    held.Pos
+	logT  uint64     // the log prefix's thread handle
+	store held.Store // rec's attributes
 }
 
 // maxBindLines bounds the bind-phase lines waiting for their bind.
@@ -20,8 +21,8 @@ const maxBindLines = 4096
 
 // takeBindLine keeps a legacy bind phase line until the chip.run.bind that
 // holds it is drawn (a repeat of a recent line is left out).
-func (d *runDrawer) takeBindLine(rec *strace.Record, at linePos) {
-	if key, _ := repeats.RecordKey(rec); d.recentBinds.repeated(key) {
+func (d *runDrawer) takeBindLine(rec *strace.Record, at held.Pos) {
+	if key, _ := repeats.RecordKey(rec); d.recentBinds.Repeated(key) {
 		d.acct.notDrawn(ReasonRepeatedRecord, at, "phase="+rec.BindPhase.Phase, 1)
 		return
 	}
@@ -36,23 +37,23 @@ func (d *runDrawer) takeBindLine(rec *strace.Record, at linePos) {
 		l.store = d.bindStores[n-1]
 		d.bindStores = d.bindStores[:n-1]
 	}
-	l.rec.Attrs = l.store.keep(l.rec.Attrs) // its Phase and Source are canonical
+	l.rec.Attrs = l.store.Keep(l.rec.Attrs) // its Phase and Source are canonical
 	d.bindLines = append(d.bindLines, l)
 }
 
 // recycle keeps the store of a bind line that is drawn or given up, for the
 // next line.
 func (d *runDrawer) recycle(l *bindLine) {
-	l.store.reset()
+	l.store.Reset()
 	d.bindStores = append(d.bindStores, l.store)
-	l.store = spanStore{}
+	l.store = held.Store{}
 }
 
 // drawRecords draws the host_phase_records of a run inside its bind: bind
 // segments directly under the bind on its lane, orchestrator operations a
 // level deeper under host_orch — on the recording worker's own thread when
 // a worker recorded them.
-func (d *runDrawer) drawRecords(out sink, lane perfetto.Track, bind *heldSpan, passes []strace.PhasePass) {
+func (d *runDrawer) drawRecords(out sink, lane perfetto.Track, bind *held.Span, passes []strace.PhasePass) {
 	for _, p := range passes {
 		for _, r := range p.Records {
 			if r.EndNS < r.StartNS || r.StartNS > maxInt64 || r.EndNS > maxInt64 {
@@ -96,7 +97,7 @@ func (d *runDrawer) drawRecords(out sink, lane perfetto.Track, bind *heldSpan, p
 // recordsInWindow reports whether a host_phase_records entry of passes
 // drawn on bind's lane is inside the window (the bind lines drawn are
 // inside their bind).
-func (d *runDrawer) recordsInWindow(bind *heldSpan, passes []strace.PhasePass) bool {
+func (d *runDrawer) recordsInWindow(bind *held.Span, passes []strace.PhasePass) bool {
 	for _, p := range passes {
 		for _, r := range p.Records {
 			onLane := strace.IsBindSegment(r.Phase) || !r.HasTid || r.Tid <= 0 || r.Tid == bind.Tid
@@ -113,7 +114,7 @@ func (d *runDrawer) recordsInWindow(bind *heldSpan, passes []strace.PhasePass) b
 // drew that segment for this bind. A line carries no pid: it belongs to the
 // bind written by the same thread (the log prefixes' thread handle) whose
 // interval contains it.
-func (d *runDrawer) drawBindLines(out sink, lane perfetto.Track, bind *heldSpan, logT uint64, covered, drawn *nameSet) {
+func (d *runDrawer) drawBindLines(out sink, lane perfetto.Track, bind *held.Span, logT uint64, covered, drawn *nameSet) {
 	kept := d.bindLines[:0]
 	for _, l := range d.bindLines {
 		if !l.inside(bind, logT) {
@@ -143,7 +144,7 @@ func (d *runDrawer) drawBindLines(out sink, lane perfetto.Track, bind *heldSpan,
 // inside reports whether bind line l belongs to bind, a chip.run.bind
 // written by the thread whose log-prefix handle is logT (0: unknown): its
 // interval lies within the bind's, and a handle it has is the bind's.
-func (l *bindLine) inside(bind *heldSpan, logT uint64) bool {
+func (l *bindLine) inside(bind *held.Span, logT uint64) bool {
 	start, dur := l.rec.StartNS, l.rec.DurNS
 	return start <= maxInt64 && dur <= maxInt64 && int64(start) >= bind.TS && int64(start)+int64(dur) <= bind.End() &&
 		(logT == 0 || l.logT == 0 || l.logT == logT)

@@ -1,6 +1,7 @@
 package phasetrace
 
 import (
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/perfetto"
 )
 
@@ -24,7 +25,7 @@ const maxDeltaBehind = 1 << 16
 // decodeStep takes a drawn root of a comparison: a decode step of a rank
 // pair is paired with the other side's step of the same index, when it has
 // come, and their delta written.
-func (cs *counterSet) decodeStep(root *heldSpan) {
+func (cs *counterSet) decodeStep(root *held.Span) {
 	p := cs.cmp
 	if !p.isDecode(root.Pid, root.Hid) {
 		return
@@ -38,7 +39,7 @@ func (cs *counterSet) decodeStep(root *heldSpan) {
 		s = 1
 	}
 	o := 1 - s
-	st := deltaStep{idx: d.seen[s], ts: root.TS, dur: root.Dur, at: root.at}
+	st := deltaStep{idx: d.seen[s], ts: root.TS, dur: root.Dur, at: root.At}
 	d.seen[s]++
 	if d.seen[o] <= st.idx { // its partner is still to come
 		if len(d.wait[s]) >= maxDeltaBehind {

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
 )
@@ -80,7 +81,7 @@ type callableCounter struct {
 	overMedian perfetto.Track // each run's duration less the callable's median
 	runs       int64
 	start, end int64
-	at         linePos
+	at         held.Pos
 }
 
 type deviceKey struct {
@@ -110,7 +111,7 @@ func newCounterSet(cv *sliceDrawer, horizon int64) *counterSet {
 // runDuration writes the duration of a drawn run's root at its start on
 // its callable's track, and counts the run (also one outside the window,
 // so that a window draws the values the whole trace has in it).
-func (cs *counterSet) runDuration(root *heldSpan) {
+func (cs *counterSet) runDuration(root *held.Span) {
 	if cs == nil { // a stage drawn on its own, without counters
 		return
 	}
@@ -123,11 +124,11 @@ func (cs *counterSet) runDuration(root *heldSpan) {
 	}
 	c := &cs.callables[i]
 	c.runs++
-	c.start, c.end, c.at = root.TS, root.End(), root.at // what endRunOnce needs of a run once
+	c.start, c.end, c.at = root.TS, root.End(), root.At // what endRunOnce needs of a run once
 	if !cs.outside(root.TS, 0) {
-		cs.callableValue(c, root.at, root.TS, root.Dur)
+		cs.callableValue(c, root.At, root.TS, root.Dur)
 		if ty, ok := cs.scan.TypicalRuns[k]; ok && ty.Runs > 1 {
-			cs.overMedianValue(c, root.at, root.TS, root.Dur-ty.Median)
+			cs.overMedianValue(c, root.At, root.TS, root.Dur-ty.Median)
 		}
 	}
 	if cs.cmp != nil {
@@ -139,7 +140,7 @@ func (cs *counterSet) runDuration(root *heldSpan) {
 // (analysis.Typical, from the survey), at ts on c's second track: the
 // step-time track draws from 0, where a step's few percent of variation
 // are a flat line; around the median they fill the track.
-func (cs *counterSet) overMedianValue(c *callableCounter, at linePos, ts, v int64) {
+func (cs *counterSet) overMedianValue(c *callableCounter, at held.Pos, ts, v int64) {
 	if c.overMedian.IsZero() {
 		name := counterOverMedian.name(cs.hidString(c.hid))
 		c.overMedian, _ = cs.newTrack(c.pid, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs, YAxisShareKey: name,
@@ -150,7 +151,7 @@ func (cs *counterSet) overMedianValue(c *callableCounter, at linePos, ts, v int6
 }
 
 // callableValue writes v at ts on c's track, made on its first value.
-func (cs *counterSet) callableValue(c *callableCounter, at linePos, ts, v int64) {
+func (cs *counterSet) callableValue(c *callableCounter, at held.Pos, ts, v int64) {
 	if c.track.IsZero() {
 		name := counterStepTime.name(cs.hidString(c.hid))
 		axis := name
@@ -178,7 +179,7 @@ func (cs *counterSet) endRunOnce() {
 
 // deviceWall writes the placed duration of a drawn device_wall at its
 // placed start on its device's track.
-func (cs *counterSet) deviceWall(pid int32, dev int32, at linePos, ts, dur int64) {
+func (cs *counterSet) deviceWall(pid int32, dev int32, at held.Pos, ts, dur int64) {
 	if cs == nil || cs.outside(ts, 0) {
 		return
 	}
@@ -209,7 +210,7 @@ func (cs *counterSet) newTrack(pid int32, s perfetto.CounterSpec) (perfetto.Trac
 }
 
 // value writes v at ts on t, or counts it when the track limit refused t.
-func (cs *counterSet) value(t perfetto.Track, ok bool, at linePos, ts, v int64) {
+func (cs *counterSet) value(t perfetto.Track, ok bool, at held.Pos, ts, v int64) {
 	if !ok {
 		bump(&cs.acct.sum.CountersNotDrawn, ReasonCounterTrackLimit, 1)
 		cs.acct.example(ReasonCounterTrackLimit, at, "")
@@ -220,7 +221,7 @@ func (cs *counterSet) value(t perfetto.Track, ok bool, at linePos, ts, v int64) 
 
 // root takes a root span read at at, [ts, end) in process pid, now being
 // the log's time: its events are held, and those that are final written.
-func (cs *counterSet) root(pid int32, ts, end int64, at linePos, now int64) {
+func (cs *counterSet) root(pid int32, ts, end int64, at held.Pos, now int64) {
 	if ts < cs.written {
 		bump(&cs.acct.sum.CountersNotDrawn, ReasonInFlightLate, 1)
 		cs.acct.example(ReasonInFlightLate, at, "pid="+itoa(int64(pid))+" ts="+itoa(ts)+", before "+itoa(cs.written)+", written already")

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
@@ -38,7 +39,7 @@ type deviceDrawer struct {
 	// the order added (0 for a calibration sample's); asideSeen how many
 	// anchors the placer had set aside at the last run; conflicts the
 	// runs whose evidence conflicted, by domain and kind.
-	anchorAt  map[reduce.Domain][]linePos
+	anchorAt  map[reduce.Domain][]held.Pos
 	asideSeen int
 	conflicts map[conflictKey]*PlacementConflict
 	// Reused for each run: its device spans, their lanes and its
@@ -56,7 +57,7 @@ func (dv *deviceDrawer) buildPlacer(scan *firstpass.ScanResult, cal []firstpass.
 	dv.containOnly = reduce.NewPlacer(dv.placement...)
 	dv.freq = map[reduce.Domain]reduce.Hz{}
 	dv.devices = map[reduce.Domain]*DeviceSummary{}
-	dv.anchorAt = map[reduce.Domain][]linePos{}
+	dv.anchorAt = map[reduce.Domain][]held.Pos{}
 	for _, d := range sortedDomains(scan.Anchors) {
 		unconfirmed := dv.unconfirmedJoins(scan, d)
 		at := scan.AnchorAt[d]
@@ -177,7 +178,7 @@ func (dv *deviceDrawer) deviceSummary(d reduce.Domain) *DeviceSummary {
 
 // device places one run's device spans on the host timeline and draws them
 // on the device's tracks under the run's process.
-func (dv *deviceDrawer) run(out sink, k firstpass.InvKey, root, runner *heldSpan, spans []heldSpan, wall *reduce.DeviceWindow) {
+func (dv *deviceDrawer) run(out sink, k firstpass.InvKey, root, runner *held.Span, spans []held.Span, wall *reduce.DeviceWindow) {
 	dv.bound = analysis.NullInt{}
 	if len(spans) == 0 {
 		return
@@ -268,7 +269,7 @@ func (dv *deviceDrawer) run(out sink, k firstpass.InvKey, root, runner *heldSpan
 		}
 		ds.Unaligned += int64(len(spans))
 		bump(&ds.Reasons, reason, int64(len(spans)))
-		dv.acct.dropSpan(ReasonDeviceUnplaced, spans[0].at, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10), int64(len(spans)))
+		dv.acct.dropSpan(ReasonDeviceUnplaced, spans[0].At, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10), int64(len(spans)))
 		return
 	}
 	dv.drawDevice(out, k, ds, run, spans, lanes, fixes, pl, wallWhy, generic)
@@ -279,7 +280,7 @@ func (dv *deviceDrawer) run(out sink, k firstpass.InvKey, root, runner *heldSpan
 // (reduce.Placer.Misfits), each counted with its position, and returns
 // the others (with their lanes, their repairs and run's spans), and
 // whether it left any out.
-func (dv *deviceDrawer) dropMisfits(k firstpass.InvKey, ds *DeviceSummary, run *reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix) ([]heldSpan, []string, map[int]truncationFix, bool) {
+func (dv *deviceDrawer) dropMisfits(k firstpass.InvKey, ds *DeviceSummary, run *reduce.Run, spans []held.Span, lanes []string, fixes map[int]truncationFix) ([]held.Span, []string, map[int]truncationFix, bool) {
 	bad := dv.containOnly.Misfits(*run)
 	if len(bad) == 0 {
 		return spans, lanes, fixes, false
@@ -290,7 +291,7 @@ func (dv *deviceDrawer) dropMisfits(k firstpass.InvKey, ds *DeviceSummary, run *
 		if len(bad) > 0 && bad[0] == i {
 			bad = bad[1:]
 			s := &spans[i]
-			dv.acct.dropSpan(ReasonDeviceMisfit, s.at, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10)+": "+s.Name+" ts="+itoa(s.TS)+" dur="+itoa(s.Dur), 1)
+			dv.acct.dropSpan(ReasonDeviceMisfit, s.At, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10)+": "+s.Name+" ts="+itoa(s.TS)+" dur="+itoa(s.Dur), 1)
 			ds.Unaligned++
 			bump(&ds.Reasons, ReasonDeviceMisfit, 1)
 			continue
@@ -310,7 +311,7 @@ func (dv *deviceDrawer) dropMisfits(k firstpass.InvKey, ds *DeviceSummary, run *
 
 // deviceLanes returns the device lane of each span (deviceLane), valid
 // until the next call.
-func (dv *deviceDrawer) deviceLanes(spans []heldSpan) []string {
+func (dv *deviceDrawer) deviceLanes(spans []held.Span) []string {
 	dv.lanes = slices.Grow(dv.lanes[:0], len(spans))[:len(spans)]
 	for i := range spans {
 		dv.lanes[i] = tracks.DeviceLane(spans[i].Name)
@@ -321,7 +322,7 @@ func (dv *deviceDrawer) deviceLanes(spans []heldSpan) []string {
 // drawDevice draws placed device spans as reduce placed them: each at
 // HostStart..HostEnd through the run's one map, with its Bound (plus the
 // shift of a truncation repair).
-func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSummary, run reduce.Run, spans []heldSpan, lanes []string, fixes map[int]truncationFix, pl *reduce.Placement, wallWhy, generic Reason) {
+func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSummary, run reduce.Run, spans []held.Span, lanes []string, fixes map[int]truncationFix, pl *reduce.Placement, wallWhy, generic Reason) {
 	extraReason := ""
 	if wallWhy != "" {
 		extraReason = wallWhy.Text()
@@ -329,7 +330,7 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 	if pl.Method == reduce.Unaligned {
 		bumpPlacement(&ds.Reasons, pl.Causes, generic, wallWhy, int64(len(spans)))
 		ds.Unaligned += int64(len(spans))
-		dv.acct.dropSpan(ReasonDeviceNoEvidence, spans[0].at, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10)+": "+joinReason(pl.Reason, extraReason), int64(len(spans)))
+		dv.acct.dropSpan(ReasonDeviceNoEvidence, spans[0].At, "pid="+itoa(int64(k.Pid))+" inv="+strconv.FormatUint(k.Inv, 10)+": "+joinReason(pl.Reason, extraReason), int64(len(spans)))
 		return
 	}
 	var group perfetto.Track // created for the first slice drawn (not one outside the window)
@@ -369,7 +370,7 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 		}
 		ts, dur := int64(d.HostStart), int64(d.HostEnd-d.HostStart)
 		if dv.outside(ts, dur) { // counted as hand counts it, its arguments not made
-			dv.hand(out, perfetto.Track{}, &perfetto.Slice{TS: ts, Dur: dur}, s.at)
+			dv.hand(out, perfetto.Track{}, &perfetto.Slice{TS: ts, Dur: dur}, s.At)
 			continue
 		}
 		args := append(dv.args[:0],
@@ -402,7 +403,7 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 		if s.Name == strace.SpanDeviceWall {
 			ends = dv.endRunArrow(out, ts)
 		}
-		if !dv.hand(out, t, &perfetto.Slice{Name: s.Name, Category: categoryDevice, TS: ts, Dur: dur, Depth: s.Depth, Args: args, EndFlows: ends, Ref: uint64(s.at)}, s.at) {
+		if !dv.hand(out, t, &perfetto.Slice{Name: s.Name, Category: categoryDevice, TS: ts, Dur: dur, Depth: s.Depth, Args: args, EndFlows: ends, Ref: uint64(s.At)}, s.At) {
 			dv.leaveOut(out, ends, ReasonRunToDeviceUnended)
 			continue
 		}
@@ -410,14 +411,14 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 		dv.acct.drawn()
 		dv.drawnOn(k.Pid)
 		if s.Name == strace.SpanDeviceWall {
-			dv.counters.deviceWall(k.Pid, run.Domain.Dev, s.at, ts, dur)
+			dv.counters.deviceWall(k.Pid, run.Domain.Dev, s.At, ts, dur)
 			wallAt = ts
 		}
 		if onAxis {
 			widest = max(widest, bound)
 			dv.bound = analysis.Int(widest)
 		}
-		c := deviceCount{ds: ds, at: s.at, ts: ts, dur: dur, bound: bound, method: pl.Method, onAxis: onAxis,
+		c := deviceCount{ds: ds, at: s.At, ts: ts, dur: dur, bound: bound, method: pl.Method, onAxis: onAxis,
 			wallBound: s.Name == strace.SpanDeviceWall && run.Wall == nil, causes: pl.Causes, generic: generic, wallWhy: wallWhy}
 		if fixed {
 			c.repair = s.Name + ": " + fix.what
@@ -452,7 +453,7 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 		if !dv.outside(ts, dur) {
 			t = laneTrack("effective")
 		}
-		dv.drawDerived(out, t, perfetto.Slice{Name: effectiveName, Category: categoryDeviceDerived, TS: ts, Dur: dur, Args: args}, spans[orch].at, otherEffective)
+		dv.drawDerived(out, t, perfetto.Slice{Name: effectiveName, Category: categoryDeviceDerived, TS: ts, Dur: dur, Args: args}, spans[orch].At, otherEffective)
 	}
 }
 
@@ -483,7 +484,7 @@ type truncationFix struct {
 // partlyOverlap reports whether two spans of one lane partly overlap (one
 // starts inside the other and ends after it), the only spans
 // repairTruncation changes.
-func partlyOverlap(spans []heldSpan, lanes []string) bool {
+func partlyOverlap(spans []held.Span, lanes []string) bool {
 	for i := range spans {
 		a := &spans[i]
 		aEnd := a.TS + a.Dur
@@ -512,7 +513,7 @@ const maxRepairSpans = 64
 // and returns the logged values of those it changed. Larger overlaps are
 // not the conversion: they are drawn as they are (on an overflow lane, by
 // the trace writer).
-func repairTruncation(spans []heldSpan, lanes []string) map[int]truncationFix {
+func repairTruncation(spans []held.Span, lanes []string) map[int]truncationFix {
 	switch {
 	case len(spans) < 2:
 		return nil
@@ -524,7 +525,7 @@ func repairTruncation(spans []heldSpan, lanes []string) map[int]truncationFix {
 
 // repairOverlaps is repairTruncation past its check that a lane's spans
 // partly overlap.
-func repairOverlaps(spans []heldSpan, lanes []string) map[int]truncationFix {
+func repairOverlaps(spans []held.Span, lanes []string) map[int]truncationFix {
 	var fixes map[int]truncationFix
 	fix := func(i int, what string) {
 		if fixes == nil {
@@ -621,7 +622,7 @@ func (dv *deviceDrawer) noteSetAside() {
 }
 
 // anchorPos is where an anchor set aside is (0 for a calibration sample).
-func (dv *deviceDrawer) anchorPos(a reduce.SetAside) linePos {
+func (dv *deviceDrawer) anchorPos(a reduce.SetAside) held.Pos {
 	if at := dv.anchorAt[a.Domain]; a.Index < len(at) {
 		return at[a.Index]
 	}

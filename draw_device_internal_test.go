@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/held"
+	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/check"
@@ -44,7 +46,7 @@ func TestDeviceDrawerAlone(t *testing.T) {
 		dv := &deviceDrawer{sliceDrawer: cv, links: &runLinks{}}
 		dv.buildPlacer(scan, nil)
 		runs := runCollector{maxPending: 64, drawer: runFunc(func(b *invBuf) {
-			var root, runner *heldSpan
+			var root, runner *held.Span
 			for i := range b.host {
 				switch s := &b.host[i]; {
 				case s.Name == strace.SpanRunnerRun:
@@ -66,7 +68,7 @@ func TestDeviceDrawerAlone(t *testing.T) {
 				continue // the generator's torn records
 			}
 			if rec.Kind == strace.KindSpan && (rec.Span.IsDevice() || strace.FamilyOf(rec.Span.Name).HasInvocation()) {
-				runs.add(unshared(&rec.Span), 0, rec.Span.IsDevice(), 0)
+				runs.add(repeats.Unshared(&rec.Span), 0, rec.Span.IsDevice(), 0)
 			}
 		}
 		runs.flush()

@@ -1,6 +1,7 @@
 package phasetrace
 
 import "github.com/phasetrace/phasetrace/reduce"
+import "github.com/phasetrace/phasetrace/internal/held"
 
 // pendingDevice counts each device slice in its device's summary (placed
 // aligned or contained, its bound, the reasons it is only contained, its
@@ -17,7 +18,7 @@ type pendingDevice struct {
 // device's summary counts of it.
 type deviceCount struct {
 	ds      *DeviceSummary
-	at      linePos
+	at      held.Pos
 	ts, dur int64 // as handed: with at, what a refusal names
 	bound   int64
 	method  reduce.Method
@@ -35,7 +36,7 @@ func (t *pendingDevice) add(c deviceCount) { t.pending = append(t.pending, c) }
 
 // refused leaves out of the pending device slices the device slice handed at at, [ts,
 // ts+dur], if the slice the writer refused is one.
-func (t *pendingDevice) refused(at linePos, ts, dur int64) {
+func (t *pendingDevice) refused(at held.Pos, ts, dur int64) {
 	for i := len(t.pending) - 1; i >= 0; i-- {
 		if c := &t.pending[i]; !c.refused && c.at == at && c.ts == ts && c.dur == dur {
 			c.refused = true

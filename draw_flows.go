@@ -1,6 +1,7 @@
 package phasetrace
 
 import (
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -33,7 +34,7 @@ type flowKey struct {
 }
 
 type nodeSpan struct {
-	span heldSpan
+	span held.Span
 	leaf string
 	key  flowKey
 	// A dispatch's best submit so far, while that submit waits (a submit
@@ -55,7 +56,7 @@ type nodeSpan struct {
 	launches  *nodeList
 	launchKey launchKey
 	next      [2]*nodeSpan
-	store     spanStore // span's attributes
+	store     held.Store // span's attributes
 }
 
 // nodeList is a list of waiting node spans in arrival order, linked
@@ -162,11 +163,11 @@ type launchKey struct{ runID, dispatchID int64 }
 // attributes from attrRoom, a slab at a time.
 func (f *handoffs) newNode() *nodeSpan {
 	n := f.nodes.get()
-	if cap(n.store.attrs) == 0 {
+	if cap(n.store.Attrs) == 0 {
 		if len(f.attrRoom) < nodeAttrs {
 			f.attrRoom = make([]strace.Attr, nodeSlab*nodeAttrs)
 		}
-		n.store.attrs = f.attrRoom[:0:nodeAttrs]
+		n.store.Attrs = f.attrRoom[:0:nodeAttrs]
 		f.attrRoom = f.attrRoom[nodeAttrs:]
 	}
 	return n
@@ -175,7 +176,7 @@ func (f *handoffs) newNode() *nodeSpan {
 // freeNode clears a drawn node span, out of every index, and gives it back
 // for reuse.
 func (f *handoffs) freeNode(n *nodeSpan) {
-	n.store.reset()
+	n.store.Reset()
 	*n = nodeSpan{store: n.store}
 	f.nodes.put(n)
 }
@@ -184,10 +185,10 @@ func (f *handoffs) freeNode(n *nodeSpan) {
 // hand-off's spans carry eight.
 const nodeAttrs = 12
 
-func (f *handoffs) add(sp *strace.Span, at linePos) {
+func (f *handoffs) add(sp *strace.Span, at held.Pos) {
 	n := f.newNode()
-	n.span = heldSpan{*sp, at}
-	n.span.Attrs = n.store.keep(sp.Attrs)
+	n.span = held.Span{Span: *sp, At: at}
+	n.span.Attrs = n.store.Keep(sp.Attrs)
 	n.flows, n.endFlows = n.ids[:0:1], n.ids[1:1:2]
 	n.leaf, _ = strace.NodeLeaf(sp.Name)
 	h := handOffAttrsOf(&n.span.Span)

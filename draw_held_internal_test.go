@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -18,13 +19,13 @@ import (
 // with its own memory meanwhile.
 func TestSpanStoreMatchesPlainCopies(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	var st spanStore
+	var st held.Store
 	type kept struct{ got, want []strace.Attr }
 	var all []kept
 	reader := make([]byte, 0, 4096) // the reader's recycled memory
 	for round := range 2000 {
 		if round%300 == 0 {
-			st.reset()
+			st.Reset()
 			all = all[:0]
 		}
 		reader = reader[:0]
@@ -51,7 +52,7 @@ func TestSpanStoreMatchesPlainCopies(t *testing.T) {
 				want[i].Value = string([]byte(a.Value)) // the plain copy
 			}
 		}
-		all = append(all, kept{st.keep(attrs), want})
+		all = append(all, kept{st.Keep(attrs), want})
 		clear(reader[:cap(reader)]) // the reader reuses its memory at once
 		check := all[len(all)-1:]
 		if round%25 == 0 {

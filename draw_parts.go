@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
 )
@@ -399,7 +400,7 @@ type overview struct {
 
 // root draws a run's root, drawn in part p, on its lane, with the run's
 // key.
-func (ov *overview) root(root *heldSpan, slot int64, hasSlot bool, p *part, key perfetto.Arg) {
+func (ov *overview) root(root *held.Span, slot int64, hasSlot bool, p *part, key perfetto.Arg) {
 	lane, _ := ov.out.tracks.Lane(root.Pid, root.Tid, slot, hasSlot)
 	if lane.IsZero() {
 		return

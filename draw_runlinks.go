@@ -1,6 +1,7 @@
 package phasetrace
 
 import (
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -43,7 +44,7 @@ type runLinks struct {
 }
 
 // next numbers the next run, whose device spans are dev.
-func (l *runLinks) next(dev []heldSpan) {
+func (l *runLinks) next(dev []held.Span) {
 	l.runs++
 	l.key = perfetto.Int("run", l.runs)
 	l.wall, l.open = false, false
@@ -58,7 +59,7 @@ func (l *runLinks) next(dev []heldSpan) {
 // startRunArrow makes the arrow from runner, the run's runner_run, to its
 // device_wall when the run has one, and returns the flow ids that start at
 // runner (valid until the next run).
-func (d *runDrawer) startRunArrow(runner *heldSpan) []perfetto.FlowID {
+func (d *runDrawer) startRunArrow(runner *held.Span) []perfetto.FlowID {
 	l := d.links
 	if !l.wall || l.open {
 		return nil

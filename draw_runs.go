@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/held"
+	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
@@ -13,8 +15,8 @@ import (
 // invBuf holds one run's spans until it is complete.
 type invBuf struct {
 	key  firstpass.InvKey
-	host []heldSpan // its host spans, in log order
-	dev  []heldSpan // its device (clk=dev) spans, in log order
+	host []held.Span // its host spans, in log order
+	dev  []held.Span // its device (clk=dev) spans, in log order
 	// bindLogT is the log-prefix thread handle of its chip.run.bind: the
 	// legacy bind phase lines of that bind carry the same handle.
 	bindLogT uint64
@@ -27,9 +29,9 @@ type invBuf struct {
 	wall *reduce.DeviceWindow
 	// store holds the spans' attributes (see spanStore), except those of
 	// the spans host[ownHost:] and dev[ownDev:], shared from the recent
-	// spans (recentSpans.admit); firstShared is the number of the first of
+	// spans (RecentSpans.Admit); firstShared is the number of the first of
 	// them (0: none).
-	store           spanStore
+	store           held.Store
 	ownHost, ownDev int
 	firstShared     uint64
 	// older and newer link the waiting runs in the order their first
@@ -68,9 +70,9 @@ const maxFreeRuns = 64
 // add takes one span of a run, read at at; logT is its log prefix's
 // thread handle. An unshared span need not outlive the call: add keeps a
 // copy. A shared span of the recent spans is kept as it is, its attributes until
-// the ring asks them back (copyOut).
-func (r *runCollector) add(l sharedSpan, at linePos, dev bool, logT uint64) {
-	sp := l.span
+// the ring asks them back (CopyOut).
+func (r *runCollector) add(l repeats.SharedSpan, at held.Pos, dev bool, logT uint64) {
+	sp := l.Span
 	k := firstpass.InvKey{Pid: sp.Pid, Inv: sp.Inv}
 	b := r.last
 	if b == nil || b.key != k {
@@ -90,16 +92,16 @@ func (r *runCollector) add(l sharedSpan, at linePos, dev bool, logT uint64) {
 	}
 	r.last = b
 	st := &b.store
-	if l.n != 0 {
+	if l.N != 0 {
 		st = nil
 		if b.firstShared == 0 {
-			b.firstShared = l.n
+			b.firstShared = l.N
 		}
 	}
 	if dev {
-		b.dev = hold(b.dev, sp, at, st)
+		b.dev = held.Hold(b.dev, sp, at, st)
 	} else {
-		b.host = hold(b.host, sp, at, st)
+		b.host = held.Hold(b.host, sp, at, st)
 	}
 	if sp.Name == strace.SpanBind && !dev {
 		b.bindLogT = logT
@@ -125,21 +127,21 @@ func (r *runCollector) add(l sharedSpan, at linePos, dev bool, logT uint64) {
 	r.hand(b)
 }
 
-// copyOut copies into their runs' own stores the attributes of the shared spans
+// CopyOut copies into their runs' own stores the attributes of the shared spans
 // numbered below valid, which the ring of recent spans is about to let go of: all
 // the shared spans of each run holding one (a run's spans come together, so this
 // is rare: a run waiting for its root while the ring's worth of other spans
 // goes by).
-func (r *runCollector) copyOut(valid uint64) {
+func (r *runCollector) CopyOut(valid uint64) {
 	for _, b := range r.pending {
 		if b.firstShared == 0 || b.firstShared >= valid {
 			continue
 		}
 		for i := b.ownHost; i < len(b.host); i++ {
-			b.host[i].Attrs = b.store.keep(b.host[i].Attrs)
+			b.host[i].Attrs = b.store.Keep(b.host[i].Attrs)
 		}
 		for i := b.ownDev; i < len(b.dev); i++ {
-			b.dev[i].Attrs = b.store.keep(b.dev[i].Attrs)
+			b.dev[i].Attrs = b.store.Keep(b.dev[i].Attrs)
 		}
 		b.ownHost, b.ownDev, b.firstShared = len(b.host), len(b.dev), 0
 	}
@@ -180,7 +182,7 @@ func (r *runCollector) reuse(b *invBuf) {
 	}
 	clear(b.host)
 	clear(b.dev)
-	b.store.reset()
+	b.store.Reset()
 	*b = invBuf{host: b.host[:0], dev: b.dev[:0], store: b.store}
 	r.free = append(r.free, b)
 }
@@ -247,8 +249,8 @@ type runDrawer struct {
 	// keys of the last bind lines, for those given again close to their
 	// first (a log given twice, as a second input).
 	bindLines   []bindLine
-	bindStores  []spanStore
-	recentBinds recentKeys
+	bindStores  []held.Store
+	recentBinds repeats.RecentKeys
 	// covered and drawnSegments are run's scratch sets of bind segments;
 	// extra is reused for a slice's extra arguments.
 	covered, drawnSegments nameSet
@@ -265,7 +267,7 @@ type runDrawer struct {
 // hand-off that launched it (nodeSpan.partKey), so that its arrow is drawn
 // in one part, else its root's, else its first host span's; noKey for a
 // run of device spans only.
-func partKey(b *invBuf, root *heldSpan, launcher *nodeSpan) int64 {
+func partKey(b *invBuf, root *held.Span, launcher *nodeSpan) int64 {
 	if root != nil {
 		if launcher != nil {
 			return min(launcher.partKey(), root.TS)
@@ -285,7 +287,7 @@ func partKey(b *invBuf, root *heldSpan, launcher *nodeSpan) int64 {
 // host_phase_records entry and waiting bind phase line its bind may hold,
 // and its effective slice — and, in a split trace, the room it promises
 // (partSet.promise) to the two spans of the hand-off that launched it.
-func (d *runDrawer) runBound(b *invBuf, bind *heldSpan, launcher *nodeSpan, passes []strace.PhasePass) int {
+func (d *runDrawer) runBound(b *invBuf, bind *held.Span, launcher *nodeSpan, passes []strace.PhasePass) int {
 	n := len(b.host) + len(b.dev)
 	if len(b.dev) > 0 {
 		n++
@@ -311,7 +313,7 @@ func (d *runDrawer) runBound(b *invBuf, bind *heldSpan, launcher *nodeSpan, pass
 // launched it (handoffs.linkRun). In a split trace the dispatch and its
 // submit are promised the root's part; a run that is a part of its own
 // has its arrow across parts.
-func (d *runDrawer) linkRun(root *heldSpan, n *nodeSpan, lane perfetto.Track) []perfetto.FlowID {
+func (d *runDrawer) linkRun(root *held.Span, n *nodeSpan, lane perfetto.Track) []perfetto.FlowID {
 	if d.parts == nil || n == nil {
 		return d.flows.linkRun(&root.Span, n, !lane.IsZero(), false)
 	}
@@ -330,7 +332,7 @@ func (d *runDrawer) linkRun(root *heldSpan, n *nodeSpan, lane perfetto.Track) []
 // the later runs reuse. Where the survey does not know the callable's
 // earliest run (past maxCallables, or a Builder fed without a survey), no
 // run of it is.
-func (d *runDrawer) coldRun(root *heldSpan) bool {
+func (d *runDrawer) coldRun(root *held.Span) bool {
 	if root == nil || root.Name != strace.SpanRun || root.Depth != 0 {
 		return false
 	}
@@ -340,7 +342,7 @@ func (d *runDrawer) coldRun(root *heldSpan) bool {
 
 // runSpans finds a run's root, its chip.run (else its first depth-0
 // span), and its bind and runner_run, by name, whatever their depth.
-func runSpans(b *invBuf) (root, bind, runner *heldSpan) {
+func runSpans(b *invBuf) (root, bind, runner *held.Span) {
 	for i := range b.host {
 		s := &b.host[i]
 		switch {

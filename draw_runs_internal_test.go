@@ -7,7 +7,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/phasetrace/phasetrace/internal/held"
+	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // The run collector alone: a root written last completes its run at once;
@@ -30,14 +33,14 @@ func TestRunCollector(t *testing.T) {
 		}
 		return sp
 	}
-	r.add(unshared(span(1, 1, "chip.run.bind", -1)), 0, false, 0)
-	r.add(unshared(span(1, 0, "chip.run", 0)), 0, false, 0) // children first: complete
-	r.add(unshared(span(2, 0, "chip.run", 0)), 0, false, 0) // parents first: waits
-	r.add(unshared(span(2, 1, "chip.run.bind", -1)), 0, false, 0)
-	r.add(unshared(span(3, 0, "chip.run", 1)), 0, false, 0) // another slot: 2 still waits
-	r.add(unshared(span(4, 0, "chip.run", 0)), 0, false, 0) // slot 0 again: 2 is complete
-	r.add(unshared(span(5, 1, "chip.run.bind", -1)), 0, false, 0)
-	r.add(unshared(span(6, 1, "chip.run.bind", -1)), 0, false, 0) // a fourth waiting run: the oldest (3) goes
+	r.add(repeats.Unshared(span(1, 1, "chip.run.bind", -1)), 0, false, 0)
+	r.add(repeats.Unshared(span(1, 0, "chip.run", 0)), 0, false, 0) // children first: complete
+	r.add(repeats.Unshared(span(2, 0, "chip.run", 0)), 0, false, 0) // parents first: waits
+	r.add(repeats.Unshared(span(2, 1, "chip.run.bind", -1)), 0, false, 0)
+	r.add(repeats.Unshared(span(3, 0, "chip.run", 1)), 0, false, 0) // another slot: 2 still waits
+	r.add(repeats.Unshared(span(4, 0, "chip.run", 0)), 0, false, 0) // slot 0 again: 2 is complete
+	r.add(repeats.Unshared(span(5, 1, "chip.run.bind", -1)), 0, false, 0)
+	r.add(repeats.Unshared(span(6, 1, "chip.run.bind", -1)), 0, false, 0) // a fourth waiting run: the oldest (3) goes
 	r.flush()
 	want := []string{"1: chip.run.bind chip.run", "2: chip.run chip.run.bind", "3: chip.run", "4: chip.run", "5: chip.run.bind", "6: chip.run.bind"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -61,7 +64,7 @@ func TestRunCollectorHandsOldestFirst(t *testing.T) {
 	})
 	var want []uint64
 	for inv := uint64(1); inv <= 3*threads; inv++ {
-		r.add(unshared(&strace.Span{Pid: 1, Tid: int64(inv % threads), Inv: inv, Name: "chip.run", TS: int64(inv), Dur: 1}), 0, false, 0)
+		r.add(repeats.Unshared(&strace.Span{Pid: 1, Tid: int64(inv % threads), Inv: inv, Name: "chip.run", TS: int64(inv), Dur: 1}), 0, false, 0)
 		want = append(want, inv)
 	}
 	r.flush()
@@ -87,7 +90,7 @@ func BenchmarkRunCollectorThreads(b *testing.B) {
 			sp := strace.Span{Pid: 1, Name: "chip.run", Dur: 1}
 			for i := 0; b.Loop(); i++ {
 				sp.Tid, sp.Inv, sp.TS = int64(i%threads), uint64(i), int64(i)
-				r.add(unshared(&sp), 0, false, 0)
+				r.add(repeats.Unshared(&sp), 0, false, 0)
 			}
 		})
 	}
@@ -95,10 +98,10 @@ func BenchmarkRunCollectorThreads(b *testing.B) {
 
 // A run that waits while more than the recent spans of other spans goes by
 // keeps its spans' attributes: the window shares its copies
-// (recentSpans.admit) and the run copies them out before the window lets
-// go of them (copyOut). Every attribute the waiting run drew its spans with
+// (RecentSpans.Admit) and the run copies them out before the window lets
+// go of them (CopyOut). Every attribute the waiting run drew its spans with
 // is checked, host and device, short and long text, numbers; without
-// copyOut the window's stores would have been reused for the spans after.
+// CopyOut the window's stores would have been reused for the spans after.
 func TestRunKeepsLoansPastTheWindow(t *testing.T) {
 	long := func(tag string, i int) string {
 		return strings.Repeat(tag, strace.CanonicalValueLen/len(tag)+1) + itoa(int64(i))
@@ -112,18 +115,18 @@ func TestRunKeepsLoansPastTheWindow(t *testing.T) {
 		return sp
 	}
 	for _, rootFirst := range []bool{false, true} {
-		var got []heldSpan
+		var got []held.Span
 		var want []strace.Span
 		runs := runCollector{maxPending: 16, drawer: runFunc(func(b *invBuf) {
 			if b.key.Inv == 1 {
 				got = append(append(got, b.host...), b.dev...)
 			}
 		})}
-		r := newRecentSpans(&runs)
+		r := repeats.NewRecentSpans(&runs)
 		give := func(sp strace.Span, dev bool) {
 			given := sp
 			given.Attrs = slices.Clone(sp.Attrs) // the reader's memory: reused at once
-			l, repeated := r.admit(&given)
+			l, repeated := r.Admit(&given)
 			if repeated {
 				t.Fatalf("span %s %d taken for a repeat", sp.Name, sp.TS)
 			}
@@ -145,7 +148,7 @@ func TestRunKeepsLoansPastTheWindow(t *testing.T) {
 				i++
 			}
 		}
-		others(2 * recentSpanCount)
+		others(2 * repeats.RecentSpanCount)
 		waiting := []strace.Span{spanOf(1, 1, "chip.run.bind", i, false), spanOf(1, 1, "chip.run.runner_run.device_wall", i+1, true)}
 		if rootFirst {
 			waiting = append([]strace.Span{spanOf(1, 0, "chip.run", i+2, false)}, waiting...)
@@ -154,7 +157,7 @@ func TestRunKeepsLoansPastTheWindow(t *testing.T) {
 			give(sp, sp.IsDevice())
 			i++
 		}
-		others(5 * recentSpanCount)
+		others(5 * repeats.RecentSpanCount)
 		if !rootFirst {
 			waiting = append(waiting, spanOf(1, 0, "chip.run", i, false))
 			give(waiting[len(waiting)-1], false)
@@ -180,7 +183,7 @@ func TestRunKeepsLoansPastTheWindow(t *testing.T) {
 					w.Attrs[k].Value = "" // a kept number drops its text
 				}
 			}
-			if !sameSpan(&got[j].Span, &w) {
+			if !stracetest.SameSpan(&got[j].Span, &w) {
 				t.Errorf("root first %v: span %d drawn as %+v, want %+v", rootFirst, j, got[j].Span, w)
 			}
 		}
@@ -213,8 +216,3 @@ func TestNameSet(t *testing.T) {
 type runFunc func(b *invBuf)
 
 func (f runFunc) run(b *invBuf) { f(b) }
-
-// copyOutFunc copies out shared spans with a function (sharedHolder).
-type copyOutFunc func(valid uint64)
-
-func (f copyOutFunc) copyOut(valid uint64) { f(valid) }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/remoteplan"
 	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
@@ -108,7 +109,7 @@ func (cv *sliceDrawer) part() int {
 
 // threadFor is the real-tid lane of sp's thread, or the zero Track,
 // without creating it, when sp is outside the window.
-func (cv *sliceDrawer) threadFor(s sink, sp *heldSpan) perfetto.Track {
+func (cv *sliceDrawer) threadFor(s sink, sp *held.Span) perfetto.Track {
 	if cv.outside(sp.TS, sp.Dur) {
 		return perfetto.Track{}
 	}
@@ -128,15 +129,15 @@ func (cv *sliceDrawer) drawable(pid int32, tid int64) bool {
 
 // drawSpan draws one host span on track t, with its identity and every
 // attribute as typed arguments.
-func (cv *sliceDrawer) drawSpan(out sink, t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool) {
+func (cv *sliceDrawer) drawSpan(out sink, t perfetto.Track, sp *held.Span, extra []perfetto.Arg, laneSplit bool) {
 	cv.drawSpanWithFlows(out, t, sp, extra, laneSplit, nil, nil)
 }
 
 // drawSpanWithFlows is drawSpan with flows attached: flows start or continue at the
 // span, endFlows end there.
-func (cv *sliceDrawer) drawSpanWithFlows(out sink, t perfetto.Track, sp *heldSpan, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
+func (cv *sliceDrawer) drawSpanWithFlows(out sink, t perfetto.Track, sp *held.Span, extra []perfetto.Arg, laneSplit bool, flows, endFlows []perfetto.FlowID) {
 	if cv.outside(sp.TS, sp.Dur) { // as hand would, without its arguments
-		cv.hand(out, t, &perfetto.Slice{TS: sp.TS, Dur: sp.Dur}, sp.at)
+		cv.hand(out, t, &perfetto.Slice{TS: sp.TS, Dur: sp.Dur}, sp.At)
 		if len(flows)+len(endFlows) > 0 {
 			cv.arrows.dropped(cv.arrows.live(flows))
 			cv.arrows.dropped(cv.arrows.live(endFlows))
@@ -160,7 +161,7 @@ func (cv *sliceDrawer) drawSpanWithFlows(out sink, t perfetto.Track, sp *heldSpa
 	if arrows {
 		flows, endFlows = cv.arrows.live(flows), cv.arrows.live(endFlows)
 	}
-	drawn := cv.hand(out, t, &perfetto.Slice{Name: sp.Name, Category: categoryOf(sp.Name), TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.at)}, sp.at)
+	drawn := cv.hand(out, t, &perfetto.Slice{Name: sp.Name, Category: categoryOf(sp.Name), TS: sp.TS, Dur: sp.Dur, Depth: sp.Depth, Args: args, Flows: flows, EndFlows: endFlows, Ref: uint64(sp.At)}, sp.At)
 	if drawn {
 		cv.acct.drawn()
 		cv.drawnOn(sp.Pid)
@@ -181,7 +182,7 @@ func (cv *sliceDrawer) drawSpanWithFlows(out sink, t perfetto.Track, sp *heldSpa
 // one after placement (a device span mapped outside the int64 range); it
 // reports whether it did. Callers count the slices of spans as drawn; the
 // reasons it refuses are counted here.
-func (cv *sliceDrawer) hand(out sink, t perfetto.Track, s *perfetto.Slice, p linePos) bool {
+func (cv *sliceDrawer) hand(out sink, t perfetto.Track, s *perfetto.Slice, p held.Pos) bool {
 	switch cv.write(out, t, s) {
 	case notInWindow:
 		bump(&cv.acct.sum.Spans.NotDrawn, ReasonOutsideWindow, 1) // asked for: no example
@@ -327,7 +328,7 @@ func appendAttrs(args []perfetto.Arg, attrs []strace.Attr) []perfetto.Arg {
 // drawDerived draws a slice that is not a span of the log (a bind phase line, a
 // host_phase_records entry); what reasons the writer cannot take it for
 // are counted under what.
-func (cv *sliceDrawer) drawDerived(out sink, t perfetto.Track, s perfetto.Slice, p linePos, what string) {
+func (cv *sliceDrawer) drawDerived(out sink, t perfetto.Track, s perfetto.Slice, p held.Pos, what string) {
 	s.Ref = cv.acct.sliceRef(what, p)
 	switch cv.write(out, t, &s) {
 	case notInWindow:

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/reduce/analysis"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -41,7 +42,7 @@ func (o *stepObserver) begin(b *invBuf) {
 
 // segmentSpan adds a chip.run.bind.<segment> span drawn, seg its
 // segment (one word: a known segment or another; not a deeper span).
-func (o *stepObserver) segmentSpan(seg string, s *heldSpan) {
+func (o *stepObserver) segmentSpan(seg string, s *held.Span) {
 	if o == nil || strings.Contains(seg, ".") {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/check"
@@ -194,7 +195,7 @@ func TestDeviceLanes(t *testing.T) {
 		strace.SpanDeviceWall + ".task_slot_3", strace.SpanDeviceWall + ".preamble", "", "x"}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for round := range 200 {
-		spans := make([]heldSpan, rng.IntN(12))
+		spans := make([]held.Span, rng.IntN(12))
 		for i := range spans {
 			name := names[rng.IntN(len(names))]
 			if rng.IntN(3) == 0 {
@@ -223,7 +224,7 @@ func TestRepairOnlyWherePartlyOverlapping(t *testing.T) {
 		if round%50 == 0 {
 			n = maxRepairSpans - 5 + rng.IntN(100)
 		}
-		spans := make([]heldSpan, n)
+		spans := make([]held.Span, n)
 		lanes := make([]string, len(spans))
 		for i := range spans {
 			spans[i].Name = "s" + itoa(int64(i))
@@ -234,11 +235,11 @@ func TestRepairOnlyWherePartlyOverlapping(t *testing.T) {
 		again := slices.Clone(spans)
 		fixes := repairOverlaps(spans, lanes)
 		if got := repairTruncation(again, lanes); !maps.EqualFunc(got, fixes, func(a, b truncationFix) bool { return a == b }) ||
-			!slices.EqualFunc(again, spans, func(a, b heldSpan) bool { return a.TS == b.TS && a.Dur == b.Dur }) {
+			!slices.EqualFunc(again, spans, func(a, b held.Span) bool { return a.TS == b.TS && a.Dur == b.Dur }) {
 			t.Fatalf("round %d (%d spans): repairTruncation repaired %v, the full repair %v", round, n, got, fixes)
 		}
 		if !partlyOverlap(before, lanes) {
-			if fixes != nil || !slices.EqualFunc(spans, before, func(a, b heldSpan) bool { return a.TS == b.TS && a.Dur == b.Dur }) {
+			if fixes != nil || !slices.EqualFunc(spans, before, func(a, b held.Span) bool { return a.TS == b.TS && a.Dur == b.Dur }) {
 				t.Fatalf("round %d: spans with no partial overlap on a lane repaired: %v", round, fixes)
 			}
 			continue

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/remoteplan"
 	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/internal/tracks"
@@ -15,48 +16,8 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// The root package, by stage.
-//
-// The front door, what a user programs against from go doc alone: doc.go
-// (what a trace shows, the bad-data rules, repeats, big logs, memory, the
-// summary as JSON), convert.go (Convert), options.go (Option, the With…
-// options), builder.go (Builder, DeviceBuffer), survey.go (Survey),
-// summary.go and reasons.go (Summary and its types; every reason id and
-// its text), input.go (Input, File, Bytes, CutReader), version.go (the
-// commands' version line).
-//
-// Behind it, the engine, one file prefix per stage, each stage a type that
-// owns its state:
-//
-//   - engine*.go, the passes in order: the first pass over every log, the
-//     plan, the second pass reading the logs merged (converter);
-//   - survey_*.go, the first pass: lanes, labels, clock anchors, wall
-//     clocks, captures that repeat, remote tasks and runs, artifacts
-//     (scanResult, repeatedCaptures);
-//   - plan_*.go, the comparison's plan (comparePlan); the remote plan,
-//     which machine served which worker, each machine's clock and the
-//     arrows across machines, is package internal/remoteplan (Planner,
-//     Plan), which draw_remote.go draws by;
-//   - draw_*.go, drawing through one slice drawer: runs, bind lines, device
-//     phases, flows, tracks, wall clocks, counters, the recent spans, the
-//     parts of a split trace, a run's key and arrow (slice drawer, runDrawer,
-//     deviceDrawer, runCollector, handoffs, trackSet, counterSet,
-//     recentSpans, partSet, overview, runLinks);
-//   - account_*.go, the account: every record drawn or counted under a
-//     reason, every arrow with both ends or counted (account, arrowAccount).
-//
-// References run one way, checked by TestStagesReferOneWay: the front door
-// drives the engine, the engine every stage; drawing reads the plan and
-// the survey, the plan the survey; every stage counts in the account; the
-// summary's types are everyone's. The stages are types in the root rather
-// than internal packages because the engine writes the exported Summary
-// and its types as it goes: in internal packages those types would have
-// to leave the front door or be mirrored and copied. Tests of hostile logs
-// live in hostile_test.go.
-
 // converter runs one conversion. It orders the passes and owns the stages
-// (above): prepare runs the survey over
-// every log (firstPass, compareCaptures), the remote plan and the
+// (DESIGN.md): prepare runs the survey over every log (firstPass, compareCaptures), the remote plan and the
 // artifacts; start opens the writer; secondPass gives every record, in
 // the order the logs were written, to takeRecord, which leaves out repeats
 // and hands each span to the stage that draws it — a run's spans to the run
@@ -86,7 +47,7 @@ type converter struct {
 	// Repeated records: the captures that repeat earlier ones, and the
 	// recent spans.
 	repeated repeats.RepeatedCaptures
-	recent   *recentSpans
+	recent   *repeats.RecentSpans
 
 	// Remote machines: how their logs are drawn, and the trace pids given
 	// to pids that repeat across machines, per log; shift is added to each
@@ -129,7 +90,7 @@ func newConverter(opts []Option) *converter {
 		c.runDrawer.steps = newStepObserver(cfg.steps)
 	}
 	c.runs = runCollector{maxPending: cfg.maxPending, drawer: c.runDrawer}
-	c.recent = newRecentSpans(&c.runs)
+	c.recent = repeats.NewRecentSpans(&c.runs)
 	c.arrows = arrowAccount{acct: c.acct, site: cv}
 	c.flows = handoffs{horizon: cfg.flowHorizon, site: c, arrows: &c.arrows, acct: c.acct}
 	return c
@@ -339,7 +300,7 @@ func (c *converter) nodeBatch(n *nodeSpan, flows, endFlows []perfetto.FlowID) si
 // an earlier one, else drawn (or held until its run is complete).
 func (c *converter) takeRecord(s *source) {
 	rec := s.rec
-	at := posAt(s.file, rec.Pos.Line)
+	at := held.PosAt(s.file, rec.Pos.Line)
 	if c.repeated.Whole != nil {
 		if r, ok := repeats.RepeatOf(c.repeated.Whole[s.index], &s.repeat, rec.Pos.Line); ok {
 			detail := "lines " + itoa(r.First) + "–" + itoa(r.Last) + " repeat " + r.Of
@@ -381,14 +342,14 @@ var spanFaultReasons = [...]Reason{
 
 // takeSpan takes one span: left out when it is not an interval or repeats
 // a recent one, else given to its run, to the hand-offs or drawn.
-func (c *converter) takeSpan(rec *strace.Record, at linePos) {
+func (c *converter) takeSpan(rec *strace.Record, at held.Pos) {
 	sp := &rec.Span
 	dev := sp.IsDevice()
 	if fault, detail := firstpass.CheckSpan(sp, dev); fault != firstpass.SpanSound {
 		c.acct.dropSpan(spanFaultReasons[fault], at, detail, 1)
 		return
 	}
-	l, repeated := c.recent.admit(sp)
+	l, repeated := c.recent.Admit(sp)
 	if repeated {
 		c.acct.dropSpan(ReasonRepeatedSpan, at, sp.Name, 1)
 		return
@@ -406,7 +367,7 @@ func (c *converter) takeSpan(rec *strace.Record, at linePos) {
 	case fam == strace.FamilyNode:
 		c.flows.add(sp, at)
 	default: // ext.: on the thread that emitted it, never grouped into runs
-		h := heldSpan{*sp, at}
+		h := held.Span{Span: *sp, At: at}
 		out := c.sliceDrawer.batch(sp.TS, 1)
 		c.sliceDrawer.drawSpan(out, c.sliceDrawer.threadFor(out, &h), &h, nil, false)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -131,7 +132,7 @@ func (c *converter) adjustRemote(i int, rec *strace.Record) {
 
 // unmapped counts a span its machine's mapping cannot carry and leaves it
 // out (a record of no kind is not drawn).
-func (c *converter) unmapped(rec *strace.Record, at linePos) {
+func (c *converter) unmapped(rec *strace.Record, at held.Pos) {
 	c.acct.dropSpan(ReasonUnmapped, at, rec.Span.Name+" ts="+itoa(rec.Span.TS), 1)
 	rec.Kind = 0
 }

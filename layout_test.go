@@ -33,7 +33,7 @@ func stageOf(file string) string {
 	if strings.HasPrefix(b, "summary_") {
 		return "types"
 	}
-	for _, p := range []string{"engine", "survey_", "plan_", "draw_", "account_"} {
+	for _, p := range []string{"engine", "plan_", "draw_", "account_"} {
 		if strings.HasPrefix(b, p) {
 			return strings.TrimSuffix(p, "_")
 		}

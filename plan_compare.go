@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/perfetto"
 )
 
@@ -232,7 +233,7 @@ type deltaPair struct {
 // its start and its duration.
 type deltaStep struct {
 	idx, ts, dur int64
-	at           linePos
+	at           held.Pos
 }
 
 // measureThread marks the log-prefix thread handles of a comparison's

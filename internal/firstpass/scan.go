@@ -105,7 +105,7 @@ type ScanResult struct {
 	Remote  RemoteScan
 	PidMaps []map[int32]int32
 	// cmp is what a comparison's first pass keeps of each log's runs
-	// (survey_compare.go); nil otherwise.
+	// (compare.go); nil otherwise.
 	Cmp *CompareScan
 
 	// recordPids are the processes host_phase_records has passes of: the

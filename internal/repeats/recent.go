@@ -1,12 +1,12 @@
-package phasetrace
+package repeats
 
 import "github.com/phasetrace/phasetrace/strace"
-import "github.com/phasetrace/phasetrace/internal/repeats"
+import "github.com/phasetrace/phasetrace/internal/held"
 
-// recentSpanCount is how many recent spans a span is compared with.
-const recentSpanCount = 1 << 12
+// RecentSpanCount is how many recent spans a span is compared with.
+const RecentSpanCount = 1 << 12
 
-// recentSpans remembers the last recentSpanCount spans in a ring, chained by a
+// RecentSpans remembers the last RecentSpanCount spans in a ring, chained by a
 // hash of their identity, time and name; a span whose hash matches is
 // compared field by field. A chain runs from the newest span to the oldest,
 // so a walk of its own chain is done at the first span that has left the
@@ -23,14 +23,14 @@ const recentSpanCount = 1 << 12
 // ring, which every link the walk follows from a head is until the chain
 // leaves it. A link to a span that has left it reads as one in the ring
 // again when the span was remembered k·2^linkSeqBits + a spans ago (a under
-// recentSpanCount, k at least 1); it then names the span of the ring in the
+// RecentSpanCount, k at least 1); it then names the span of the ring in the
 // same ring slot, whose own links are exact, and the walk goes on along
 // that span's chain. Walking only to older spans (a link to a span not
 // older than the last one visited ends the walk) keeps such a walk finite,
-// at most recentSpanCount visits, and it has visited every span of its own
+// at most RecentSpanCount visits, and it has visited every span of its own
 // chain in the ring first. Whatever span a walk visits is in the ring,
 // and one whose tag is the hash's own is compared in full.
-type recentSpans struct {
+type RecentSpans struct {
 	ring  []recentSpan
 	links []uint32 // per ring slot: the link to the previous span of its chain
 	heads []uint32 // per bucket: the link to its newest span (0: none)
@@ -38,12 +38,12 @@ type recentSpans struct {
 	// (k+1)·G) live in stores[k%dedupStores] (G = dedupGen), which is reset
 	// when span (k+dedupStores)·G comes, its spans out of the ring by
 	// then. The stores hold little more than the ring's attributes.
-	stores [dedupStores]spanStore
+	stores [dedupStores]held.Store
 	n      uint64 // spans remembered so far
 	// holder is told, before the attributes of the oldest copies are
 	// let go of, the number (plus one) of the oldest copy still valid
 	// after, and copies out the shared spans below it (nil: none).
-	holder sharedHolder
+	holder SharedHolder
 }
 
 // A link's fields (see recentSpans).
@@ -63,39 +63,39 @@ type recentSpan struct {
 // The ring's spans' attributes are kept in generations of dedupGen spans:
 // the ring's, and one more.
 const (
-	dedupGen    = recentSpanCount / 8
-	dedupStores = recentSpanCount/dedupGen + 1
+	dedupGen    = RecentSpanCount / 8
+	dedupStores = RecentSpanCount/dedupGen + 1
 )
 
 // dedupBuckets is the number of chains: as many as the ring holds, so a
 // chain has one span in the ring on average.
-const dedupBuckets = recentSpanCount
+const dedupBuckets = RecentSpanCount
 
-// A holder holds attributes the ring shared it: the run collector, or a
+// A SharedHolder holds attributes the ring shared it: the run collector, or a
 // test's stand-in.
-type sharedHolder interface {
-	// copyOut copies out the shared spans numbered below valid.
-	copyOut(valid uint64)
+type SharedHolder interface {
+	// CopyOut copies out the shared spans numbered below valid.
+	CopyOut(valid uint64)
 }
 
-// newRecentSpans returns an empty ring whose shared spans go to a holder
-// with copyOut (nil: none). copyOut is told, before the ring lets go of the
+// NewRecentSpans returns an empty ring whose shared spans go to a holder
+// with CopyOut (nil: none). CopyOut is told, before the ring lets go of the
 // attributes of its oldest copies, the number (plus one, as a shared span gives
 // it) of the oldest copy still valid after, at most once per dedupGen
 // spans admitted; the holder copies out the shared spans below it then.
-func newRecentSpans(b sharedHolder) *recentSpans {
-	return &recentSpans{ring: make([]recentSpan, recentSpanCount), links: make([]uint32, recentSpanCount), heads: make([]uint32, dedupBuckets), holder: b}
+func NewRecentSpans(b SharedHolder) *RecentSpans {
+	return &RecentSpans{ring: make([]recentSpan, RecentSpanCount), links: make([]uint32, RecentSpanCount), heads: make([]uint32, dedupBuckets), holder: b}
 }
 
 // spanHash hashes a span's (pid, tid, inv, name, ts, dur). Its four
 // products are independent, so they overlap in the processor.
 func spanHash(sp *strace.Span) uint64 {
 	first, last := nameWords(sp.Name)
-	a := repeats.MulFold(uint64(uint32(sp.Pid))^repeats.HashK0, uint64(sp.Tid)^repeats.HashK1)
-	b := repeats.MulFold(sp.Inv^repeats.HashK2, uint64(len(sp.Name))^repeats.HashK3)
-	c := repeats.MulFold(uint64(sp.TS)^repeats.HashK1, uint64(sp.Dur)^repeats.HashK0)
-	d := repeats.MulFold(first^repeats.HashK3, last^repeats.HashK2)
-	return repeats.MulFold(a^c^repeats.HashK0, b^d^repeats.HashK1)
+	a := MulFold(uint64(uint32(sp.Pid))^HashK0, uint64(sp.Tid)^HashK1)
+	b := MulFold(sp.Inv^HashK2, uint64(len(sp.Name))^HashK3)
+	c := MulFold(uint64(sp.TS)^HashK1, uint64(sp.Dur)^HashK0)
+	d := MulFold(first^HashK3, last^HashK2)
+	return MulFold(a^c^HashK0, b^d^HashK1)
 }
 
 // nameWords returns a name's first and last eight bytes (fewer, zero
@@ -114,24 +114,24 @@ func nameWords(s string) (first, last uint64) {
 	return first, last
 }
 
-// shared span is a span the ring shares: its copy in the ring, valid until the
-// ring tells its holder (newRecentSpans) a number above n. A shared span of n
+// A SharedSpan is a span the ring shares: its copy in the ring, valid until the
+// ring tells its holder (NewRecentSpans) a number above n. A shared span of n
 // 0 is no shared span: a span the holder must copy (unshared).
-type sharedSpan struct {
-	span *strace.Span
-	n    uint64 // the copy's number plus one
+type SharedSpan struct {
+	Span *strace.Span
+	N    uint64 // the copy's number plus one
 }
 
-// unshared is sp as a shared span of no ring: its holder keeps its own copy.
-func unshared(sp *strace.Span) sharedSpan { return sharedSpan{span: sp} }
+// Unshared is sp as a shared span of no ring: its holder keeps its own copy.
+func Unshared(sp *strace.Span) SharedSpan { return SharedSpan{Span: sp} }
 
-// admit reports whether sp equals a recent span (repeated), and if not
+// Admit reports whether sp equals a recent span (repeated), and if not
 // keeps a copy of it (sp need not outlive the call) and shares it. The
 // shared span's attributes stay valid until the ring calls its holder's
-// copyOut (newRecentSpans) with a number above the shared span's: a holder may keep
+// CopyOut (NewRecentSpans) with a number above the shared span's: a holder may keep
 // the copy instead of one of its own if it copies the attributes out then
-// (runCollector.copyOut).
-func (r *recentSpans) admit(sp *strace.Span) (l sharedSpan, repeated bool) {
+// (runCollector.CopyOut).
+func (r *RecentSpans) Admit(sp *strace.Span) (l SharedSpan, repeated bool) {
 	h := spanHash(sp)
 	b := h & (dedupBuckets - 1)
 	tag := uint32(h>>(64-linkTagBits)) | 1
@@ -139,35 +139,35 @@ func (r *recentSpans) admit(sp *strace.Span) (l sharedSpan, repeated bool) {
 	for l, last := r.heads[b], -1; l != 0; {
 		// age: spans remembered since the one l names (0: the last one).
 		age := int((next - l>>linkTagBits) & linkSeqMask)
-		if age >= recentSpanCount || age <= last {
+		if age >= RecentSpanCount || age <= last {
 			break // out of the ring, or not older than the last visited
 		}
 		last = age
-		i := (l>>linkTagBits - 1) % recentSpanCount
+		i := (l>>linkTagBits - 1) % RecentSpanCount
 		if l&linkTagMask == tag {
 			if e := &r.ring[i]; e.key == h && sameKey(&e.span, sp) {
-				return sharedSpan{}, true
+				return SharedSpan{}, true
 			}
 		}
 		l = r.links[i]
 	}
-	i := r.n % recentSpanCount
+	i := r.n % RecentSpanCount
 	st := &r.stores[r.n/dedupGen%dedupStores]
 	if r.n%dedupGen == 0 {
 		// The store's generation has left the ring: the copies numbered
 		// from n−(dedupStores−1)·dedupGen on stay valid.
 		if r.n >= dedupStores*dedupGen && r.holder != nil {
-			r.holder.copyOut(r.n - (dedupStores-1)*dedupGen + 1)
+			r.holder.CopyOut(r.n - (dedupStores-1)*dedupGen + 1)
 		}
-		st.reset()
+		st.Reset()
 	}
 	e := &r.ring[i]
 	e.key, e.span = h, *sp
-	e.span.Attrs = st.keep(sp.Attrs) // in place: the span is not copied twice
+	e.span.Attrs = st.Keep(sp.Attrs) // in place: the span is not copied twice
 	r.links[i] = r.heads[b]
 	r.n++
 	r.heads[b] = uint32(r.n)<<linkTagBits | tag
-	return sharedSpan{&e.span, r.n}, false
+	return SharedSpan{&e.span, r.n}, false
 }
 
 // sameKey reports whether two spans are equal in (pid, tid, inv, name, ts,
@@ -183,7 +183,7 @@ const recentKeysLen = 4096
 // records given to it, so that a record given again close to its first —
 // a log given twice is read together with its copy, record by record in
 // the order they were written — is known as a repeat.
-type recentKeys struct {
+type RecentKeys struct {
 	ring []uint64
 	next int
 	in   map[uint64]int32 // how many times each key is in ring
@@ -191,7 +191,7 @@ type recentKeys struct {
 
 // repeated reports whether key is among the last keys given, and
 // remembers it when it is not.
-func (r *recentKeys) repeated(key uint64) bool {
+func (r *RecentKeys) Repeated(key uint64) bool {
 	if r.in[key] > 0 {
 		return true
 	}

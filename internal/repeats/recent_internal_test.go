@@ -1,4 +1,4 @@
-package phasetrace
+package repeats
 
 import (
 	"errors"
@@ -12,17 +12,18 @@ import (
 	"unsafe"
 
 	"github.com/phasetrace/phasetrace/strace"
+	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // The repeat detector drops exactly the spans equal in (pid, tid, inv, name,
 // ts, dur) to one of the last recentSpanCount, whatever memory the spans it was
 // given held.
-func TestSpanWindow(t *testing.T) {
+func TestRecentSpans(t *testing.T) {
 	long := strings.Repeat("v", strace.CanonicalValueLen+1)
 	span := func(ts int64, attrs ...strace.Attr) strace.Span {
 		return strace.Span{Pid: 1, Tid: 2, Inv: 3, Hid: 4, Depth: 1, Name: "chip.run.bind", TS: ts, Dur: 10, Attrs: attrs}
 	}
-	r := newRecentSpans(nil)
+	r := NewRecentSpans(nil)
 	// Each span is given in a scratch copy, overwritten after the call, as
 	// the reader's recycled records are.
 	scratch := make([]strace.Attr, 8)
@@ -84,8 +85,8 @@ func TestSpanWindow(t *testing.T) {
 	}
 	// The ring: a span repeats while fewer than recentSpanCount spans came
 	// after it.
-	r = newRecentSpans(nil)
-	for i := range recentSpanCount {
+	r = NewRecentSpans(nil)
+	for i := range RecentSpanCount {
 		if repeated(span(int64(i), strace.Int("i", int64(i)))) {
 			t.Fatalf("span %d taken for a repeat", i)
 		}
@@ -93,38 +94,19 @@ func TestSpanWindow(t *testing.T) {
 	if !repeated(span(0, strace.Int("i", 0))) {
 		t.Error("the oldest span of the ring not taken for a repeat")
 	}
-	for i := range 3 * recentSpanCount {
-		if repeated(span(int64(recentSpanCount+i), strace.Int("i", int64(i)))) {
-			t.Fatalf("span %d taken for a repeat", recentSpanCount+i)
+	for i := range 3 * RecentSpanCount {
+		if repeated(span(int64(RecentSpanCount+i), strace.Int("i", int64(i)))) {
+			t.Fatalf("span %d taken for a repeat", RecentSpanCount+i)
 		}
 	}
 	// Span i of the loop is the (W+i)th remembered (W = recentSpanCount): W-2
 	// came after span 2W+1, W after span 2W-1, which left the ring.
-	if !repeated(span(int64(3*recentSpanCount+1), strace.Int("i", int64(2*recentSpanCount+1)))) {
+	if !repeated(span(int64(3*RecentSpanCount+1), strace.Int("i", int64(2*RecentSpanCount+1)))) {
 		t.Error("a span in the ring not taken for a repeat")
 	}
-	if repeated(span(int64(3*recentSpanCount-1), strace.Int("i", int64(2*recentSpanCount-1)))) {
+	if repeated(span(int64(3*RecentSpanCount-1), strace.Int("i", int64(2*RecentSpanCount-1)))) {
 		t.Error("a span out of the ring taken for a repeat")
 	}
-}
-
-// sameSpan reports whether two spans are equal in every field (a number's
-// text is not compared: its value says the same, and a kept span drops it).
-func sameSpan(a, b *strace.Span) bool {
-	if a.Pid != b.Pid || a.Tid != b.Tid || a.Inv != b.Inv || a.Hid != b.Hid || a.Depth != b.Depth || a.Name != b.Name ||
-		a.TS != b.TS || a.Dur != b.Dur || a.NameTruncated != b.NameTruncated || a.AttrsTruncated != b.AttrsTruncated || len(a.Attrs) != len(b.Attrs) {
-		return false
-	}
-	for i := range a.Attrs {
-		x, y := &a.Attrs[i], &b.Attrs[i]
-		if x.Key != y.Key || x.Type != y.Type || x.Bare != y.Bare || x.Truncated != y.Truncated {
-			return false
-		}
-		if x.Type == strace.TypeString && x.Value != y.Value || x.Int != y.Int || x.Uint != y.Uint {
-			return false
-		}
-	}
-	return true
 }
 
 // linkSpan is a span of the tests of links, told apart by its ts.
@@ -146,7 +128,7 @@ func oneChain(n int) []strace.Span {
 }
 
 // remember gives r each span, none of which may repeat.
-func admit(t *testing.T, r *recentSpans, spans ...strace.Span) {
+func admit(t *testing.T, r *RecentSpans, spans ...strace.Span) {
 	t.Helper()
 	for _, sp := range spans {
 		if r.repeated(&sp) {
@@ -157,7 +139,7 @@ func admit(t *testing.T, r *recentSpans, spans ...strace.Span) {
 
 // rememberOthers gives r n spans of chains other than y's (ts from 0) and
 // returns the ts after the last.
-func rememberOthers(t *testing.T, r *recentSpans, n int, y strace.Span) int64 {
+func rememberOthers(t *testing.T, r *RecentSpans, n int, y strace.Span) int64 {
 	t.Helper()
 	ts := int64(0)
 	for ; n > 0; ts++ {
@@ -175,8 +157,8 @@ func rememberOthers(t *testing.T, r *recentSpans, n int, y strace.Span) int64 {
 // chain idle that long has a head that reads as a link into the ring.
 // The walk must still find exactly the spans of the ring: it visits the
 // span of the ring in that ring slot and walks on from it to older ones.
-func TestSpanWindowAliasedLinks(t *testing.T) {
-	r := newRecentSpans(nil)
+func TestRecentSpansAliasedLinks(t *testing.T) {
+	r := NewRecentSpans(nil)
 	x := linkSpan(-1)
 	admit(t, r, x)
 	// Keep x's chain idle while 2^linkSeqBits+10 other spans come: x's
@@ -189,7 +171,7 @@ func TestSpanWindowAliasedLinks(t *testing.T) {
 		t.Error("the same span again not taken for a repeat")
 	}
 	// The spans of the ring are still found.
-	for _, back := range []int64{1, 11, 12, 100, recentSpanCount - 100} {
+	for _, back := range []int64{1, 11, 12, 100, RecentSpanCount - 100} {
 		sp := linkSpan(ts - back)
 		if bucketOf(sp) == bucketOf(x) {
 			continue
@@ -202,9 +184,9 @@ func TestSpanWindowAliasedLinks(t *testing.T) {
 
 // A chain whose oldest link aliases the newest span of the same chain
 // would loop forever but for the rule that a walk only goes to older spans.
-func TestSpanWindowAliasedLoop(t *testing.T) {
+func TestRecentSpansAliasedLoop(t *testing.T) {
 	ys := oneChain(4)
-	r := newRecentSpans(nil)
+	r := NewRecentSpans(nil)
 	// y0 is remembered as span s; y1 as s+2^linkSeqBits-1; y2 as
 	// s+2^linkSeqBits, so that y1's link to y0 reads as a link to y2.
 	admit(t, r, ys[0])
@@ -218,9 +200,9 @@ func TestSpanWindowAliasedLoop(t *testing.T) {
 
 // A link exactly 2^linkSeqBits spans back reads as the span it leaves
 // from: the walk, at that span already, must end there, not visit it again.
-func TestSpanWindowAliasedSelf(t *testing.T) {
+func TestRecentSpansAliasedSelf(t *testing.T) {
 	ys := oneChain(3)
-	r := newRecentSpans(nil)
+	r := NewRecentSpans(nil)
 	// y0 is remembered as span s, y1 as s+2^linkSeqBits: y1's link to y0
 	// reads as y1.
 	admit(t, r, ys[0])
@@ -235,12 +217,12 @@ func TestSpanWindowAliasedSelf(t *testing.T) {
 // A link is never 0, which means none: not even the link of a span whose
 // hash's top bits are 0, remembered as span 2^linkSeqBits-1 (its sequence
 // number plus one then reads 0).
-func TestSpanWindowZeroLink(t *testing.T) {
+func TestRecentSpansZeroLink(t *testing.T) {
 	z := linkSpan(-1)
 	for spanHash(&z)>>(64-linkTagBits) != 0 {
 		z.TS--
 	}
-	r := newRecentSpans(nil)
+	r := NewRecentSpans(nil)
 	for ts := range int64(1<<linkSeqBits - 1) {
 		if sp := linkSpan(ts); r.repeated(&sp) {
 			t.Fatalf("span at %d taken for a repeat", ts)
@@ -258,10 +240,10 @@ func TestSpanWindowZeroLink(t *testing.T) {
 // ages around the ring's edge, and in the other quarter spans that come
 // back 2^linkSeqBits spans later, give or take a ring, so that their
 // chains' stale links read as links into the ring.
-func TestSpanWindowAgainstReference(t *testing.T) {
+func TestRecentSpansAgainstReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	cold := func(sp strace.Span) bool { return bucketOf(sp) < dedupBuckets/4 }
-	r := newRecentSpans(nil)
+	r := NewRecentSpans(nil)
 	seqOf := map[int64]uint64{} // the sequence number a span (by ts) was remembered as
 	var sent []int64            // the spans given, in order
 	n := uint64(0)
@@ -269,11 +251,11 @@ func TestSpanWindowAgainstReference(t *testing.T) {
 	aliased := 0                  // walks that started at a stale head read as in the ring
 	give := func(ts int64) {
 		sp := linkSpan(ts)
-		if l, ok := lastIn[bucketOf(sp)]; ok && n-1-l >= recentSpanCount && (uint32(n)-l32(l))&linkSeqMask < recentSpanCount {
+		if l, ok := lastIn[bucketOf(sp)]; ok && n-1-l >= RecentSpanCount && (uint32(n)-l32(l))&linkSeqMask < RecentSpanCount {
 			aliased++
 		}
 		s, ok := seqOf[ts]
-		want := ok && n-1-s < recentSpanCount
+		want := ok && n-1-s < RecentSpanCount
 		if got := r.repeated(&sp); got != want {
 			t.Fatalf("span %d of the stream (ts %d, remembered as %d, %d remembered): repeated %v, want %v", len(sent), ts, s, n, got, want)
 		}
@@ -295,7 +277,7 @@ func TestSpanWindowAgainstReference(t *testing.T) {
 			}
 		}
 	}
-	for n < 1<<linkSeqBits+2*recentSpanCount {
+	for n < 1<<linkSeqBits+2*RecentSpanCount {
 		if ts := back[n]; len(ts) > 0 {
 			// One at a time, the rest when one more is remembered.
 			delete(back, n)
@@ -306,16 +288,16 @@ func TestSpanWindowAgainstReference(t *testing.T) {
 			continue
 		}
 		switch x := rng.IntN(100); {
-		case x < 2 && n < recentSpanCount:
+		case x < 2 && n < RecentSpanCount:
 			// A cold chain's span, given again and a new one after it
 			// about 2^linkSeqBits later.
 			ts := fresh(true)
 			give(ts)
-			at := n + 1<<linkSeqBits + uint64(rng.IntN(2*recentSpanCount)) - recentSpanCount
+			at := n + 1<<linkSeqBits + uint64(rng.IntN(2*RecentSpanCount)) - RecentSpanCount
 			back[at] = append(back[at], ts, fresh(true))
-		case x < 10 && len(sent) > recentSpanCount+16:
+		case x < 10 && len(sent) > RecentSpanCount+16:
 			// A span given again around the ring's edge.
-			give(sent[len(sent)-recentSpanCount+rng.IntN(16)-8])
+			give(sent[len(sent)-RecentSpanCount+rng.IntN(16)-8])
 		default:
 			give(fresh(false))
 		}
@@ -362,7 +344,7 @@ func BenchmarkSpanWindow(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		r := newRecentSpans(nil)
+		r := NewRecentSpans(nil)
 		for i := range spans {
 			rec = spans[i]
 			rec.Attrs = scratch[:copy(scratch, spans[i].Attrs)]
@@ -373,11 +355,11 @@ func BenchmarkSpanWindow(b *testing.B) {
 }
 
 // The repeat detector shares its copies for exactly as long as it says: a
-// copy numbered at least the valid number copyOut was last told keeps every
-// field until copyOut is told again, and the copy just below it does not
+// copy numbered at least the valid number CopyOut was last told keeps every
+// field until CopyOut is told again, and the copy just below it does not
 // (its generation's memory serves the spans after), so a holder that
-// copies out only the copies below it (runCollector.copyOut) is not late.
-func TestSpanWindowLendsExactly(t *testing.T) {
+// copies out only the copies below it (runCollector.CopyOut) is not late.
+func TestRecentSpansLendsExactly(t *testing.T) {
 	// Spans of one size, so that a reused store is overwritten in place.
 	span := func(i int) strace.Span {
 		text := strings.Repeat(string(rune('a'+i%26)), strace.CanonicalValueLen+1)
@@ -391,23 +373,23 @@ func TestSpanWindowLendsExactly(t *testing.T) {
 	}
 	shared := map[uint64]strace.Span{} // the copies, by number
 	valid, checked := uint64(0), 0
-	var r *recentSpans
-	r = newRecentSpans(copyOutFunc(func(v uint64) {
-		// Every copy valid since copyOut was last told is intact; the one
+	var r *RecentSpans
+	r = NewRecentSpans(copyOutFunc(func(v uint64) {
+		// Every copy valid since CopyOut was last told is intact; the one
 		// below it, when it was reused, is not.
 		for n, sp := range shared {
-			if n >= valid && !sameSpan(&sp, ptr(want(n))) {
-				t.Fatalf("copy %d changed before copyOut was told (valid from %d, now %d)", n, valid, v)
+			if n >= valid && !stracetest.SameSpan(&sp, ptr(want(n))) {
+				t.Fatalf("copy %d changed before CopyOut was told (valid from %d, now %d)", n, valid, v)
 			}
 		}
-		if sp, ok := shared[valid-1]; valid > 0 && ok && sameSpan(&sp, ptr(want(valid-1))) {
-			t.Fatalf("copy %d still intact when copyOut is told next: copyOut was not exact", valid-1)
+		if sp, ok := shared[valid-1]; valid > 0 && ok && stracetest.SameSpan(&sp, ptr(want(valid-1))) {
+			t.Fatalf("copy %d still intact when CopyOut is told next: CopyOut was not exact", valid-1)
 		}
 		if valid > 0 {
 			checked++
 		}
 		if v <= valid || v > r.n {
-			t.Fatalf("copyOut told %d after %d, with %d remembered", v, valid, r.n)
+			t.Fatalf("CopyOut told %d after %d, with %d remembered", v, valid, r.n)
 		}
 		for n := range shared {
 			if n < v-1 {
@@ -416,30 +398,35 @@ func TestSpanWindowLendsExactly(t *testing.T) {
 		}
 		valid = v
 	}))
-	for i := range 12 * recentSpanCount {
+	for i := range 12 * RecentSpanCount {
 		sp := span(i)
-		l, repeated := r.admit(&sp)
-		kept, n := l.span, l.n
+		l, repeated := r.Admit(&sp)
+		kept, n := l.Span, l.N
 		if repeated {
 			t.Fatalf("span %d taken for a repeat", i)
 		}
 		shared[n] = *kept
 		if i%5 == 0 {
 			// A repeat in between: it lets nothing go.
-			if _, repeated := r.admit(&sp); !repeated {
+			if _, repeated := r.Admit(&sp); !repeated {
 				t.Fatalf("span %d again not taken for a repeat", i)
 			}
 		}
 	}
 	if checked < 8 {
-		t.Fatalf("copyOut was told %d times", checked)
+		t.Fatalf("CopyOut was told %d times", checked)
 	}
 }
 
 // repeated reports whether sp equals a recent span, remembering it if not.
-func (r *recentSpans) repeated(sp *strace.Span) bool {
-	_, ok := r.admit(sp)
+func (r *RecentSpans) repeated(sp *strace.Span) bool {
+	_, ok := r.Admit(sp)
 	return ok
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// copyOutFunc copies out shared spans with a function (SharedHolder).
+type copyOutFunc func(valid uint64)
+
+func (f copyOutFunc) CopyOut(valid uint64) { f(valid) }
