@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/handoffs"
 	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
@@ -53,6 +54,9 @@ type partSet struct {
 	err     error  // the first error opening or closing a part
 	dropped int64  // events the parts' writers dropped
 	about   *about // what each part says of itself as it is written out
+	// promises are the node spans waiting to be drawn that a part holds
+	// room for: the part of the run its hand-off launched (promise).
+	promises map[*handoffs.NodeSpan]*part
 }
 
 // part is one part of a split trace.
@@ -97,9 +101,12 @@ func (pw partWriters) open(out io.Writer) sink {
 }
 
 // its bound.
-func (ps *partSet) promise(n *nodeSpan) {
-	if p := ps.cur; n != nil && n.promised == nil && !p.solo {
-		n.promised = p
+func (ps *partSet) promise(n *handoffs.NodeSpan) {
+	if p := ps.cur; n != nil && ps.promises[n] == nil && !p.solo {
+		if ps.promises == nil {
+			ps.promises = map[*handoffs.NodeSpan]*part{}
+		}
+		ps.promises[n] = p
 		p.promised++
 	}
 }

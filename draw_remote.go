@@ -1,6 +1,7 @@
 package phasetrace
 
 import (
+	"github.com/phasetrace/phasetrace/internal/handoffs"
 	"github.com/phasetrace/phasetrace/internal/remoteplan"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
@@ -108,7 +109,7 @@ type flowAttach struct {
 
 // attachArrows gives the plan's arrows their flow ids, in the order they
 // were planned, and files them by the spans they start and end at.
-func attachArrows(p *remoteplan.Plan, f *handoffs, a *arrowAccount) remoteArrows {
+func attachArrows(p *remoteplan.Plan, f *handoffs.Queue, a *arrowAccount) remoteArrows {
 	if p == nil {
 		return nil
 	}
@@ -125,7 +126,7 @@ func attachArrows(p *remoteplan.Plan, f *handoffs, a *arrowAccount) remoteArrows
 		return fa
 	}
 	for _, r := range p.Arrows {
-		id := f.id()
+		id := f.NextID()
 		a.add(id, remoteFlowKinds[r.Kind])
 		a.between(id, arrowEnd{r.From.Pid, r.From.Tid, r.From.TS, r.From.End}, arrowEnd{r.To.Pid, r.To.Tid, r.To.TS, r.To.End})
 		s := at(r.Start)

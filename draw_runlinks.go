@@ -64,7 +64,7 @@ func (d *runDrawer) startRunArrow(runner *held.Span) []perfetto.FlowID {
 	if !l.wall || l.open {
 		return nil
 	}
-	id := d.flows.id()
+	id := d.flows.NextID()
 	d.arrows.add(id, FlowRunToDevice)
 	l.open, l.from, l.ids[0] = true, runner.TS, id
 	return l.ids[:]

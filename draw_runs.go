@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/handoffs"
 	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/internal/tracks"
@@ -235,7 +236,7 @@ func (r *runCollector) flush() {
 type runDrawer struct {
 	*sliceDrawer
 	device  *deviceDrawer
-	flows   *handoffs
+	flows   *handoffs.Queue
 	records map[firstpass.InvKey][]strace.PhasePass // host_phase_records by (pid, inv)
 	// artifacts are Convert's host_phase_records artifacts, read at the
 	// passes each run needs as it is drawn (draw_records.go);
@@ -267,10 +268,10 @@ type runDrawer struct {
 // hand-off that launched it (nodeSpan.partKey), so that its arrow is drawn
 // in one part, else its root's, else its first host span's; noKey for a
 // run of device spans only.
-func partKey(b *invBuf, root *held.Span, launcher *nodeSpan) int64 {
+func partKey(b *invBuf, root *held.Span, launcher *handoffs.NodeSpan) int64 {
 	if root != nil {
 		if launcher != nil {
-			return min(launcher.partKey(), root.TS)
+			return min(launcher.PartKey(), root.TS)
 		}
 		return root.TS
 	}
@@ -287,7 +288,7 @@ func partKey(b *invBuf, root *held.Span, launcher *nodeSpan) int64 {
 // host_phase_records entry and waiting bind phase line its bind may hold,
 // and its effective slice — and, in a split trace, the room it promises
 // (partSet.promise) to the two spans of the hand-off that launched it.
-func (d *runDrawer) runBound(b *invBuf, bind *held.Span, launcher *nodeSpan, passes []strace.PhasePass) int {
+func (d *runDrawer) runBound(b *invBuf, bind *held.Span, launcher *handoffs.NodeSpan, passes []strace.PhasePass) int {
 	n := len(b.host) + len(b.dev)
 	if len(b.dev) > 0 {
 		n++
@@ -313,15 +314,15 @@ func (d *runDrawer) runBound(b *invBuf, bind *held.Span, launcher *nodeSpan, pas
 // launched it (handoffs.linkRun). In a split trace the dispatch and its
 // submit are promised the root's part; a run that is a part of its own
 // has its arrow across parts.
-func (d *runDrawer) linkRun(root *held.Span, n *nodeSpan, lane perfetto.Track) []perfetto.FlowID {
+func (d *runDrawer) linkRun(root *held.Span, n *handoffs.NodeSpan, lane perfetto.Track) []perfetto.FlowID {
 	if d.parts == nil || n == nil {
-		return d.flows.linkRun(&root.Span, n, !lane.IsZero(), false)
+		return d.flows.LinkRun(&root.Span, n, !lane.IsZero(), false)
 	}
-	ids := d.flows.linkRun(&root.Span, n, !lane.IsZero(), d.parts.cur.solo)
+	ids := d.flows.LinkRun(&root.Span, n, !lane.IsZero(), d.parts.cur.solo)
 	if len(ids) > 0 {
 		d.parts.promise(n)
-		if !n.linked {
-			d.parts.promise(n.match)
+		if !n.Linked {
+			d.parts.promise(n.Match)
 		}
 	}
 	return ids
@@ -379,9 +380,9 @@ func (d *runDrawer) run(b *invBuf) {
 
 	d.links.next(b.dev)
 	passes := d.passes(b.key)
-	var launcher *nodeSpan // the dispatch that launched it
+	var launcher *handoffs.NodeSpan // the dispatch that launched it
 	if root != nil {
-		launcher = d.flows.launcher(&root.Span)
+		launcher = d.flows.Launcher(&root.Span)
 	}
 	out := d.batch(partKey(b, root, launcher), d.runBound(b, bind, launcher, passes))
 	covered, drawnSegments := &d.covered, &d.drawnSegments

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/handoffs"
 	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/remoteplan"
 	"github.com/phasetrace/phasetrace/internal/repeats"
@@ -37,7 +38,7 @@ type converter struct {
 	deviceDrawer *deviceDrawer
 	runDrawer    *runDrawer
 	runs         runCollector
-	flows        handoffs
+	flows        handoffs.Queue
 	arrows       arrowAccount
 	now          int64 // the latest end of a host span so far
 
@@ -92,7 +93,7 @@ func newConverter(opts []Option) *converter {
 	c.runs = runCollector{maxPending: cfg.maxPending, drawer: c.runDrawer}
 	c.recent = repeats.NewRecentSpans(&c.runs)
 	c.arrows = arrowAccount{acct: c.acct, site: cv}
-	c.flows = handoffs{horizon: cfg.flowHorizon, site: c, arrows: &c.arrows, acct: c.acct}
+	c.flows = handoffs.Queue{Horizon: cfg.flowHorizon, Site: c}
 	return c
 }
 
@@ -238,18 +239,18 @@ func (c *converter) secondPass(logs []Input) (stats []strace.Stats, cuts []*CutR
 
 // drain draws what still waits once every value has come.
 func (c *converter) drain() {
-	c.flows.drain(c.now, true)
+	c.flows.Drain(c.now, true)
 	c.runs.flush()
 	c.runDrawer.drain()
 	c.counters.drain()
 }
 
 // drawNode draws a node span the hand-offs lets go of, with its flows
-// and those the remote plan gives it (flowSite).
-func (c *converter) drawNode(n *nodeSpan) {
+// and those the remote plan gives it (Site).
+func (c *converter) DrawNode(n *handoffs.NodeSpan) {
 	cv := c.sliceDrawer
-	sp := &n.span
-	flows, endFlows := c.remoteArrows.flows(&sp.Span, n.flows, n.endFlows)
+	sp := &n.Span
+	flows, endFlows := c.remoteArrows.flows(&sp.Span, n.Flows, n.EndFlows)
 	out := cv.out
 	if cv.parts != nil {
 		out = c.nodeBatch(n, flows, endFlows)
@@ -258,11 +259,31 @@ func (c *converter) drawNode(n *nodeSpan) {
 }
 
 // The conversion is the hand-offs' site: where its spans are drawn is
-// the slice drawer's to say.
-func (c *converter) sameHost(a, b int32) bool           { return c.sliceDrawer.remote.SameHost(a, b) }
-func (c *converter) drawable(pid int32, tid int64) bool { return c.sliceDrawer.drawable(pid, tid) }
-func (c *converter) outside(ts, dur int64) bool         { return c.sliceDrawer.outside(ts, dur) }
-func (c *converter) part() int                          { return c.sliceDrawer.part() }
+// the slice drawer's to say; their arrows are the arrow account's, and
+// what they cannot link is counted in the account.
+func (c *converter) SameHost(a, b int32) bool           { return c.sliceDrawer.remote.SameHost(a, b) }
+func (c *converter) Drawable(pid int32, tid int64) bool { return c.sliceDrawer.drawable(pid, tid) }
+func (c *converter) Outside(ts, dur int64) bool         { return c.sliceDrawer.outside(ts, dur) }
+
+// handoffFlows are the flow kinds of the hand-offs' arrows.
+var handoffFlows = [...]FlowKind{handoffs.SubmitToDispatch: FlowSubmitToDispatch, handoffs.DispatchToRun: FlowDispatchToRun}
+
+func (c *converter) Link(id perfetto.FlowID, kind handoffs.Kind) {
+	c.arrows.add(id, handoffFlows[kind])
+}
+
+func (c *converter) Unlinked(kind handoffs.Kind, why handoffs.Why) {
+	reason := ReasonDispatchNoSubmit
+	switch why {
+	case handoffs.Unended:
+		reason = handoffFlows[kind].unended()
+	case handoffs.NoTrack:
+		reason = ReasonLinkNoTrack
+	case handoffs.AcrossParts:
+		reason = ReasonArrowAcrossParts
+	}
+	c.acct.unlinked(reason)
+}
 
 // nodeBatch begins the batch of a node span of a split trace, drawn with
 // flows and endFlows: in the part promised to it, or in the part where an
@@ -270,14 +291,16 @@ func (c *converter) part() int                          { return c.sliceDrawer.p
 // key, with room promised to the dispatches it was just linked to (their
 // arrows in one part), or, when those do not fit in a part, with its
 // arrows across parts.
-func (c *converter) nodeBatch(n *nodeSpan, flows, endFlows []perfetto.FlowID) sink {
+func (c *converter) nodeBatch(n *handoffs.NodeSpan, flows, endFlows []perfetto.FlowID) sink {
 	cv := c.sliceDrawer
-	if p := n.promised; p != nil && p.promised > 0 && !p.done {
-		return cv.batchIn(n.partKey(), 1, p, true)
+	p := cv.parts.promises[n]
+	delete(cv.parts.promises, n) // drawn now
+	if p != nil && p.promised > 0 && !p.done {
+		return cv.batchIn(n.PartKey(), 1, p, true)
 	}
 	waiting := 0
-	for _, d := range c.flows.linkedNow {
-		if d.promised == nil {
+	for _, d := range c.flows.LinkedNow {
+		if cv.parts.promises[d] == nil {
 			waiting++
 		}
 	}
@@ -285,12 +308,12 @@ func (c *converter) nodeBatch(n *nodeSpan, flows, endFlows []perfetto.FlowID) si
 	if k := c.arrows.begunIn(flows, endFlows); k > 0 {
 		to = cv.parts.liveAt(k)
 	}
-	out := cv.batchIn(n.partKey(), 1+waiting, to, false)
+	out := cv.batchIn(n.PartKey(), 1+waiting, to, false)
 	if cv.parts.cur.solo {
-		c.arrows.across(n.flows)
+		c.arrows.across(n.Flows)
 		return out
 	}
-	for _, d := range c.flows.linkedNow {
+	for _, d := range c.flows.LinkedNow {
 		cv.parts.promise(d)
 	}
 	return out
@@ -365,13 +388,13 @@ func (c *converter) takeSpan(rec *strace.Record, at held.Pos) {
 			c.counters.root(sp.Pid, sp.TS, sp.End(), at, c.now)
 		}
 	case fam == strace.FamilyNode:
-		c.flows.add(sp, at)
+		c.flows.Add(sp, at)
 	default: // ext.: on the thread that emitted it, never grouped into runs
 		h := held.Span{Span: *sp, At: at}
 		out := c.sliceDrawer.batch(sp.TS, 1)
 		c.sliceDrawer.drawSpan(out, c.sliceDrawer.threadFor(out, &h), &h, nil, false)
 	}
-	c.flows.drain(c.now, false)
+	c.flows.Drain(c.now, false)
 	c.sliceDrawer.maybeFlush()
 }
 

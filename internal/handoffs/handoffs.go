@@ -1,30 +1,10 @@
-package phasetrace
+package handoffs
 
 import (
 	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/strace"
 )
-
-// Hand-offs drawn as flows:
-//
-//   - node.submit → node.dispatch, matched as the runtime's own tooling
-//     matches them: same pid, run_id and task slot (task_slot, or slot),
-//     the latest submit that starts before the dispatch;
-//   - node.dispatch → the chip.run it launched, where the run's root
-//     carries the dispatch's run_id and a non-zero dispatch_id and starts
-//     after it.
-//
-// An arrow's start must be strictly earlier than its end: the trace
-// processor orders events by time, and an arrow whose ends share an
-// instant may reach its end before its start (and is then lost).
-//
-// The spans of a hand-off are logged when they end, so either end may come
-// first. Node spans therefore wait among the hand-offs until the log has moved
-// FlowHorizon past their end, and are drawn with the flows found by then.
-//
-// A run's own arrow, chip.run.runner_run → device_wall, need not wait:
-// both its ends come in the run (runLinks, draw_runlinks.go).
 
 type flowKey struct {
 	pid     int32
@@ -33,29 +13,26 @@ type flowKey struct {
 	hasSlot bool
 }
 
-type nodeSpan struct {
-	span held.Span
+type NodeSpan struct {
+	Span held.Span
 	leaf string
 	key  flowKey
 	// A dispatch's best submit so far, while that submit waits (a submit
 	// drawn links the dispatches matched to it and lets go of them).
-	match  *nodeSpan
-	linked bool // a dispatch's flow is fixed
+	Match  *NodeSpan
+	Linked bool // a dispatch's flow is fixed
 	// from is the start of the submit a dispatch is linked to (linked).
-	from int64
-	// promised is the part of a split trace that holds room for it: the
-	// part of the run its hand-off launched (nil: none).
-	promised *part
-	flows    []perfetto.FlowID
+	from  int64
+	Flows []perfetto.FlowID
 	// endFlows end at the span.
-	endFlows []perfetto.FlowID
+	EndFlows []perfetto.FlowID
 	ids      [2]perfetto.FlowID // room for the flows of a hand-off's usual one arrow
 	// The lists of its key and of its launch key (nil: none), and its
 	// successors there: next[byKey] and next[byLaunch].
 	lists     *keyLists
 	launches  *nodeList
 	launchKey launchKey
-	next      [2]*nodeSpan
+	next      [2]*NodeSpan
 	store     held.Store // span's attributes
 }
 
@@ -63,14 +40,14 @@ type nodeSpan struct {
 // through the spans: the indexes cost no allocation per span. The hand-offs
 // draws its spans in arrival order, so the span it draws is the head of
 // each list it is in, and leaves them then.
-type nodeList struct{ head, tail *nodeSpan }
+type nodeList struct{ head, tail *NodeSpan }
 
 // keyLists are the waiting spans of one flow key: its submits, and its
 // dispatches (waiting for submits that come after them).
 type keyLists struct{ submits, waiting nodeList }
 
 // push appends n to a list linked through n.next[by].
-func (l *nodeList) push(n *nodeSpan, by int) {
+func (l *nodeList) push(n *NodeSpan, by int) {
 	if l.tail == nil {
 		l.head = n
 	} else {
@@ -81,7 +58,7 @@ func (l *nodeList) push(n *nodeSpan, by int) {
 
 // pop removes the head, whose successor is next; it reports whether the
 // list is left empty.
-func (l *nodeList) pop(next *nodeSpan) bool {
+func (l *nodeList) pop(next *NodeSpan) bool {
 	l.head = next
 	if next == nil {
 		l.tail = nil
@@ -89,18 +66,16 @@ func (l *nodeList) pop(next *nodeSpan) bool {
 	return next == nil
 }
 
-// handoffs holds node spans until their hand-offs are known. It is a
+// Queue holds node spans until their hand-offs are known. It is a
 // value of its own: it draws the spans it lets go of through its site,
 // makes the arrows in the arrow account and counts what it cannot link in
 // the account.
-type handoffs struct {
-	horizon int64         // log time a span waits for its other end
-	site    flowSite      // draws a released node span with its flows
-	arrows  *arrowAccount // makes the arrows
-	acct    *account      // counts a dispatch drawn without one
+type Queue struct {
+	Horizon int64 // log time a span waits for its other end
+	Site    Site  // draws the spans let go of, makes their arrows and counts those not made
 	nextID  perfetto.FlowID
 
-	spans []*nodeSpan // spans[head:] wait, in arrival order
+	spans []*NodeSpan // spans[head:] wait, in arrival order
 	head  int
 	keys  map[flowKey]*keyLists // the waiting spans by flow key
 	// The key a span was last added under and its lists (nil: none): a
@@ -108,25 +83,50 @@ type handoffs struct {
 	lastKey   flowKey
 	lastLists *keyLists
 	launches  map[launchKey]*nodeList // the waiting dispatches by (run_id, dispatch_id)
-	nodes     pool[nodeSpan]
+	nodes     pool[NodeSpan]
 	attrRoom  []strace.Attr // room for new node spans' attributes
 	keyPool   pool[keyLists]
 	listPool  pool[nodeList]
 	runFlow   [1]perfetto.FlowID // linkRun's result, valid until its next call
 	// linkedNow are the dispatches a submit being drawn has just been
 	// linked to, while draw draws it.
-	linkedNow []*nodeSpan
+	LinkedNow []*NodeSpan
 }
 
-// A flowSite is where the hand-offs' spans are drawn: the conversion
+// A Site is where the hand-offs' spans are drawn: the conversion
 // (*converter), or a test's stand-in.
-type flowSite interface {
-	arrowSite
-	// drawNode draws a node span the hand-offs let go of, with its flows.
-	drawNode(n *nodeSpan)
+type Site interface {
+	// drawable reports whether a thread has a track to be drawn on.
+	Drawable(pid int32, tid int64) bool
+	// outside reports whether a slice is outside WithWindow's window.
+	Outside(ts, dur int64) bool
 	// sameHost reports whether two pids ran on one machine.
-	sameHost(a, b int32) bool
+	SameHost(a, b int32) bool
+	// drawNode draws a node span the hand-offs let go of, with its flows.
+	DrawNode(n *NodeSpan)
+	// link makes arrow id of a kind; unlinked counts a hand-off drawn
+	// without its arrow, and why.
+	Link(id perfetto.FlowID, kind Kind)
+	Unlinked(kind Kind, why Why)
 }
+
+// A handoffKind is the kind of arrow the hand-offs make.
+type Kind uint8
+
+const (
+	SubmitToDispatch Kind = iota // node.submit → node.dispatch
+	DispatchToRun                // node.dispatch → chip.run
+)
+
+// An unlinkedWhy says why a hand-off is drawn without its arrow.
+type Why uint8
+
+const (
+	Unended     Why = iota // an end is outside the window: the other would dangle
+	NoTrack                // an end has no track
+	AcrossParts            // its ends would be in different parts of a split trace
+	NoSubmit               // a dispatch whose submit never came
+)
 
 // pool hands out values a slab at a time and takes them back for reuse.
 type pool[T any] struct {
@@ -161,7 +161,7 @@ type launchKey struct{ runID, dispatchID int64 }
 
 // newNode returns a cleared node span. A new one takes its first room for
 // attributes from attrRoom, a slab at a time.
-func (f *handoffs) newNode() *nodeSpan {
+func (f *Queue) newNode() *NodeSpan {
 	n := f.nodes.get()
 	if cap(n.store.Attrs) == 0 {
 		if len(f.attrRoom) < nodeAttrs {
@@ -175,9 +175,9 @@ func (f *handoffs) newNode() *nodeSpan {
 
 // freeNode clears a drawn node span, out of every index, and gives it back
 // for reuse.
-func (f *handoffs) freeNode(n *nodeSpan) {
+func (f *Queue) freeNode(n *NodeSpan) {
 	n.store.Reset()
-	*n = nodeSpan{store: n.store}
+	*n = NodeSpan{store: n.store}
 	f.nodes.put(n)
 }
 
@@ -185,14 +185,14 @@ func (f *handoffs) freeNode(n *nodeSpan) {
 // hand-off's spans carry eight.
 const nodeAttrs = 12
 
-func (f *handoffs) add(sp *strace.Span, at held.Pos) {
+func (f *Queue) Add(sp *strace.Span, at held.Pos) {
 	n := f.newNode()
-	n.span = held.Span{Span: *sp, At: at}
-	n.span.Attrs = n.store.Keep(sp.Attrs)
-	n.flows, n.endFlows = n.ids[:0:1], n.ids[1:1:2]
+	n.Span = held.Span{Span: *sp, At: at}
+	n.Span.Attrs = n.store.Keep(sp.Attrs)
+	n.Flows, n.EndFlows = n.ids[:0:1], n.ids[1:1:2]
 	n.leaf, _ = strace.NodeLeaf(sp.Name)
-	h := handOffAttrsOf(&n.span.Span)
-	key, hasKey := h.flowKey(n.span.Pid)
+	h := handOffAttrsOf(&n.Span.Span)
+	key, hasKey := h.flowKey(n.Span.Pid)
 	n.key = key
 	if len(f.spans) == cap(f.spans) && f.head > 0 && f.head >= len(f.spans)/2 {
 		k := copy(f.spans, f.spans[f.head:]) // the waiting spans move to the front
@@ -219,19 +219,19 @@ func (f *handoffs) add(sp *strace.Span, at held.Pos) {
 		l.submits.push(n, byKey)
 		// A dispatch logged before this submit may belong to it.
 		for d := l.waiting.head; d != nil; d = d.next[byKey] {
-			if !d.linked && n.span.TS < d.span.TS && (d.match == nil || n.span.TS > d.match.span.TS) {
-				d.match = n
+			if !d.Linked && n.Span.TS < d.Span.TS && (d.Match == nil || n.Span.TS > d.Match.Span.TS) {
+				d.Match = n
 			}
 		}
 		return
 	}
-	var best *nodeSpan
+	var best *NodeSpan
 	for s := l.submits.head; s != nil; s = s.next[byKey] {
-		if s.span.TS < n.span.TS && (best == nil || s.span.TS > best.span.TS) {
+		if s.Span.TS < n.Span.TS && (best == nil || s.Span.TS > best.Span.TS) {
 			best = s
 		}
 	}
-	n.match = best
+	n.Match = best
 	l.waiting.push(n, byKey)
 	if did := h.dispatch; did != nil && did.Type == strace.TypeInt && did.Int != 0 {
 		lk := launchKey{n.key.runID, did.Int}
@@ -297,25 +297,25 @@ func (h *handOffAttrs) flowKey(pid int32) (flowKey, bool) {
 // the flow ids that end at the root (valid until the next call). A root
 // that is not drawn (drawn false) gets no arrow, nor does one in a part
 // of its own of a split trace (cut: its arrow would cross parts).
-func (f *handoffs) linkRun(root *strace.Span, best *nodeSpan, drawn, cut bool) []perfetto.FlowID {
+func (f *Queue) LinkRun(root *strace.Span, best *NodeSpan, drawn, cut bool) []perfetto.FlowID {
 	if best == nil {
 		return nil
 	}
-	if f.site.outside(root.TS, root.Dur) || f.site.outside(best.span.TS, best.span.Dur) {
-		f.acct.unlinked(FlowDispatchToRun.unended()) // not drawn: an end would dangle
+	if f.Site.Outside(root.TS, root.Dur) || f.Site.Outside(best.Span.TS, best.Span.Dur) {
+		f.Site.Unlinked(DispatchToRun, Unended) // not drawn: an end would dangle
 		return nil
 	}
-	if !drawn || !f.site.drawable(best.span.Pid, best.span.Tid) {
-		f.acct.unlinked(ReasonLinkNoTrack)
+	if !drawn || !f.Site.Drawable(best.Span.Pid, best.Span.Tid) {
+		f.Site.Unlinked(DispatchToRun, NoTrack)
 		return nil
 	}
 	if cut {
-		f.acct.unlinked(ReasonArrowAcrossParts)
+		f.Site.Unlinked(DispatchToRun, AcrossParts)
 		return nil
 	}
-	id := f.id()
-	best.flows = append(best.flows, id)
-	f.arrows.add(id, FlowDispatchToRun)
+	id := f.NextID()
+	best.Flows = append(best.Flows, id)
+	f.Site.Link(id, DispatchToRun)
 	f.runFlow[0] = id
 	return f.runFlow[:]
 }
@@ -323,7 +323,7 @@ func (f *handoffs) linkRun(root *strace.Span, best *nodeSpan, drawn, cut bool) [
 // launcher is the waiting node.dispatch that launched the run whose root
 // is root (nil: none): the latest of its run_id and dispatch_id, of
 // another process on the same machine, that starts before the root.
-func (f *handoffs) launcher(root *strace.Span) *nodeSpan {
+func (f *Queue) Launcher(root *strace.Span) *NodeSpan {
 	h := handOffAttrsOf(root)
 	run, did := h.run, h.dispatch
 	if run == nil || did == nil || run.Type != strace.TypeInt || did.Type != strace.TypeInt || did.Int == 0 {
@@ -333,12 +333,12 @@ func (f *handoffs) launcher(root *strace.Span) *nodeSpan {
 	if l == nil {
 		return nil
 	}
-	var best *nodeSpan
+	var best *NodeSpan
 	for n := l.head; n != nil; n = n.next[byLaunch] {
-		if n.span.Pid == root.Pid || n.span.TS >= root.TS || !f.site.sameHost(n.span.Pid, root.Pid) {
+		if n.Span.Pid == root.Pid || n.Span.TS >= root.TS || !f.Site.SameHost(n.Span.Pid, root.Pid) {
 			continue
 		}
-		if best == nil || n.span.TS > best.span.TS {
+		if best == nil || n.Span.TS > best.Span.TS {
 			best = n
 		}
 	}
@@ -347,7 +347,7 @@ func (f *handoffs) launcher(root *strace.Span) *nodeSpan {
 
 // id returns a fresh flow id: ids count up, so no two hand-offs share one
 // whatever their spans hold.
-func (f *handoffs) id() perfetto.FlowID {
+func (f *Queue) NextID() perfetto.FlowID {
 	f.nextID++
 	return f.nextID
 }
@@ -355,14 +355,14 @@ func (f *handoffs) id() perfetto.FlowID {
 // drain draws the node spans the log has moved the horizon past (all of
 // them at the end of the log), in arrival order. now is the latest host
 // time the log has reached.
-func (f *handoffs) drain(now int64, all bool) {
-	if f.head == len(f.spans) || !all && f.spans[f.head].span.End() > now-f.horizon {
+func (f *Queue) Drain(now int64, all bool) {
+	if f.head == len(f.spans) || !all && f.spans[f.head].Span.End() > now-f.Horizon {
 		return
 	}
 	waiting := f.spans[f.head:]
 	n := 0
 	for _, s := range waiting {
-		if !all && s.span.End() > now-f.horizon {
+		if !all && s.Span.End() > now-f.Horizon {
 			break
 		}
 		f.release(s)
@@ -384,49 +384,49 @@ func (f *handoffs) drain(now int64, all bool) {
 // released before its submit gives the submit its flow; a dispatch whose
 // submit was already drawn, or never came, is drawn without one and
 // counted.
-func (f *handoffs) release(s *nodeSpan) {
+func (f *Queue) release(s *NodeSpan) {
 	switch {
 	case s.leaf == "submit" && s.lists != nil:
 		for d := s.lists.waiting.head; d != nil; d = d.next[byKey] {
-			if d.match != s {
+			if d.Match != s {
 				continue
 			}
-			if !d.linked && f.link(s, d) {
-				f.linkedNow = append(f.linkedNow, d)
+			if !d.Linked && f.link(s, d) {
+				f.LinkedNow = append(f.LinkedNow, d)
 			}
-			d.match = nil
+			d.Match = nil
 		}
-	case s.leaf == "dispatch" && s.lists != nil && !s.linked:
-		if s.match != nil {
-			f.link(s.match, s)
+	case s.leaf == "dispatch" && s.lists != nil && !s.Linked:
+		if s.Match != nil {
+			f.link(s.Match, s)
 		} else {
-			f.acct.unlinked(ReasonDispatchNoSubmit)
+			f.Site.Unlinked(SubmitToDispatch, NoSubmit)
 		}
 	}
 	f.unindex(s)
-	f.site.drawNode(s)
-	clear(f.linkedNow)
-	f.linkedNow = f.linkedNow[:0]
+	f.Site.DrawNode(s)
+	clear(f.LinkedNow)
+	f.LinkedNow = f.LinkedNow[:0]
 }
 
 // partKey is the start a node span goes by in a split trace (WithSplit),
 // the same for every span of its hand-off, so that they are drawn in one
 // part: its submit's start — a dispatch's linked or best matched submit's,
 // else its own.
-func (n *nodeSpan) partKey() int64 {
+func (n *NodeSpan) PartKey() int64 {
 	switch {
 	case n.leaf != "dispatch":
-		return n.span.TS
-	case n.linked:
+		return n.Span.TS
+	case n.Linked:
 		return n.from
-	case n.match != nil:
-		return n.match.span.TS
+	case n.Match != nil:
+		return n.Match.Span.TS
 	}
-	return n.span.TS
+	return n.Span.TS
 }
 
 // unindex takes s, the head of each list it is in, out of the indexes.
-func (f *handoffs) unindex(s *nodeSpan) {
+func (f *Queue) unindex(s *NodeSpan) {
 	if l := s.lists; l != nil {
 		list := &l.waiting
 		if s.leaf == "submit" {
@@ -452,20 +452,20 @@ func (f *handoffs) unindex(s *nodeSpan) {
 // both inside the window: one end drawn and the other not would leave the
 // trace a dangling flow id.
 // It reports whether it made an arrow.
-func (f *handoffs) link(submit, dispatch *nodeSpan) bool {
-	dispatch.linked, dispatch.from = true, submit.span.TS
-	if f.site.outside(submit.span.TS, submit.span.Dur) || f.site.outside(dispatch.span.TS, dispatch.span.Dur) {
-		f.acct.unlinked(FlowSubmitToDispatch.unended()) // not drawn: an end would dangle
+func (f *Queue) link(submit, dispatch *NodeSpan) bool {
+	dispatch.Linked, dispatch.from = true, submit.Span.TS
+	if f.Site.Outside(submit.Span.TS, submit.Span.Dur) || f.Site.Outside(dispatch.Span.TS, dispatch.Span.Dur) {
+		f.Site.Unlinked(SubmitToDispatch, Unended) // not drawn: an end would dangle
 		return false
 	}
-	if !(f.site.drawable(submit.span.Pid, submit.span.Tid) && f.site.drawable(dispatch.span.Pid, dispatch.span.Tid)) {
-		f.acct.unlinked(ReasonLinkNoTrack)
+	if !(f.Site.Drawable(submit.Span.Pid, submit.Span.Tid) && f.Site.Drawable(dispatch.Span.Pid, dispatch.Span.Tid)) {
+		f.Site.Unlinked(SubmitToDispatch, NoTrack)
 		return false
 	}
-	id := f.id()
-	submit.flows = append(submit.flows, id)
-	dispatch.endFlows = append(dispatch.endFlows, id)
-	f.arrows.add(id, FlowSubmitToDispatch)
+	id := f.NextID()
+	submit.Flows = append(submit.Flows, id)
+	dispatch.EndFlows = append(dispatch.EndFlows, id)
+	f.Site.Link(id, SubmitToDispatch)
 	return true
 }
 
