@@ -12,6 +12,7 @@ import (
 	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/tracks"
+	"github.com/phasetrace/phasetrace/internal/truncation"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/reduce"
 	"github.com/phasetrace/phasetrace/reduce/analysis"
@@ -184,7 +185,7 @@ func (dv *deviceDrawer) run(out sink, k firstpass.InvKey, root, runner *held.Spa
 		return
 	}
 	lanes := dv.deviceLanes(spans)
-	fixes := repairTruncation(spans, lanes)
+	fixes := truncation.Repair(spans, lanes)
 	dev, hasDev := int64(tracks.NoDevice), false
 	dv.devSpans = slices.Grow(dv.devSpans[:0], len(spans))[:len(spans)]
 	run := reduce.Run{Spans: dv.devSpans}
@@ -280,12 +281,12 @@ func (dv *deviceDrawer) run(out sink, k firstpass.InvKey, root, runner *held.Spa
 // (reduce.Placer.Misfits), each counted with its position, and returns
 // the others (with their lanes, their repairs and run's spans), and
 // whether it left any out.
-func (dv *deviceDrawer) dropMisfits(k firstpass.InvKey, ds *DeviceSummary, run *reduce.Run, spans []held.Span, lanes []string, fixes map[int]truncationFix) ([]held.Span, []string, map[int]truncationFix, bool) {
+func (dv *deviceDrawer) dropMisfits(k firstpass.InvKey, ds *DeviceSummary, run *reduce.Run, spans []held.Span, lanes []string, fixes map[int]truncation.Fix) ([]held.Span, []string, map[int]truncation.Fix, bool) {
 	bad := dv.containOnly.Misfits(*run)
 	if len(bad) == 0 {
 		return spans, lanes, fixes, false
 	}
-	var kept map[int]truncationFix
+	var kept map[int]truncation.Fix
 	n := 0
 	for i := range spans {
 		if len(bad) > 0 && bad[0] == i {
@@ -298,7 +299,7 @@ func (dv *deviceDrawer) dropMisfits(k firstpass.InvKey, ds *DeviceSummary, run *
 		}
 		if f, ok := fixes[i]; ok {
 			if kept == nil {
-				kept = map[int]truncationFix{}
+				kept = map[int]truncation.Fix{}
 			}
 			kept[n] = f
 		}
@@ -322,7 +323,7 @@ func (dv *deviceDrawer) deviceLanes(spans []held.Span) []string {
 // drawDevice draws placed device spans as reduce placed them: each at
 // HostStart..HostEnd through the run's one map, with its Bound (plus the
 // shift of a truncation repair).
-func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSummary, run reduce.Run, spans []held.Span, lanes []string, fixes map[int]truncationFix, pl *reduce.Placement, wallWhy, generic Reason) {
+func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSummary, run reduce.Run, spans []held.Span, lanes []string, fixes map[int]truncation.Fix, pl *reduce.Placement, wallWhy, generic Reason) {
 	extraReason := ""
 	if wallWhy != "" {
 		extraReason = wallWhy.Text()
@@ -355,12 +356,12 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 	for i := range spans {
 		s := &spans[i]
 		d := pl.Spans[i]
-		var fix truncationFix
+		var fix truncation.Fix
 		fixed := false
 		if fixes != nil { // nearly every run has none
 			fix, fixed = fixes[i]
 		}
-		bound := int64(d.Bound) + fix.shift
+		bound := int64(d.Bound) + fix.Shift
 		lane := lanes[i]
 		switch lane {
 		case strace.PhaseOrch:
@@ -394,7 +395,7 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 			args = append(args, perfetto.String("placement_reason", reason))
 		}
 		if fixed {
-			args = append(args, perfetto.Int("logged_device_ts", fix.ts), perfetto.Int("logged_device_dur", fix.dur), perfetto.String("repair", fix.what))
+			args = append(args, perfetto.Int("logged_device_ts", fix.TS), perfetto.Int("logged_device_dur", fix.Dur), perfetto.String("repair", fix.What))
 		}
 		if lane != lastLane || t.IsZero() { // a run's spans come lane by lane
 			t, lastLane = laneTrack(lane), lane
@@ -421,7 +422,7 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 		c := deviceCount{ds: ds, at: s.At, ts: ts, dur: dur, bound: bound, method: pl.Method, onAxis: onAxis,
 			wallBound: s.Name == strace.SpanDeviceWall && run.Wall == nil, causes: pl.Causes, generic: generic, wallWhy: wallWhy}
 		if fixed {
-			c.repair = s.Name + ": " + fix.what
+			c.repair = s.Name + ": " + fix.What
 		}
 		dv.pendingDevice.add(c)
 	}
@@ -445,7 +446,7 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 			perfetto.String("placement", method),
 		)
 		if onAxis {
-			args = append(args, perfetto.Int("bound_ns", int64(d.Bound)+max(fixes[orch].shift, fixes[sched].shift)))
+			args = append(args, perfetto.Int("bound_ns", int64(d.Bound)+max(fixes[orch].Shift, fixes[sched].Shift)))
 		}
 		args = dv.remoteArgs(args, k.Pid, 0, 0, false)
 		ts, dur := int64(d.HostStart), int64(d.HostEnd-d.HostStart)
@@ -455,143 +456,6 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 		}
 		dv.drawDerived(out, t, perfetto.Slice{Name: effectiveName, Category: categoryDeviceDerived, TS: ts, Dur: dur, Args: args}, spans[orch].At, otherEffective)
 	}
-}
-
-// truncationSlack is the most the runtime's ns conversion can move a logged
-// device boundary against another that the device stamped at the same
-// cycle. The runtime logs ts = int(double(start−origin)/freq·1e9) and
-// dur = int(double(end−start)/freq·1e9) separately, each truncated, and
-// each computed with a relative rounding error under 2^-51, which is below
-// 1/3 ns for offsets under 10^14 ns (a day). So a logged start lies in
-// (s−1−ε, s+ε] of the true start s and a logged end ts+dur in
-// (e−2−2ε, e+2ε] of the true end e. Two phases that abut on the device
-// (one's end cycle is the next one's start) can therefore appear to
-// overlap by at most 1 ns; a child that ends at its parent's end cycle can
-// appear to end up to 2 ns past it; a child that starts at its parent's
-// start cycle can appear to start up to 1 ns before it. 2 ns covers all
-// three.
-const truncationSlack = 2
-
-// ReasonTruncation (reasons.go) counts the repairs of truncationSlack.
-
-// truncationFix is a repaired device span's logged values.
-type truncationFix struct {
-	ts, dur int64
-	shift   int64 // how far its start moved, added to its bound
-	what    string
-}
-
-// partlyOverlap reports whether two spans of one lane partly overlap (one
-// starts inside the other and ends after it), the only spans
-// repairTruncation changes.
-func partlyOverlap(spans []held.Span, lanes []string) bool {
-	for i := range spans {
-		a := &spans[i]
-		aEnd := a.TS + a.Dur
-		for j := i + 1; j < len(spans); j++ {
-			b := &spans[j]
-			bEnd := b.TS + b.Dur
-			if (a.TS < b.TS && b.TS < aEnd && aEnd < bEnd || b.TS < a.TS && a.TS < bEnd && bEnd < aEnd) && lanes[i] == lanes[j] {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// maxRepairSpans bounds the spans of one lane of one run that are compared
-// pairwise for truncation overlaps.
-const maxRepairSpans = 64
-
-// repairTruncation undoes, on each device lane of one run (lanes[i] is
-// spans[i]'s), the overlaps the
-// runtime's truncating conversion makes of boundaries the device stamped
-// at the same cycle (see truncationSlack): a phase that overlaps its
-// predecessor by at most 2 ns starts where the predecessor ends; a child
-// that ends at most 2 ns past its parent ends with it; a child that starts
-// at most 2 ns before its parent starts with it. It changes spans in place
-// and returns the logged values of those it changed. Larger overlaps are
-// not the conversion: they are drawn as they are (on an overflow lane, by
-// the trace writer).
-func repairTruncation(spans []held.Span, lanes []string) map[int]truncationFix {
-	switch {
-	case len(spans) < 2:
-		return nil
-	case len(spans) <= maxRepairSpans && !partlyOverlap(spans, lanes):
-		return nil // nothing to undo (nearly every run); a longer run's check would cost as much as the repair
-	}
-	return repairOverlaps(spans, lanes)
-}
-
-// repairOverlaps is repairTruncation past its check that a lane's spans
-// partly overlap.
-func repairOverlaps(spans []held.Span, lanes []string) map[int]truncationFix {
-	var fixes map[int]truncationFix
-	fix := func(i int, what string) {
-		if fixes == nil {
-			fixes = map[int]truncationFix{}
-		}
-		f, ok := fixes[i]
-		if !ok {
-			f = truncationFix{ts: spans[i].TS, dur: spans[i].Dur}
-		}
-		f.what = joinReason(f.what, what)
-		fixes[i] = f
-	}
-	// Per span, its lane as an index into names, and per lane its spans.
-	var laneBuf [16]int
-	var namesBuf [8]string
-	var countBuf [8]int
-	lane, names, count := laneBuf[:0], namesBuf[:0], countBuf[:0]
-	for i := range spans {
-		l := slices.Index(names, lanes[i])
-		if l < 0 {
-			l = len(names)
-			names, count = append(names, lanes[i]), append(count, 0)
-		}
-		lane = append(lane, l)
-		count[l]++
-	}
-	for pass := 0; pass < 3; pass++ {
-		changed := false
-		for i := range spans {
-			if count[lane[i]] > maxRepairSpans {
-				continue
-			}
-			for j := range spans {
-				a, b := &spans[i], &spans[j]
-				if i == j || lane[i] != lane[j] {
-					continue
-				}
-				aEnd, bEnd := a.TS+a.Dur, b.TS+b.Dur
-				if !(a.TS < b.TS && b.TS < aEnd && aEnd < bEnd) {
-					continue // a and b nest or are apart
-				}
-				switch over, out, early := aEnd-b.TS, bEnd-aEnd, b.TS-a.TS; {
-				case over <= truncationSlack:
-					fix(j, "started "+itoa(over)+" ns before "+a.Name+" ended")
-					b.TS, b.Dur = aEnd, b.Dur-over
-				case out <= truncationSlack:
-					fix(j, "ended "+itoa(out)+" ns after "+a.Name)
-					b.Dur -= out
-				case early <= truncationSlack:
-					fix(i, "started "+itoa(early)+" ns before "+b.Name)
-					a.TS, a.Dur = b.TS, a.Dur-early
-				default:
-					continue
-				}
-				changed = true
-			}
-		}
-		if !changed {
-			break
-		}
-	}
-	for i, f := range fixes {
-		f.shift = max(spans[i].TS-f.ts, f.ts-spans[i].TS)
-		fixes[i] = f
-	}
-	return fixes
 }
 
 // bumpPlacement counts n spans of a run under each reason it is not

@@ -12,6 +12,7 @@ import (
 	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/tracks"
+	"github.com/phasetrace/phasetrace/internal/truncation"
 	"github.com/phasetrace/phasetrace/perfetto"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/strace"
@@ -222,7 +223,7 @@ func TestRepairOnlyWherePartlyOverlapping(t *testing.T) {
 	for round := range 5000 {
 		n := 2 + rng.IntN(8)
 		if round%50 == 0 {
-			n = maxRepairSpans - 5 + rng.IntN(100)
+			n = truncation.MaxSpans - 5 + rng.IntN(100)
 		}
 		spans := make([]held.Span, n)
 		lanes := make([]string, len(spans))
@@ -233,12 +234,12 @@ func TestRepairOnlyWherePartlyOverlapping(t *testing.T) {
 		}
 		before := slices.Clone(spans)
 		again := slices.Clone(spans)
-		fixes := repairOverlaps(spans, lanes)
-		if got := repairTruncation(again, lanes); !maps.EqualFunc(got, fixes, func(a, b truncationFix) bool { return a == b }) ||
+		fixes := truncation.RepairOverlaps(spans, lanes)
+		if got := truncation.Repair(again, lanes); !maps.EqualFunc(got, fixes, func(a, b truncation.Fix) bool { return a == b }) ||
 			!slices.EqualFunc(again, spans, func(a, b held.Span) bool { return a.TS == b.TS && a.Dur == b.Dur }) {
 			t.Fatalf("round %d (%d spans): repairTruncation repaired %v, the full repair %v", round, n, got, fixes)
 		}
-		if !partlyOverlap(before, lanes) {
+		if !truncation.PartlyOverlap(before, lanes) {
 			if fixes != nil || !slices.EqualFunc(spans, before, func(a, b held.Span) bool { return a.TS == b.TS && a.Dur == b.Dur }) {
 				t.Fatalf("round %d: spans with no partial overlap on a lane repaired: %v", round, fixes)
 			}
