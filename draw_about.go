@@ -1,6 +1,7 @@
 package phasetrace
 
 import (
+	"github.com/phasetrace/phasetrace/internal/compareplan"
 	"github.com/phasetrace/phasetrace/perfetto"
 )
 
@@ -23,9 +24,10 @@ const (
 //	where arg_set_id = (select arg_set_id from slice where name = 'conversion')
 type about struct {
 	version string
-	stamps  []string // per log, its first [stamp] line ("" for none)
-	names   []string // the logs' names
-	cmp     *comparePlan
+	stamps  []string          // per log, its first [stamp] line ("" for none)
+	names   []string          // the logs' names
+	cmp     *compareplan.Plan // a comparison's: each log's side
+	compare *CompareSummary   // and how the sides were aligned
 }
 
 // track declares the trace's own track on w.
@@ -54,8 +56,8 @@ func (a *about) write(w *perfetto.Writer, ts int64, sum *Summary) {
 	if len(a.names) > 0 { // a Builder's values come from no input
 		args = append(args, a.inputs(sum))
 	}
-	if a.cmp != nil {
-		args = append(args, a.cmp.sum.arg())
+	if a.compare != nil {
+		args = append(args, a.compare.arg())
 	}
 	if sum != nil {
 		args = append(args, accountArg(sum))
@@ -76,7 +78,7 @@ func (a *about) inputs(sum *Summary) perfetto.Arg {
 			e = append(e, perfetto.String("stamp", a.stamps[i]))
 		}
 		if a.cmp != nil {
-			e = append(e, perfetto.String("side", a.cmp.logSide(i).String()))
+			e = append(e, perfetto.String("side", a.cmp.LogSide(i).String()))
 		}
 		elems[i] = perfetto.Dict("", e...)
 	}

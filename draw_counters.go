@@ -3,6 +3,7 @@ package phasetrace
 import (
 	"math"
 
+	"github.com/phasetrace/phasetrace/internal/compareplan"
 	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/tracks"
@@ -67,8 +68,11 @@ type counterSet struct {
 	events  []flightEvent
 	written int64
 	// cmp is a comparison's plan: its decode callables share a y-axis,
-	// and its rank pairs have a delta counter (draw_compare.go).
-	cmp *comparePlan
+	// and its rank pairs have a delta counter (draw_compare.go), counted
+	// in compare.
+	cmp     *compareplan.Plan
+	compare *CompareSummary
+	deltas  []deltaTrack // by rank pair
 }
 
 // callableCounter is a callable's counter track in a process (zero until
@@ -155,7 +159,7 @@ func (cs *counterSet) callableValue(c *callableCounter, at held.Pos, ts, v int64
 	if c.track.IsZero() {
 		name := counterStepTime.name(cs.hidString(c.hid))
 		axis := name
-		if cs.cmp.isDecode(c.pid, c.hid) { // both sides' decode callables, whatever their hids
+		if cs.cmp.IsDecode(c.pid, c.hid) { // both sides' decode callables, whatever their hids
 			axis = decodeAxis
 		}
 		c.track, _ = cs.newTrack(c.pid, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs, YAxisShareKey: axis,

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/phasetrace/phasetrace/internal/compareplan"
 	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/remoteplan"
@@ -346,7 +347,7 @@ func (cv *sliceDrawer) hidString(h uint64) string { return remembered(&cv.hids, 
 
 // logThread is "0x" + hex of a log-prefix thread handle, remembered.
 func (d *runDrawer) logThread(t uint64) string {
-	return remembered(&d.logThreads, t, func(v uint64) string { return "0x" + hex(v&^measureThread) })
+	return remembered(&d.logThreads, t, func(v uint64) string { return "0x" + hex(v&^compareplan.MeasureThread) })
 }
 
 // segmentName is the name of the bind segment drawn for phase, remembered.

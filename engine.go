@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/phasetrace/phasetrace/internal/compareplan"
 	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/internal/handoffs"
 	"github.com/phasetrace/phasetrace/internal/held"
@@ -60,7 +61,7 @@ type converter struct {
 
 	// cmp is a comparison's plan (Compare; engine_compare.go), nil
 	// otherwise.
-	cmp *comparePlan
+	cmp *compareplan.Plan
 
 	// passIndexes are where the passes of each host_phase_records
 	// artifact are, learned by the survey for the second pass
@@ -138,8 +139,11 @@ func (c *converter) start(w io.Writer, shift bool) {
 	case shift:
 		c.shift = c.remote.Shifts(c.survey.scan, len(c.names))
 	}
+	if c.cmp != nil {
+		c.sum.Compare = compareSummary(c.cmp, c.names)
+		c.counters.cmp, c.counters.compare, c.counters.deltas = c.cmp, c.sum.Compare, make([]deltaTrack, len(c.cmp.Pairs))
+	}
 	c.runDrawer.records = c.survey.records
-	c.counters.cmp = c.cmp
 	c.deviceDrawer.buildPlacer(c.survey.scan, c.survey.cal)
 	cv := c.sliceDrawer
 	cv.remote, cv.hosts = c.remote, hostSummaries(c.remote, c.names, c.cfg.transport)
@@ -152,7 +156,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 		c.sum.Window = &WindowSummary{Start: cv.window.start, End: cv.window.end, FirstSlice: first}
 	}
 	c.remoteArrows = attachArrows(c.remote, &c.flows, &c.arrows)
-	c.about = about{version: libraryVersion(), names: c.names, stamps: scan.Stamps, cmp: c.cmp}
+	c.about = about{version: libraryVersion(), names: c.names, stamps: scan.Stamps, cmp: c.cmp, compare: c.sum.Compare}
 	cv.about = &c.about
 	cv.wallClocks((&tracks.TrackSet{Scan: scan}).Declare())
 	// The trace's own track (about) and its anomalies track are besides

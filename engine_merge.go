@@ -60,7 +60,7 @@ func (c *converter) openSources(logs []Input) *sources {
 	case c.remote != nil:
 		ss.adjust = c.adjustRemote
 	case c.cmp != nil:
-		ss.adjust = c.adjustCompare
+		ss.adjust = c.cmp.Adjust
 	}
 	if ss.openErr == nil {
 		ss.m = strace.NewMerger(ins, strace.WithMaxLine(c.cfg.maxLine), strace.WithKinds(strace.KindSpan, strace.KindBindPhase), strace.WithRecycledMemory())

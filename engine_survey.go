@@ -3,6 +3,7 @@ package phasetrace
 import (
 	"io"
 
+	"github.com/phasetrace/phasetrace/internal/compareplan"
 	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/strace"
@@ -39,7 +40,7 @@ func (c *converter) firstPass(logs []Input, skip [][]repeats.Repeat) error {
 		}
 	}
 	if skip == nil {
-		c.repeated.Whole = c.sideRepeats(caps)
+		c.repeated.Whole = compareplan.Repeats(c.names, caps, c.cfg.baseLogs)
 		c.repeated.Caps = caps
 	}
 	return nil
@@ -88,7 +89,7 @@ func (c *converter) compareCaptures(logs []Input) error {
 	if skipped > 0 {
 		c.note("repeats", "%d captures past the first %d not compared with the others for repeated spans", skipped, repeats.MaxSketched)
 	}
-	c.repeated.Near = c.sideNearRepeats(all, len(logs))
+	c.repeated.Near = compareplan.NearRepeats(c.names, all, len(logs), c.cfg.baseLogs)
 	return nil
 }
 

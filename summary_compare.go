@@ -58,7 +58,7 @@ type CompareSummary struct {
 // (OS pids), and the delta counter drawn for them: Deltas values, and the
 // decode steps of one side that had no partner in the other
 // (BaseUnpaired, MeasureUnpaired: one side ran more steps, or one side's
-// steps came more than maxDeltaBehind steps ahead of the other's).
+// steps came more than 65 536 steps ahead of the other's).
 type RankPair struct {
 	Base            int32 `json:"base_pid"`
 	Measure         int32 `json:"measure_pid"`
