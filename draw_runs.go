@@ -6,6 +6,7 @@ import (
 	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/internal/handoffs"
 	"github.com/phasetrace/phasetrace/internal/held"
+	"github.com/phasetrace/phasetrace/internal/passes"
 	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
@@ -239,10 +240,10 @@ type runDrawer struct {
 	flows   *handoffs.Queue
 	records map[firstpass.InvKey][]strace.PhasePass // host_phase_records by (pid, inv)
 	// artifacts are Convert's host_phase_records artifacts, read at the
-	// passes each run needs as it is drawn (draw_records.go);
+	// passes each run needs as it is drawn (internal/passes);
 	// artifactPasses is a run's passes from them; recordsErr is the first
 	// error reading one.
-	artifacts      []*passIndex
+	artifacts      []*passes.Index
 	artifactPasses []strace.PhasePass
 	recordsErr     error
 	// bindLines wait for the chip.run.bind that holds them; bindStores are

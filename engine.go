@@ -10,6 +10,7 @@ import (
 	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/internal/handoffs"
 	"github.com/phasetrace/phasetrace/internal/held"
+	"github.com/phasetrace/phasetrace/internal/passes"
 	"github.com/phasetrace/phasetrace/internal/remoteplan"
 	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/internal/tracks"
@@ -63,9 +64,8 @@ type converter struct {
 	cmp *comparePlan
 
 	// passIndexes are where the passes of each host_phase_records
-	// artifact are, learned by the survey for the second pass
-	// (openRecords).
-	passIndexes []*passIndex
+	// artifact are, learned by the survey for the second pass.
+	passIndexes []*passes.Index
 
 	// about is what the trace says of itself (draw_about.go).
 	about about
@@ -206,13 +206,12 @@ func (c *converter) firstSlice() int64 {
 // and hand-offs across them connect. It returns the readers' statistics of
 // the logs it read, and the readers of the logs (nil for one not opened),
 // which say whether a log was cut, also when it fails. The
-// host_phase_records artifacts are read again as the runs are drawn
-// (openRecords); an error reading one ends the pass with it.
+// host_phase_records artifacts the survey indexed are read again as the
+// runs are drawn, each opened when a run first needs a pass of it; an error
+// reading one ends the pass with it.
 func (c *converter) secondPass(logs []Input) (stats []strace.Stats, cuts []*CutReader, err error) {
 	defer c.closeRecords(&err)
-	if err := c.openRecords(); err != nil {
-		return nil, nil, err
-	}
+	c.runDrawer.artifacts = append(c.runDrawer.artifacts, c.passIndexes...)
 	srcs := c.openSources(logs)
 	defer func() {
 		stats, cuts = srcs.close(&err), srcs.rcs
@@ -235,6 +234,16 @@ func (c *converter) secondPass(logs []Input) (stats []strace.Stats, cuts []*CutR
 	}
 	c.drain()
 	return nil, nil, c.runDrawer.recordsErr
+}
+
+// closeRecords closes the artifacts the second pass opened; an error
+// closing one is *err when there was none.
+func (c *converter) closeRecords(err *error) {
+	for _, x := range c.runDrawer.artifacts {
+		if cerr := x.Close(); *err == nil && cerr != nil {
+			*err = fmt.Errorf("phasetrace: %s: %w", x.Name(), cerr)
+		}
+	}
 }
 
 // drain draws what still waits once every value has come.
