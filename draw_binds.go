@@ -1,6 +1,10 @@
 package phasetrace
 
 import (
+	"fmt"
+	"strconv"
+
+	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/perfetto"
@@ -191,6 +195,34 @@ func (s *nameSet) has(name string) bool {
 // reset empties the set, keeping its list's memory.
 func (s *nameSet) reset() { s.small, s.big = s.small[:0], nil }
 
+// passes takes the host_phase_records passes of run k: those a Survey was
+// given, then those of Convert's artifacts, artifact by artifact. An error
+// reading an artifact is d.recordsErr, and ends the reading of artifacts.
+func (d *runDrawer) passes(k firstpass.InvKey) []strace.PhasePass {
+	passes := d.records[k]
+	delete(d.records, k)
+	if len(d.artifacts) == 0 {
+		return passes
+	}
+	out := append(d.artifactPasses[:0], passes...)
+	for _, x := range d.artifacts {
+		if d.recordsErr != nil {
+			break
+		}
+		var err error
+		if out, err = x.Take(k.Pid, k.Inv, out); err != nil {
+			d.recordsErr = fmt.Errorf("phasetrace: %s: %w", x.Name(), err)
+		}
+	}
+	d.artifactPasses = out
+	return out
+}
+
+// passWithoutBind counts a pass not drawn: its run has no bind, or never came.
+func (d *runDrawer) passWithoutBind(p *strace.PhasePass) {
+	d.acct.notDrawn(ReasonPassesWithoutBind, d.acct.pos(p.Pos), "pid="+itoa(int64(p.Pid))+" inv="+strconv.FormatUint(p.Inv, 10), 1)
+}
+
 // drain counts what still waits once every run is drawn: bind phase lines
 // and host_phase_records passes whose bind never came.
 func (d *runDrawer) drain() {
@@ -206,7 +238,7 @@ func (d *runDrawer) drain() {
 	d.records = nil
 	if d.recordsErr == nil {
 		for _, x := range d.artifacts {
-			x.untaken(d.passWithoutBind)
+			x.Untaken(d.passWithoutBind)
 		}
 	}
 }

@@ -2,9 +2,9 @@ package phasetrace
 
 import (
 	"github.com/phasetrace/phasetrace/internal/compareplan"
+	"github.com/phasetrace/phasetrace/internal/counters"
 	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/internal/held"
-	"github.com/phasetrace/phasetrace/perfetto"
 )
 
 // Drawing a comparison (Compare) by its plan (internal/compareplan): its
@@ -13,9 +13,6 @@ import (
 // chip.run duration minus base's i-th. The plan pairs the steps as the
 // runs are drawn (compareplan.Plan.Step); drawing draws the values and
 // counts them, and the steps without a partner.
-
-// decodeAxis is the y-axis both sides' decode callables share.
-const decodeAxis = "chip.run ns · decode"
 
 // compareSummary returns the summary of the comparison p of the logs
 // named names, for drawing to count in (delta, unpaired).
@@ -29,65 +26,35 @@ func compareSummary(p *compareplan.Plan, names []string) *CompareSummary {
 	return s
 }
 
-// deltaTrack is a rank pair's delta counter track, made on its first
-// value.
-type deltaTrack struct {
-	track    perfetto.Track
-	made, ok bool
+// counterAccount is the counters' site (counterSite): the window the
+// slice drawer draws, and the account they count in.
+type counterAccount struct {
+	cv  *sliceDrawer
+	cmp *CompareSummary // nil: not a comparison
 }
 
-// decodeStep takes a drawn root of a comparison: a decode step of a rank
-// pair is paired with the other side's step of the same index, when it
-// has come, and their delta written.
-func (cs *counterSet) decodeStep(root *held.Span) {
-	d, ok := cs.cmp.Step(root.Pid, root.Hid, root.TS, root.Dur, root.At)
-	switch {
-	case !ok:
-	case d.Unpaired != 0:
-		cs.unpaired(d.Pair, d.Unpaired, 1)
-	default:
-		cs.delta(d)
-	}
-}
+// counterReasons says, for each reason a counter value is not drawn, the
+// reason the summary counts it under.
+var counterReasons = [...]Reason{counters.TrackLimit: ReasonCounterTrackLimit, counters.Late: ReasonInFlightLate}
 
-// delta writes d at its measure step's start on its pair's track, made on
-// its first value.
-func (cs *counterSet) delta(d compareplan.Delta) {
-	if cs.outside(d.TS, 0) {
-		return
-	}
-	t := &cs.deltas[d.Pair]
-	if !t.made {
-		t.made = true
-		name := counterDecodeDelta.name("") // one y-axis for every pair
-		t.track, t.ok = cs.newTrack(cs.cmp.Pairs[d.Pair].Measure, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs, YAxisShareKey: name,
-			Description: "at the start of each decode step of this process, its chip.run duration minus that of the same step (counted from the first) " +
-				"of base pid " + itoa(int64(cs.compare.Pairs[d.Pair].Base)) + ": measure − base, exact ns"})
-	}
-	cs.value(t.track, t.ok, d.At, d.TS, d.Value)
-	if t.ok {
-		cs.compare.Pairs[d.Pair].Deltas++
+func (s *counterAccount) Outside(ts, dur int64) bool { return s.cv.outside(ts, dur) }
+
+func (s *counterAccount) NotDrawn(why counters.Why, at held.Pos, detail string, example bool) {
+	bump(&s.cv.acct.sum.CountersNotDrawn, counterReasons[why], 1)
+	if example {
+		s.cv.acct.example(counterReasons[why], at, detail)
 	}
 }
 
-// unpaired counts n decode steps of side s of rank pair k that have no
+func (s *counterAccount) Delta(pair int) { s.cmp.Pairs[pair].Deltas++ }
+
+// unpaired counts n decode steps of side side of rank pair k that have no
 // partner.
-func (cs *counterSet) unpaired(k int, s firstpass.Side, n int64) {
-	pr := &cs.compare.Pairs[k]
-	if s == firstpass.BaseSide {
+func (s *counterAccount) Unpaired(k int, side firstpass.Side, n int64) {
+	pr := &s.cmp.Pairs[k]
+	if side == firstpass.BaseSide {
 		pr.BaseUnpaired += n
 	} else {
 		pr.MeasureUnpaired += n
-	}
-}
-
-// drainDeltas counts the steps still waiting once every run is drawn.
-func (cs *counterSet) drainDeltas() {
-	if cs.cmp == nil {
-		return
-	}
-	for k, n := range cs.cmp.Drain() {
-		cs.unpaired(k, firstpass.BaseSide, n[0])
-		cs.unpaired(k, firstpass.MeasureSide, n[1])
 	}
 }

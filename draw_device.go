@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/phasetrace/phasetrace/internal/counters"
 	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/internal/held"
 	"github.com/phasetrace/phasetrace/internal/tracks"
@@ -32,7 +33,7 @@ type deviceDrawer struct {
 	*sliceDrawer
 	placement           []reduce.PlacerOption
 	placer, containOnly *reduce.Placer
-	counters            *counterSet
+	counters            *counters.Set
 	links               *runLinks // the run's key and arrow, shared with the run drawer
 	freq                map[reduce.Domain]reduce.Hz
 	devices             map[reduce.Domain]*DeviceSummary
@@ -412,7 +413,7 @@ func (dv *deviceDrawer) drawDevice(out sink, k firstpass.InvKey, ds *DeviceSumma
 		dv.acct.drawn()
 		dv.drawnOn(k.Pid)
 		if s.Name == strace.SpanDeviceWall {
-			dv.counters.deviceWall(k.Pid, run.Domain.Dev, s.At, ts, dur)
+			dv.counters.DeviceWall(k.Pid, run.Domain.Dev, s.At, ts, dur)
 			wallAt = ts
 		}
 		if onAxis {

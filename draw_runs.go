@@ -3,9 +3,11 @@ package phasetrace
 import (
 	"strings"
 
+	"github.com/phasetrace/phasetrace/internal/counters"
 	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/internal/handoffs"
 	"github.com/phasetrace/phasetrace/internal/held"
+	"github.com/phasetrace/phasetrace/internal/passes"
 	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/internal/tracks"
 	"github.com/phasetrace/phasetrace/perfetto"
@@ -239,10 +241,10 @@ type runDrawer struct {
 	flows   *handoffs.Queue
 	records map[firstpass.InvKey][]strace.PhasePass // host_phase_records by (pid, inv)
 	// artifacts are Convert's host_phase_records artifacts, read at the
-	// passes each run needs as it is drawn (draw_records.go);
+	// passes each run needs as it is drawn (internal/passes);
 	// artifactPasses is a run's passes from them; recordsErr is the first
 	// error reading one.
-	artifacts      []*passIndex
+	artifacts      []*passes.Index
 	artifactPasses []strace.PhasePass
 	recordsErr     error
 	// bindLines wait for the chip.run.bind that holds them; bindStores are
@@ -259,7 +261,7 @@ type runDrawer struct {
 	logThreads             map[uint64]string // "0x" + hex of log-prefix thread handles
 	segNames               map[string]string // chip.run.bind.<phase> by phase
 
-	counters *counterSet   // each run's root duration
+	counters *counters.Set // each run's root duration
 	links    *runLinks     // the run's key and its runner_run → device_wall arrow
 	steps    *stepObserver // WithSteps; nil without
 }
@@ -458,7 +460,7 @@ func (d *runDrawer) run(b *invBuf) {
 		}
 	}
 	if !rootLane.IsZero() || root != nil && d.outside(root.TS, root.Dur) {
-		d.counters.runDuration(root) // a run outside the window counts its callable's runs
+		d.counters.RunDuration(root) // a run outside the window counts its callable's runs
 	}
 	if !rootLane.IsZero() && root.Name == strace.SpanRun {
 		d.runAnomalies(out, root, bind, cold)

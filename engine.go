@@ -8,9 +8,11 @@ import (
 	"math"
 
 	"github.com/phasetrace/phasetrace/internal/compareplan"
+	"github.com/phasetrace/phasetrace/internal/counters"
 	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/internal/handoffs"
 	"github.com/phasetrace/phasetrace/internal/held"
+	"github.com/phasetrace/phasetrace/internal/passes"
 	"github.com/phasetrace/phasetrace/internal/remoteplan"
 	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/internal/tracks"
@@ -44,7 +46,8 @@ type converter struct {
 	now          int64 // the latest end of a host span so far
 
 	// counters draws the counter tracks (draw_counters.go).
-	counters *counterSet
+	counters    *counters.Set
+	counterSite *counterAccount // what the counters count in
 
 	// Repeated records: the captures that repeat earlier ones, and the
 	// recent spans.
@@ -64,9 +67,8 @@ type converter struct {
 	cmp *compareplan.Plan
 
 	// passIndexes are where the passes of each host_phase_records
-	// artifact are, learned by the survey for the second pass
-	// (openRecords).
-	passIndexes []*passIndex
+	// artifact are, learned by the survey for the second pass.
+	passIndexes []*passes.Index
 
 	// about is what the trace says of itself (draw_about.go).
 	about about
@@ -84,7 +86,8 @@ func newConverter(opts []Option) *converter {
 	c.progress = &progressCounter{fn: cfg.progress}
 	cv := &sliceDrawer{acct: c.acct, arrows: &c.arrows, flushSlices: cfg.flushSlices, pendingDevice: &pendingDevice{acct: c.acct}}
 	c.sliceDrawer = cv
-	c.counters = newCounterSet(cv, cfg.flowHorizon)
+	c.counterSite = &counterAccount{cv: cv}
+	c.counters = counters.New(c.counterSite, cfg.flowHorizon, 2*defaultMaxPending)
 	links := &runLinks{}
 	c.deviceDrawer = &deviceDrawer{sliceDrawer: cv, placement: cfg.placement, counters: c.counters, links: links}
 	c.runDrawer = &runDrawer{sliceDrawer: cv, device: c.deviceDrawer, flows: &c.flows, counters: c.counters, links: links}
@@ -141,7 +144,8 @@ func (c *converter) start(w io.Writer, shift bool) {
 	}
 	if c.cmp != nil {
 		c.sum.Compare = compareSummary(c.cmp, c.names)
-		c.counters.cmp, c.counters.compare, c.counters.deltas = c.cmp, c.sum.Compare, make([]deltaTrack, len(c.cmp.Pairs))
+		c.counters.Cmp, c.counters.Deltas = c.cmp, make([]counters.DeltaTrack, len(c.cmp.Pairs))
+		c.counterSite.cmp = c.sum.Compare
 	}
 	c.runDrawer.records = c.survey.records
 	c.deviceDrawer.buildPlacer(c.survey.scan, c.survey.cal)
@@ -149,6 +153,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 	cv.remote, cv.hosts = c.remote, hostSummaries(c.remote, c.names, c.cfg.transport)
 	scan := c.survey.scan
 	cv.scan = scan
+	c.counters.Scan = scan
 	if w := c.cfg.window; w != nil {
 		cv.window = timeWindow{on: true, noStart: w.NoStart, noEnd: w.NoEnd}
 		first := c.firstSlice()
@@ -169,6 +174,7 @@ func (c *converter) start(w io.Writer, shift bool) {
 	pw := partWriters{opts: wopts, cv: cv, scan: scan}
 	if c.cfg.split == nil {
 		cv.out = pw.open(w)
+		c.counters.W, c.counters.Tracks = cv.out.w, cv.out.tracks
 		return
 	}
 	// A split trace: w is the overview's, where the counters are drawn;
@@ -177,7 +183,8 @@ func (c *converter) start(w io.Writer, shift bool) {
 	cv.writeWalls(ow)
 	ownTracks(ow)
 	ov := &overview{sliceDrawer: &sliceDrawer{out: sink{ow, tracks.NewTrackSet(ow, scan)}, scan: scan, acct: c.acct, window: cv.window}}
-	c.counters.sliceDrawer = ov.sliceDrawer
+	c.counterSite.cv = ov.sliceDrawer
+	c.counters.W, c.counters.Tracks = ov.out.w, ov.out.tracks
 	cv.parts = newPartSet(*c.cfg.split, 2*c.cfg.flowHorizon, &c.now, pw, ov)
 	cv.parts.about = &c.about
 	cv.batchIn(noKey, 0, nil, false)
@@ -210,13 +217,12 @@ func (c *converter) firstSlice() int64 {
 // and hand-offs across them connect. It returns the readers' statistics of
 // the logs it read, and the readers of the logs (nil for one not opened),
 // which say whether a log was cut, also when it fails. The
-// host_phase_records artifacts are read again as the runs are drawn
-// (openRecords); an error reading one ends the pass with it.
+// host_phase_records artifacts the survey indexed are read again as the
+// runs are drawn, each opened when a run first needs a pass of it; an error
+// reading one ends the pass with it.
 func (c *converter) secondPass(logs []Input) (stats []strace.Stats, cuts []*CutReader, err error) {
 	defer c.closeRecords(&err)
-	if err := c.openRecords(); err != nil {
-		return nil, nil, err
-	}
+	c.runDrawer.artifacts = append(c.runDrawer.artifacts, c.passIndexes...)
 	srcs := c.openSources(logs)
 	defer func() {
 		stats, cuts = srcs.close(&err), srcs.rcs
@@ -241,12 +247,22 @@ func (c *converter) secondPass(logs []Input) (stats []strace.Stats, cuts []*CutR
 	return nil, nil, c.runDrawer.recordsErr
 }
 
+// closeRecords closes the artifacts the second pass opened; an error
+// closing one is *err when there was none.
+func (c *converter) closeRecords(err *error) {
+	for _, x := range c.runDrawer.artifacts {
+		if cerr := x.Close(); *err == nil && cerr != nil {
+			*err = fmt.Errorf("phasetrace: %s: %w", x.Name(), cerr)
+		}
+	}
+}
+
 // drain draws what still waits once every value has come.
 func (c *converter) drain() {
 	c.flows.Drain(c.now, true)
 	c.runs.flush()
 	c.runDrawer.drain()
-	c.counters.drain()
+	c.counters.Drain()
 }
 
 // drawNode draws a node span the hand-offs lets go of, with its flows
@@ -389,7 +405,7 @@ func (c *converter) takeSpan(rec *strace.Record, at held.Pos) {
 	case dev || fam.HasInvocation():
 		c.runs.add(l, at, dev, rec.Prefix.Thread)
 		if !dev && sp.Depth == 0 {
-			c.counters.root(sp.Pid, sp.TS, sp.End(), at, c.now)
+			c.counters.Root(sp.Pid, sp.TS, sp.End(), at, c.now)
 		}
 	case fam == strace.FamilyNode:
 		c.flows.Add(sp, at)

@@ -14,7 +14,7 @@ import (
 // own, scanning again with them, and names each process's side; start
 // moves each side onto its own first log's clock, then the measure side
 // onto base's first decode step (compareShifts); the counter set draws the
-// delta counter (draw_compare.go).
+// delta counter (internal/counters).
 
 // planCompare settles a comparison after the first pass: the measure
 // side's pids that the base side uses too are given trace pids of their

@@ -5,6 +5,7 @@ import (
 
 	"github.com/phasetrace/phasetrace/internal/compareplan"
 	"github.com/phasetrace/phasetrace/internal/firstpass"
+	"github.com/phasetrace/phasetrace/internal/passes"
 	"github.com/phasetrace/phasetrace/internal/repeats"
 	"github.com/phasetrace/phasetrace/strace"
 )
@@ -97,12 +98,12 @@ func (c *converter) compareCaptures(logs []Input) error {
 // With keep (a Builder), phase records are kept by (pid, inv) until their
 // run is drawn, and a pass whose run never comes is counted when the
 // conversion ends; without (Convert), the survey learns from each pass
-// (scanResult.phasePass), notes where it is (passIndex) and lets it go:
-// the second pass reads the passes a run needs again (openRecords).
+// (scanResult.phasePass), notes where it is (passes.Index) and lets it go:
+// the second pass reads the passes a run needs again.
 func (c *converter) loadArtifacts(keep bool) error {
 	for _, in := range c.cfg.records {
 		var st strace.PhaseRecordsStats
-		x := &passIndex{in: in}
+		x := passes.New(in.Name, recordsInput{in, c.progress})
 		cut, err := c.withInputCut(in, func(r io.Reader) error {
 			pr := strace.NewPhaseRecordsReader(r, strace.WithName(in.Name))
 			for {
@@ -117,7 +118,7 @@ func (c *converter) loadArtifacts(keep bool) error {
 					c.survey.PhasePass(p)
 				} else {
 					c.survey.scan.PhasePass(&p)
-					x.addPass(&p)
+					x.Add(&p)
 				}
 			}
 			st = pr.Stats()
@@ -127,7 +128,7 @@ func (c *converter) loadArtifacts(keep bool) error {
 			return err
 		}
 		if !keep {
-			x.sort()
+			x.Sort()
 			c.passIndexes = append(c.passIndexes, x)
 		}
 		c.sum.Artifacts = append(c.sum.Artifacts, ArtifactSummary{Name: in.Name, Kind: "host_phase_records", Items: st.Passes, Torn: st.Torn, Malformed: st.Malformed + st.LongLines, Cut: cut})

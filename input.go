@@ -77,11 +77,47 @@ func (b *bufferedFile) Seek(offset int64, whence int) (int64, error) {
 // seekableInput: an opened input that can seek to a byte of its data —
 // a file not compressed (File) or bytes (Bytes) — is read at the passes of
 // a host_phase_records artifact a run needs, wherever they are
-// (passIndex). Compile-time checks:
+// (recordsInput). Compile-time checks:
 var (
 	_ io.Seeker = (*bufferedFile)(nil)
 	_ io.Seeker = bytesInput{}
 )
+
+// recordsInput opens a host_phase_records artifact for the second pass:
+// read through a CutReader, its bytes counted as progress, and an
+// io.Seeker when the input opened is one.
+type recordsInput struct {
+	in       Input
+	progress *progressCounter
+}
+
+func (r recordsInput) Open() (io.ReadCloser, error) {
+	rc, err := r.in.Open()
+	if err != nil {
+		return nil, err
+	}
+	cr := NewCutReader(rc)
+	opened := cutReadCloser{r.progress.wrap(cr), cr}
+	if s, ok := rc.(io.Seeker); ok {
+		return seekingReadCloser{opened, s}, nil
+	}
+	return opened, nil
+}
+
+// cutReadCloser reads through a CutReader and closes it: a cut's report
+// at Close is not an error again.
+type cutReadCloser struct {
+	io.Reader
+	cut *CutReader
+}
+
+func (c cutReadCloser) Close() error { return c.cut.Close() }
+
+// seekingReadCloser is a cutReadCloser that seeks the input it reads.
+type seekingReadCloser struct {
+	cutReadCloser
+	io.Seeker
+}
 
 type gzipFile struct {
 	*gzip.Reader

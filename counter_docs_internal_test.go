@@ -8,49 +8,50 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/phasetrace/phasetrace/internal/counters"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
 
 // counterList is the README's list of the counter tracks, made from
-// counterTable.
+// counters.Table.
 func counterList() string {
 	var b strings.Builder
 	b.WriteString("| counter track | one per | what it shows |\n| --- | --- | --- |\n")
-	for k := range counterKind(len(counterTable)) {
-		r := &counterTable[k]
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k.docName(), r.per, r.doc)
+	for k := range counters.Kind(len(counters.Table)) {
+		r := &counters.Table[k]
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k.DocName(), r.Per, r.Doc)
 	}
 	return b.String()
 }
 
 // TestCounterDocs checks that every counter track is named and described,
-// that the README's list of them is counterTable's (go test -update
+// that the README's list of them is counters.Table's (go test -update
 // rewrites it), and that no other document names them: they point to the
 // README's list instead, so that none goes stale.
 func TestCounterDocs(t *testing.T) {
-	names := map[string]counterKind{}
-	for k := range counterKind(len(counterTable)) {
-		r := &counterTable[k]
-		if r.prefix == "" || r.per == "" || r.doc == "" || r.suffix != "" && r.slot == "" {
+	names := map[string]counters.Kind{}
+	for k := range counters.Kind(len(counters.Table)) {
+		r := &counters.Table[k]
+		if r.Prefix == "" || r.Per == "" || r.Doc == "" || r.Suffix != "" && r.Slot == "" {
 			t.Errorf("counter %d: %+v: want a name (a suffix only after a value), what one track is per and what it shows", k, *r)
 		}
-		if o, dup := names[k.docName()]; dup {
-			t.Errorf("counters %d and %d are both %q", o, k, k.docName())
+		if o, dup := names[k.DocName()]; dup {
+			t.Errorf("counters %d and %d are both %q", o, k, k.DocName())
 		}
-		names[k.docName()] = k
+		names[k.DocName()] = k
 	}
 	// Each name as a document quotes it, or the fixed part before (of more
 	// than one word) or after its value.
-	quoted := make([][]string, len(counterTable))
-	for k := range counterKind(len(counterTable)) {
-		r := &counterTable[k]
+	quoted := make([][]string, len(counters.Table))
+	for k := range counters.Kind(len(counters.Table)) {
+		r := &counters.Table[k]
 		for _, q := range []string{"`", `"`} {
-			quoted[k] = append(quoted[k], q+k.docName()+q)
-			if r.slot != "" && len(strings.Fields(r.prefix)) > 1 {
-				quoted[k] = append(quoted[k], q+r.prefix)
+			quoted[k] = append(quoted[k], q+k.DocName()+q)
+			if r.Slot != "" && len(strings.Fields(r.Prefix)) > 1 {
+				quoted[k] = append(quoted[k], q+r.Prefix)
 			}
-			if r.suffix != "" {
-				quoted[k] = append(quoted[k], r.suffix+q)
+			if r.Suffix != "" {
+				quoted[k] = append(quoted[k], r.Suffix+q)
 			}
 		}
 	}
@@ -66,7 +67,7 @@ func TestCounterDocs(t *testing.T) {
 		}
 		doc := strings.HasSuffix(path, ".md") || filepath.Base(path) == "doc.go" ||
 			strings.HasPrefix(path, "examples"+string(filepath.Separator)) && filepath.Base(path) == "main.go" ||
-			filepath.Dir(path) == "." && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") && path != "draw_counter_tracks.go"
+			filepath.Dir(path) == "." && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go")
 		if !doc {
 			return nil
 		}
@@ -85,7 +86,7 @@ func TestCounterDocs(t *testing.T) {
 		for k, qs := range quoted {
 			for _, q := range qs {
 				if strings.Contains(text, q) {
-					t.Errorf("%s names the counter track %q (as %s): point to the README's list (counterTable) instead", path, counterKind(k).docName(), q)
+					t.Errorf("%s names the counter track %q (as %s): point to the README's list (counters.Table) instead", path, counters.Kind(k).DocName(), q)
 					break
 				}
 			}

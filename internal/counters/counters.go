@@ -1,7 +1,8 @@
-package phasetrace
+package counters
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/phasetrace/phasetrace/internal/compareplan"
 	"github.com/phasetrace/phasetrace/internal/firstpass"
@@ -10,55 +11,20 @@ import (
 	"github.com/phasetrace/phasetrace/perfetto"
 )
 
-// counterSet draws the trace's counters, each a counter track under its
-// process (counterTable names and describes them), so that the UI graphs
-// where step time jumped:
-//
-//   - per callable (pid, hid), the duration of each invocation's root
-//     span (chip.run), exact ns, at the root's start: the values the
-//     TPOT table (reduce/analysis) averages, run by run. The tracks of
-//     a callable share one y-axis across processes (ranks): the UI draws
-//     counter tracks with the same y_axis_share_key on one range. The UI
-//     holds a counter's last value to the end of the trace, so the track
-//     of a callable run once takes a second value, 0, at the end of its
-//     run (drain): its line ends with the run instead of running on
-//     across the trace. A callable run more than once has its runs'
-//     values only, so that their spread, which the UI draws from 0 (no
-//     descriptor field moves its y-axis), fills the track once the
-//     track's menu says Display → Min/Max;
-//   - per device (pid, dev), the placed duration of each run's
-//     device_wall, at its placed start;
-//   - per process, the runs in flight: how many roots have started and
-//     not ended, an exact count at each change.
-//
-// The first two are written as their runs are drawn. The runs in flight
-// are counted from the roots as they are read (+1 at a root's start, −1
-// at its end), in time order, which is not the order roots come in (each
-// is written when it ends; a producer writing parents first writes it when
-// it starts; a prewarm root lasts across many runs). The events are held
-// until none can come before them any more: a root starts at most the
-// flow horizon (WithFlowHorizon) before the log's time (the latest end of a
-// host span read) when it is read, so every event more than the horizon
-// behind the log's time is final and is written. A root that starts
-// before what is written — it came more than the horizon after it started
-// — is left out of the count, both its events, and counted under
-// ReasonInFlightLate: the values written before it stay what they were,
-// short of that run.
-//
-// At most maxFlightEvents events are held: past it the oldest are written
-// early, and a root read later that starts before them is late too.
-//
-// A nil counterSet draws nothing (a stage drawn on its own, in tests).
-//
-// Memory: a track per (pid, hid), per (pid, dev) and per process, none past
-// the track limit, which counter tracks leave to the slices (newTrack; a
-// value whose track it refuses is counted under ReasonCounterTrackLimit),
-// the runs in flight's events of the last horizon of log time, and the
-// count of each process with runs in flight but no track (writeAt).
-type counterSet struct {
-	*sliceDrawer
+// A Set draws the counters of one writer (the trace's, or a split
+// trace's overview).
+type Set struct {
+	W       *perfetto.Writer // where the counters are drawn, and the tracks declared on it
+	Tracks  *tracks.TrackSet
+	site    Site
+	Scan    *firstpass.ScanResult
 	horizon int64
-	runs    map[firstpass.CallableKey]int // index in callables
+	// maxEvents bounds the runs in flight's events held: past it the
+	// oldest are written (as the run collector hands over its oldest run
+	// past its bound), and a root read later that starts before them is
+	// late.
+	maxEvents int
+	runs      map[firstpass.CallableKey]int // index in callables
 	// callables are the callables' tracks, in the order they were made.
 	callables []callableCounter
 	walls     map[deviceKey]perfetto.Track
@@ -68,12 +34,29 @@ type counterSet struct {
 	events  []flightEvent
 	written int64
 	// cmp is a comparison's plan: its decode callables share a y-axis,
-	// and its rank pairs have a delta counter (draw_compare.go), counted
-	// in compare.
-	cmp     *compareplan.Plan
-	compare *CompareSummary
-	deltas  []deltaTrack // by rank pair
+	// and its rank pairs have a delta counter (draw_counter_deltas.go).
+	Cmp    *compareplan.Plan
+	Deltas []DeltaTrack // by rank pair
 }
+
+// A Site is what the counters need of the conversion around them:
+// the slice drawer's WithWindow window, and the account, which counts the
+// values not drawn (with an example when at is a position) and the
+// comparison's deltas and unpaired steps.
+type Site interface {
+	Outside(ts, dur int64) bool
+	NotDrawn(why Why, at held.Pos, detail string, example bool)
+	Delta(pair int)
+	Unpaired(pair int, side firstpass.Side, n int64)
+}
+
+// A Why says why a counter value is not drawn.
+type Why uint8
+
+const (
+	TrackLimit Why = iota // the track limit refused its track
+	Late                  // a root read after the runs in flight were written past its start
+)
 
 // callableCounter is a callable's counter track in a process (zero until
 // its first value), with the number of its runs and the last one's start,
@@ -107,15 +90,15 @@ type flightEvent struct {
 	delta int32
 }
 
-func newCounterSet(cv *sliceDrawer, horizon int64) *counterSet {
-	return &counterSet{sliceDrawer: cv, horizon: horizon, written: math.MinInt64,
+func New(site Site, horizon int64, maxEvents int) *Set {
+	return &Set{site: site, horizon: horizon, maxEvents: maxEvents, written: math.MinInt64,
 		runs: map[firstpass.CallableKey]int{}, walls: map[deviceKey]perfetto.Track{}, flight: map[int32]inFlight{}}
 }
 
 // runDuration writes the duration of a drawn run's root at its start on
 // its callable's track, and counts the run (also one outside the window,
 // so that a window draws the values the whole trace has in it).
-func (cs *counterSet) runDuration(root *held.Span) {
+func (cs *Set) RunDuration(root *held.Span) {
 	if cs == nil { // a stage drawn on its own, without counters
 		return
 	}
@@ -129,13 +112,13 @@ func (cs *counterSet) runDuration(root *held.Span) {
 	c := &cs.callables[i]
 	c.runs++
 	c.start, c.end, c.at = root.TS, root.End(), root.At // what endRunOnce needs of a run once
-	if !cs.outside(root.TS, 0) {
+	if !cs.site.Outside(root.TS, 0) {
 		cs.callableValue(c, root.At, root.TS, root.Dur)
-		if ty, ok := cs.scan.TypicalRuns[k]; ok && ty.Runs > 1 {
+		if ty, ok := cs.Scan.TypicalRuns[k]; ok && ty.Runs > 1 {
 			cs.overMedianValue(c, root.At, root.TS, root.Dur-ty.Median)
 		}
 	}
-	if cs.cmp != nil {
+	if cs.Cmp != nil {
 		cs.decodeStep(root)
 	}
 }
@@ -144,26 +127,26 @@ func (cs *counterSet) runDuration(root *held.Span) {
 // (analysis.Typical, from the survey), at ts on c's second track: the
 // step-time track draws from 0, where a step's few percent of variation
 // are a flat line; around the median they fill the track.
-func (cs *counterSet) overMedianValue(c *callableCounter, at held.Pos, ts, v int64) {
+func (cs *Set) overMedianValue(c *callableCounter, at held.Pos, ts, v int64) {
 	if c.overMedian.IsZero() {
-		name := counterOverMedian.name(cs.hidString(c.hid))
+		name := OverMedian.name(hexString(c.hid))
 		c.overMedian, _ = cs.newTrack(c.pid, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs, YAxisShareKey: name,
-			Description: "how much longer (above 0) or shorter than its callable's median each invocation of callable hid 0x" + cs.hidString(c.hid) +
+			Description: "how much longer (above 0) or shorter than its callable's median each invocation of callable hid 0x" + hexString(c.hid) +
 				" ran (chip.run), at its start; the median is of every run of the callable in its process, within 1/128 (see the anomalies track's slow runs)"})
 	}
 	cs.value(c.overMedian, !c.overMedian.IsZero(), at, ts, v)
 }
 
 // callableValue writes v at ts on c's track, made on its first value.
-func (cs *counterSet) callableValue(c *callableCounter, at held.Pos, ts, v int64) {
+func (cs *Set) callableValue(c *callableCounter, at held.Pos, ts, v int64) {
 	if c.track.IsZero() {
-		name := counterStepTime.name(cs.hidString(c.hid))
+		name := StepTime.name(hexString(c.hid))
 		axis := name
-		if cs.cmp.IsDecode(c.pid, c.hid) { // both sides' decode callables, whatever their hids
+		if cs.Cmp.IsDecode(c.pid, c.hid) { // both sides' decode callables, whatever their hids
 			axis = decodeAxis
 		}
 		c.track, _ = cs.newTrack(c.pid, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs, YAxisShareKey: axis,
-			Description: "the duration of each invocation of callable hid 0x" + cs.hidString(c.hid) + " (its root span, chip.run), at its start: " +
+			Description: "the duration of each invocation of callable hid 0x" + hexString(c.hid) + " (its root span, chip.run), at its start: " +
 				"the TPOT table's values, on one y-axis in every process (Display → Min/Max in the track's menu spreads them over the track); " +
 				"a callable run once has a second value, 0, at its run's end"})
 	}
@@ -173,9 +156,9 @@ func (cs *counterSet) callableValue(c *callableCounter, at held.Pos, ts, v int64
 // endRunOnce writes the second value, 0, of each callable run once in its
 // process, at its run's end, unless the run ends where it starts or
 // outside the window.
-func (cs *counterSet) endRunOnce() {
+func (cs *Set) endRunOnce() {
 	for i := range cs.callables {
-		if c := &cs.callables[i]; c.runs == 1 && c.end > c.start && !cs.outside(c.end, 0) {
+		if c := &cs.callables[i]; c.runs == 1 && c.end > c.start && !cs.site.Outside(c.end, 0) {
 			cs.callableValue(c, c.at, c.end, 0)
 		}
 	}
@@ -183,8 +166,8 @@ func (cs *counterSet) endRunOnce() {
 
 // deviceWall writes the placed duration of a drawn device_wall at its
 // placed start on its device's track.
-func (cs *counterSet) deviceWall(pid int32, dev int32, at held.Pos, ts, dur int64) {
-	if cs == nil || cs.outside(ts, 0) {
+func (cs *Set) DeviceWall(pid int32, dev int32, at held.Pos, ts, dur int64) {
+	if cs == nil || cs.site.Outside(ts, 0) {
 		return
 	}
 	k := deviceKey{pid, dev}
@@ -194,7 +177,7 @@ func (cs *counterSet) deviceWall(pid int32, dev int32, at held.Pos, ts, dur int6
 		if dev == tracks.NoDevice {
 			d = "(unnamed)"
 		}
-		t, ok = cs.newTrack(pid, perfetto.CounterSpec{Name: counterDeviceWall.name(d), Unit: perfetto.UnitTimeNs,
+		t, ok = cs.newTrack(pid, perfetto.CounterSpec{Name: DeviceWall.name(d), Unit: perfetto.UnitTimeNs,
 			Description: "the placed duration of each run's device_wall on device " + d + ", at its placed start"})
 		if ok {
 			cs.walls[k] = t
@@ -207,28 +190,26 @@ func (cs *counterSet) deviceWall(pid int32, dev int32, at held.Pos, ts, dur int6
 // track limit leaves no room for it besides a track for every process and
 // thread the first pass found that has none yet: counters give way to
 // slices.
-func (cs *counterSet) newTrack(pid int32, s perfetto.CounterSpec) (perfetto.Track, bool) {
-	tr := cs.out.tracks
+func (cs *Set) newTrack(pid int32, s perfetto.CounterSpec) (perfetto.Track, bool) {
+	tr := cs.Tracks
 	owed := len(tr.Scan.Procs) + len(tr.Scan.Threads) - len(tr.Procs) - len(tr.Lanes)
-	return tr.NewTrack(pid, 1+max(owed, 0), func(proc perfetto.Track) perfetto.Track { return cs.out.w.CounterTrack(proc, s) })
+	return tr.NewTrack(pid, 1+max(owed, 0), func(proc perfetto.Track) perfetto.Track { return cs.W.CounterTrack(proc, s) })
 }
 
 // value writes v at ts on t, or counts it when the track limit refused t.
-func (cs *counterSet) value(t perfetto.Track, ok bool, at held.Pos, ts, v int64) {
+func (cs *Set) value(t perfetto.Track, ok bool, at held.Pos, ts, v int64) {
 	if !ok {
-		bump(&cs.acct.sum.CountersNotDrawn, ReasonCounterTrackLimit, 1)
-		cs.acct.example(ReasonCounterTrackLimit, at, "")
+		cs.site.NotDrawn(TrackLimit, at, "", true)
 		return
 	}
-	cs.out.w.Counter(t, ts, v)
+	cs.W.Counter(t, ts, v)
 }
 
 // root takes a root span read at at, [ts, end) in process pid, now being
 // the log's time: its events are held, and those that are final written.
-func (cs *counterSet) root(pid int32, ts, end int64, at held.Pos, now int64) {
+func (cs *Set) Root(pid int32, ts, end int64, at held.Pos, now int64) {
 	if ts < cs.written {
-		bump(&cs.acct.sum.CountersNotDrawn, ReasonInFlightLate, 1)
-		cs.acct.example(ReasonInFlightLate, at, "pid="+itoa(int64(pid))+" ts="+itoa(ts)+", before "+itoa(cs.written)+", written already")
+		cs.site.NotDrawn(Late, at, "pid="+itoa(int64(pid))+" ts="+itoa(ts)+", before "+itoa(cs.written)+", written already", true)
 		return
 	}
 	cs.push(flightEvent{ts, pid, 1})
@@ -236,7 +217,7 @@ func (cs *counterSet) root(pid int32, ts, end int64, at held.Pos, now int64) {
 	if now > math.MinInt64+cs.horizon {
 		cs.writeBefore(now - cs.horizon)
 	}
-	for len(cs.events) > maxFlightEvents {
+	for len(cs.events) > cs.maxEvents {
 		ts := cs.events[0].ts
 		for len(cs.events) > 0 && cs.events[0].ts == ts {
 			cs.writeAt(ts)
@@ -248,14 +229,9 @@ func (cs *counterSet) root(pid int32, ts, end int64, at held.Pos, now int64) {
 	}
 }
 
-// maxFlightEvents bounds the runs in flight's events held: past it the
-// oldest are written (as the run collector hands over its oldest run past
-// maxPending), and a root read later that starts before them is late.
-const maxFlightEvents = 2 * defaultMaxPending
-
 // drain writes every event held, and the end of each callable run once,
 // once every root has been read.
-func (cs *counterSet) drain() {
+func (cs *Set) Drain() {
 	cs.endRunOnce()
 	cs.drainDeltas()
 	for len(cs.events) > 0 {
@@ -265,7 +241,7 @@ func (cs *counterSet) drain() {
 }
 
 // writeBefore writes the runs in flight of every event before w.
-func (cs *counterSet) writeBefore(w int64) {
+func (cs *Set) writeBefore(w int64) {
 	for len(cs.events) > 0 && cs.events[0].ts < w {
 		cs.writeAt(cs.events[0].ts)
 	}
@@ -277,7 +253,7 @@ func (cs *counterSet) writeBefore(w int64) {
 // no track is let go of: what is kept of it is then what a process never
 // seen has, so that the processes past the track limit (or outside the
 // window) are not kept, one by one, to the end of the log.
-func (cs *counterSet) writeAt(ts int64) {
+func (cs *Set) writeAt(ts int64) {
 	pid := cs.events[0].pid
 	f := cs.flight[pid]
 	for len(cs.events) > 0 && cs.events[0].ts == ts && cs.events[0].pid == pid {
@@ -292,30 +268,30 @@ func (cs *counterSet) writeAt(ts int64) {
 }
 
 // writeFlight writes f's count at ts if it changed.
-func (cs *counterSet) writeFlight(pid int32, f *inFlight, ts int64) {
+func (cs *Set) writeFlight(pid int32, f *inFlight, ts int64) {
 	if f.count == f.value {
 		return
 	}
 	f.value = f.count
-	if cs.outside(ts, 0) { // a window writes the values inside it
+	if cs.site.Outside(ts, 0) { // a window writes the values inside it
 		return
 	}
 	if f.track.IsZero() {
-		f.track, _ = cs.newTrack(pid, perfetto.CounterSpec{Name: counterInFlight.name(""), Unit: perfetto.UnitCount,
+		f.track, _ = cs.newTrack(pid, perfetto.CounterSpec{Name: InFlight.name(""), Unit: perfetto.UnitCount,
 			Description: "how many runs of the process have started and not ended (their root spans), at each change"})
 	}
 	if f.track.IsZero() {
-		bump(&cs.acct.sum.CountersNotDrawn, ReasonCounterTrackLimit, 1)
+		cs.site.NotDrawn(TrackLimit, 0, "", false)
 		return
 	}
-	cs.out.w.Counter(f.track, ts, f.count)
+	cs.W.Counter(f.track, ts, f.count)
 }
 
 func (e flightEvent) before(o flightEvent) bool {
 	return e.ts < o.ts || e.ts == o.ts && e.pid < o.pid
 }
 
-func (cs *counterSet) push(e flightEvent) {
+func (cs *Set) push(e flightEvent) {
 	h := append(cs.events, e)
 	for i := len(h) - 1; i > 0; {
 		p := (i - 1) / 2
@@ -328,7 +304,7 @@ func (cs *counterSet) push(e flightEvent) {
 	cs.events = h
 }
 
-func (cs *counterSet) pop() flightEvent {
+func (cs *Set) pop() flightEvent {
 	h := cs.events
 	top := h[0]
 	n := len(h) - 1
@@ -351,3 +327,7 @@ func (cs *counterSet) pop() flightEvent {
 	cs.events = h
 	return top
 }
+
+func hexString(v uint64) string { return strconv.FormatUint(v, 16) }
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
