@@ -74,6 +74,7 @@ func flatArgs(args []check.Arg) map[string]string {
 // it, each input's name, size and [stamp] line, and the account as the
 // Summary has it — the same in the trace processor's args table.
 func TestTheTraceSaysWhatItIs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	stamp := "4d31f482 env SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1 python main.py --rounds 3"
 	log := "[stamp] " + stamp + "\n" + string(mustRead(t, sampleInput(t)))
@@ -193,6 +194,7 @@ func wantAbout(sum *phasetrace.Summary) map[string]string {
 // conversion instant with the version and the inputs' names, at its own
 // first slice; the overview holds it with the account.
 func TestEachPartSaysWhatItIs(t *testing.T) {
+	t.Parallel()
 	log := mustRead(t, sampleInput(t))
 	parts := map[string]*bytes.Buffer{}
 	var ov bytes.Buffer

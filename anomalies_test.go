@@ -21,6 +21,7 @@ import (
 // chip.run and a "cold bind" at the first run's bind, each saying why,
 // and the summary counts them as the trace processor reads them.
 func TestAnomaliesTrack(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	const pid = 4242
 	for i := range 20 {
@@ -82,6 +83,7 @@ func TestAnomaliesTrack(t *testing.T) {
 // calls slow against their callable's runs (analysis.Typical over the
 // trace's own chip.run slices).
 func TestSlowRunsAreTheRule(t *testing.T) {
+	t.Parallel()
 	log := slowerEvery(t, generated(stracetest.Realistic(1<<20)), 16)
 	_, sum, out := convert(t, []phasetrace.Input{phasetrace.Bytes("gen.log", log)})
 	tr, err := check.ReadBytes(out)
@@ -135,6 +137,7 @@ func TestSlowRunsAreTheRule(t *testing.T) {
 // median (analysis.Typical over the same runs), one value at each run's
 // start; the trace processor reads as many values.
 func TestStepTimeAroundTheMedian(t *testing.T) {
+	t.Parallel()
 	log := generated(stracetest.Realistic(1 << 20))
 	_, sum, out := convert(t, []phasetrace.Input{phasetrace.Bytes("gen.log", log)})
 	tr, err := check.ReadBytes(out)

@@ -84,6 +84,7 @@ func buildFrom(t *testing.T, log []byte, byRecord bool, opts ...phasetrace.Optio
 // other thread's bind (a span alone does not say the thread that wrote
 // it, which is what tells whose bind a line is in).
 func TestBuilderIsConvert(t *testing.T) {
+	t.Parallel()
 	logs := map[string][]byte{}
 	for _, gc := range generatedCases() {
 		logs[gc.Name] = gc.Log
@@ -95,6 +96,7 @@ func TestBuilderIsConvert(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/records=%v", name, byRecord), func(t *testing.T) {
+				t.Parallel()
 				var want bytes.Buffer
 				wantSum, err := phasetrace.Convert(&want, []phasetrace.Input{phasetrace.Bytes("gen.log", log)})
 				if err != nil {
@@ -114,6 +116,7 @@ func TestBuilderIsConvert(t *testing.T) {
 // TestBuilderRecordKinds: a wall-clock anchor, or a record of no kind,
 // given to Record is misuse.
 func TestBuilderRecordKinds(t *testing.T) {
+	t.Parallel()
 	b, err := phasetrace.NewBuilder(io.Discard, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -17,8 +17,10 @@ import (
 // accounted for, and every drawn device span within its published bound of
 // where it truly started.
 func TestGeneratedCases(t *testing.T) {
+	t.Parallel()
 	for _, gc := range generatedCases() {
 		t.Run(gc.Name, func(t *testing.T) {
+			t.Parallel()
 			log, truth := generatedWithTruth(gc.Config)
 			if !bytes.Equal(log, gc.Log) {
 				t.Fatal("the generator is not deterministic")

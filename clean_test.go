@@ -54,8 +54,10 @@ func cleanConfigs() []genConfig {
 // ones too, and a last attribute the end of the log may have cut is marked
 // on its slice.
 func TestCleanLogsAreLossless(t *testing.T) {
+	t.Parallel()
 	for _, cfg := range cleanConfigs() {
 		t.Run(fmt.Sprintf("seed%d_join%v_unterminated%v", cfg.Seed, cfg.JoinRate, cfg.Unterminated), func(t *testing.T) {
+			t.Parallel()
 			var b bytes.Buffer
 			generate(&b, cfg)
 			log := b.Bytes()
@@ -113,6 +115,7 @@ func TestCleanLogsAreLossless(t *testing.T) {
 // would shorten) is set aside and counted; one whose device has no whole
 // anchor to check it against is used, and noted.
 func TestJoinedAnchorContradicted(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	generate(&b, genConfig{Seed: 3, Rounds: 8, AnchorEvry: 2_000_000, Damage: stracetest.Damage{JoinRate: 0.05}})
 	joined := []byte("dev_freq=50000000[mono_ns=")

@@ -124,30 +124,7 @@ func TestCompare(t *testing.T) {
 	if c == nil {
 		t.Fatal("no Summary.Compare")
 	}
-
-	// Both sides' processes, named by their side, the measure side's
-	// pids (the same as base's) given trace pids of their own.
-	var procs []string
-	sideOf := map[int32]string{}
-	for _, tk := range tr.Tracks {
-		if tk.Kind != "process" {
-			continue
-		}
-		side, _, _ := strings.Cut(tk.Name, " · ")
-		sideOf[tk.Pid] = side
-		procs = append(procs, tk.Name)
-	}
-	slices.Sort(procs)
-	want := []string{
-		"base · simpler chip child (pid=4100)", "base · simpler chip child (pid=4200)", "base · simpler chip child (pid=4400)", "base · simpler node (pid=4000)",
-		"measure · simpler chip child (pid=4100)", "measure · simpler chip child (pid=4200)", "measure · simpler chip child (pid=4400)", "measure · simpler node (pid=4000)",
-	}
-	if diff := cmp.Diff(want, procs); diff != "" {
-		t.Errorf("processes (-want +got):\n%s", diff)
-	}
-	if len(c.Pids) != 4 {
-		t.Errorf("trace pids given to the measure side: %v, want its 4 pids", c.Pids)
-	}
+	sideOf := comparedProcesses(t, tr, c)
 
 	// The shift: measure's first decode chip.run starts at base's.
 	baseRuns, measureRuns := readRuns(t, b), readRuns(t, m)
@@ -174,8 +151,53 @@ func TestCompare(t *testing.T) {
 		t.Errorf("first decode chip.run: base at %d, measure at %d; want both at %d", first["base"], first["measure"], baseFirst)
 	}
 
-	// The delta counter of each rank pair: measure's i-th decode chip.run
-	// minus base's i-th, at measure's step's start.
+	pids, wantDeltas := comparedPairs(t, c, baseRuns, measureRuns, hid, mhid)
+	comparedCounters(t, tr, c, sideOf, pids, wantDeltas)
+
+	// The conversion instant says each input's side and the shift.
+	args := flatArgs(about.Args)
+	for k, v := range map[string]string{"inputs[0].side": "base", "inputs[1].side": "measure", "compare.shift_ns": strconv.FormatInt(c.ShiftNs, 10), "compare.aligned": "decode"} {
+		if args[k] != v {
+			t.Errorf("conversion instant %s = %v, want %v", k, args[k], v)
+		}
+	}
+}
+
+// comparedProcesses checks both sides' processes in a comparison's trace,
+// named by their side, the measure side's pids (the same as base's) given
+// trace pids of their own; it returns each trace pid's side.
+func comparedProcesses(t *testing.T, tr *check.Trace, c *phasetrace.CompareSummary) map[int32]string {
+	t.Helper()
+	var procs []string
+	sideOf := map[int32]string{}
+	for _, tk := range tr.Tracks {
+		if tk.Kind != "process" {
+			continue
+		}
+		side, _, _ := strings.Cut(tk.Name, " · ")
+		sideOf[tk.Pid] = side
+		procs = append(procs, tk.Name)
+	}
+	slices.Sort(procs)
+	want := []string{
+		"base · simpler chip child (pid=4100)", "base · simpler chip child (pid=4200)", "base · simpler chip child (pid=4400)", "base · simpler node (pid=4000)",
+		"measure · simpler chip child (pid=4100)", "measure · simpler chip child (pid=4200)", "measure · simpler chip child (pid=4400)", "measure · simpler node (pid=4000)",
+	}
+	if diff := cmp.Diff(want, procs); diff != "" {
+		t.Errorf("processes (-want +got):\n%s", diff)
+	}
+	if len(c.Pids) != 4 {
+		t.Errorf("trace pids given to the measure side: %v, want its 4 pids", c.Pids)
+	}
+	return sideOf
+}
+
+// comparedPairs checks a comparison's rank pairs against the logs' runs
+// of the decode callable (hid in base, mhid in measure), and returns the
+// base pids that run it and, by measure OS pid, the deltas its delta
+// counter must hold: measure's i-th decode chip.run minus base's i-th.
+func comparedPairs(t *testing.T, c *phasetrace.CompareSummary, baseRuns, measureRuns logRuns, hid, mhid uint64) ([]int32, map[int32][]int64) {
+	t.Helper()
 	pids := slices.Sorted(func(yield func(int32) bool) {
 		for pid, runs := range baseRuns {
 			if slices.ContainsFunc(runs, func(s strace.Span) bool { return s.Hid == hid }) && !yield(pid) {
@@ -211,6 +233,14 @@ func TestCompare(t *testing.T) {
 	if diff := cmp.Diff(wantPairs, c.Pairs); diff != "" {
 		t.Errorf("rank pairs (-want +got):\n%s", diff)
 	}
+	return pids, wantDeltas
+}
+
+// comparedCounters checks a comparison's counters: the delta counter of
+// each rank pair holds wantDeltas (by measure OS pid), under a measure
+// process, and both sides' decode callables share a y-axis.
+func comparedCounters(t *testing.T, tr *check.Trace, c *phasetrace.CompareSummary, sideOf map[int32]string, pids []int32, wantDeltas map[int32][]int64) {
+	t.Helper()
 	gotDeltas := map[int32][]int64{}
 	shared := map[string][]string{}
 	for _, tk := range tr.Tracks {
@@ -244,14 +274,6 @@ func TestCompare(t *testing.T) {
 	}
 	if len(shared["chip.run ns · decode"]) != 2*len(pids) {
 		t.Errorf("counter tracks by y-axis: %v; want the decode callable's of both sides on one", shared)
-	}
-
-	// The conversion instant says each input's side and the shift.
-	args := flatArgs(about.Args)
-	for k, v := range map[string]string{"inputs[0].side": "base", "inputs[1].side": "measure", "compare.shift_ns": strconv.FormatInt(c.ShiftNs, 10), "compare.aligned": "decode"} {
-		if args[k] != v {
-			t.Errorf("conversion instant %s = %v, want %v", k, args[k], v)
-		}
 	}
 }
 

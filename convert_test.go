@@ -56,6 +56,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestSampleGolden(t *testing.T) {
+	t.Parallel()
 	_, sum, out := convert(t, []phasetrace.Input{sampleInput(t)})
 	goldenConversion(t, "sample", out, sum)
 }
@@ -81,6 +82,7 @@ func goldenConversion(t *testing.T, name string, out []byte, sum *phasetrace.Sum
 }
 
 func TestDeterministic(t *testing.T) {
+	t.Parallel()
 	_, _, a := convert(t, []phasetrace.Input{sampleInput(t)})
 	_, _, b := convert(t, []phasetrace.Input{sampleInput(t)})
 	if !bytes.Equal(a, b) {
@@ -108,12 +110,14 @@ func trackName(tr *check.Trace, uuid uint64) string {
 // of their windows) and checks every drawn device span against the instant
 // it really started: the published bound must always hold.
 func TestDevicePlacementHoldsTheTruth(t *testing.T) {
+	t.Parallel()
 	for _, cfg := range []genConfig{
 		{Seed: 11, Rounds: 40, AnchorEvry: 100_000_000, Pipelined: true},
 		{Seed: 12, Rounds: 40, AnchorEvry: 1_000_000_000},
 		{Seed: 13, Rounds: 20}, // no anchors: containment alone
 	} {
 		t.Run(fmt.Sprintf("anchors every %d ms", cfg.AnchorEvry/1e6), func(t *testing.T) {
+			t.Parallel()
 			log, truth := generatedWithTruth(cfg)
 			tr, sum, _ := convert(t, []phasetrace.Input{phasetrace.Bytes("gen.log", log)})
 			checked, aligned := 0, 0
@@ -160,6 +164,7 @@ func TestDevicePlacementHoldsTheTruth(t *testing.T) {
 }
 
 func TestPipelinedThreadSplitsIntoSlotLanes(t *testing.T) {
+	t.Parallel()
 	tr, _, _ := convert(t, []phasetrace.Input{phasetrace.Bytes("gen.log", generated(genConfig{Seed: 3, Rounds: 8, Pipelined: true}))})
 	lanes := map[string][]check.Slice{}
 	for _, s := range tr.Slices {
@@ -196,6 +201,7 @@ func TestPipelinedThreadSplitsIntoSlotLanes(t *testing.T) {
 }
 
 func TestHandOffFlows(t *testing.T) {
+	t.Parallel()
 	tr, sum, _ := convert(t, []phasetrace.Input{sampleInput(t)})
 	kinds := map[string]int{}
 	for _, f := range tr.Flows {
@@ -246,6 +252,7 @@ func TestHandOffFlows(t *testing.T) {
 }
 
 func TestMergedLogsGiveTheSameTrace(t *testing.T) {
+	t.Parallel()
 	// The L3 parent's records in one file and the ranks' in another, as
 	// separate processes would write them: merged by write time, the trace
 	// is the one a single shared log gives.
@@ -272,6 +279,7 @@ func TestMergedLogsGiveTheSameTrace(t *testing.T) {
 }
 
 func TestBindStage(t *testing.T) {
+	t.Parallel()
 	tr, sum, _ := convert(t, []phasetrace.Input{sampleInput(t)})
 	// The legacy "bind phase=" lines of rank 4200 are drawn inside their
 	// chip.run.bind.
@@ -298,6 +306,7 @@ func TestBindStage(t *testing.T) {
 }
 
 func TestPhaseRecordsWin(t *testing.T) {
+	t.Parallel()
 	// host_phase_records for rank 4100's run inv=2: its segments come from
 	// the artifact and the log's own segment spans for that bind are not
 	// drawn a second time; orchestrator operations recorded on a worker
@@ -356,6 +365,7 @@ func TestPhaseRecordsWin(t *testing.T) {
 }
 
 func TestWallTimeAndLabels(t *testing.T) {
+	t.Parallel()
 	tr, sum, _ := convert(t, []phasetrace.Input{sampleInput(t)})
 	// The three anchors, and the first's extrapolated to the trace's
 	// start in its first clock snapshot.
@@ -383,6 +393,7 @@ func TestWallTimeAndLabels(t *testing.T) {
 }
 
 func TestReaderLossesReachTheSummary(t *testing.T) {
+	t.Parallel()
 	log := append([]byte(nil), generated(genConfig{Seed: 5, Rounds: 2})...)
 	log = append(log, "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=7 pid=1 tid=1 inv=1 hid=1 depth=0 name=x ts=1 dur=1\n"...)
 	log = append(log, "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=zz depth=0 name=x ts=1 dur=1\n"...)
@@ -408,6 +419,7 @@ func TestReaderLossesReachTheSummary(t *testing.T) {
 }
 
 func TestInconsistentAnchorsAreReported(t *testing.T) {
+	t.Parallel()
 	// The reader's own sample has clock anchors that contradict its runs'
 	// runner_run windows: those runs are placed by containment and say why.
 	tr, sum, _ := convert(t, []phasetrace.Input{phasetrace.File("strace/testdata/realistic.log")})
@@ -447,6 +459,7 @@ func TestInconsistentAnchorsAreReported(t *testing.T) {
 }
 
 func TestNoInput(t *testing.T) {
+	t.Parallel()
 	if _, err := phasetrace.Convert(&bytes.Buffer{}, nil); !errors.Is(err, phasetrace.ErrNoInput) {
 		t.Errorf("error %v, want ErrNoInput", err)
 	}
@@ -461,6 +474,7 @@ func TestNoInput(t *testing.T) {
 // convert to the same trace as the one log, their wall-clock anchors
 // putting the second host's times back on the first's axis.
 func TestLogsFromTwoHosts(t *testing.T) {
+	t.Parallel()
 	b, _ := os.ReadFile(samplePath)
 	const ahead = 3 * 24 * 3600 * 1_000_000_000
 	var hostA, hostB bytes.Buffer
@@ -536,6 +550,7 @@ func TestLogsFromTwoHosts(t *testing.T) {
 // A legacy "bind phase=" line names no pid: when two ranks bind at once it
 // belongs to the bind its own thread (the log prefix's handle) wrote.
 func TestBindLineFollowsItsThread(t *testing.T) {
+	t.Parallel()
 	const log = `[mono_ns=100][T0xa][TIMING] bind_phases: bind phase=args start_ns=20 dur_ns=10 cpu_ns=5
 [mono_ns=150][T0xb][TIMING] emit_host_span: [STRACE] v=1 pid=2 tid=2 inv=1 hid=1 depth=2 name=chip.run.bind.args ts=15 dur=30 cpu_ns=20
 [mono_ns=160][T0xb][TIMING] emit_host_span: [STRACE] v=1 pid=2 tid=2 inv=1 hid=1 depth=1 name=chip.run.bind ts=10 dur=100 
@@ -561,6 +576,7 @@ func TestBindLineFollowsItsThread(t *testing.T) {
 // TestPhaseRecordsThreadName checks that a thread whose binds carry
 // host_phase_records is named as the runtime's reader names it.
 func TestPhaseRecordsThreadName(t *testing.T) {
+	t.Parallel()
 	log := chipRun(4100, 1, 1_000_000) + chipRun(4100, 2, 30_000_000)
 	records := `{"pid": 4100, "inv": 1, "records": [{"phase": "args", "start_ns": 1000000, "end_ns": 1050000}, {"phase": "host_orch", "start_ns": 1060000, "end_ns": 1200000}]}` + "\n"
 	for _, c := range []struct {
@@ -586,6 +602,7 @@ func TestPhaseRecordsThreadName(t *testing.T) {
 // TestColdRuns: the earliest chip.run of each callable (hid) of a process,
 // and its chip.run.bind, carry cold=true; no other slice does.
 func TestColdRuns(t *testing.T) {
+	t.Parallel()
 	for _, in := range []phasetrace.Input{sampleInput(t), phasetrace.Bytes("gen.log", generated(genConfig{Seed: 5, Rounds: 12, Ranks: 3, Pipelined: true, AnchorEvry: 100_000_000}))} {
 		tr, _, _ := convert(t, []phasetrace.Input{in})
 		type key struct {

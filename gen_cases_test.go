@@ -429,8 +429,10 @@ func findCutAtEnd(rb *readBack, _ genConfig) (int, string) {
 // the log with every knob holds all of them, and that nothing but the
 // intended cuts is lost.
 func TestGeneratorMakesEveryCase(t *testing.T) {
+	t.Parallel()
 	for _, c := range generatedCases() {
 		t.Run(c.Name, func(t *testing.T) {
+			t.Parallel()
 			rb := readGenerated(t, c.Log)
 			for _, chk := range caseChecks {
 				if c.Name != chk.knob && c.Name != "all" && (c.Name != "base" || !chk.zeroInBase) {

@@ -196,7 +196,14 @@ type hostileLog struct {
 	check func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary)
 }
 
+// hostileLogs are the hostile logs of every kind.
 func hostileLogs() []hostileLog {
+	return slices.Concat(hostileRecords(), hostileWallClocks(), hostileMachines(), hostileLimits())
+}
+
+// hostileRecords are hostile logs of records: absurd numbers, overlaps,
+// deep nesting, repeats, a cut last line.
+func hostileRecords() []hostileLog {
 	abut := chipRun(4100, 1, 1_000_000,
 		"preamble", 0, 300_000, "graph_build", 300_000, 15_000_000,
 		"config_validate", 317_580, 5_215_980, "arena_wire", 5_533_559, 4_000_000, // 1 ns overlap, the runtime's truncation
@@ -205,8 +212,6 @@ func hostileLogs() []hostileLog {
 	submit := "[mono_ns=5000][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4001 inv=0 hid=0 depth=0 name=node.submit ts=1000 dur=2000 run_id=1 task_slot=0 role=facade\n" +
 		"[mono_ns=9000][T0x2][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4002 inv=0 hid=0 depth=0 name=node.dispatch ts=4000 dur=3000 run_id=1 task_slot=0 role=scheduler dispatch_id=1\n"
 	capture := chipRun(4100, 1, 5_000_000_000) + chipRun(4100, 2, 7_000_000_000)
-	bindRoot := spanLine(2_000_000, 4100, 4100, 7, 1, "chip.run.bind.args", 1_000_000, 100_000, "") +
-		spanLine(2_000_000, 4100, 4100, 7, 0, "chip.run.bind", 1_000_000, 500_000, "")
 	cut := spanLine(30_000_000, 4100, 4100, 2, 0, "chip.run", 25_000_000, 62850, "")
 	cut = cut[:len(cut)-len("850\n")]
 	farAnchor := "[mono_ns=5000][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=2 pid=1 tid=1 dev=0 host_ns=1000000 window_ns=20 dev_cyc=1000 dev_freq=1000000000\n" +
@@ -239,6 +244,12 @@ func hostileLogs() []hostileLog {
 		{"two captures, the second longer", []string{capture + capture + chipRun(4100, 3, 9_000_000_000)}, nil, repeated(8, 3)},
 		{"repeated hand-off pair", []string{submit + submit + submit}, nil, repeated(4, 1)},
 		{"last line cut mid-number", []string{chipRun(4100, 1, 1_000_000) + cut}, nil, nil},
+	}
+}
+
+// hostileWallClocks are hostile logs of wall-clock anchors.
+func hostileWallClocks() []hostileLog {
+	return []hostileLog{
 		{"wall anchors 10^15 ns apart", []string{wallLine(1, 4100, 100, 1_700_000_000_000_000_000) + wallLine(2, 4100, 200, 1_701_000_000_000_000_000) + chipRun(4100, 1, 1_000_000)}, nil,
 			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 				if sum.WallAnchors != 1 || len(tr.Wall) != 2 || len(sum.NotDrawn) != 1 || len(sum.Notes) != 1 {
@@ -302,6 +313,16 @@ func hostileLogs() []hostileLog {
 					}
 				}
 			}},
+	}
+}
+
+// hostileMachines are hostile logs of devices, machines and processes:
+// an impossible device phase, absurd remote wall clocks, a bind at depth 0,
+// device spans alone, huge ids.
+func hostileMachines() []hostileLog {
+	bindRoot := spanLine(2_000_000, 4100, 4100, 7, 1, "chip.run.bind.args", 1_000_000, 100_000, "") +
+		spanLine(2_000_000, 4100, 4100, 7, 0, "chip.run.bind", 1_000_000, 500_000, "")
+	return []hostileLog{
 		{"one device phase at ts=1e15", []string{string(generated(genConfig{Seed: 1, Rounds: 2, AnchorEvry: 1_000_000, ImpossiblePhaseTS: 1_000_000_000_000_000}))}, nil,
 			func(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 				const reason = phasetrace.ReasonDeviceMisfit
@@ -393,6 +414,13 @@ func hostileLogs() []hostileLog {
 				}
 			}},
 		{"huge ids", []string{spanLine(10, 2147483647, 9223372036854775807, 18446744073709551615, 0, "chip.run", 100, 50, "")}, nil, nil},
+	}
+}
+
+// hostileLimits are hostile logs at the limits: of tracks, of overflow
+// lanes, of the flow horizon; and logs with nothing in them.
+func hostileLimits() []hostileLog {
+	return []hostileLog{
 		// The track limit: a new pid on every line, processes with one run
 		// each (two spans on the process's one thread), and threads of one
 		// process with four runs each.
@@ -757,13 +785,7 @@ func TestCaptureGivenAgainWithOneChange(t *testing.T) {
 	if sum1.Spans.Read < 4*4096 {
 		t.Fatalf("the capture holds %d spans: too few to outlast the recent spans", sum1.Spans.Read)
 	}
-	for _, tc := range []struct {
-		name   string
-		inputs []phasetrace.Input
-		copyAt string // where the copy's lines are
-		from   int64  // its first line there
-		of     string // what its duplicates repeat
-	}{
+	for _, tc := range []captureCopy{
 		{"appended", []phasetrace.Input{phasetrace.Bytes("twice.log", append(bytes.Clone(log), changed...))}, "twice.log:", lines + 1, " (as in lines 1–"},
 		{"a second log", []phasetrace.Input{phasetrace.Bytes("once.log", log), phasetrace.Bytes("copy.log", changed)}, "copy.log:", 1, ""},
 	} {
@@ -774,103 +796,134 @@ func TestCaptureGivenAgainWithOneChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			tr := wholeTrace(t, out.Bytes(), sum)
-			// Appended or as a second log, the copy's bind phase lines and
-			// wall-clock anchors are repeats: the trace holds the capture's
-			// slices and the changed span, no more.
-			if got, want := len(tr.Slices), len(tr1.Slices)+1; got != want {
-				t.Errorf("the trace holds %d slices, want %d: the capture's and the changed span", got, want)
-			}
-			if got, want := sum.NotDrawn[phasetrace.ReasonRepeatedRecord], sum1.Inputs[0].Records["bind-phase"]; want == 0 || got != want {
-				t.Errorf("%d bind phase lines counted as repeats, want the copy's %d", got, want)
-			}
-			if sum.WallAnchors != sum1.WallAnchors || len(tr.Wall) != len(tr1.Wall) {
-				t.Errorf("%d wall anchors written (%d in the trace), the capture alone %d (%d)", sum.WallAnchors, len(tr.Wall), sum1.WallAnchors, len(tr1.Wall))
-			}
-			if tc.of != "" {
-				// Appended: the copy's bind phase lines are repeats too, and
-				// the first pass learns nothing from the copy (no pipeline
-				// lanes from its runs, no second wall anchors).
-				lines := sum1.Inputs[0].Records["bind-phase"]
-				want := phasetrace.ReasonCounts{phasetrace.ReasonRepeatedRecord: lines}
-				if lines == 0 || !cmp.Equal(sum.NotDrawn, want) || !cmp.Equal(sum.Moved, sum1.Moved) || sum.WallAnchors != sum1.WallAnchors || len(sum.Notes) != len(sum1.Notes) {
-					t.Errorf("records not drawn %v, moved %v, %d wall anchors, notes %q: want %v, %v, %d, %q",
-						sum.NotDrawn, sum.Moved, sum.WallAnchors, sum.Notes, want, sum1.Moved, sum1.WallAnchors, sum1.Notes)
-				}
-			}
-			const reason = phasetrace.ReasonRepeatedSpan
-			if got, want := sum.Spans.NotDrawn[reason], sum1.Spans.Read-1; got != want {
-				t.Errorf("%d spans counted as %q, want %d (the copy's but the changed one)", got, reason, want)
-			}
-			if got, want := sum.Spans.Drawn, sum1.Spans.Drawn+1; got != want {
-				t.Errorf("%d spans drawn, want %d: the capture's and the changed span", got, want)
-			}
-			if len(tr1.Flows) == 0 || len(tr.Flows) != len(tr1.Flows) {
-				t.Errorf("%d arrows drawn, the capture holds %d", len(tr.Flows), len(tr1.Flows))
-			}
-			// A repeat disturbs nothing but its own changed span: every
-			// other slice is on the track the capture alone puts it on (no
-			// thread's pipeline lanes lost), but for at most one neighbour
-			// of the changed span, on its thread's overflow lane where the
-			// changed span, which the writer nests by time, overlaps it.
-			where := map[string]string{}
-			var changedTrack string
-			for _, s := range tr1.Slices {
-				where[fmt.Sprint(s.Name, "@", s.TS, "+", s.Dur)] = trackName(tr1, s.Track)
-			}
-			for _, s := range tr.Slices {
-				if s.Name == "chip.run.bind.args" && s.Dur == newDur {
-					changedTrack = trackName(tr, s.Track)
-				}
-			}
-			moved := 0
-			for _, s := range tr.Slices {
-				k := fmt.Sprint(s.Name, "@", s.TS, "+", s.Dur)
-				if where[k] == "" || where[k] == trackName(tr, s.Track) {
-					continue
-				}
-				moved++
-				if !strings.HasPrefix(trackName(tr, s.Track), strings.TrimSuffix(changedTrack, " (overflow 1)")) || moved > 1 {
-					t.Errorf("%s is on %q, the capture alone puts it on %q (the changed span is on %q)", k, trackName(tr, s.Track), where[k], changedTrack)
-				}
-			}
-			var movedSpans int64
-			for _, n := range sum.Spans.Moved {
-				movedSpans += n
-			}
-			var movedAlone int64
-			for _, n := range sum1.Spans.Moved {
-				movedAlone += n
-			}
-			if movedSpans > movedAlone+1 {
-				t.Errorf("spans moved %v, the capture alone %v: more than the changed span's neighbour", sum.Spans.Moved, sum1.Spans.Moved)
-			}
-			found := 0
-			for _, s := range tr.Slices {
-				if s.Name == "chip.run.bind.args" && s.Dur == newDur {
-					found++
-				}
-			}
-			if found != 1 {
-				t.Errorf("%d chip.run.bind.args slices with the changed dur %d, want 1", found, newDur)
-			}
-			examples := 0
-			for _, ex := range sum.Examples {
-				if ex.Reason != reason {
-					continue
-				}
-				examples++
-				_, at, _ := strings.Cut(ex.At, tc.copyAt)
-				if n, err := strconv.ParseInt(at, 10, 64); err != nil || n < tc.from {
-					t.Errorf("a duplicate is said to be at %q, not in the copy (%s from line %d)", ex.At, tc.copyAt, tc.from)
-				}
-				if !strings.Contains(ex.Detail, tc.of) {
-					t.Errorf("a duplicate's detail %q does not say what it repeats", ex.Detail)
-				}
-			}
-			if examples == 0 {
-				t.Error("no duplicate's position given")
-			}
+			copyCounted(t, tc, tr1, sum1, tr, sum)
+			onlyTheChangeMoves(t, tr1, sum1, tr, sum, newDur)
+			duplicatesSaid(t, tc, sum)
 		})
+	}
+}
+
+// captureCopy is a capture given again with one change, and where the
+// copy's lines are.
+type captureCopy struct {
+	name   string
+	inputs []phasetrace.Input
+	copyAt string // where the copy's lines are
+	from   int64  // its first line there
+	of     string // what its duplicates repeat
+}
+
+// copyCounted checks that a capture given again (tr, sum) holds the
+// capture's slices (tr1, sum1) and the changed span, no more: the copy's
+// records are counted as repeats.
+func copyCounted(t *testing.T, tc captureCopy, tr1 *check.Trace, sum1 *phasetrace.Summary, tr *check.Trace, sum *phasetrace.Summary) {
+	t.Helper()
+	// Appended or as a second log, the copy's bind phase lines and
+	// wall-clock anchors are repeats: the trace holds the capture's
+	// slices and the changed span, no more.
+	if got, want := len(tr.Slices), len(tr1.Slices)+1; got != want {
+		t.Errorf("the trace holds %d slices, want %d: the capture's and the changed span", got, want)
+	}
+	if got, want := sum.NotDrawn[phasetrace.ReasonRepeatedRecord], sum1.Inputs[0].Records["bind-phase"]; want == 0 || got != want {
+		t.Errorf("%d bind phase lines counted as repeats, want the copy's %d", got, want)
+	}
+	if sum.WallAnchors != sum1.WallAnchors || len(tr.Wall) != len(tr1.Wall) {
+		t.Errorf("%d wall anchors written (%d in the trace), the capture alone %d (%d)", sum.WallAnchors, len(tr.Wall), sum1.WallAnchors, len(tr1.Wall))
+	}
+	if tc.of != "" {
+		// Appended: the copy's bind phase lines are repeats too, and
+		// the first pass learns nothing from the copy (no pipeline
+		// lanes from its runs, no second wall anchors).
+		lines := sum1.Inputs[0].Records["bind-phase"]
+		want := phasetrace.ReasonCounts{phasetrace.ReasonRepeatedRecord: lines}
+		if lines == 0 || !cmp.Equal(sum.NotDrawn, want) || !cmp.Equal(sum.Moved, sum1.Moved) || sum.WallAnchors != sum1.WallAnchors || len(sum.Notes) != len(sum1.Notes) {
+			t.Errorf("records not drawn %v, moved %v, %d wall anchors, notes %q: want %v, %v, %d, %q",
+				sum.NotDrawn, sum.Moved, sum.WallAnchors, sum.Notes, want, sum1.Moved, sum1.WallAnchors, sum1.Notes)
+		}
+	}
+	const reason = phasetrace.ReasonRepeatedSpan
+	if got, want := sum.Spans.NotDrawn[reason], sum1.Spans.Read-1; got != want {
+		t.Errorf("%d spans counted as %q, want %d (the copy's but the changed one)", got, reason, want)
+	}
+	if got, want := sum.Spans.Drawn, sum1.Spans.Drawn+1; got != want {
+		t.Errorf("%d spans drawn, want %d: the capture's and the changed span", got, want)
+	}
+	if len(tr1.Flows) == 0 || len(tr.Flows) != len(tr1.Flows) {
+		t.Errorf("%d arrows drawn, the capture holds %d", len(tr.Flows), len(tr1.Flows))
+	}
+}
+
+// onlyTheChangeMoves checks that a repeat disturbs nothing but its own
+// changed span (of dur newDur): every other slice of tr is on the track
+// the capture alone (tr1) puts it on (no thread's pipeline lanes lost),
+// but for at most one neighbour of the changed span, on its thread's
+// overflow lane where the changed span, which the writer nests by time,
+// overlaps it.
+func onlyTheChangeMoves(t *testing.T, tr1 *check.Trace, sum1 *phasetrace.Summary, tr *check.Trace, sum *phasetrace.Summary, newDur int64) {
+	t.Helper()
+	where := map[string]string{}
+	var changedTrack string
+	for _, s := range tr1.Slices {
+		where[fmt.Sprint(s.Name, "@", s.TS, "+", s.Dur)] = trackName(tr1, s.Track)
+	}
+	for _, s := range tr.Slices {
+		if s.Name == "chip.run.bind.args" && s.Dur == newDur {
+			changedTrack = trackName(tr, s.Track)
+		}
+	}
+	moved := 0
+	for _, s := range tr.Slices {
+		k := fmt.Sprint(s.Name, "@", s.TS, "+", s.Dur)
+		if where[k] == "" || where[k] == trackName(tr, s.Track) {
+			continue
+		}
+		moved++
+		if !strings.HasPrefix(trackName(tr, s.Track), strings.TrimSuffix(changedTrack, " (overflow 1)")) || moved > 1 {
+			t.Errorf("%s is on %q, the capture alone puts it on %q (the changed span is on %q)", k, trackName(tr, s.Track), where[k], changedTrack)
+		}
+	}
+	var movedSpans int64
+	for _, n := range sum.Spans.Moved {
+		movedSpans += n
+	}
+	var movedAlone int64
+	for _, n := range sum1.Spans.Moved {
+		movedAlone += n
+	}
+	if movedSpans > movedAlone+1 {
+		t.Errorf("spans moved %v, the capture alone %v: more than the changed span's neighbour", sum.Spans.Moved, sum1.Spans.Moved)
+	}
+	found := 0
+	for _, s := range tr.Slices {
+		if s.Name == "chip.run.bind.args" && s.Dur == newDur {
+			found++
+		}
+	}
+	if found != 1 {
+		t.Errorf("%d chip.run.bind.args slices with the changed dur %d, want 1", found, newDur)
+	}
+}
+
+// duplicatesSaid checks that the summary gives duplicates' positions in
+// the copy, each saying what it repeats.
+func duplicatesSaid(t *testing.T, tc captureCopy, sum *phasetrace.Summary) {
+	t.Helper()
+	examples := 0
+	for _, ex := range sum.Examples {
+		if ex.Reason != phasetrace.ReasonRepeatedSpan {
+			continue
+		}
+		examples++
+		_, at, _ := strings.Cut(ex.At, tc.copyAt)
+		if n, err := strconv.ParseInt(at, 10, 64); err != nil || n < tc.from {
+			t.Errorf("a duplicate is said to be at %q, not in the copy (%s from line %d)", ex.At, tc.copyAt, tc.from)
+		}
+		if !strings.Contains(ex.Detail, tc.of) {
+			t.Errorf("a duplicate's detail %q does not say what it repeats", ex.Detail)
+		}
+	}
+	if examples == 0 {
+		t.Error("no duplicate's position given")
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 // clean end, with Cut saying why and after how many bytes; a whole stream reads whole
 // with no cut.
 func TestCutReader(t *testing.T) {
+	t.Parallel()
 	data := []byte(strings.Repeat("[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=chip.run ts=1 dur=2\n", 2000))
 	var z bytes.Buffer
 	zw := gzip.NewWriter(&z)

@@ -13,6 +13,7 @@ import (
 // in GOBIN, and a module of the user's own imports the library through a
 // replace directive pointing at the clone, builds and converts a log.
 func TestInstallFromAClone(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the commands and a module of its own")
 	}

@@ -78,6 +78,7 @@ select
 // label names one kind of slice (a query of slice.name = 'graph_build'
 // finds the device phase and nothing else).
 func TestLabelsInTheTraceProcessor(t *testing.T) {
+	t.Parallel()
 	sh, ok := processor.FromEnv()
 	if !ok {
 		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
@@ -93,6 +94,7 @@ func TestLabelsInTheTraceProcessor(t *testing.T) {
 		{"pipelined, prewarm, legacy bind lines, ext, 2 ranks", []phasetrace.Input{phasetrace.Bytes("gen.log", generated(counterLogs[1].cfg))}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			_, _, out := convert(t, c.inputs)
 			tr, err := check.ReadBytes(out) // the conversion instant and the anomalies too
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 // rank the prewarm, a root without a slot_id that overlaps no other run,
 // is drawn on its thread's own track and the runs on their slot lanes.
 func TestCleanLogNoOverflowLanes(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		name string
 		cfg  genConfig
@@ -36,6 +37,7 @@ func TestCleanLogNoOverflowLanes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			tr, sum, _ := convert(t, []phasetrace.Input{phasetrace.Bytes("clean.log", generated(c.cfg))})
 			if len(sum.Moved) != 0 {
 				t.Errorf("moved to overflow lanes: %v", sum.Moved)

@@ -25,6 +25,7 @@ var identifier = regexp.MustCompile(`^[a-z][a-z0-9]*([_-][a-z0-9]+)*$`)
 
 // Every declared reason has a snake_case id and a text of its own.
 func TestReasonsDeclared(t *testing.T) {
+	t.Parallel()
 	ids, texts := map[phasetrace.Reason]bool{}, map[string]phasetrace.Reason{}
 	for _, r := range phasetrace.Reasons() {
 		if !snakeCase.MatchString(string(r)) {
@@ -120,6 +121,7 @@ func checkSummaryJSON(t *testing.T, sum *phasetrace.Summary) {
 // The summary decodes from its JSON into an equal Summary: the embedded
 // sample's and those of the hostile logs, which count under most reasons.
 func TestSummaryJSONRoundTrip(t *testing.T) {
+	t.Parallel()
 	sum, err := phasetrace.Convert(io.Discard, []phasetrace.Input{sampleInput(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +132,7 @@ func TestSummaryJSONRoundTrip(t *testing.T) {
 	checkSummaryJSON(t, sum)
 	for _, tc := range hostileLogs() {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var inputs []phasetrace.Input
 			for i, l := range tc.logs {
 				inputs = append(inputs, phasetrace.Bytes(fmt.Sprintf("log%d", i), []byte(l)))
@@ -169,6 +172,7 @@ func deviceAnchor(hostNs, cyc int64) string {
 // A run's device spans are counted under each reason they are unaligned
 // or only contained: reduce's causes, and the converter's own.
 func TestDeviceReasonsCounted(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name                 string
 		log                  string
@@ -188,6 +192,7 @@ func TestDeviceReasonsCounted(t *testing.T) {
 			nil, phasetrace.ReasonCounts{phasetrace.ReasonAnchorsDisagree: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			sum, err := phasetrace.Convert(io.Discard, []phasetrace.Input{phasetrace.Bytes("log", []byte(tc.log))})
 			if err != nil {
 				t.Fatal(err)

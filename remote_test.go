@@ -231,6 +231,7 @@ func us(ns int64) string { return fmt.Sprintf("%.1f µs", float64(ns)/1e3) }
 // the information limit (the rate may move by 10 ppm within 10 s, and the
 // tasks are seconds apart).
 func TestRemoteAccuracy(t *testing.T) {
+	t.Parallel()
 	var tab strings.Builder
 	tab.WriteString("| scenario | machine | spans | wall shift: max / median error | causal: max / median error | host spans: causal max / plain aligner max | median bound | information limit | bound holds |\n")
 	tab.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
@@ -351,6 +352,7 @@ func plainAlignerErrors(ht stracetest.RemoteHostTruth, machine string, truth str
 
 // The scenarios span what the issue describes.
 func TestRemoteScenarioShapes(t *testing.T) {
+	t.Parallel()
 	for _, sc := range remoteScenarios {
 		logs, truth := stracetest.GenerateRemote(sc.cfg)
 		var first, last int64
@@ -373,6 +375,7 @@ func TestRemoteScenarioShapes(t *testing.T) {
 // A remote machine's log without the dispatching log: moved by its
 // wall-clock anchor, every slice saying so, no bound claimed.
 func TestRemoteWithoutDispatcher(t *testing.T) {
+	t.Parallel()
 	logs, _ := stracetest.GenerateRemote(remoteScenarios[1].cfg)
 	var out bytes.Buffer
 	sum, err := phasetrace.Convert(&out, remoteInputs(logs[1:]))
@@ -415,6 +418,7 @@ func noHostBound(t *testing.T, trace []byte) {
 // one side only: the machine falls back to its wall-clock anchor, and no
 // slice claims a bound.
 func TestRemoteOneSided(t *testing.T) {
+	t.Parallel()
 	logs, _ := stracetest.GenerateRemote(remoteScenarios[0].cfg)
 	var kept []byte
 	for _, line := range bytes.SplitAfter(logs[0].Log, []byte("\n")) {
@@ -442,6 +446,7 @@ func TestRemoteOneSided(t *testing.T) {
 // With the MPI transport the frame may leave during network1.dispatch:
 // the bound still holds when the converter is told so.
 func TestRemoteMPI(t *testing.T) {
+	t.Parallel()
 	cfg := remoteScenarios[0].cfg
 	cfg.MPI, cfg.Tasks = true, 20
 	logs, truth := stracetest.GenerateRemote(cfg)
@@ -481,6 +486,7 @@ func randomRemote(seed uint64) (stracetest.RemoteConfig, []phasetrace.Option) {
 // whenever its tasks prove it (checkOwnMachine), and else by its wall
 // clock, with no bound.
 func TestRemoteBoundAlwaysHolds(t *testing.T) {
+	t.Parallel()
 	n := 24
 	if testing.Short() {
 		n = 6
@@ -532,6 +538,7 @@ func checkOwnMachine(t *testing.T, what string, cfg stracetest.RemoteConfig, i i
 // session's own machines, those are still placed by causality, their
 // bounds holding.
 func TestRemoteForeignSessions(t *testing.T) {
+	t.Parallel()
 	n := 16
 	if testing.Short() {
 		n = 4
@@ -593,6 +600,7 @@ func TestRemoteForeignSessions(t *testing.T) {
 // clock, every slice saying so, no bound published, and the summary says
 // why.
 func TestRemoteForeignSessionAtRateLimit(t *testing.T) {
+	t.Parallel()
 	cfg := remoteScenarios[1].cfg
 	cfg.GapMin, cfg.GapMean, cfg.GapMax = 1e9, 2e9, 10e9
 	logs, truth := stracetest.GenerateForeignRemote(cfg, 1000)
@@ -644,6 +652,7 @@ func TestRemoteForeignSessionAtRateLimit(t *testing.T) {
 // tasks, so evenly spaced, give 11 bits of evidence, not 16: placed by
 // its wall clock, no bound.
 func TestRemoteForeignSessionSteadyPace(t *testing.T) {
+	t.Parallel()
 	cfg := stracetest.RemoteConfig{Seed: 221, Tasks: 5, GapMin: 996840873, GapMax: 40e9, WallErr: 1e6, SamePids: true, AnchorEvry: 1e8,
 		Hosts: []stracetest.RemoteHost{{Machine: "m1", DriftPPM: -51.444562228801956, FwdMin: 131475, FwdJitter: 9557, RetMin: 37183, RetJitter: 102535}}}
 	logs, truth := stracetest.GenerateForeignRemote(cfg, 3_000_121)
@@ -668,6 +677,7 @@ func TestRemoteForeignSessionSteadyPace(t *testing.T) {
 // the match (it may be another session's); it is placed by its wall
 // clock. Named by the user, the match is theirs: placed by its tasks.
 func TestRemoteWallDisagrees(t *testing.T) {
+	t.Parallel()
 	cfg := remoteScenarios[0].cfg
 	cfg.Tasks, cfg.WallErr = 10, 0
 	logs, truth := stracetest.GenerateRemote(cfg)
@@ -715,6 +725,7 @@ func shiftWall(t *testing.T, log []byte, d int64) []byte {
 // The multi-machine trace loads into Perfetto's trace processor: no error
 // or data loss, the same slices and flows as perfetto/check builds.
 func TestRemoteInTheTraceProcessor(t *testing.T) {
+	t.Parallel()
 	if _, ok := processor.FromEnv(); !ok {
 		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
 	}
@@ -734,6 +745,7 @@ func TestRemoteInTheTraceProcessor(t *testing.T) {
 // A Builder given the same values as the logs, each remote machine's by
 // RemoteSpan and the Survey's Remote… methods, places them as Convert does.
 func TestRemoteBuilder(t *testing.T) {
+	t.Parallel()
 	logs, truth := stracetest.GenerateRemote(remoteScenarios[1].cfg)
 	type value struct {
 		machine string
@@ -859,6 +871,7 @@ func FuzzConvertRemote(f *testing.F) {
 // A remote log copied while the daemon still ran ends early: its runs pair
 // with the first tasks, and are placed all the same.
 func TestRemoteLogCutShort(t *testing.T) {
+	t.Parallel()
 	logs, truth := stracetest.GenerateRemote(remoteScenarios[0].cfg)
 	lines := bytes.SplitAfter(logs[1].Log, []byte("\n"))
 	logs[1].Log = bytes.Join(lines[:len(lines)/3], nil)
@@ -874,6 +887,7 @@ func TestRemoteLogCutShort(t *testing.T) {
 // A small two-machine conversion, pinned: the trace as the trace processor
 // would build it, and the summary (go test -run TestRemoteGolden -update .).
 func TestRemoteGolden(t *testing.T) {
+	t.Parallel()
 	logs, _ := stracetest.GenerateRemote(stracetest.RemoteConfig{Seed: 11, Tasks: 8, GapMin: 5e8, GapMean: 5e8, GapMax: 2e9, WallErr: 1e6, SamePids: true, AnchorEvry: 2e8,
 		Hosts: []stracetest.RemoteHost{{Machine: "machine1", DriftPPM: 30, FwdMin: 30e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3},
 			{Machine: "machine2", DriftPPM: -40, FwdMin: 35e3, FwdJitter: 20e3, RetMin: 25e3, RetJitter: 20e3}}})

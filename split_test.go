@@ -171,9 +171,38 @@ func checkSplit(t *testing.T, w *whole, st *splitTrace, max int) {
 	if err := sum.Spans.Check(); err != nil {
 		t.Error(err)
 	}
+	partOf, arrowsIn := checkParts(t, w, st, max)
+	if sum.Output.Slices != int64(len(full.Slices)) || sum.Spans.Drawn != fullSum.Spans.Drawn {
+		t.Errorf("the summary says %d slices (%d spans) drawn, the whole trace %d (%d)", sum.Output.Slices, sum.Spans.Drawn, len(full.Slices), fullSum.Spans.Drawn)
+	}
+	across := sum.Unlinked[phasetrace.ReasonArrowAcrossParts]
+	if arrowsIn+across != int64(len(full.Flows)) || arrows(sum) != arrowsIn {
+		t.Errorf("%d arrows in parts, %d across parts; the whole trace has %d; the summary says %d drawn", arrowsIn, across, len(full.Flows), arrows(sum))
+	}
+	if max >= 100 && len(st.parts) <= 64 && across != 0 {
+		// A hand-off's spans and its run go by one start, and its run
+		// holds room for them: only parts too small for a run and its
+		// hand-off cut arrows, or parts written out early, past the 64
+		// open at once (these logs are shorter than the flow horizon
+		// their node spans wait).
+		t.Errorf("%d arrows across parts of %d slices", across, max)
+	}
+	if handOffs(sum) != handOffs(fullSum) {
+		t.Errorf("%d hand-offs, the whole trace %d", handOffs(sum), handOffs(fullSum))
+	}
+	checkOverview(t, w, st, partOf)
+}
+
+// checkParts checks a split conversion's parts: each as the summary says,
+// at most max slices or one invocation, each invocation in one part, no
+// counter and no bare track, and their slices together the whole
+// trace's. It returns the part of each invocation (pid/inv) and the
+// arrows the parts hold.
+func checkParts(t *testing.T, w *whole, st *splitTrace, max int) (partOf map[string]int, arrowsIn int64) {
+	t.Helper()
+	sum := st.sum
 	union := map[string]int{}
-	var arrowsIn int64
-	partOf := map[string]int{} // invocation (pid, inv) → part
+	partOf = map[string]int{} // invocation (pid, inv) → part
 	for i, tr := range st.parts {
 		ps := sum.Split.Parts[i]
 		if ps.Part != i+1 || ps.Name != phasetrace.PartName("run.pftrace", i+1) || ps.Slices != int64(len(tr.Slices)) {
@@ -206,26 +235,15 @@ func checkSplit(t *testing.T, w *whole, st *splitTrace, max int) {
 	if diff := cmp.Diff(w.slices, union); diff != "" {
 		t.Errorf("the parts' slices differ from the whole trace's (-whole +parts):\n%s", diff)
 	}
-	if sum.Output.Slices != int64(len(full.Slices)) || sum.Spans.Drawn != fullSum.Spans.Drawn {
-		t.Errorf("the summary says %d slices (%d spans) drawn, the whole trace %d (%d)", sum.Output.Slices, sum.Spans.Drawn, len(full.Slices), fullSum.Spans.Drawn)
-	}
-	across := sum.Unlinked[phasetrace.ReasonArrowAcrossParts]
-	if arrowsIn+across != int64(len(full.Flows)) || arrows(sum) != arrowsIn {
-		t.Errorf("%d arrows in parts, %d across parts; the whole trace has %d; the summary says %d drawn", arrowsIn, across, len(full.Flows), arrows(sum))
-	}
-	if max >= 100 && len(st.parts) <= 64 && across != 0 {
-		// A hand-off's spans and its run go by one start, and its run
-		// holds room for them: only parts too small for a run and its
-		// hand-off cut arrows, or parts written out early, past the 64
-		// open at once (these logs are shorter than the flow horizon
-		// their node spans wait).
-		t.Errorf("%d arrows across parts of %d slices", across, max)
-	}
-	if handOffs(sum) != handOffs(fullSum) {
-		t.Errorf("%d hand-offs, the whole trace %d", handOffs(sum), handOffs(fullSum))
-	}
+	return partOf, arrowsIn
+}
 
-	// The overview: each invocation's root, naming its part.
+// checkOverview checks a split conversion's overview: each invocation's
+// root, naming its part (partOf), a slice per part on the parts track, and
+// the whole trace's counters; and the summary's account of it.
+func checkOverview(t *testing.T, w *whole, st *splitTrace, partOf map[string]int) {
+	t.Helper()
+	fullSum, sum := w.sum, st.sum
 	ov := st.overview
 	var roots, listed int64
 	for _, s := range ov.Slices {

@@ -22,6 +22,7 @@ import (
 // start: the offset is the anchor's, and the first slice reads the wall
 // time the anchor gives it.
 func TestWallTimeInTheUI(t *testing.T) {
+	t.Parallel()
 	sh, ok := processor.FromEnv()
 	if !ok {
 		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
@@ -89,6 +90,7 @@ func mustRead(t *testing.T, in phasetrace.Input) []byte {
 // slice on them is found through thread (what SQL over thread_track and
 // the thread_slice of slices.with_context sees).
 func TestPipelineLanesKeepTheirThread(t *testing.T) {
+	t.Parallel()
 	sh, ok := processor.FromEnv()
 	if !ok {
 		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
@@ -129,6 +131,7 @@ func mustAtoi(t *testing.T, s string) int {
 // converter's vocabulary, and the trace processor reads each category on
 // as many slices as perfetto/check does.
 func TestCategoriesOnEverySlice(t *testing.T) {
+	t.Parallel()
 	_, _, out := convert(t, []phasetrace.Input{sampleInput(t)})
 	tr, err := check.ReadBytes(out)
 	if err != nil {
@@ -163,6 +166,7 @@ func TestCategoriesOnEverySlice(t *testing.T) {
 // its parent orders its children by rank (the UI reads it nowhere else
 // below a process): a device group under its process has none.
 func TestRanksWhereTheUIReadsThem(t *testing.T) {
+	t.Parallel()
 	tr, _, _ := convert(t, []phasetrace.Input{sampleInput(t)})
 	for _, tk := range tr.Tracks {
 		if tk.Rank == 0 {
@@ -182,6 +186,7 @@ func TestRanksWhereTheUIReadsThem(t *testing.T) {
 // track under a process has no parent_id there. A callable's tracks in
 // every process it ran in get one such key, each callable its own.
 func TestCallableCountersShareAnAxisInTheUI(t *testing.T) {
+	t.Parallel()
 	sh, ok := processor.FromEnv()
 	if !ok {
 		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
@@ -218,6 +223,7 @@ group by name order by name;
 // buckets of a 2048th of the trace, as on a screen 1024 pixels wide); a
 // callable run more than once has no 0.
 func TestCallableRunOnceCounterEnds(t *testing.T) {
+	t.Parallel()
 	sh, ok := processor.FromEnv()
 	if !ok {
 		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)

@@ -141,6 +141,7 @@ func wanderingLog() genConfig {
 // errors are no worse, at their maximum and their median, than a
 // hindsight least-squares line through the 16 anchors nearest each span.
 func TestPlacementFollowsARateThatChanges(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		cfg  genConfig
@@ -189,6 +190,7 @@ func TestPlacementSparseAnchorsRateThatChanges(t *testing.T) {
 // every rank aligned, every bound holding, for drifts up to the 100 ppm
 // it accepts.
 func TestPlacementDriftEveryRankAligned(t *testing.T) {
+	t.Parallel()
 	for _, f := range []float64{2, 20, 100, -60} {
 		t.Run(fmt.Sprint(f), func(t *testing.T) {
 			t.Parallel()
@@ -213,6 +215,7 @@ func TestPlacementDriftEveryRankAligned(t *testing.T) {
 // is set aside, counted once with its position, and every run is still
 // placed by the others, within its bound.
 func TestBadAnchorIsSetAside(t *testing.T) {
+	t.Parallel()
 	cfg := wanderingLog()
 	cfg.Rounds, cfg.Ranks = 60, 2
 	log, truth := generatedWithTruth(cfg)

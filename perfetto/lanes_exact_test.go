@@ -465,7 +465,9 @@ func logOrderBatches(r *rand.Rand) [][]laneItem {
 // within a slice written before only when they have its interval or no
 // length at its edge: there alone may the writer not know.
 func TestOverflowExact(t *testing.T) {
+	t.Parallel()
 	t.Run("log order", func(t *testing.T) {
+		t.Parallel()
 		moved := 0
 		for seed := range uint64(100) {
 			batches := logOrderBatches(rand.New(rand.NewPCG(seed, 11)))
@@ -474,6 +476,7 @@ func TestOverflowExact(t *testing.T) {
 		t.Logf("%d slices moved for a true conflict", moved)
 	})
 	t.Run("random", func(t *testing.T) {
+		t.Parallel()
 		moved := 0
 		for seed := range uint64(1500) {
 			batches := randomBatches(rand.New(rand.NewPCG(seed, 12)))

@@ -10,6 +10,7 @@ import (
 
 // nth selects as a sort would, on distinct, repeated and ordered values.
 func TestNth(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	for iter := range 2000 {
 		n := 1 + r.IntN(300)
@@ -39,6 +40,7 @@ func TestNth(t *testing.T) {
 // them all, before them all or in a wide gap are still decided exactly;
 // one in a gap given up is not (ErrUnverifiable).
 func TestLaneMemoryBounded(t *testing.T) {
+	t.Parallel()
 	var ovs []Overflow
 	w := NewWriter(io.Discard, WithOverflowFunc(func(o Overflow) { ovs = append(ovs, o) }))
 	th := w.Thread(ThreadSpec{Pid: 1, Tid: 2, Name: "main"})

@@ -78,6 +78,7 @@ func writeBatches(t *testing.T, batches [][]perfetto.Slice, opts ...perfetto.Opt
 const lane1 = "main 2 (overflow 1)"
 
 func TestOverflowLanes(t *testing.T) {
+	t.Parallel()
 	s := func(name string, ts, dur int64) perfetto.Slice { return perfetto.Slice{Name: name, TS: ts, Dur: dur} }
 	cases := []struct {
 		name    string
@@ -192,6 +193,7 @@ func TestOverflowLanes(t *testing.T) {
 	for _, delta := range []bool{true, false} {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s/delta=%v", c.name, delta), func(t *testing.T) {
+				t.Parallel()
 				b, ovs := writeBatches(t, c.batches, perfetto.WithDeltaTimestamps(delta))
 				tr := readBack(t, b)
 				sortSpans := cmpopts.SortSlices(func(a, b laneSpan) bool {
@@ -219,6 +221,7 @@ func TestOverflowLanes(t *testing.T) {
 // them is decided exactly; one that lies inside a forgotten slice goes to
 // an overflow lane (ErrUnverifiable).
 func TestOverflowUnverifiable(t *testing.T) {
+	t.Parallel()
 	var first []perfetto.Slice
 	for i := range 70 {
 		first = append(first, perfetto.Slice{Name: fmt.Sprint("r", i), TS: int64(100 + i*10), Dur: 5})
@@ -266,6 +269,7 @@ func TestOverflowUnverifiable(t *testing.T) {
 // A chain of nested slices deeper than the trace processor keeps is split
 // over lanes of MaxDepth slices each, and every slice is drawn.
 func TestOverflowDeepChain(t *testing.T) {
+	t.Parallel()
 	const n = 10_001
 	var chain []perfetto.Slice
 	for i := range n {
@@ -274,6 +278,7 @@ func TestOverflowDeepChain(t *testing.T) {
 	rand.New(rand.NewPCG(5, 6)).Shuffle(n, func(i, j int) { chain[i], chain[j] = chain[j], chain[i] })
 	for _, delta := range []bool{true, false} {
 		t.Run(fmt.Sprint("delta=", delta), func(t *testing.T) {
+			t.Parallel()
 			b, ovs := writeBatches(t, [][]perfetto.Slice{chain}, perfetto.WithDeltaTimestamps(delta))
 			tr := readBack(t, b)
 			if len(tr.Slices) != n || len(ovs) != n-perfetto.MaxDepth {
@@ -306,6 +311,7 @@ func TestOverflowDeepChain(t *testing.T) {
 // Instants at one timestamp nest in one another in the trace processor, so
 // they too are split over lanes past MaxDepth.
 func TestOverflowInstantsAtOneTimestamp(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w := perfetto.NewWriter(&buf)
 	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 2, Name: "main"})
@@ -332,6 +338,7 @@ func TestOverflowInstantsAtOneTimestamp(t *testing.T) {
 // input has: the trace reads back clean with each one given, at its place,
 // nested only in slices that contain it.
 func TestOverflowRandom(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
 	for iter := range 300 {
 		var buf bytes.Buffer
@@ -382,6 +389,7 @@ func TestOverflowRandom(t *testing.T) {
 }
 
 func TestOverflowLimits(t *testing.T) {
+	t.Parallel()
 	// Slices that all overlap one another need a lane each.
 	var buf bytes.Buffer
 	var ovs []perfetto.Overflow

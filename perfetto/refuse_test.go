@@ -15,6 +15,7 @@ import (
 // reported refused with its Ref: a caller that counts what it gave knows
 // what the trace holds.
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	var refused []perfetto.Refusal
 	w := perfetto.NewWriter(&buf, perfetto.WithRefusalFunc(func(r perfetto.Refusal) { refused = append(refused, r) }))
@@ -61,8 +62,10 @@ func TestRefusals(t *testing.T) {
 // carry them, wherever they are: the trace holds no end of an arrow that
 // is not there.
 func TestRefusedFlows(t *testing.T) {
+	t.Parallel()
 	for _, partnerFirst := range []bool{false, true} {
 		t.Run(fmt.Sprint("partner given first ", partnerFirst), func(t *testing.T) {
+			t.Parallel()
 			var buf bytes.Buffer
 			var refused []perfetto.Refusal
 			w := perfetto.NewWriter(&buf, perfetto.WithRefusalFunc(func(r perfetto.Refusal) { refused = append(refused, r) }))
@@ -100,6 +103,7 @@ func TestRefusedFlows(t *testing.T) {
 // A refused slice whose flow id an event written before it in the flush
 // carries says so: that id stays in the trace, alone.
 func TestRefusedFlowsAlone(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	var refused []perfetto.Refusal
 	w := perfetto.NewWriter(&buf, perfetto.WithMaxTracks(2), perfetto.WithRefusalFunc(func(r perfetto.Refusal) { refused = append(refused, r) }))

@@ -18,6 +18,7 @@ import (
 // their children), shuffled and reversed — the last two past the
 // insertion sort's budget.
 func TestSortKeys(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	want := func(keys []sortKey) []sortKey {
 		keys = slices.Clone(keys)
@@ -97,6 +98,7 @@ func benchAnnotations(b *testing.B, event string, args []Arg) {
 // (negative ones ten bytes), encode to the same bytes on a sequence with
 // memos as on one without.
 func TestKnownAnnotationsAsInterned(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	memoized, plain := &sequence{id: 2}, &sequence{id: 2}
 	memoized.resetInterning()
@@ -167,6 +169,7 @@ func TestKnownAnnotationsAsInterned(t *testing.T) {
 // and its legacy bind lines): once each layout has been seen, the memo
 // knows every argument of either, and encodes them as interning does.
 func TestKnownAnnotationsTwoLayouts(t *testing.T) {
+	t.Parallel()
 	memoized, plain := &sequence{id: 2}, &sequence{id: 2}
 	memoized.resetInterning()
 	plain.resetInterning()
@@ -202,6 +205,7 @@ func TestKnownAnnotationsTwoLayouts(t *testing.T) {
 // already in the buffer and with any room left in it; it does not take
 // an empty name or value for known.
 func TestKnownAnnotationBoundaries(t *testing.T) {
+	t.Parallel()
 	var edges []uint64
 	for s := range 64 {
 		edges = append(edges, 1<<s-1, 1<<s, 1<<s+1)
@@ -283,6 +287,7 @@ func TestKnownAnnotationBoundaries(t *testing.T) {
 // strings (one address each), for copies of them at other addresses, for
 // more names than the memo has slots, and across a reset of the interning.
 func TestNameMemoAsInterned(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	memoized, plain := &sequence{id: 2}, &sequence{id: 2}
 	memoized.resetInterning()

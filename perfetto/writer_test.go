@@ -64,6 +64,7 @@ func spansOf(tr *check.Trace, track uint64) []span {
 }
 
 func TestSliceNestingHazards(t *testing.T) {
+	t.Parallel()
 	// Each case gives slices in a scrambled order; the trace must replay
 	// them nested exactly as their intervals say.
 	cases := []struct {
@@ -183,6 +184,7 @@ func TestSliceNestingHazards(t *testing.T) {
 	for _, delta := range []bool{true, false} {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s/delta=%v", c.name, delta), func(t *testing.T) {
+				t.Parallel()
 				var buf bytes.Buffer
 				w := perfetto.NewWriter(&buf, perfetto.WithDeltaTimestamps(delta))
 				th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 2, Name: "main"})
@@ -234,6 +236,7 @@ func tree(r *rand.Rand, lo, hi int64, depth int, prefix string, out *[]span, par
 }
 
 func TestSliceNestingRandomOrder(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for iter := 0; iter < 200; iter++ {
 		var want []span
@@ -265,6 +268,7 @@ func TestSliceNestingRandomOrder(t *testing.T) {
 }
 
 func TestSliceErrors(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w := perfetto.NewWriter(&buf)
 	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
@@ -302,6 +306,7 @@ func TestSliceErrors(t *testing.T) {
 }
 
 func TestBeginEnd(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w := perfetto.NewWriter(&buf)
 	th := w.Thread(perfetto.ThreadSpec{Pid: 3, Tid: 4})
@@ -322,6 +327,7 @@ func TestBeginEnd(t *testing.T) {
 }
 
 func TestArgsKeepTypes(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w := perfetto.NewWriter(&buf)
 	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
@@ -357,6 +363,7 @@ func TestArgsKeepTypes(t *testing.T) {
 }
 
 func TestInternLimitClearsState(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w := perfetto.NewWriter(&buf, perfetto.WithInternLimit(8))
 	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
@@ -413,6 +420,7 @@ func TestInternLimitClearsState(t *testing.T) {
 }
 
 func TestTimestampsGoingBackwards(t *testing.T) {
+	t.Parallel()
 	// Flushes in separate batches may go back in time on a track: the
 	// writer falls back to absolute timestamps and the clock still resolves.
 	var buf bytes.Buffer
@@ -435,6 +443,7 @@ func TestTimestampsGoingBackwards(t *testing.T) {
 }
 
 func TestCompressionGivesTheSameTrace(t *testing.T) {
+	t.Parallel()
 	build := func(opts ...perfetto.Option) []byte {
 		var buf bytes.Buffer
 		w := perfetto.NewWriter(&buf, opts...)
@@ -460,6 +469,7 @@ func TestCompressionGivesTheSameTrace(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
+	t.Parallel()
 	var a, b bytes.Buffer
 	for _, buf := range []*bytes.Buffer{&a, &b} {
 		w := perfetto.NewWriter(buf)
@@ -486,6 +496,7 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 }
 
 func TestWriteErrorsAreReturned(t *testing.T) {
+	t.Parallel()
 	w := perfetto.NewWriter(&failingWriter{after: 1}, perfetto.WithFlushThreshold(1))
 	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
 	w.Slice(th, perfetto.Slice{Name: "negative", TS: -1})
@@ -524,6 +535,7 @@ func eventErrors(err error) []perfetto.EventError {
 // Errors are kept for the whole stream: when a flush happens does not
 // change what Flush, Close and Err report.
 func TestErrorsKeptForTheStream(t *testing.T) {
+	t.Parallel()
 	run := func(flushEvery int) (st perfetto.Stats, flushes []error, closeErr, errAfter error) {
 		w := perfetto.NewWriter(&bytes.Buffer{})
 		th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
@@ -598,6 +610,7 @@ func writeSample(w *perfetto.Writer) {
 }
 
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w := perfetto.NewWriter(&buf)
 	writeSample(w)
@@ -613,6 +626,7 @@ func TestGolden(t *testing.T) {
 }
 
 func TestCompressedWriteErrorsAreReturned(t *testing.T) {
+	t.Parallel()
 	w := perfetto.NewWriter(&failingWriter{after: 0}, perfetto.WithCompression(1))
 	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1})
 	for i := range 50_000 {
@@ -635,6 +649,7 @@ func TestCompressedWriteErrorsAreReturned(t *testing.T) {
 // external producer's span logged after the runs it wrapped): the trace
 // processor's sort puts them outside, as long as they start earlier.
 func TestEnclosingAfterFlush(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	for iter := 0; iter < 100; iter++ {
 		var want []span
@@ -753,6 +768,7 @@ func TestCompressorGoroutineEnds(t *testing.T) {
 }
 
 func TestTrackLimit(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w := perfetto.NewWriter(&buf, perfetto.WithMaxTracks(3))
 	if n := w.TracksLeft(); n != 3 {
@@ -802,6 +818,7 @@ func TestTrackLimit(t *testing.T) {
 // and type —, then the timestamp. A protobuf reader does not care; deflate
 // does, and this order is what keeps traces small.
 func TestEventLayout(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	w := perfetto.NewWriter(&out)
 	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 2, Name: "main"})

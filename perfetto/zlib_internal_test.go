@@ -32,6 +32,7 @@ func adlerInputs() [][]byte {
 }
 
 func TestAdler32(t *testing.T) {
+	t.Parallel()
 	for _, b := range adlerInputs() {
 		if got, want := adler32(1, b), stdadler.Checksum(b); got != want {
 			t.Fatalf("adler32 of %d bytes = %#x, hash/adler32 %#x", len(b), got, want)
@@ -71,6 +72,7 @@ func FuzzAdler32(f *testing.F) {
 // klauspost's zlib Writer, at every level, on a trace's bundles and on
 // other bytes, with the writer reused as the compressor reuses it.
 func TestZlibWriterAsZlib(t *testing.T) {
+	t.Parallel()
 	var trace bytes.Buffer
 	w := NewWriter(&trace)
 	tr := w.Thread(ThreadSpec{Pid: 1, Tid: 2, Name: "main"})

@@ -13,6 +13,7 @@ import (
 // perfetto_trace.pb.go. It needs protoc and protoc-gen-go on PATH and says
 // that it skipped when they are missing.
 func TestGeneratedIsCurrent(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"protoc", "protoc-gen-go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("skipped: %s is not installed, so the committed perfetto_trace.pb.go was not regenerated and compared (see doc.go for the pinned versions)", tool)

@@ -153,6 +153,7 @@ func fmtNs(v HostNanos) string {
 // TestAccuracyTable measures placement accuracy on simulated runs and logs
 // the table (go test ./reduce -run TestAccuracyTable -v).
 func TestAccuracyTable(t *testing.T) {
+	t.Parallel()
 	var b, side strings.Builder
 	side.WriteString("| regime | phasetrace max / median error | its median bound (holds) | a steady clock's model: median bound (holds) | two-point max / median | least-squares line max / median | weighted least-squares max / median | 16 nearest least-squares max / median |\n")
 	side.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")

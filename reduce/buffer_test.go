@@ -9,6 +9,7 @@ import (
 )
 
 func TestSizes(t *testing.T) {
+	t.Parallel()
 	if got := PrefixSize(1); got != 176 {
 		t.Errorf("PrefixSize(1) = %d, want 176", got)
 	}
@@ -32,6 +33,7 @@ func TestSizes(t *testing.T) {
 }
 
 func TestDecodeLayout(t *testing.T) {
+	t.Parallel()
 	// Two threads, prefix-only: header, then thread 0's ten records, then
 	// thread 1's; little-endian u64 pairs.
 	raw := make([]byte, PrefixSize(2))
@@ -65,6 +67,7 @@ func TestDecodeLayout(t *testing.T) {
 }
 
 func TestDecodeRoundTrip(t *testing.T) {
+	t.Parallel()
 	bb := typical(t)
 	got, err := DecodeBuffer(bb.bytes(), 2)
 	if err != nil {
@@ -79,6 +82,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
+	t.Parallel()
 	tailUsed := func(n int) []byte {
 		b := make([]byte, n)
 		if n >= 8 {
@@ -127,6 +131,7 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestDecodeFullWithUnusedTail(t *testing.T) {
+	t.Parallel()
 	// Header says the tail is unused: it is decoded (still visible per
 	// thread) but not read by the reduction.
 	bb := newBuilder(t, 1, true).phase(0, Preamble, 10, 20)
@@ -148,6 +153,7 @@ func TestDecodeFullWithUnusedTail(t *testing.T) {
 }
 
 func TestAppendBinaryRejectsInconsistent(t *testing.T) {
+	t.Parallel()
 	if _, err := (&Buffer{Threads: 2, Phases: make([]Record, 3)}).AppendBinary(nil); err == nil {
 		t.Error("no error for 3 phase records and 2 threads")
 	}

@@ -33,6 +33,7 @@ func readCalibration(t *testing.T, doc string) *strace.Calibration {
 }
 
 func TestCalibration(t *testing.T) {
+	t.Parallel()
 	c := readCalibration(t, calibrationJSON)
 	as, skipped, err := CalibrationAnchors(c, 50_000_000)
 	if err != nil {
@@ -50,6 +51,7 @@ func TestCalibration(t *testing.T) {
 }
 
 func TestCalibrationFrequency(t *testing.T) {
+	t.Parallel()
 	c := readCalibration(t, `{"device_timestamp_unit": "syscnt_cycles", "samples": []}`)
 	if _, _, err := CalibrationAnchors(c, 0); !errors.Is(err, ErrCalibration) {
 		t.Errorf("no frequency: %v, want ErrCalibration", err)
@@ -67,6 +69,7 @@ func TestCalibrationFrequency(t *testing.T) {
 }
 
 func TestCalibrationPlaces(t *testing.T) {
+	t.Parallel()
 	// The runtime's pre/post pair as anchors: a run between them is
 	// aligned, with the microsecond quantisation in its bound.
 	as, _, err := CalibrationAnchors(readCalibration(t, calibrationJSON), 1e9)

@@ -29,6 +29,7 @@ func (t truthLine) at(x int64) float64 {
 // returns holds the truth everywhere, the rate range holds the rate, and
 // the central line lies inside the interval where the brackets are dense.
 func TestClockFitSpanHolds(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	for iter := range 300 {
 		maxRate := PPB(100_000)
@@ -96,6 +97,7 @@ func TestClockFitSpanHolds(t *testing.T) {
 // the brackets' widths of the truth, and the brackets left out of the
 // fit (one-sided only) make no line.
 func TestClockFitLine(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
 	tl := truthLine{y0: 5e12, rate: 31e-6}
 	f := newClockFit(100_000, 50, 0)
@@ -132,6 +134,7 @@ func TestClockFitLine(t *testing.T) {
 
 // Brackets that no line satisfies are an InconsistencyError naming them.
 func TestClockFitInconsistent(t *testing.T) {
+	t.Parallel()
 	f := newClockFit(100_000, 50, 0)
 	f.add(0, 0, 10, 0)
 	f.add(1_000_000_000, 2_000_000_000, 2_000_000_010, 1) // a rate of 100%
@@ -146,6 +149,7 @@ func TestClockFitInconsistent(t *testing.T) {
 }
 
 func TestInt128(t *testing.T) {
+	t.Parallel()
 	// A quotient of 2^64−1 that rounding would carry past 64 bits does
 	// not fit.
 	if v, ok := (i128{hi: 2, lo: math.MaxUint64}).div(3, true); ok {

@@ -9,6 +9,7 @@ import (
 // make only the windows that hold anchors; each counter value is
 // estimated from them: the estimate's range holds the truth.
 func TestEstimateWindowsSparse(t *testing.T) {
+	t.Parallel()
 	p := NewPlacer()
 	dom := Domain{Pid: 1}
 	const f = 50_000_000
@@ -48,6 +49,7 @@ func TestEstimateWindowsSparse(t *testing.T) {
 // An anchor whose counter value lies 5e18 ns (or just under 2^63 ns)
 // from the others ends the windows instead of looping on them.
 func TestEstimateWindowsFarAnchor(t *testing.T) {
+	t.Parallel()
 	for _, far := range []Cycles{5_000_000_000_000_000_000, 9_223_372_036_854_775_000} {
 		p := NewPlacer()
 		dom := Domain{Pid: 1}

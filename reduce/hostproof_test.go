@@ -17,6 +17,7 @@ func wallOf(h simHost, x int64, err float64) *WallPrior {
 // them: whatever the drift within the model, the latencies and the
 // spacing, with a wall-clock anchor within NTP grade or none.
 func TestHostFitProvesServedTasks(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(41, 3))
 	for trial := range 80 {
 		h := simHost{off: rng.Float64()*1e15 - 5e14, drift: (rng.Float64()*200 - 100) * 1e-6}
@@ -41,6 +42,7 @@ func TestHostFitProvesServedTasks(t *testing.T) {
 // worker the user named needs neither the count nor the wall clock, but
 // still a rate the tasks determine.
 func TestHostFitProvesRule(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(8, 8))
 	h := simHost{off: 4e13, drift: 37e-6}
 	br, _ := simTasks(rng, h, 6, 3e9, 30e3, 25e3)
@@ -96,6 +98,7 @@ func TestHostFitProvesRule(t *testing.T) {
 // (the same shape, other spacing and clocks) never prove a match, however
 // many tasks they count.
 func TestHostFitForeignNeverProves(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 55))
 	fitted := 0
 	for trial := range 300 {
@@ -122,6 +125,7 @@ func TestHostFitForeignNeverProves(t *testing.T) {
 // A steady loop gives no evidence however many tasks; tasks idle for
 // seconds between them give 10–20 bits each after the first two.
 func TestHostEvidence(t *testing.T) {
+	t.Parallel()
 	h := simHost{off: 6e13, drift: 12e-6}
 	var steady []HostBracket
 	for k := range 40 {

@@ -51,6 +51,7 @@ func mustPlace(t *testing.T, p *Placer, run Run) []placed {
 }
 
 func TestPlaceSingleAnchor(t *testing.T) {
+	t.Parallel()
 	// 1 GHz: cycles are ns. The counter read 5_000_000 somewhere in
 	// host [1_000_000, 1_000_400].
 	p := NewPlacer()
@@ -76,6 +77,7 @@ func TestPlaceSingleAnchor(t *testing.T) {
 }
 
 func TestPlaceBoundGrowsAwayFromAnchors(t *testing.T) {
+	t.Parallel()
 	p := NewPlacer()
 	for i := range 3 {
 		host := HostNanos(1e9 + i*100_000_000)
@@ -96,6 +98,7 @@ func TestPlaceBoundGrowsAwayFromAnchors(t *testing.T) {
 }
 
 func TestPlaceDomainsAreSeparate(t *testing.T) {
+	t.Parallel()
 	p := NewPlacer()
 	if err := p.AddAnchor(Domain{Pid: 7, Dev: 2}, Anchor{HostNs: 1000, WindowNs: 10, DevCyc: 1000, DevFreq: 1e9}); err != nil {
 		t.Fatal(err)
@@ -107,6 +110,7 @@ func TestPlaceDomainsAreSeparate(t *testing.T) {
 }
 
 func TestPlaceAnchorValidation(t *testing.T) {
+	t.Parallel()
 	p := NewPlacer()
 	for _, a := range []Anchor{
 		{HostNs: 1, WindowNs: -1, DevFreq: 1},
@@ -126,6 +130,7 @@ func TestPlaceAnchorValidation(t *testing.T) {
 }
 
 func TestPlaceContainedOnly(t *testing.T) {
+	t.Parallel()
 	// runner_run [1_000_000, 1_100_000]; device_wall 60 µs of which the
 	// sub-phases cover 58 µs from the origin.
 	rr := &HostWindow{Start: 1_000_000, End: 1_100_000}
@@ -150,6 +155,7 @@ func TestPlaceContainedOnly(t *testing.T) {
 }
 
 func TestPlaceBufferKnowsWallStart(t *testing.T) {
+	t.Parallel()
 	rr := &HostWindow{Start: 1_000_000, End: 1_100_000}
 	run := logRun(123, 60_000, 58_000, rr)
 	fromLog := mustPlace(t, NewPlacer(), run)
@@ -166,6 +172,7 @@ func TestPlaceBufferKnowsWallStart(t *testing.T) {
 }
 
 func TestPlaceEnclosingWindow(t *testing.T) {
+	t.Parallel()
 	// No runner_run, but the chip.run that contains it is known: the run
 	// is contained by it (and the reason still says runner_run is missing).
 	run := logRun(123, 60_000, 58_000, nil)
@@ -187,6 +194,7 @@ func TestPlaceEnclosingWindow(t *testing.T) {
 }
 
 func TestPlaceUnaligned(t *testing.T) {
+	t.Parallel()
 	pl := mustPlace(t, NewPlacer(), logRun(1, 10, 10, nil))
 	for _, x := range pl {
 		if x.Method != Unaligned || !strings.Contains(x.Reason, "no runner_run window") || !strings.Contains(x.Reason, "no clock anchors") || x.Causes != CauseNoAnchors|CauseNoRunner {
@@ -208,6 +216,7 @@ func TestPlaceUnaligned(t *testing.T) {
 // An origin_cyc whose offset from every anchor does not fit int64 ns is
 // too far for them: the run is contained by runner_run alone.
 func TestPlaceOriginFar(t *testing.T) {
+	t.Parallel()
 	p := NewPlacer()
 	if err := p.AddAnchor(dom, Anchor{HostNs: 1_000_000, WindowNs: 20, DevCyc: 1000, DevFreq: 1e9}); err != nil {
 		t.Fatal(err)
@@ -220,6 +229,7 @@ func TestPlaceOriginFar(t *testing.T) {
 }
 
 func TestPlaceInconsistentContainment(t *testing.T) {
+	t.Parallel()
 	// The anchor puts the origin at ≈ 5_000_000, runner_run says it ran
 	// at 1_000_000: an inconsistency naming both.
 	p := NewPlacer()
@@ -237,6 +247,7 @@ func TestPlaceInconsistentContainment(t *testing.T) {
 }
 
 func TestPlaceInconsistentAnchors(t *testing.T) {
+	t.Parallel()
 	// A wrong frequency: the counter advances at twice the claimed rate.
 	p := NewPlacer()
 	for i := range 10 {
@@ -280,6 +291,7 @@ func TestPlaceInconsistentAnchors(t *testing.T) {
 }
 
 func TestMisfits(t *testing.T) {
+	t.Parallel()
 	rr := &HostWindow{Start: 1_000_000, End: 1_100_000} // 100 µs
 	run := logRun(9_000, 50_000, 40_000, rr)
 	p := NewPlacer()
@@ -315,6 +327,7 @@ func TestMisfits(t *testing.T) {
 }
 
 func TestPlaceRateEstimateTightens(t *testing.T) {
+	t.Parallel()
 	// Anchors every 100 ms for 10 s with a +40 ppm drift; a run 50 ms from
 	// the nearest anchors. With the rate estimated the bound is far below
 	// what the 100 ppm maximum alone allows.
@@ -343,6 +356,7 @@ func TestPlaceRateEstimateTightens(t *testing.T) {
 // alone cannot tell apart (shifting every read instant by the same amount
 // within all windows is consistent with the same evidence).
 func TestPlaceBoundNeverBelowEvidence(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(11, 12))
 	for iter := range 300 {
 		freq := []Hz{50e6, 1e9, 1_800_000_000}[r.IntN(3)]
@@ -398,6 +412,7 @@ func TestPlaceBoundNeverBelowEvidence(t *testing.T) {
 // an anchor per launch, every span's bound holds at its start and its end,
 // from a log and from a buffer.
 func TestPlaceBoundHoldsUnderDrift(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(21, 22))
 	iters := 40
 	if testing.Short() {
@@ -460,6 +475,7 @@ func TestPlaceBoundHoldsUnderDrift(t *testing.T) {
 // Every span of a simulated run is drawn through one map: spans nested on
 // the device stay nested on the host, from a log and from a buffer.
 func TestPlaceKeepsNesting(t *testing.T) {
+	t.Parallel()
 	d := simulate(regimes[0], 7)
 	p := NewPlacer()
 	for _, a := range d.anchors {
@@ -488,6 +504,7 @@ func TestPlaceKeepsNesting(t *testing.T) {
 }
 
 func TestMappingHostOverflow(t *testing.T) {
+	t.Parallel()
 	m := Mapping{Method: Contained, Origin: math.MaxInt64 - 10}
 	if h, err := m.Host(5); err != nil || h != math.MaxInt64-5 {
 		t.Errorf("Host(5) = %d, %v", h, err)
@@ -505,6 +522,7 @@ func TestMappingHostOverflow(t *testing.T) {
 }
 
 func TestDomainOf(t *testing.T) {
+	t.Parallel()
 	if d, err := DomainOf(7, 3); err != nil || d != (Domain{Pid: 7, Dev: 3}) {
 		t.Errorf("DomainOf(7, 3) = %v, %v", d, err)
 	}
@@ -514,6 +532,7 @@ func TestDomainOf(t *testing.T) {
 }
 
 func TestEffective(t *testing.T) {
+	t.Parallel()
 	o, s := DeviceWindow{Start: 100, End: 640}, DeviceWindow{Start: 90, End: 1020}
 	for _, c := range []struct{ o, s, want DeviceWindow }{
 		{o, s, DeviceWindow{Start: 90, End: 1020}},
@@ -565,6 +584,7 @@ func TestPlaceIntoAllocatesNothing(t *testing.T) {
 // run are both set aside, each counted for the run that set it aside; an
 // anchor added after keeps an index of its own.
 func TestSetAsideEdges(t *testing.T) {
+	t.Parallel()
 	add := func(p *Placer, host HostNanos, off HostNanos) {
 		t.Helper()
 		if err := p.AddAnchor(dom, Anchor{HostNs: host + off, WindowNs: 10, DevCyc: Cycles(host), DevFreq: 1e9}); err != nil {
@@ -622,6 +642,7 @@ func TestSetAsideEdges(t *testing.T) {
 // up by 5 ppm a second (10 ppm in 2 s, as the model allows), a span
 // starting 10 s after its run's origin still holds its bound.
 func TestPlaceRunPastItsHorizon(t *testing.T) {
+	t.Parallel()
 	const f = 1_000_000_000
 	// Counter ns at host time h (ns): h, plus ∫ 5e-6·(t−2.5 s)/s dt past 2.5 s.
 	counter := func(h float64) Cycles {

@@ -10,6 +10,7 @@ import (
 // exact definition atRate is, at the edges of the 64-bit form, where the
 // division is exact, and at random.
 func TestRatioIsAtRate(t *testing.T) {
+	t.Parallel()
 	rates := []PPB{0, 1, -1, 37_001, -23_000, 100_000, -100_000, 1<<18 - 1, -(1<<18 - 1), 1 << 18, -1 << 18, 500_000_000, -500_000_000, -999_999_999, -nsPerSecond, math.MinInt64 / 4}
 	vs := []DeviceNanos{0, 1, -1, 2, -2, 999_999_999, 1_000_000_000, -1_000_000_000, 1<<44 - 1, -(1<<44 - 1), 1 << 44, -1 << 44, math.MaxInt64, math.MinInt64 + 1, math.MinInt64}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -47,6 +48,7 @@ func TestRatioIsAtRate(t *testing.T) {
 // ranges (single rates too), origins up to 2^40 ns and span ends within
 // ±2^44 ns, where quickWindow is used.
 func TestQuickWindowIsPlace(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	n := 0
 	for range 5000 {

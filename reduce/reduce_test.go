@@ -28,6 +28,7 @@ func mustReduce(t *testing.T, bb *builder, f Hz) *Reduction {
 }
 
 func TestReduceTypical(t *testing.T) {
+	t.Parallel()
 	r := mustReduce(t, typical(t), a2a3)
 	if r.Origin != 1010 || r.OriginSource != OriginSubPhase {
 		t.Fatalf("origin = %d (%v), want 1010 from the earliest sub-phase, not RunWall", r.Origin, r.OriginSource)
@@ -72,6 +73,7 @@ func TestReduceTypical(t *testing.T) {
 }
 
 func TestReduceOnlyCompletedRecords(t *testing.T) {
+	t.Parallel()
 	bb := newBuilder(t, 4, false).
 		phase(0, Preamble, 100, 200).
 		phase(1, Preamble, Unset, 300). // never stamped: ignored
@@ -93,6 +95,7 @@ func TestReduceOnlyCompletedRecords(t *testing.T) {
 }
 
 func TestReduceZeroNsNotEmitted(t *testing.T) {
+	t.Parallel()
 	// At 3 GHz one cycle is 0.33 ns, which floors to 0 ns.
 	const f Hz = 3_000_000_000
 	bb := newBuilder(t, 1, false).
@@ -118,6 +121,7 @@ func TestReduceZeroNsNotEmitted(t *testing.T) {
 }
 
 func TestReduceSlotOriginFallback(t *testing.T) {
+	t.Parallel()
 	// A host_build_graph run stamps no sub-phases: the slots' origin is
 	// the earliest tagged dispatch.
 	bb := newBuilder(t, 2, true).
@@ -144,6 +148,7 @@ func TestReduceSlotOriginFallback(t *testing.T) {
 }
 
 func TestReduceSlotBeforeOriginDropped(t *testing.T) {
+	t.Parallel()
 	bb := newBuilder(t, 1, true).
 		phase(0, Preamble, 1000, 1100).
 		slot(0, 1, 900, 1050) // dispatched before the phase origin
@@ -159,6 +164,7 @@ func TestReduceSlotBeforeOriginDropped(t *testing.T) {
 }
 
 func TestReduceSlotDurationIsDifferenceOfFloors(t *testing.T) {
+	t.Parallel()
 	// At 3 GHz: dispatch 2 cycles after the origin (0.67 ns → 0), finish
 	// 3 cycles after (1.0 ns → 1). The runtime emits dur = 1 − 0 = 1 ns
 	// for this one-cycle (0.33 ns) slot, and so does Spans.
@@ -177,6 +183,7 @@ func TestReduceSlotDurationIsDifferenceOfFloors(t *testing.T) {
 }
 
 func TestReduceRunWallOnly(t *testing.T) {
+	t.Parallel()
 	bb := newBuilder(t, 1, false).phase(0, RunWall, 500, 1500)
 	r := mustReduce(t, bb, a2a3)
 	if r.Origin != 500 || r.OriginSource != OriginRunWall {
@@ -189,6 +196,7 @@ func TestReduceRunWallOnly(t *testing.T) {
 }
 
 func TestReduceZeroFrequency(t *testing.T) {
+	t.Parallel()
 	b, _ := NewBuffer(1, false)
 	if _, err := Reduce(b, 0); !errors.Is(err, ErrRange) {
 		t.Errorf("err = %v, want ErrRange", err)
@@ -196,12 +204,14 @@ func TestReduceZeroFrequency(t *testing.T) {
 }
 
 func TestReduceRejectsInconsistentBuffer(t *testing.T) {
+	t.Parallel()
 	if _, err := Reduce(&Buffer{Threads: 2, Phases: make([]Record, 10)}, a2a3); err == nil {
 		t.Error("no error for 10 phase records and 2 threads")
 	}
 }
 
 func TestEffectiveOneSide(t *testing.T) {
+	t.Parallel()
 	bb := newBuilder(t, 1, false).phase(0, SchedWindow, 100, 200)
 	d, ok, err := mustReduce(t, bb, a2a3).Effective()
 	if err != nil || !ok || d.Dur != 2000 || d.TS != 0 {
@@ -215,6 +225,7 @@ func TestEffectiveOneSide(t *testing.T) {
 
 // Property: the reduction (and the spans) do not depend on thread order.
 func TestReduceThreadOrderInvariant(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for iter := range 200 {
 		threads := 1 + r.IntN(8)
@@ -263,6 +274,7 @@ func TestReduceThreadOrderInvariant(t *testing.T) {
 }
 
 func TestNanosExact(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	freqs := []Hz{1, 7, 50_000_000, 1_000_000_000, 1_800_000_000, 3_000_000_000, math.MaxUint64}
 	vals := []Cycles{0, 1, 49_999_999, 1 << 40, 18_446_744_073, math.MaxInt64, math.MaxUint64}
@@ -340,6 +352,7 @@ func TestNanosExact(t *testing.T) {
 // come out 1 ns short of the exact floor. This package always floors
 // exactly.
 func TestRuntimeFloatCanBeOneShort(t *testing.T) {
+	t.Parallel()
 	runtime := func(c Cycles, f Hz) DeviceNanos {
 		return DeviceNanos(uint64((float64(c) / float64(f)) * 1000000.0 * 1000.0))
 	}
@@ -360,6 +373,7 @@ func TestRuntimeFloatCanBeOneShort(t *testing.T) {
 }
 
 func TestPhaseNames(t *testing.T) {
+	t.Parallel()
 	want := map[Phase]string{
 		RunWall: "chip.run.runner_run.device_wall", Preamble: "chip.run.runner_run.device_wall.preamble",
 		SoLoad: "chip.run.runner_run.device_wall.so_load", GraphBuild: "chip.run.runner_run.device_wall.graph_build",

@@ -46,6 +46,7 @@ func simTasks(rng *rand.Rand, h simHost, n int, spacing, fwdMin, retMin float64)
 // The published bound holds at every instant of every run, whatever the
 // drift, latencies and spacing.
 func TestHostFitBoundHolds(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 11))
 	for trial := range 60 {
 		h := simHost{off: rng.Float64()*1e15 - 5e14, drift: (rng.Float64()*200 - 100) * 1e-6}
@@ -71,6 +72,7 @@ func TestHostFitBoundHolds(t *testing.T) {
 // tasks) and the rate fitted, the bound comes near half the information
 // limit and the error is that of the uneven latencies.
 func TestHostFitTight(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 5))
 	h := simHost{off: 7.3e12, drift: 30e-6}
 	br, probes := simTasks(rng, h, 50, 0.9e9, 35e3, 22e3)
@@ -101,6 +103,7 @@ func TestHostFitTight(t *testing.T) {
 // Tasks that bound the remote clock from one side only (no completions
 // in the dispatching log) place nothing.
 func TestHostFitOneSided(t *testing.T) {
+	t.Parallel()
 	br := []HostBracket{{Sent: 1000, Received: math.MaxInt64, Start: 5000, End: 6000}}
 	if f, err := FitHost(br); !errors.Is(err, ErrOneSided) {
 		t.Errorf("FitHost = %v, %v; want ErrOneSided", f, err)
@@ -108,6 +111,7 @@ func TestHostFitOneSided(t *testing.T) {
 }
 
 func TestHostFitInconsistent(t *testing.T) {
+	t.Parallel()
 	// The second task ran for longer on the remote host than it was away.
 	br := []HostBracket{
 		{Sent: 1_000, Received: 2_000, Start: 10_100, End: 10_800},
@@ -121,6 +125,7 @@ func TestHostFitInconsistent(t *testing.T) {
 // Two remote logs with the same number of tasks are told apart by the
 // spacing of their runs.
 func TestMatchSessions(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(9, 9))
 	h1, h2 := simHost{off: 3e12, drift: -46e-6}, simHost{off: 9e13, drift: 20e-6}
 	b1, _ := simTasks(rng, h1, 6, 30e9, 30e3, 25e3)
@@ -163,6 +168,7 @@ func TestMatchSessions(t *testing.T) {
 // The drawn map never runs backwards, and within a run it scales
 // durations by the line's rate alone.
 func TestHostFitMonotone(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(21, 4))
 	for trial := range 30 {
 		h := simHost{off: rng.Float64() * 1e14, drift: (rng.Float64()*200 - 100) * 1e-6}

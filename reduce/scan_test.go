@@ -33,6 +33,7 @@ func plainInterval(ds *domainState, c Cycles, xc DeviceNanos, q *rateRatios, nei
 // ranges are narrow, wide, a single rate or past the reciprocals' range,
 // and the counter values include the anchors' own and their neighbours.
 func TestAnchorScanIsPlainScan(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 11))
 	freqs := []Hz{50_000_000, 1_000_000_000, 1_000_000, 19_200_000, 2_500_000_000}
 	for trial := range 300 {
@@ -117,6 +118,7 @@ func TestAnchorScanIsPlainScan(t *testing.T) {
 
 // TestKeyOffsets checks small and clamp at their edges.
 func TestKeyOffsets(t *testing.T) {
+	t.Parallel()
 	for _, v := range []int64{0, 1, -1, 1<<62 - 1, -(1<<62 - 1), 1 << 62, -1 << 62, math.MaxInt64, math.MinInt64} {
 		a := mul128(v, 1)
 		got, ok := a.small()

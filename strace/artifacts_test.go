@@ -11,6 +11,7 @@ import (
 )
 
 func TestPhaseRecords(t *testing.T) {
+	t.Parallel()
 	r := NewPhaseRecordsReader(openFile(t, "testdata/artifacts/host_phase_records.jsonl"), WithName("host_phase_records.jsonl"))
 	var passes []PhasePass
 	for {
@@ -52,6 +53,7 @@ func TestPhaseRecords(t *testing.T) {
 }
 
 func TestPhaseRecordsCutMidLineIsMalformedNotTorn(t *testing.T) {
+	t.Parallel()
 	r := NewPhaseRecordsReader(strings.NewReader("{\"pid\": 1, \"inv\": 2, \"rec\n{\"pid\": 1, \"inv\": 3, \"records\": []}\n"))
 	p, err := r.Read()
 	if err != nil || p.Inv != 3 {
@@ -66,6 +68,7 @@ func TestPhaseRecordsCutMidLineIsMalformedNotTorn(t *testing.T) {
 }
 
 func TestCalibration(t *testing.T) {
+	t.Parallel()
 	c, err := ReadCalibration(openFile(t, "testdata/artifacts/swimlane.json"), WithName("swimlane.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +112,7 @@ func TestCalibration(t *testing.T) {
 }
 
 func TestCalibrationForms(t *testing.T) {
+	t.Parallel()
 	bare := `{"device_timestamp_unit": "syscnt_cycles", "samples": [{"position": "post_device_execution", "sample_idx": 0, "host_before_ns": 5, "device_cycles": 7, "host_after_ns": 6, "error": ""}]}`
 	c, err := ReadCalibration(strings.NewReader(bare))
 	if err != nil || len(c.Samples) != 1 || !c.Samples[0].Valid() || c.QuantizationNS != 0 || c.RawDeviceTimestampUnit != UnitSyscntCycles {

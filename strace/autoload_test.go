@@ -12,6 +12,7 @@ import (
 // TestAutoload reads the two forms of the record, with and without its raw
 // fields, and writes them back byte for byte.
 func TestAutoload(t *testing.T) {
+	t.Parallel()
 	const (
 		withRaw = `torch_backend_autoload setting=0 raw="0" raw_truncated=false effective=disabled torch_imported=true torch_npu_loaded=false`
 		older   = `torch_backend_autoload setting=1 effective=enabled torch_imported=true torch_npu_loaded=true`
@@ -48,6 +49,7 @@ func TestAutoload(t *testing.T) {
 // one cut before its grammar completes is torn, and text that only mentions
 // the word is no head.
 func TestAutoloadLosses(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		line string
 		err  error
@@ -81,6 +83,7 @@ func TestAutoloadLosses(t *testing.T) {
 // TestAutoloadHeadsInLongLines counts the heads of a skipped line across the
 // pieces it is read in.
 func TestAutoloadHeadsInLongLines(t *testing.T) {
+	t.Parallel()
 	const rec = "torch_backend_autoload setting=0 effective=disabled torch_imported=true torch_npu_loaded=false"
 	for shift := range 40 {
 		line := strings.Repeat("z", shift) + strings.Repeat(" "+rec+" x"+rec, 200)

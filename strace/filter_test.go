@@ -13,6 +13,7 @@ import (
 // name; the accounting identity holds, and the spans it keeps, and every
 // other record, read as without the filter.
 func TestSpanFilter(t *testing.T) {
+	t.Parallel()
 	log := strings.Join([]string{
 		"[mono_ns=1][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=chip.run ts=1 dur=9",
 		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=1 name=chip.run.bind ts=1 dur=1 note=bind%20phase=x",
@@ -51,6 +52,7 @@ func TestSpanFilter(t *testing.T) {
 
 // WithKinds returns only the records of its kinds, and counts the others.
 func TestWithKinds(t *testing.T) {
+	t.Parallel()
 	log := "[stamp] abc run\n" +
 		"[mono_ns=2][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=1 mono_ns=1 wall_ns=2\n" +
 		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=chip.run ts=1 dur=9\n" +
@@ -72,6 +74,7 @@ func TestWithKinds(t *testing.T) {
 // On a real log the filtered reader returns exactly the records the filter
 // keeps, and nothing is lost that was not lost without it.
 func TestSpanFilterOnRealisticLog(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("testdata/realistic.log")
 	if err != nil {
 		t.Fatal(err)

@@ -30,10 +30,10 @@ func FuzzReader(f *testing.F) {
 		checkUnterminated(t, data, recs, st)
 		checkJoined(t, data, recs, st)
 		inPlace, st2, _ := readEvery(NewBytesReader(data, WithMaxLine(MinMaxLine)))
-		if diff := cmp.Diff(recs, inPlace, cmpopts.EquateEmpty()); diff != "" {
+		if diff := quickDiff(recs, inPlace, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("records (-NewReader +NewBytesReader):\n%s", diff)
 		}
-		if diff := cmp.Diff(st, st2, cmp.Comparer(func(a, b *SyntaxError) bool { return *a == *b })); diff != "" {
+		if diff := quickDiff(st, st2, cmp.Comparer(func(a, b *SyntaxError) bool { return *a == *b })); diff != "" {
 			t.Errorf("stats (-NewReader +NewBytesReader):\n%s", diff)
 		}
 		checkRecycled(t, data, recs, st)
@@ -48,7 +48,7 @@ func FuzzReader(f *testing.F) {
 		if st2.Lost() != 0 {
 			t.Fatalf("rewritten records lost: %v\n%q", st2.Problems, out.Bytes())
 		}
-		if diff := cmp.Diff(cutAsWritten(t, recs, back), back, ignorePos); diff != "" {
+		if diff := quickDiff(cutAsWritten(t, recs, back), back, ignorePos); diff != "" {
 			t.Errorf("read, write, read (-first +second):\n%s", diff)
 		}
 	})
@@ -63,10 +63,10 @@ func checkRecycled(t *testing.T, data []byte, recs []Record, st Stats) {
 	readEvery(rd)
 	rd.ResetBytes(data)
 	again, st2, _ := readEvery(rd)
-	if diff := cmp.Diff(recs, again, cmpopts.EquateEmpty()); diff != "" {
+	if diff := quickDiff(recs, again, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("records (-NewReader +ResetBytes):\n%s", diff)
 	}
-	if diff := cmp.Diff(st, st2, cmp.Comparer(func(a, b *SyntaxError) bool { return *a == *b })); diff != "" {
+	if diff := quickDiff(st, st2, cmp.Comparer(func(a, b *SyntaxError) bool { return *a == *b })); diff != "" {
 		t.Errorf("stats (-NewReader +ResetBytes):\n%s", diff)
 	}
 	m := NewMerger([]MergeInput{{R: bytes.NewReader(data)}}, WithMaxLine(MinMaxLine), WithRecycledMemory())
@@ -82,7 +82,7 @@ func checkRecycled(t *testing.T, data []byte, recs []Record, st Stats) {
 		if i >= len(recs) {
 			continue
 		}
-		if diff := cmp.Diff(recs[i], rec.Clone(), cmpopts.EquateEmpty()); diff != "" {
+		if diff := quickDiff(recs[i], rec.Clone(), cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("record %d (-Reader +recycled Merger):\n%s", i, diff)
 		}
 	}
@@ -171,7 +171,7 @@ func checkUnterminated(t *testing.T, data []byte, recs []Record, st Stats) {
 			}
 		}
 	}
-	if diff := cmp.Diff(full[:len(recs)], kept, cmpopts.EquateEmpty()); diff != "" {
+	if diff := quickDiff(full[:len(recs)], kept, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("records before the cut differ (-with line end +without):\n%s", diff)
 	}
 	if cut == 1 {
@@ -229,7 +229,7 @@ func checkJoined(t *testing.T, data []byte, recs []Record, st Stats) {
 			}
 		}
 	}
-	if diff := cmp.Diff(recs, recs2, ignorePos, cmpopts.EquateEmpty()); diff != "" {
+	if diff := quickDiff(recs, recs2, ignorePos, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("joined at byte %d (-apart +joined):\n%s", at, diff)
 	}
 	want := st

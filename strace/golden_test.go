@@ -17,8 +17,10 @@ import (
 // TestGolden reads every hand-made log and compares its dump with the
 // .golden file beside it (-update rewrites them).
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	for _, path := range strace.HandMadeLogsForTest(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
+			t.Parallel()
 			data, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)

@@ -45,6 +45,7 @@ func readMerged(t *testing.T, m *Merger) ([]string, error) {
 // without a prefix keeps its place in its own input; ties go to the earlier
 // input; MonoShift moves an input on the common axis.
 func TestMergeOrder(t *testing.T) {
+	t.Parallel()
 	a := spanLine(10, "a1", "") + spanLine(-1, "a2", "") + spanLine(30, "a3", "") + spanLine(50, "a4", "")
 	b := spanLine(-1, "b0", "") + spanLine(20, "b1", "") + spanLine(30, "b2", "") + spanLine(-1, "b3", "") + spanLine(60, "b4", "")
 	c := spanLine(1005, "c1", "") + spanLine(1040, "c2", "")
@@ -70,6 +71,7 @@ func TestMergeOrder(t *testing.T) {
 
 // WithKinds selects the records the merge returns; the others are counted.
 func TestMergeKinds(t *testing.T) {
+	t.Parallel()
 	log := "[stamp] x\n" + spanLine(1, "s", "") + "bind phase=args start_ns=1 dur_ns=2\n" +
 		"[mono_ns=2][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=1 mono_ns=1 wall_ns=2\n"
 	m := NewMerger([]MergeInput{{Name: "a", R: strings.NewReader(log)}}, WithKinds(KindSpan, KindBindPhase))
@@ -94,6 +96,7 @@ func TestMergeKinds(t *testing.T) {
 // Close (the Record value is reused, so a shallow copy keeps it): its
 // attributes are never written again, its strings are shared among repeats.
 func TestMergeRecordsOwnTheirMemory(t *testing.T) {
+	t.Parallel()
 	var log strings.Builder
 	for i := range 3 * mergeBatchLen {
 		log.WriteString(spanLine(int64(i), "chip.run", fmt.Sprintf(" role=worker n=%d", i)))
@@ -114,7 +117,7 @@ func TestMergeRecordsOwnTheirMemory(t *testing.T) {
 	}
 	m.Close()
 	for i, rec := range recs {
-		if diff := cmp.Diff(kept[i], rec); diff != "" {
+		if diff := quickDiff(kept[i], rec); diff != "" {
 			t.Fatalf("record %d changed (-read +now):\n%s", i, diff)
 		}
 		if a, _ := rec.Span.Attr("n"); a.Int != int64(i) {
@@ -163,6 +166,7 @@ func TestMergeCloseEarly(t *testing.T) {
 // An input whose reader fails hands over its records first; the error
 // names the input.
 func TestMergeReadError(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("disk gone")
 	var log strings.Builder
 	for i := range mergeBatchLen + 10 {
@@ -195,6 +199,7 @@ func (p *panicReader) Read(b []byte) (int, error) {
 
 // A panic of an input's reader reaches the caller of Read.
 func TestMergeReaderPanic(t *testing.T) {
+	t.Parallel()
 	m := NewMerger([]MergeInput{{Name: "p", R: &panicReader{strings.NewReader(spanLine(1, "a", ""))}}})
 	defer m.Close()
 	defer func() {
@@ -238,6 +243,7 @@ func benchMerge(b *testing.B, opts ...Option) {
 // address) that looking each up in the table gives, whatever it compared
 // first; also once the table is full.
 func TestOwnInternsAsTheTable(t *testing.T) {
+	t.Parallel()
 	log := readFile(t, "testdata/realistic.log")
 	log = append(log, bytes.ReplaceAll(log, []byte("name=chip.run"), []byte("name=chip.run.x"))...)
 	for _, full := range []bool{false, true} {

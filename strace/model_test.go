@@ -7,6 +7,7 @@ import (
 )
 
 func TestFamilies(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		family   Family
@@ -82,6 +83,7 @@ func treeOf(n *Node) string {
 }
 
 func TestGroupInvocationsSeedShaped(t *testing.T) {
+	t.Parallel()
 	invs := GroupInvocations(spanList(t, "testdata/logs/seed_shaped.log"))
 	if len(invs) != 1 {
 		t.Fatalf("%d invocations; node and ext spans must be left out", len(invs))
@@ -102,6 +104,7 @@ func TestGroupInvocationsSeedShaped(t *testing.T) {
 }
 
 func TestOrphansAndDuplicates(t *testing.T) {
+	t.Parallel()
 	mk := func(inv uint64, depth int32, name string) Span {
 		return Span{Pid: 1, Inv: inv, Hid: 0xa, Depth: depth, Name: name}
 	}
@@ -149,6 +152,7 @@ func TestOrphansAndDuplicates(t *testing.T) {
 }
 
 func TestBucketByHid(t *testing.T) {
+	t.Parallel()
 	var spans []Span
 	for i := range 5 {
 		spans = append(spans, Span{Pid: 1, Inv: uint64(i + 1), Hid: 0xdec0de, Name: "chip.run"})

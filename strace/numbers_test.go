@@ -46,6 +46,7 @@ func numberTexts() []string {
 }
 
 func TestDecimalAsPlain(t *testing.T) {
+	t.Parallel()
 	for _, text := range numberTexts() {
 		b := []byte(text)
 		for i := 0; i <= len(b); i++ {
@@ -59,6 +60,7 @@ func TestDecimalAsPlain(t *testing.T) {
 }
 
 func TestHex16AsPlain(t *testing.T) {
+	t.Parallel()
 	for _, text := range numberTexts() {
 		b := []byte(text)
 		for i := 0; i <= len(b); i++ {

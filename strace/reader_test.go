@@ -141,9 +141,11 @@ func handMadeLogs(t testing.TB) []string {
 // markers, and reading byte by byte or through a one-byte reader changes
 // nothing.
 func TestReaderInvariants(t *testing.T) {
+	t.Parallel()
 	logs := append(handMadeLogs(t), filepath.Join("testdata", "realistic.log"))
 	for _, path := range logs {
 		t.Run(filepath.Base(path), func(t *testing.T) {
+			t.Parallel()
 			data, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -151,7 +153,7 @@ func TestReaderInvariants(t *testing.T) {
 			recs, st := readAll(t, bytes.NewReader(data), logOptions(path)...)
 			checkInvariants(t, data, recs, st)
 			recs2, st2 := readAll(t, iotest.OneByteReader(bytes.NewReader(data)), logOptions(path)...)
-			if diff := cmp.Diff(dump(recs, st), dump(recs2, st2)); diff != "" {
+			if diff := quickDiff(dump(recs, st), dump(recs2, st2)); diff != "" {
 				t.Errorf("one-byte reads differ (-whole +bytewise):\n%s", diff)
 			}
 		})
@@ -199,6 +201,7 @@ func checkInvariants(t testing.TB, data []byte, recs []Record, st Stats) {
 }
 
 func TestProblemsArePositionedAndUnwrap(t *testing.T) {
+	t.Parallel()
 	in := "[STRACE] v=1 pid=1\n" + // torn
 		"[STRACE] v=9 pid=1\n" + // unknown version
 		"[STRACE] v=1 pid=x\n" + // malformed
@@ -230,6 +233,7 @@ func TestProblemsArePositionedAndUnwrap(t *testing.T) {
 }
 
 func TestMaxProblems(t *testing.T) {
+	t.Parallel()
 	in := strings.Repeat("[STRACE] v=1 x\n", 10)
 	_, st := readAll(t, strings.NewReader(in), WithMaxProblems(3))
 	if len(st.Problems) != 3 || st.ProblemsOmitted != 7 || st.Malformed != 10 {
@@ -240,6 +244,7 @@ func TestMaxProblems(t *testing.T) {
 // TestLongLineAcrossChunks puts record heads across the boundaries of the
 // pieces an over-long line is read in.
 func TestLongLineAcrossChunks(t *testing.T) {
+	t.Parallel()
 	for shift := range 20 {
 		var b strings.Builder
 		b.WriteString(strings.Repeat("z", shift))
@@ -276,6 +281,7 @@ func (f *failingReader) Read(p []byte) (int, error) {
 // records before it are returned, the one it stopped inside is not, and the
 // error is returned once they are.
 func TestIOErrorAfterRecords(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("disk on fire")
 	r := NewReader(&failingReader{data: []byte("[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=a ts=1 dur=1\n" +
 		"[STRACE] v=1 pid=1 tid=1 inv=2 hid=1 depth=0 name=b ts=1 dur=1\n" +
@@ -304,6 +310,7 @@ func TestIOErrorAfterRecords(t *testing.T) {
 // TestAttrsReused documents the aliasing rule: Attrs is reused by the next
 // Read, strings are not.
 func TestAttrsReused(t *testing.T) {
+	t.Parallel()
 	r := NewReader(strings.NewReader("[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=a ts=1 dur=1 k=first\n" +
 		"[STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=b ts=1 dur=1 k=second\n"))
 	first, _ := r.Read()
@@ -322,6 +329,7 @@ func TestAttrsReused(t *testing.T) {
 }
 
 func TestWallAnchorMapping(t *testing.T) {
+	t.Parallel()
 	a := WallAnchor{Pid: 1, MonoNS: 100, WallNS: 1_767_225_600_000_000_000}
 	if w, ok := a.Wall(150); !ok || w != 1_767_225_600_000_000_050 {
 		t.Errorf("Wall(150) = %d, %v", w, ok)
@@ -343,6 +351,7 @@ func TestWallAnchorMapping(t *testing.T) {
 // returned, its last attribute marked as possibly cut, and counted. Records
 // that the next record head ends on that line are complete.
 func TestUnterminatedLastLine(t *testing.T) {
+	t.Parallel()
 	const (
 		pfx    = "[mono_ns=9][T0x1][TIMING] emit_host_span: "
 		apfx   = "[mono_ns=9][T0x1][TIMING] clock_anchor: "
@@ -407,6 +416,7 @@ func TestUnterminatedLastLine(t *testing.T) {
 		{"over-long last line", pfx + span + "\n" + strings.Repeat("x", 300) + pfx + span, want{1, 0, 1, 0, 0, "", true, ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			recs, st := readAll(t, strings.NewReader(tc.in), WithName("cut.log"), WithMaxLine(MinMaxLine))
 			checkInvariants(t, []byte(tc.in), recs, st)
 			w := tc.want
@@ -453,7 +463,7 @@ func TestUnterminatedLastLine(t *testing.T) {
 			// The same input with its line end: the cut record is the only
 			// difference.
 			full, st2 := readAll(t, strings.NewReader(tc.in+"\n"), WithMaxLine(MinMaxLine))
-			if diff := cmp.Diff(full[:len(recs)], recs, ignorePos, cmpopts.EquateEmpty()); diff != "" || st2.Unterminated || st2.Torn+int64(len(full)) != st.Torn+int64(len(recs)) {
+			if diff := quickDiff(full[:len(recs)], recs, ignorePos, cmpopts.EquateEmpty()); diff != "" || st2.Unterminated || st2.Torn+int64(len(full)) != st.Torn+int64(len(recs)) {
 				t.Errorf("with a line end: %d records, stats %+v; diff %s", len(full), st2, diff)
 			}
 		})
@@ -478,6 +488,7 @@ func readEvery(rd *Reader) ([]Record, Stats, error) {
 // stats and problems, with lines around the longest read, cut last lines,
 // CRLF and no input at all.
 func TestBytesReaderReadsAsReader(t *testing.T) {
+	t.Parallel()
 	const span = "[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=0 name=a ts=1 dur=62850"
 	var gen bytes.Buffer
 	if _, err := generateLog(&gen, 1<<20, 5); err != nil {
@@ -519,10 +530,10 @@ func TestBytesReaderReadsAsReader(t *testing.T) {
 		} {
 			want, wantSt, wantErr := readEvery(NewReader(strings.NewReader(in), opts...))
 			got, gotSt, gotErr := readEvery(NewBytesReader([]byte(in), opts...))
-			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			if diff := quickDiff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s: records (-NewReader +NewBytesReader):\n%s", name, diff)
 			}
-			if diff := cmp.Diff(wantSt, gotSt, cmp.Comparer(func(a, b *SyntaxError) bool { return *a == *b })); diff != "" {
+			if diff := quickDiff(wantSt, gotSt, cmp.Comparer(func(a, b *SyntaxError) bool { return *a == *b })); diff != "" {
 				t.Errorf("%s: stats (-NewReader +NewBytesReader):\n%s", name, diff)
 			}
 			if wantErr != gotErr {
@@ -536,6 +547,7 @@ func TestBytesReaderReadsAsReader(t *testing.T) {
 // decodeAttrs reads: keys, values, bare keys and typed integers at every
 // edge of the integer ranges.
 func TestSplitAttrsAsDecoded(t *testing.T) {
+	t.Parallel()
 	texts := []string{"", " ", "a", "a=", "=", "=b", "a==b", "a=b=c", "a=1 b=-1 c=0 d=-0 e=00 f=01 g=- h=1x i=x1", "\ta=1\t\tb  c=2 ",
 		"u=9223372036854775807 v=9223372036854775808 w=-9223372036854775808 x=-9223372036854775809",
 		"y=18446744073709551615 z=18446744073709551616 m=999999999999999999 n=1000000000000000000 o=-999999999999999999",
@@ -553,7 +565,7 @@ func TestSplitAttrsAsDecoded(t *testing.T) {
 	for _, text := range texts {
 		want := r.decodeAttrs(nil, []byte(text), true)
 		got := splitAttrs(nil, []byte(text), text)
-		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		if diff := quickDiff(want, got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("%q: (-decodeAttrs +splitAttrs)\n%s", text, diff)
 		}
 	}
@@ -561,6 +573,7 @@ func TestSplitAttrsAsDecoded(t *testing.T) {
 
 // typeValue types canonical integers by their range, as strconv reads them.
 func TestTypeValueRanges(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"0", "-0", "01", "1", "-1", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
 		"-9223372036854775809", "18446744073709551615", "18446744073709551616", "18446744073709551619", "18446744073709551620",
 		"28446744073709551615", "99999999999999999999", "-18446744073709551616", "1844674407370955161", "184467440737095516150"} {
@@ -580,6 +593,7 @@ func TestTypeValueRanges(t *testing.T) {
 // spanFields, the span's fixed fields in the form the runtime writes them,
 // reads what the grammar reads, and declines the rest.
 func TestSpanFieldsAsGrammar(t *testing.T) {
+	t.Parallel()
 	seeds := []string{
 		"[STRACE] v=1 pid=4100 tid=4100 inv=1 hid=51a7c0de42f00d17 depth=2 name=chip.run.bind.args ts=5000015202 dur=163328 cpu_ns=155161",
 		"[STRACE] v=1 pid=-2147483648 tid=-9 inv=0 hid=0 depth=2147483647 name= ts=-1 dur=0",
@@ -613,6 +627,7 @@ func TestSpanFieldsAsGrammar(t *testing.T) {
 // prefixTimes, a log prefix's times in the form the runtime writes them,
 // reads what the grammar reads, and declines the rest.
 func TestPrefixTimesAsGrammar(t *testing.T) {
+	t.Parallel()
 	seeds := []string{
 		"[mono_ns=5000003346][T0x7f3a10c00740][TIMING] emit_host_span: ",
 		"[mono_ns=-9223372036854775808][T0xFFFFFFFFFFFFFFFF][INFO] f: ",
@@ -641,6 +656,7 @@ func TestPrefixTimesAsGrammar(t *testing.T) {
 // skimWritten, the span filter's skim of the form the runtime writes,
 // reads what skimGrammar reads, and declines the rest.
 func TestSkimWrittenAsSkim(t *testing.T) {
+	t.Parallel()
 	seeds := []string{
 		"[STRACE] v=1 pid=4100 tid=4100 inv=1 hid=51a7c0de42f00d17 depth=2 name=chip.run.bind.args ts=5000015202 dur=163328",
 		"[STRACE] v=1 pid=x tid=- inv=a hid=b depth=-2147483648 name= ts=1",
@@ -702,6 +718,7 @@ func mutate(rng *rand.Rand, b []byte, from int, alphabet string) []byte {
 // join) or after a blank; the second's last attribute is marked as
 // possibly cut, and nothing is lost.
 func TestTwoRecordsSharingOnePhysicalLine(t *testing.T) {
+	t.Parallel()
 	const (
 		first  = "[mono_ns=1300][T0x7f3a][TIMING] emit_host_span: [STRACE] v=1 pid=4242 tid=4242 inv=7 hid=9f3c depth=0 name=chip.run ts=900 dur=400 ntensor=4"
 		second = "[mono_ns=1301][T0x7f3b][TIMING] emit_host_span: [STRACE] v=1 pid=4243 tid=4243 inv=3 hid=9f3c depth=1 name=chip.run.bind ts=950 dur=62850 ntensor=26"

@@ -75,7 +75,7 @@ func mergeBoth(t *testing.T, name string, log []byte, each func(def, rec *Record
 	}
 	def.Close()
 	rec.Close()
-	if diff := cmp.Diff(def.Stats(), rec.Stats(), statsCmp); diff != "" {
+	if diff := quickDiff(def.Stats(), rec.Stats(), statsCmp); diff != "" {
 		t.Errorf("stats (-default +recycled):\n%s", diff)
 	}
 }
@@ -94,10 +94,12 @@ var statsCmp = cmp.Options{
 
 // A recycled Merger returns the records a default one returns.
 func TestRecycledMergerReadsAsDefault(t *testing.T) {
+	t.Parallel()
 	for name, log := range recycleLogs(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			mergeBoth(t, name, log, func(def, rec *Record) {
-				if diff := cmp.Diff(def.Clone(), rec.Clone()); diff != "" {
+				if diff := quickDiff(def.Clone(), rec.Clone()); diff != "" {
 					t.Fatalf("%s (-default +recycled):\n%s", def.Pos, diff)
 				}
 			})
@@ -124,6 +126,7 @@ func canonical(rec *Record) []string {
 // unchanged once the whole log is read (under the race detector the memory
 // recycled is poisoned meanwhile), also once the intern table is full.
 func TestRecycledMergerCanonicalStringsStay(t *testing.T) {
+	t.Parallel()
 	logs := recycleLogs(t)
 	var full strings.Builder
 	for i := range maxInterned + 2*mergeBatchLen*mergeBatches {
@@ -132,6 +135,7 @@ func TestRecycledMergerCanonicalStringsStay(t *testing.T) {
 	logs["full"] = []byte(full.String())
 	for name, log := range logs {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			var kept, want []string
 			var first []Attr // the attributes of the first span with some
 			var firstWas Attr
@@ -215,6 +219,7 @@ func TestRecycledMergerAllocations(t *testing.T) {
 // A Reader reset for each chunk of a log reads what a new Reader of each
 // chunk reads, and its prefixes' levels and functions stay valid.
 func TestReaderResetBytes(t *testing.T) {
+	t.Parallel()
 	logs := recycleLogs(t)
 	var kept, want []string
 	for name, log := range logs {
@@ -244,18 +249,18 @@ func TestReaderResetBytes(t *testing.T) {
 				if werr != nil {
 					break
 				}
-				if diff := cmp.Diff(w, g); diff != "" {
+				if diff := quickDiff(w, g); diff != "" {
 					t.Fatalf("%s: %s (-new +reset):\n%s", name, w.Pos, diff)
 				}
 				kept = append(kept, g.Prefix.Level, g.Prefix.Func)
 				want = append(want, w.Prefix.Level, w.Prefix.Func)
 			}
-			if diff := cmp.Diff(fresh.Stats(), rd.Stats(), statsCmp); diff != "" {
+			if diff := quickDiff(fresh.Stats(), rd.Stats(), statsCmp); diff != "" {
 				t.Fatalf("%s: stats (-new +reset):\n%s", name, diff)
 			}
 		}
 	}
-	if diff := cmp.Diff(want, kept); diff != "" {
+	if diff := quickDiff(want, kept); diff != "" {
 		t.Errorf("prefixes read (-read +kept):\n%s", diff)
 	}
 }

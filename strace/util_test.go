@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func readFile(t testing.TB, path string) []byte {
@@ -18,4 +21,15 @@ func readFile(t testing.TB, path string) []byte {
 
 func openFile(t testing.TB, path string) io.Reader {
 	return bytes.NewReader(readFile(t, path))
+}
+
+// quickDiff is cmp.Diff(want, got, opts...) for values that are usually
+// equal: it tells equal values apart with reflect.DeepEqual first, since
+// cmp.Diff walks a large value slowly, and calls cmp.Diff only to explain
+// a difference (or to find values equal under opts).
+func quickDiff(want, got any, opts ...cmp.Option) string {
+	if reflect.DeepEqual(want, got) {
+		return ""
+	}
+	return cmp.Diff(want, got, opts...)
 }

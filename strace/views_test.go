@@ -14,6 +14,7 @@ import (
 // more are carved: for good by default, until the rewind in a recycling
 // arena.
 func TestArenaAsPlainStrings(t *testing.T) {
+	t.Parallel()
 	texts := []string{
 		"", "a", "chip.run.bind", "%41%42", "%2", "%zz%", "%25%25", "100%",
 		strings.Repeat("x", arenaLarge), strings.Repeat("y", arenaLarge+1),
@@ -56,6 +57,7 @@ func TestArenaAsPlainStrings(t *testing.T) {
 // decoded bytes reads: empty, plain, escaped, malformed escapes, and a
 // name longer than a chunk of the arena.
 func TestSpanFilterNameAsPlain(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"", "a", "chip.run.bind", "ext.p%2Eq.s", "%41%42%43", "%2", "%zz", strings.Repeat("n%2E", arenaChunk/4)} {
 		var asked []string
 		r := NewBytesReader(nil, WithSpanFilter(func(depth int32, name string) bool {

@@ -7,6 +7,7 @@ import (
 
 // IsBindSegment must agree with the two lists it answers for.
 func TestIsBindSegmentAgreesWithTheLists(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, list := range [][]string{BindSegments, RetiredBindSegments} {
 		for _, s := range list {
@@ -28,6 +29,7 @@ func TestIsBindSegmentAgreesWithTheLists(t *testing.T) {
 
 // The span names are self-locating: each names its parent by its prefix.
 func TestSpanNamesNest(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ child, parent string }{
 		{SpanBind, SpanRun}, {SpanRunnerRun, SpanRun}, {SpanClaimRelease, SpanRun},
 		{SpanValidate, SpanRun}, {SpanDeviceWall, SpanRunnerRun},
@@ -54,6 +56,7 @@ func cutLast(s string) (string, string, bool) {
 }
 
 func TestDaemonBanner(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		line, machine string
 		ok            bool

@@ -29,6 +29,7 @@ func fixedWriter(out *countingBuffer, now *int64) *Writer {
 // behind its "[mono_ns=%lld][T0x%lx][%s] %s: " prefix: a blank after dur
 // even without attributes, hid in lower-case hex.
 func TestWriterExactLines(t *testing.T) {
+	t.Parallel()
 	var out countingBuffer
 	now := int64(5000)
 	w := fixedWriter(&out, &now)
@@ -79,6 +80,7 @@ func TestWriterExactLines(t *testing.T) {
 // TestScopes: spans are written on scope exit, so children come before
 // their parents, each at the depth it was opened at.
 func TestScopes(t *testing.T) {
+	t.Parallel()
 	var out countingBuffer
 	now := int64(100)
 	w := fixedWriter(&out, &now)
@@ -115,6 +117,7 @@ func TestScopes(t *testing.T) {
 // TestEncodingAndCaps works through the emitter's encoding rules and its
 // caps, where a %XX escape is dropped as one unit.
 func TestEncodingAndCaps(t *testing.T) {
+	t.Parallel()
 	s61, s62, s64 := strings.Repeat("n", 61), strings.Repeat("n", 62), strings.Repeat("n", 64)
 	tests := []struct {
 		name, gotName, wantName string
@@ -133,6 +136,7 @@ func TestEncodingAndCaps(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			b := appendName(nil, tc.gotName)
 			if string(b) != tc.wantName {
 				t.Errorf("name %q encoded %q, want %q", tc.gotName, b, tc.wantName)
@@ -166,6 +170,7 @@ func TestEncodingAndCaps(t *testing.T) {
 // TestWriteThenRead reads back what the writer wrote, for every hand-made
 // log: records equal, and writing them again gives the same bytes.
 func TestWriteThenRead(t *testing.T) {
+	t.Parallel()
 	for _, path := range append(handMadeLogs(t), "testdata/realistic.log") {
 		recs, _ := readAll(t, openFile(t, path), logOptions(path)...)
 		var out countingBuffer
@@ -180,7 +185,7 @@ func TestWriteThenRead(t *testing.T) {
 		if st.Lost() != 0 {
 			t.Errorf("%s: written records lost on reading: %+v", path, st.Problems)
 		}
-		if diff := cmp.Diff(recs, back, ignorePos); diff != "" {
+		if diff := quickDiff(recs, back, ignorePos); diff != "" {
 			t.Errorf("%s: round trip (-read +reread):\n%s", path, diff)
 		}
 		var again countingBuffer
@@ -208,6 +213,7 @@ var ignorePos = cmp.FilterPath(func(p cmp.Path) bool {
 }, cmp.Ignore())
 
 func TestRealisticSampleIsWhatTheWriterWrites(t *testing.T) {
+	t.Parallel()
 	data := readFile(t, "testdata/realistic.log")
 	recs, _ := readAll(t, bytes.NewReader(data))
 	var out bytes.Buffer

@@ -54,6 +54,7 @@ func sample(t *testing.T) []byte {
 }
 
 func TestConvert(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	o := options{threads: 2, freq: 50_000_000, pid: 4100, tid: 4100, inv: 12, hid: "9f3c", dev: 1, perThread: true, mono: 7_000_000_000}
 	if err := convert(&out, "run.bin", sample(t), o); err != nil {
@@ -109,6 +110,7 @@ func TestConvert(t *testing.T) {
 }
 
 func TestBadBuffers(t *testing.T) {
+	t.Parallel()
 	raw := sample(t)
 	o := options{threads: 2, freq: 50_000_000, pid: 1, inv: 1, hid: "1", mono: 0}
 	for _, c := range []struct {
@@ -144,6 +146,7 @@ func golden(t *testing.T, name string, got []byte) {
 var goldenArgs = []string{"-threads", "2", "-freq", "50000000", "-pid", "4100", "-tid", "4100", "-inv", "12", "-hid", "9f3c", "-dev", "1", "-per-thread", "-mono", "7000000000"}
 
 func TestRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	raw := sample(t)
 	bin := filepath.Join(dir, "run.bin")
@@ -166,6 +169,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestRunErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	raw := sample(t)
 	bin := filepath.Join(dir, "run.bin")
@@ -222,6 +226,7 @@ func TestRunErrors(t *testing.T) {
 // buffer (an endless one included); one that size or smaller is read
 // whole.
 func TestReadBufferLimit(t *testing.T) {
+	t.Parallel()
 	raw := sample(t)
 	if len(raw) != reduce.FullSize(2) {
 		t.Fatalf("sample is %d bytes, want the full size %d", len(raw), reduce.FullSize(2))
@@ -275,6 +280,7 @@ func TestReadBufferLimit(t *testing.T) {
 // TestHelp: every flag's default is said once, -mono's is the monotonic
 // clock.
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"-h"}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("exit %d", code)
@@ -298,6 +304,7 @@ func TestHelp(t *testing.T) {
 // TestDefaultMono: without -mono the prefixes carry the strace writer's
 // CLOCK_MONOTONIC reading, not Unix-epoch time (which is past 1e18 ns).
 func TestDefaultMono(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "run.bin")
 	os.WriteFile(bin, sample(t), 0o644)
@@ -316,6 +323,7 @@ func TestDefaultMono(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"-version"}, &stdout, &stderr); code != exitOK || !strings.HasPrefix(stdout.String(), "devicebuffer ") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())

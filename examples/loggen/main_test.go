@@ -52,6 +52,7 @@ func convert(t *testing.T, opts []phasetrace.Option, files ...string) *phasetrac
 }
 
 func TestParseSize(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]int64{"100MB": 100 << 20, "1GB": 1 << 30, "512KiB": 512 << 10, "1048576": 1 << 20,
 		"0.5GB": 1 << 29, "2m": 2 << 20, "3 MiB": 3 << 20, "10B": 10, "1T": 1 << 40} {
 		if got, err := parseSize(in); err != nil || got != want {
@@ -66,6 +67,7 @@ func TestParseSize(t *testing.T) {
 }
 
 func TestFlags(t *testing.T) {
+	t.Parallel()
 	cfg, code := parse(nil, &bytes.Buffer{})
 	if cfg == nil {
 		t.Fatalf("no flags: exit %d", code)
@@ -269,6 +271,7 @@ func TestRemote(t *testing.T) {
 }
 
 func TestRemoteNames(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		out  string
 		gz   bool

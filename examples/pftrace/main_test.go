@@ -119,6 +119,7 @@ func TestGolden(t *testing.T) {
 
 // Argument values print in their own type, never as 3u.
 func TestArgValues(t *testing.T) {
+	t.Parallel()
 	trace := writeTrace(t)
 	_, out, _ := runArgs("slices", trace, "-name", "chip.run")
 	if !strings.Contains(out, `inv=3 hid=18446744073709551615 slot=-1 model="qwen3 14b"`) || strings.Contains(out, "3u") {
@@ -151,6 +152,7 @@ func TestArgValues(t *testing.T) {
 }
 
 func TestJSONShapes(t *testing.T) {
+	t.Parallel()
 	trace := writeTrace(t)
 	for _, c := range []struct {
 		args []string
@@ -196,6 +198,7 @@ func TestJSONShapes(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	trace := writeTrace(t)
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.pftrace")
@@ -246,6 +249,7 @@ func TestExitCodes(t *testing.T) {
 
 // pftrace SUBCOMMAND -h lists that subcommand's flags only.
 func TestSubcommandHelp(t *testing.T) {
+	t.Parallel()
 	for sub, c := range map[string]struct{ has, lacks []string }{
 		"slices": {[]string{"-name glob", "-track glob", "-from ns", "-to ns", "-min-dur ns", "-arg KEY=VALUE", "-sort key", "-top N", "-json"}, []string{"-port"}},
 		"open":   {[]string{"-port port"}, []string{"-json", "-sort"}},
@@ -269,6 +273,7 @@ func TestSubcommandHelp(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"-version"}, {"slices", "x", "-version"}} {
 		code, stdout, stderr := runArgs(args...)
 		if code != exitOK || !strings.HasPrefix(stdout, "pftrace ") || stderr != "" {
@@ -278,6 +283,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestOpen(t *testing.T) {
+	t.Parallel()
 	trace := writeTrace(t)
 	want, _ := os.ReadFile(trace)
 	tr := &http.Transport{}
@@ -325,6 +331,7 @@ func TestOpen(t *testing.T) {
 // "/" too; a glob's * matches "/"; filters that select nothing say so and
 // exit 1.
 func TestSlicesDefaultEverySlice(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w := perfetto.NewWriter(&buf)
 	node := w.Process(perfetto.ProcessSpec{Pid: 10, Name: "node"})
@@ -375,6 +382,7 @@ func TestSlicesDefaultEverySlice(t *testing.T) {
 // check (and every subcommand) refuses an empty file: it holds no packet,
 // so it is not a trace.
 func TestEmptyFileIsNoTrace(t *testing.T) {
+	t.Parallel()
 	empty := filepath.Join(t.TempDir(), "empty.pftrace")
 	os.WriteFile(empty, nil, 0o644)
 	for _, sub := range []string{"check", "stats", "slices", "dump"} {
@@ -388,6 +396,7 @@ func TestEmptyFileIsNoTrace(t *testing.T) {
 // A compressed bundle that inflates past the 256 MiB a packet may hold
 // is an error, not a trace read up to the cut.
 func TestCheckInflatePastLimit(t *testing.T) {
+	t.Parallel()
 	if testing.Short() || raceEnabled {
 		t.Skip("inflates 256 MiB")
 	}
@@ -547,6 +556,7 @@ func TestStatsParts(t *testing.T) {
 // "parts" track is not at the top or holds no integer part argument; the
 // overflow lanes of the parts track list parts too.
 func TestStatsPartsTrack(t *testing.T) {
+	t.Parallel()
 	plain := writeTrace(t)
 	for _, args := range [][]string{{"stats", plain}, {"stats", "-json", plain}} {
 		_, out, _ := runArgs(args...)
@@ -590,6 +600,7 @@ func TestStatsPartsTrack(t *testing.T) {
 // it (a string also unquoted, a dictionary's entry as DICT.KEY); every
 // -arg must match.
 func TestSlicesArgFilter(t *testing.T) {
+	t.Parallel()
 	trace := writeTrace(t)
 	for _, c := range []struct {
 		args  []string
@@ -645,6 +656,7 @@ func TestSlicesArgFilter(t *testing.T) {
 // Each slice shows its process: the pid of its thread, or of the process
 // its track is under; "-" (and no "pid" in JSON) for a track of none.
 func TestSlicesPid(t *testing.T) {
+	t.Parallel()
 	trace := writeTrace(t)
 	_, stdout, _ := runArgs("slices", "-json", trace)
 	var rows []struct {
@@ -680,6 +692,7 @@ func TestSlicesPid(t *testing.T) {
 // slices -name matches a slice's label or its full_name argument, the whole
 // dotted name phasetrace keeps beside the label.
 func TestSlicesNameMatchesFullName(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	w := perfetto.NewWriter(&b)
 	th := w.Thread(perfetto.ThreadSpec{Pid: 1, Tid: 1, Name: "main"})

@@ -299,6 +299,7 @@ func troubledTrace(t *testing.T) string {
 // trace into memory, on small, troubled, split and converted traces, with
 // the events sorted in memory and in temporary files.
 func TestStreamingAgreesWithInMemory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	overview, _ := writeSplit(t, dir, 100)
 	var parts bytes.Buffer

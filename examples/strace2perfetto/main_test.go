@@ -247,6 +247,7 @@ func TestPlacementFlags(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	code, _, stderr := runArgs([]string{"-h"}, strings.NewReader(""))
 	if code != exitOK {
 		t.Errorf("-h: exit %d", code)
@@ -379,6 +380,7 @@ func TestStdoutOutput(t *testing.T) {
 }
 
 func TestDevNullOutput(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("only root could replace /dev/null")
 	}
@@ -718,6 +720,7 @@ func TestMainWiringWritesTheSummary(t *testing.T) {
 
 // An input with no records: said plainly, exit 1.
 func TestEmptyInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, content := range map[string]string{"empty.log": "", "text.log": "hello\nworld\n"} {
 		log := filepath.Join(dir, name)
@@ -734,6 +737,7 @@ func TestEmptyInput(t *testing.T) {
 // The host_phase_records.jsonl beside the log is used, and said so, unless
 // -no-records-beside.
 func TestRecordsBeside(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	log := filepath.Join(dir, "run.log")
 	os.WriteFile(log, cleanLog(), 0o644)
@@ -1024,6 +1028,7 @@ func writeToBrokenPipe() {
 // EPIPE rather than ending the process with SIGPIPE before it can clean up
 // (strace2perfetto -o - | head used to leave its stdin copy behind).
 func TestBrokenPipeAfterRelease(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the test binary")
 	}

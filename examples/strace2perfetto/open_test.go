@@ -126,6 +126,7 @@ func TestOpenErrors(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := runArgs([]string{"run.log", "-version"}, strings.NewReader(""))
 	// A build with no module version names the version the code knows,
 	// never "(devel)" alone.

@@ -30,6 +30,7 @@ func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 // TestCommands runs every command on the hand-made logs; its tables are
 // the analysis package's golden files, checked there.
 func TestCommands(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args   []string
 		golden string
@@ -64,6 +65,7 @@ func TestCommands(t *testing.T) {
 }
 
 func TestBindCommand(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runCmd(t, "", "bind", "-rounds", "3", data+"bind.log")
 	if code != exitOK || !strings.Contains(out, "    total                  0.450     0.458     0.510    4   (ms)\n") {
 		t.Errorf("exit %d:\n%s", code, out)
@@ -83,6 +85,7 @@ func TestBindCommand(t *testing.T) {
 }
 
 func TestOverlapCommand(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		code int
@@ -104,6 +107,7 @@ func TestOverlapCommand(t *testing.T) {
 // TestInputs: standard input, gzip, several logs read as one, losses
 // reported, unreadable input and usage errors.
 func TestInputs(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(data + "rounds_hbg.log")
 	if err != nil {
 		t.Fatal(err)
@@ -170,6 +174,7 @@ func TestInputs(t *testing.T) {
 
 // TestFlagsAnywhere: flags before, between or after the logs; -- ends them.
 func TestFlagsAnywhere(t *testing.T) {
+	t.Parallel()
 	_, want, _ := runCmd(t, "", "bind", "-keep-first", data+"bind_cold.log")
 	dir := t.TempDir()
 	dash := filepath.Join(dir, "-cold.log")
@@ -199,6 +204,7 @@ func TestFlagsAnywhere(t *testing.T) {
 // TestHelp: each command's help says what its table is and lists only its
 // flags.
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	for _, cmd := range []string{"tpot", "rounds", "tree", "overlap", "bind", "compare"} {
 		t.Run(cmd, func(t *testing.T) {
 			code, out, errs := runCmd(t, "", cmd, "-h")
@@ -220,6 +226,7 @@ func TestHelp(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"-version"}, {"tpot", "-version"}, {"bind", "x.log", "-version"}} {
 		code, out, errs := runCmd(t, "", args...)
 		if code != exitOK || !strings.HasPrefix(out, "stracestat ") || errs != "" {
@@ -230,6 +237,7 @@ func TestVersion(t *testing.T) {
 
 // TestNothingToAnalyse: an empty or non-log file is a failure.
 func TestNothingToAnalyse(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	empty, text := filepath.Join(dir, "empty.log"), filepath.Join(dir, "notes.txt")
 	os.WriteFile(empty, nil, 0o644)
@@ -252,6 +260,7 @@ func TestNothingToAnalyse(t *testing.T) {
 // TestLosses: only losses that change the table are warned about, with
 // where the first ones are; -strict exits 3 on any loss.
 func TestLosses(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(data + "rounds_hbg.log")
 	if err != nil {
 		t.Fatal(err)
@@ -303,6 +312,7 @@ func readFile(t *testing.T, path string) string {
 // TestBindInputs: legacy bind lines and a host_phase_records file give the
 // bind tables of the analysis package's goldens.
 func TestBindInputs(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args   []string
 		golden string
@@ -331,6 +341,7 @@ func TestBindInputs(t *testing.T) {
 // TestReadAhead reads an input of several chunks through readAhead, and
 // one whose source fails.
 func TestReadAhead(t *testing.T) {
+	t.Parallel()
 	data := bytes.Repeat([]byte("0123456789abcdef\n"), (readAheadChunks*readAheadChunk)/8)
 	ra := newReadAhead(bytes.NewReader(data))
 	got, err := io.ReadAll(ra)
@@ -357,6 +368,7 @@ var errBroken = errors.New("broken source")
 // TestSeveralTables checks that "tpot,rounds,tree" prints the three tables
 // in turn, as the three commands do one after another.
 func TestSeveralTables(t *testing.T) {
+	t.Parallel()
 	var want string
 	for _, cmd := range []string{"tpot", "rounds", "tree"} {
 		code, out, _ := runCmd(t, "", cmd, data+"tree.log")
@@ -399,6 +411,7 @@ func (terminal) IsTerminal() bool { return true }
 
 // With no LOG, standard input is read unless it is a terminal.
 func TestNoLogReadsStdin(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(data + "rounds_hbg.log")
 	if err != nil {
 		t.Fatal(err)
@@ -421,6 +434,7 @@ func TestNoLogReadsStdin(t *testing.T) {
 // -strict exits 3; the spans kept are those strace2perfetto keeps (the
 // complete spans of what gzip yields before the damage).
 func TestCutGzip(t *testing.T) {
+	t.Parallel()
 	log := sampleLog(t)
 	want := map[string]string{"half": "the compressed stream is cut", "no trailer": "the compressed stream is cut", "half a trailer": "the compressed stream is cut",
 		"bad checksum": "checksum does not match", "corrupt data": "compressed data is damaged"}
@@ -464,6 +478,7 @@ func TestCutGzip(t *testing.T) {
 // words of the converter's note, with where the first two are: once, or
 // once per log for compare (each log is a run of its own).
 func TestSeveralWallAnchors(t *testing.T) {
+	t.Parallel()
 	log := sampleLog(t)
 	lines := bytes.SplitAfter(log, []byte("\n"))
 	if !bytes.Contains(lines[1], []byte("[CLOCK_ANCHOR] v=1 pid=4100 ")) {

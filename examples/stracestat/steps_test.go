@@ -57,6 +57,7 @@ func duckDB(t *testing.T) (node, api string) {
 // log as Parquet and as CSV, reads the Parquet back with DuckDB and wants
 // the same columns, rows and values.
 func TestStepsParquetInDuckDB(t *testing.T) {
+	t.Parallel()
 	node, api := duckDB(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "read.js")
@@ -101,6 +102,7 @@ func TestStepsParquetInDuckDB(t *testing.T) {
 // TestStepsFormats checks that the text, CSV and JSON tables hold the
 // same rows: as many, with the same values, empty where null.
 func TestStepsFormats(t *testing.T) {
+	t.Parallel()
 	_, out, _ := runCmd(t, "", "steps", "-format", "csv", samplePath)
 	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 	if err != nil {
@@ -143,6 +145,7 @@ func TestStepsFormats(t *testing.T) {
 // TestSlowCommand names the sample's slowest warm decode run and the
 // stages that took its excess, and with -split the part holding it.
 func TestSlowCommand(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runCmd(t, "", "slow", "-top", "1", samplePath)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -164,6 +167,7 @@ func TestSlowCommand(t *testing.T) {
 
 // TestStepsUsage checks the flags' values are checked.
 func TestStepsUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"steps", "-format", "xml", samplePath},
 		{"steps", "-table", "nodes", samplePath},

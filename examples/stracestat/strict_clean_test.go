@@ -15,6 +15,7 @@ import (
 // line end, with the runtime's truncating ns conversion (whose exact
 // repairs are clean), long early prewarm spans and pipelined runs.
 func TestStrictOnCleanLogs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for seed := uint64(1); seed <= 3; seed++ {
 		var b bytes.Buffer

@@ -27,6 +27,7 @@ func demoTrace(t *testing.T) ([]byte, *check.Trace) {
 }
 
 func TestWriterDemo(t *testing.T) {
+	t.Parallel()
 	_, tr := demoTrace(t)
 	if err := tr.Err(); err != nil {
 		t.Fatal(err)

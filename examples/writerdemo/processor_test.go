@@ -10,6 +10,7 @@ import (
 // trace processor: it must load clean, with the slices, flows and counter
 // values check reads (TestWriterDemo checks what check reads).
 func TestWriterDemoInTheTraceProcessor(t *testing.T) {
+	t.Parallel()
 	sh, ok := processor.FromEnv()
 	if !ok {
 		t.Skip("set " + processor.EnvVar + " to a trace_processor_shell to load the demo's trace into Perfetto's trace processor")

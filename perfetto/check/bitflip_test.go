@@ -87,12 +87,14 @@ func flipBits(r *rand.Rand, b []byte) []byte {
 // Variant i of a source is flipped by the seed i; -flips sets how many,
 // -flips.save where the disagreeing ones are written.
 func TestBitFlipsAgree(t *testing.T) {
+	t.Parallel()
 	sh, ok := processor.FromEnv()
 	if !ok {
 		t.Skip("set " + processor.EnvVar + " to a trace_processor_shell to compare check with Perfetto's trace processor")
 	}
 	for name, src := range flipSources(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			clean, bad := 0, 0
 			for i := range uint64(*flips) {
 				b := flipBits(rand.New(rand.NewPCG(i, 0xf11b)), src)
@@ -152,12 +154,14 @@ func FuzzTraceProcessor(f *testing.F) {
 // reads otherwise than check would without its problem, is reported by
 // check, with or without the trace processor at hand.
 func TestFlippedSeedsReported(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("testdata/fuzz/FuzzTraceProcessor/flipped-*")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no flipped seeds: %v", err)
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
+			t.Parallel()
 			b := readSeed(t, file)
 			tr, err := check.ReadBytes(b)
 			if err != nil {

@@ -82,6 +82,7 @@ func problemNames(tr *check.Trace) []string {
 }
 
 func TestProblems(t *testing.T) {
+	t.Parallel()
 	withFlow := func(p *pb.TracePacket, flows, term []uint64) *pb.TracePacket {
 		te := p.GetTrackEvent()
 		te.FlowIds, te.TerminatingFlowIds = flows, term
@@ -155,6 +156,7 @@ func TestProblems(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			tr, err := readAgreed(t, encode(t, c.pkts...))
 			if err != nil {
 				t.Fatal(err)
@@ -170,6 +172,7 @@ func TestProblems(t *testing.T) {
 }
 
 func TestTiesKeepFileOrder(t *testing.T) {
+	t.Parallel()
 	// Same timestamps, two file orders, two different nestings: the
 	// checker must follow file order exactly as the trace processor does.
 	parentFirst := encode(t, goodClocks, thread(7),
@@ -191,6 +194,7 @@ func TestTiesKeepFileOrder(t *testing.T) {
 }
 
 func TestIncrementalClockAndUnits(t *testing.T) {
+	t.Parallel()
 	snap := &pb.TracePacket{
 		OptionalTrustedPacketSequenceId: seqID(2),
 		SequenceFlags:                   proto.Uint32(cleared),
@@ -218,6 +222,7 @@ func TestIncrementalClockAndUnits(t *testing.T) {
 }
 
 func TestCompressedPackets(t *testing.T) {
+	t.Parallel()
 	inner := encode(t, thread(7), ev(2, 10, instant, 7, "a"))
 	var z bytes.Buffer
 	zw := zlib.NewWriter(&z)
@@ -234,6 +239,7 @@ func TestCompressedPackets(t *testing.T) {
 }
 
 func TestMalformed(t *testing.T) {
+	t.Parallel()
 	good := encode(t, goodClocks, thread(7))
 	for _, c := range []struct {
 		name string
@@ -281,6 +287,7 @@ func depthSpans(tr *check.Trace) []depthSpan {
 // them, as the trace processor (v58.2) builds them: the expected depths
 // and parents are what its slice table held for this trace.
 func TestInstantsNestAtOneTimestamp(t *testing.T) {
+	t.Parallel()
 	tr, err := readAgreed(t, encode(t, goodClocks, thread(7),
 		ev(2, 10, instant, 7, "i1"), ev(2, 10, instant, 7, "i2"), ev(2, 10, instant, 7, "i3"),
 		ev(2, 20, begin, 7, "p"), ev(2, 20, instant, 7, "i4"), ev(2, 20, instant, 7, "i5"), ev(2, 21, instant, 7, "i6"), ev(2, 30, end, 7, ""),
@@ -318,6 +325,7 @@ func TestInstantsNestAtOneTimestamp(t *testing.T) {
 // slice it would have nested in; the durations below are the trace
 // processor's (v58.2) for the same trace.
 func TestMaxDepth(t *testing.T) {
+	t.Parallel()
 	const n = check.MaxDepth + 1
 	pkts := []*pb.TracePacket{goodClocks, thread(7)}
 	for i := range n {

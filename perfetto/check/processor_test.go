@@ -20,6 +20,7 @@ import (
 // and explained beside its case, with the side that is right; a change on
 // either side shows up here.
 func TestTraceProcessorProblems(t *testing.T) {
+	t.Parallel()
 	sh, ok := processor.FromEnv()
 	if !ok {
 		t.Skip("set " + processor.EnvVar + " to a trace_processor_shell to compare check with Perfetto's trace processor")
@@ -237,6 +238,7 @@ func TestTraceProcessorProblems(t *testing.T) {
 	// (ProtoTraceReader::ParseClockSnapshot). Check reports
 	// invalid_clock_snapshots, as if the rest of the trace could be shown.
 	t.Run("sequence clock in a snapshot without a sequence", func(t *testing.T) {
+		t.Parallel()
 		b := encode(t, goodClocks, thread(7),
 			&pb.TracePacket{Data: &pb.TracePacket_ClockSnapshot{ClockSnapshot: &pb.ClockSnapshot{Clocks: []*pb.ClockSnapshot_Clock{clock(64, 5), clock(3, 5)}}}},
 			ev(2, 10, instant, 7, "a"))
@@ -253,6 +255,7 @@ func TestTraceProcessorProblems(t *testing.T) {
 	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			b := encode(t, c.pkts...)
 			tr, err := readAgreed(t, b)
 			if err != nil {

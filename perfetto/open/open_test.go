@@ -93,6 +93,7 @@ func noServerGoroutines(t *testing.T) {
 }
 
 func TestURL(t *testing.T) {
+	t.Parallel()
 	s, _ := newServer(t, "run 1 (a&b).pftrace")
 	s.ln.Close()
 	addr := s.ln.Addr().String()
@@ -247,6 +248,7 @@ func TestServeCanceled(t *testing.T) {
 }
 
 func TestPortBusy(t *testing.T) {
+	t.Parallel()
 	ln, err := Listen(0)
 	if err != nil {
 		t.Fatal(err)
@@ -259,6 +261,7 @@ func TestPortBusy(t *testing.T) {
 }
 
 func TestNotLoopback(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp4", "0.0.0.0:0")
 	if err != nil {
 		t.Skip("cannot listen on 0.0.0.0:", err)
@@ -272,6 +275,7 @@ func TestNotLoopback(t *testing.T) {
 }
 
 func TestNotAFile(t *testing.T) {
+	t.Parallel()
 	ln, err := Listen(0)
 	if err != nil {
 		t.Fatal(err)

@@ -63,6 +63,7 @@ func testLog(t *testing.T, name string) *Log {
 // strace package's realistic log. The numbers in these files were checked
 // against the runtime's own tools on the same logs.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	const realistic = "../strace/testdata/realistic.log"
 	cases := []struct {
 		golden string
@@ -87,6 +88,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.golden, func(t *testing.T) {
+			t.Parallel()
 			var logs []*Log
 			for _, name := range c.logs {
 				logs = append(logs, testLog(t, name))
@@ -201,6 +203,7 @@ func renderCompare(t *testing.T, logs []*Log) string {
 // TestPythonFormatting pins the rounding the runtime's tools print: the
 // value is a binary double and "%.1f" rounds its exact value, ties to even.
 func TestPythonFormatting(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		ns   int64
 		want string
@@ -231,6 +234,7 @@ func TestPythonFormatting(t *testing.T) {
 }
 
 func TestMedianAndMean(t *testing.T) {
+	t.Parallel()
 	if got := spreadOf([]int64{5, 1, 3, 2}); got != (Spread{N: 4, Min: 1, Max: 5, Median: Median{2, 3}}) {
 		t.Errorf("spreadOf even = %+v", got)
 	}
@@ -252,6 +256,7 @@ func TestMedianAndMean(t *testing.T) {
 }
 
 func TestReadLogStampsAndAutoload(t *testing.T) {
+	t.Parallel()
 	const autoload = `torch_backend_autoload setting=0 raw="0" raw_truncated=false effective=disabled torch_imported=true torch_npu_loaded=false`
 	l := logOf(t, "two.log",
 		"[stamp] aaaa python main.py\n",
@@ -299,6 +304,7 @@ func TestReadLogStampsAndAutoload(t *testing.T) {
 }
 
 func TestReadLogError(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("boom")
 	_, err := ReadLog(errReader{boom}, WithName("x.log"))
 	if !errors.Is(err, boom) {
@@ -314,6 +320,7 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // too: a record on a line past the default maximum is counted as lost, and
 // read with a larger maximum. The name is WithName's.
 func TestReadLogReaderOptions(t *testing.T) {
+	t.Parallel()
 	line := "torch_backend_autoload setting=1 raw=\"" + strings.Repeat("x", strace.DefaultMaxLine) +
 		"\" raw_truncated=false effective=enabled torch_imported=true torch_npu_loaded=true\n"
 	l, err := ReadLog(strings.NewReader(line), WithName("long.log"))

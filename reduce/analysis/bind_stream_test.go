@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/phasetrace/phasetrace/strace"
 )
 
@@ -41,6 +39,7 @@ func withoutSegments(st *BindStats) *BindStats {
 // TestBindsMatchLog checks that the streamed statistics are those of the
 // whole log, with every option and every kind of segment source.
 func TestBindsMatchLog(t *testing.T) {
+	t.Parallel()
 	logs := map[string][]byte{"generated": generated(200)}
 	for _, name := range []string{"bind.log", "bind_cold.log", "bind_legacy.log", "bind_warnings.log", "bind_records.log", "compare_base.log", "rounds.log"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
@@ -64,7 +63,7 @@ func TestBindsMatchLog(t *testing.T) {
 			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
 				t.Errorf("%s: error %v, want %v", name, gerr, werr)
 			}
-			if diff := cmp.Diff(withoutSegments(want), got); diff != "" {
+			if diff := quickDiff(withoutSegments(want), got); diff != "" {
 				t.Errorf("%s %d options: stats (-log +stream):\n%s", name, len(opts), diff)
 			}
 			var w, g bytes.Buffer
@@ -134,6 +133,7 @@ func BenchmarkBinds(b *testing.B) {
 // TestBindRepetitionsMatchLog checks that the streamed repetitions'
 // statistics are those of Log.Repetitions, and their comparison the same.
 func TestBindRepetitionsMatchLog(t *testing.T) {
+	t.Parallel()
 	read := func(name string) []byte {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
@@ -179,7 +179,7 @@ func TestBindRepetitionsMatchLog(t *testing.T) {
 			if (want[i].Err == nil) != (got[i].Err == nil) || want[i].Err != nil && want[i].Err.Error() != got[i].Err.Error() {
 				t.Errorf("%s %d: error %v, want %v", name, i, got[i].Err, want[i].Err)
 			}
-			if diff := cmp.Diff(want[i].Stats, got[i].Stats); diff != "" {
+			if diff := quickDiff(want[i].Stats, got[i].Stats); diff != "" {
 				t.Errorf("%s %d: stats (-log +stream):\n%s", name, i, diff)
 			}
 		}
@@ -246,6 +246,7 @@ func passesFor(t *testing.T, data []byte) []strace.PhasePass {
 // give the statistics of the passes held whole, while a Binds holds only
 // the passes within the horizon of the binds it closes.
 func TestBindsStreamedRecords(t *testing.T) {
+	t.Parallel()
 	data := generated(3000)
 	passes := passesFor(t, data)
 	l, err := ReadLog(bytes.NewReader(data))
@@ -272,7 +273,7 @@ func TestBindsStreamedRecords(t *testing.T) {
 	if (werr == nil) != (gerr == nil) {
 		t.Fatalf("error %v, want %v", gerr, werr)
 	}
-	if diff := cmp.Diff(withoutSegments(want), got); diff != "" {
+	if diff := quickDiff(withoutSegments(want), got); diff != "" {
 		t.Errorf("stats (-held +streamed):\n%s", diff)
 	}
 	if !slices.ContainsFunc(got.Warnings, func(w BindWarning) bool { return strings.Contains(w.Text, "pass(es) match no bind") }) {
@@ -289,6 +290,7 @@ func TestBindsStreamedRecords(t *testing.T) {
 // further once it holds that many, and reads on once binds let go of the
 // passes it holds.
 func TestBindsRecordsWindowBound(t *testing.T) {
+	t.Parallel()
 	var w passWindow
 	w.byKey = map[bindKey][]*heldPass{}
 	var names segNames

@@ -33,6 +33,7 @@ func warningKinds(st *BindStats) []BindWarningKind {
 // per-segment minima, 100 + 100 + 40.001 = 240.001 µs, is a total no bind
 // achieved, and is nowhere reported.
 func TestBinds(t *testing.T) {
+	t.Parallel()
 	st, err := AnalyzeBinds(testLog(t, "bind.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +105,7 @@ func TestBinds(t *testing.T) {
 // inv 4 logs host_view_close twice, and inv 6 spills 2 Definitions after
 // the process's first bind. Only inv 6 is complete: 205 + 90 + 25 = 320 µs.
 func TestBindWarnings(t *testing.T) {
+	t.Parallel()
 	st, err := AnalyzeBinds(testLog(t, "bind_warnings.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +152,7 @@ func bindLines(pid, inv int, ts int64, hostOrch, graphPack, arenaH2D int64) []st
 // TestBindAbsentSegment: graph_pack is in no bind (a run from before it
 // existed): the total is over the two segments there are, and says so.
 func TestBindAbsentSegment(t *testing.T) {
+	t.Parallel()
 	var lines []string
 	for inv := 1; inv <= 3; inv++ {
 		lines = append(lines, bindLines(1, inv, int64(inv)*1e6, 100*int64(inv), 0, 10)...)
@@ -179,6 +182,7 @@ func TestBindAbsentSegment(t *testing.T) {
 // TestBindRanks: ranks given or inferred from rounds decide how many cold
 // binds go; when they do not match the processes, the earliest binds go.
 func TestBindRanks(t *testing.T) {
+	t.Parallel()
 	l := testLog(t, "bind.log")
 	st, err := AnalyzeBinds(l, WithRounds(3)) // 6 binds / 3 rounds = 2 ranks, one per process
 	if err != nil || st.Ranks != 2 || st.RanksFrom != RanksFromRounds || st.Warm != 4 || len(st.Warnings) != 0 {
@@ -205,6 +209,7 @@ func TestBindRanks(t *testing.T) {
 }
 
 func TestBindRefusals(t *testing.T) {
+	t.Parallel()
 	st, err := AnalyzeBinds(testLog(t, "bind_cold.log"))
 	if !errors.Is(err, ErrAllCold) || st.Cold != 2 || st.Warm != 0 {
 		t.Errorf("all cold: %v", err)
@@ -236,6 +241,7 @@ func TestBindRefusals(t *testing.T) {
 // TestBindSources: which bind a legacy bind line belongs to, and which
 // source of a segment wins.
 func TestBindSources(t *testing.T) {
+	t.Parallel()
 	const (
 		bindA = "[mono_ns=1][T0xa][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=1 depth=1 name=chip.run.bind ts=100 dur=100\n"
 		bindB = "[mono_ns=2][T0xb][TIMING] emit_host_span: [STRACE] v=1 pid=2 tid=2 inv=1 hid=1 depth=1 name=chip.run.bind ts=100 dur=100\n"
@@ -319,6 +325,7 @@ func TestBindSources(t *testing.T) {
 // TestBindLinesRepetitions: Concat and Repetitions keep each bind line
 // and bind span thread with its own part of the log.
 func TestBindLinesRepetitions(t *testing.T) {
+	t.Parallel()
 	a := testLog(t, "bind_legacy.log")
 	both := Concat("two", a, a)
 	if len(both.BindLines) != 2*len(a.BindLines) || len(both.BindThreads) != 2*len(a.BindThreads) {

@@ -18,6 +18,7 @@ import (
 //
 // Both deltas are negative: measure is faster.
 func TestCompare(t *testing.T) {
+	t.Parallel()
 	base, measure := testLog(t, "compare_base.log"), testLog(t, "compare_measure.log")
 	c, err := CompareBinds(base.Repetitions(), measure.Repetitions())
 	if err != nil {
@@ -62,6 +63,7 @@ func hasReason(c *Comparison, s string) bool {
 }
 
 func TestCompareRefusals(t *testing.T) {
+	t.Parallel()
 	arm := func(stamp, autoload string, sums ...[3]int64) *Log {
 		var lines []string
 		if stamp != "" {
@@ -117,6 +119,7 @@ func TestCompareRefusals(t *testing.T) {
 }
 
 func TestDiffStamps(t *testing.T) {
+	t.Parallel()
 	d := diffStamps("a env X=1 python main.py --rounds 6", "b env X=1 Y=2 python main.py --rounds 3")
 	if d.CommitOnly || d.Same || !cmp.Equal(d.Removed, []string{"a", "6"}) || !cmp.Equal(d.Added, []string{"b", "Y=2", "3"}) {
 		t.Errorf("diff %+v", d)

@@ -27,6 +27,7 @@ func streamOverlap(t testing.TB, data []byte, maxOpen int, opts ...OverlapOption
 // TestOverlapMatchesSlice checks that the streamed proof, with invocations
 // closed as the log goes by, is the proof of the whole slice of spans.
 func TestOverlapMatchesSlice(t *testing.T) {
+	t.Parallel()
 	data := generated(200)
 	l, err := ReadLog(bytes.NewReader(data))
 	if err != nil {

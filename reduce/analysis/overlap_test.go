@@ -23,6 +23,7 @@ func epoch(e int) string {
 }
 
 func TestOverlapVerified(t *testing.T) {
+	t.Parallel()
 	// Lane 7: three runs, each bind inside the previous runner_run; lane 8:
 	// a bind [190,230) that outlasts runner_run [100,200) still overlaps it.
 	// inv 99 has no identity and is skipped.
@@ -53,6 +54,7 @@ func TestOverlapVerified(t *testing.T) {
 }
 
 func TestOverlapFailures(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		lines []string
@@ -124,6 +126,7 @@ func TestOverlapFailures(t *testing.T) {
 // run_epoch orders the direct-chip lane, which allocates none. Leading
 // zeros are integers.
 func TestOverlapSequence(t *testing.T) {
+	t.Parallel()
 	lines := append(nativeRunLines(7, 1, "run_id=5 dispatch_id=10 run_epoch=9 slot_id=0 generation=1", [2]int64{50, 20}, [2]int64{100, 100}, 200),
 		nativeRunLines(7, 2, "run_id=6 dispatch_id=011 run_epoch=1 slot_id=1 generation=1", [2]int64{150, 30}, [2]int64{240, 100}, 340)...)
 	p, err := ProveOverlap(logOf(t, "seq", lines...).Spans)

@@ -14,6 +14,7 @@ type stringsBuilder = strings.Builder
 // TestRounds works through testdata/rounds.log: hid a1 (three
 // rounds) outnumbers the once-seen hid bb.
 func TestRounds(t *testing.T) {
+	t.Parallel()
 	got := AnalyzeRounds(testLog(t, "rounds.log").Spans)
 	want := &Rounds{Hid: 0xa1, Role: strace.RoleDecode, Rows: []Round{
 		// orch [100,640) and sched [90,1020) on the device clock:
@@ -51,6 +52,7 @@ func TestRounds(t *testing.T) {
 // TestRoundsHiddenColumns: a host_build_graph run stamps no orch / sched,
 // so only Host and Device are shown.
 func TestRoundsHiddenColumns(t *testing.T) {
+	t.Parallel()
 	r := AnalyzeRounds(testLog(t, "rounds_hbg.log").Spans)
 	for col, shown := range []bool{true, true, false, false, false} {
 		if r.Columns[col].Shown != shown {
@@ -74,6 +76,7 @@ func TestRoundsHiddenColumns(t *testing.T) {
 // 15050, mean 13050. Device is 525, 1025, …, 11025 (22 values, 500 apart):
 // dropping 10 each side leaves 5525 and 6025, mean 5775.
 func TestRoundsTrimmed(t *testing.T) {
+	t.Parallel()
 	r := AnalyzeRounds(testLog(t, "rounds_trim.log").Spans)
 	host, dev := r.Columns[ColHost], r.Columns[ColDevice]
 	if !host.Trimmed || host.TrimmedMean != 13050 || host.Mean != 13050 {
@@ -95,6 +98,7 @@ func TestRoundsTrimmed(t *testing.T) {
 }
 
 func TestRoundsEmpty(t *testing.T) {
+	t.Parallel()
 	if r := AnalyzeRounds(nil); r != nil {
 		t.Errorf("AnalyzeRounds(nil) = %+v", r)
 	}

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/phasetrace/phasetrace/strace"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
@@ -39,6 +37,7 @@ func streamTables(t testing.TB, data []byte, opts ...TablesOption) *Tables {
 // TestTablesMatchSlices checks that the streamed tables, with invocations
 // closed as the log goes by, are the tables of the whole slice of spans.
 func TestTablesMatchSlices(t *testing.T) {
+	t.Parallel()
 	data := generated(200)
 	l, err := ReadLog(bytes.NewReader(data))
 	if err != nil {
@@ -49,13 +48,13 @@ func TestTablesMatchSlices(t *testing.T) {
 		if n := tables.Late(); n != 0 {
 			t.Errorf("max open %d: %d late spans", maxOpen, n)
 		}
-		if diff := cmp.Diff(AnalyzeTPOT(l.Spans), tables.TPOT()); diff != "" {
+		if diff := quickDiff(AnalyzeTPOT(l.Spans), tables.TPOT()); diff != "" {
 			t.Errorf("max open %d: TPOT (-slice +stream):\n%s", maxOpen, diff)
 		}
-		if diff := cmp.Diff(AnalyzeRounds(l.Spans), tables.Rounds()); diff != "" {
+		if diff := quickDiff(AnalyzeRounds(l.Spans), tables.Rounds()); diff != "" {
 			t.Errorf("max open %d: rounds (-slice +stream):\n%s", maxOpen, diff)
 		}
-		if diff := cmp.Diff(AnalyzeTree(l.Spans), tables.Tree()); diff != "" {
+		if diff := quickDiff(AnalyzeTree(l.Spans), tables.Tree()); diff != "" {
 			t.Errorf("max open %d: tree (-slice +stream):\n%s", maxOpen, diff)
 		}
 	}
@@ -64,6 +63,7 @@ func TestTablesMatchSlices(t *testing.T) {
 // TestTablesLate checks that a span of a closed invocation is counted and
 // left out.
 func TestTablesLate(t *testing.T) {
+	t.Parallel()
 	span := func(inv uint64, name string, depth int32) *strace.Span {
 		return &strace.Span{Pid: 1, Inv: inv, Hid: 0xab, Depth: depth, Name: name, Dur: 10}
 	}

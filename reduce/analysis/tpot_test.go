@@ -12,6 +12,7 @@ import (
 // three invocations, prefill hid f1 one; a node.submit and an ext. span
 // carry no invocation and stay out.
 func TestTPOT(t *testing.T) {
+	t.Parallel()
 	got := AnalyzeTPOT(testLog(t, "tpot.log").Spans)
 	want := &TPOT{Callables: []TPOTCallable{{
 		Hid: 0xd0, Role: strace.RoleDecode, Invocations: 3,
@@ -41,6 +42,7 @@ func TestTPOT(t *testing.T) {
 // order their first invocation appears by (pid, inv), not by hash, and
 // neither is decode's only rival: the first is decode.
 func TestBucketTies(t *testing.T) {
+	t.Parallel()
 	l := logOf(t, "ties.log",
 		rec(1, 1, "ff", 0, "chip.run", 0, 10, ""),
 		rec(1, 2, "11", 0, "chip.run", 0, 10, ""),
@@ -57,6 +59,7 @@ func TestBucketTies(t *testing.T) {
 }
 
 func TestTPOTEmpty(t *testing.T) {
+	t.Parallel()
 	var b stringsBuilder
 	if err := WriteTPOT(&b, AnalyzeTPOT(nil)); err != nil || b.String() != noMarkers+"\n" {
 		t.Errorf("empty TPOT = %q, %v", b.String(), err)

@@ -11,6 +11,7 @@ import (
 // twice with every duration doubled the second time (k = 1, 2), so each
 // median is the mean of the two; prefill f2 runs once.
 func TestTree(t *testing.T) {
+	t.Parallel()
 	trees := AnalyzeTree(testLog(t, "tree.log").Spans)
 	if len(trees) != 2 || trees[0].Hid != 0xe1 || trees[0].Role != strace.RoleDecode || trees[1].Role != strace.RolePrefill {
 		t.Fatalf("trees %+v", trees)
@@ -84,6 +85,7 @@ func TestTree(t *testing.T) {
 // TestTreeOtherLabel: a callable neither busiest nor once-seen is labelled
 // by its hash's first eight digits.
 func TestTreeOtherLabel(t *testing.T) {
+	t.Parallel()
 	var lines []string
 	for inv := 1; inv <= 3; inv++ {
 		lines = append(lines, rec(1, inv, "a", 0, "chip.run", 0, 10, ""))

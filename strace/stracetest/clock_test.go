@@ -9,6 +9,7 @@ import (
 // the least at which the count reaches it, across segments, steps and
 // wander, at both frequencies the runtime's counters run at.
 func TestRateClockExact(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, freq := range []uint64{50_000_000, 1_000_000_000} {
 		for _, rc := range []RateChange{{StepPPM: 5}, {WanderPPM: 40, WanderPeriod: 7e9}, {StepPPM: 3, StepEvery: 300_000_000, WanderPPM: 2}} {
@@ -32,6 +33,7 @@ func TestRateClockExact(t *testing.T) {
 // base; the wander stays within its amplitude; memory stays bounded
 // however far the clock runs.
 func TestRateClockRates(t *testing.T) {
+	t.Parallel()
 	clk := newRateClock(50_000_000, 0, 15, RateChange{StepPPM: 5, StepEvery: 2e9}, 3)
 	rates := clk.rates(0, 60e9)
 	changes := 0

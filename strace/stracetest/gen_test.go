@@ -17,6 +17,7 @@ import (
 
 // floorNanos is the exact floor of c·1e9/freq.
 func TestFloorNanos(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	check := func(c, freq uint64) {
 		want := new(big.Int).Mul(new(big.Int).SetUint64(c), big.NewInt(1_000_000_000))
@@ -41,6 +42,7 @@ func TestFloorNanos(t *testing.T) {
 // A configuration always gives the same log, and every case reads back
 // with the reader's accounting intact.
 func TestCasesReadBack(t *testing.T) {
+	t.Parallel()
 	for _, c := range Cases() {
 		again, _ := GenerateTruth(c.Config)
 		if !bytes.Equal(c.Log, again) {
@@ -71,6 +73,7 @@ func TestCasesReadBack(t *testing.T) {
 // Golden passes on equal output, and keeps the new output beside a golden
 // file it differs from.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.golden")
 	if err := os.WriteFile(path, []byte("same\n"), 0o644); err != nil {
@@ -122,6 +125,7 @@ func readBack(t *testing.T, log []byte) ([]strace.Record, strace.Stats) {
 // reader loses nothing, and finds the joins and the possibly cut
 // attribute where the generator made them.
 func TestJoinsAndUnterminated(t *testing.T) {
+	t.Parallel()
 	for seed := uint64(1); seed <= 8; seed++ {
 		for _, cfg := range []Config{
 			{Seed: seed, Rounds: 6, AnchorEvry: 2_000_000, Legacy: true, Damage: Damage{JoinRate: 0.05}},
@@ -191,6 +195,7 @@ func BenchmarkGenerate(b *testing.B) {
 // free; one placed where it is free keeps its time, and forgetting the
 // past keeps what comes after.
 func TestThreadBusy(t *testing.T) {
+	t.Parallel()
 	var b threadBusy
 	if got := b.free(1, 1_000_000, 3_000); got != 1_000_000 {
 		t.Fatalf("free thread: placed at %d", got)

@@ -40,6 +40,7 @@ func distinctIDs(spans []strace.Span) (pids, tids int) {
 }
 
 func TestOverlappingSpans(t *testing.T) {
+	t.Parallel()
 	spans := readSpans(t, OverlappingSpans(1000))
 	if len(spans) != 1000 {
 		t.Fatalf("%d spans, want 1000", len(spans))
@@ -55,6 +56,7 @@ func TestOverlappingSpans(t *testing.T) {
 }
 
 func TestNestedSpans(t *testing.T) {
+	t.Parallel()
 	const n = 2000
 	spans := readSpans(t, NestedSpans(n))
 	if len(spans) != n {
@@ -87,6 +89,7 @@ func checkRun(t *testing.T, bind, run strace.Span) {
 }
 
 func TestProcesses(t *testing.T) {
+	t.Parallel()
 	const n = 300
 	spans := readSpans(t, Processes(n))
 	if len(spans) != 2*n {
@@ -104,6 +107,7 @@ func TestProcesses(t *testing.T) {
 }
 
 func TestThreads(t *testing.T) {
+	t.Parallel()
 	const n, runs = 300, 4
 	spans := readSpans(t, Threads(n, runs))
 	if len(spans) != 2*n*runs {
@@ -142,6 +146,7 @@ func TestThreads(t *testing.T) {
 }
 
 func TestDistinctIDs(t *testing.T) {
+	t.Parallel()
 	const n = 1000
 	for _, tc := range []struct {
 		name       string
@@ -164,6 +169,7 @@ func TestDistinctIDs(t *testing.T) {
 }
 
 func TestBusyDispatch(t *testing.T) {
+	t.Parallel()
 	const busy = 70
 	spans := readSpans(t, BusyDispatch(busy))
 	if len(spans) != busy+3 {
@@ -199,6 +205,7 @@ func TestBusyDispatch(t *testing.T) {
 }
 
 func TestChangeOneDur(t *testing.T) {
+	t.Parallel()
 	log, _ := GenerateTruth(Config{Seed: 3, Rounds: 4})
 	changed, dur := ChangeOneDur(log, "chip.run.bind.args")
 	if len(changed) != len(log) {
@@ -240,6 +247,7 @@ func TestChangeOneDur(t *testing.T) {
 // TestDamagedGzips: each damaged stream fails the way its name says, the
 // cut ones after a prefix of the log.
 func TestDamagedGzips(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	Generate(&b, Config{Seed: 1, Rounds: 4})
 	log := b.Bytes()

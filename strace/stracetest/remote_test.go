@@ -10,6 +10,7 @@ import (
 // The remote scenario is deterministic, every log reads back whole, and
 // every remote run's extent lies between its dispatch and its complete.
 func TestGenerateRemote(t *testing.T) {
+	t.Parallel()
 	cfg := RemoteConfig{Seed: 3, Tasks: 6, GapMin: 1e8, GapMean: 2e8, GapMax: 5e8, WallErr: 1e6, SamePids: true, AnchorEvry: 1e8,
 		Hosts: []RemoteHost{{Machine: "machine1", DriftPPM: -46, FwdMin: 30e3, FwdJitter: 30e3, RetMin: 25e3, RetJitter: 20e3},
 			{Machine: "machine2", DriftPPM: 20, FwdMin: 40e3, FwdJitter: 30e3, RetMin: 20e3, RetJitter: 20e3}}}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseAnywhere(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		pos  []string
@@ -32,6 +33,7 @@ func TestParseAnywhere(t *testing.T) {
 // TestShellQuote: a word a shell takes as it is stays bare; anything else
 // is quoted so that the shell gives back exactly s.
 func TestShellQuote(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]string{
 		"run.part001.pftrace": "run.part001.pftrace",
 		"/tmp/a b.log":        "'/tmp/a b.log'",

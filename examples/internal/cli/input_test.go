@@ -9,6 +9,7 @@ import (
 // Neither a regular file nor the null device (a character device) is a
 // terminal.
 func TestStdinIsTerminal(t *testing.T) {
+	t.Parallel()
 	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ func TestTraceName(t *testing.T) {
 // TestRecordsBeside: the artifact beside a log is taken when it is a
 // regular file, not a directory of its name, nor for standard input.
 func TestRecordsBeside(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	log := filepath.Join(dir, "run.log")
 	if got := RecordsBeside(log); got != "" {

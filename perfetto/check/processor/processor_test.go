@@ -47,6 +47,7 @@ const goodOutput = `"kind","name","idx","severity","source","value"
 `
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	r, err := parse([]byte(goodOutput))
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +103,7 @@ func fakeShell(t *testing.T, script string) *Shell {
 }
 
 func TestLoadRunsOneQueryAndCleansUp(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh to stand in for the trace processor")
 	}
@@ -135,6 +137,7 @@ cat <<'EOF'
 }
 
 func TestLoadFailureQuotesStderr(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh to stand in for the trace processor")
 	}
@@ -173,6 +176,7 @@ func sampleTrace(t *testing.T) []byte {
 }
 
 func TestFiguresAndCompare(t *testing.T) {
+	t.Parallel()
 	tr, err := check.ReadBytes(sampleTrace(t))
 	if err != nil {
 		t.Fatal(err)
@@ -222,6 +226,7 @@ func TestFiguresAndCompare(t *testing.T) {
 // TestProblemNames keeps the lists of check's problem names here in step
 // with check's source, and, with a trace processor at hand, with its stats.
 func TestProblemNames(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -41,6 +41,7 @@ func shell(t testing.TB) *processor.Shell {
 //
 // replays it alone.
 func TestRandomTraces(t *testing.T) {
+	t.Parallel()
 	sh := shell(t)
 	for i := range uint64(*traces) {
 		s := *seed + i
