@@ -185,7 +185,7 @@ func MulFold(a, b uint64) uint64 {
 // Near repeats. A capture given again with a few records changed (a line
 // torn differently, one number rewritten) does not repeat its original
 // byte for byte, and its spans come long after their twins, past the
-// window. The captures of a log cut into several are compared with each
+// ring of recent spans. The captures of a log cut into several are compared with each
 // other by their spans' keys, in memory that does not grow with the log.
 // The rule, exactly:
 //
@@ -223,13 +223,13 @@ func MulFold(a, b uint64) uint64 {
 // half, say) differs from it by more than a sketch gives back, and is
 // drawn; so is a capture past the first maxSketched. A key a later capture
 // holds once more than the earlier one (a span written twice in it, once
-// in the earlier) is drawn every time, unless the window finds the repeat;
+// in the earlier) is drawn every time, unless the ring of recent spans finds the repeat;
 // a key one capture holds twice or more times more than the other (a line
 // written twice in the copy only) leaves their difference unreadable: the
 // two are not compared. Logs cut into one
 // capture are not sketched: a log given twice is read together with its
 // copy, record by record in the order they were written, so twins come
-// together and the window finds the copy's spans, a window of the last
+// together and the ring of recent spans finds the copy's spans, the last
 // bind phase lines' keys (recentKeys) the copy's bind phase lines, and the
 // wall-clock anchors are taken once each; its device anchors, and what the
 // first pass learns from its runs, are taken as they come.
