@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/phasetrace/phasetrace"
@@ -29,6 +30,15 @@ func benchConfig(rounds int) genConfig {
 // roundsFor estimates the rounds that make a log of the benchmarks' shape
 // size bytes long.
 func roundsFor(size int64) int { return stracetest.RoundsFor(stracetest.Realistic(0), size) }
+
+// doublingLogs returns the logs of the benchmarks' shape that the tests
+// of what a log twice as long costs convert: one of about 4 MB and one of
+// twice its rounds. They are generated once for all those tests, which
+// only read them.
+var doublingLogs = sync.OnceValues(func() (small, large []byte) {
+	rounds := roundsFor(4 << 20)
+	return generated(benchConfig(rounds)), generated(benchConfig(2 * rounds))
+})
 
 // BenchmarkConvert converts a generated log in memory end to end (both
 // passes, placement, flows, the trace writer) and reports its throughput,

@@ -75,8 +75,10 @@ func pidOf(tr *check.Trace, uuid uint64) int32 {
 // but the 0 that ends the track of a callable run once in a process, at
 // its run's end, which it checks.
 func TestCountersAgreeWithTPOT(t *testing.T) {
+	t.Parallel()
 	for _, c := range counterLogs {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			log := generated(c.cfg)
 			var out bytes.Buffer
 			sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("gen.log", log)})
@@ -162,8 +164,10 @@ func sortPoints(ps []point) {
 // TestDeviceWallCounters checks that each device's counter holds, value
 // for value, the durations of its device_wall slices at their starts.
 func TestDeviceWallCounters(t *testing.T) {
+	t.Parallel()
 	for _, c := range counterLogs {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			tr, _ := convertWhole(t, []phasetrace.Input{phasetrace.Bytes("gen.log", generated(c.cfg))})
 			var want, got []point
 			for _, s := range tr.Slices {
@@ -185,7 +189,7 @@ func TestDeviceWallCounters(t *testing.T) {
 			}
 			sortPoints(want)
 			sortPoints(got)
-			if d := cmp.Diff(want, got); d != "" {
+			if d := quickDiff(want, got); d != "" {
 				t.Errorf("device_wall counters (-slices +counters):\n%s", d)
 			}
 		})
@@ -197,13 +201,16 @@ func TestDeviceWallCounters(t *testing.T) {
 // in the generated logs and in one whose 5 000 roots come within 5 ms,
 // more than the events held (the oldest are written early).
 func TestRunsInFlightCounters(t *testing.T) {
+	t.Parallel()
 	for _, c := range counterLogs {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			tr, sum := convertWhole(t, []phasetrace.Input{phasetrace.Bytes("gen.log", generated(c.cfg))})
 			inFlightAgrees(t, tr, sum)
 		})
 	}
 	t.Run("5000 threads", func(t *testing.T) {
+		t.Parallel()
 		tr, sum := convertWhole(t, []phasetrace.Input{phasetrace.Bytes("threads.log", stracetest.Threads(5000, 1))})
 		inFlightAgrees(t, tr, sum)
 	})
@@ -254,7 +261,7 @@ func inFlightAgrees(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 	}
 	sortPoints(want)
 	sortPoints(got)
-	if d := cmp.Diff(want, got); d != "" {
+	if d := quickDiff(want, got); d != "" {
 		t.Errorf("runs in flight (-brute force +counters):\n%s", d)
 	}
 }
@@ -263,6 +270,7 @@ func inFlightAgrees(t *testing.T, tr *check.Trace, sum *phasetrace.Summary) {
 // processor and checks that every counter track is a process counter track
 // of the process perfetto/check reads it under, with as many values.
 func TestCountersInTheTraceProcessor(t *testing.T) {
+	t.Parallel()
 	sh, ok := processor.FromEnv()
 	if !ok {
 		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)

@@ -115,7 +115,9 @@ func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace 
 	if got := (phasetrace.OutputSummary{Bytes: int64(len(out)), Packets: int64(tr.Packets), Tracks: len(tr.Tracks), Slices: slices, Instants: instants, Flows: flowIDs, Counters: int64(len(tr.Counters))}); got != o {
 		t.Errorf("the summary says the trace holds %+v, it holds %+v", o, got)
 	}
-	processorAgrees(t, out, tr, sum)
+	if sh := processorShell(t); sh != nil {
+		processorAgreesWith(t, sh, out, tr, sum) // tr is still the whole trace as check reads out
+	}
 	// The anomalies the summary counts are the anomalies track's instants.
 	var an phasetrace.AnomalyCounts
 	for _, s := range tr.Slices {
@@ -646,8 +648,10 @@ func repeated(n int64, flows int) func(t *testing.T, tr *check.Trace, sum *phase
 }
 
 func TestHostileLogs(t *testing.T) {
+	t.Parallel()
 	for _, tc := range hostileLogs() {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var inputs []phasetrace.Input
 			for i, l := range tc.logs {
 				inputs = append(inputs, phasetrace.Bytes(fmt.Sprintf("log%d", i), []byte(l)))
@@ -673,6 +677,7 @@ type tWriter struct{ t *testing.T }
 func (w tWriter) Write(b []byte) (int, error) { w.t.Log(string(b)); return len(b), nil }
 
 func TestMisuseIsAnError(t *testing.T) {
+	t.Parallel()
 	if _, err := phasetrace.Convert(io.Discard, nil); !errors.Is(err, phasetrace.ErrNoInput) {
 		t.Errorf("no input: %v", err)
 	}
@@ -689,6 +694,7 @@ func TestMisuseIsAnError(t *testing.T) {
 // out (wholeTrace) — for a two-rank log, and for a dispatching host with
 // its remote machines, whose arrows are planned before their spans come.
 func TestTrackLimitAccount(t *testing.T) {
+	t.Parallel()
 	remote, _ := stracetest.GenerateRemote(remoteScenarios[1].cfg)
 	for _, tc := range []struct {
 		name   string
@@ -700,6 +706,7 @@ func TestTrackLimitAccount(t *testing.T) {
 	} {
 		for _, limit := range tc.limits {
 			t.Run(tc.name+"/"+strconv.Itoa(limit), func(t *testing.T) {
+				t.Parallel()
 				var out bytes.Buffer
 				sum, err := phasetrace.Convert(&out, tc.inputs, phasetrace.WithMaxTracks(limit))
 				if err != nil {
@@ -718,6 +725,7 @@ func TestTrackLimitAccount(t *testing.T) {
 // alone — the trace processor draws no arrow of it. The summary counts no
 // arrow, and says so in a note.
 func TestStrandedArrowIsSaid(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("[mono_ns=1][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4001 inv=0 hid=0 depth=0 name=node.submit ts=1000 dur=2000 run_id=1 task_slot=0 role=facade\n" +
 		"[mono_ns=2][T0x2][TIMING] emit_host_span: [STRACE] v=1 pid=4000 tid=4002 inv=0 hid=0 depth=0 name=node.dispatch ts=3500 dur=16500 run_id=1 task_slot=0 role=scheduler dispatch_id=1\n")
@@ -769,6 +777,7 @@ func TestStrandedArrowIsSaid(t *testing.T) {
 // but for the changed one, which is drawn; the hand-offs are drawn once.
 // The trace holds what the capture alone gives, and the changed span.
 func TestCaptureGivenAgainWithOneChange(t *testing.T) {
+	t.Parallel()
 	log := generated(benchConfig(400))
 	changed, newDur := stracetest.ChangeOneDur(log, "chip.run.bind.args")
 	if changed == nil {
@@ -790,6 +799,7 @@ func TestCaptureGivenAgainWithOneChange(t *testing.T) {
 		{"a second log", []phasetrace.Input{phasetrace.Bytes("once.log", log), phasetrace.Bytes("copy.log", changed)}, "copy.log:", 1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var out bytes.Buffer
 			sum, err := phasetrace.Convert(&out, tc.inputs)
 			if err != nil {
@@ -933,6 +943,7 @@ func duplicatesSaid(t *testing.T, tc captureCopy, sum *phasetrace.Summary) {
 // the summary says; their spans are still found by the window of recent
 // spans, and every copy's span is counted as a duplicate.
 func TestManyCapturesGivenAgain(t *testing.T) {
+	t.Parallel()
 	capture := chipRun(4100, 1, 1_000_000_000) + chipRun(4100, 2, 3_000_000_000)
 	var log strings.Builder
 	const copies = 70
@@ -966,6 +977,7 @@ func TestManyCapturesGivenAgain(t *testing.T) {
 // it, and the summary counts the cut on the log (InputSummary.Cut, with
 // where) and is not lossless. Any other read error is still an error.
 func TestCutGzipInput(t *testing.T) {
+	t.Parallel()
 	var log bytes.Buffer
 	stracetest.Generate(&log, stracetest.Config{Seed: 1, Rounds: 8})
 	want := map[string]string{ // in Cut; "" for none
@@ -980,6 +992,7 @@ func TestCutGzipInput(t *testing.T) {
 			want string
 		}{d.Name, d.Gz, want[d.Name]}
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			zr, err := gzip.NewReader(bytes.NewReader(c.z))
 			if err != nil {
 				t.Fatal(err)
@@ -1044,6 +1057,7 @@ func TestCutGzipInput(t *testing.T) {
 // aligned and contained counts, and its bound distribution, are the
 // device slices the trace holds.
 func TestDeviceSummaryCountsWhatIsDrawn(t *testing.T) {
+	t.Parallel()
 	var dev []any
 	for i := range 80 {
 		dev = append(dev, fmt.Sprintf("p%02d", i), i*1000, 10_000_000)

@@ -123,8 +123,8 @@ func TestAllocsPerSpan(t *testing.T) {
 func addedAllocs(t *testing.T, opts ...phasetrace.Option) (a1 float64, s1 int64, a2 float64, s2 int64) {
 	t.Helper()
 	opts = append([]phasetrace.Option{phasetrace.WithFlowHorizon(1_000_000_000)}, opts...)
-	allocs := func(rounds int) (float64, int64) {
-		in := []phasetrace.Input{phasetrace.Bytes("gen.log", generated(benchConfig(rounds)))}
+	allocs := func(log []byte) (float64, int64) {
+		in := []phasetrace.Input{phasetrace.Bytes("gen.log", log)}
 		var spans int64
 		n := testing.AllocsPerRun(2, func() {
 			sum, err := phasetrace.Convert(io.Discard, in, opts...)
@@ -135,9 +135,9 @@ func addedAllocs(t *testing.T, opts ...phasetrace.Option) (a1 float64, s1 int64,
 		})
 		return n, spans
 	}
-	rounds := roundsFor(4 << 20)
-	a1, s1 = allocs(rounds)
-	a2, s2 = allocs(2 * rounds)
+	small, large := doublingLogs()
+	a1, s1 = allocs(small)
+	a2, s2 = allocs(large)
 	return a1, s1, a2, s2
 }
 
@@ -152,8 +152,7 @@ func TestSplitMemoryIsFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("converts 12 MB of logs")
 	}
-	peak := func(rounds int) (uint64, int) {
-		log := generated(benchConfig(rounds))
+	peak := func(log []byte) (uint64, int) {
 		h := &heapSampler{}
 		parts := 0
 		open := func(int) (io.WriteCloser, string, error) { parts++; return nopCloser{h}, "", nil }
@@ -168,9 +167,9 @@ func TestSplitMemoryIsFlat(t *testing.T) {
 		runtime.KeepAlive(log)
 		return h.peak - base, parts
 	}
-	rounds := roundsFor(4 << 20)
-	p1, n1 := peak(rounds)
-	p2, n2 := peak(2 * rounds)
+	small, large := doublingLogs()
+	p1, n1 := peak(small)
+	p2, n2 := peak(large)
 	t.Logf("peak live heap %d B with %d parts, %d B with %d parts", p1, n1, p2, n2)
 	if n2 < 2*n1-2 {
 		t.Fatalf("%d and %d parts: the test wants twice the parts", n1, n2)

@@ -21,24 +21,42 @@ var sayNoProcessor sync.Once
 // input would slow the fuzzer down a hundredfold).
 func processorAgrees(t *testing.T, out []byte, tr *check.Trace, sum *phasetrace.Summary) {
 	t.Helper()
-	sh, ok := processor.FromEnv()
-	if !ok {
-		sayNoProcessor.Do(func() {
-			t.Logf("%s is not set: traces are checked by perfetto/check only, not by Perfetto's trace processor", processor.EnvVar)
-		})
+	sh := processorShell(t)
+	if sh == nil {
 		return
-	}
-	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
-		return
-	}
-	r, err := sh.Load(out)
-	if err != nil {
-		t.Fatalf("trace processor: %v", err)
 	}
 	// The trace processor reads the whole trace, its own instant too
 	// (stripAbout), as check reads the bytes.
 	if raw, err := check.ReadBytes(out); err == nil {
 		tr = raw
+	}
+	processorAgreesWith(t, sh, out, tr, sum)
+}
+
+// processorShell returns the trace processor processorAgrees runs, or nil
+// (saying why, once) when there is none or while fuzzing.
+func processorShell(t *testing.T) *processor.Shell {
+	t.Helper()
+	sh, ok := processor.FromEnv()
+	if !ok {
+		sayNoProcessor.Do(func() {
+			t.Logf("%s is not set: traces are checked by perfetto/check only, not by Perfetto's trace processor", processor.EnvVar)
+		})
+		return nil
+	}
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
+		return nil
+	}
+	return sh
+}
+
+// processorAgreesWith is processorAgrees given the trace processor and the
+// whole trace as check reads out (its own instant too).
+func processorAgreesWith(t *testing.T, sh *processor.Shell, out []byte, tr *check.Trace, sum *phasetrace.Summary) {
+	t.Helper()
+	r, err := sh.Load(out)
+	if err != nil {
+		t.Fatalf("trace processor: %v", err)
 	}
 	if sum != nil && strandedSaid(tr, sum) {
 		// perfetto/check counts the stranded flow ids the summary notes;
@@ -79,6 +97,7 @@ func arrows(sum *phasetrace.Summary) int64 {
 // TestSampleInTheTraceProcessor loads the embedded sample's trace into
 // Perfetto's trace processor.
 func TestSampleInTheTraceProcessor(t *testing.T) {
+	t.Parallel()
 	if _, ok := processor.FromEnv(); !ok {
 		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
 	}

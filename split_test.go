@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/phasetrace/phasetrace"
 	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/perfetto/check/processor"
@@ -127,6 +125,7 @@ func convertSplit(t *testing.T, logs []phasetrace.Input, max int, opts ...phaset
 // holds it, one per part, and the whole trace's counters; and a summary
 // that says what each part holds.
 func TestSplitAddsUpToTheWholeTrace(t *testing.T) {
+	t.Parallel()
 	logs := map[string][]byte{
 		"realistic":                  generated(stracetest.Realistic(400 << 10)),
 		"four ranks, prewarm, exact": generated(genConfig{Ranks: 4, Rounds: 60, Seed: 7, Pipelined: true, Legacy: true, Ext: true, Prewarm: true, HostExact: true, RuntimeNs: true, AnchorEvry: 50_000_000}),
@@ -141,6 +140,7 @@ func TestSplitAddsUpToTheWholeTrace(t *testing.T) {
 		}
 		for _, max := range sizes {
 			t.Run(fmt.Sprintf("%s/%d", name, max), func(t *testing.T) {
+				t.Parallel()
 				st := convertSplit(t, in, max)
 				checkSplit(t, w, st, max)
 			})
@@ -232,7 +232,7 @@ func checkParts(t *testing.T, w *whole, st *splitTrace, max int) (partOf map[str
 			t.Errorf("part %d: tracks with nothing drawn on them: %q", i+1, bare)
 		}
 	}
-	if diff := cmp.Diff(w.slices, union); diff != "" {
+	if diff := quickDiff(w.slices, union); diff != "" {
 		t.Errorf("the parts' slices differ from the whole trace's (-whole +parts):\n%s", diff)
 	}
 	return partOf, arrowsIn
@@ -273,7 +273,7 @@ func checkOverview(t *testing.T, w *whole, st *splitTrace, partOf map[string]int
 	if nonEmpty := countNonEmpty(sum.Split.Parts); listed != nonEmpty {
 		t.Errorf("the parts track lists %d parts, %d hold slices", listed, nonEmpty)
 	}
-	if diff := cmp.Diff(w.counters, counterSet(ov, -1<<63, 1<<63-1)); diff != "" {
+	if diff := quickDiff(w.counters, counterSet(ov, -1<<63, 1<<63-1)); diff != "" {
 		t.Errorf("the overview's counters differ from the whole trace's (-whole +overview):\n%s", diff)
 	}
 	if sum.Split.Overview.Slices != int64(len(ov.Slices)) || sum.Split.Overview.Counters != int64(len(ov.Counters)) {
@@ -333,8 +333,10 @@ func sliceSetNoDepth(tr *check.Trace) map[string]int {
 // the whole one, and no part is over its size but one holding a single
 // invocation; the summary says the parts as they are, and survives JSON.
 func TestSplitHostileLogs(t *testing.T) {
+	t.Parallel()
 	for _, tc := range hostileLogs() {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var inputs []phasetrace.Input
 			size := 0
 			for i, l := range tc.logs {
@@ -400,6 +402,7 @@ func TestSplitHostileLogs(t *testing.T) {
 // error, holds what perfetto/check reads, and the parts' slices and arrows
 // add up to the whole trace's as the trace processor counts them.
 func TestSplitInTheTraceProcessor(t *testing.T) {
+	t.Parallel()
 	sh, ok := processor.FromEnv()
 	if !ok {
 		t.Skipf("%s is not set: Perfetto's trace processor is not run", processor.EnvVar)
@@ -447,6 +450,7 @@ func TestSplitInTheTraceProcessor(t *testing.T) {
 // with the error of open, every part opened is closed, and the overview
 // and the other parts are still whole traces.
 func TestSplitOpenFails(t *testing.T) {
+	t.Parallel()
 	in := []phasetrace.Input{phasetrace.Bytes("run.log", generated(stracetest.Realistic(400<<10)))}
 	m := &memParts{failAt: 2}
 	_, err := phasetrace.Convert(io.Discard, in, phasetrace.WithSplit(500, m.openPart))
@@ -466,6 +470,7 @@ func TestSplitOpenFails(t *testing.T) {
 // TestSplitBuilder: a Builder given WithSplit writes the same parts and
 // overview as Convert.
 func TestSplitBuilder(t *testing.T) {
+	t.Parallel()
 	log := generated(stracetest.Realistic(200 << 10))
 	conv := &memParts{}
 	var convOv bytes.Buffer
@@ -482,7 +487,7 @@ func TestSplitBuilder(t *testing.T) {
 		b, _ := readTrace(built.parts[i].Bytes())
 		fullNamed(t, a)
 		fullNamed(t, b)
-		if diff := cmp.Diff(sliceSet(a, nil), sliceSet(b, nil)); diff != "" {
+		if diff := quickDiff(sliceSet(a, nil), sliceSet(b, nil)); diff != "" {
 			t.Errorf("part %d differs (-Convert +Builder):\n%s", i+1, diff)
 		}
 	}
@@ -490,7 +495,7 @@ func TestSplitBuilder(t *testing.T) {
 	b, _ := readTrace(ov)
 	fullNamed(t, a)
 	fullNamed(t, b)
-	if diff := cmp.Diff(sliceSet(a, nil), sliceSet(b, nil)); diff != "" {
+	if diff := quickDiff(sliceSet(a, nil), sliceSet(b, nil)); diff != "" {
 		t.Errorf("the overview differs (-Convert +Builder):\n%s", diff)
 	}
 }
@@ -498,6 +503,7 @@ func TestSplitBuilder(t *testing.T) {
 // TestSplitWindow: a window split into parts is the window's trace in
 // parts.
 func TestSplitWindow(t *testing.T) {
+	t.Parallel()
 	in := []phasetrace.Input{phasetrace.Bytes("run.log", generated(stracetest.Realistic(400<<10)))}
 	win := phasetrace.WithWindowFromStart(200*time.Millisecond, 900*time.Millisecond)
 	full, fullSum, _ := convert(t, in, win)
@@ -515,12 +521,14 @@ func TestSplitWindow(t *testing.T) {
 // add up to the whole trace, and only parts too small for a hand-off cut
 // its arrows (those across machines among them).
 func TestSplitAcrossMachines(t *testing.T) {
+	t.Parallel()
 	logs, _ := stracetest.GenerateRemote(remoteScenarios[0].cfg)
 	in := remoteInputs(logs)
 	full, fullSum, _ := convert(t, in)
 	w := newWhole(full, fullSum)
 	for _, max := range []int{7, 200, 1000} {
 		t.Run(fmt.Sprint(max), func(t *testing.T) {
+			t.Parallel()
 			st := convertSplit(t, in, max)
 			checkSplit(t, w, st, max)
 			if len(st.parts) < 2 {
@@ -533,6 +541,7 @@ func TestSplitAcrossMachines(t *testing.T) {
 // TestSplitMisuse: WithSplit without a function to open the parts is
 // misuse, before anything is read.
 func TestSplitMisuse(t *testing.T) {
+	t.Parallel()
 	in := []phasetrace.Input{phasetrace.Bytes("run.log", []byte("x\n"))}
 	if _, err := phasetrace.Convert(io.Discard, in, phasetrace.WithSplit(10, nil)); !errors.Is(err, phasetrace.ErrInvalidInput) {
 		t.Errorf("Convert: %v, want ErrInvalidInput", err)
@@ -546,6 +555,7 @@ func TestSplitMisuse(t *testing.T) {
 // the converter to the end, but they are not counted in the room each run
 // takes: the runs still share parts, and no arrow crosses them.
 func TestSplitStrayBindLines(t *testing.T) {
+	t.Parallel()
 	log := generated(stracetest.Realistic(400 << 10))
 	var stray bytes.Buffer
 	for i := range 3000 {
@@ -564,6 +574,7 @@ func TestSplitStrayBindLines(t *testing.T) {
 // TestSplitOpenPartsBounded: however many parts a flow horizon of log
 // time holds, only a few are open at once.
 func TestSplitOpenPartsBounded(t *testing.T) {
+	t.Parallel()
 	in := []phasetrace.Input{phasetrace.Bytes("run.log", generated(stracetest.Realistic(1600<<10)))}
 	m := &memParts{}
 	sum, err := phasetrace.Convert(io.Discard, in, phasetrace.WithFlowHorizon(1_000_000_000_000), phasetrace.WithSplit(40, m.openPart))
@@ -582,6 +593,7 @@ func TestSplitOpenPartsBounded(t *testing.T) {
 // across parts, unless the arrow is not drawn for a reason of its own (an
 // end outside the window), which it is counted under.
 func TestSplitSoloArrowReason(t *testing.T) {
+	t.Parallel()
 	in := []phasetrace.Input{phasetrace.Bytes("run.log", generated(stracetest.Realistic(400<<10)))}
 	w := phasetrace.WithWindowFromStart(200*time.Millisecond, 900*time.Millisecond)
 	_, whole, _ := convert(t, in, w)
@@ -603,8 +615,10 @@ func TestSplitSoloArrowReason(t *testing.T) {
 // a cut end, absurd wall clocks — into parts that hold a few runs each:
 // the parts add up to the whole trace.
 func TestSplitGeneratedCases(t *testing.T) {
+	t.Parallel()
 	for _, gc := range generatedCases() {
 		t.Run(gc.Name, func(t *testing.T) {
+			t.Parallel()
 			in := []phasetrace.Input{phasetrace.Bytes("gen.log", gc.Log)}
 			full, fullSum, _ := convert(t, in)
 			w := newWhole(full, fullSum)
@@ -616,6 +630,7 @@ func TestSplitGeneratedCases(t *testing.T) {
 
 // TestPartNumber: PartNumber knows exactly the names PartName gives.
 func TestPartNumber(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{1, 7, 999, 1000, 123456} {
 		name := filepath.Base(phasetrace.PartName("out/run.pftrace", n))
 		if got, ok := phasetrace.PartNumber("out/run.pftrace", name); !ok || got != n {

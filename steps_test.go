@@ -114,6 +114,7 @@ func querySQLPackage(t *testing.T, sh *processor.Shell, trace []byte, sql string
 // bind lines, wall-clock anchors) and compares phasetrace_steps and
 // phasetrace_binds with the Go tables, row for row.
 func TestStepsSQLPackage(t *testing.T) {
+	t.Parallel()
 	sh := shell(t)
 	cfg := stracetest.Realistic(0)
 	cfg.Rounds, cfg.WallNS = 40, []int64{1_767_225_600_000_000_000}
@@ -128,11 +129,11 @@ func TestStepsSQLPackage(t *testing.T) {
 				t.Fatalf("%d rows: want a log of many runs", len(steps)-1)
 			}
 			got := querySQLPackage(t, sh, trace, "include perfetto module phasetrace.steps;\nselect * from phasetrace_steps;", "cold")
-			if diff := cmp.Diff(steps, got); diff != "" {
+			if diff := quickDiff(steps, got); diff != "" {
 				t.Errorf("phasetrace_steps (-Go +SQL):\n%s", diff)
 			}
 			got = querySQLPackage(t, sh, trace, "include perfetto module phasetrace.bind_warm;\nselect * from phasetrace_binds;")
-			if diff := cmp.Diff(sortRows(binds), sortRows(got)); diff != "" {
+			if diff := quickDiff(sortRows(binds), sortRows(got)); diff != "" {
 				t.Errorf("phasetrace_binds (-Go +SQL):\n%s", diff)
 			}
 			// The other modules load and hold rows.
@@ -168,6 +169,7 @@ func sortRows(rows [][]string) [][]string {
 // against a plain SQL search of the trace, and the part it names against
 // the part the split trace's overview gives that run.
 func TestSlowNamesTheRunSQLFinds(t *testing.T) {
+	t.Parallel()
 	sh := shell(t)
 	cfg := stracetest.Realistic(0)
 	cfg.Rounds = 120
@@ -231,8 +233,7 @@ func TestStepsMemoryIsFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("converts 12 MB of logs")
 	}
-	peak := func(rounds int) (uint64, int) {
-		log := generated(benchConfig(rounds))
+	peak := func(log []byte) (uint64, int) {
 		h := &heapSampler{}
 		runtime.GC()
 		var ms runtime.MemStats
@@ -250,9 +251,9 @@ func TestStepsMemoryIsFlat(t *testing.T) {
 		runtime.KeepAlive(log)
 		return h.peak - base, rows
 	}
-	rounds := roundsFor(4 << 20)
-	p1, n1 := peak(rounds)
-	p2, n2 := peak(2 * rounds)
+	small, large := doublingLogs()
+	p1, n1 := peak(small)
+	p2, n2 := peak(large)
 	t.Logf("peak live heap %d B with %d rows, %d B with %d rows", p1, n1, p2, n2)
 	if n2 < 2*n1-8 {
 		t.Fatalf("%d and %d rows: the test wants twice the runs", n1, n2)

@@ -38,6 +38,7 @@ type windowCase struct {
 // account that adds up: every span drawn or outside the window, nothing
 // lost.
 func TestWindowDrawsTheSlicesThatMeetIt(t *testing.T) {
+	t.Parallel()
 	log := generated(stracetest.Realistic(400 << 10))
 	logs := []phasetrace.Input{phasetrace.Bytes("run.log", log)}
 	full0, _, _ := convert(t, logs)
@@ -88,13 +89,13 @@ func TestWindowDrawsTheSlicesThatMeetIt(t *testing.T) {
 			}
 			meets := func(s check.Slice) bool { return s.TS < b && s.TS+s.Dur >= a }
 			want, got := sliceSet(full, meets), sliceSet(tr, nil)
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := quickDiff(want, got); diff != "" {
 				t.Errorf("the window's slices differ from the whole trace's that meet [%d, %d) (-want +got):\n%s", a, b, diff)
 			}
-			if diff := cmp.Diff(flowSet(full, meets), flowSet(tr, nil)); diff != "" {
+			if diff := quickDiff(flowSet(full, meets), flowSet(tr, nil)); diff != "" {
 				t.Errorf("the window's arrows differ from the whole trace's with both ends in it (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(counterSet(full, a, b), counterSet(tr, math.MinInt64, math.MaxInt64)); diff != "" {
+			if diff := quickDiff(counterSet(full, a, b), counterSet(tr, math.MinInt64, math.MaxInt64)); diff != "" {
 				t.Errorf("the window's counter values differ from the whole trace's in [%d, %d) (-want +got):\n%s", a, b, diff)
 			}
 			if n := arrows(sum); n != int64(len(tr.Flows)) {
@@ -136,6 +137,7 @@ func TestWindowDrawsTheSlicesThatMeetIt(t *testing.T) {
 // same trace times, byte for byte; the first slice is the earliest start
 // of a host span.
 func TestWindowFromStart(t *testing.T) {
+	t.Parallel()
 	logs := []phasetrace.Input{phasetrace.Bytes("run.log", generated(stracetest.Realistic(100<<10)))}
 	full, _, _ := convert(t, logs)
 	first, _, _ := bounds(full)
@@ -164,6 +166,7 @@ func TestWindowFromStart(t *testing.T) {
 }
 
 func TestParseWindow(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   string
 		want phasetrace.Window
@@ -408,6 +411,7 @@ func processorCount(t *testing.T, shell string, trace []byte, query string) int6
 // trace's slices that meet it, and its arrows across machines those with
 // both ends drawn, none dangling.
 func TestWindowAcrossMachines(t *testing.T) {
+	t.Parallel()
 	logs, _ := stracetest.GenerateRemote(remoteScenarios[0].cfg)
 	in := remoteInputs(logs)
 	full, fullSum, _ := convert(t, in)
@@ -431,10 +435,10 @@ func TestWindowAcrossMachines(t *testing.T) {
 		a, b := w.a, w.b
 		tr, sum, _ := convert(t, in, phasetrace.WithWindow(a, b))
 		meets := func(s check.Slice) bool { return s.TS < b && s.TS+s.Dur >= a }
-		if diff := cmp.Diff(sliceSet(full, meets), sliceSet(tr, nil)); diff != "" {
+		if diff := quickDiff(sliceSet(full, meets), sliceSet(tr, nil)); diff != "" {
 			t.Errorf("[%d, %d): the slices differ (-want +got):\n%s", a, b, diff)
 		}
-		if diff := cmp.Diff(flowSet(full, meets), flowSet(tr, nil)); diff != "" {
+		if diff := quickDiff(flowSet(full, meets), flowSet(tr, nil)); diff != "" {
 			t.Errorf("[%d, %d): the arrows differ (-want +got):\n%s", a, b, diff)
 		}
 		if bare := tracksWithout(tr); len(bare) > 0 {
@@ -473,8 +477,10 @@ func TestWindowAllocsPerSpan(t *testing.T) {
 // through runs in the middle of each), its bounds after the first slice counted
 // from the earliest host span its Survey was given.
 func TestWindowBuilderIsConvert(t *testing.T) {
+	t.Parallel()
 	for _, gc := range generatedCases() {
 		t.Run(gc.Name, func(t *testing.T) {
+			t.Parallel()
 			logs := []phasetrace.Input{phasetrace.Bytes("gen.log", gc.Log)}
 			full, _, _ := convert(t, logs)
 			first, _, _ := bounds(full)

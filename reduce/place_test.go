@@ -551,6 +551,9 @@ func TestEffective(t *testing.T) {
 // has grown and its memos have been filled, placing a run allocates
 // nothing (the placement's own storage is reused as well).
 func TestPlaceIntoAllocatesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("places every run of every regime twice")
+	}
 	for _, rg := range regimes {
 		d := simulate(rg, accuracySeed)
 		p := NewPlacer()

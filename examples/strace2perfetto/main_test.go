@@ -47,6 +47,13 @@ func runArgs(args []string, stdin io.Reader) (code int, stdout, stderr string) {
 
 func decode(t *testing.T, b []byte) *check.Trace {
 	t.Helper()
+	return logsOnly(decodeWhole(t, b))
+}
+
+// decodeWhole reads a trace back whole, failing on anything the trace
+// processor would report.
+func decodeWhole(t *testing.T, b []byte) *check.Trace {
+	t.Helper()
 	tr, err := check.ReadBytes(b)
 	if err != nil {
 		t.Fatal(err)
@@ -54,8 +61,12 @@ func decode(t *testing.T, b []byte) *check.Trace {
 	if err := tr.Err(); err != nil {
 		t.Fatal(err)
 	}
-	// The slices the logs gave, without the trace's own conversion instant
-	// and the anomalies.
+	return tr
+}
+
+// logsOnly is the slices the logs gave, without the trace's own
+// conversion instant and the anomalies (tr is left whole).
+func logsOnly(tr *check.Trace) *check.Trace {
 	tr, _ = tr.WithoutTrack("phasetrace")
 	tr, _ = tr.WithoutTrack("anomalies")
 	return tr
