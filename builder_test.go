@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/phasetrace/phasetrace"
+	"github.com/phasetrace/phasetrace/perfetto/check"
 	"github.com/phasetrace/phasetrace/strace"
 	"github.com/phasetrace/phasetrace/strace/stracetest"
 )
@@ -103,11 +104,15 @@ func TestBuilderIsConvert(t *testing.T) {
 					t.Fatal(err)
 				}
 				got, gotSum := buildFrom(t, log, byRecord)
-				sameTrace(t, want.Bytes(), got) // -Convert +Builder
+				tr, err := check.ReadBytes(got) // once, for sameTrace and wholeTrace both
+				if err != nil {
+					t.Fatalf("the trace does not decode: %v", err)
+				}
+				sameTraceAs(want.Bytes())(t, got, tr) // -Convert +Builder
 				if diff := cmp.Diff(wantSum.Spans, gotSum.Spans); diff != "" {
 					t.Errorf("span account (-convert +builder):\n%s", diff)
 				}
-				wholeTrace(t, got, gotSum)
+				wholeTraceOf(t, got, tr, gotSum)
 			})
 		}
 	}

@@ -43,6 +43,7 @@ func FuzzConvert(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, log []byte) {
+		t.Parallel() // the seeds side by side; no effect while fuzzing
 		// The rule: bad data is never an error, the trace reads back
 		// clean, and every span read is drawn or counted under a reason,
 		// with the trace holding what the summary says was drawn — for
@@ -138,6 +139,7 @@ func FuzzConvertSplit(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, log []byte) {
+		t.Parallel() // the seeds side by side; no effect while fuzzing
 		max := 1
 		if len(log) > 0 {
 			max += int(log[0]) % 64

@@ -66,6 +66,13 @@ func wholeTrace(t *testing.T, out []byte, sum *phasetrace.Summary) *check.Trace 
 	if err != nil {
 		t.Fatalf("the trace does not decode: %v", err)
 	}
+	return wholeTraceOf(t, out, tr, sum)
+}
+
+// wholeTraceOf is wholeTrace given out read back (check.ReadBytes) as tr,
+// which it strips and names by full names into the trace it returns.
+func wholeTraceOf(t *testing.T, out []byte, tr *check.Trace, sum *phasetrace.Summary) *check.Trace {
+	t.Helper()
 	if err := tr.Err(); err != nil && !strandedSaid(tr, sum) {
 		t.Fatalf("the trace processor would report: %v", err)
 	}

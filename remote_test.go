@@ -829,6 +829,7 @@ func FuzzConvertRemote(f *testing.F) {
 	f.Add([]byte("[mono_ns=5][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=1 hid=0 depth=0 name=network1.dispatch ts=10 dur=5 worker_id=0 dispatch_id=1 endpoint_kind=remote_l3\n"),
 		[]byte("[network1-daemon] m listening\n[mono_ns=9][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1 tid=1 inv=0 hid=0 depth=0 name=node.graph_build ts=9223372036854775000 dur=5 run_id=1\n"))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
+		t.Parallel() // the seeds side by side; no effect while fuzzing
 		var out bytes.Buffer
 		sum, err := phasetrace.Convert(&out, []phasetrace.Input{phasetrace.Bytes("a.log", a), phasetrace.Bytes("b.log", b)})
 		if err != nil {

@@ -135,6 +135,7 @@ func FuzzTraceProcessor(f *testing.F) {
 	}
 	sh, ok := processor.FromEnv()
 	f.Fuzz(func(t *testing.T, b []byte) {
+		t.Parallel() // the seeds side by side; no effect while fuzzing
 		agreeOn(t, b)
 		tr, err := check.ReadBytes(b)
 		if err != nil || tr.Err() != nil || !ok {
