@@ -290,7 +290,7 @@ func partKey(b *invBuf, root *held.Span, launcher *handoffs.NodeSpan) int64 {
 // host_phase_records entry and waiting bind phase line its bind may hold,
 // and its effective slice — and, in a split trace, the room it promises
 // (partSet.promise) to the two spans of the hand-off that launched it.
-func (d *runDrawer) runBound(b *invBuf, bind *held.Span, launcher *handoffs.NodeSpan, passes []strace.PhasePass) int {
+func (d *runDrawer) runBound(b *invBuf, bind *held.Span, launcher *handoffs.NodeSpan, runPasses []strace.PhasePass) int {
 	n := len(b.host) + len(b.dev)
 	if len(b.dev) > 0 {
 		n++
@@ -301,7 +301,7 @@ func (d *runDrawer) runBound(b *invBuf, bind *held.Span, launcher *handoffs.Node
 	if bind == nil {
 		return n // its passes and bind lines are not drawn with it
 	}
-	for _, p := range passes {
+	for _, p := range runPasses {
 		n += len(p.Records)
 	}
 	for i := range d.bindLines {
@@ -381,17 +381,17 @@ func (d *runDrawer) run(b *invBuf) {
 	}
 
 	d.links.next(b.dev)
-	passes := d.passes(b.key)
+	runPasses := d.passes(b.key)
 	var launcher *handoffs.NodeSpan // the dispatch that launched it
 	if root != nil {
 		launcher = d.flows.Launcher(&root.Span)
 	}
-	out := d.batch(partKey(b, root, launcher), d.runBound(b, bind, launcher, passes))
+	out := d.batch(partKey(b, root, launcher), d.runBound(b, bind, launcher, runPasses))
 	covered, drawnSegments := &d.covered, &d.drawnSegments
 	covered.reset()
 	drawnSegments.reset()
 	if bind != nil {
-		for _, p := range passes {
+		for _, p := range runPasses {
 			for _, r := range p.Records {
 				if strace.IsBindSegment(r.Phase) {
 					covered.add(r.Phase)
@@ -449,14 +449,14 @@ func (d *runDrawer) run(b *invBuf) {
 
 	if bind != nil {
 		var lane perfetto.Track
-		if !d.outside(bind.TS, bind.Dur) || d.recordsInWindow(bind, passes) {
+		if !d.outside(bind.TS, bind.Dur) || d.recordsInWindow(bind, runPasses) {
 			lane, _ = out.tracks.Lane(bind.Pid, bind.Tid, slot, hasSlot)
 		}
-		d.drawRecords(out, lane, bind, passes)
+		d.drawRecords(out, lane, bind, runPasses)
 		d.drawBindLines(out, lane, bind, b.bindLogT, covered, drawnSegments)
 	} else {
-		for i := range passes {
-			d.passWithoutBind(&passes[i])
+		for i := range runPasses {
+			d.passWithoutBind(&runPasses[i])
 		}
 	}
 	if !rootLane.IsZero() || root != nil && d.outside(root.TS, root.Dur) {
