@@ -11,7 +11,7 @@ import (
 // An arrow is counted once both its ends are handed and a flush has written
 // them; an arrow with an end not drawn is counted under a reason once, and
 // its id is left out of the other end when that is yet to be handed.
-func TestArrowLedger(t *testing.T) {
+func TestArrowAccount(t *testing.T) {
 	sum := &Summary{}
 	site := &testArrowSite{noTrack: 99}
 	a := arrowAccount{acct: newAccount(sum), site: site}

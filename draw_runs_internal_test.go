@@ -102,7 +102,7 @@ func BenchmarkRunCollectorThreads(b *testing.B) {
 // go of them (CopyOut). Every attribute the waiting run drew its spans with
 // is checked, host and device, short and long text, numbers; without
 // CopyOut the window's stores would have been reused for the spans after.
-func TestRunKeepsLoansPastTheWindow(t *testing.T) {
+func TestRunKeepsSharedSpansPastTheRing(t *testing.T) {
 	long := func(tag string, i int) string {
 		return strings.Repeat(tag, strace.CanonicalValueLen/len(tag)+1) + itoa(int64(i))
 	}

@@ -15,7 +15,7 @@ import (
 // The flow matcher alone: submits and dispatches in either order, matched
 // by run_id and task slot to the latest submit that starts strictly before
 // the dispatch; a dispatch with no submit is drawn without an arrow.
-func TestFlowWindow(t *testing.T) {
+func TestHandoffs(t *testing.T) {
 	var drawn []string
 	site := &testSite{draw: func(n *NodeSpan) {
 		sp := &n.Span
@@ -52,7 +52,7 @@ func TestFlowWindow(t *testing.T) {
 
 // The indexes hold exactly the waiting spans, in arrival order, whatever
 // order their hand-offs come in; a drained window leaves them empty.
-func TestFlowWindowIndexes(t *testing.T) {
+func TestHandoffsIndexes(t *testing.T) {
 	f := Queue{Horizon: 500, Site: &testSite{}}
 	leaves := []string{"submit", "dispatch", "complete"}
 	check := func(step int) {

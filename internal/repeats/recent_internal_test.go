@@ -310,11 +310,11 @@ func TestRecentSpansAgainstReference(t *testing.T) {
 // l32 is the sequence field of the link of span s.
 func l32(s uint64) uint32 { return uint32(s + 1) }
 
-// BenchmarkSpanWindow replays the spans of the -benchfile log through the
+// BenchmarkRecentSpans replays the spans of the -benchfile log through the
 // repeat detector, each from one reused record as the converter gets them:
 //
 //	go test -run XXX -bench RecentSpans -benchfile /tmp/mid.log .
-func BenchmarkSpanWindow(b *testing.B) {
+func BenchmarkRecentSpans(b *testing.B) {
 	f := flag.Lookup("benchfile")
 	if f == nil || f.Value.String() == "" {
 		b.Skip("no -benchfile log given")
@@ -359,7 +359,7 @@ func BenchmarkSpanWindow(b *testing.B) {
 // field until CopyOut is told again, and the copy just below it does not
 // (its generation's memory serves the spans after), so a holder that
 // copies out only the copies below it (runCollector.CopyOut) is not late.
-func TestRecentSpansLendsExactly(t *testing.T) {
+func TestRecentSpansSharesExactly(t *testing.T) {
 	// Spans of one size, so that a reused store is overwritten in place.
 	span := func(i int) strace.Span {
 		text := strings.Repeat(string(rune('a'+i%26)), strace.CanonicalValueLen+1)
