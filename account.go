@@ -13,7 +13,7 @@ import (
 // segment the host_phase_records artifact draws instead) or counted under a
 // named reason; every repair, every slice moved to an overflow lane and
 // every other record set aside is counted too, with the positions of the
-// first few. The account keeps that account in the Summary.
+// first few. The account keeps that record in the Summary.
 
 // account accounts for what a conversion did with each record.
 type account struct {

@@ -25,7 +25,7 @@ const noKey = math.MinInt64
 //
 // The parts follow one another in trace time: each takes the batches whose
 // key is in its stretch [lo, hi), the last one's (the head's) open above.
-// Units come in the order the log ends them, not the order they start, so a
+// Batches come in the order the log ends them, not the order they start, so a
 // part keeps taking batches after its stretch is closed: a run ends after it
 // starts, a node span is drawn a flow horizon after it ends. The head's
 // stretch is therefore closed before it is full, leaving room (reserve) for
@@ -54,9 +54,6 @@ type partSet struct {
 	err     error  // the first error opening or closing a part
 	dropped int64  // events the parts' writers dropped
 	about   *about // what each part says of itself as it is written out
-	// promises are the node spans waiting to be drawn that a part holds
-	// room for: the part of the run its hand-off launched (promise).
-	promises map[*handoffs.NodeSpan]*part
 }
 
 // part is one part of a split trace.
@@ -83,6 +80,26 @@ type part struct {
 // drawn there (route) if the part is still open then: the dispatch that
 // launched a run drawn in it, or that dispatch's submit, so that their
 // arrows are drawn in one part. The batch that promises counts the room in
+// its bound.
+func (ps *partSet) promise(n *handoffs.NodeSpan) {
+	if p := ps.cur; n != nil && n.Part == 0 && !p.solo {
+		n.Part = p.n
+		p.promised++
+	}
+}
+
+// promisedTo returns the part that holds room for node span n while it is
+// open (promise), or nil.
+func (ps *partSet) promisedTo(n *handoffs.NodeSpan) *part {
+	if n.Part == 0 {
+		return nil
+	}
+	if p := ps.liveAt(n.Part); p != nil && p.promised > 0 && !p.done {
+		return p
+	}
+	return nil
+}
+
 // partWriters opens the writers of a trace's parts (or of the whole trace,
 // when it is not split): each with the writer's options, its wall clocks
 // written, its own tracks declared and a track set of its own.
@@ -98,17 +115,6 @@ func (pw partWriters) open(out io.Writer) sink {
 	pw.cv.writeWalls(w)
 	ownTracks(w)
 	return sink{w, tracks.NewTrackSet(w, pw.scan)}
-}
-
-// its bound.
-func (ps *partSet) promise(n *handoffs.NodeSpan) {
-	if p := ps.cur; n != nil && ps.promises[n] == nil && !p.solo {
-		if ps.promises == nil {
-			ps.promises = map[*handoffs.NodeSpan]*part{}
-		}
-		ps.promises[n] = p
-		p.promised++
-	}
 }
 
 func newPartSet(s split, lag int64, now *int64, writers partWriters, ov *overview) *partSet {

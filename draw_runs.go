@@ -30,7 +30,7 @@ type invBuf struct {
 	// wall is RunWall's true extent, known when the run's device spans
 	// came from a raw buffer.
 	wall *reduce.DeviceWindow
-	// store holds the spans' attributes (see spanStore), except those of
+	// store holds the spans' attributes (held.Store), except those of
 	// the spans host[ownHost:] and dev[ownDev:], shared from the recent
 	// spans (RecentSpans.Admit); firstShared is the number of the first of
 	// them (0: none).
@@ -386,7 +386,10 @@ func (d *runDrawer) run(b *invBuf) {
 	if root != nil {
 		launcher = d.flows.Launcher(&root.Span)
 	}
-	out := d.batch(partKey(b, root, launcher), d.runBound(b, bind, launcher, runPasses))
+	out := d.out
+	if d.parts != nil { // the key and bound matter only to a split trace's parts
+		out = d.batchIn(partKey(b, root, launcher), d.runBound(b, bind, launcher, runPasses), nil, false)
+	}
 	covered, drawnSegments := &d.covered, &d.drawnSegments
 	covered.reset()
 	drawnSegments.reset()

@@ -14,7 +14,7 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// slice drawer hands slices to the trace writer and accounts for each in the
+// sliceDrawer hands slices to the trace writer and accounts for each in the
 // account: a span's slice is drawn, or counted under the reason it is not —
 // also when the writer refuses or moves it later (refused, overflowed).
 // Every stage that draws draws through it.
@@ -41,8 +41,8 @@ type sliceDrawer struct {
 	// walls are the wall-clock snapshots the trace holds (wallClocks),
 	// for each part's writer.
 	walls [][2]int64
-	// pending device slices counts the device slices in their devices' summaries once
-	// written (flush).
+	// pendingDevice counts the device slices in their devices' summaries
+	// once written (flush).
 	pendingDevice *pendingDevice
 	// about is what each trace written says of itself; a part says it as
 	// it is written out. firstHanded is the earliest start of a slice
@@ -73,7 +73,7 @@ func (cv *sliceDrawer) batch(key int64, bound int) sink {
 	return cv.batchIn(key, bound, nil, false)
 }
 
-// unitIn begins a batch of a split trace in part to (promised: to holds
+// batchIn begins a batch of a split trace in part to (promised: to holds
 // room for it) while that part is open and has room; else as batch.
 func (cv *sliceDrawer) batchIn(key int64, bound int, to *part, promised bool) sink {
 	cv.parts.writeOut()

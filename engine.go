@@ -45,7 +45,7 @@ type converter struct {
 	arrows       arrowAccount
 	now          int64 // the latest end of a host span so far
 
-	// counters draws the counter tracks (draw_counters.go).
+	// counters draws the counter tracks (internal/counters).
 	counters    *counters.Set
 	counterSite *counterAccount // what the counters count in
 
@@ -265,8 +265,8 @@ func (c *converter) drain() {
 	c.counters.Drain()
 }
 
-// drawNode draws a node span the hand-offs lets go of, with its flows
-// and those the remote plan gives it (Site).
+// DrawNode draws a node span the hand-offs let go of, with its flows
+// and those the remote plan gives it (handoffs.Site).
 func (c *converter) DrawNode(n *handoffs.NodeSpan) {
 	cv := c.sliceDrawer
 	sp := &n.Span
@@ -313,14 +313,12 @@ func (c *converter) Unlinked(kind handoffs.Kind, why handoffs.Why) {
 // arrows across parts.
 func (c *converter) nodeBatch(n *handoffs.NodeSpan, flows, endFlows []perfetto.FlowID) sink {
 	cv := c.sliceDrawer
-	p := cv.parts.promises[n]
-	delete(cv.parts.promises, n) // drawn now
-	if p != nil && p.promised > 0 && !p.done {
+	if p := cv.parts.promisedTo(n); p != nil {
 		return cv.batchIn(n.PartKey(), 1, p, true)
 	}
 	waiting := 0
 	for _, d := range c.flows.LinkedNow {
-		if cv.parts.promises[d] == nil {
+		if d.Part == 0 {
 			waiting++
 		}
 	}

@@ -34,6 +34,9 @@ type NodeSpan struct {
 	launchKey launchKey
 	next      [2]*NodeSpan
 	store     held.Store // span's attributes
+	// Part is the number of the part of a split trace that holds room for
+	// the span (0: none). The site sets it; it is cleared with the span.
+	Part int
 }
 
 // nodeList is a list of waiting node spans in arrival order, linked
