@@ -15,7 +15,7 @@ import (
 // counts them, and the steps without a partner.
 
 // compareSummary returns the summary of the comparison p of the logs
-// named names, for drawing to count in (delta, unpaired).
+// named names, for drawing to count in (Delta, Unpaired).
 func compareSummary(p *compareplan.Plan, names []string) *CompareSummary {
 	s := &CompareSummary{BaseInputs: names[:p.BaseLogs:p.BaseLogs], MeasureInputs: names[p.BaseLogs:], Aligned: p.Aligned.String(),
 		BaseHid: p.BaseHid, MeasureHid: p.MeasureHid, BaseSteps: p.BaseSteps, MeasureSteps: p.MeasureSteps, BaseStart: p.BaseStart,

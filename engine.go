@@ -153,7 +153,6 @@ func (c *converter) start(w io.Writer, shift bool) {
 	cv.remote, cv.hosts = c.remote, hostSummaries(c.remote, c.names, c.cfg.transport)
 	scan := c.survey.scan
 	cv.scan = scan
-	c.counters.Scan = scan
 	if w := c.cfg.window; w != nil {
 		cv.window = timeWindow{on: true, noStart: w.NoStart, noEnd: w.NoEnd}
 		first := c.firstSlice()
@@ -293,8 +292,10 @@ func (c *converter) Link(id perfetto.FlowID, kind handoffs.Kind) {
 }
 
 func (c *converter) Unlinked(kind handoffs.Kind, why handoffs.Why) {
-	reason := ReasonDispatchNoSubmit
+	var reason Reason
 	switch why {
+	case handoffs.NoSubmit:
+		reason = ReasonDispatchNoSubmit
 	case handoffs.Unended:
 		reason = handoffFlows[kind].unended()
 	case handoffs.NoTrack:

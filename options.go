@@ -50,7 +50,7 @@ type config struct {
 	split       *split
 	steps       func(*analysis.Step) // WithSteps
 
-	// Remote workers (remote.go).
+	// Remote workers (WithTransport, WithRemoteWorker, WithHostClock).
 	transport     Transport
 	remoteWorkers map[string]int64
 	hostFit       []reduce.HostFitOption

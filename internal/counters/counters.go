@@ -17,7 +17,6 @@ type Set struct {
 	W       *perfetto.Writer // where the counters are drawn, and the tracks declared on it
 	Tracks  *tracks.TrackSet
 	site    Site
-	Scan    *firstpass.ScanResult
 	horizon int64
 	// maxEvents bounds the runs in flight's events held: past it the
 	// oldest are written (as the run collector hands over its oldest run
@@ -33,8 +32,8 @@ type Set struct {
 	// pid); every event before written is written.
 	events  []flightEvent
 	written int64
-	// cmp is a comparison's plan: its decode callables share a y-axis,
-	// and its rank pairs have a delta counter (draw_counter_deltas.go).
+	// Cmp is a comparison's plan: its decode callables share a y-axis,
+	// and its rank pairs have a delta counter (deltas.go).
 	Cmp    *compareplan.Plan
 	Deltas []DeltaTrack // by rank pair
 }
@@ -95,7 +94,7 @@ func New(site Site, horizon int64, maxEvents int) *Set {
 		runs: map[firstpass.CallableKey]int{}, walls: map[deviceKey]perfetto.Track{}, flight: map[int32]inFlight{}}
 }
 
-// runDuration writes the duration of a drawn run's root at its start on
+// RunDuration writes the duration of a drawn run's root at its start on
 // its callable's track, and counts the run (also one outside the window,
 // so that a window draws the values the whole trace has in it).
 func (cs *Set) RunDuration(root *held.Span) {
@@ -114,7 +113,7 @@ func (cs *Set) RunDuration(root *held.Span) {
 	c.start, c.end, c.at = root.TS, root.End(), root.At // what endRunOnce needs of a run once
 	if !cs.site.Outside(root.TS, 0) {
 		cs.callableValue(c, root.At, root.TS, root.Dur)
-		if ty, ok := cs.Scan.TypicalRuns[k]; ok && ty.Runs > 1 {
+		if ty, ok := cs.Tracks.Scan.TypicalRuns[k]; ok && ty.Runs > 1 {
 			cs.overMedianValue(c, root.At, root.TS, root.Dur-ty.Median)
 		}
 	}
@@ -129,9 +128,9 @@ func (cs *Set) RunDuration(root *held.Span) {
 // are a flat line; around the median they fill the track.
 func (cs *Set) overMedianValue(c *callableCounter, at held.Pos, ts, v int64) {
 	if c.overMedian.IsZero() {
-		name := OverMedian.name(hexString(c.hid))
+		name := OverMedian.name(strconv.FormatUint(c.hid, 16))
 		c.overMedian, _ = cs.newTrack(c.pid, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs, YAxisShareKey: name,
-			Description: "how much longer (above 0) or shorter than its callable's median each invocation of callable hid 0x" + hexString(c.hid) +
+			Description: "how much longer (above 0) or shorter than its callable's median each invocation of callable hid 0x" + strconv.FormatUint(c.hid, 16) +
 				" ran (chip.run), at its start; the median is of every run of the callable in its process, within 1/128 (see the anomalies track's slow runs)"})
 	}
 	cs.value(c.overMedian, !c.overMedian.IsZero(), at, ts, v)
@@ -140,13 +139,13 @@ func (cs *Set) overMedianValue(c *callableCounter, at held.Pos, ts, v int64) {
 // callableValue writes v at ts on c's track, made on its first value.
 func (cs *Set) callableValue(c *callableCounter, at held.Pos, ts, v int64) {
 	if c.track.IsZero() {
-		name := StepTime.name(hexString(c.hid))
+		name := StepTime.name(strconv.FormatUint(c.hid, 16))
 		axis := name
 		if cs.Cmp.IsDecode(c.pid, c.hid) { // both sides' decode callables, whatever their hids
 			axis = decodeAxis
 		}
 		c.track, _ = cs.newTrack(c.pid, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs, YAxisShareKey: axis,
-			Description: "the duration of each invocation of callable hid 0x" + hexString(c.hid) + " (its root span, chip.run), at its start: " +
+			Description: "the duration of each invocation of callable hid 0x" + strconv.FormatUint(c.hid, 16) + " (its root span, chip.run), at its start: " +
 				"the TPOT table's values, on one y-axis in every process (Display → Min/Max in the track's menu spreads them over the track); " +
 				"a callable run once has a second value, 0, at its run's end"})
 	}
@@ -164,7 +163,7 @@ func (cs *Set) endRunOnce() {
 	}
 }
 
-// deviceWall writes the placed duration of a drawn device_wall at its
+// DeviceWall writes the placed duration of a drawn device_wall at its
 // placed start on its device's track.
 func (cs *Set) DeviceWall(pid int32, dev int32, at held.Pos, ts, dur int64) {
 	if cs == nil || cs.site.Outside(ts, 0) {
@@ -173,7 +172,7 @@ func (cs *Set) DeviceWall(pid int32, dev int32, at held.Pos, ts, dur int64) {
 	k := deviceKey{pid, dev}
 	t, ok := cs.walls[k]
 	if !ok {
-		d := itoa(int64(dev))
+		d := strconv.FormatInt(int64(dev), 10)
 		if dev == tracks.NoDevice {
 			d = "(unnamed)"
 		}
@@ -205,11 +204,11 @@ func (cs *Set) value(t perfetto.Track, ok bool, at held.Pos, ts, v int64) {
 	cs.W.Counter(t, ts, v)
 }
 
-// root takes a root span read at at, [ts, end) in process pid, now being
+// Root takes a root span read at at, [ts, end) in process pid, now being
 // the log's time: its events are held, and those that are final written.
 func (cs *Set) Root(pid int32, ts, end int64, at held.Pos, now int64) {
 	if ts < cs.written {
-		cs.site.NotDrawn(Late, at, "pid="+itoa(int64(pid))+" ts="+itoa(ts)+", before "+itoa(cs.written)+", written already", true)
+		cs.site.NotDrawn(Late, at, "pid="+strconv.FormatInt(int64(pid), 10)+" ts="+strconv.FormatInt(ts, 10)+", before "+strconv.FormatInt(cs.written, 10)+", written already", true)
 		return
 	}
 	cs.push(flightEvent{ts, pid, 1})
@@ -229,7 +228,7 @@ func (cs *Set) Root(pid int32, ts, end int64, at held.Pos, now int64) {
 	}
 }
 
-// drain writes every event held, and the end of each callable run once,
+// Drain writes every event held, and the end of each callable run once,
 // once every root has been read.
 func (cs *Set) Drain() {
 	cs.endRunOnce()
@@ -327,7 +326,3 @@ func (cs *Set) pop() flightEvent {
 	cs.events = h
 	return top
 }
-
-func hexString(v uint64) string { return strconv.FormatUint(v, 16) }
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }

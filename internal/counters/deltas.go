@@ -1,6 +1,8 @@
 package counters
 
 import (
+	"strconv"
+
 	"github.com/phasetrace/phasetrace/internal/compareplan"
 	"github.com/phasetrace/phasetrace/internal/firstpass"
 	"github.com/phasetrace/phasetrace/internal/held"
@@ -10,7 +12,7 @@ import (
 // decodeAxis is the y-axis both sides' decode callables share.
 const decodeAxis = "chip.run ns · decode"
 
-// deltaTrack is a rank pair's delta counter track, made on its first
+// DeltaTrack is a rank pair's delta counter track, made on its first
 // value.
 type DeltaTrack struct {
 	track    perfetto.Track
@@ -43,7 +45,7 @@ func (cs *Set) delta(d compareplan.Delta) {
 		name := DecodeDelta.name("") // one y-axis for every pair
 		t.track, t.ok = cs.newTrack(cs.Cmp.Pairs[d.Pair].Measure, perfetto.CounterSpec{Name: name, Unit: perfetto.UnitTimeNs, YAxisShareKey: name,
 			Description: "at the start of each decode step of this process, its chip.run duration minus that of the same step (counted from the first) " +
-				"of base pid " + itoa(int64(cs.Cmp.Pairs[d.Pair].BaseOS)) + ": measure − base, exact ns"})
+				"of base pid " + strconv.FormatInt(int64(cs.Cmp.Pairs[d.Pair].BaseOS), 10) + ": measure − base, exact ns"})
 	}
 	cs.value(t.track, t.ok, d.At, d.TS, d.Value)
 	if t.ok {

@@ -49,6 +49,6 @@ func (k Kind) name(v string) string {
 	return r.Prefix + v + r.Suffix
 }
 
-// docName is the kind's name as documents write it ("device N
+// DocName is the kind's name as documents write it ("device N
 // device_wall ns").
 func (k Kind) DocName() string { return k.name(Table[k].Slot) }

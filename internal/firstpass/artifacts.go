@@ -4,7 +4,7 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// loadedCalibration is a calibration artifact read before the second pass.
+// LoadedCalibration is a calibration artifact read before the second pass.
 type LoadedCalibration struct {
 	Pid     int32
 	Dev     int64
@@ -12,7 +12,7 @@ type LoadedCalibration struct {
 	Summary int // index in Summary.Artifacts
 }
 
-// phasePass learns from a pass of host_phase_records what the second
+// PhasePass learns from a pass of host_phase_records what the second
 // pass needs before its run is drawn: that its process has passes, and
 // which of its threads recorded orchestrator operations.
 func (s *ScanResult) PhasePass(p *strace.PhasePass) {

@@ -10,7 +10,7 @@ import (
 // runs, from which each side's decode callable and its first step are
 // found.
 
-// compareScan is, per log, per callable, its chip.run roots: how many,
+// CompareScan is, per log, per callable, its chip.run roots: how many,
 // the earliest start and the processes that ran them. It holds at most
 // maxCallables callables a log and as many processes a callable.
 type CompareScan struct {
@@ -66,7 +66,7 @@ type sideRuns struct {
 	Pids        map[int32]bool // the processes that ran the decode callable
 }
 
-// sideRuns sums the callables of the logs inputs, each log's times moved
+// SideRuns sums the callables of the logs inputs, each log's times moved
 // by shift[i].
 func (cs *CompareScan) SideRuns(inputs []int, shift []int64) sideRuns {
 	counts := map[uint64]int64{}
@@ -106,7 +106,7 @@ func (cs *CompareScan) SideRuns(inputs []int, shift []int64) sideRuns {
 	return sr
 }
 
-// A side is a log's side in a comparison (0: not a comparison's).
+// A Side is a log's side in a comparison (0: not a comparison's).
 type Side uint8
 
 const (

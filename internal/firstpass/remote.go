@@ -11,7 +11,7 @@ import (
 // The first pass of remote placement: what the logs say of remote tasks
 // and runs, which machine each log is from, and the pids they share.
 
-// remoteScan is what the first pass keeps for remote placement: per log its
+// RemoteScan is what the first pass keeps for remote placement: per log its
 // daemon banner and pids, the dispatching side's remote tasks and the
 // remote daemons' runs. It grows with the tasks and runs, by a few words
 // each.
@@ -76,7 +76,7 @@ func (r *RemoteScan) Grow(input int) {
 	}
 }
 
-// extent returns the earliest start and the latest end of the host spans
+// Extent returns the earliest start and the latest end of the host spans
 // of log input the first pass read, and whether it read any.
 func (r *RemoteScan) Extent(input int) (lo, hi int64, ok bool) {
 	if input >= len(r.Lo) || r.Lo[input] > r.Hi[input] {
@@ -85,7 +85,7 @@ func (r *RemoteScan) Extent(input int) (lo, hi int64, ok bool) {
 	return r.Lo[input], r.Hi[input], true
 }
 
-// fits reports whether shift keeps every host span of log input that the
+// Fits reports whether shift keeps every host span of log input that the
 // first pass read inside the trace's time range.
 func (r *RemoteScan) Fits(input int, shift int64) bool {
 	lo, hi, ok := r.Extent(input)
@@ -118,7 +118,7 @@ func (r *RemoteScan) Pid(input int, pid int32) {
 	m[pid] = true
 }
 
-// span keeps what a node span says of remote tasks and runs.
+// Span keeps what a node span says of remote tasks and runs.
 func (r *RemoteScan) Span(input int, sp *strace.Span) {
 	r.Pid(input, sp.Pid)
 	if !sp.IsDevice() && Drawable(sp) {
@@ -176,14 +176,14 @@ func (r *RemoteScan) Span(input int, sp *strace.Span) {
 	}
 }
 
-// drawable reports whether a host span's interval is one the converter
+// Drawable reports whether a host span's interval is one the converter
 // draws (checkSpan).
 func Drawable(sp *strace.Span) bool {
 	fault, _ := CheckSpan(sp, false)
 	return fault == SpanSound
 }
 
-// reference returns the log whose host is the axis: the one that sent
+// Reference returns the log whose host is the axis: the one that sent
 // remote tasks, else -1.
 func (r *RemoteScan) Reference() int {
 	ref := -1
@@ -195,7 +195,7 @@ func (r *RemoteScan) Reference() int {
 	return ref
 }
 
-// remapPids gives a record's pid its trace pid.
+// RemapPids gives a record's pid its trace pid.
 func RemapPids(rec *strace.Record, m map[int32]int32) {
 	switch rec.Kind {
 	case strace.KindSpan:

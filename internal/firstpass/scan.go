@@ -77,7 +77,7 @@ type ProcInfo struct {
 	// comparison's).
 	Side Side
 
-	SortIndex int32 // its place among the processes (trackSet.declare), from 1
+	SortIndex int32 // its place among the processes (tracks.TrackSet.Declare), from 1
 }
 
 type ScanResult struct {
@@ -146,7 +146,7 @@ type ScanResult struct {
 	Stamps []string
 }
 
-// callableKey names a callable of a process: its pid and its hid.
+// CallableKey names a callable of a process: its pid and its hid.
 type CallableKey struct {
 	Pid int32
 	Hid uint64
@@ -228,7 +228,7 @@ func (s *ScanResult) Proc(pid int32) *ProcInfo {
 	return p
 }
 
-// scanLog reads one log for the first pass, leaving out the lines of skip,
+// ScanLog reads one log for the first pass, leaving out the lines of skip,
 // and returns its captures. The log is read, and cut into captures, on
 // this goroutine; its chunks of whole lines are parsed on others, as many
 // as there are processors (up to maxChunkParsers), and what they found is
@@ -358,7 +358,7 @@ func firstPassSpan(depth int32, name string) bool {
 	return f == strace.FamilyNode || f == strace.FamilyExt
 }
 
-// scanRecord keeps a clock anchor.
+// ScanRecord keeps a clock anchor.
 func (s *ScanResult) ScanRecord(rec *strace.Record) {
 	switch rec.Kind {
 	case strace.KindWallAnchor:
@@ -395,7 +395,7 @@ type joinedAnchor struct {
 	Pos strace.Pos
 }
 
-// first keeps the earliest start of log input's host spans.
+// First keeps the earliest start of log input's host spans.
 func (s *ScanResult) First(input int, sp *strace.Span) {
 	if sp.IsDevice() {
 		return
@@ -538,7 +538,7 @@ func setAdd(m *map[string]bool, k string) {
 	}
 }
 
-// decide fixes each thread's lane split: a thread is split into one lane
+// Decide fixes each thread's lane split: a thread is split into one lane
 // per pipeline slot when its runs overlap, every run names its slot, there
 // are at least two slots and runs sharing a slot never overlap. Otherwise it
 // keeps its real tid (a thread that ran sequentially is never fragmented).
@@ -585,7 +585,7 @@ func (t *threadInfo) ThreadName(records bool) string {
 	return "tid " + strconv.FormatInt(t.key.Tid, 10)
 }
 
-// label names a process as the runtime's users know it.
+// Label names a process as the runtime's users know it.
 func (p *ProcInfo) Label() string {
 	pid := strconv.FormatInt(int64(p.Pid), 10)
 	if p.OsPid != 0 {
@@ -611,7 +611,7 @@ func (p *ProcInfo) Label() string {
 	return side + "simpler chip child (pid=" + pid + ")"
 }
 
-// rank orders processes: scheduler parents (node) first, then chip
+// Rank orders processes: scheduler parents (node) first, then chip
 // children, then external producers, each by pid.
 func (p *ProcInfo) Rank() int {
 	switch {
@@ -639,7 +639,7 @@ func JoinSorted(set map[string]bool, sep string) string {
 	return out
 }
 
-// hostGap is how far apart two logs' CLOCK_MONOTONIC origins must be, as
+// HostGap is how far apart two logs' CLOCK_MONOTONIC origins must be, as
 // their wall-clock anchors tell, to be taken for different hosts (on one
 // host they agree to within clock adjustments).
 const HostGap = int64(1_000_000_000)
@@ -656,7 +656,7 @@ const (
 	SpanTSDurOverflow
 )
 
-// checkSpan says why a span cannot be drawn, with the numbers that show it.
+// CheckSpan says why a span cannot be drawn, with the numbers that show it.
 func CheckSpan(sp *strace.Span, dev bool) (fault spanFault, detail string) {
 	switch {
 	case sp.Dur < 0:
@@ -669,7 +669,7 @@ func CheckSpan(sp *strace.Span, dev bool) (fault spanFault, detail string) {
 	return SpanSound, ""
 }
 
-// invKey names a run: a process and its invocation id.
+// InvKey names a run: a process and its invocation id.
 type InvKey struct {
 	Pid int32
 	Inv uint64

@@ -8,7 +8,7 @@ import (
 	"github.com/phasetrace/phasetrace/strace"
 )
 
-// wallTolerance is how far apart two wall-clock anchors' offsets (wall −
+// WallTolerance is how far apart two wall-clock anchors' offsets (wall −
 // mono) may be and still describe one clock: NTP slews the wall clock by far
 // less; a larger gap means a clock that was set, or a log from another boot.
 const WallTolerance = HostGap
@@ -22,10 +22,10 @@ const WallTolerance = HostGap
 // The wall-clock anchors set aside are counted under ReasonWallDisagrees,
 // ReasonWallBefore1970 and ReasonWallOffAxis (reasons.go).
 
-// wallOffset is an anchor's wall − mono, saturated at the int64 range.
+// WallOffset is an anchor's wall − mono, saturated at the int64 range.
 func WallOffset(a *strace.WallAnchor) int64 { return SatSub(a.WallNS, a.MonoNS) }
 
-// satSub returns a − b, saturated at the int64 range, so that a difference
+// SatSub returns a − b, saturated at the int64 range, so that a difference
 // the summary prints never wraps around.
 func SatSub(a, b int64) int64 {
 	d := a - b
@@ -38,7 +38,7 @@ func SatSub(a, b int64) int64 {
 	return d
 }
 
-// satAdd returns a + b, saturated at the int64 range.
+// SatAdd returns a + b, saturated at the int64 range.
 func SatAdd(a, b int64) int64 {
 	s := a + b
 	switch {
@@ -50,7 +50,7 @@ func SatAdd(a, b int64) int64 {
 	return s
 }
 
-// agreeing returns the index into offs of the offset that the most others
+// Agreeing returns the index into offs of the offset that the most others
 // lie within tol of (itself included), the earliest of those that tie: the
 // centre of the largest set of anchors that agree. It returns -1 for no
 // offsets. Time O(n log n).
@@ -78,14 +78,14 @@ func Agreeing(offs []int64, tol int64) int {
 	return best
 }
 
-// wallAgrees reports whether offset o agrees with the reference offset ref,
+// WallAgrees reports whether offset o agrees with the reference offset ref,
 // and by how much it differs (saturated).
 func WallAgrees(o, ref int64) (int64, bool) {
 	d := SatSub(o, ref)
 	return d, d >= -WallTolerance && d <= WallTolerance
 }
 
-// logWalls sets each log's wall-clock anchor (firstWall), the one its
+// LogWalls sets each log's wall-clock anchor (firstWall), the one its
 // clock is compared by, to the centre of the largest set of its anchors
 // that agree (agreeing), the earliest in the log of sets as large: a
 // log's first anchor is not trusted for being first.

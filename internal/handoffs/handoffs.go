@@ -24,7 +24,7 @@ type NodeSpan struct {
 	// from is the start of the submit a dispatch is linked to (linked).
 	from  int64
 	Flows []perfetto.FlowID
-	// endFlows end at the span.
+	// EndFlows end at the span.
 	EndFlows []perfetto.FlowID
 	ids      [2]perfetto.FlowID // room for the flows of a hand-off's usual one arrow
 	// The lists of its key and of its launch key (nil: none), and its
@@ -90,8 +90,8 @@ type Queue struct {
 	attrRoom  []strace.Attr // room for new node spans' attributes
 	keyPool   pool[keyLists]
 	listPool  pool[nodeList]
-	runFlow   [1]perfetto.FlowID // linkRun's result, valid until its next call
-	// linkedNow are the dispatches a submit being drawn has just been
+	runFlow   [1]perfetto.FlowID // LinkRun's result, valid until its next call
+	// LinkedNow are the dispatches a submit being drawn has just been
 	// linked to, while draw draws it.
 	LinkedNow []*NodeSpan
 }
@@ -99,21 +99,21 @@ type Queue struct {
 // A Site is where the hand-offs' spans are drawn: the conversion
 // (*converter), or a test's stand-in.
 type Site interface {
-	// drawable reports whether a thread has a track to be drawn on.
+	// Drawable reports whether a thread has a track to be drawn on.
 	Drawable(pid int32, tid int64) bool
-	// outside reports whether a slice is outside WithWindow's window.
+	// Outside reports whether a slice is outside WithWindow's window.
 	Outside(ts, dur int64) bool
-	// sameHost reports whether two pids ran on one machine.
+	// SameHost reports whether two pids ran on one machine.
 	SameHost(a, b int32) bool
-	// drawNode draws a node span the hand-offs let go of, with its flows.
+	// DrawNode draws a node span the hand-offs let go of, with its flows.
 	DrawNode(n *NodeSpan)
-	// link makes arrow id of a kind; unlinked counts a hand-off drawn
+	// Link makes arrow id of a kind; Unlinked counts a hand-off drawn
 	// without its arrow, and why.
 	Link(id perfetto.FlowID, kind Kind)
 	Unlinked(kind Kind, why Why)
 }
 
-// A handoffKind is the kind of arrow the hand-offs make.
+// A Kind is the kind of arrow the hand-offs make.
 type Kind uint8
 
 const (
@@ -121,7 +121,7 @@ const (
 	DispatchToRun                // node.dispatch → chip.run
 )
 
-// An unlinkedWhy says why a hand-off is drawn without its arrow.
+// A Why says why a hand-off is drawn without its arrow.
 type Why uint8
 
 const (
@@ -295,7 +295,7 @@ func (h *handOffAttrs) flowKey(pid int32) (flowKey, bool) {
 	return flowKey{pid: pid, runID: h.run.Int, slot: slot.Int, hasSlot: true}, true
 }
 
-// linkRun draws an arrow from best, the node.dispatch that launched the
+// LinkRun draws an arrow from best, the node.dispatch that launched the
 // run whose root is root (launcher; nil: none), to the root, and returns
 // the flow ids that end at the root (valid until the next call). A root
 // that is not drawn (drawn false) gets no arrow, nor does one in a part
@@ -323,7 +323,7 @@ func (f *Queue) LinkRun(root *strace.Span, best *NodeSpan, drawn, cut bool) []pe
 	return f.runFlow[:]
 }
 
-// launcher is the waiting node.dispatch that launched the run whose root
+// Launcher is the waiting node.dispatch that launched the run whose root
 // is root (nil: none): the latest of its run_id and dispatch_id, of
 // another process on the same machine, that starts before the root.
 func (f *Queue) Launcher(root *strace.Span) *NodeSpan {
@@ -348,14 +348,14 @@ func (f *Queue) Launcher(root *strace.Span) *NodeSpan {
 	return best
 }
 
-// id returns a fresh flow id: ids count up, so no two hand-offs share one
+// NextID returns a fresh flow id: ids count up, so no two hand-offs share one
 // whatever their spans hold.
 func (f *Queue) NextID() perfetto.FlowID {
 	f.nextID++
 	return f.nextID
 }
 
-// drain draws the node spans the log has moved the horizon past (all of
+// Drain draws the node spans the log has moved the horizon past (all of
 // them at the end of the log), in arrival order. now is the latest host
 // time the log has reached.
 func (f *Queue) Drain(now int64, all bool) {
@@ -412,7 +412,7 @@ func (f *Queue) release(s *NodeSpan) {
 	f.LinkedNow = f.LinkedNow[:0]
 }
 
-// partKey is the start a node span goes by in a split trace (WithSplit),
+// PartKey is the start a node span goes by in a split trace (WithSplit),
 // the same for every span of its hand-off, so that they are drawn in one
 // part: its submit's start — a dispatch's linked or best matched submit's,
 // else its own.

@@ -10,7 +10,7 @@
 // has let go of what the store held. A run's spans, waiting for their
 // root, are the recent spans' copies, shared (RecentSpans.Admit): a run
 // copies them into a store of its own only before the ring lets go of
-// them (runCollector.copyOut). The canonical strings (names, keys, short text
+// them (the root's runCollector.CopyOut). The canonical strings (names, keys, short text
 // values) are shared: they stay valid for good, and the trace writer may
 // remember them by address.
 package held

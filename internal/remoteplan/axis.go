@@ -121,7 +121,8 @@ func (p *Plan) WallOffAxis(pid int32) bool {
 // SameHost reports whether a node.dispatch of process a may have launched
 // a chip run of process b: a remote daemon launches runs on its own
 // machine only, and no other machine's dispatch launches them there.
-// (Machines placed by their wall clocks keep the old rule: any.)
+// Where neither machine is placed by its tasks (a wall clock or none), any
+// dispatch may have launched the run.
 func (p *Plan) SameHost(a, b int32) bool {
 	ha, hb := p.host(a), p.host(b)
 	causal := ha != nil && ha.Fit != nil || hb != nil && hb.Fit != nil

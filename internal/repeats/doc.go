@@ -18,7 +18,7 @@
 //     lines of the capture it repeats, and not drawn; the spans the later
 //     capture holds on its own (changed, added) are drawn.
 //   - Records. A span equal in (pid, tid, inv, name, ts, dur) to one of
-//     the last dedupWindow (4096) spans is counted as a duplicate and not
+//     the last RecentSpanCount (4096) spans is counted as a duplicate and not
 //     drawn again.
 //
 // Repeats that are none of these (a capture that repeats only part of an

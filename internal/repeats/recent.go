@@ -46,7 +46,7 @@ type RecentSpans struct {
 	holder SharedHolder
 }
 
-// A link's fields (see recentSpans).
+// A link's fields (see RecentSpans).
 const (
 	linkSeqBits = 20
 	linkTagBits = 32 - linkSeqBits
@@ -91,11 +91,11 @@ func NewRecentSpans(b SharedHolder) *RecentSpans {
 // products are independent, so they overlap in the processor.
 func spanHash(sp *strace.Span) uint64 {
 	first, last := nameWords(sp.Name)
-	a := MulFold(uint64(uint32(sp.Pid))^HashK0, uint64(sp.Tid)^HashK1)
-	b := MulFold(sp.Inv^HashK2, uint64(len(sp.Name))^HashK3)
-	c := MulFold(uint64(sp.TS)^HashK1, uint64(sp.Dur)^HashK0)
-	d := MulFold(first^HashK3, last^HashK2)
-	return MulFold(a^c^HashK0, b^d^HashK1)
+	a := mulFold(uint64(uint32(sp.Pid))^hashK0, uint64(sp.Tid)^hashK1)
+	b := mulFold(sp.Inv^hashK2, uint64(len(sp.Name))^hashK3)
+	c := mulFold(uint64(sp.TS)^hashK1, uint64(sp.Dur)^hashK0)
+	d := mulFold(first^hashK3, last^hashK2)
+	return mulFold(a^c^hashK0, b^d^hashK1)
 }
 
 // nameWords returns a name's first and last eight bytes (fewer, zero
@@ -176,10 +176,10 @@ func sameKey(a, b *strace.Span) bool {
 	return a.Pid == b.Pid && a.Tid == b.Tid && a.Inv == b.Inv && a.TS == b.TS && a.Dur == b.Dur && a.Name == b.Name
 }
 
-// recentKeysLen is how many record keys a recentKeys remembers.
+// recentKeysLen is how many record keys a RecentKeys remembers.
 const recentKeysLen = 4096
 
-// recentKeys remembers the keys (recordKey) of the last recentKeysLen
+// RecentKeys remembers the keys (recordKey) of the last recentKeysLen
 // records given to it, so that a record given again close to its first —
 // a log given twice is read together with its copy, record by record in
 // the order they were written — is known as a repeat.
@@ -189,7 +189,7 @@ type RecentKeys struct {
 	in   map[uint64]int32 // how many times each key is in ring
 }
 
-// repeated reports whether key is among the last keys given, and
+// Repeated reports whether key is among the last keys given, and
 // remembers it when it is not.
 func (r *RecentKeys) Repeated(key uint64) bool {
 	if r.in[key] > 0 {

@@ -23,7 +23,7 @@ const (
 	maxPartners = 4
 )
 
-// capture is a run of a log's lines whose write time never runs backwards
+// Capture is a run of a log's lines whose write time never runs backwards
 // by more than the cutter's gap.
 type Capture struct {
 	First, Last int64 // physical lines, 1-based, inclusive
@@ -31,7 +31,7 @@ type Capture struct {
 	Sum         uint64
 }
 
-// captureCutter cuts a log into captures as its lines go by. It is given
+// CaptureCutter cuts a log into captures as its lines go by. It is given
 // the log's bytes in runs as long as its reader likes (write), told of the
 // lines that start a new capture (startsCapture, then cut), and hashes each
 // capture's bytes in as few calls as there are runs.
@@ -45,7 +45,7 @@ type CaptureCutter struct {
 	caps    []Capture
 }
 
-// newCaptureCutter returns a cutter that starts a capture where the write
+// NewCaptureCutter returns a cutter that starts a capture where the write
 // time runs backwards by more than gap.
 func NewCaptureCutter(seed maphash.Seed, gap int64) *CaptureCutter {
 	c := &CaptureCutter{gap: gap}
@@ -56,7 +56,7 @@ func NewCaptureCutter(seed maphash.Seed, gap int64) *CaptureCutter {
 
 var monoMark = []byte("[mono_ns=")
 
-// startsCapture is told of the log prefix's mono_ns at the start of a line,
+// StartsCapture is told of the log prefix's mono_ns at the start of a line,
 // in log order. It reports whether a new capture starts with the line: the
 // caller then writes the bytes before the line and calls cut.
 func (c *CaptureCutter) StartsCapture(mono int64) bool {
@@ -70,7 +70,7 @@ func (c *CaptureCutter) StartsCapture(mono int64) bool {
 	return cut
 }
 
-// write adds the next bytes of the log to the current capture.
+// Write adds the next bytes of the log to the current capture.
 func (c *CaptureCutter) Write(b []byte) {
 	if len(b) == 0 {
 		return
@@ -80,7 +80,7 @@ func (c *CaptureCutter) Write(b []byte) {
 	c.open = b[len(b)-1] != '\n'
 }
 
-// cut closes the current capture before line (1-based), which starts the
+// Cut closes the current capture before line (1-based), which starts the
 // next one.
 func (c *CaptureCutter) Cut(line int64) {
 	c.close(line - 1)
@@ -99,7 +99,7 @@ func (c *CaptureCutter) close(last int64) {
 	c.h.Reset()
 }
 
-// finish closes the last capture, given the number of lines ended in the
+// Finish closes the last capture, given the number of lines ended in the
 // log, and returns them all.
 func (c *CaptureCutter) Finish(ended int64) []Capture {
 	last := ended
@@ -110,7 +110,7 @@ func (c *CaptureCutter) Finish(ended int64) []Capture {
 	return c.caps
 }
 
-// prefixMono reads the mono_ns of a log prefix at the start of a line.
+// PrefixMono reads the mono_ns of a log prefix at the start of a line.
 func PrefixMono(b []byte) (int64, bool) {
 	if len(b) < len(monoMark)+2 || string(b[:len(monoMark)]) != string(monoMark) {
 		return 0, false
@@ -126,13 +126,13 @@ func PrefixMono(b []byte) (int64, bool) {
 	return v, true
 }
 
-// repeat is a capture left out because it repeats an earlier one.
+// Repeat is a capture left out because it repeats an earlier one.
 type Repeat struct {
 	First, Last int64  // its lines
 	Of          string // what it repeats: "lines a–b of name"
 }
 
-// repeats finds, per log, the captures that repeat an earlier capture byte
+// Repeats finds, per log, the captures that repeat an earlier capture byte
 // for byte.
 func Repeats(names []string, caps [][]Capture) [][]Repeat {
 	type key struct{ bytes, sum uint64 }
@@ -156,7 +156,7 @@ func Repeats(names []string, caps [][]Capture) [][]Repeat {
 	return out
 }
 
-// repeatOf returns the repeat holding line, advancing *next through the
+// RepeatOf returns the repeat holding line, advancing *next through the
 // sorted list as the lines of a log go by in order.
 func RepeatOf(rs []Repeat, next *int, line int64) (Repeat, bool) {
 	for *next < len(rs) && rs[*next].Last < line {
@@ -170,14 +170,14 @@ func RepeatOf(rs []Repeat, next *int, line int64) (Repeat, bool) {
 
 // Odd constants the hash multiplies by (wyhash's).
 const (
-	HashK0 = 0xa0761d6478bd642f
-	HashK1 = 0xe7037ed1a0b428db
-	HashK2 = 0x8ebc6af09c88c6e3
-	HashK3 = 0x589965cc75374cc3
+	hashK0 = 0xa0761d6478bd642f
+	hashK1 = 0xe7037ed1a0b428db
+	hashK2 = 0x8ebc6af09c88c6e3
+	hashK3 = 0x589965cc75374cc3
 )
 
 // mulFold folds two words into one through their 128-bit product.
-func MulFold(a, b uint64) uint64 {
+func mulFold(a, b uint64) uint64 {
 	hi, lo := bits.Mul64(a, b)
 	return hi ^ lo
 }
@@ -230,17 +230,17 @@ func MulFold(a, b uint64) uint64 {
 // capture are not sketched: a log given twice is read together with its
 // copy, record by record in the order they were written, so twins come
 // together and the ring of recent spans finds the copy's spans, the last
-// bind phase lines' keys (recentKeys) the copy's bind phase lines, and the
+// bind phase lines' keys (RecentKeys) the copy's bind phase lines, and the
 // wall-clock anchors are taken once each; its device anchors, and what the
 // first pass learns from its runs, are taken as they come.
 
-// spanKey fingerprints a span's (pid, tid, inv, name, ts, dur). The same
+// SpanKey fingerprints a span's (pid, tid, inv, name, ts, dur). The same
 // key gives the same fingerprint in every conversion.
 func SpanKey(sp *strace.Span) uint64 {
-	a := MulFold(uint64(uint32(sp.Pid))^HashK0, uint64(sp.Tid)^HashK1)
-	b := MulFold(sp.Inv^HashK2, nameHash(sp.Name)^HashK3)
-	c := MulFold(uint64(sp.TS)^HashK1, uint64(sp.Dur)^HashK2)
-	return MulFold(a^c^HashK0, b^HashK1)
+	a := mulFold(uint64(uint32(sp.Pid))^hashK0, uint64(sp.Tid)^hashK1)
+	b := mulFold(sp.Inv^hashK2, nameHash(sp.Name)^hashK3)
+	c := mulFold(uint64(sp.TS)^hashK1, uint64(sp.Dur)^hashK2)
+	return mulFold(a^c^hashK0, b^hashK1)
 }
 
 // Tags that tell the keys of records of other kinds apart.
@@ -250,7 +250,7 @@ const (
 	keyDevice    = 0x64657669 << 32
 )
 
-// recordKey fingerprints what makes a record the same record again: a
+// RecordKey fingerprints what makes a record the same record again: a
 // span's key (spanKey); a bind phase line's phase, start, duration, source
 // tag and log thread; every field of a clock anchor. ok is false for the
 // other kinds, which are not compared.
@@ -260,37 +260,37 @@ func RecordKey(rec *strace.Record) (key uint64, ok bool) {
 		return SpanKey(&rec.Span), true
 	case strace.KindBindPhase:
 		b := &rec.BindPhase
-		a := MulFold(b.StartNS^HashK0, b.DurNS^HashK1)
-		c := MulFold(nameHash(b.Phase)^keyBindPhase, nameHash(b.Source)^rec.Prefix.Thread^HashK2)
-		return MulFold(a^HashK3, c^HashK0), true
+		a := mulFold(b.StartNS^hashK0, b.DurNS^hashK1)
+		c := mulFold(nameHash(b.Phase)^keyBindPhase, nameHash(b.Source)^rec.Prefix.Thread^hashK2)
+		return mulFold(a^hashK3, c^hashK0), true
 	case strace.KindWallAnchor:
 		w := &rec.WallAnchor
-		return MulFold(MulFold(uint64(uint32(w.Pid))^keyWall, uint64(w.MonoNS)^HashK1)^HashK2, uint64(w.WallNS)^HashK3), true
+		return mulFold(mulFold(uint64(uint32(w.Pid))^keyWall, uint64(w.MonoNS)^hashK1)^hashK2, uint64(w.WallNS)^hashK3), true
 	case strace.KindDeviceAnchor:
 		d := &rec.DeviceAnchor
-		a := MulFold(uint64(uint32(d.Pid))|uint64(uint32(d.Dev))<<32^keyDevice, uint64(d.Tid)^HashK1)
-		b := MulFold(uint64(d.HostNS)^HashK2, uint64(d.WindowNS)^HashK3)
-		c := MulFold(d.DevCyc^HashK0, d.DevFreq^HashK2)
-		return MulFold(a^c^HashK1, b^HashK0), true
+		a := mulFold(uint64(uint32(d.Pid))|uint64(uint32(d.Dev))<<32^keyDevice, uint64(d.Tid)^hashK1)
+		b := mulFold(uint64(d.HostNS)^hashK2, uint64(d.WindowNS)^hashK3)
+		c := mulFold(d.DevCyc^hashK0, d.DevFreq^hashK2)
+		return mulFold(a^c^hashK1, b^hashK0), true
 	}
 	return 0, false
 }
 
 // nameHash hashes every byte of a name.
 func nameHash(s string) uint64 {
-	h := uint64(len(s)) ^ HashK0
+	h := uint64(len(s)) ^ hashK0
 	for ; len(s) >= 8; s = s[8:] {
 		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 | uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-		h = MulFold(h^w^HashK1, HashK3)
+		h = mulFold(h^w^hashK1, hashK3)
 	}
 	var w uint64
 	for i := 0; i < len(s); i++ {
 		w |= uint64(s[i]) << (8 * i)
 	}
-	return MulFold(h^w^HashK2, HashK3)
+	return mulFold(h^w^hashK2, hashK3)
 }
 
-// sketch sums up a capture's span keys.
+// Sketch sums up a capture's span keys.
 type Sketch [sketchCells]sketchCell
 
 // sketchCell holds how many keys were added to it, and the exclusive or of
@@ -318,7 +318,7 @@ func cellOf(key uint64, j int) int {
 
 // keyCheck is a second fingerprint of a key: a cell holding one key, and
 // only it, holds the key's check.
-func keyCheck(key uint64) uint64 { return MulFold(key^HashK2, HashK3) }
+func keyCheck(key uint64) uint64 { return mulFold(key^hashK2, hashK3) }
 
 // extraKeys returns the keys that b holds more often than a, when the two
 // sketches' difference can be read back to its last key (ok); the keys a
@@ -357,7 +357,7 @@ func extraKeys(a, b *Sketch) (extra []uint64, ok bool) {
 	return extra, true
 }
 
-// nearRepeat is a capture compared with the earlier ones: its spans whose
+// NearRepeat is a capture compared with the earlier ones: its spans whose
 // keys an earlier one holds repeat that capture's.
 type NearRepeat struct {
 	first, last int64 // its lines
@@ -370,7 +370,7 @@ type nearOf struct {
 	extra []uint64 // the keys of the later capture it does not hold as often, sorted
 }
 
-// repeated returns the earlier capture whose record a record of key
+// Repeated returns the earlier capture whose record a record of key
 // repeats, if any.
 func (n *NearRepeat) Repeated(key uint64) (of string, ok bool) {
 	for i := range n.of {
@@ -381,7 +381,7 @@ func (n *NearRepeat) Repeated(key uint64) (of string, ok bool) {
 	return "", false
 }
 
-// nearRepeatOf returns the compared capture holding line, advancing *next
+// NearRepeatOf returns the compared capture holding line, advancing *next
 // through the sorted list as the lines of a log go by in order.
 func NearRepeatOf(ns []NearRepeat, next *int, line int64) *NearRepeat {
 	for *next < len(ns) && ns[*next].last < line {
@@ -393,7 +393,7 @@ func NearRepeatOf(ns []NearRepeat, next *int, line int64) *NearRepeat {
 	return nil
 }
 
-// sketched is a capture of a log with its sketch.
+// Sketched is a capture of a log with its sketch.
 type Sketched struct {
 	Log int
 	Capture
@@ -401,7 +401,7 @@ type Sketched struct {
 	keys int // the records added to it
 }
 
-// nearRepeats compares the sketched captures, each with the earlier ones,
+// NearRepeats compares the sketched captures, each with the earlier ones,
 // and returns per log its captures that repeat earlier ones in part (nil
 // when none does).
 func NearRepeats(names []string, caps []Sketched, logs int) [][]NearRepeat {
@@ -429,7 +429,7 @@ func NearRepeats(names []string, caps []Sketched, logs int) [][]NearRepeat {
 	return out
 }
 
-// repeatedCaptures is what the survey learns of captures that repeat
+// RepeatedCaptures is what the survey learns of captures that repeat
 // earlier ones: per log, its captures (until compared), the stretches
 // that repeat an earlier capture byte for byte (whole) and the captures
 // that repeat earlier ones in part (near).
@@ -440,7 +440,7 @@ type RepeatedCaptures struct {
 	Near  [][]NearRepeat
 }
 
-// sketchLog adds the keys of a log's records (recordKey) to the sketches
+// SketchLog adds the keys of a log's records (recordKey) to the sketches
 // of the captures holding them (sorted by line).
 func SketchLog(r io.Reader, name string, maxLine int, caps []Sketched) error {
 	rd := strace.NewReader(r, strace.WithName(name), strace.WithMaxLine(maxLine),

@@ -39,7 +39,7 @@ type devLaneMemo struct {
 	track perfetto.Track
 }
 
-// devMemo is how many device lanes the track set remembers: a run's
+// DevMemo is how many device lanes the track set remembers: a run's
 // phases, orch, sched, effective and a task slot or two, for the two or
 // three devices whose runs come in turn (the oldest remembered is
 // forgotten first, so too few would be forgotten before asked for again).
@@ -49,7 +49,7 @@ func NewTrackSet(w *perfetto.Writer, scan *firstpass.ScanResult) *TrackSet {
 	return &TrackSet{w: w, Scan: scan, Procs: map[int32]perfetto.Track{}, Lanes: map[LaneKey]perfetto.Track{}, DevLanes: map[DevLane]perfetto.Track{}}
 }
 
-// declare orders the processes (scheduler parents first, then chip
+// Declare orders the processes (scheduler parents first, then chip
 // children, then external producers, each by pid) and returns them in
 // that order. It writes no track: a process track is declared, with its
 // place in that order (SortIndex), when the first track under it is — a
@@ -79,7 +79,7 @@ func (tr *TrackSet) Declare() []*firstpass.ProcInfo {
 	return procs
 }
 
-// newTrack creates a track under the process pid with mk, declaring the
+// NewTrack creates a track under the process pid with mk, declaring the
 // process first if it is not yet. It creates nothing unless the track
 // limit leaves room for the process, if it is new, and need tracks (the
 // track, and for a device group the lane it is created for), so that no
@@ -104,7 +104,7 @@ func (tr *TrackSet) NewTrack(pid int32, need int, mk func(proc perfetto.Track) p
 	return t, !t.IsZero()
 }
 
-// threadTrack is the real-tid lane of a thread (the zero Track past the
+// Thread is the real-tid lane of a thread (the zero Track past the
 // track limit).
 func (tr *TrackSet) Thread(pid int32, tid int64) perfetto.Track {
 	k := LaneKey{Pid: pid, Tid: tid, Slot: -1}
@@ -127,7 +127,7 @@ func (tr *TrackSet) Thread(pid int32, tid int64) perfetto.Track {
 	return t
 }
 
-// mayHave reports whether thread (pid, tid) has its real-tid lane, or the
+// MayHave reports whether thread (pid, tid) has its real-tid lane, or the
 // track limit leaves room for it, without creating it.
 func (tr *TrackSet) MayHave(pid int32, tid int64) bool {
 	if _, ok := tr.Lanes[LaneKey{Pid: pid, Tid: tid, Slot: -1}]; ok {
@@ -140,7 +140,7 @@ func (tr *TrackSet) MayHave(pid int32, tid int64) bool {
 	return tr.w.TracksLeft() >= need
 }
 
-// laneKey names a lane: a thread's real-tid lane (slot -1) or one of its
+// LaneKey names a lane: a thread's real-tid lane (slot -1) or one of its
 // pipeline-slot lanes.
 type LaneKey struct {
 	Pid  int32
@@ -148,13 +148,9 @@ type LaneKey struct {
 	Slot int64
 }
 
-// laneTrack is the lane of a run on thread (pid, tid) holding pipeline slot
+// Lane is the lane of a run on thread (pid, tid) holding pipeline slot
 // slot, when the thread is split; else its real-tid lane.
 func (tr *TrackSet) Lane(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
-	return tr.newLane(pid, tid, slot, hasSlot)
-}
-
-func (tr *TrackSet) newLane(pid int32, tid int64, slot int64, hasSlot bool) (perfetto.Track, bool) {
 	t := tr.Scan.Threads[firstpass.ThreadKey{Pid: pid, Tid: tid}] // a thread the survey does not know is not split
 	if t == nil || !t.Split || !hasSlot || slot < 0 {
 		return tr.Thread(pid, tid), false
@@ -176,9 +172,9 @@ func (tr *TrackSet) newLane(pid int32, tid int64, slot int64, hasSlot bool) (per
 			parent = thread
 		}
 		return tr.w.Track(parent, perfetto.TrackSpec{
-			Name:        "pipeline slot " + itoa(slot), // a thread's track: the UI adds its tid
-			Key:         "lane " + itoa(tid) + "/" + itoa(slot),
-			Description: "runs of thread " + itoa(tid) + " that held pipeline slot " + itoa(slot) + "; the thread drove several runs at once",
+			Name:        "pipeline slot " + strconv.FormatInt(slot, 10), // a thread's track: the UI adds its tid
+			Key:         "lane " + strconv.FormatInt(tid, 10) + "/" + strconv.FormatInt(slot, 10),
+			Description: "runs of thread " + strconv.FormatInt(tid, 10) + " that held pipeline slot " + strconv.FormatInt(slot, 10) + "; the thread drove several runs at once",
 			Merge:       perfetto.MergeNone,
 		})
 	})
@@ -188,14 +184,14 @@ func (tr *TrackSet) newLane(pid int32, tid int64, slot int64, hasSlot bool) (per
 	return lane, true
 }
 
-// deviceGroup is the track grouping one device's lanes under its process
+// DeviceGroup is the track grouping one device's lanes under its process
 // (the zero Track past the track limit).
 func (tr *TrackSet) DeviceGroup(pid int32, dev int32) perfetto.Track {
 	k := DevLane{pid, dev, "\x00group"}
 	if t, ok := tr.DevLanes[k]; ok {
 		return t
 	}
-	name := "device " + itoa(int64(dev))
+	name := "device " + strconv.FormatInt(int64(dev), 10)
 	if dev == NoDevice {
 		name = "device (unnamed)"
 	}
@@ -211,7 +207,7 @@ func (tr *TrackSet) DeviceGroup(pid int32, dev int32) perfetto.Track {
 	return t
 }
 
-// devLane names a device track: a device's group or one of its lanes.
+// DevLane names a device track: a device's group or one of its lanes.
 type DevLane struct {
 	Pid  int32
 	Dev  int32
@@ -235,7 +231,7 @@ func DeviceLane(name string) string {
 	return "phases"
 }
 
-// deviceTrack is the track of a device lane (the zero Track past the
+// Device is the track of a device lane (the zero Track past the
 // track limit).
 func (tr *TrackSet) Device(pid int32, dev int32, group perfetto.Track, lane string) perfetto.Track {
 	k := DevLane{pid, dev, lane}
@@ -280,7 +276,5 @@ func (tr *TrackSet) newDevice(group perfetto.Track, lane string) perfetto.Track 
 	return tr.w.Track(group, perfetto.TrackSpec{Name: "phases", Rank: 1, Merge: perfetto.MergeNone, Description: "device_wall and its sequential phases"})
 }
 
-// noDevice is the device id of a run whose device_wall names none.
+// NoDevice is the device id of a run whose device_wall names none.
 const NoDevice = -1
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -111,13 +111,13 @@ func RepairOverlaps(spans []held.Span, lanes []string) map[int]Fix {
 				}
 				switch over, out, early := aEnd-b.TS, bEnd-aEnd, b.TS-a.TS; {
 				case over <= Slack:
-					fix(j, "started "+itoa(over)+" ns before "+a.Name+" ended")
+					fix(j, "started "+strconv.FormatInt(over, 10)+" ns before "+a.Name+" ended")
 					b.TS, b.Dur = aEnd, b.Dur-over
 				case out <= Slack:
-					fix(j, "ended "+itoa(out)+" ns after "+a.Name)
+					fix(j, "ended "+strconv.FormatInt(out, 10)+" ns after "+a.Name)
 					b.Dur -= out
 				case early <= Slack:
-					fix(i, "started "+itoa(early)+" ns before "+b.Name)
+					fix(i, "started "+strconv.FormatInt(early, 10)+" ns before "+b.Name)
 					a.TS, a.Dur = b.TS, a.Dur-early
 				default:
 					continue
@@ -135,5 +135,3 @@ func RepairOverlaps(spans []held.Span, lanes []string) map[int]Fix {
 	}
 	return fixes
 }
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
