@@ -18,10 +18,10 @@ type Fix struct {
 	What    string
 }
 
-// PartlyOverlap reports whether two spans of one lane partly overlap (one
+// partlyOverlap reports whether two spans of one lane partly overlap (one
 // starts inside the other and ends after it), the only spans
 // Repair changes.
-func PartlyOverlap(spans []held.Span, lanes []string) bool {
+func partlyOverlap(spans []held.Span, lanes []string) bool {
 	for i := range spans {
 		a := &spans[i]
 		aEnd := a.TS + a.Dur
@@ -36,9 +36,9 @@ func PartlyOverlap(spans []held.Span, lanes []string) bool {
 	return false
 }
 
-// MaxSpans bounds the spans of one lane of one run that are compared
+// maxSpans bounds the spans of one lane of one run that are compared
 // pairwise for truncation overlaps.
-const MaxSpans = 64
+const maxSpans = 64
 
 // Repair undoes, on each device lane of one run (lanes[i] is
 // spans[i]'s), the overlaps the
@@ -54,15 +54,15 @@ func Repair(spans []held.Span, lanes []string) map[int]Fix {
 	switch {
 	case len(spans) < 2:
 		return nil
-	case len(spans) <= MaxSpans && !PartlyOverlap(spans, lanes):
+	case len(spans) <= maxSpans && !partlyOverlap(spans, lanes):
 		return nil // nothing to undo (nearly every run); a longer run's check would cost as much as the repair
 	}
-	return RepairOverlaps(spans, lanes)
+	return repairOverlaps(spans, lanes)
 }
 
-// RepairOverlaps is Repair past its check that a lane's spans
+// repairOverlaps is Repair past its check that a lane's spans
 // partly overlap.
-func RepairOverlaps(spans []held.Span, lanes []string) map[int]Fix {
+func repairOverlaps(spans []held.Span, lanes []string) map[int]Fix {
 	var fixes map[int]Fix
 	fix := func(i int, what string) {
 		if fixes == nil {
@@ -97,7 +97,7 @@ func RepairOverlaps(spans []held.Span, lanes []string) map[int]Fix {
 	for pass := 0; pass < 3; pass++ {
 		changed := false
 		for i := range spans {
-			if count[lane[i]] > MaxSpans {
+			if count[lane[i]] > maxSpans {
 				continue
 			}
 			for j := range spans {
