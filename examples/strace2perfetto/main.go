@@ -134,6 +134,12 @@
 // (run.partNNN.pftrace). With -open, the overview is served, and the
 // command that opens a part printed.
 //
+// Memory stays flat for any log size (it grows with threads, strings and
+// clock anchors): the command asks Go's garbage collector to keep the
+// process within 40 MiB while the live heap is under 27 MiB, and within
+// about three times the live heap past that (debug.SetMemoryLimit); with
+// GOMEMLIMIT set, the collector follows that instead.
+//
 // # Output
 //
 // A regular file (or a symbolic link to one) is written to a hidden file
@@ -268,6 +274,7 @@ Flags:
 `
 
 func main() {
+	limitHeap()
 	c, ctx, stop := mainCommand(os.Stdin, os.Stdout, os.Stderr)
 	code := c.run(ctx, os.Args[1:])
 	stop()

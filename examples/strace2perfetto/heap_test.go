@@ -1,0 +1,33 @@
+package main
+
+import (
+	"math"
+	"testing"
+)
+
+// TestHeapLimit checks the soft memory limit's rule: the floor for small
+// live heaps, never less than a third of the floor above the live heap,
+// no lower than Go's own goal (twice the live heap) once the live heap
+// reaches the floor, rising with the live heap, and no overflow.
+func TestHeapLimit(t *testing.T) {
+	if got := heapLimit(0); got != heapFloor {
+		t.Errorf("heapLimit(0) = %d, want the floor %d", got, heapFloor)
+	}
+	prev := int64(0)
+	for live := uint64(0); live <= 4*heapFloor; live += 1 << 16 {
+		got := heapLimit(live)
+		if got < prev {
+			t.Fatalf("heapLimit(%d) = %d falls below heapLimit of less, %d", live, got, prev)
+		}
+		prev = got
+		if room := got - int64(live); room < heapFloor/3 {
+			t.Fatalf("heapLimit(%d) = %d leaves %d to allocate, want at least %d", live, got, room, heapFloor/3)
+		}
+		if live >= heapFloor && got < 2*int64(live) {
+			t.Fatalf("heapLimit(%d) = %d is under twice the live heap", live, got)
+		}
+	}
+	if got := heapLimit(math.MaxUint64); got <= 0 {
+		t.Errorf("heapLimit(MaxUint64) = %d, want a positive limit", got)
+	}
+}
