@@ -2,8 +2,10 @@ package perfetto
 
 import (
 	"bytes"
+	"flag"
 	stdadler "hash/adler32"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/klauspost/compress/zlib"
@@ -151,4 +153,44 @@ func BenchmarkAdler32(b *testing.B) {
 			stdadler.Checksum(in)
 		}
 	})
+}
+
+var benchTrace = flag.String("benchtrace", "", "BenchmarkDeflateTrace deflates this uncompressed trace (-compress 0) in bundles")
+
+// BenchmarkDeflateTrace deflates an uncompressed trace as the Writer does
+// with compression on (bundles of DefaultBundleSize bytes, each a zlib
+// stream at DefaultCompressionLevel) and nothing else: the part of a
+// conversion's CPU that identical bytes at that level fix.
+//
+//	go run ./examples/strace2perfetto -q -compress 0 -o /tmp/mid0.pftrace /tmp/mid.log
+//	go test ./perfetto -run XXX -bench DeflateTrace -benchtime 5x -benchtrace /tmp/mid0.pftrace
+func BenchmarkDeflateTrace(b *testing.B) {
+	if *benchTrace == "" {
+		b.Skip("no -benchtrace given (see perfetto/PERFORMANCE.md)")
+	}
+	in, err := os.ReadFile(*benchTrace)
+	if err != nil {
+		b.Fatal(err)
+	}
+	zw, err := newZlibWriter(DefaultCompressionLevel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out bytes.Buffer
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	var n int
+	for b.Loop() {
+		n = 0
+		for rest := in; len(rest) > 0; {
+			bundle := rest[:min(len(rest), DefaultBundleSize)]
+			rest = rest[len(bundle):]
+			out.Reset()
+			if err := zw.compress(&out, bundle); err != nil {
+				b.Fatal(err)
+			}
+			n += out.Len()
+		}
+	}
+	b.ReportMetric(float64(n), "deflated-bytes")
 }

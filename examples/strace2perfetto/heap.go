@@ -35,7 +35,10 @@ func limitHeap() {
 		return
 	}
 	debug.SetMemoryLimit(heapLimit(0))
-	watchHeap()
+	watchHeap(func(limit int64) bool {
+		debug.SetMemoryLimit(limit)
+		return true
+	})
 }
 
 // gcWitness is allocated for its cleanup alone: it becomes unreachable at
@@ -47,14 +50,15 @@ type gcWitness struct{ _ *byte }
 // collection found live.
 const liveHeap = "/gc/heap/live:bytes"
 
-// watchHeap sets the limit from the live heap after each collection.
-func watchHeap() {
+// watchHeap calls set with heapLimit of the live heap after each
+// collection, for as long as set returns true.
+func watchHeap(set func(limit int64) bool) {
 	runtime.AddCleanup(new(gcWitness), func(struct{}) {
 		s := []metrics.Sample{{Name: liveHeap}}
 		metrics.Read(s)
-		if s[0].Value.Kind() == metrics.KindUint64 {
-			debug.SetMemoryLimit(heapLimit(s[0].Value.Uint64()))
+		if s[0].Value.Kind() == metrics.KindUint64 && !set(heapLimit(s[0].Value.Uint64())) {
+			return
 		}
-		watchHeap()
+		watchHeap(set)
 	}, struct{}{})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"runtime"
 	"testing"
 )
 
@@ -29,5 +30,30 @@ func TestHeapLimit(t *testing.T) {
 	}
 	if got := heapLimit(math.MaxUint64); got <= 0 {
 		t.Errorf("heapLimit(MaxUint64) = %d, want a positive limit", got)
+	}
+}
+
+// TestWatchHeap checks that the limit follows the collections: after a
+// collection with some 48 MiB live, the limit set is heapLimit of the live
+// heap, above the floor, and the watch ends when asked to.
+func TestWatchHeap(t *testing.T) {
+	live := make([]byte, 48<<20)
+	limits := make(chan int64, 1)
+	watchHeap(func(limit int64) bool {
+		limits <- limit
+		return false
+	})
+	var got int64
+	for got == 0 {
+		runtime.GC()
+		select {
+		case got = <-limits:
+		default:
+			runtime.Gosched()
+		}
+	}
+	runtime.KeepAlive(live)
+	if got < 2*int64(len(live)) {
+		t.Errorf("limit %d after a collection with %d bytes live, want at least twice that", got, len(live))
 	}
 }
