@@ -12,7 +12,7 @@ import (
 // (tracks, strings and clock anchors), and without a limit the collector
 // lets the heap grow to twice that between collections, which took
 // -split of a 1 GB log past 64 MiB of resident memory.
-const heapFloor = 40 << 20
+const heapFloor = 46 << 20
 
 // heapLimit is the soft memory limit for a live heap of live bytes:
 // heapFloor while the live heap is at most two thirds of it, then three

@@ -136,7 +136,7 @@
 //
 // Memory stays flat for any log size (it grows with threads, strings and
 // clock anchors): the command asks Go's garbage collector to keep the
-// process within 40 MiB while the live heap is under 27 MiB, and within
+// process within 46 MiB while the live heap is under 31 MiB, and within
 // about three times the live heap past that (debug.SetMemoryLimit); with
 // GOMEMLIMIT set, the collector follows that instead.
 //
