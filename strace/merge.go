@@ -101,9 +101,25 @@ func (m *batchMem) rewind() {
 }
 
 // mergeBatchLen (poison_race.go, poison_norace.go) is how many records a
-// parsing goroutine hands over at once, and mergeBatches how many batches
-// may wait to be read.
-const mergeBatches = 4
+// parsing goroutine hands over at once. mergeBatches is how many batches
+// may wait to be read from all the inputs together, each input's share
+// (inputBatches) at least minInputBatches: a reader that stops reading for
+// a while (a conversion flushes its trace writer, or gives the core to its
+// compressor) then finds the records parsed in the meantime, instead of a
+// parser that stopped when its queue was full. A
+// single log's conversion took 0.962 of the time with 8 batches waiting
+// instead of 4 (median of 40 pairs of the command run in turn), its peak
+// memory 1.4 MiB more; 16 gained no more.
+const (
+	mergeBatches    = 8
+	minInputBatches = 4
+)
+
+// inputBatches is how many batches may wait to be read from each of n
+// inputs.
+func inputBatches(n int) int {
+	return max(minInputBatches, mergeBatches/max(n, 1))
+}
 
 // errMergerClosed is returned by Read after Close.
 var errMergerClosed = errors.New("strace: read from a closed Merger")
@@ -112,12 +128,13 @@ var errMergerClosed = errors.New("strace: read from a closed Merger")
 // set to the input's Name). WithKinds selects the records returned.
 func NewMerger(inputs []MergeInput, opts ...Option) *Merger {
 	m := &Merger{stop: make(chan struct{})}
+	depth := inputBatches(len(inputs))
 	for i, in := range inputs {
 		o := append(append([]Option(nil), opts...), WithName(in.Name))
 		rd := NewReader(in.R, o...)
 		rd.memory.owned = &attrArena{} // the records' attributes outlive the next Read
 		mi := &mergeInput{index: i, name: in.Name, shift: in.MonoShift, rd: rd,
-			batches: make(chan mergeBatch, mergeBatches), free: make(chan batchBuf, mergeBatches+2)}
+			batches: make(chan mergeBatch, depth), free: make(chan batchBuf, depth+2)}
 		m.inputs = append(m.inputs, mi)
 		go mi.parse(m.stop)
 	}

@@ -186,7 +186,7 @@ func mergeAllocs(t *testing.T, log []byte, opts ...Option) (allocs uint64, recor
 // A recycled Merger allocates nothing per record once its memory holds a
 // batch of the runtime's records: reading twice as much costs no more than
 // a few blocks more (a batch's memory grows to the most its records needed;
-// how many batches are in flight, at most mergeBatches+2 per input, depends
+// how many batches are in flight, at most inputBatches+2 per input, depends
 // on the goroutines' timing). The default Merger allocates as it reads,
 // which shows the measure sees the allocations a Merger makes.
 func TestRecycledMergerAllocations(t *testing.T) {
