@@ -157,10 +157,11 @@ func BenchmarkAdler32(b *testing.B) {
 
 var benchTrace = flag.String("benchtrace", "", "BenchmarkDeflateTrace deflates this uncompressed trace (-compress 0) in bundles")
 
-// BenchmarkDeflateTrace deflates an uncompressed trace as the Writer does
-// with compression on (bundles of DefaultBundleSize bytes, each a zlib
-// stream at DefaultCompressionLevel) and nothing else: the part of a
-// conversion's CPU that identical bytes at that level fix.
+// BenchmarkDeflateTrace deflates an uncompressed trace much as the Writer
+// does with compression on, and nothing else: in bundles of
+// DefaultBundleSize bytes (the Writer's end with the packet that reaches that
+// size), each a zlib stream at DefaultCompressionLevel. It measures the
+// part of a conversion's CPU that identical bytes at that level fix.
 //
 //	go run ./examples/strace2perfetto -q -compress 0 -o /tmp/mid0.pftrace /tmp/mid.log
 //	go test ./perfetto -run XXX -bench DeflateTrace -benchtime 5x -benchtrace /tmp/mid0.pftrace

@@ -101,15 +101,15 @@ func (m *batchMem) rewind() {
 }
 
 // mergeBatchLen (poison_race.go, poison_norace.go) is how many records a
-// parsing goroutine hands over at once. mergeBatches is how many batches
-// may wait to be read from all the inputs together, each input's share
-// (inputBatches) at least minInputBatches: a reader that stops reading for
-// a while (a conversion flushes its trace writer, or gives the core to its
-// compressor) then finds the records parsed in the meantime, instead of a
-// parser that stopped when its queue was full. A
-// single log's conversion took 0.962 of the time with 8 batches waiting
-// instead of 4 (median of 40 pairs of the command run in turn), its peak
-// memory 1.4 MiB more; 16 gained no more.
+// parsing goroutine hands over at once. The inputs share mergeBatches
+// batches that may wait to be read, each at least minInputBatches
+// (inputBatches): a reader that stops reading for a while (a conversion
+// flushes its trace writer, or gives the core to its compressor) then
+// finds the records parsed in the meantime, instead of a parser that
+// stopped when its queue was full. A single log's conversion took 0.962
+// of the time with 8 batches waiting instead of 4 (median of 40 pairs of
+// the command run in turn), its peak memory 1.4 MiB more; 16 gained no
+// more.
 const (
 	mergeBatches    = 8
 	minInputBatches = 4

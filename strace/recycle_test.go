@@ -129,7 +129,7 @@ func TestRecycledMergerCanonicalStringsStay(t *testing.T) {
 	t.Parallel()
 	logs := recycleLogs(t)
 	var full strings.Builder
-	for i := range maxInterned + 2*mergeBatchLen*mergeBatches {
+	for i := range maxInterned + 2*mergeBatchLen*inputBatches(1) {
 		full.WriteString(spanLine(int64(i), fmt.Sprintf("n%d", i), fmt.Sprintf(" k%d=v%d", i, i)))
 	}
 	logs["full"] = []byte(full.String())
@@ -186,7 +186,7 @@ func mergeAllocs(t *testing.T, log []byte, opts ...Option) (allocs uint64, recor
 // A recycled Merger allocates nothing per record once its memory holds a
 // batch of the runtime's records: reading twice as much costs no more than
 // a few blocks more (a batch's memory grows to the most its records needed;
-// how many batches are in flight, at most inputBatches+2 per input, depends
+// how many batches are in flight, at most inputBatches(n)+2 for each of n inputs, depends
 // on the goroutines' timing). The default Merger allocates as it reads,
 // which shows the measure sees the allocations a Merger makes.
 func TestRecycledMergerAllocations(t *testing.T) {

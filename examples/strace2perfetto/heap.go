@@ -11,7 +11,7 @@ import (
 // before it collects early: a conversion's live heap is some 15–25 MiB
 // (tracks, strings and clock anchors), and without a limit the collector
 // lets the heap grow to twice that between collections, which took
-// -split of a 1 GB log past 64 MiB of resident memory.
+// -split of a 1 GB log to 60–65 MiB of resident memory.
 const heapFloor = 46 << 20
 
 // heapLimit is the soft memory limit for a live heap of live bytes:
@@ -26,13 +26,15 @@ func heapLimit(live uint64) int64 {
 	return max(heapFloor, 3*l-heapFloor)
 }
 
-// limitHeap keeps the process's memory near its live heap for the rest
-// of the process: a soft limit (debug.SetMemoryLimit) of heapLimit,
-// moved after each collection. GOMEMLIMIT, when set, is the user's and is
-// left alone.
+// limitHeap keeps Go's memory near the live heap for the rest of the
+// process: a soft limit (debug.SetMemoryLimit) of heapLimit, moved after
+// each collection. GOMEMLIMIT or GOGC, when set, is the user's choice of
+// how the collector works, and is left alone.
 func limitHeap() {
-	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
-		return
+	for _, v := range []string{"GOMEMLIMIT", "GOGC"} {
+		if _, set := os.LookupEnv(v); set {
+			return
+		}
 	}
 	debug.SetMemoryLimit(heapLimit(0))
 	watchHeap(func(limit int64) bool {

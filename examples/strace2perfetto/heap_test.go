@@ -11,8 +11,15 @@ import (
 // no lower than Go's own goal (twice the live heap) once the live heap
 // reaches the floor, rising with the live heap, and no overflow.
 func TestHeapLimit(t *testing.T) {
-	if got := heapLimit(0); got != heapFloor {
-		t.Errorf("heapLimit(0) = %d, want the floor %d", got, heapFloor)
+	for _, c := range []struct{ live, want int64 }{
+		{0, heapFloor},
+		{2 * heapFloor / 3, heapFloor},
+		{heapFloor, 2 * heapFloor},
+		{2 * heapFloor, 5 * heapFloor},
+	} {
+		if got := heapLimit(uint64(c.live)); got != c.want {
+			t.Errorf("heapLimit(%d) = %d, want %d", c.live, got, c.want)
+		}
 	}
 	prev := int64(0)
 	for live := uint64(0); live <= 4*heapFloor; live += 1 << 16 {
@@ -34,17 +41,21 @@ func TestHeapLimit(t *testing.T) {
 }
 
 // TestWatchHeap checks that the limit follows the collections: after a
-// collection with some 48 MiB live, the limit set is heapLimit of the live
-// heap, above the floor, and the watch ends when asked to.
+// collection with some 48 MiB live, the limit set is heapLimit of a live
+// heap of at least that, and once set has returned false nothing more is
+// set.
 func TestWatchHeap(t *testing.T) {
 	live := make([]byte, 48<<20)
-	limits := make(chan int64, 1)
+	limits := make(chan int64, 4)
 	watchHeap(func(limit int64) bool {
 		limits <- limit
 		return false
 	})
 	var got int64
-	for got == 0 {
+	for i := 0; got == 0; i++ {
+		if i == 100 {
+			t.Fatal("no limit set after 100 collections")
+		}
 		runtime.GC()
 		select {
 		case got = <-limits:
@@ -53,7 +64,14 @@ func TestWatchHeap(t *testing.T) {
 		}
 	}
 	runtime.KeepAlive(live)
-	if got < 2*int64(len(live)) {
-		t.Errorf("limit %d after a collection with %d bytes live, want at least twice that", got, len(live))
+	if want := heapLimit(uint64(len(live))); got < want {
+		t.Errorf("limit %d after a collection with %d bytes live, want at least heapLimit of that, %d", got, len(live), want)
+	}
+	for range 3 {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	if len(limits) > 0 {
+		t.Errorf("a limit set after the watch was ended: %d", <-limits)
 	}
 }

@@ -135,10 +135,11 @@
 // command that opens a part printed.
 //
 // Memory stays flat for any log size (it grows with threads, strings and
-// clock anchors): the command asks Go's garbage collector to keep the
-// process within 46 MiB while the live heap is under 31 MiB, and within
-// about three times the live heap past that (debug.SetMemoryLimit); with
-// GOMEMLIMIT set, the collector follows that instead.
+// clock anchors): the command asks Go's garbage collector to keep Go's
+// memory within 46 MiB while the live heap is under 31 MiB, then within
+// three times the live heap less 46 MiB, which is where the collector
+// collects anyway once the live heap passes 46 MiB (debug.SetMemoryLimit);
+// with GOMEMLIMIT or GOGC set, the collector follows those instead.
 //
 // # Output
 //
