@@ -31,8 +31,12 @@ type lineChunker struct {
 }
 
 // chunkSize is how many bytes of lines a first-pass chunk holds, at least
-// (a chunk ends at a line end).
-const chunkSize = 1 << 20
+// (a chunk ends at a line end). The chunks in flight then fit in a core's
+// cache, and the parsers start, and end, sooner: a conversion of a 100 MB
+// log took 0.973 of the time with chunks of 256 KiB instead of 1 MiB
+// (median of 40 pairs of the command run in turn; 128 KiB: 0.969 of 30),
+// its peak memory 1.5 MiB less.
+const chunkSize = 1 << 18
 
 // maxChunkParsers bounds the first pass's parsers: one goroutine reading
 // and cutting the log keeps about this many busy, and the chunks in flight
