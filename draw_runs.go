@@ -388,7 +388,7 @@ func (d *runDrawer) run(b *invBuf) {
 	}
 	out := d.out
 	if d.parts != nil { // the key and bound matter only to a split trace's parts
-		out = d.batchIn(partKey(b, root, launcher), d.runBound(b, bind, launcher, runPasses), nil, false)
+		out = d.batch(partKey(b, root, launcher), d.runBound(b, bind, launcher, runPasses))
 	}
 	covered, drawnSegments := &d.covered, &d.drawnSegments
 	covered.reset()
